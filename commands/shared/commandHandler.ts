@@ -1,0 +1,55 @@
+import { ConcurrencyError, type Event, type EventStore, type RecordedEvent } from '../../src/eventstore/eventStore.js';
+
+/** Folds a stream's events into the state a decision needs (Emmett's evolve/initialState pair). */
+export type StreamState<State, E extends Event> = {
+  initialState: () => State;
+  evolve: (state: State, event: RecordedEvent<E>) => State;
+};
+
+export type CommandResult<State, E extends Event> = {
+  state: State;
+  newEvents: E[];
+  /** Global position of the last appended event (0 when the decision produced none). */
+  position: number;
+};
+
+/**
+ * Load → decide → append with optimistic concurrency. `decide` is pure: state in, events out
+ * (or a thrown DomainError). A concurrent writer makes the append fail and the whole cycle
+ * re-runs on the fresh state; a decision is never appended against a state it did not see.
+ */
+export async function handleCommand<State, E extends Event>(
+  eventStore: EventStore,
+  streamName: string,
+  stream: StreamState<State, E>,
+  decide: (state: State, exists: boolean) => E | E[],
+  options: { retries?: number } = {},
+): Promise<CommandResult<State, E>> {
+  const retries = options.retries ?? 5;
+  for (let attempt = 0; ; attempt++) {
+    const { state, revision } = await loadState(eventStore, streamName, stream);
+    const decided = decide(state, revision !== null);
+    const newEvents = Array.isArray(decided) ? decided : [decided];
+    if (newEvents.length === 0) return { state, newEvents, position: 0 };
+    try {
+      const result = await eventStore.appendToStream(streamName, newEvents, { expectedRevision: revision ?? 'no_stream' });
+      let next = state;
+      for (const e of newEvents) next = stream.evolve(next, e as unknown as RecordedEvent<E>);
+      return { state: next, newEvents, position: result.lastPosition };
+    } catch (err) {
+      if (err instanceof ConcurrencyError && attempt < retries) continue;
+      throw err;
+    }
+  }
+}
+
+export async function loadState<State, E extends Event>(
+  eventStore: EventStore,
+  streamName: string,
+  stream: StreamState<State, E>,
+): Promise<{ state: State; revision: number | null }> {
+  const events = (await eventStore.readStream(streamName)) as RecordedEvent<E>[];
+  let state = stream.initialState();
+  for (const e of events) state = stream.evolve(state, e);
+  return { state, revision: events.length ? events[events.length - 1]!.streamRevision : null };
+}

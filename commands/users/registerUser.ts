@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { ConcurrencyError, type EventStore } from '../../src/eventstore/eventStore.js';
+import { DomainError } from '../shared/domainError.js';
+import { handleCommand, loadState } from '../shared/commandHandler.js';
+import { externalRefState, externalRefStream, type ExternalRefEvent, type ExternalRefState } from './externalRef.js';
+import { userState, userStream, type UserEvent, type UserState } from './user.js';
+
+export const ExternalRef = z.string().min(1).max(255);
+
+export const RegisterUserInput = z.object({
+  tenantId: z.string().uuid(),
+  userId: z.string().uuid(),
+  externalRef: ExternalRef.nullable(),
+  at: z.string().datetime(),
+});
+export type RegisterUser = z.infer<typeof RegisterUserInput>;
+
+/** `claimHolderExists` tells whether the current holder still exists (a claim left by a crash before its user was written is free). */
+export function decideClaimExternalRef(cmd: RegisterUser, state: ExternalRefState, claimHolderExists: boolean): ExternalRefEvent[] {
+  if (state.claimedBy === cmd.userId) return [];
+  if (state.claimedBy && claimHolderExists) throw new DomainError('conflict', 'external_ref is already used by another user of this tenant');
+  return [{ type: 'external_ref.claimed', data: { tenant_id: cmd.tenantId, external_ref: cmd.externalRef!, user_id: cmd.userId, at: cmd.at } }];
+}
+
+export function decideRegisterUser(cmd: RegisterUser, state: UserState): UserEvent {
+  if (state.status !== 'none') throw new DomainError('conflict', 'user already exists');
+  return { type: 'user.registered', data: { user_id: cmd.userId, tenant_id: cmd.tenantId, external_ref: cmd.externalRef, created_at: cmd.at } };
+}
+
+/** Claims the external_ref first, then writes the user: the claim is what makes the ref unique. */
+export async function registerUser(eventStore: EventStore, input: RegisterUser) {
+  const cmd = RegisterUserInput.parse(input);
+  if (cmd.externalRef !== null) await claimExternalRef(eventStore, cmd);
+  return handleCommand(eventStore, userStream(cmd.userId), userState, (state) => decideRegisterUser(cmd, state));
+}
+
+async function claimExternalRef(eventStore: EventStore, cmd: RegisterUser, attempts = 5): Promise<void> {
+  const stream = externalRefStream(cmd.tenantId, cmd.externalRef!);
+  for (let attempt = 0; ; attempt++) {
+    const { state, revision } = await loadState(eventStore, stream, externalRefState);
+    let holderExists = false;
+    if (state.claimedBy && state.claimedBy !== cmd.userId) {
+      const holder = await loadState(eventStore, userStream(state.claimedBy), userState);
+      holderExists = holder.state.status === 'active' || holder.state.status === 'deleting';
+    }
+    const events = decideClaimExternalRef(cmd, state, holderExists);
+    if (events.length === 0) return;
+    try {
+      await eventStore.appendToStream(stream, events, { expectedRevision: revision ?? 'no_stream' });
+      return;
+    } catch (err) {
+      if (err instanceof ConcurrencyError && attempt < attempts) continue;
+      throw err;
+    }
+  }
+}

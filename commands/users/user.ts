@@ -1,0 +1,40 @@
+import type { Event } from '../../src/eventstore/eventStore.js';
+import type { StreamState } from '../shared/commandHandler.js';
+
+export type UserRegistered = Event<'user.registered', { user_id: string; tenant_id: string; external_ref: string | null; created_at: string }>;
+export type UserTokenMinted = Event<
+  'user.token_minted',
+  { user_id: string; tenant_id: string; token_id: string; token_hash: string; scopes: string[]; expires_at: string; issued_by: string; created_at: string }
+>;
+export type UserDeletionRequested = Event<
+  'user.deletion_requested',
+  { user_id: string; tenant_id: string; job_id: string; external_ref: string | null; requested_at: string; requested_by: string }
+>;
+export type UserErased = Event<'user.erased', { user_id: string; tenant_id: string; job_id: string; erased_at: string }>;
+export type UserEvent = UserRegistered | UserTokenMinted | UserDeletionRequested | UserErased;
+
+export const userStream = (userId: string) => `user-${userId}`;
+
+export type UserStatus = 'none' | 'active' | 'deleting' | 'erased';
+export type UserState = { status: UserStatus; tenantId: string | null; externalRef: string | null; deletionJobId: string | null };
+
+export const userState: StreamState<UserState, UserEvent> = {
+  initialState: () => ({ status: 'none', tenantId: null, externalRef: null, deletionJobId: null }),
+  evolve: (state, event) => {
+    switch (event.type) {
+      case 'user.registered':
+        return { ...state, status: 'active', tenantId: event.data.tenant_id, externalRef: event.data.external_ref };
+      case 'user.deletion_requested':
+        return { ...state, status: 'deleting', deletionJobId: event.data.job_id };
+      case 'user.erased':
+        return { ...state, status: 'erased' };
+      default:
+        return state;
+    }
+  },
+};
+
+/** Another tenant's user is indistinguishable from a missing one. */
+export function isVisibleTo(state: UserState, tenantId: string): boolean {
+  return state.status !== 'none' && state.tenantId === tenantId;
+}

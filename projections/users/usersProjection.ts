@@ -1,0 +1,54 @@
+import type { UserEvent } from '../../commands/users/user.js';
+import { defineProjection } from '../../src/projector/projection.js';
+
+export type UserDoc = { _id: string; id: string; tenant_id: string; external_ref: string | null; status: 'active' | 'deleting'; created_at: string };
+/** Keyed by the token's SHA-256: authentication is one indexed lookup. */
+export type UserTokenDoc = { _id: string; token_id: string; user_id: string; tenant_id: string; scopes: string[]; expires_at: string };
+
+export const usersProjection = defineProjection<UserEvent>({
+  name: 'users',
+  collections: [
+    { name: 'users', indexes: [{ fields: [['tenant_id', 1], ['created_at', 1]] }] },
+    { name: 'user_tokens', indexes: [{ fields: [['user_id', 1]] }] },
+  ],
+  eventTypes: ['user.registered', 'user.token_minted', 'user.deletion_requested', 'user.erased'],
+  evolve: (event) => {
+    const d = event.data;
+    switch (event.type) {
+      case 'user.registered':
+        return [
+          {
+            op: 'put',
+            collection: 'users',
+            doc: { _id: d.user_id, id: d.user_id, tenant_id: d.tenant_id, external_ref: event.data.external_ref, status: 'active', created_at: event.data.created_at },
+          },
+        ];
+      case 'user.token_minted':
+        return [
+          {
+            op: 'put',
+            collection: 'user_tokens',
+            doc: {
+              _id: event.data.token_hash,
+              token_id: event.data.token_id,
+              user_id: d.user_id,
+              tenant_id: d.tenant_id,
+              scopes: event.data.scopes,
+              expires_at: event.data.expires_at,
+            },
+          },
+        ];
+      case 'user.deletion_requested':
+        // Tokens stop at the request, not when the job ends.
+        return [
+          { op: 'update', collection: 'users', id: d.user_id, set: { status: 'deleting' } },
+          { op: 'deleteMany', collection: 'user_tokens', filter: { user_id: d.user_id } },
+        ];
+      case 'user.erased':
+        return [
+          { op: 'delete', collection: 'users', id: d.user_id },
+          { op: 'deleteMany', collection: 'user_tokens', filter: { user_id: d.user_id } },
+        ];
+    }
+  },
+});

@@ -1,0 +1,67 @@
+import type { Logger } from 'pino';
+import { projections } from '../../projections/index.js';
+import type { Config } from '../config.js';
+import type { EventStore } from '../eventstore/eventStore.js';
+import { userDeletionProcess } from '../processes/userDeletionProcess.js';
+import { ProjectorRuntime } from '../projector/projectorRuntime.js';
+import { ReactorRuntime } from '../projector/reactor.js';
+import type { ReadStore } from '../readstore/readStore.js';
+import { sha256Hex } from '../shared/secrets.js';
+import { resolveAdminKey, resolveSealingKey } from './dataDir.js';
+import { createLogger } from './logger.js';
+import { openStores } from './stores.js';
+
+export type AppContext = {
+  config: Config;
+  log: Logger;
+  eventStore: EventStore;
+  readStore: ReadStore;
+  projectors: ProjectorRuntime;
+  reactors: ReactorRuntime;
+  adminKeyHash: string;
+  /** Set when this start generated the admin key; main prints it once. */
+  generatedAdminKey: string | null;
+  sealingKey: Buffer;
+  /** Waits until the read models reflect everything up to `position` (read-your-writes for the answering process). */
+  settle: (position?: number) => Promise<void>;
+  close: () => Promise<void>;
+};
+
+export type ContextOptions = { log?: Logger; runBackground?: boolean };
+
+/** Wires stores, projections and process managers from the configuration. */
+export async function createContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
+  const log = options.log ?? createLogger(config.logLevel);
+  const { eventStore, readStore } = await openStores(config);
+  const admin = resolveAdminKey(config.dataDir, config.adminApiKey);
+  const sealingKey = resolveSealingKey(config.dataDir, config.sealingKey);
+  const projectors = new ProjectorRuntime(eventStore, readStore, projections, log);
+  const reactors = new ReactorRuntime(eventStore, readStore, [userDeletionProcess(eventStore)], log);
+  const runBackground = options.runBackground ?? true;
+  if (runBackground) {
+    await projectors.start();
+    await reactors.start();
+  } else {
+    await projectors.init();
+  }
+  return {
+    config,
+    log,
+    eventStore,
+    readStore,
+    projectors,
+    reactors,
+    adminKeyHash: sha256Hex(admin.key),
+    generatedAdminKey: admin.generated ? admin.key : null,
+    sealingKey,
+    settle: async (position) => {
+      if (runBackground) await projectors.waitForIdle(position);
+    },
+    close: async () => {
+      await reactors.stop();
+      await projectors.stop();
+      await eventStore.close();
+      await readStore.close();
+    },
+  };
+}

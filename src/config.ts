@@ -1,0 +1,86 @@
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0'])
+  .optional()
+  .transform((v) => v === 'true' || v === '1');
+
+/** Every setting the service reads from its environment, in one place (README "Configuration" mirrors it). */
+const EnvSchema = z.object({
+  DATA_DIR: z.string().min(1).default('./data'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  EVENTSTORE_URL: z.string().optional(),
+  MONGODB_URL: z.string().optional(),
+  MONGODB_DATABASE: z.string().min(1).default('wellstream'),
+  ADMIN_API_KEY: z
+    .string()
+    .regex(/^svc_ak_[0-9A-Za-z]{43}$/, 'ADMIN_API_KEY must be svc_ak_ followed by 43 base62 characters')
+    .optional(),
+  SEALING_KEY: z.string().optional(),
+  PUBLIC_BASE_URL: z.string().url().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: bool,
+  WEBHOOK_RETRY_SCHEDULE: z.string().optional(),
+  UPLOADS_IN_FLIGHT: z.coerce.number().int().min(1).default(8),
+});
+
+export type Config = {
+  dataDir: string;
+  port: number;
+  host: string;
+  backend: { kind: 'embedded' } | { kind: 'production'; eventstoreUrl: string; mongodbUrl: string; mongodbDatabase: string };
+  adminApiKey?: string;
+  sealingKey?: Buffer;
+  publicBaseUrl: string;
+  logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+  webhookAllowPrivateTargets: boolean;
+  webhookRetryScheduleSeconds?: number[];
+  uploadsInFlight: number;
+};
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+  }
+  const e = parsed.data;
+  const hasEs = !!e.EVENTSTORE_URL;
+  const hasMongo = !!e.MONGODB_URL;
+  if (hasEs !== hasMongo) {
+    throw new ConfigError(`${hasEs ? 'MONGODB_URL' : 'EVENTSTORE_URL'} is missing: production backends need both EVENTSTORE_URL and MONGODB_URL`);
+  }
+  let sealingKey: Buffer | undefined;
+  if (e.SEALING_KEY) {
+    sealingKey = Buffer.from(e.SEALING_KEY, 'base64');
+    if (sealingKey.length !== 32) throw new ConfigError('SEALING_KEY must be 32 bytes, base64-encoded');
+  } else if (hasEs) {
+    throw new ConfigError('SEALING_KEY is missing: production backends need an explicit sealing key');
+  }
+  let schedule: number[] | undefined;
+  if (e.WEBHOOK_RETRY_SCHEDULE) {
+    schedule = e.WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => Number(s.trim()));
+    if (schedule.length !== 8 || schedule.some((n) => !Number.isFinite(n) || n < 0)) {
+      throw new ConfigError('WEBHOOK_RETRY_SCHEDULE must be 8 comma-separated non-negative numbers of seconds');
+    }
+  }
+  return {
+    dataDir: e.DATA_DIR,
+    port: e.PORT,
+    host: e.HOST,
+    backend: hasEs
+      ? { kind: 'production', eventstoreUrl: e.EVENTSTORE_URL!, mongodbUrl: e.MONGODB_URL!, mongodbDatabase: e.MONGODB_DATABASE }
+      : { kind: 'embedded' },
+    adminApiKey: e.ADMIN_API_KEY,
+    sealingKey,
+    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`).replace(/\/$/, ''),
+    logLevel: e.LOG_LEVEL,
+    webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+    webhookRetryScheduleSeconds: schedule,
+    uploadsInFlight: e.UPLOADS_IN_FLIGHT,
+  };
+}

@@ -1,0 +1,129 @@
+import type { Observable } from 'rxjs';
+
+/**
+ * Events are plain typed objects, as in Emmett: `{type, data, metadata}`.
+ * `id` is optional on append; a caller that wants retry-safe appends supplies it
+ * (appends are idempotent by event id).
+ */
+export type Event<
+  Type extends string = string,
+  Data extends Record<string, unknown> = Record<string, unknown>,
+  Metadata extends Record<string, unknown> = Record<string, unknown>,
+> = { type: Type; data: Data; metadata?: Metadata; id?: string };
+
+/** Distributes over a union of events, so `switch (event.type)` narrows `event.data`. */
+export type RecordedEvent<E extends Event = Event> = E extends Event ? RecordedOf<E> : never;
+
+type RecordedOf<E extends Event> = {
+  id: string;
+  type: E['type'];
+  data: E['data'];
+  metadata: NonNullable<E['metadata']> | Record<string, never>;
+  streamName: string;
+  /** 0-based position of the event in its stream. */
+  streamRevision: number;
+  /** Position in the global log; strictly increasing in commit order. */
+  globalPosition: number;
+  createdAt: Date;
+};
+
+/**
+ * `no_stream`: the stream must not exist; `stream_exists`: it must;
+ * `any`: no check; a number: the revision of the stream's last event.
+ * How "no stream" is represented physically is each adapter's business.
+ */
+export type ExpectedRevision = 'no_stream' | 'stream_exists' | 'any' | number;
+
+export type AppendResult = {
+  /** Revision of the last event now in the stream. */
+  nextExpectedRevision: number;
+  /** Global position of the last event appended (or of the original append, on a replay). */
+  lastPosition: number;
+  /** True when every event id was already stored by an earlier append: nothing was written. */
+  replayed: boolean;
+};
+
+export type ReadStreamOptions = {
+  direction?: 'forwards' | 'backwards';
+  /** Inclusive; defaults to the start (forwards) or the end (backwards). */
+  fromRevision?: number;
+  maxCount?: number;
+};
+
+export type AllFilter = {
+  streamPrefixes?: readonly string[];
+  eventTypes?: readonly string[];
+};
+
+export type ReadAllOptions = {
+  /** Exclusive: events strictly after this position. `undefined` or null = from the start. */
+  after?: number | null;
+  maxCount?: number;
+  filter?: AllFilter;
+};
+
+export type SubscribeOptions = {
+  /** Exclusive checkpoint: the subscription delivers events strictly after it. */
+  after?: number | null;
+  filter?: AllFilter;
+};
+
+export interface EventStore {
+  readonly kind: 'sqlite' | 'eventstoredb';
+  appendToStream(
+    streamName: string,
+    events: readonly Event[],
+    options?: { expectedRevision?: ExpectedRevision },
+  ): Promise<AppendResult>;
+  readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  /** Events in global order after `options.after`, at most maxCount (default 1000). */
+  readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  /**
+   * Catch-up subscription: every matching event after the checkpoint, in global order,
+   * then live events as they are appended. Never skips or reorders.
+   */
+  subscribeToAll(options?: SubscribeOptions): Observable<RecordedEvent>;
+  /** Position of the newest event in the log (0 when empty). Used for lag. */
+  headPosition(): Promise<number>;
+  /**
+   * Removes a stream. `hard: true` tombstones it: it can never be written again and its
+   * events are physically gone (erasure needs this).
+   */
+  deleteStream(streamName: string, options?: { expectedRevision?: ExpectedRevision; hard?: boolean }): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class ConcurrencyError extends Error {
+  readonly code = 'CONCURRENCY';
+  constructor(
+    readonly streamName: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: number | 'no_stream',
+  ) {
+    super(`stream ${streamName}: expected revision ${String(expected)}, actual ${String(actual)}`);
+    this.name = 'ConcurrencyError';
+  }
+}
+
+export class StreamDeletedError extends Error {
+  readonly code = 'STREAM_DELETED';
+  constructor(readonly streamName: string) {
+    super(`stream ${streamName} is deleted`);
+    this.name = 'StreamDeletedError';
+  }
+}
+
+export class IdempotencyConflictError extends Error {
+  readonly code = 'IDEMPOTENCY_CONFLICT';
+  constructor(readonly streamName: string, readonly eventId: string) {
+    super(`event ${eventId} already stored in another stream or at another position than ${streamName}`);
+    this.name = 'IdempotencyConflictError';
+  }
+}
+
+export function matchesFilter(filter: AllFilter | undefined, streamName: string, type: string): boolean {
+  if (!filter) return true;
+  if (filter.eventTypes && filter.eventTypes.length > 0 && !filter.eventTypes.includes(type)) return false;
+  if (filter.streamPrefixes && filter.streamPrefixes.length > 0 && !filter.streamPrefixes.some((p) => streamName.startsWith(p))) return false;
+  return true;
+}

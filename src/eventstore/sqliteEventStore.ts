@@ -1,0 +1,316 @@
+import { randomUUID } from 'node:crypto';
+import Database from 'better-sqlite3';
+import { Observable, Subject } from 'rxjs';
+import {
+  ConcurrencyError,
+  IdempotencyConflictError,
+  StreamDeletedError,
+  type AllFilter,
+  type AppendResult,
+  type Event,
+  type EventStore,
+  type ExpectedRevision,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  type SubscribeOptions,
+} from './eventStore.js';
+
+type EventRow = {
+  position: number;
+  id: string;
+  stream: string;
+  revision: number;
+  type: string;
+  data: string;
+  metadata: string | null;
+  created_at: number;
+};
+
+type StreamRow = { stream: string; revision: number; deleted: number };
+
+/** Physical "no stream" marker of this adapter; never leaves this file. */
+const NO_STREAM = -1;
+const STREAM_SOFT_DELETED = 1;
+const STREAM_TOMBSTONED = 2;
+
+export type SqliteEventStoreOptions = {
+  /** File path, or ':memory:' for tests. */
+  path: string;
+  /** How often a live subscription looks for appends made by other processes. */
+  pollIntervalMs?: number;
+};
+
+/**
+ * Embedded event store on better-sqlite3. WAL mode with synchronous=FULL: an append is on
+ * disk when its promise resolves. Global positions are AUTOINCREMENT row ids assigned inside
+ * an IMMEDIATE transaction, so commit order equals position order and a reader never sees a
+ * gap that is later filled (what makes catch-up subscriptions safe).
+ */
+export class SqliteEventStore implements EventStore {
+  readonly kind = 'sqlite' as const;
+  private readonly db: Database.Database;
+  private readonly appended$ = new Subject<number>();
+  private readonly pollIntervalMs: number;
+  private closed = false;
+  private readonly stmts;
+
+  constructor(options: SqliteEventStoreOptions) {
+    this.pollIntervalMs = options.pollIntervalMs ?? 200;
+    this.db = new Database(options.path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = FULL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(`
+      CREATE TABLE IF NOT EXISTS events (
+        position   INTEGER PRIMARY KEY AUTOINCREMENT,
+        id         TEXT    NOT NULL UNIQUE,
+        stream     TEXT    NOT NULL,
+        revision   INTEGER NOT NULL,
+        type       TEXT    NOT NULL,
+        data       TEXT    NOT NULL,
+        metadata   TEXT,
+        created_at INTEGER NOT NULL,
+        UNIQUE (stream, revision)
+      );
+      CREATE TABLE IF NOT EXISTS streams (
+        stream   TEXT PRIMARY KEY,
+        revision INTEGER NOT NULL,
+        deleted  INTEGER NOT NULL DEFAULT 0
+      ) WITHOUT ROWID;
+    `);
+    this.stmts = {
+      getStream: this.db.prepare<[string], StreamRow>('SELECT stream, revision, deleted FROM streams WHERE stream = ?'),
+      upsertStream: this.db.prepare<[string, number]>(
+        'INSERT INTO streams (stream, revision, deleted) VALUES (?, ?, 0) ON CONFLICT(stream) DO UPDATE SET revision = excluded.revision, deleted = 0',
+      ),
+      markDeleted: this.db.prepare<[number, string]>('UPDATE streams SET deleted = ? WHERE stream = ?'),
+      deleteEvents: this.db.prepare<[string]>('DELETE FROM events WHERE stream = ?'),
+      findById: this.db.prepare<[string], Pick<EventRow, 'position' | 'stream' | 'revision'>>(
+        'SELECT position, stream, revision FROM events WHERE id = ?',
+      ),
+      insert: this.db.prepare<[string, string, number, string, string, string | null, number]>(
+        'INSERT INTO events (id, stream, revision, type, data, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
+      head: this.db.prepare<[], { p: number | null }>('SELECT MAX(position) AS p FROM events'),
+      readFwd: this.db.prepare<[string, number, number], EventRow>(
+        'SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?',
+      ),
+      readBwd: this.db.prepare<[string, number, number], EventRow>(
+        'SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?',
+      ),
+      readAll: this.db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE position > ? ORDER BY position ASC LIMIT ?'),
+    };
+  }
+
+  async appendToStream(
+    streamName: string,
+    events: readonly Event[],
+    options: { expectedRevision?: ExpectedRevision } = {},
+  ): Promise<AppendResult> {
+    const result = this.appendSync(streamName, events, options.expectedRevision ?? 'any');
+    if (!result.replayed) this.appended$.next(result.lastPosition);
+    return result;
+  }
+
+  private appendSync(streamName: string, events: readonly Event[], expected: ExpectedRevision): AppendResult {
+    if (events.length === 0) throw new Error('appendToStream needs at least one event');
+    const tx = this.db.transaction((): AppendResult => {
+      const stream = this.stmts.getStream.get(streamName);
+      if (stream?.deleted === STREAM_TOMBSTONED) throw new StreamDeletedError(streamName);
+      const replay = this.findReplay(streamName, events);
+      if (replay) return replay;
+      const live = stream && stream.deleted === 0 ? stream.revision : NO_STREAM;
+      checkExpected(streamName, expected, live);
+      // A soft-deleted stream keeps counting revisions, as EventStoreDB does.
+      let revision = stream ? stream.revision : NO_STREAM;
+      const now = Date.now();
+      let lastPosition = 0;
+      for (const e of events) {
+        revision += 1;
+        try {
+          const info = this.stmts.insert.run(
+            e.id ?? randomUUID(),
+            streamName,
+            revision,
+            e.type,
+            JSON.stringify(e.data),
+            e.metadata ? JSON.stringify(e.metadata) : null,
+            now,
+          );
+          lastPosition = Number(info.lastInsertRowid);
+        } catch (err) {
+          if (isUniqueViolation(err, 'events.id')) throw new IdempotencyConflictError(streamName, e.id ?? '');
+          throw err;
+        }
+      }
+      this.stmts.upsertStream.run(streamName, revision);
+      return { nextExpectedRevision: revision, lastPosition, replayed: false };
+    });
+    return tx.immediate();
+  }
+
+  /**
+   * A re-sent append (same event ids, same stream, same order) is answered with the original
+   * result and writes nothing. Only the first id is looked up on the fast path: ids the store
+   * generated itself cannot collide, and a partial overlap fails on the unique index.
+   */
+  private findReplay(streamName: string, events: readonly Event[]): AppendResult | null {
+    const firstId = events[0]!.id;
+    if (!firstId) return null;
+    const first = this.stmts.findById.get(firstId);
+    if (!first) return null;
+    let last = first;
+    for (let i = 0; i < events.length; i++) {
+      const id = events[i]!.id;
+      const found = id ? this.stmts.findById.get(id) : undefined;
+      if (!found || found.stream !== streamName || found.revision !== first.revision + i) {
+        throw new IdempotencyConflictError(streamName, id ?? '');
+      }
+      last = found;
+    }
+    return { nextExpectedRevision: last.revision, lastPosition: last.position, replayed: true };
+  }
+
+  async readStream(streamName: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    const stream = this.stmts.getStream.get(streamName);
+    if (stream?.deleted === STREAM_TOMBSTONED) throw new StreamDeletedError(streamName);
+    const max = options.maxCount ?? Number.MAX_SAFE_INTEGER;
+    const rows =
+      options.direction === 'backwards'
+        ? this.stmts.readBwd.all(streamName, options.fromRevision ?? Number.MAX_SAFE_INTEGER, max)
+        : this.stmts.readFwd.all(streamName, options.fromRevision ?? 0, max);
+    return rows.map(toRecorded);
+  }
+
+  async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    return this.readAllSync(options.after ?? 0, options.maxCount ?? 1000, options.filter).events;
+  }
+
+  /**
+   * Reads up to `max` matching events after `after`. `scannedTo` is how far the log was
+   * looked at, so a filtered reader can move its cursor past long runs of other events.
+   */
+  private readAllSync(after: number, max: number, filter?: AllFilter): { events: RecordedEvent[]; scannedTo: number } {
+    if (!hasFilter(filter)) {
+      const rows = this.stmts.readAll.all(after, max);
+      return { events: rows.map(toRecorded), scannedTo: rows.length ? rows[rows.length - 1]!.position : after };
+    }
+    const head = this.stmts.head.get()?.p ?? 0;
+    const clauses: string[] = ['position > ?', 'position <= ?'];
+    const params: (string | number)[] = [after, head];
+    if (filter!.eventTypes?.length) {
+      clauses.push(`type IN (${filter!.eventTypes.map(() => '?').join(',')})`);
+      params.push(...filter!.eventTypes);
+    }
+    if (filter!.streamPrefixes?.length) {
+      clauses.push(`(${filter!.streamPrefixes.map(() => 'substr(stream, 1, ?) = ?').join(' OR ')})`);
+      for (const p of filter!.streamPrefixes) params.push(p.length, p);
+    }
+    params.push(max);
+    const rows = this.db
+      .prepare<(string | number)[], EventRow>(`SELECT * FROM events WHERE ${clauses.join(' AND ')} ORDER BY position ASC LIMIT ?`)
+      .all(...params);
+    const scannedTo = rows.length === max ? rows[rows.length - 1]!.position : Math.max(head, after);
+    return { events: rows.map(toRecorded), scannedTo };
+  }
+
+  subscribeToAll(options: SubscribeOptions = {}): Observable<RecordedEvent> {
+    return new Observable<RecordedEvent>((subscriber) => {
+      let cursor = options.after ?? 0;
+      let stopped = false;
+      let wake: (() => void) | null = null;
+      const notify = this.appended$.subscribe(() => wake?.());
+      const batchSize = 500;
+      const loop = async () => {
+        while (!stopped && !this.closed) {
+          const { events, scannedTo } = this.readAllSync(cursor, batchSize, options.filter);
+          for (const e of events) {
+            if (stopped) return;
+            subscriber.next(e);
+          }
+          cursor = scannedTo;
+          if (stopped) return;
+          if (events.length < batchSize) {
+            // Caught up: wait for an append here, or poll for appends by other processes.
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(done, this.pollIntervalMs);
+              function done() {
+                clearTimeout(timer);
+                resolve();
+              }
+              wake = done;
+            });
+            wake = null;
+          } else {
+            await new Promise((r) => setImmediate(r));
+          }
+        }
+        if (!stopped) subscriber.complete();
+      };
+      loop().catch((err) => subscriber.error(err));
+      return () => {
+        stopped = true;
+        notify.unsubscribe();
+        wake?.();
+      };
+    });
+  }
+
+  async headPosition(): Promise<number> {
+    return this.stmts.head.get()?.p ?? 0;
+  }
+
+  async deleteStream(streamName: string, options: { expectedRevision?: ExpectedRevision; hard?: boolean } = {}): Promise<void> {
+    this.db
+      .transaction(() => {
+        const stream = this.stmts.getStream.get(streamName);
+        if (stream?.deleted === STREAM_TOMBSTONED) throw new StreamDeletedError(streamName);
+        const live = stream && stream.deleted === 0 ? stream.revision : NO_STREAM;
+        checkExpected(streamName, options.expectedRevision ?? 'any', live);
+        this.stmts.deleteEvents.run(streamName);
+        if (stream) this.stmts.markDeleted.run(options.hard ? STREAM_TOMBSTONED : STREAM_SOFT_DELETED, streamName);
+        else if (options.hard) {
+          this.stmts.upsertStream.run(streamName, NO_STREAM);
+          this.stmts.markDeleted.run(STREAM_TOMBSTONED, streamName);
+        }
+      })
+      .immediate();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.appended$.complete();
+    this.db.close();
+  }
+}
+
+function checkExpected(streamName: string, expected: ExpectedRevision, live: number): void {
+  const actual = live === NO_STREAM ? 'no_stream' : live;
+  if (expected === 'any') return;
+  if (expected === 'no_stream' && live !== NO_STREAM) throw new ConcurrencyError(streamName, expected, actual);
+  if (expected === 'stream_exists' && live === NO_STREAM) throw new ConcurrencyError(streamName, expected, actual);
+  if (typeof expected === 'number' && expected !== live) throw new ConcurrencyError(streamName, expected, actual);
+}
+
+function hasFilter(filter?: AllFilter): boolean {
+  return !!filter && (!!filter.eventTypes?.length || !!filter.streamPrefixes?.length);
+}
+
+function isUniqueViolation(err: unknown, column: string): boolean {
+  return err instanceof Error && (err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' && err.message.includes(column);
+}
+
+function toRecorded(row: EventRow): RecordedEvent {
+  return {
+    id: row.id,
+    type: row.type,
+    data: JSON.parse(row.data),
+    metadata: row.metadata ? JSON.parse(row.metadata) : {},
+    streamName: row.stream,
+    streamRevision: row.revision,
+    globalPosition: row.position,
+    createdAt: new Date(row.created_at),
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * Read-model store port. Documents live in named collections, keyed by a string `_id`.
+ * The operations are the ones projections need: idempotent replace, counter-style updates,
+ * deletes by filter, and indexed range queries with keyset (cursor) paging. Both adapters
+ * (embedded SQLite, MongoDB) implement exactly these semantics; the contract suite checks it.
+ */
+export type Scalar = string | number | boolean | null;
+
+export type FieldCondition =
+  | Scalar
+  | {
+      $eq?: Scalar;
+      $ne?: Scalar;
+      $gt?: Scalar;
+      $gte?: Scalar;
+      $lt?: Scalar;
+      $lte?: Scalar;
+      $in?: readonly Scalar[];
+      $exists?: boolean;
+    };
+
+/** Conjunction of conditions on (possibly dotted) field paths. */
+export type Filter = Record<string, FieldCondition>;
+
+export type SortSpec = ReadonlyArray<readonly [field: string, direction: 1 | -1]>;
+
+export type Doc = { _id: string } & Record<string, unknown>;
+
+export type IndexSpec = { fields: SortSpec; unique?: boolean };
+
+export type CollectionSpec = { name: string; indexes?: readonly IndexSpec[] };
+
+export type FindQuery = {
+  filter?: Filter;
+  /** Keyset order. `_id` is appended as the final tie-breaker when absent. */
+  sort?: SortSpec;
+  limit?: number;
+  /** Values of the sort fields (with the `_id` tie-breaker last) of the last document seen. */
+  after?: readonly Scalar[];
+};
+
+/** Documents keep whatever JSON they were given; these updates mirror MongoDB's operators. */
+export type UpdateChange = {
+  op: 'update';
+  collection: string;
+  id: string;
+  set?: Record<string, unknown>;
+  setOnInsert?: Record<string, unknown>;
+  unset?: readonly string[];
+  inc?: Record<string, number>;
+  min?: Record<string, Scalar>;
+  max?: Record<string, Scalar>;
+  /** Create the document when missing (default false: a missing document is left alone). */
+  upsert?: boolean;
+};
+
+export type Change =
+  | { op: 'put'; collection: string; doc: Doc }
+  | UpdateChange
+  | { op: 'delete'; collection: string; id: string }
+  | { op: 'deleteMany'; collection: string; filter: Filter };
+
+/**
+ * A change tagged with the global position of the event that produced it and its index among
+ * that event's changes. Adapters that cannot make a batch atomic use the tag to make replays
+ * idempotent.
+ */
+export type PositionedChange = Change & { position: number; index: number };
+
+export type Checkpoint = {
+  projection: string;
+  position: number;
+  status: 'live' | 'rebuilding';
+  updatedAt: string;
+  lastEventAt: string | null;
+};
+
+export type ApplyBatch = {
+  projection: string;
+  /** The checkpoint the batch starts from; the batch is refused when it no longer matches. */
+  expectedPosition: number;
+  position: number;
+  /** `live` batches need a live checkpoint; `rebuilding` batches come from the rebuild that owns it. */
+  mode: Checkpoint['status'];
+  lastEventAt: string | null;
+  changes: readonly PositionedChange[];
+};
+
+export class CheckpointMismatchError extends Error {
+  readonly code = 'CHECKPOINT_MISMATCH';
+  constructor(readonly projection: string, readonly expected: number, readonly actual: number | null, readonly status?: string) {
+    super(`projection ${projection}: checkpoint moved (expected ${expected}, found ${actual} ${status ?? ''})`);
+    this.name = 'CheckpointMismatchError';
+  }
+}
+
+export interface ReadStore {
+  readonly kind: 'sqlite' | 'mongodb';
+  ensureCollections(specs: readonly CollectionSpec[]): Promise<void>;
+  dropCollections(names: readonly string[]): Promise<void>;
+  get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null>;
+  find<T extends Doc = Doc>(collection: string, query?: FindQuery): Promise<T[]>;
+  count(collection: string, filter?: Filter): Promise<number>;
+  /** Applies changes outside any projection (used by tests and tools). */
+  applyChanges(changes: readonly Change[]): Promise<void>;
+  /**
+   * Applies a projection's batch and advances its checkpoint: atomically (SQLite) or
+   * idempotently under replay (MongoDB). Refused with CheckpointMismatchError when the stored
+   * checkpoint is not `expectedPosition` or the projection is being rebuilt by someone else.
+   */
+  applyBatch(batch: ApplyBatch): Promise<void>;
+  getCheckpoint(projection: string): Promise<Checkpoint | null>;
+  listCheckpoints(): Promise<Checkpoint[]>;
+  /** Sets a checkpoint unconditionally (rebuild start and end). */
+  setCheckpoint(projection: string, position: number, status: Checkpoint['status']): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const TIE_BREAKER = '_id';
+
+export function withTieBreaker(sort: SortSpec | undefined): SortSpec {
+  const s = sort ?? [];
+  if (s.some(([f]) => f === TIE_BREAKER)) return s;
+  const dir = s.length ? s[s.length - 1]![1] : 1;
+  return [...s, [TIE_BREAKER, dir]];
+}

@@ -1,0 +1,15 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * A UUID (v8 layout) derived from its parts. Process steps that may be re-run after a crash
+ * give their events deterministic ids, so the event store's idempotent append drops the repeat.
+ */
+export function deterministicId(...parts: string[]): string {
+  const h = createHash('sha256').update(parts.join('\u0000')).digest();
+  h[6] = (h[6]! & 0x0f) | 0x80;
+  h[8] = (h[8]! & 0x3f) | 0x80;
+  const hex = h.subarray(0, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

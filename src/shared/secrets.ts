@@ -1,0 +1,39 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+export const SECRET_PREFIX = { admin: 'svc_ak_', tenantKey: 'svc_sk_', userToken: 'svc_ut_' } as const;
+export type SecretKind = keyof typeof SECRET_PREFIX;
+
+/** 43 base62 characters ≈ 256 bits; rejection sampling keeps every character uniform. */
+export function randomBase62(length = 43): string {
+  let out = '';
+  while (out.length < length) {
+    for (const b of randomBytes(64)) {
+      if (b < 248 && out.length < length) out += BASE62[b % 62];
+    }
+  }
+  return out;
+}
+
+export function newSecret(kind: SecretKind): string {
+  return SECRET_PREFIX[kind] + randomBase62();
+}
+
+export function secretKindOf(secret: string): SecretKind | null {
+  for (const [kind, prefix] of Object.entries(SECRET_PREFIX) as [SecretKind, string][]) {
+    if (secret.startsWith(prefix) && /^[0-9A-Za-z]{43}$/.test(secret.slice(prefix.length))) return kind;
+  }
+  return null;
+}
+
+export function sha256Hex(value: string | Buffer): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+/** Compares two hex digests in constant time. */
+export function digestsEqual(a: string, b: string): boolean {
+  const ba = Buffer.from(a, 'hex');
+  const bb = Buffer.from(b, 'hex');
+  return ba.length === bb.length && ba.length > 0 && timingSafeEqual(ba, bb);
+}

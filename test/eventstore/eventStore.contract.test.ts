@@ -1,0 +1,14 @@
+import { join } from 'node:path';
+import { describe, inject, it } from 'vitest';
+import { EventStoreDBEventStore } from '../../src/eventstore/eventStoreDBEventStore.js';
+import { SqliteEventStore } from '../../src/eventstore/sqliteEventStore.js';
+import { tempDir } from '../support/tmp.js';
+import { eventStoreContract } from './eventStoreContract.js';
+
+const dir = tempDir();
+let n = 0;
+eventStoreContract('embedded SQLite', async () => new SqliteEventStore({ path: join(dir, `events-${n++}.sqlite`), pollIntervalMs: 20 }));
+
+const url = inject('eventstoreUrl');
+if (url) eventStoreContract('EventStoreDB', async () => new EventStoreDBEventStore({ connectionString: url }));
+else describe.skip('EventStore contract: EventStoreDB (no Docker engine or EVENTSTORE_URL)', () => it('skipped', () => {}));

@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+import { firstValueFrom, take, toArray } from 'rxjs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConcurrencyError, IdempotencyConflictError, StreamDeletedError, type EventStore, type RecordedEvent } from '../../src/eventstore/eventStore.js';
+
+const ev = (type: string, n = 0, id?: string) => ({ type, data: { n }, metadata: { by: 'test' }, ...(id ? { id } : {}) });
+
+/**
+ * The event store port's contract. Every adapter runs it; stream names are unique per test so
+ * the suite can share one server.
+ */
+export function eventStoreContract(name: string, make: () => Promise<EventStore>) {
+  describe(`EventStore contract: ${name}`, () => {
+    let store: EventStore;
+    let s: string;
+    beforeEach(async () => {
+      store = await make();
+      s = `t${randomUUID().replace(/-/g, '')}`;
+    });
+    afterEach(async () => store.close());
+
+    it('appends to a new stream with expected no_stream and numbers revisions from 0', async () => {
+      const r = await store.appendToStream(`${s}-a`, [ev('A', 1), ev('A', 2)], { expectedRevision: 'no_stream' });
+      expect(r.nextExpectedRevision).toBe(1);
+      const read = await store.readStream(`${s}-a`);
+      expect(read.map((e) => [e.streamRevision, e.data.n, e.metadata])).toEqual([
+        [0, 1, { by: 'test' }],
+        [1, 2, { by: 'test' }],
+      ]);
+    });
+
+    it('rejects a wrong expected revision with a typed ConcurrencyError and writes nothing', async () => {
+      await store.appendToStream(`${s}-a`, [ev('A')], { expectedRevision: 'no_stream' });
+      await expect(store.appendToStream(`${s}-a`, [ev('A')], { expectedRevision: 'no_stream' })).rejects.toBeInstanceOf(ConcurrencyError);
+      await expect(store.appendToStream(`${s}-a`, [ev('A')], { expectedRevision: 5 })).rejects.toBeInstanceOf(ConcurrencyError);
+      await expect(store.appendToStream(`${s}-missing`, [ev('A')], { expectedRevision: 'stream_exists' })).rejects.toBeInstanceOf(ConcurrencyError);
+      await expect(store.appendToStream(`${s}-missing`, [ev('A')], { expectedRevision: 0 })).rejects.toBeInstanceOf(ConcurrencyError);
+      expect(await store.readStream(`${s}-a`)).toHaveLength(1);
+      expect(await store.readStream(`${s}-missing`)).toHaveLength(0);
+      const ok = await store.appendToStream(`${s}-a`, [ev('A')], { expectedRevision: 0 });
+      expect(ok.nextExpectedRevision).toBe(1);
+    });
+
+    it('lets exactly one of two racing writers with the same expected revision win', async () => {
+      await store.appendToStream(`${s}-race`, [ev('A')]);
+      const results = await Promise.allSettled([
+        store.appendToStream(`${s}-race`, [ev('B', 1)], { expectedRevision: 0 }),
+        store.appendToStream(`${s}-race`, [ev('B', 2)], { expectedRevision: 0 }),
+      ]);
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      const rejected = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+      expect(rejected.reason).toBeInstanceOf(ConcurrencyError);
+      expect(await store.readStream(`${s}-race`)).toHaveLength(2);
+    });
+
+    it('is idempotent by event id: re-sending the same append after a lost answer stores nothing twice', async () => {
+      const ids: string[] = [randomUUID(), randomUUID()];
+      const first = await store.appendToStream(`${s}-i`, [ev('A', 1, ids[0]), ev('A', 2, ids[1])], { expectedRevision: 'no_stream' });
+      const again = await store.appendToStream(`${s}-i`, [ev('A', 1, ids[0]), ev('A', 2, ids[1])], { expectedRevision: 'no_stream' });
+      expect(again.nextExpectedRevision).toBe(first.nextExpectedRevision);
+      expect(await store.readStream(`${s}-i`)).toHaveLength(2);
+      const all = await readAllOf(store, s);
+      expect(all.filter((e) => ids.includes(e.id))).toHaveLength(2);
+    });
+
+    it('refuses an append that reuses a stored event id at another place', async () => {
+      const id = randomUUID();
+      await store.appendToStream(`${s}-x`, [ev('A', 1, id)]);
+      await expect(store.appendToStream(`${s}-y`, [ev('A', 1, id)])).rejects.toBeInstanceOf(Error);
+      expect(await store.readStream(`${s}-y`)).toHaveLength(0);
+    });
+
+    it('reads a stream forwards and backwards from a revision with a max count', async () => {
+      await store.appendToStream(`${s}-r`, [0, 1, 2, 3, 4].map((n) => ev('A', n)));
+      const fwd = await store.readStream(`${s}-r`, { fromRevision: 1, maxCount: 2 });
+      expect(fwd.map((e) => e.data.n)).toEqual([1, 2]);
+      const bwd = await store.readStream(`${s}-r`, { direction: 'backwards', maxCount: 2 });
+      expect(bwd.map((e) => e.data.n)).toEqual([4, 3]);
+      const bwdFrom = await store.readStream(`${s}-r`, { direction: 'backwards', fromRevision: 2 });
+      expect(bwdFrom.map((e) => e.data.n)).toEqual([2, 1, 0]);
+      expect(await store.readStream(`${s}-none`)).toEqual([]);
+    });
+
+    it('orders events across streams by global position in append order', async () => {
+      await store.appendToStream(`${s}-1`, [ev(`${s}T`, 1)]);
+      await store.appendToStream(`${s}-2`, [ev(`${s}T`, 2)]);
+      await store.appendToStream(`${s}-1`, [ev(`${s}T`, 3), ev(`${s}T`, 4)]);
+      const all = await readAllOf(store, s);
+      expect(all.map((e) => e.data.n)).toEqual([1, 2, 3, 4]);
+      const positions = all.map((e) => e.globalPosition);
+      expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+      expect(new Set(positions).size).toBe(4);
+      expect(await store.headPosition()).toBeGreaterThanOrEqual(positions[3]!);
+    });
+
+    it('filters readAll by stream prefix and by event type', async () => {
+      await store.appendToStream(`${s}-p-1`, [ev(`${s}A`, 1)]);
+      await store.appendToStream(`${s}-q-1`, [ev(`${s}B`, 2)]);
+      await store.appendToStream(`${s}-p-2`, [ev(`${s}B`, 3)]);
+      const byPrefix = await store.readAll({ filter: { streamPrefixes: [`${s}-p-`] }, maxCount: 100 });
+      expect(byPrefix.map((e) => e.data.n)).toEqual([1, 3]);
+      const byType = await store.readAll({ filter: { eventTypes: [`${s}B`] }, maxCount: 100 });
+      expect(byType.map((e) => e.data.n)).toEqual([2, 3]);
+      const after = await store.readAll({ after: byType[0]!.globalPosition, filter: { eventTypes: [`${s}B`] } });
+      expect(after.map((e) => e.data.n)).toEqual([3]);
+    });
+
+    it('subscription catches up from a checkpoint and hands over to live events without gaps or reordering', async () => {
+      const type = `${s}S`;
+      for (let i = 0; i < 30; i++) await store.appendToStream(`${s}-s${i % 3}`, [ev(type, i)]);
+      const history = await store.readAll({ filter: { eventTypes: [type] }, maxCount: 100 });
+      const checkpoint = history[9]!.globalPosition;
+      const got = firstValueFrom(store.subscribeToAll({ after: checkpoint, filter: { eventTypes: [type] } }).pipe(take(40), toArray()));
+      // Live appends race with the catch-up read on purpose.
+      for (let i = 30; i < 50; i++) await store.appendToStream(`${s}-s${i % 3}`, [ev(type, i)]);
+      const events = await got;
+      expect(events.map((e) => e.data.n)).toEqual(Array.from({ length: 40 }, (_, i) => i + 10));
+    });
+
+    it('subscription filtered by stream prefix delivers only that prefix, live too', async () => {
+      const got = firstValueFrom(store.subscribeToAll({ filter: { streamPrefixes: [`${s}-keep-`] } }).pipe(take(3), toArray()));
+      await store.appendToStream(`${s}-drop-1`, [ev('X', 0)]);
+      await store.appendToStream(`${s}-keep-1`, [ev('X', 1)]);
+      await store.appendToStream(`${s}-drop-2`, [ev('X', 2)]);
+      await store.appendToStream(`${s}-keep-2`, [ev('X', 3), ev('X', 4)]);
+      expect((await got).map((e) => e.data.n)).toEqual([1, 3, 4]);
+    });
+
+    it('a resumed subscription starts strictly after the saved checkpoint', async () => {
+      const type = `${s}R`;
+      await store.appendToStream(`${s}-c`, [0, 1, 2, 3].map((n) => ev(type, n)));
+      const first = await firstValueFrom(store.subscribeToAll({ filter: { eventTypes: [type] } }).pipe(take(2), toArray()));
+      const checkpoint = first[1]!.globalPosition;
+      const rest = await firstValueFrom(store.subscribeToAll({ after: checkpoint, filter: { eventTypes: [type] } }).pipe(take(2), toArray()));
+      expect(rest.map((e) => e.data.n)).toEqual([2, 3]);
+    });
+
+    it('soft-deletes a stream: reads are empty and the stream can be written again', async () => {
+      await store.appendToStream(`${s}-d`, [ev('A', 1), ev('A', 2)]);
+      await store.deleteStream(`${s}-d`);
+      expect(await store.readStream(`${s}-d`)).toEqual([]);
+      await store.appendToStream(`${s}-d`, [ev('A', 3)], { expectedRevision: 'no_stream' });
+      expect((await store.readStream(`${s}-d`)).map((e) => e.data.n)).toEqual([3]);
+    });
+
+    it('hard-deletes (tombstones) a stream: it can never be read or written again', async () => {
+      await store.appendToStream(`${s}-h`, [ev('A', 1)]);
+      await expect(store.deleteStream(`${s}-h`, { expectedRevision: 5, hard: true })).rejects.toBeInstanceOf(ConcurrencyError);
+      await store.deleteStream(`${s}-h`, { expectedRevision: 0, hard: true });
+      await expect(store.readStream(`${s}-h`)).rejects.toBeInstanceOf(StreamDeletedError);
+      await expect(store.appendToStream(`${s}-h`, [ev('A', 2)])).rejects.toBeInstanceOf(StreamDeletedError);
+    });
+
+    it('exports IdempotencyConflictError for callers that need to tell it apart', () => {
+      expect(new IdempotencyConflictError('s', 'e').code).toBe('IDEMPOTENCY_CONFLICT');
+    });
+  });
+}
+
+async function readAllOf(store: EventStore, prefix: string): Promise<RecordedEvent[]> {
+  return store.readAll({ filter: { streamPrefixes: [prefix] }, maxCount: 10_000 });
+}

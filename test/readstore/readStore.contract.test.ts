@@ -1,0 +1,13 @@
+import { join } from 'node:path';
+import { describe, inject, it } from 'vitest';
+import { MongoReadStore } from '../../src/readstore/mongoReadStore.js';
+import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
+import { tempDir } from '../support/tmp.js';
+import { readStoreContract } from './readStoreContract.js';
+
+const dir = tempDir();
+readStoreContract('embedded SQLite', async () => new SqliteReadStore({ path: join(dir, 'read.sqlite') }));
+
+const url = inject('mongodbUrl');
+if (url) readStoreContract('MongoDB', async () => MongoReadStore.connect({ url, database: 'wellstream_contract' }));
+else describe.skip('ReadStore contract: MongoDB (no Docker engine or MONGODB_URL)', () => it('skipped', () => {}));

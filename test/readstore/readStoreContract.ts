@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CheckpointMismatchError, type Doc, type ReadStore } from '../../src/readstore/readStore.js';
+
+/** The read-model store port's contract; every adapter runs it. Collection names are unique per test. */
+export function readStoreContract(name: string, make: () => Promise<ReadStore>) {
+  describe(`ReadStore contract: ${name}`, () => {
+    let store: ReadStore;
+    let c: string;
+    beforeEach(async () => {
+      store = await make();
+      c = `c${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+      await store.ensureCollections([{ name: c, indexes: [{ fields: [['user', 1], ['t', 1]] }, { fields: [['key', 1]], unique: true }] }]);
+    });
+    afterEach(async () => {
+      await store.dropCollections([c]);
+      await store.close();
+    });
+
+    const put = (doc: Doc) => ({ op: 'put' as const, collection: c, doc });
+
+    it('put replaces the whole document and is idempotent', async () => {
+      await store.applyChanges([put({ _id: 'a', key: 'a', v: 1, extra: true })]);
+      await store.applyChanges([put({ _id: 'a', key: 'a', v: 2 })]);
+      await store.applyChanges([put({ _id: 'a', key: 'a', v: 2 })]);
+      expect(await store.get(c, 'a')).toEqual({ _id: 'a', key: 'a', v: 2 });
+      expect(await store.count(c)).toBe(1);
+    });
+
+    it('update supports set, setOnInsert, unset, inc, min, max and upsert like MongoDB', async () => {
+      await store.applyChanges([{ op: 'update', collection: c, id: 'x', set: { v: 1 } }]);
+      expect(await store.get(c, 'x')).toBeNull();
+      const up = { op: 'update' as const, collection: c, id: 'x', upsert: true, setOnInsert: { first: 1, key: 'x' }, inc: { n: 2, 'nested.k': 1 }, min: { lo: 5 }, max: { hi: 5 } };
+      await store.applyChanges([up]);
+      await store.applyChanges([{ ...up, setOnInsert: { first: 2, key: 'x' }, inc: { n: 3, 'nested.k': 1 }, min: { lo: 3 }, max: { hi: 4 }, set: { s: 'y', gone: 1 } }]);
+      await store.applyChanges([{ op: 'update', collection: c, id: 'x', unset: ['gone'] }]);
+      expect(await store.get(c, 'x')).toEqual({ _id: 'x', first: 1, key: 'x', n: 5, nested: { k: 2 }, lo: 3, hi: 5, s: 'y' });
+    });
+
+    it('delete and deleteMany remove by id and by filter', async () => {
+      await store.applyChanges([1, 2, 3, 4].map((i) => put({ _id: `d${i}`, key: `d${i}`, user: i % 2 ? 'u1' : 'u2', t: i })));
+      await store.applyChanges([{ op: 'delete', collection: c, id: 'd1' }, { op: 'delete', collection: c, id: 'missing' }]);
+      await store.applyChanges([{ op: 'deleteMany', collection: c, filter: { user: 'u2', t: { $gte: 4 } } }]);
+      expect((await store.find(c, { sort: [['t', 1]] })).map((d) => d._id)).toEqual(['d2', 'd3']);
+    });
+
+    it('find filters with equality, ranges, $in, $ne, $exists and booleans', async () => {
+      await store.applyChanges([
+        put({ _id: '1', key: '1', user: 'u', t: '2026-01-01T00:00:00.000Z', ok: true, tag: 'a' }),
+        put({ _id: '2', key: '2', user: 'u', t: '2026-01-02T00:00:00.000Z', ok: false, tag: null }),
+        put({ _id: '3', key: '3', user: 'u', t: '2026-01-03T00:00:00.000Z', ok: true }),
+        put({ _id: '4', key: '4', user: 'v', t: '2026-01-02T00:00:00.000Z', ok: true, tag: 'b' }),
+      ]);
+      const ids = async (filter: Record<string, unknown>) => (await store.find(c, { filter: filter as never, sort: [['_id', 1]] })).map((d) => d._id);
+      expect(await ids({ user: 'u', t: { $gte: '2026-01-02', $lt: '2026-01-03T00:00:00.000Z' } })).toEqual(['2']);
+      expect(await ids({ ok: true })).toEqual(['1', '3', '4']);
+      expect(await ids({ ok: false })).toEqual(['2']);
+      expect(await ids({ tag: { $in: ['a', 'b'] } })).toEqual(['1', '4']);
+      expect(await ids({ tag: { $ne: 'a' } })).toEqual(['2', '3', '4']);
+      expect(await ids({ tag: { $exists: true } })).toEqual(['1', '2', '4']);
+      expect(await ids({ tag: null })).toEqual(['2', '3']);
+      expect(await store.count(c, { user: 'u' })).toBe(3);
+    });
+
+    it('pages with a keyset cursor in sort order without skipping or repeating, ties broken by _id', async () => {
+      const docs = Array.from({ length: 25 }, (_, i) => put({ _id: `k${String(i).padStart(2, '0')}`, key: `k${i}`, user: 'u', t: Math.floor(i / 4) }));
+      await store.applyChanges(docs.reverse());
+      const seen: string[] = [];
+      let after: (string | number)[] | undefined;
+      for (;;) {
+        const page = await store.find(c, { filter: { user: 'u' }, sort: [['t', 1]], limit: 7, after });
+        if (page.length === 0) break;
+        seen.push(...page.map((d) => d._id));
+        const last = page[page.length - 1]!;
+        after = [last.t as number, last._id];
+      }
+      expect(seen).toEqual(Array.from({ length: 25 }, (_, i) => `k${String(i).padStart(2, '0')}`));
+      const desc = await store.find(c, { filter: { user: 'u' }, sort: [['t', -1]], limit: 3, after: [6, 'k24'] });
+      expect(desc.map((d) => d._id)).toEqual(['k23', 'k22', 'k21']);
+    });
+
+    it('applyBatch advances the checkpoint with the changes and refuses a stale expected position', async () => {
+      const proj = `p-${c}`;
+      expect(await store.getCheckpoint(proj)).toBeNull();
+      const change = (position: number, n: number) => ({ op: 'update' as const, collection: c, id: 'cnt', upsert: true, setOnInsert: { key: 'cnt' }, inc: { n }, position, index: 0 });
+      await store.applyBatch({ projection: proj, expectedPosition: 0, position: 10, mode: 'live', lastEventAt: null, changes: [change(5, 1), change(10, 2)] });
+      expect((await store.getCheckpoint(proj))?.position).toBe(10);
+      await expect(
+        store.applyBatch({ projection: proj, expectedPosition: 0, position: 12, mode: 'live', lastEventAt: null, changes: [change(12, 100)] }),
+      ).rejects.toBeInstanceOf(CheckpointMismatchError);
+      expect((await store.get(c, 'cnt'))?.n).toBe(3);
+      await store.setCheckpoint(proj, 0, 'rebuilding');
+      await expect(
+        store.applyBatch({ projection: proj, expectedPosition: 0, position: 12, mode: 'live', lastEventAt: null, changes: [change(12, 100)] }),
+      ).rejects.toBeInstanceOf(CheckpointMismatchError);
+      expect((await store.listCheckpoints()).find((x) => x.projection === proj)?.status).toBe('rebuilding');
+    });
+
+    it('dropCollections removes the documents; reads of a dropped collection are empty', async () => {
+      await store.applyChanges([put({ _id: 'a', key: 'a' })]);
+      await store.dropCollections([c]);
+      expect(await store.get(c, 'a')).toBeNull();
+      expect(await store.find(c)).toEqual([]);
+      await store.ensureCollections([{ name: c }]);
+    });
+  });
+}

@@ -1,0 +1,58 @@
+import type { TestProject } from 'vitest/node';
+
+/**
+ * Decides once per run whether the production backends can be tested: explicit
+ * EVENTSTORE_URL / MONGODB_URL, or containers started through a reachable Docker engine.
+ * Without either, the backend suites skip with one line saying why.
+ */
+export default async function setup(project: TestProject) {
+  let eventstoreUrl = process.env.EVENTSTORE_URL ?? '';
+  let mongodbUrl = process.env.MONGODB_URL ?? '';
+  let reason = '';
+  const stops: (() => Promise<unknown>)[] = [];
+
+  if (!eventstoreUrl || !mongodbUrl) {
+    try {
+      const { GenericContainer, Wait, getContainerRuntimeClient } = await import('testcontainers');
+      await getContainerRuntimeClient();
+      if (!eventstoreUrl) {
+        const esdb = await new GenericContainer('eventstore/eventstore:24.10')
+          .withEnvironment({
+            EVENTSTORE_INSECURE: 'true',
+            EVENTSTORE_MEM_DB: 'true',
+            EVENTSTORE_CLUSTER_SIZE: '1',
+            EVENTSTORE_RUN_PROJECTIONS: 'None',
+          })
+          .withExposedPorts(2113)
+          .withWaitStrategy(Wait.forHttp('/health/live', 2113).forStatusCode(204))
+          .start();
+        stops.push(() => esdb.stop());
+        eventstoreUrl = `esdb://${esdb.getHost()}:${esdb.getMappedPort(2113)}?tls=false`;
+      }
+      if (!mongodbUrl) {
+        const mongo = await new GenericContainer('mongo:7').withExposedPorts(27017).withWaitStrategy(Wait.forLogMessage(/Waiting for connections/)).start();
+        stops.push(() => mongo.stop());
+        mongodbUrl = `mongodb://${mongo.getHost()}:${mongo.getMappedPort(27017)}`;
+      }
+    } catch (err) {
+      reason = err instanceof Error ? err.message.split('\n')[0]! : String(err);
+    }
+  }
+
+  if (!eventstoreUrl || !mongodbUrl) {
+    const missing = [!eventstoreUrl && 'EventStoreDB', !mongodbUrl && 'MongoDB'].filter(Boolean).join(' and ');
+    console.log(`[backends] ${missing} contract suites skipped: no Docker engine and no EVENTSTORE_URL/MONGODB_URL (${reason || 'not set'})`);
+  }
+  project.provide('eventstoreUrl', eventstoreUrl);
+  project.provide('mongodbUrl', mongodbUrl);
+  return async () => {
+    for (const stop of stops) await stop();
+  };
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    eventstoreUrl: string;
+    mongodbUrl: string;
+  }
+}
