@@ -1,0 +1,47 @@
+import { createContext } from './app/context.js';
+import { createLogger } from './app/logger.js';
+import { ConfigError, loadConfig } from './config.js';
+import { buildServer } from './server/buildServer.js';
+
+/** `npm start`: the service on the configured backends (embedded SQLite under DATA_DIR by default). */
+async function main() {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`configuration error: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+  const ctx = await createContext(config, { log });
+  if (ctx.generatedAdminKey) {
+    // Printed once, on the start that generated it; afterwards it is only in DATA_DIR/admin.key.
+    process.stdout.write(
+      `\nGenerated the instance admin key (saved to ${config.dataDir}/admin.key, mode 0600):\n\n  ${ctx.generatedAdminKey}\n\n` +
+        `Next: npm run cli -- tenants create demo\n\n`,
+    );
+  }
+  const app = await buildServer(ctx);
+  await app.listen({ port: config.port, host: config.host });
+  log.info({ backend: config.backend.kind, dataDir: config.dataDir }, 'wellstream listening');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    await app.close();
+    await ctx.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`fatal: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

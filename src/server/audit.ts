@@ -1,0 +1,42 @@
+import fp from 'fastify-plugin';
+import { recordAudit, type AuditEntry } from '../../commands/audit/recordAudit.js';
+import type { AppContext } from '../app/context.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Audit action name; tenant calls are audited only when set, admin calls always. */
+    audit?: string;
+  }
+}
+
+/**
+ * Spec "Instance admin routes": every admin call goes into the admin's audit log and, with actor
+ * `admin`, into the tenant's. A tenant's own changes go into its log too. Written before the
+ * answer leaves, so an audited call that was answered is always in the log.
+ */
+export const auditPlugin = fp<{ ctx: AppContext }>(async (app, { ctx }) => {
+  app.addHook('onSend', async (request, reply, payload) => {
+    const p = request.principal;
+    const action = request.routeOptions.config?.audit;
+    if (!p || (p.kind !== 'admin' && !action)) return payload;
+    const base = {
+      action: action ?? `${request.method} ${request.routeOptions.url ?? ''}`,
+      method: request.method,
+      path: request.url.split('?')[0] ?? request.url,
+      status: reply.statusCode,
+      tenant_id: request.tenantId,
+      request_id: request.id,
+      target: (request.params as { id?: string } | undefined)?.id ?? null,
+      at: new Date().toISOString(),
+    };
+    const entries: AuditEntry[] = [];
+    if (p.kind === 'admin') {
+      entries.push({ ...base, log: 'admin', actor: 'admin', actor_id: 'admin' });
+      if (request.tenantId) entries.push({ ...base, log: request.tenantId, actor: 'admin', actor_id: 'admin' });
+    } else if (p.kind === 'tenant') {
+      entries.push({ ...base, log: p.tenantId, actor: 'tenant', actor_id: p.keyId });
+    }
+    if (entries.length) await ctx.settle(await recordAudit(ctx.eventStore, entries));
+    return payload;
+  });
+});

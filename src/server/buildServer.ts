@@ -1,0 +1,48 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { AppContext } from '../app/context.js';
+import { CursorCodec } from '../shared/cursor.js';
+import { auditPlugin } from './audit.js';
+import { authPlugin } from './auth.js';
+import { installErrorHandling } from './errorHandler.js';
+import { IDEMPOTENCY_COLLECTION } from './idempotency.js';
+import { openapiPlugin } from './openapi.js';
+import { requestIdOf } from './requestId.js';
+import { adminTenantsRoutes } from './routes/adminTenants.js';
+import { auditLogRoutes } from './routes/auditLog.js';
+import { deletionsRoutes } from './routes/deletions.js';
+import { ADMIN_PREFIX } from './routes/routeOptions.js';
+import { tokensRoutes } from './routes/tokens.js';
+import { usersRoutes } from './routes/users.js';
+
+/** The HTTP face of the service: one plugin per capability, all state in `ctx`. */
+export async function buildServer(ctx: AppContext) {
+  const app = Fastify({
+    loggerInstance: ctx.log as unknown as FastifyBaseLogger,
+    genReqId: requestIdOf,
+    requestIdHeader: false,
+    bodyLimit: 1024 * 1024,
+  }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  installErrorHandling(app);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  await ctx.readStore.ensureCollections([{ name: IDEMPOTENCY_COLLECTION, indexes: [{ fields: [['tenant_id', 1], ['resource_user_id', 1]] }] }]);
+  const cursors = new CursorCodec(ctx.sealingKey);
+  const opts = { ctx, cursors };
+
+  await app.register(openapiPlugin);
+  await app.register(authPlugin, { ctx });
+  await app.register(auditPlugin, { ctx });
+  await app.register(adminTenantsRoutes, opts);
+  await app.register(auditLogRoutes, opts);
+  await app.register(usersRoutes, { ...opts, prefix: '/v1' });
+  await app.register(usersRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
+  await app.register(tokensRoutes, { ...opts, prefix: '/v1' });
+  await app.register(deletionsRoutes, { ...opts, prefix: '/v1' });
+  await app.ready();
+  return app as unknown as FastifyInstance;
+}

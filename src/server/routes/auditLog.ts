@@ -1,0 +1,61 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AuditDoc } from '../../../projections/audit/auditLogProjection.js';
+import { listAuditLog } from '../../../queries/audit/listAuditLog.js';
+import { DateTime, PageQuery, pageOf, withProblems } from '../schemas.js';
+import type { RouteOptions } from './routeOptions.js';
+
+const AuditEntry = z
+  .object({
+    id: z.string(),
+    at: DateTime,
+    actor: z.enum(['admin', 'tenant', 'system']),
+    actor_id: z.string().describe('admin, or the id of the tenant key that made the call'),
+    action: z.string(),
+    method: z.string().nullable(),
+    path: z.string().nullable(),
+    status: z.number().int().nullable(),
+    tenant_id: z.string().nullable(),
+    request_id: z.string().nullable(),
+    target: z.string().nullable(),
+  })
+  .describe('Audit log entry');
+
+const toEntry = (d: AuditDoc) => ({
+  id: d.id,
+  at: d.at,
+  actor: d.actor as 'admin' | 'tenant' | 'system',
+  actor_id: d.actor_id,
+  action: d.action,
+  method: d.method,
+  path: d.path,
+  status: d.status,
+  tenant_id: d.tenant_id,
+  request_id: d.request_id,
+  target: d.target,
+});
+
+/** Audit logs, newest first: the tenant's own, the admin's, and a tenant's as the admin sees it. */
+export const auditLogRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors }) => {
+  const list = async (log: string, query: { cursor?: string; limit: number }) => {
+    const scope = `audit:${log}`;
+    const after = query.cursor ? cursors.decode(query.cursor, scope) : null;
+    const page = await listAuditLog(ctx.readStore, log, { after, limit: query.limit });
+    return { data: page.items.map(toEntry), next_cursor: page.next ? cursors.encode(page.next, scope) : null };
+  };
+  const schema = (summary: string, params?: z.ZodObject) => ({
+    summary,
+    tags: ['audit'],
+    querystring: PageQuery,
+    ...(params ? { params } : {}),
+    response: withProblems({ 200: pageOf(AuditEntry) }),
+  });
+
+  app.get('/v1/audit-log', { config: { auth: 'tenant' }, schema: schema("The tenant's audit log") }, async (request) => list(request.tenantId!, request.query));
+  app.get('/v1/admin/audit-log', { config: { auth: 'admin' }, schema: schema("The instance admin's audit log") }, async (request) => list('admin', request.query));
+  app.get(
+    '/v1/admin/tenants/:tenant_id/audit-log',
+    { config: { auth: 'admin' }, schema: schema("A tenant's audit log", z.object({ tenant_id: z.string() })) },
+    async (request) => list(request.tenantId!, request.query),
+  );
+};

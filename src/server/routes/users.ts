@@ -1,0 +1,119 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { registerUser, ExternalRef } from '../../../commands/users/registerUser.js';
+import { requestUserDeletion } from '../../../commands/users/requestUserDeletion.js';
+import type { UserDoc } from '../../../projections/users/usersProjection.js';
+import { getUser } from '../../../queries/users/getUser.js';
+import { listUsers } from '../../../queries/users/listUsers.js';
+import { UUID_RE } from '../../shared/ids.js';
+import { forgetUserCreation, idempotent } from '../idempotency.js';
+import { problems } from '../problems.js';
+import { DateTime, IdempotencyKeyHeader, PageQuery, pageOf, Uuid, withProblems } from '../schemas.js';
+import { adminLocation, type RouteOptions } from './routeOptions.js';
+
+export const User = z
+  .object({
+    id: Uuid,
+    external_ref: z.string().nullable(),
+    status: z.enum(['active', 'deleting']),
+    created_at: DateTime,
+  })
+  .describe('User');
+
+export const toUser = (u: UserDoc) => ({ id: u.id, external_ref: u.external_ref, status: u.status, created_at: u.created_at });
+
+const UserIdParams = z.object({ id: z.string().describe('User id (uuid)') });
+const TenantParam = z.object({ tenant_id: z.string().describe('Tenant id (uuid)') });
+
+/** Users (spec "Credentials and users"). GET and DELETE of one user are mirrored on the admin routes. */
+export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors, admin }) => {
+  const auth = admin ? 'admin' : 'tenant';
+  const params = admin ? UserIdParams.extend(TenantParam.shape) : UserIdParams;
+
+  if (!admin) {
+    app.post(
+      '/users',
+      {
+        config: { auth, audit: 'user.create' },
+        schema: {
+          summary: 'Create a user',
+          tags: ['users'],
+          headers: IdempotencyKeyHeader,
+          body: z.object({ external_ref: ExternalRef.nullable().optional().describe("Caller's own identifier, unique per tenant") }).default({}),
+          response: withProblems({ 201: User, 409: z.any(), 422: z.any() }),
+        },
+      },
+      async (request, reply) =>
+        idempotent(ctx.readStore, request, reply, async () => {
+          const tenantId = request.tenantId!;
+          const userId = randomUUID();
+          const result = await registerUser(ctx.eventStore, {
+            tenantId,
+            userId,
+            externalRef: request.body?.external_ref ?? null,
+            at: new Date().toISOString(),
+          });
+          await ctx.settle(result.position);
+          const user = await getUser(ctx.readStore, tenantId, userId);
+          return { status: 201, body: toUser(user!), headers: { location: `/v1/users/${userId}` }, resourceUserId: userId };
+        }),
+    );
+
+    app.get(
+      '/users',
+      {
+        config: { auth },
+        schema: { summary: "List the tenant's users, oldest first", tags: ['users'], querystring: PageQuery, response: withProblems({ 200: pageOf(User) }) },
+      },
+      async (request) => {
+        const scope = `users:${request.tenantId}`;
+        const after = request.query.cursor ? cursors.decode(request.query.cursor, scope) : null;
+        const page = await listUsers(ctx.readStore, request.tenantId!, { after, limit: request.query.limit });
+        return { data: page.items.map(toUser), next_cursor: page.next ? cursors.encode(page.next, scope) : null };
+      },
+    );
+  }
+
+  app.get(
+    '/users/:id',
+    {
+      config: { auth },
+      schema: { summary: 'Get a user', tags: ['users'], params, response: withProblems({ 200: User }) },
+    },
+    async (request) => {
+      const user = UUID_RE.test(request.params.id) ? await getUser(ctx.readStore, request.tenantId!, request.params.id.toLowerCase()) : null;
+      if (!user) throw problems.notFound('user not found');
+      return toUser(user);
+    },
+  );
+
+  app.delete(
+    '/users/:id',
+    {
+      config: { auth, audit: 'user.delete' },
+      schema: {
+        summary: 'Delete a user (asynchronous job)',
+        tags: ['users'],
+        params,
+        response: withProblems({ 202: z.object({ job_id: Uuid }) }),
+      },
+    },
+    async (request, reply) => {
+      const tenantId = request.tenantId!;
+      if (!UUID_RE.test(request.params.id)) throw problems.notFound('user not found');
+      const userId = request.params.id.toLowerCase();
+      const result = await requestUserDeletion(ctx.eventStore, {
+        tenantId,
+        userId,
+        jobId: randomUUID(),
+        at: new Date().toISOString(),
+        by: request.principal!.actorId,
+      });
+      await forgetUserCreation(ctx.readStore, tenantId, userId);
+      await ctx.settle(result.position || undefined);
+      if (admin) reply.header('location', adminLocation(tenantId, `/users/${userId}`));
+      return reply.code(202).send({ job_id: result.jobId });
+    },
+  );
+};
