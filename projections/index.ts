@@ -3,6 +3,18 @@ import { auditLogProjection } from './audit/auditLogProjection.js';
 import { deletionJobsProjection } from './deletions/deletionJobsProjection.js';
 import { tenantsProjection } from './tenants/tenantsProjection.js';
 import { usersProjection } from './users/usersProjection.js';
+import { etlJobsProjection } from './ingestion/etlJobsProjection.js';
+import { samplesProjection } from './records/samplesProjection.js';
+import { categorySamplesProjection } from './records/categorySamplesProjection.js';
+import { sleepProjection } from './records/sleepProjection.js';
+import { workoutsProjection } from './records/workoutsProjection.js';
+import { nutritionProjection } from './records/nutritionProjection.js';
+import { dailySummariesProjection } from './records/dailySummariesProjection.js';
+import { ecgProjection } from './records/ecgProjection.js';
+import { heartbeatSeriesProjection } from './records/heartbeatSeriesProjection.js';
+import { menstrualCyclesProjection } from './records/menstrualCyclesProjection.js';
+import { observationsProjection } from './records/observationsProjection.js';
+import { rejectedRecordsProjection } from './ingestion/rejectedRecordsProjection.js';
 
 /** Every projection the service runs; the CLI's status and rebuild act on this list. */
-export const projections: readonly Projection[] = [tenantsProjection, usersProjection, deletionJobsProjection, auditLogProjection];
+export const projections: readonly Projection[] = [tenantsProjection, usersProjection, deletionJobsProjection, auditLogProjection, etlJobsProjection, samplesProjection, categorySamplesProjection, sleepProjection, workoutsProjection, nutritionProjection, dailySummariesProjection, ecgProjection, heartbeatSeriesProjection, menstrualCyclesProjection, observationsProjection, rejectedRecordsProjection];

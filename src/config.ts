@@ -23,6 +23,7 @@ const EnvSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool,
   WEBHOOK_RETRY_SCHEDULE: z.string().optional(),
   UPLOADS_IN_FLIGHT: z.coerce.number().int().min(1).default(8),
+  ETL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
 });
 
 export type Config = {
@@ -37,6 +38,7 @@ export type Config = {
   webhookAllowPrivateTargets: boolean;
   webhookRetryScheduleSeconds?: number[];
   uploadsInFlight: number;
+  etlConcurrency: number;
 };
 
 export class ConfigError extends Error {
@@ -82,5 +84,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     webhookRetryScheduleSeconds: schedule,
     uploadsInFlight: e.UPLOADS_IN_FLIGHT,
+    etlConcurrency: e.ETL_CONCURRENCY,
   };
 }

@@ -13,16 +13,16 @@ export type ExternalRefEvent = ExternalRefClaimed | ExternalRefReleased;
  */
 export const externalRefStream = (tenantId: string, externalRef: string) => `extref-${tenantId}-${sha256Hex(externalRef).slice(0, 40)}`;
 
-export type ExternalRefState = { claimedBy: string | null };
+export type ExternalRefState = { claimedBy: string | null; claimedAt: string | null };
 
 export const externalRefState: StreamState<ExternalRefState, ExternalRefEvent> = {
-  initialState: () => ({ claimedBy: null }),
+  initialState: () => ({ claimedBy: null, claimedAt: null }),
   evolve: (state, event) => {
     switch (event.type) {
       case 'external_ref.claimed':
-        return { claimedBy: event.data.user_id };
+        return { claimedBy: event.data.user_id, claimedAt: event.data.at };
       case 'external_ref.released':
-        return state.claimedBy === event.data.user_id ? { claimedBy: null } : state;
+        return state.claimedBy === event.data.user_id ? { claimedBy: null, claimedAt: null } : state;
       default:
         return state;
     }

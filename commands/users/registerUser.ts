@@ -15,10 +15,18 @@ export const RegisterUserInput = z.object({
 });
 export type RegisterUser = z.infer<typeof RegisterUserInput>;
 
-/** `claimHolderExists` tells whether the current holder still exists (a claim left by a crash before its user was written is free). */
+/** A claim whose user was never written (a crash between the two appends) is free after this long. */
+export const ORPHANED_CLAIM_MS = 60_000;
+
+/**
+ * `claimHolderExists` tells whether the current holder's user exists. A claim without its user is
+ * either a registration still in flight (a conflict, like any other) or, once old, one a crash
+ * abandoned (free again).
+ */
 export function decideClaimExternalRef(cmd: RegisterUser, state: ExternalRefState, claimHolderExists: boolean): ExternalRefEvent[] {
   if (state.claimedBy === cmd.userId) return [];
-  if (state.claimedBy && claimHolderExists) throw new DomainError('conflict', 'external_ref is already used by another user of this tenant');
+  const abandoned = !claimHolderExists && state.claimedAt !== null && Date.parse(cmd.at) - Date.parse(state.claimedAt) > ORPHANED_CLAIM_MS;
+  if (state.claimedBy && !abandoned) throw new DomainError('conflict', 'external_ref is already used by another user of this tenant');
   return [{ type: 'external_ref.claimed', data: { tenant_id: cmd.tenantId, external_ref: cmd.externalRef!, user_id: cmd.userId, at: cmd.at } }];
 }
 

@@ -6,6 +6,9 @@ import { userDeletionProcess } from '../processes/userDeletionProcess.js';
 import { ProjectorRuntime } from '../projector/projectorRuntime.js';
 import { ReactorRuntime } from '../projector/reactor.js';
 import type { ReadStore } from '../readstore/readStore.js';
+import type { RawStore } from '../rawstore/rawStore.js';
+import { EtlWorker } from '../pipeline/etlWorker.js';
+import { deviceParsers } from '../connectors/devices/index.js';
 import { sha256Hex } from '../shared/secrets.js';
 import { resolveAdminKey, resolveSealingKey } from './dataDir.js';
 import { createLogger } from './logger.js';
@@ -16,6 +19,8 @@ export type AppContext = {
   log: Logger;
   eventStore: EventStore;
   readStore: ReadStore;
+  rawStore: RawStore;
+  etl: EtlWorker;
   projectors: ProjectorRuntime;
   reactors: ReactorRuntime;
   adminKeyHash: string;
@@ -27,21 +32,38 @@ export type AppContext = {
   close: () => Promise<void>;
 };
 
-export type ContextOptions = { log?: Logger; runBackground?: boolean };
+/**
+ * `all`: projections, process managers and the ETL worker (the service). `projections`: read
+ * models only (short CLI commands, which must not take over a running server's jobs).
+ * `none`: nothing runs (rebuilds, status).
+ */
+export type ContextOptions = { log?: Logger; runBackground?: boolean | 'all' | 'projections' | 'none' };
 
 /** Wires stores, projections and process managers from the configuration. */
 export async function createContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
   const log = options.log ?? createLogger(config.logLevel);
-  const { eventStore, readStore } = await openStores(config);
+  const { eventStore, readStore, rawStore } = await openStores(config);
   const admin = resolveAdminKey(config.dataDir, config.adminApiKey);
   const sealingKey = resolveSealingKey(config.dataDir, config.sealingKey);
   const projectors = new ProjectorRuntime(eventStore, readStore, projections, log);
   const reactors = new ReactorRuntime(eventStore, readStore, [userDeletionProcess(eventStore)], log);
-  const runBackground = options.runBackground ?? true;
-  if (runBackground) {
-    await projectors.start();
+  const etl = new EtlWorker({
+    eventStore,
+    readStore,
+    rawStore,
+    parsers: deviceParsers,
+    log,
+    concurrency: config.etlConcurrency,
+    takeOverRunningAtStart: config.backend.kind === 'embedded',
+  });
+  const mode = options.runBackground === undefined || options.runBackground === true ? 'all' : options.runBackground === false ? 'none' : options.runBackground;
+  const runBackground = mode !== 'none';
+  if (mode === 'all' || mode === 'projections') await projectors.start();
+  if (mode === 'all') {
     await reactors.start();
-  } else {
+    etl.start();
+  }
+  if (mode === 'none') {
     await projectors.init();
   }
   return {
@@ -49,6 +71,8 @@ export async function createContext(config: Config, options: ContextOptions = {}
     log,
     eventStore,
     readStore,
+    rawStore,
+    etl,
     projectors,
     reactors,
     adminKeyHash: sha256Hex(admin.key),
@@ -58,10 +82,12 @@ export async function createContext(config: Config, options: ContextOptions = {}
       if (runBackground) await projectors.waitForIdle(position);
     },
     close: async () => {
+      await etl.stop();
       await reactors.stop();
       await projectors.stop();
       await eventStore.close();
       await readStore.close();
+      await rawStore.close();
     },
   };
 }

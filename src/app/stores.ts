@@ -2,21 +2,26 @@ import { join } from 'node:path';
 import type { Config } from '../config.js';
 import type { EventStore } from '../eventstore/eventStore.js';
 import type { ReadStore } from '../readstore/readStore.js';
+import type { RawStore } from '../rawstore/rawStore.js';
 import { ensureDataDir } from './dataDir.js';
 
 /** Opens the configured backends: SQLite files under DATA_DIR, or EventStoreDB + MongoDB. */
-export async function openStores(config: Config): Promise<{ eventStore: EventStore; readStore: ReadStore }> {
+export async function openStores(config: Config): Promise<{ eventStore: EventStore; readStore: ReadStore; rawStore: RawStore }> {
   if (config.backend.kind === 'production') {
     const { EventStoreDBEventStore } = await import('../eventstore/eventStoreDBEventStore.js');
     const { MongoReadStore } = await import('../readstore/mongoReadStore.js');
     const eventStore = new EventStoreDBEventStore({ connectionString: config.backend.eventstoreUrl });
+    const { GridFsRawStore } = await import('../rawstore/gridFsRawStore.js');
     const readStore = await MongoReadStore.connect({ url: config.backend.mongodbUrl, database: config.backend.mongodbDatabase });
-    return { eventStore, readStore };
+    const rawStore = await GridFsRawStore.connect(config.backend.mongodbUrl, config.backend.mongodbDatabase);
+    return { eventStore, readStore, rawStore };
   }
   ensureDataDir(config.dataDir);
   const { SqliteEventStore } = await import('../eventstore/sqliteEventStore.js');
   const { SqliteReadStore } = await import('../readstore/sqliteReadStore.js');
+  const { FileRawStore } = await import('../rawstore/fileRawStore.js');
   return {
+    rawStore: new FileRawStore(join(config.dataDir, 'raw')),
     eventStore: new SqliteEventStore({ path: join(config.dataDir, 'events.sqlite') }),
     readStore: new SqliteReadStore({ path: join(config.dataDir, 'readmodels.sqlite') }),
   };

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { Observable, Subject } from 'rxjs';
 import {
@@ -15,6 +14,7 @@ import {
   type RecordedEvent,
   type SubscribeOptions,
 } from './eventStore.js';
+import { uuidv7 } from '../shared/ids.js';
 
 type EventRow = {
   position: number;
@@ -25,6 +25,14 @@ type EventRow = {
   data: string;
   metadata: string | null;
   created_at: number;
+};
+
+type QueuedAppend = {
+  streamName: string;
+  events: readonly Event[];
+  expected: ExpectedRevision;
+  resolve: (r: AppendResult) => void;
+  reject: (e: unknown) => void;
 };
 
 type StreamRow = { stream: string; revision: number; deleted: number };
@@ -53,7 +61,9 @@ export class SqliteEventStore implements EventStore {
   private readonly appended$ = new Subject<number>();
   private readonly pollIntervalMs: number;
   private closed = false;
+  private queue: QueuedAppend[] = [];
   private readonly stmts;
+  private readonly filteredStmts = new Map<string, Database.Statement<(string | number)[], EventRow>>();
 
   constructor(options: SqliteEventStoreOptions) {
     this.pollIntervalMs = options.pollIntervalMs ?? 200;
@@ -73,6 +83,8 @@ export class SqliteEventStore implements EventStore {
         created_at INTEGER NOT NULL,
         UNIQUE (stream, revision)
       );
+      -- Filtered catch-up (a projection's event types) reads this instead of scanning the log.
+      CREATE INDEX IF NOT EXISTS events_type_position ON events (type, position);
       CREATE TABLE IF NOT EXISTS streams (
         stream   TEXT PRIMARY KEY,
         revision INTEGER NOT NULL,
@@ -108,13 +120,56 @@ export class SqliteEventStore implements EventStore {
     events: readonly Event[],
     options: { expectedRevision?: ExpectedRevision } = {},
   ): Promise<AppendResult> {
-    const result = this.appendSync(streamName, events, options.expectedRevision ?? 'any');
-    if (!result.replayed) this.appended$.next(result.lastPosition);
-    return result;
+    if (events.length === 0) throw new Error('appendToStream needs at least one event');
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.queue.push({ streamName, events, expected: options.expectedRevision ?? 'any', resolve, reject });
+      if (this.queue.length === 1) setImmediate(() => this.commitQueued());
+    });
   }
 
-  private appendSync(streamName: string, events: readonly Event[], expected: ExpectedRevision): AppendResult {
-    if (events.length === 0) throw new Error('appendToStream needs at least one event');
+  /**
+   * Group commit: appends that arrive in the same turn of the event loop share one transaction
+   * and so one fsync. Each runs in its own savepoint, so one append's concurrency error leaves the
+   * others alone, and each caller is answered only after the commit is durable.
+   */
+  private commitQueued(): void {
+    const group = this.queue;
+    this.queue = [];
+    if (this.closed) {
+      for (const a of group) a.reject(new Error('event store is closed'));
+      return;
+    }
+    const outcomes: ({ ok: AppendResult } | { err: unknown })[] = [];
+    try {
+      this.db
+        .transaction(() => {
+          for (const a of group) {
+            try {
+              outcomes.push({ ok: this.appendInSavepoint(a.streamName, a.events, a.expected) });
+            } catch (err) {
+              outcomes.push({ err });
+            }
+          }
+        })
+        .immediate();
+    } catch (err) {
+      for (const a of group) a.reject(err);
+      return;
+    }
+    let last = 0;
+    group.forEach((a, i) => {
+      const o = outcomes[i]!;
+      if ('ok' in o) {
+        if (!o.ok.replayed) last = Math.max(last, o.ok.lastPosition);
+        a.resolve(o.ok);
+      } else a.reject(o.err);
+    });
+    // Deferred: in-process subscribers (projections) must not run inside the callers' appends.
+    if (last) setImmediate(() => this.appended$.next(last));
+  }
+
+  /** Runs inside the group's transaction; a nested better-sqlite3 transaction is a savepoint. */
+  private appendInSavepoint(streamName: string, events: readonly Event[], expected: ExpectedRevision): AppendResult {
     const tx = this.db.transaction((): AppendResult => {
       const stream = this.stmts.getStream.get(streamName);
       if (stream?.deleted === STREAM_TOMBSTONED) throw new StreamDeletedError(streamName);
@@ -130,7 +185,7 @@ export class SqliteEventStore implements EventStore {
         revision += 1;
         try {
           const info = this.stmts.insert.run(
-            e.id ?? randomUUID(),
+            e.id ?? uuidv7(now),
             streamName,
             revision,
             e.type,
@@ -147,7 +202,7 @@ export class SqliteEventStore implements EventStore {
       this.stmts.upsertStream.run(streamName, revision);
       return { nextExpectedRevision: revision, lastPosition, replayed: false };
     });
-    return tx.immediate();
+    return tx();
   }
 
   /**
@@ -208,9 +263,14 @@ export class SqliteEventStore implements EventStore {
       for (const p of filter!.streamPrefixes) params.push(p.length, p);
     }
     params.push(max);
-    const rows = this.db
-      .prepare<(string | number)[], EventRow>(`SELECT * FROM events WHERE ${clauses.join(' AND ')} ORDER BY position ASC LIMIT ?`)
-      .all(...params);
+    const sql = `SELECT * FROM events WHERE ${clauses.join(' AND ')} ORDER BY position ASC LIMIT ?`;
+    let stmt = this.filteredStmts.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare<(string | number)[], EventRow>(sql);
+      if (this.filteredStmts.size > 200) this.filteredStmts.clear();
+      this.filteredStmts.set(sql, stmt);
+    }
+    const rows = stmt.all(...params);
     const scannedTo = rows.length === max ? rows[rows.length - 1]!.position : Math.max(head, after);
     return { events: rows.map(toRecorded), scannedTo };
   }

@@ -85,7 +85,9 @@ export async function projectionStatus(eventStore: EventStore, readStore: ReadSt
   for (const p of projections) {
     const cp = await readStore.getCheckpoint(p.name);
     const position = cp?.position ?? 0;
-    const lag = Math.max(0, head - position);
+    // A projection none of whose events came after its checkpoint is not behind, however far the head is.
+    const pendingRelevant = head > position ? await eventStore.readAll({ after: position, maxCount: 1, filter: { eventTypes: p.eventTypes } }) : [];
+    const lag = pendingRelevant.length ? Math.max(0, head - position) : 0;
     out.push({
       name: p.name,
       status: cp?.status ?? 'new',
@@ -129,6 +131,8 @@ async function rebuildOne(
     position = last.globalPosition;
     events += batch.length;
     onProgress?.({ projection: p.name, position, head: Math.max(head, position), events, elapsedMs: Date.now() - started });
+    // The embedded store is synchronous underneath: yield so timers and signals get a turn.
+    await new Promise((resolve) => setImmediate(resolve));
   }
   // Events appended during the rebuild are picked up by the live runner from here.
   await readStore.setCheckpoint(p.name, position, 'live');

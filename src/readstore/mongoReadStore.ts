@@ -3,6 +3,8 @@ import {
   CheckpointMismatchError,
   TIE_BREAKER,
   withTieBreaker,
+  type AggregateQuery,
+  type AggregateRow,
   type ApplyBatch,
   type Change,
   type Checkpoint,
@@ -132,6 +134,28 @@ export class MongoReadStore implements ReadStore {
 
   async count(collection: string, filter?: Filter): Promise<number> {
     return this.coll(collection).countDocuments(toMongoFilter(filter));
+  }
+
+  async aggregate(collection: string, query: AggregateQuery): Promise<AggregateRow[]> {
+    const id: Document = {};
+    query.groupBy.forEach((f, i) => (id[`g${i}`] = `$${checkField(f)}`));
+    const group: Document = { _id: id, n: { $sum: 1 } };
+    (query.sum ?? []).forEach((f, i) => (group[`s${i}`] = { $sum: `$${checkField(f)}` }));
+    (query.min ?? []).forEach((f, i) => (group[`lo${i}`] = { $min: `$${checkField(f)}` }));
+    (query.max ?? []).forEach((f, i) => (group[`hi${i}`] = { $max: `$${checkField(f)}` }));
+    const sort: Document = {};
+    query.groupBy.forEach((_, i) => (sort[`_id.g${i}`] = 1));
+    const pipeline: Document[] = [{ $match: toMongoFilter(query.filter) }, { $group: group }];
+    if (query.groupBy.length) pipeline.push({ $sort: sort });
+    if (query.limit !== undefined) pipeline.push({ $limit: query.limit });
+    const rows = await this.coll(collection).aggregate(pipeline, { allowDiskUse: true }).toArray();
+    return rows.map((r) => ({
+      group: Object.fromEntries(query.groupBy.map((f, i) => [f, (r._id as Document)[`g${i}`] ?? null])),
+      count: Number(r.n),
+      sum: Object.fromEntries((query.sum ?? []).map((f, i) => [f, Number(r[`s${i}`] ?? 0)])),
+      min: Object.fromEntries((query.min ?? []).map((f, i) => [f, (r[`lo${i}`] as Scalar) ?? null])),
+      max: Object.fromEntries((query.max ?? []).map((f, i) => [f, (r[`hi${i}`] as Scalar) ?? null])),
+    }));
   }
 
   async applyChanges(changes: readonly Change[]): Promise<void> {

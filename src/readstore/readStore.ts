@@ -86,6 +86,26 @@ export type ApplyBatch = {
   changes: readonly PositionedChange[];
 };
 
+/** Grouped counts and sums, computed where the data is (coverage reports, statistics). */
+export type AggregateQuery = {
+  filter?: Filter;
+  /** Fields to group by; each result row carries their values under the same names. */
+  groupBy: readonly string[];
+  sum?: readonly string[];
+  min?: readonly string[];
+  max?: readonly string[];
+  /** Groups in groupBy order (ascending); at most `limit` of them. */
+  limit?: number;
+};
+
+export type AggregateRow = {
+  group: Record<string, Scalar>;
+  count: number;
+  sum: Record<string, number>;
+  min: Record<string, Scalar>;
+  max: Record<string, Scalar>;
+};
+
 export class CheckpointMismatchError extends Error {
   readonly code = 'CHECKPOINT_MISMATCH';
   constructor(readonly projection: string, readonly expected: number, readonly actual: number | null, readonly status?: string) {
@@ -101,6 +121,7 @@ export interface ReadStore {
   get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null>;
   find<T extends Doc = Doc>(collection: string, query?: FindQuery): Promise<T[]>;
   count(collection: string, filter?: Filter): Promise<number>;
+  aggregate(collection: string, query: AggregateQuery): Promise<AggregateRow[]>;
   /** Applies changes outside any projection (used by tests and tools). */
   applyChanges(changes: readonly Change[]): Promise<void>;
   /**

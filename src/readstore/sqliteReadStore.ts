@@ -3,6 +3,8 @@ import { applyUpdate } from './documentUpdate.js';
 import {
   CheckpointMismatchError,
   withTieBreaker,
+  type AggregateQuery,
+  type AggregateRow,
   type ApplyBatch,
   type Change,
   type Checkpoint,
@@ -90,6 +92,31 @@ export class SqliteReadStore implements ReadStore {
     const params: unknown[] = [];
     const row = this.stmt(`SELECT COUNT(*) AS n FROM ${tableName(collection)} WHERE ${filterSql(filter, params)}`).get(...params) as { n: number };
     return row.n;
+  }
+
+  async aggregate(collection: string, query: AggregateQuery): Promise<AggregateRow[]> {
+    if (!this.exists(collection)) return [];
+    const params: unknown[] = [];
+    const cols: string[] = query.groupBy.map((f, i) => `${fieldExpr(f)} AS g${i}`);
+    cols.push('COUNT(*) AS n');
+    (query.sum ?? []).forEach((f, i) => cols.push(`TOTAL(${fieldExpr(f)}) AS s${i}`));
+    (query.min ?? []).forEach((f, i) => cols.push(`MIN(${fieldExpr(f)}) AS lo${i}`));
+    (query.max ?? []).forEach((f, i) => cols.push(`MAX(${fieldExpr(f)}) AS hi${i}`));
+    const groups = query.groupBy.map((_, i) => `g${i}`).join(', ');
+    let sql = `SELECT ${cols.join(', ')} FROM ${tableName(collection)} WHERE ${filterSql(query.filter ?? {}, params)}`;
+    if (groups) sql += ` GROUP BY ${groups} ORDER BY ${groups}`;
+    if (query.limit !== undefined) {
+      sql += ' LIMIT ?';
+      params.push(query.limit);
+    }
+    const rows = this.stmt(sql).all(...params) as Record<string, Scalar>[];
+    return rows.map((r) => ({
+      group: Object.fromEntries(query.groupBy.map((f, i) => [f, r[`g${i}`] ?? null])),
+      count: Number(r.n),
+      sum: Object.fromEntries((query.sum ?? []).map((f, i) => [f, Number(r[`s${i}`] ?? 0)])),
+      min: Object.fromEntries((query.min ?? []).map((f, i) => [f, r[`lo${i}`] ?? null])),
+      max: Object.fromEntries((query.max ?? []).map((f, i) => [f, r[`hi${i}`] ?? null])),
+    }));
   }
 
   async applyChanges(changes: readonly Change[]): Promise<void> {

@@ -5,12 +5,26 @@ import { CursorCodec } from '../shared/cursor.js';
 import { auditPlugin } from './audit.js';
 import { authPlugin } from './auth.js';
 import { installErrorHandling } from './errorHandler.js';
+import { sendProblem } from './problems.js';
 import { IDEMPOTENCY_COLLECTION } from './idempotency.js';
 import { openapiPlugin } from './openapi.js';
 import { requestIdOf } from './requestId.js';
 import { adminTenantsRoutes } from './routes/adminTenants.js';
 import { auditLogRoutes } from './routes/auditLog.js';
 import { deletionsRoutes } from './routes/deletions.js';
+import { ingestRoutes } from './routes/ingest.js';
+import { samplesRoutes } from './routes/samples.js';
+import { categorySamplesRoutes } from './routes/categorySamples.js';
+import { sleepRoutes } from './routes/sleep.js';
+import { workoutsRoutes } from './routes/workouts.js';
+import { nutritionRoutes } from './routes/nutrition.js';
+import { dailyRoutes } from './routes/daily.js';
+import { ecgRoutes } from './routes/ecg.js';
+import { heartbeatRoutes } from './routes/heartbeat.js';
+import { menstrualCyclesRoutes } from './routes/menstrualCycles.js';
+import { sampleStatsRoutes } from './routes/sampleStats.js';
+import { coverageRoutes } from './routes/coverage.js';
+import { pipelineRoutes } from './routes/pipeline.js';
 import { ADMIN_PREFIX } from './routes/routeOptions.js';
 import { tokensRoutes } from './routes/tokens.js';
 import { usersRoutes } from './routes/users.js';
@@ -22,6 +36,11 @@ export async function buildServer(ctx: AppContext) {
     genReqId: requestIdOf,
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
+    // Errors fastify raises before routing (an undecodable URL) are problems like any other.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-request-id', request.id);
+      void sendProblem(request, reply, error.statusCode ?? 400, error.message);
+    },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -43,6 +62,19 @@ export async function buildServer(ctx: AppContext) {
   await app.register(usersRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   await app.register(tokensRoutes, { ...opts, prefix: '/v1' });
   await app.register(deletionsRoutes, { ...opts, prefix: '/v1' });
+  await app.register(ingestRoutes, { ...opts, prefix: '/v1' });
+  await app.register(samplesRoutes, { ...opts, prefix: '/v1' });
+  await app.register(categorySamplesRoutes, { ...opts, prefix: '/v1' });
+  await app.register(sleepRoutes, { ...opts, prefix: '/v1' });
+  await app.register(workoutsRoutes, { ...opts, prefix: '/v1' });
+  await app.register(nutritionRoutes, { ...opts, prefix: '/v1' });
+  await app.register(dailyRoutes, { ...opts, prefix: '/v1' });
+  await app.register(ecgRoutes, { ...opts, prefix: '/v1' });
+  await app.register(heartbeatRoutes, { ...opts, prefix: '/v1' });
+  await app.register(menstrualCyclesRoutes, { ...opts, prefix: '/v1' });
+  await app.register(sampleStatsRoutes, { ...opts, prefix: '/v1' });
+  await app.register(coverageRoutes, { ...opts, prefix: '/v1' });
+  await app.register(pipelineRoutes, { ...opts, prefix: '/v1' });
   await app.ready();
   return app as unknown as FastifyInstance;
 }

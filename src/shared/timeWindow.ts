@@ -14,8 +14,10 @@ export function parseTimeParam(value: string): number | null {
   }
   const m = RFC3339.exec(value);
   if (!m) return null;
-  const [, , mo, da, hh, mi, ss] = m.map(Number) as number[];
-  if (mo! < 1 || mo! > 12 || da! < 1 || da! > 31 || hh! > 23 || mi! > 59 || ss! > 60) return null;
+  const [, y, mo, da, hh, mi, ss] = m.map(Number) as number[];
+  if (mo! < 1 || mo! > 12 || da! < 1 || hh! > 23 || mi! > 59 || ss! > 60) return null;
+  // Date.parse rolls 2026-02-30 over into March; a day the month lacks is an error.
+  if (new Date(Date.UTC(y!, mo! - 1, da!)).getUTCDate() !== da) return null;
   const ms = Date.parse(value.toUpperCase());
   return Number.isNaN(ms) ? null : ms;
 }

@@ -96,6 +96,21 @@ export function readStoreContract(name: string, make: () => Promise<ReadStore>) 
       expect((await store.listCheckpoints()).find((x) => x.projection === proj)?.status).toBe('rebuilding');
     });
 
+    it('aggregate groups with count, sum, min and max, in group order, filtered and limited', async () => {
+      await store.applyChanges([
+        put({ _id: 'a1', key: 'a1', user: 'u', day: '2026-01-02', t: 3, v: 10 }),
+        put({ _id: 'a2', key: 'a2', user: 'u', day: '2026-01-01', t: 1, v: 5 }),
+        put({ _id: 'a3', key: 'a3', user: 'u', day: '2026-01-02', t: 2, v: 1 }),
+        put({ _id: 'a4', key: 'a4', user: 'x', day: '2026-01-01', t: 9, v: 100 }),
+      ]);
+      const rows = await store.aggregate(c, { filter: { user: 'u' }, groupBy: ['day'], sum: ['v'], min: ['t'], max: ['t'] });
+      expect(rows).toEqual([
+        { group: { day: '2026-01-01' }, count: 1, sum: { v: 5 }, min: { t: 1 }, max: { t: 1 } },
+        { group: { day: '2026-01-02' }, count: 2, sum: { v: 11 }, min: { t: 2 }, max: { t: 3 } },
+      ]);
+      expect(await store.aggregate(c, { groupBy: ['day'], limit: 1 })).toEqual([{ group: { day: '2026-01-01' }, count: 2, sum: {}, min: {}, max: {} }]);
+    });
+
     it('dropCollections removes the documents; reads of a dropped collection are empty', async () => {
       await store.applyChanges([put({ _id: 'a', key: 'a' })]);
       await store.dropCollections([c]);

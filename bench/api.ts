@@ -1,0 +1,85 @@
+/**
+ * `npm run bench -- api`: requests/s and p99 latency of GET /v1/users/{id} and POST /v1/users
+ * under 32 concurrent connections (autocannon), against the real server started as `npm start`
+ * does, next to a bare fastify route answering the same JSON from memory on the same machine in
+ * the same run (the framework's ceiling for this work).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import Fastify from 'fastify';
+import { freePort, json, machine, startService } from './support/service.js';
+
+type Result = { name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number };
+
+async function cannon(name: string, opts: autocannon.Options): Promise<Result> {
+  const r = await autocannon({ connections: 32, duration: 10, ...opts });
+  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+}
+
+export default async function main(args: string[]) {
+  const seconds = Number(args.find((a) => a.startsWith('--seconds='))?.split('=')[1] ?? 10);
+  const dir = mkdtempSync(join(tmpdir(), 'wellstream-bench-api-'));
+  const svc = await startService(dir);
+  try {
+    const tenant = await json<{ api_key: string }>(
+      await fetch(`${svc.base}/v1/admin/tenants`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${svc.adminKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'bench' }),
+      }),
+    );
+    const auth = { authorization: `Bearer ${tenant.api_key}` };
+    const ids: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      const u = await json<{ id: string }>(
+        await fetch(`${svc.base}/v1/users`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ external_ref: `seed-${i}` }) }),
+      );
+      ids.push(u.id);
+    }
+    const sample = await (await fetch(`${svc.base}/v1/users/${ids[0]}`, { headers: auth })).text();
+
+    const bare = Fastify();
+    bare.get('/v1/users/:id', async (_req, reply) => reply.type('application/json').send(sample));
+    const barePort = await freePort();
+    await bare.listen({ port: barePort, host: '127.0.0.1' });
+
+    let n = 0;
+    const results: Result[] = [];
+    results.push(
+      await cannon('GET /v1/users/{id} (service)', {
+        url: svc.base,
+        duration: seconds,
+        requests: [{ method: 'GET', headers: auth, setupRequest: (req) => ({ ...req, path: `/v1/users/${ids[n++ % ids.length]}` }) }],
+      }),
+    );
+    results.push(await cannon('GET same JSON (bare fastify)', { url: `http://127.0.0.1:${barePort}`, duration: seconds, requests: [{ method: 'GET', path: `/v1/users/${ids[0]}` }] }));
+    let m = 0;
+    results.push(
+      await cannon('POST /v1/users (service)', {
+        url: svc.base,
+        duration: seconds,
+        requests: [
+          {
+            method: 'POST',
+            path: '/v1/users',
+            headers: { ...auth, 'content-type': 'application/json' },
+            setupRequest: (req) => ({ ...req, body: JSON.stringify({ external_ref: `bench-${process.pid}-${m++}` }) }),
+          },
+        ],
+      }),
+    );
+    await bare.close();
+
+    console.log(`machine: ${machine()}`);
+    console.log(`32 connections, ${seconds} s each\n`);
+    console.log('| route | req/s | p50 ms | p99 ms | errors | non-2xx |');
+    console.log('|---|---:|---:|---:|---:|---:|');
+    for (const r of results) console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} |`);
+    console.log(`\nGET service / bare fastify: ${((results[0]!.rps / results[1]!.rps) * 100).toFixed(0)} %`);
+  } finally {
+    await svc.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import type { EventStore } from '../../src/eventstore/eventStore.js';
+import { DomainError } from '../shared/domainError.js';
+import { handleCommand, loadState } from '../shared/commandHandler.js';
+import { userState, userStream, type UserState } from '../users/user.js';
+import { uploadState, uploadStream, type UploadEvent, type UploadState } from './upload.js';
+
+export const UPLOAD_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+export const AcceptUploadInput = z.object({
+  tenantId: z.string().uuid(),
+  userId: z.string().uuid(),
+  tokenId: z.string().uuid(),
+  provider: z.string().min(1),
+  uploadId: z.string().regex(UPLOAD_ID),
+  objectKey: z.string().min(1),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  bytes: z.number().int().min(0),
+  contentType: z.string(),
+  at: z.string().datetime(),
+});
+export type AcceptUpload = z.infer<typeof AcceptUploadInput>;
+
+export type AcceptUploadOutcome = { replayed: boolean; accepted: NonNullable<UploadState['accepted']> };
+
+/**
+ * contracts.md §3: the same Upload-Id with the same body replays (nothing stored twice), with a
+ * different body is a 422. A user whose deletion began after the token was checked is a 410.
+ */
+export function decideAcceptUpload(cmd: AcceptUpload, state: UploadState, user: UserState): UploadEvent[] {
+  if (state.accepted) {
+    if (state.accepted.sha256 !== cmd.sha256) throw new DomainError('unprocessable', 'Upload-Id was already used with a different body');
+    return [];
+  }
+  if (user.status === 'deleting' || user.status === 'erased') throw new DomainError('gone', 'the user is being deleted');
+  if (user.status !== 'active' || user.tenantId !== cmd.tenantId) throw new DomainError('gone', 'the user no longer exists');
+  return [
+    {
+      type: 'upload.accepted',
+      data: {
+        upload_id: cmd.uploadId,
+        user_id: cmd.userId,
+        tenant_id: cmd.tenantId,
+        provider: cmd.provider,
+        object_key: cmd.objectKey,
+        sha256: cmd.sha256,
+        bytes: cmd.bytes,
+        content_type: cmd.contentType,
+        tier: 'upload',
+        accepted_at: cmd.at,
+        token_id: cmd.tokenId,
+      },
+    },
+  ];
+}
+
+export async function acceptUpload(eventStore: EventStore, input: AcceptUpload) {
+  const cmd = AcceptUploadInput.parse(input);
+  const user = (await loadState(eventStore, userStream(cmd.userId), userState)).state;
+  const result = await handleCommand(eventStore, uploadStream(cmd.userId, cmd.provider, cmd.uploadId), uploadState, (state) =>
+    decideAcceptUpload(cmd, state, user),
+  );
+  return { ...result, replayed: result.newEvents.length === 0, accepted: result.state.accepted! };
+}
+
+/** Lets the route tell a replay from a new upload before it stores anything. */
+export async function findUpload(eventStore: EventStore, userId: string, provider: string, uploadId: string) {
+  return (await loadState(eventStore, uploadStream(userId, provider, uploadId), uploadState)).state.accepted;
+}

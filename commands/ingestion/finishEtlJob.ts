@@ -1,0 +1,61 @@
+import type { EventStore } from '../../src/eventstore/eventStore.js';
+import type { DataWritten, UploadEvent, UploadState } from './upload.js';
+
+export const MAX_ETL_ATTEMPTS = 5;
+
+/** Backoff after the n-th failed attempt: 10 s, 40 s, 160 s, 640 s. */
+export function etlBackoffMs(attempt: number): number {
+  return 10_000 * 4 ** (attempt - 1);
+}
+
+export type EtlOutcome =
+  | { kind: 'succeeded'; records: Record<string, number>; rejected: number; types: string[]; firstDay: string | null; lastDay: string | null }
+  | { kind: 'failed'; error: string }
+  | { kind: 'discarded'; reason: string };
+
+/** Spec "ETL job": a job that failed 5 times is parked and waits for a retry. */
+export function decideFinishEtlJob(state: UploadState, outcome: EtlOutcome, now: Date): UploadEvent[] {
+  const a = state.accepted!;
+  const base = { user_id: a.user_id, tenant_id: a.tenant_id };
+  switch (outcome.kind) {
+    case 'succeeded': {
+      const events: UploadEvent[] = [
+        {
+          type: 'etl.job_succeeded',
+          data: { ...base, provider: a.provider, attempt: state.attempt, records: outcome.records, rejected: outcome.rejected, finished_at: now.toISOString() },
+        },
+      ];
+      if (Object.values(outcome.records).some((n) => n > 0)) {
+        events.push({
+          type: 'data.written',
+          data: { ...base, provider: a.provider, records: outcome.records, types: outcome.types, first_day: outcome.firstDay, last_day: outcome.lastDay },
+        } satisfies DataWritten);
+      }
+      return events;
+    }
+    case 'failed': {
+      const error = outcome.error.slice(0, 1000);
+      if (state.attempt >= MAX_ETL_ATTEMPTS) {
+        return [{ type: 'etl.job_parked', data: { ...base, attempt: state.attempt, error, parked_at: now.toISOString() } }];
+      }
+      return [
+        {
+          type: 'etl.job_failed',
+          data: { ...base, attempt: state.attempt, error, failed_at: now.toISOString(), next_attempt_at: new Date(now.getTime() + etlBackoffMs(state.attempt)).toISOString() },
+        },
+      ];
+    }
+    case 'discarded':
+      return [{ type: 'etl.job_discarded', data: { ...base, reason: outcome.reason, at: now.toISOString() } }];
+  }
+}
+
+/**
+ * Appended at the revision the claim left: a worker whose lease was taken over by another
+ * fails here with a ConcurrencyError and its result is dropped (the other run writes the same
+ * deterministic record events).
+ */
+export async function finishEtlJob(eventStore: EventStore, stream: string, state: UploadState, revision: number, outcome: EtlOutcome, now = new Date()) {
+  const events = decideFinishEtlJob(state, outcome, now);
+  return eventStore.appendToStream(stream, events, { expectedRevision: revision });
+}

@@ -1,0 +1,26 @@
+import type { Event } from '../../src/eventstore/eventStore.js';
+import type { NormalizedRecord, RejectedItem } from './records.js';
+
+/**
+ * One batch of normalised records of one kind from one ETL job. The event type names the kind
+ * (`samples.ingested`, `workouts.ingested`, …) so each projection subscribes to its own.
+ */
+export type RecordsIngestedData<R extends NormalizedRecord = NormalizedRecord> = {
+  job: string;
+  user_id: string;
+  tenant_id: string;
+  provider: string;
+  /** When the service received the payload; the same on every re-run of the job. */
+  ingested_at: string;
+  batch: number;
+  records: R[];
+};
+export type RecordsIngested<R extends NormalizedRecord = NormalizedRecord> = Event<string, RecordsIngestedData<R>>;
+
+export type RecordsRejected = Event<
+  'records.rejected',
+  { job: string; user_id: string; tenant_id: string; provider: string; batch: number; items: (RejectedItem & { key: string })[]; at: string }
+>;
+
+/** The stream of an ETL job's output; prefixed by user so erasure can find it. */
+export const ingestStream = (userId: string, uploadStreamName: string) => `ingest-${userId}-${uploadStreamName.slice(-32)}`;

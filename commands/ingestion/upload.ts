@@ -1,0 +1,103 @@
+import type { Event } from '../../src/eventstore/eventStore.js';
+import { sha256Hex } from '../../src/shared/secrets.js';
+import type { StreamState } from '../shared/commandHandler.js';
+
+/**
+ * One stream per upload (user, device slug, Upload-Id). It holds the upload's acceptance and its
+ * ETL job's whole life, so claiming a job is an optimistic-concurrency append on this stream.
+ * The job's integer id is the global position of `upload.accepted`.
+ */
+export type UploadAccepted = Event<
+  'upload.accepted',
+  {
+    upload_id: string;
+    user_id: string;
+    tenant_id: string;
+    provider: string;
+    object_key: string;
+    sha256: string;
+    bytes: number;
+    content_type: string;
+    tier: EtlTier;
+    accepted_at: string;
+    token_id: string;
+  }
+>;
+export type EtlTier = 'upload' | 'sync' | 'backfill';
+export const TIER_PRIORITY: Record<EtlTier, number> = { upload: 0, sync: 1, backfill: 2 };
+
+export type EtlJobStarted = Event<'etl.job_started', { user_id: string; tenant_id: string; attempt: number; worker: string; started_at: string; lease_until: string }>;
+export type EtlJobFailed = Event<
+  'etl.job_failed',
+  { user_id: string; tenant_id: string; attempt: number; error: string; failed_at: string; next_attempt_at: string }
+>;
+export type EtlJobParked = Event<'etl.job_parked', { user_id: string; tenant_id: string; attempt: number; error: string; parked_at: string }>;
+export type EtlJobRetried = Event<'etl.job_retried', { user_id: string; tenant_id: string; by: string; at: string }>;
+export type EtlJobSucceeded = Event<
+  'etl.job_succeeded',
+  { user_id: string; tenant_id: string; provider: string; attempt: number; records: Record<string, number>; rejected: number; finished_at: string }
+>;
+export type EtlJobDiscarded = Event<'etl.job_discarded', { user_id: string; tenant_id: string; reason: string; at: string }>;
+/** Spec "Events": records were written from stored provider payloads. */
+export type DataWritten = Event<
+  'data.written',
+  {
+    user_id: string;
+    tenant_id: string;
+    provider: string;
+    records: Record<string, number>;
+    types: string[];
+    first_day: string | null;
+    last_day: string | null;
+  }
+>;
+
+export type UploadEvent =
+  | UploadAccepted
+  | EtlJobStarted
+  | EtlJobFailed
+  | EtlJobParked
+  | EtlJobRetried
+  | EtlJobSucceeded
+  | EtlJobDiscarded
+  | DataWritten;
+
+export const uploadStream = (userId: string, provider: string, uploadId: string) =>
+  `upload-${userId}-${sha256Hex(`${provider}\u0000${uploadId}`).slice(0, 32)}`;
+
+export type EtlStatus = 'pending' | 'running' | 'parked' | 'done';
+
+export type UploadState = {
+  accepted: UploadAccepted['data'] | null;
+  status: EtlStatus;
+  /** Failed attempts since the job was queued or last retried. */
+  attempts: number;
+  /** Attempt number of the run in progress. */
+  attempt: number;
+  nextAttemptAt: string | null;
+  leaseUntil: string | null;
+  error: string | null;
+};
+
+export const uploadState: StreamState<UploadState, UploadEvent> = {
+  initialState: () => ({ accepted: null, status: 'pending', attempts: 0, attempt: 0, nextAttemptAt: null, leaseUntil: null, error: null }),
+  evolve: (state, event) => {
+    switch (event.type) {
+      case 'upload.accepted':
+        return { ...state, accepted: event.data, status: 'pending', nextAttemptAt: event.data.accepted_at };
+      case 'etl.job_started':
+        return { ...state, status: 'running', attempt: event.data.attempt, leaseUntil: event.data.lease_until };
+      case 'etl.job_failed':
+        return { ...state, status: 'pending', attempts: event.data.attempt, error: event.data.error, nextAttemptAt: event.data.next_attempt_at, leaseUntil: null };
+      case 'etl.job_parked':
+        return { ...state, status: 'parked', attempts: event.data.attempt, error: event.data.error, nextAttemptAt: null, leaseUntil: null };
+      case 'etl.job_retried':
+        return { ...state, status: 'pending', attempts: 0, nextAttemptAt: event.data.at };
+      case 'etl.job_succeeded':
+      case 'etl.job_discarded':
+        return { ...state, status: 'done', leaseUntil: null, nextAttemptAt: null };
+      default:
+        return state;
+    }
+  },
+};

@@ -1,0 +1,83 @@
+import { TIER_PRIORITY, type UploadEvent } from '../../commands/ingestion/upload.js';
+import { defineProjection } from '../../src/projector/projection.js';
+
+export type EtlJobDoc = {
+  _id: string;
+  /** Global position of the upload's acceptance: a stable integer id. */
+  id: number;
+  user_id: string;
+  tenant_id: string;
+  provider: string;
+  tier: string;
+  tier_priority: number;
+  status: 'pending' | 'running' | 'parked' | 'done';
+  attempts: number;
+  error: string | null;
+  created_at: string;
+  next_attempt_at: string | null;
+  lease_until: string | null;
+  finished_at: string | null;
+  records: Record<string, number> | null;
+};
+
+/** The ETL queue as workers and GET /v1/pipeline/etl-jobs see it. */
+export const etlJobsProjection = defineProjection<UploadEvent>({
+  name: 'etl_jobs',
+  collections: [
+    {
+      name: 'etl_jobs',
+      indexes: [
+        { fields: [['status', 1], ['next_attempt_at', 1]] },
+        { fields: [['tenant_id', 1], ['status', 1], ['id', -1]] },
+        { fields: [['user_id', 1], ['status', 1]] },
+      ],
+    },
+  ],
+  eventTypes: ['upload.accepted', 'etl.job_started', 'etl.job_failed', 'etl.job_parked', 'etl.job_retried', 'etl.job_succeeded', 'etl.job_discarded'],
+  evolve: (event) => {
+    const id = event.streamName;
+    const update = (set: Record<string, unknown>) => [{ op: 'update' as const, collection: 'etl_jobs', id, set }];
+    switch (event.type) {
+      case 'upload.accepted': {
+        const d = event.data;
+        return [
+          {
+            op: 'put',
+            collection: 'etl_jobs',
+            doc: {
+              _id: id,
+              id: event.globalPosition,
+              user_id: d.user_id,
+              tenant_id: d.tenant_id,
+              provider: d.provider,
+              tier: d.tier,
+              tier_priority: TIER_PRIORITY[d.tier],
+              status: 'pending',
+              attempts: 0,
+              error: null,
+              created_at: d.accepted_at,
+              next_attempt_at: d.accepted_at,
+              lease_until: null,
+              finished_at: null,
+              records: null,
+            },
+          },
+        ];
+      }
+      case 'etl.job_started':
+        return update({ status: 'running', lease_until: event.data.lease_until });
+      case 'etl.job_failed':
+        return update({ status: 'pending', attempts: event.data.attempt, error: event.data.error, next_attempt_at: event.data.next_attempt_at, lease_until: null });
+      case 'etl.job_parked':
+        return update({ status: 'parked', attempts: event.data.attempt, error: event.data.error, next_attempt_at: null, lease_until: null });
+      case 'etl.job_retried':
+        return update({ status: 'pending', attempts: 0, next_attempt_at: event.data.at });
+      case 'etl.job_succeeded':
+        return update({ status: 'done', lease_until: null, next_attempt_at: null, finished_at: event.data.finished_at, records: event.data.records });
+      case 'etl.job_discarded':
+        return update({ status: 'done', lease_until: null, next_attempt_at: null, finished_at: event.data.at, error: event.data.reason });
+      default:
+        return [];
+    }
+  },
+});

@@ -1,0 +1,27 @@
+import type { RecordsIngestedData } from '../../commands/ingestion/ingestedEvents.js';
+
+/**
+ * Fields every stored record row carries besides its own: its owner (user and tenant, the keys
+ * of every read and of erasure), when the service received it, and the UTC day it falls on
+ * (coverage counts records per provider and day).
+ */
+export type OwnedFields = {
+  user_id: string;
+  tenant_id: string;
+  /** UTC date (YYYY-MM-DD) of the record's start; a daily summary's own date. */
+  day: string;
+  ingested_at: string;
+};
+
+/** A stored record: natural key as `_id`, the integer id it got from the event that first stored it. */
+export type RecordDocBase = OwnedFields & { _id: string; id: number };
+
+export const ownedFields = (d: Pick<RecordsIngestedData, 'user_id' | 'tenant_id' | 'ingested_at'>, day: string): OwnedFields => ({
+  user_id: d.user_id,
+  tenant_id: d.tenant_id,
+  day,
+  ingested_at: d.ingested_at,
+});
+
+/** UTC date of an RFC 3339 UTC time as records carry it (`toISOString()`). */
+export const utcDay = (iso: string): string => iso.slice(0, 10);

@@ -1,0 +1,88 @@
+import type { RecordsIngested } from '../../commands/ingestion/ingestedEvents.js';
+import type { SleepPhase, SleepSessionRecord } from '../../commands/ingestion/records.js';
+import type { Change } from '../../src/readstore/readStore.js';
+import { defineProjection } from '../../src/projector/projection.js';
+import { ownedFields, utcDay, type OwnedFields, type RecordDocBase } from './recordDoc.js';
+import { childKey, childRecordId, recordId, recordKey } from './recordIds.js';
+
+export type SleepSessionDoc = Omit<SleepSessionRecord, 'kind' | 'phases'> & RecordDocBase;
+
+/**
+ * A phase of a session (spec "Sleep phase"). It names its session by the session's natural key:
+ * a re-sent session keeps the integer id it got first, which evolve cannot know, so the reads
+ * answer `session_id` from the session row.
+ */
+export type SleepPhaseDoc = OwnedFields & {
+  _id: string;
+  id: number;
+  session_key: string;
+  phase: SleepPhase['phase'];
+  start_date: string;
+  end_date: string;
+  duration_s: number;
+  provider: string;
+  source: string;
+  device: string | null;
+  body_worn: boolean;
+};
+
+/**
+ * Sleep sessions and their phases. A session re-sent with the same external_id updates the
+ * session (keeping its id) and replaces all of its phases.
+ */
+export const sleepProjection = defineProjection<RecordsIngested<SleepSessionRecord>>({
+  name: 'sleep',
+  collections: [
+    {
+      name: 'sleep_sessions',
+      indexes: [
+        // List by bedtime_start, and the merged view's neighbourhood.
+        { fields: [['user_id', 1], ['bedtime_start', 1], ['id', 1]] },
+        // A session by its integer id (phases route).
+        { fields: [['user_id', 1], ['id', 1]] },
+        { fields: [['user_id', 1], ['day', 1]] },
+      ],
+    },
+    {
+      name: 'sleep_phases',
+      indexes: [{ fields: [['user_id', 1], ['session_key', 1], ['start_date', 1], ['id', 1]] }],
+    },
+  ],
+  eventTypes: ['sleep_sessions.ingested'],
+  evolve: (event) => {
+    const d = event.data;
+    const changes: Change[] = [];
+    let child = 0;
+    d.records.forEach((r, i) => {
+      const { kind: _kind, phases, ...fields } = r;
+      const key = recordKey(d.user_id, d.provider, r.external_id);
+      changes.push({
+        op: 'update',
+        collection: 'sleep_sessions',
+        id: key,
+        upsert: true,
+        set: { ...fields, ...ownedFields(d, utcDay(r.bedtime_start)) },
+        setOnInsert: { id: recordId(event.globalPosition, i) },
+      });
+      changes.push({ op: 'deleteMany', collection: 'sleep_phases', filter: { user_id: d.user_id, session_key: key } });
+      phases.forEach((p, j) => {
+        const doc: SleepPhaseDoc = {
+          _id: childKey(key, j),
+          id: childRecordId(event.globalPosition, child++),
+          session_key: key,
+          phase: p.phase,
+          start_date: p.start_date,
+          end_date: p.end_date,
+          duration_s: (Date.parse(p.end_date) - Date.parse(p.start_date)) / 1000,
+          provider: r.provider,
+          source: r.source,
+          device: r.device,
+          body_worn: r.body_worn,
+          ...ownedFields(d, utcDay(p.start_date)),
+        };
+        changes.push({ op: 'put', collection: 'sleep_phases', doc });
+      });
+    });
+    return changes;
+  },
+});

@@ -1,0 +1,81 @@
+import type { RecordsIngested } from '../../commands/ingestion/ingestedEvents.js';
+import type { RoutePoint, WorkoutRecord } from '../../commands/ingestion/records.js';
+import type { Change } from '../../src/readstore/readStore.js';
+import { defineProjection } from '../../src/projector/projection.js';
+import { ownedFields, utcDay, type OwnedFields, type RecordDocBase } from './recordDoc.js';
+import { childKey, recordId, recordKey } from './recordIds.js';
+import { orderedRoute, trackSummary, type TrackSummary } from './track.js';
+
+export type WorkoutDoc = Omit<WorkoutRecord, 'kind' | 'route'> & RecordDocBase & { track: TrackSummary | null };
+
+/** One GPS point of a workout's route; names its workout by the workout's natural key. */
+export type RoutePointDoc = RoutePoint &
+  OwnedFields & {
+    _id: string;
+    workout_key: string;
+    provider: string;
+    source: string;
+    device: string | null;
+  };
+
+/**
+ * Workouts, their track summaries and route points. A workout re-sent with the same external_id
+ * updates the workout (keeping its id), recomputes the summary and replaces the route.
+ */
+export const workoutsProjection = defineProjection<RecordsIngested<WorkoutRecord>>({
+  name: 'workouts',
+  collections: [
+    {
+      name: 'workouts',
+      indexes: [
+        // List of every activity, and the merged view's neighbourhood.
+        { fields: [['user_id', 1], ['start_date', 1], ['id', 1]] },
+        { fields: [['user_id', 1], ['type', 1], ['start_date', 1], ['id', 1]] },
+        // A workout by its integer id (route).
+        { fields: [['user_id', 1], ['id', 1]] },
+        { fields: [['user_id', 1], ['day', 1]] },
+      ],
+    },
+    {
+      name: 'workout_route_points',
+      indexes: [{ fields: [['user_id', 1], ['workout_key', 1], ['timestamp', 1], ['_id', 1]] }],
+    },
+  ],
+  eventTypes: ['workouts.ingested'],
+  evolve: (event) => {
+    const d = event.data;
+    const changes: Change[] = [];
+    d.records.forEach((r, i) => {
+      const { kind: _kind, route, ...fields } = r;
+      const key = recordKey(d.user_id, d.provider, r.external_id);
+      changes.push({
+        op: 'update',
+        collection: 'workouts',
+        id: key,
+        upsert: true,
+        set: { ...fields, track: trackSummary(route), ...ownedFields(d, utcDay(r.start_date)) },
+        setOnInsert: { id: recordId(event.globalPosition, i) },
+      });
+      changes.push({ op: 'deleteMany', collection: 'workout_route_points', filter: { user_id: d.user_id, workout_key: key } });
+      orderedRoute(route).forEach((p, j) => {
+        const doc: RoutePointDoc = {
+          _id: childKey(key, j),
+          workout_key: key,
+          timestamp: p.timestamp,
+          latitude: p.latitude,
+          longitude: p.longitude,
+          altitude_m: p.altitude_m,
+          speed_mps: p.speed_mps,
+          course_deg: p.course_deg,
+          horizontal_accuracy_m: p.horizontal_accuracy_m,
+          provider: r.provider,
+          source: r.source,
+          device: r.device,
+          ...ownedFields(d, utcDay(p.timestamp)),
+        };
+        changes.push({ op: 'put', collection: 'workout_route_points', doc });
+      });
+    });
+    return changes;
+  },
+});

@@ -1,0 +1,79 @@
+import type { MatchKind } from '../../src/catalog/quantityCatalog.js';
+import { compareStreams, type Stream } from './sourceRanking.js';
+
+/** Spec "Merged view": when two sources' records are the same measurement. */
+export type MatchRule = MatchKind | 'session';
+
+const MIN = 60_000;
+const TOLERANCE_MS: Record<Exclude<MatchRule, 'count' | 'other' | 'session'>, number> = {
+  reading: 5 * MIN,
+  nightly: 12 * 60 * MIN,
+  body: 60 * MIN,
+};
+
+export type Interval = { start: number; end: number };
+
+export function recordsMatch(rule: MatchRule, a: Interval, b: Interval): boolean {
+  switch (rule) {
+    case 'reading':
+    case 'nightly':
+    case 'body':
+      return Math.abs(a.start - b.start) <= TOLERANCE_MS[rule];
+    case 'session': {
+      // They share at least half of the shorter one.
+      const shared = Math.min(a.end, b.end) - Math.max(a.start, b.start);
+      const shorter = Math.min(a.end - a.start, b.end - b.start);
+      return shared > 0 && shared * 2 >= shorter;
+    }
+    case 'count':
+    case 'other':
+    default:
+      // Intervals overlap; an instant overlaps an interval that contains it.
+      if (a.start === a.end || b.start === b.end) return a.start <= b.end && b.start <= a.end;
+      return a.start < b.end && b.start < a.end;
+  }
+}
+
+/**
+ * How far around a record's interval a better source's record can lie and still match, so the
+ * neighbourhood query knows what to fetch.
+ */
+export function matchReachMs(rule: MatchRule): number {
+  return rule === 'reading' || rule === 'nightly' || rule === 'body' ? TOLERANCE_MS[rule] : 0;
+}
+
+/**
+ * A record is listed in the merged view only when no better ranked stream has a matching record.
+ * `neighbours` must hold every record that could match any of `records` (all streams).
+ */
+export function hiddenByBetterSource<R extends Stream & Interval & { key: string }>(records: readonly R[], neighbours: readonly R[], rule: MatchRule, order: readonly string[]): Set<string> {
+  const hidden = new Set<string>();
+  const sorted = [...neighbours].sort((x, y) => x.start - y.start);
+  const reach = matchReachMs(rule);
+  const longest = sorted.reduce((m, r) => Math.max(m, r.end - r.start), 0);
+  for (const r of records) {
+    // Candidates start no earlier than r.start − reach − the longest neighbour.
+    const lo = lowerBound(sorted, r.start - reach - longest);
+    for (let i = lo; i < sorted.length; i++) {
+      const n = sorted[i]!;
+      if (n.start > r.end + reach) break;
+      if (n.key === r.key || compareStreams(n, r, order) >= 0) continue;
+      if (recordsMatch(rule, r, n)) {
+        hidden.add(r.key);
+        break;
+      }
+    }
+  }
+  return hidden;
+}
+
+function lowerBound<R extends Interval>(sorted: readonly R[], start: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]!.start < start) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -1,0 +1,278 @@
+import { DateTime, IANAZone } from 'luxon';
+import { findQuantityType } from '../../src/catalog/quantityCatalog.js';
+import type { Filter, ReadStore, Scalar, SortSpec } from '../../src/readstore/readStore.js';
+import { withTieBreaker } from '../../src/readstore/readStore.js';
+import { getPath } from '../../src/readstore/documentUpdate.js';
+import { InvalidTimeWindowError, parseTimeParam } from '../../src/shared/timeWindow.js';
+import type { SampleDoc } from '../../projections/records/samplesProjection.js';
+import type { Page } from '../shared/page.js';
+import { listInView, type View } from './mergedPage.js';
+import { sourceOrderFor, type SourcePriorities } from './sourceRanking.js';
+
+/**
+ * Spec "Sample statistics" and "Reads" rule 2: samples of one type bucketed by hour or by local
+ * day in an IANA zone, one series per provider, source and unit (series are never summed).
+ *
+ * Choices the spec leaves open (kept here so the route and the agent tool agree):
+ * - a sample falls in the bucket holding its `start_date`, whole (an interval sample spanning two
+ *   buckets is not split);
+ * - only buckets holding at least one sample are listed;
+ * - every bucket carries count, sum, avg (sum / count), min and max whatever the type's
+ *   catalog aggregation is; a caller of a counted type reads `sum`, of a reading `avg`;
+ * - bucket, `start` and `end` times are written with the numeric offset of tz at that instant
+ *   (`+00:00` for UTC), seconds precision.
+ */
+export type StatsInterval = 'hour' | 'day';
+
+export const MAX_STATS_INTERVALS = 10_000;
+export const MAX_STATS_ROWS = 50_000;
+
+export type StatsRow = { start_date: string; provider: string; source: string; unit: string; value: number };
+
+export type StatsBucket = {
+  start: string;
+  provider: string;
+  source: string;
+  unit: string;
+  count: number;
+  sum: number;
+  avg: number;
+  min: number;
+  max: number;
+};
+
+/** The widened window: whole intervals in tz, start inclusive, end exclusive. */
+export type StatsWindow = { start: DateTime; end: DateTime; intervals: number };
+
+/** Offset always numeric, so every time of one answer has the same shape. */
+export const formatWithOffset = (t: DateTime): string => t.toFormat("yyyy-MM-dd'T'HH:mm:ssZZ");
+
+export function isValidTimeZone(tz: string): boolean {
+  return IANAZone.isValidZone(tz);
+}
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * A statistics time parameter: an RFC 3339 time, or a `YYYY-MM-DD` date meaning midnight in tz
+ * (spec "Conventions" 2). Null when unparsable.
+ */
+export function parseStatsTime(value: string, tz: string): DateTime | null {
+  const ms = parseTimeParam(value);
+  if (ms === null) return null;
+  if (DATE_ONLY.test(value)) {
+    // Local midnight; where a zone skips midnight, luxon moves on to the first local time that exists.
+    const t = DateTime.fromISO(value, { zone: tz });
+    return t.isValid ? t : null;
+  }
+  const t = DateTime.fromMillis(ms, { zone: tz });
+  return t.isValid ? t : null;
+}
+
+/** Start of the interval of tz holding `t`. */
+function floorTo(t: DateTime, interval: StatsInterval): DateTime {
+  return t.startOf(interval);
+}
+
+/** The first interval boundary at or after `t`. */
+function ceilTo(t: DateTime, interval: StatsInterval): DateTime {
+  const f = floorTo(t, interval);
+  return f.toMillis() === t.toMillis() ? f : nextBoundary(f, interval);
+}
+
+/** The boundary after the interval starting at `start` (a day is 23, 24 or 25 hours long). */
+function nextBoundary(start: DateTime, interval: StatsInterval): DateTime {
+  const next = floorTo(start.plus(interval === 'day' ? { days: 1 } : { hours: 1 }), interval);
+  // Guard for zones whose clocks move by less than an hour: never stand still.
+  return next.toMillis() > start.toMillis() ? next : start.plus({ hours: 1 });
+}
+
+/**
+ * Parses and widens `start`/`end` to whole intervals of tz (spec "Reads" rule 2). Throws
+ * InvalidTimeWindowError (a 400) for an unknown zone, an unparsable time, `end` before `start`,
+ * or a widened window longer than `maxIntervals` intervals after start.
+ */
+export function statsWindow(
+  startParam: string,
+  endParam: string,
+  interval: StatsInterval,
+  tz: string,
+  maxIntervals: number = MAX_STATS_INTERVALS,
+): StatsWindow {
+  if (!isValidTimeZone(tz)) throw new InvalidTimeWindowError(`tz ${tz} is not an IANA time zone`);
+  const s = parseStatsTime(startParam, tz);
+  const e = parseStatsTime(endParam, tz);
+  if (!s) throw new InvalidTimeWindowError('start is not an RFC 3339 time or a YYYY-MM-DD date');
+  if (!e) throw new InvalidTimeWindowError('end is not an RFC 3339 time or a YYYY-MM-DD date');
+  if (e.toMillis() < s.toMillis()) throw new InvalidTimeWindowError('end is before start');
+  const start = floorTo(s, interval);
+  const end = ceilTo(e, interval);
+  const limit = start.plus(interval === 'day' ? { days: maxIntervals } : { hours: maxIntervals });
+  if (end.toMillis() > limit.toMillis()) {
+    throw new InvalidTimeWindowError(`the window spans more than ${maxIntervals} ${interval} intervals after start`);
+  }
+  const intervals = interval === 'day' ? Math.round(end.diff(start, 'days').days) : Math.ceil((end.toMillis() - start.toMillis()) / 3_600_000);
+  return { start, end, intervals };
+}
+
+type Acc = { startMs: number; start: string; provider: string; source: string; unit: string; count: number; sum: number; min: number; max: number };
+
+/**
+ * Incremental bucketing of samples in ascending start_date order (the order the read delivers;
+ * the current interval is cached, so luxon runs once per interval, not once per row). Rows out of
+ * order are still bucketed correctly, only slower.
+ */
+export class StatsBucketer {
+  private readonly accs = new Map<string, Acc>();
+  private curStart = 0;
+  private curEnd = -1;
+  private curLabel = '';
+
+  constructor(
+    private readonly interval: StatsInterval,
+    private readonly tz: string,
+  ) {}
+
+  add(row: StatsRow): void {
+    const ms = Date.parse(row.start_date);
+    if (!(ms >= this.curStart && ms < this.curEnd)) {
+      const start = floorTo(DateTime.fromMillis(ms, { zone: this.tz }), this.interval);
+      this.curStart = start.toMillis();
+      this.curEnd = nextBoundary(start, this.interval).toMillis();
+      this.curLabel = formatWithOffset(start);
+    }
+    const key = `${this.curStart}\u0000${row.provider}\u0000${row.source}\u0000${row.unit}`;
+    const a = this.accs.get(key);
+    if (a) {
+      a.count++;
+      a.sum += row.value;
+      if (row.value < a.min) a.min = row.value;
+      if (row.value > a.max) a.max = row.value;
+    } else {
+      this.accs.set(key, {
+        startMs: this.curStart,
+        start: this.curLabel,
+        provider: row.provider,
+        source: row.source,
+        unit: row.unit,
+        count: 1,
+        sum: row.value,
+        min: row.value,
+        max: row.value,
+      });
+    }
+  }
+
+  /** Buckets ordered by start, provider, source, unit (spec "Reads" table). */
+  buckets(): StatsBucket[] {
+    const cmp = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+    return [...this.accs.values()]
+      .sort((a, b) => a.startMs - b.startMs || cmp(a.provider, b.provider) || cmp(a.source, b.source) || cmp(a.unit, b.unit))
+      .map((a) => ({ start: a.start, provider: a.provider, source: a.source, unit: a.unit, count: a.count, sum: a.sum, avg: a.sum / a.count, min: a.min, max: a.max }));
+  }
+}
+
+/**
+ * Pure bucketing of rows in ascending start_date order. When more than `maxRows` rows are given
+ * the result is `truncated` and the buckets hold the earliest `maxRows` rows (spec "Reads" rule 2).
+ */
+export function bucketSamples(
+  rows: Iterable<StatsRow>,
+  opts: { interval: StatsInterval; tz: string; maxRows?: number },
+): { buckets: StatsBucket[]; truncated: boolean } {
+  const maxRows = opts.maxRows ?? MAX_STATS_ROWS;
+  const b = new StatsBucketer(opts.interval, opts.tz);
+  let n = 0;
+  for (const row of rows) {
+    if (n === maxRows) return { buckets: b.buckets(), truncated: true };
+    b.add(row);
+    n++;
+  }
+  return { buckets: b.buckets(), truncated: false };
+}
+
+export type SampleStatsQuery = {
+  userId: string;
+  type: string;
+  /** Widened window (statsWindow). */
+  window: StatsWindow;
+  interval: StatsInterval;
+  tz: string;
+  provider?: string;
+  view: View;
+  priorities?: SourcePriorities;
+};
+
+export type SampleStatsResult = { buckets: StatsBucket[]; truncated: boolean };
+
+/**
+ * Reads the samples of one type in the widened window, oldest first, in the requested view
+ * (merged: only the records the merged view of the samples list shows), and buckets them. At most
+ * `maxRows` rows are read (+1 to know whether more matched), `chunk` at a time, so memory stays
+ * bounded by a chunk and the buckets.
+ */
+export async function sampleStats(
+  readStore: ReadStore,
+  q: SampleStatsQuery,
+  opts: { maxRows?: number; chunk?: number } = {},
+): Promise<SampleStatsResult> {
+  const maxRows = opts.maxRows ?? MAX_STATS_ROWS;
+  const chunk = Math.max(1, opts.chunk ?? 5_000);
+  const bucketer = new StatsBucketer(q.interval, q.tz);
+  let n = 0;
+  for await (const rows of readSamples(readStore, q, chunk)) {
+    for (const row of rows) {
+      if (n === maxRows) return { buckets: bucketer.buckets(), truncated: true };
+      bucketer.add(row);
+      n++;
+    }
+  }
+  return { buckets: bucketer.buckets(), truncated: false };
+}
+
+async function* readSamples(readStore: ReadStore, q: SampleStatsQuery, chunk: number): AsyncGenerator<SampleDoc[]> {
+  const filter: Filter = {
+    user_id: q.userId,
+    type: q.type,
+    ...(q.provider !== undefined ? { provider: q.provider } : {}),
+    start_date: { $gte: q.window.start.toUTC().toISO()!, $lt: q.window.end.toUTC().toISO()! },
+  };
+  const sort: SortSpec = [['start_date', 1], ['id', 1]];
+  if (q.view === 'all') {
+    const full = withTieBreaker(sort);
+    let after: Scalar[] | undefined;
+    for (;;) {
+      const rows = await readStore.find<SampleDoc>('samples', { filter, sort: full, limit: chunk, after });
+      if (rows.length) yield rows;
+      if (rows.length < chunk) return;
+      const last = rows[rows.length - 1]!;
+      after = full.map(([f]) => (getPath(last, f) ?? null) as Scalar);
+    }
+  }
+  // Same merged-view rule as the samples list (queries/records/listSamples.ts): the neighbours a
+  // record is compared with are every provider's samples of the type, whatever the provider filter.
+  const t = findQuantityType(q.type);
+  let after: readonly Scalar[] | null = null;
+  for (;;) {
+    const page: Page<SampleDoc & { primary: boolean }> = await listInView<SampleDoc>(
+      readStore,
+      {
+        collection: 'samples',
+        filter,
+        sort,
+        neighbourFilter: { user_id: q.userId, type: q.type },
+        startField: 'start_date',
+        interval: (d) => ({ start: Date.parse(d.start_date), end: Date.parse(d.end_date) }),
+        stream: (d) => ({ source: d.source, body_worn: d.body_worn, provider: d.provider }),
+        rule: t?.match ?? 'other',
+        order: sourceOrderFor(q.type, t?.group ?? 'other', q.priorities),
+        lookbackMs: t?.match === 'count' || !t ? 36 * 3_600_000 : 0,
+      },
+      'merged',
+      { after, limit: chunk },
+    );
+    if (page.items.length) yield page.items;
+    if (!page.next) return;
+    after = page.next;
+  }
+}

@@ -1,0 +1,19 @@
+import { Command } from 'commander';
+import { registerAuditCommands } from './auditCommands.js';
+import { registerKeysCommands } from './keysCommands.js';
+import { registerProjectionsCommands } from './projectionsCommands.js';
+import type { OpenContext } from './shared.js';
+import { registerTenantsCommands } from './tenantsCommands.js';
+
+/** The `npm run cli` command tree; `open` creates the application context only when a command runs. */
+export function buildProgram(open: OpenContext): Command {
+  const program = new Command('wellstream')
+    .description('Wellstream operator CLI (out-of-band set-up, audit, read-model maintenance). Configured by the same environment as the service (DATA_DIR, EVENTSTORE_URL, MONGODB_URL, ...).')
+    .showHelpAfterError()
+    .configureOutput({ writeOut: (s) => process.stdout.write(s), writeErr: (s) => process.stderr.write(s) });
+  registerTenantsCommands(program, open);
+  registerKeysCommands(program, open);
+  registerAuditCommands(program, open);
+  registerProjectionsCommands(program, open);
+  return program;
+}

@@ -1,0 +1,141 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { finishEtlJob } from '../../commands/ingestion/finishEtlJob.js';
+import { startEtlJob, type ClaimedJob } from '../../commands/ingestion/startEtlJob.js';
+import { loadState } from '../../commands/shared/commandHandler.js';
+import { userState, userStream } from '../../commands/users/user.js';
+import type { DeviceParser } from '../../commands/ingestion/records.js';
+import type { EtlJobDoc } from '../../projections/ingestion/etlJobsProjection.js';
+import { ConcurrencyError, type EventStore } from '../eventstore/eventStore.js';
+import type { RawStore } from '../rawstore/rawStore.js';
+import type { ReadStore } from '../readstore/readStore.js';
+import { runEtlJob } from './runEtlJob.js';
+
+export type EtlWorkerOptions = {
+  eventStore: EventStore;
+  readStore: ReadStore;
+  rawStore: RawStore;
+  parsers: Readonly<Record<string, DeviceParser>>;
+  log?: Logger;
+  /** Jobs run at once in this process. */
+  concurrency?: number;
+  pollMs?: number;
+  leaseMs?: number;
+  /** One process owns the embedded store: jobs found running at start-up were orphaned by a crash. */
+  takeOverRunningAtStart?: boolean;
+};
+
+/**
+ * Takes due jobs from the ETL queue (the etl_jobs read model), claims each with an append on its
+ * upload stream, normalises the payload and records the outcome. A crash at any point leaves the
+ * job pending or running; it is picked up again and, the record events being deterministic,
+ * finishes with every record stored exactly once.
+ */
+export class EtlWorker {
+  private readonly id = `etl-${randomUUID()}`;
+  private readonly running = new Map<string, Promise<void>>();
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = true;
+  private takeOver: boolean;
+  private polling = false;
+  private readonly concurrency: number;
+  private readonly pollMs: number;
+  private readonly leaseMs: number;
+
+  constructor(private readonly o: EtlWorkerOptions) {
+    this.concurrency = o.concurrency ?? 1;
+    this.pollMs = o.pollMs ?? 500;
+    this.leaseMs = o.leaseMs ?? 10 * 60_000;
+    this.takeOver = o.takeOverRunningAtStart ?? false;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  /** Looks for work now (a payload was just stored). */
+  kick(): void {
+    if (!this.stopped) this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await Promise.allSettled([...this.running.values()]);
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.poll(), ms);
+  }
+
+  private async poll(): Promise<void> {
+    if (this.stopped || this.polling) return;
+    this.polling = true;
+    try {
+      const free = this.concurrency - this.running.size;
+      if (free > 0) {
+        const now = new Date().toISOString();
+        const due = await this.o.readStore.find<EtlJobDoc>('etl_jobs', {
+          filter: { status: 'pending', next_attempt_at: { $lte: now } },
+          sort: [['next_attempt_at', 1]],
+          limit: free * 4,
+        });
+        const orphans = await this.o.readStore.find<EtlJobDoc>('etl_jobs', {
+          filter: this.takeOver ? { status: 'running' } : { status: 'running', lease_until: { $lte: now } },
+          sort: [['next_attempt_at', 1]],
+          limit: free * 4,
+        });
+        const candidates = [...orphans, ...due].sort((a, b) => a.tier_priority - b.tier_priority || a.id - b.id);
+        for (const job of candidates) {
+          if (this.running.size >= this.concurrency) break;
+          if (this.running.has(job._id)) continue;
+          const claim = await startEtlJob(this.o.eventStore, job._id, this.id, this.leaseMs, { takeOverRunning: this.takeOver });
+          if (!claim) continue;
+          const work = this.run(claim).finally(() => {
+            this.running.delete(job._id);
+            this.kick();
+          });
+          this.running.set(job._id, work);
+        }
+        this.takeOver = false;
+      }
+    } catch (err) {
+      this.o.log?.error({ err }, 'etl poll failed');
+    } finally {
+      this.polling = false;
+      if (!this.stopped) this.schedule(this.pollMs);
+    }
+  }
+
+  private async run(claim: ClaimedJob): Promise<void> {
+    const upload = claim.state.accepted!;
+    const log = this.o.log?.child({ job: claim.stream, provider: upload.provider, attempt: claim.state.attempt });
+    try {
+      const user = (await loadState(this.o.eventStore, userStream(upload.user_id), userState)).state;
+      if (user.status !== 'active') {
+        await finishEtlJob(this.o.eventStore, claim.stream, claim.state, claim.revision, { kind: 'discarded', reason: 'user deleted' });
+        return;
+      }
+      const parser = this.o.parsers[upload.provider];
+      if (!parser) throw new Error(`no parser for ${upload.provider}`);
+      const started = Date.now();
+      const outcome = await runEtlJob(this.o.eventStore, this.o.rawStore, parser, claim.stream, upload);
+      await finishEtlJob(this.o.eventStore, claim.stream, claim.state, claim.revision, outcome);
+      log?.info({ records: outcome.records, rejected: outcome.rejected, ms: Date.now() - started }, 'etl job done');
+    } catch (err) {
+      if (err instanceof ConcurrencyError) {
+        log?.warn('etl job was taken over by another worker; dropping this run');
+        return;
+      }
+      const message = err instanceof Error ? err.message : String(err);
+      log?.warn({ err: message }, 'etl job failed');
+      try {
+        await finishEtlJob(this.o.eventStore, claim.stream, claim.state, claim.revision, { kind: 'failed', error: message });
+      } catch (e) {
+        if (!(e instanceof ConcurrencyError)) log?.error({ err: e }, 'could not record the etl failure');
+      }
+    }
+  }
+}

@@ -1,0 +1,70 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { RawObjectMissingError, type RawObject, type RawStore } from './rawStore.js';
+
+/**
+ * Embedded raw store: `DATA_DIR/raw/ab/abcdef…` by SHA-256. Written to a temporary file,
+ * fsynced, renamed into place and the directory fsynced: a crash leaves either the whole object
+ * or nothing, and the same content is stored once.
+ */
+export class FileRawStore implements RawStore {
+  readonly kind = 'file' as const;
+
+  constructor(private readonly root: string) {}
+
+  async put(data: Buffer): Promise<RawObject> {
+    const sha256 = createHash('sha256').update(data).digest('hex');
+    const key = `sha256/${sha256}`;
+    const dir = join(this.root, sha256.slice(0, 2));
+    const path = join(dir, sha256);
+    if (await this.exists(key)) return { key, sha256, bytes: data.length };
+    await mkdir(dir, { recursive: true });
+    const tmp = join(dir, `.${sha256}.${randomUUID()}.tmp`);
+    const fh = await open(tmp, 'w', 0o600);
+    try {
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, path);
+    const dh = await open(dir, 'r');
+    try {
+      await dh.sync();
+    } finally {
+      await dh.close();
+    }
+    return { key, sha256, bytes: data.length };
+  }
+
+  async get(key: string): Promise<Buffer> {
+    try {
+      return await readFile(this.pathOf(key));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new RawObjectMissingError(`raw object ${key} is gone`);
+      throw err;
+    }
+  }
+
+  async exists(key: string): Promise<boolean> {
+    try {
+      await stat(this.pathOf(key));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.pathOf(key), { force: true });
+  }
+
+  async close(): Promise<void> {}
+
+  private pathOf(key: string): string {
+    const m = /^sha256\/([0-9a-f]{64})$/.exec(key);
+    if (!m) throw new Error(`invalid raw object key ${key}`);
+    return join(this.root, m[1]!.slice(0, 2), m[1]!);
+  }
+}

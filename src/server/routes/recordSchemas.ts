@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { Provenance } from './samples.js';
+
+/** Response pieces shared by the record reads beyond samples (spec "Resources and their fields"). */
+export { Provenance };
+
+export const Metadata = z.record(z.string(), z.unknown()).describe('Provider fields as sent');
+
+export const IsPrimarySource = z
+  .boolean()
+  .describe('True when the merged view lists this record: no better ranked source has a matching record (spec "Merged view")');
+
+export const RecordId = z.number().int().describe('Integer record id');
+
+type ProvenanceFields = { provider: string; source: string; device: string | null; ingested_at: string };
+
+export const provenanceOf = (d: ProvenanceFields) => ({ provider: d.provider, source: d.source, device: d.device, ingested_at: d.ingested_at });
+
+/**
+ * An integer id from a path segment (session_id, workout_id: integer int64). Anything that is
+ * not a non-negative safe integer names no record: the caller answers 404, not 400.
+ */
+export function integerIdParam(value: string): number | null {
+  if (!/^\d{1,16}$/.test(value)) return null;
+  const n = Number(value);
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+/** Integers the spec promises, even when a provider sent a fraction. */
+export const int = (v: number): number => Math.round(v);
+export const intOrNull = (v: number | null): number | null => (v === null ? null : Math.round(v));

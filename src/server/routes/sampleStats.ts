@@ -1,0 +1,90 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { userHasSamplesOfType } from '../../../queries/records/listSamples.js';
+import { formatWithOffset, sampleStats, statsWindow } from '../../../queries/records/sampleStats.js';
+import { findQuantityType } from '../../catalog/quantityCatalog.js';
+import { problems } from '../problems.js';
+import { withProblems } from '../schemas.js';
+import { readableUser, UserParams, ViewQuery } from './recordParams.js';
+import type { RouteOptions } from './routeOptions.js';
+
+const OffsetDateTime = z.string().describe('RFC 3339 date-time with the offset of tz');
+
+export const StatsBucket = z
+  .object({
+    start: OffsetDateTime.describe('Start of the interval, with the offset of tz'),
+    provider: z.string(),
+    source: z.string(),
+    unit: z.string(),
+    count: z.number().int(),
+    sum: z.number(),
+    avg: z.number(),
+    min: z.number(),
+    max: z.number(),
+  })
+  .describe('One interval of one series (provider, source, unit)');
+
+export const SampleStatistics = z
+  .object({
+    type: z.string(),
+    interval: z.enum(['hour', 'day']),
+    tz: z.string(),
+    view: z.enum(['merged', 'all']),
+    start: OffsetDateTime.describe('Start of the first interval (after widening)'),
+    end: OffsetDateTime.describe('End of the last interval, exclusive (after widening)'),
+    truncated: z.boolean().describe('True when more than 50000 samples matched; buckets then hold the earliest'),
+    buckets: z.array(StatsBucket),
+  })
+  .describe('Sample statistics');
+
+/** GET /v1/users/{id}/samples/stats (spec "Reads" rule 2, "Sample statistics"). */
+export const sampleStatsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx }) => {
+  app.get(
+    '/users/:id/samples/stats',
+    {
+      config: { auth: 'tenant' },
+      schema: {
+        summary: 'Statistics of one quantity type per hour or local day, one series per provider, source and unit',
+        tags: ['records'],
+        params: UserParams,
+        querystring: z.object({
+          type: z.string().min(1).describe('Quantity type from the catalog'),
+          start: z.string().describe('Inclusive: RFC 3339 time or YYYY-MM-DD (midnight in tz); widened to the start of its interval'),
+          end: z.string().describe('Exclusive: RFC 3339 time or YYYY-MM-DD (midnight in tz); widened to the end of its interval'),
+          interval: z.enum(['hour', 'day']).default('day'),
+          tz: z.string().min(1).default('UTC').describe('IANA time zone; a day runs from local midnight to local midnight'),
+          provider: z.string().min(1).optional().describe('Only samples that came through this provider'),
+          ...ViewQuery,
+        }),
+        response: withProblems({ 200: SampleStatistics }),
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const user = await readableUser(ctx, request.tenantId!, request.params.id);
+      const window = statsWindow(q.start, q.end, q.interval, q.tz);
+      if (!findQuantityType(q.type) && !(await userHasSamplesOfType(ctx.readStore, user.id, q.type))) {
+        throw problems.badRequest(`type ${q.type} is not in the quantity catalog`);
+      }
+      const result = await sampleStats(ctx.readStore, {
+        userId: user.id,
+        type: q.type,
+        window,
+        interval: q.interval,
+        tz: q.tz,
+        view: q.view,
+        ...(q.provider !== undefined ? { provider: q.provider } : {}),
+      });
+      return {
+        type: q.type,
+        interval: q.interval,
+        tz: q.tz,
+        view: q.view,
+        start: formatWithOffset(window.start),
+        end: formatWithOffset(window.end),
+        truncated: result.truncated,
+        buckets: result.buckets,
+      };
+    },
+  );
+};

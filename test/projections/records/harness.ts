@@ -1,0 +1,62 @@
+import { join } from 'node:path';
+import type { RecordsIngestedData } from '../../../commands/ingestion/ingestedEvents.js';
+import { INGESTED_EVENT, type NormalizedRecord, type RecordKind } from '../../../commands/ingestion/records.js';
+import type { RecordedEvent } from '../../../src/eventstore/eventStore.js';
+import type { Projection } from '../../../src/projector/projection.js';
+import type { Change, Doc, ReadStore } from '../../../src/readstore/readStore.js';
+import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
+import { tempDir } from '../../support/tmp.js';
+
+export const USER = '00000000-0000-4000-8000-0000000000aa';
+export const TENANT = '00000000-0000-4000-8000-0000000000bb';
+export const PROVIDER = 'device-a';
+export const INGESTED_AT = '2026-11-02T10:00:00.000Z';
+
+/** A recorded `*.ingested` event at a chosen global position, as the projector hands it to evolve. */
+export function ingested<R extends NormalizedRecord>(kind: RecordKind, position: number, records: R[], over: Partial<RecordsIngestedData<R>> = {}): RecordedEvent {
+  const data: RecordsIngestedData<R> = {
+    job: 'job-1',
+    user_id: USER,
+    tenant_id: TENANT,
+    provider: PROVIDER,
+    ingested_at: INGESTED_AT,
+    batch: 0,
+    records,
+    ...over,
+  };
+  return {
+    id: `evt-${position}`,
+    type: INGESTED_EVENT[kind],
+    data: data as unknown as Record<string, unknown>,
+    metadata: {},
+    streamName: `ingest-${USER}-test`,
+    streamRevision: position,
+    globalPosition: position,
+    createdAt: new Date(INGESTED_AT),
+  };
+}
+
+let dir: string | null = null;
+let stores = 0;
+
+/** A real embedded read store holding the projection's collections, fed through evolve. */
+export async function projectionHarness(projection: Projection) {
+  dir ??= tempDir('wellstream-proj-');
+  const store: ReadStore = new SqliteReadStore({ path: join(dir, `read-${++stores}.db`) });
+  await store.ensureCollections(projection.collections);
+  return {
+    store,
+    /** Runs evolve on each event and applies its changes in order. Returns the changes. */
+    apply: async (...events: RecordedEvent[]): Promise<Change[]> => {
+      const all: Change[] = [];
+      for (const e of events) {
+        const changes = projection.evolve(e);
+        await store.applyChanges(changes);
+        all.push(...changes);
+      }
+      return all;
+    },
+    all: <T extends Doc = Doc>(collection: string) => store.find<T>(collection, { sort: [['_id', 1]] }),
+    close: () => store.close(),
+  };
+}

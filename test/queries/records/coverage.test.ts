@@ -1,0 +1,86 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { coverageReport, dayCondition } from '../../../queries/records/coverage.js';
+import type { Doc } from '../../../src/readstore/readStore.js';
+import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
+import { tempDir } from '../../support/tmp.js';
+
+const U = 'user-1';
+let store: SqliteReadStore;
+let n = 0;
+
+const stream = (provider: string, source: string) => ({ provider, source, body_worn: source !== 'samsung', device: null });
+const sample = (start: string, type: string, provider = 'device-a', source = 'apple'): Doc => ({
+  _id: `s${++n}`,
+  id: n,
+  user_id: U,
+  type,
+  start_date: start,
+  end_date: new Date(Date.parse(start) + 60_000).toISOString(),
+  day: start.slice(0, 10),
+  ingested_at: `2026-11-0${(n % 5) + 1}T00:00:00.000Z`,
+  ...stream(provider, source),
+});
+
+beforeAll(async () => {
+  store = new SqliteReadStore({ path: join(tempDir(), 'read.sqlite') });
+  await store.ensureCollections([{ name: 'samples' }, { name: 'sleep_sessions' }, { name: 'daily_summaries' }]);
+  const docs: { collection: string; doc: Doc }[] = [
+    { collection: 'samples', doc: sample('2026-11-01T08:00:00.000Z', 'step_count') },
+    { collection: 'samples', doc: sample('2026-11-02T08:00:00.000Z', 'step_count') },
+    { collection: 'samples', doc: sample('2026-11-03T08:00:00.000Z', 'step_count', 'device-b', 'samsung') },
+    {
+      collection: 'sleep_sessions',
+      doc: { _id: 'z1', id: 1, user_id: U, bedtime_start: '2026-11-01T22:00:00.000Z', bedtime_end: '2026-11-02T06:00:00.000Z', day: '2026-11-01', ingested_at: '2026-11-09T00:00:00.000Z', ...stream('device-a', 'apple') },
+    },
+    // Two providers' summaries of the same date: the merged view keeps the better ranked one.
+    { collection: 'daily_summaries', doc: { _id: 'd1', id: 1, user_id: U, date: '2026-11-02', day: '2026-11-02', day_start: '2026-11-02T00:00:00.000Z', ingested_at: '2026-11-03T00:00:00.000Z', ...stream('device-a', 'apple') } },
+    { collection: 'daily_summaries', doc: { _id: 'd2', id: 2, user_id: U, date: '2026-11-02', day: '2026-11-02', day_start: '2026-11-02T00:00:00.000Z', ingested_at: '2026-11-03T00:00:00.000Z', ...stream('device-b', 'samsung') } },
+  ];
+  await store.applyChanges(docs.map((d) => ({ op: 'put' as const, collection: d.collection, doc: d.doc })));
+});
+afterAll(async () => {
+  await store?.close();
+});
+
+const report = (over: Partial<Parameters<typeof coverageReport>[1]> = {}, opts: Parameters<typeof coverageReport>[2] = {}) =>
+  coverageReport(store, { userId: U, window: { start: null, end: null }, view: 'all', ...over }, opts);
+
+describe('coverageReport (spec Coverage report; Reads rule 3)', () => {
+  it('counts every record collection that exists and 0 for those that do not, naming non-sample kinds by collection (Coverage report: metrics)', async () => {
+    const r = await report();
+    expect(r.days.map((d) => [d.date, d.provider, d.records, d.metrics])).toEqual([
+      ['2026-11-01', 'device-a', 2, { step_count: 1, sleep_sessions: 1 }],
+      ['2026-11-02', 'device-a', 2, { step_count: 1, daily_summaries: 1 }],
+      ['2026-11-02', 'device-b', 1, { daily_summaries: 1 }],
+      ['2026-11-03', 'device-b', 1, { step_count: 1 }],
+    ]);
+    expect(r.days[0]!.last_synced_at).toBe('2026-11-09T00:00:00.000Z');
+    expect(r).toMatchObject({ pending_jobs: 0, parked_jobs: 0, rejected_records: 0, truncated: false });
+  });
+
+  it('is truncated above the day cap and then holds the earliest days (Reads rule 3: "days then hold the earliest")', async () => {
+    const r = await report({}, { maxDays: 2 });
+    expect(r.truncated).toBe(true);
+    expect(r.days.map((d) => [d.date, d.provider])).toEqual([
+      ['2026-11-01', 'device-a'],
+      ['2026-11-02', 'device-a'],
+    ]);
+    expect((await report({}, { maxDays: 4 })).truncated).toBe(false);
+  });
+
+  it('with view=merged hides a worse source’s daily summary of the same date but keeps its day listed (Merged view; Coverage report)', async () => {
+    const r = await report({ view: 'merged' });
+    expect(r.days.find((d) => d.date === '2026-11-02' && d.provider === 'device-b')).toMatchObject({ records: 0, metrics: {} });
+    expect(r.days.find((d) => d.date === '2026-11-02' && d.provider === 'device-a')).toMatchObject({ records: 2 });
+    // Samples of different days do not match: nothing hidden.
+    expect(r.days.find((d) => d.date === '2026-11-03')).toMatchObject({ records: 1 });
+  });
+
+  it('selects days from the day of start to the last day starting before end (Conventions 2; Reads: coverage start, end)', async () => {
+    expect(dayCondition({ start: Date.parse('2026-11-01T10:00:00Z'), end: Date.parse('2026-11-03T00:00:00Z') })).toEqual({ $gte: '2026-11-01', $lt: '2026-11-03' });
+    expect(dayCondition({ start: null, end: Date.parse('2026-11-03T00:00:01Z') })).toEqual({ $lt: '2026-11-04' });
+    const r = await report({ window: { start: Date.parse('2026-11-02T00:00:00Z'), end: Date.parse('2026-11-03T00:00:00Z') } });
+    expect(r.days.map((d) => d.date)).toEqual(['2026-11-02', '2026-11-02']);
+  });
+});

@@ -1,0 +1,233 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bucketSamples, formatWithOffset, sampleStats, statsWindow, type StatsRow } from '../../../queries/records/sampleStats.js';
+import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
+import { InvalidTimeWindowError } from '../../../src/shared/timeWindow.js';
+import { tempDir } from '../../support/tmp.js';
+
+const row = (start_date: string, value: number, over: Partial<StatsRow> = {}): StatsRow => ({
+  start_date,
+  value,
+  provider: 'device-a',
+  source: 'apple',
+  unit: 'count',
+  ...over,
+});
+
+describe('statsWindow: widening start and end to whole intervals (spec Reads rule 2; Conventions 2)', () => {
+  it('widens start down and end up to whole days in tz, keeping the local offset (Reads rule 2)', () => {
+    const w = statsWindow('2026-11-01T10:30:00Z', '2026-11-02T08:00:00Z', 'day', 'Europe/Berlin');
+    expect(formatWithOffset(w.start)).toBe('2026-11-01T00:00:00+01:00');
+    expect(formatWithOffset(w.end)).toBe('2026-11-03T00:00:00+01:00');
+    expect(w.intervals).toBe(2);
+  });
+
+  it('leaves a start or end already on a boundary alone (Reads rule 2: whole intervals)', () => {
+    const w = statsWindow('2026-11-01T00:00:00+01:00', '2026-11-02T00:00:00+01:00', 'day', 'Europe/Berlin');
+    expect(formatWithOffset(w.start)).toBe('2026-11-01T00:00:00+01:00');
+    expect(formatWithOffset(w.end)).toBe('2026-11-02T00:00:00+01:00');
+    expect(w.intervals).toBe(1);
+  });
+
+  it('reads a YYYY-MM-DD date as midnight in tz, not midnight UTC (Conventions 2: "midnight in tz for statistics")', () => {
+    const w = statsWindow('2026-11-01', '2026-11-02', 'day', 'America/New_York');
+    expect(formatWithOffset(w.start)).toBe('2026-11-01T00:00:00-04:00');
+    // 2026-11-01 is the day New York leaves daylight time: the day is 25 hours long.
+    expect(formatWithOffset(w.end)).toBe('2026-11-02T00:00:00-05:00');
+    expect(w.end.toMillis() - w.start.toMillis()).toBe(25 * 3_600_000);
+  });
+
+  it('widens to whole hours for interval=hour (Reads rule 2)', () => {
+    const w = statsWindow('2026-11-01T10:15:00Z', '2026-11-01T12:00:01Z', 'hour', 'UTC');
+    expect(formatWithOffset(w.start)).toBe('2026-11-01T10:00:00+00:00');
+    expect(formatWithOffset(w.end)).toBe('2026-11-01T13:00:00+00:00');
+    expect(w.intervals).toBe(3);
+  });
+
+  it('gives a 23-hour day on 2026-03-29 and a 25-hour day on 2026-10-25 in Europe/Berlin (Reads rule 2: a day runs local midnight to local midnight)', () => {
+    const spring = statsWindow('2026-03-29', '2026-03-30', 'day', 'Europe/Berlin');
+    expect(formatWithOffset(spring.start)).toBe('2026-03-29T00:00:00+01:00');
+    expect(formatWithOffset(spring.end)).toBe('2026-03-30T00:00:00+02:00');
+    expect(spring.end.toMillis() - spring.start.toMillis()).toBe(23 * 3_600_000);
+    const autumn = statsWindow('2026-10-25', '2026-10-26', 'day', 'Europe/Berlin');
+    expect(formatWithOffset(autumn.start)).toBe('2026-10-25T00:00:00+02:00');
+    expect(formatWithOffset(autumn.end)).toBe('2026-10-26T00:00:00+01:00');
+    expect(autumn.end.toMillis() - autumn.start.toMillis()).toBe(25 * 3_600_000);
+    expect(statsWindow('2026-03-29', '2026-03-30', 'hour', 'Europe/Berlin').intervals).toBe(23);
+    expect(statsWindow('2026-10-25', '2026-10-26', 'hour', 'Europe/Berlin').intervals).toBe(25);
+  });
+
+  it('allows exactly 10000 intervals after start and refuses 10001 (Reads rule 2; Limits: statistics span)', () => {
+    expect(statsWindow('2000-01-01', '2027-05-19', 'day', 'Europe/Berlin').intervals).toBe(10_000);
+    expect(() => statsWindow('2000-01-01', '2027-05-20', 'day', 'Europe/Berlin')).toThrow(InvalidTimeWindowError);
+    expect(statsWindow('2026-01-01T00:00:00Z', '2027-02-21T16:00:00Z', 'hour', 'UTC').intervals).toBe(10_000);
+    expect(() => statsWindow('2026-01-01T00:00:00Z', '2027-02-21T16:00:01Z', 'hour', 'UTC')).toThrow(/10000/);
+  });
+
+  it('counts the limit after widening (Reads rule 2: "widened … at most 10000 intervals after start")', () => {
+    // 9999 whole days plus a little on each side widens to 10001 days.
+    expect(() => statsWindow('2000-01-01T12:00:00Z', '2027-05-19T00:00:01Z', 'day', 'UTC')).toThrow(InvalidTimeWindowError);
+  });
+
+  it('refuses an unknown zone, an unparsable time and end before start (Reads rule 2; Errors: invalid time window)', () => {
+    expect(() => statsWindow('2026-11-01', '2026-11-02', 'day', 'Mars/Olympus_Mons')).toThrow(/IANA/);
+    expect(() => statsWindow('yesterday', '2026-11-02', 'day', 'UTC')).toThrow(/start/);
+    expect(() => statsWindow('2026-11-01', '2026-02-30', 'day', 'UTC')).toThrow(/end/);
+    expect(() => statsWindow('2026-11-02', '2026-11-01', 'day', 'UTC')).toThrow(/before/);
+  });
+});
+
+describe('bucketSamples: one series per provider, source and unit (spec Sample statistics; Reads rule 2)', () => {
+  it('sums, counts and averages per local day, with min and max (Sample statistics: bucket fields)', () => {
+    const { buckets, truncated } = bucketSamples(
+      [row('2026-10-31T23:30:00.000Z', 10), row('2026-11-01T05:00:00.000Z', 30), row('2026-11-01T22:59:59.000Z', 5), row('2026-11-01T23:00:00.000Z', 7)],
+      { interval: 'day', tz: 'Europe/Berlin' },
+    );
+    expect(truncated).toBe(false);
+    expect(buckets).toEqual([
+      { start: '2026-11-01T00:00:00+01:00', provider: 'device-a', source: 'apple', unit: 'count', count: 3, sum: 45, avg: 15, min: 5, max: 30 },
+      { start: '2026-11-02T00:00:00+01:00', provider: 'device-a', source: 'apple', unit: 'count', count: 1, sum: 7, avg: 7, min: 7, max: 7 },
+    ]);
+  });
+
+  it('keeps providers, sources and units apart and orders by start, provider, source, unit (Reads: samples/stats order; rule 2: series are not summed)', () => {
+    const { buckets } = bucketSamples(
+      [
+        row('2026-11-01T08:00:00.000Z', 1, { provider: 'device-b', source: 'samsung' }),
+        row('2026-11-01T08:10:00.000Z', 2, { provider: 'device-a', source: 'garmin' }),
+        row('2026-11-01T08:20:00.000Z', 3, { provider: 'device-a', source: 'apple', unit: 'km' }),
+        row('2026-11-01T08:30:00.000Z', 4, { provider: 'device-a', source: 'apple' }),
+        row('2026-11-01T07:59:00.000Z', 5, { provider: 'device-b', source: 'samsung' }),
+      ],
+      { interval: 'hour', tz: 'UTC' },
+    );
+    expect(buckets.map((b) => [b.start, b.provider, b.source, b.unit, b.sum])).toEqual([
+      ['2026-11-01T07:00:00+00:00', 'device-b', 'samsung', 'count', 5],
+      ['2026-11-01T08:00:00+00:00', 'device-a', 'apple', 'count', 4],
+      ['2026-11-01T08:00:00+00:00', 'device-a', 'apple', 'km', 3],
+      ['2026-11-01T08:00:00+00:00', 'device-a', 'garmin', 'count', 2],
+      ['2026-11-01T08:00:00+00:00', 'device-b', 'samsung', 'count', 1],
+    ]);
+  });
+
+  it('puts the whole 23-hour and 25-hour Berlin days into one bucket each (Reads rule 2: DST days)', () => {
+    const spring = bucketSamples([row('2026-03-28T23:00:00.000Z', 1), row('2026-03-29T21:59:59.000Z', 1), row('2026-03-29T22:00:00.000Z', 1)], {
+      interval: 'day',
+      tz: 'Europe/Berlin',
+    });
+    expect(spring.buckets.map((b) => [b.start, b.count])).toEqual([
+      ['2026-03-29T00:00:00+01:00', 2],
+      ['2026-03-30T00:00:00+02:00', 1],
+    ]);
+    const autumn = bucketSamples([row('2026-10-24T22:00:00.000Z', 1), row('2026-10-25T22:59:59.000Z', 1), row('2026-10-25T23:00:00.000Z', 1)], {
+      interval: 'day',
+      tz: 'Europe/Berlin',
+    });
+    expect(autumn.buckets.map((b) => [b.start, b.count])).toEqual([
+      ['2026-10-25T00:00:00+02:00', 2],
+      ['2026-10-26T00:00:00+01:00', 1],
+    ]);
+  });
+
+  it('gives the repeated hour of 2026-10-25 in Berlin two buckets told apart by their offset (Reads rule 2: hour intervals in tz)', () => {
+    const rows = Array.from({ length: 25 }, (_, h) => row(new Date(Date.UTC(2026, 9, 24, 22 + h)).toISOString(), 1));
+    const { buckets } = bucketSamples(rows, { interval: 'hour', tz: 'Europe/Berlin' });
+    expect(buckets).toHaveLength(25);
+    expect(buckets.filter((b) => b.start.startsWith('2026-10-25T02:00:00')).map((b) => b.start)).toEqual(['2026-10-25T02:00:00+02:00', '2026-10-25T02:00:00+01:00']);
+    const springRows = Array.from({ length: 23 }, (_, h) => row(new Date(Date.UTC(2026, 2, 28, 23 + h)).toISOString(), 1));
+    const spring = bucketSamples(springRows, { interval: 'hour', tz: 'Europe/Berlin' });
+    expect(spring.buckets).toHaveLength(23);
+    expect(spring.buckets.some((b) => b.start.startsWith('2026-03-29T02:'))).toBe(false);
+  });
+
+  it('is truncated above the row cap and then holds the earliest rows (Reads rule 2: "buckets then hold the earliest")', () => {
+    const rows = [row('2026-11-01T00:00:00.000Z', 1), row('2026-11-01T01:00:00.000Z', 2), row('2026-11-02T00:00:00.000Z', 4)];
+    expect(bucketSamples(rows, { interval: 'day', tz: 'UTC', maxRows: 3 }).truncated).toBe(false);
+    const capped = bucketSamples(rows, { interval: 'day', tz: 'UTC', maxRows: 2 });
+    expect(capped.truncated).toBe(true);
+    expect(capped.buckets).toEqual([expect.objectContaining({ start: '2026-11-01T00:00:00+00:00', count: 2, sum: 3 })]);
+  });
+});
+
+describe('sampleStats: the read behind the statistics (spec Reads rule 2; Merged view)', () => {
+  let store: SqliteReadStore;
+  const user = 'u1';
+  const sample = (id: number, start: string, value: number, over: Record<string, unknown> = {}) => ({
+    _id: `s${id}`,
+    id,
+    user_id: user,
+    tenant_id: 't',
+    type: 'step_count',
+    value,
+    unit: 'count',
+    start_date: start,
+    end_date: new Date(Date.parse(start) + 60_000).toISOString(),
+    day: start.slice(0, 10),
+    provider: 'device-a',
+    source: 'apple',
+    body_worn: true,
+    device: null,
+    ingested_at: '2026-11-03T00:00:00.000Z',
+    ...over,
+  });
+
+  beforeAll(async () => {
+    store = new SqliteReadStore({ path: join(tempDir(), 'read.sqlite') });
+    await store.ensureCollections([{ name: 'samples' }]);
+    await store.applyChanges([
+      { op: 'put', collection: 'samples', doc: sample(1, '2026-11-01T08:00:00.000Z', 100) },
+      { op: 'put', collection: 'samples', doc: sample(2, '2026-11-01T09:00:00.000Z', 200) },
+      // An overlapping count from a lower ranked source: hidden in the merged view.
+      { op: 'put', collection: 'samples', doc: sample(3, '2026-11-01T08:00:30.000Z', 999, { provider: 'device-b', source: 'samsung', body_worn: false }) },
+      { op: 'put', collection: 'samples', doc: sample(4, '2026-11-02T09:00:00.000Z', 50, { provider: 'device-b', source: 'samsung', body_worn: false }) },
+      { op: 'put', collection: 'samples', doc: sample(5, '2026-11-05T09:00:00.000Z', 1) },
+    ]);
+  });
+  afterAll(async () => {
+    await store?.close();
+  });
+
+  const q = (over: Partial<Parameters<typeof sampleStats>[1]> = {}) => ({
+    userId: user,
+    type: 'step_count',
+    window: statsWindow('2026-11-01', '2026-11-03', 'day', 'UTC'),
+    interval: 'day' as const,
+    tz: 'UTC',
+    view: 'merged' as const,
+    ...over,
+  });
+
+  it('counts only what the merged view lists with view=merged, every record with view=all (Merged view; Reads rule 2)', async () => {
+    const merged = await sampleStats(store, q(), { chunk: 2 });
+    expect(merged.buckets.map((b) => [b.start.slice(0, 10), b.provider, b.sum])).toEqual([
+      ['2026-11-01', 'device-a', 300],
+      ['2026-11-02', 'device-b', 50],
+    ]);
+    const all = await sampleStats(store, q({ view: 'all' }), { chunk: 2 });
+    expect(all.buckets.map((b) => [b.start.slice(0, 10), b.provider, b.sum])).toEqual([
+      ['2026-11-01', 'device-a', 300],
+      ['2026-11-01', 'device-b', 999],
+      ['2026-11-02', 'device-b', 50],
+    ]);
+  });
+
+  it('keeps a provider filter to that provider and still hides what a better source covers (Reads: samples/stats provider filter; Merged view)', async () => {
+    const merged = await sampleStats(store, q({ provider: 'device-b' }));
+    expect(merged.buckets.map((b) => [b.start.slice(0, 10), b.sum])).toEqual([['2026-11-02', 50]]);
+  });
+
+  it('reads only the widened window (Reads rule 2)', async () => {
+    const r = await sampleStats(store, q({ window: statsWindow('2026-11-05T12:00:00Z', '2026-11-05T12:00:01Z', 'day', 'UTC'), view: 'all' }));
+    expect(r.buckets.map((b) => b.sum)).toEqual([1]);
+  });
+
+  it('is truncated when more rows matched than the cap, keeping the earliest (Reads rule 2: truncated above 50000 rows)', async () => {
+    const r = await sampleStats(store, q({ view: 'all' }), { maxRows: 2, chunk: 1 });
+    expect(r.truncated).toBe(true);
+    expect(r.buckets.map((b) => [b.provider, b.count])).toEqual([
+      ['device-a', 1],
+      ['device-b', 1],
+    ]);
+    expect((await sampleStats(store, q({ view: 'all' }), { maxRows: 4 })).truncated).toBe(false);
+  });
+});

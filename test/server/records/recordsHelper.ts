@@ -1,0 +1,49 @@
+import { expect } from 'vitest';
+import { INGESTED_EVENT, type NormalizedRecord, type RecordKind } from '../../../commands/ingestion/records.js';
+import { expectProblem, expectStatus, type TestApp } from '../../support/server.js';
+
+export const INGESTED_AT = '2026-11-05T12:00:00.000Z';
+
+/**
+ * Puts records in the way the ETL does: one `*.ingested` event on the user's ingest stream,
+ * then waits until every projection has applied it.
+ */
+export async function ingest(t: TestApp, tenantId: string, userId: string, kind: RecordKind, records: NormalizedRecord[], provider = records[0]?.provider ?? 'device-a') {
+  await t.ctx.eventStore.appendToStream(`ingest-${userId}-test`, [
+    { type: INGESTED_EVENT[kind], data: { job: 'job-test', user_id: userId, tenant_id: tenantId, provider, ingested_at: INGESTED_AT, batch: 0, records } },
+  ]);
+  await t.ctx.projectors.waitForIdle();
+}
+
+export type PageBody<T = Record<string, unknown>> = { data: T[]; next_cursor: string | null };
+
+export async function getPage<T = Record<string, unknown>>(t: TestApp, key: string, url: string, query: Record<string, string> = {}): Promise<PageBody<T>> {
+  const res = await t.call('GET', url, { key, query });
+  expectStatus(res, 200);
+  const body = res.json() as PageBody<T>;
+  expect(Object.keys(body).sort()).toEqual(['data', 'next_cursor']);
+  return body;
+}
+
+/** Follows next_cursor to the end; returns every page (Conventions 1). */
+export async function allPages<T = Record<string, unknown>>(t: TestApp, key: string, url: string, query: Record<string, string> = {}): Promise<PageBody<T>[]> {
+  const pages: PageBody<T>[] = [];
+  let cursor: string | null = null;
+  for (let i = 0; i < 100; i++) {
+    const page: PageBody<T> = await getPage<T>(t, key, url, cursor ? { ...query, cursor } : query);
+    pages.push(page);
+    if (page.next_cursor === null) return pages;
+    cursor = page.next_cursor;
+  }
+  throw new Error('more than 100 pages');
+}
+
+/** The 400 answers every record list gives through the shared helpers (Conventions 1, 2; Errors 2). */
+export async function expectListRefusals(t: TestApp, key: string, url: string, query: Record<string, string> = {}) {
+  expectProblem(await t.call('GET', url, { key, query: { ...query, start: 'yesterday' } }), 400);
+  expectProblem(await t.call('GET', url, { key, query: { ...query, end: '2026-02-30' } }), 400);
+  expectProblem(await t.call('GET', url, { key, query: { ...query, start: '2026-11-02', end: '2026-11-01' } }), 400);
+  expectProblem(await t.call('GET', url, { key, query: { ...query, limit: '1001' } }), 400);
+  expectProblem(await t.call('GET', url, { key, query: { ...query, limit: '0' } }), 400);
+  expectProblem(await t.call('GET', url, { key, query: { ...query, cursor: 'not-a-cursor' } }), 400);
+}
