@@ -10,7 +10,19 @@ import { deletionState, deletionStream } from './deletionJob.js';
  * job, so running it again after a crash at any point repeats nothing: the store drops appends
  * it already holds and each step checks the state it leaves behind.
  */
-export async function eraseUser(eventStore: EventStore, request: UserDeletionRequested['data'], now: () => Date = () => new Date()): Promise<void> {
+export type EraseUserSteps = {
+  /** Resolves once no ingestion for the user is running, so no record lands after the erasure. */
+  quiesceIngestion?: () => Promise<void>;
+  /** Removes the user's raw payloads. */
+  eraseRawPayloads?: () => Promise<void>;
+};
+
+export async function eraseUser(
+  eventStore: EventStore,
+  request: UserDeletionRequested['data'],
+  steps: EraseUserSteps = {},
+  now: () => Date = () => new Date(),
+): Promise<void> {
   const jobId = request.job_id;
   const job = await loadState(eventStore, deletionStream(jobId), deletionState);
   if (job.state.status === 'done' || job.state.status === 'failed') return;
@@ -21,12 +33,15 @@ export async function eraseUser(eventStore: EventStore, request: UserDeletionReq
     ]);
   }
 
+  await steps.quiesceIngestion?.();
   const user = await loadState(eventStore, userStream(request.user_id), userState);
   if (user.state.status === 'deleting') {
     await eventStore.appendToStream(userStream(request.user_id), [
       { id: deterministicId(jobId, 'erased'), type: 'user.erased', data: { ...base, erased_at: now().toISOString() } },
     ]);
   }
+
+  await steps.eraseRawPayloads?.();
 
   if (request.external_ref !== null) {
     const refStream = externalRefStream(request.tenant_id, request.external_ref);

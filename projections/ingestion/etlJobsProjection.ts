@@ -1,4 +1,5 @@
 import { TIER_PRIORITY, type UploadEvent } from '../../commands/ingestion/upload.js';
+import type { UserErased } from '../../commands/users/user.js';
 import { defineProjection } from '../../src/projector/projection.js';
 
 export type EtlJobDoc = {
@@ -21,7 +22,7 @@ export type EtlJobDoc = {
 };
 
 /** The ETL queue as workers and GET /v1/pipeline/etl-jobs see it. */
-export const etlJobsProjection = defineProjection<UploadEvent>({
+export const etlJobsProjection = defineProjection<UploadEvent | UserErased>({
   name: 'etl_jobs',
   collections: [
     {
@@ -33,7 +34,7 @@ export const etlJobsProjection = defineProjection<UploadEvent>({
       ],
     },
   ],
-  eventTypes: ['upload.accepted', 'etl.job_started', 'etl.job_failed', 'etl.job_parked', 'etl.job_retried', 'etl.job_succeeded', 'etl.job_discarded'],
+  eventTypes: ['upload.accepted', 'etl.job_started', 'etl.job_failed', 'etl.job_parked', 'etl.job_retried', 'etl.job_succeeded', 'etl.job_discarded', 'user.erased'],
   evolve: (event) => {
     const id = event.streamName;
     const update = (set: Record<string, unknown>) => [{ op: 'update' as const, collection: 'etl_jobs', id, set }];
@@ -76,6 +77,8 @@ export const etlJobsProjection = defineProjection<UploadEvent>({
         return update({ status: 'done', lease_until: null, next_attempt_at: null, finished_at: event.data.finished_at, records: event.data.records });
       case 'etl.job_discarded':
         return update({ status: 'done', lease_until: null, next_attempt_at: null, finished_at: event.data.at, error: event.data.reason });
+      case 'user.erased':
+        return [{ op: 'deleteMany', collection: 'etl_jobs', filter: { user_id: event.data.user_id } }];
       default:
         return [];
     }

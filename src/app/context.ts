@@ -46,7 +46,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const admin = resolveAdminKey(config.dataDir, config.adminApiKey);
   const sealingKey = resolveSealingKey(config.dataDir, config.sealingKey);
   const projectors = new ProjectorRuntime(eventStore, readStore, projections, log);
-  const reactors = new ReactorRuntime(eventStore, readStore, [userDeletionProcess(eventStore)], log);
+  const reactors = new ReactorRuntime(eventStore, readStore, [userDeletionProcess({ eventStore, readStore, rawStore })], log);
   const etl = new EtlWorker({
     eventStore,
     readStore,

@@ -9,7 +9,7 @@ import type { EtlJobDoc } from '../../projections/ingestion/etlJobsProjection.js
 import { ConcurrencyError, type EventStore } from '../eventstore/eventStore.js';
 import type { RawStore } from '../rawstore/rawStore.js';
 import type { ReadStore } from '../readstore/readStore.js';
-import { runEtlJob } from './runEtlJob.js';
+import { EtlCancelledError, runEtlJob } from './runEtlJob.js';
 
 export type EtlWorkerOptions = {
   eventStore: EventStore;
@@ -121,10 +121,15 @@ export class EtlWorker {
       const parser = this.o.parsers[upload.provider];
       if (!parser) throw new Error(`no parser for ${upload.provider}`);
       const started = Date.now();
-      const outcome = await runEtlJob(this.o.eventStore, this.o.rawStore, parser, claim.stream, upload);
+      const userActive = async () => (await loadState(this.o.eventStore, userStream(upload.user_id), userState)).state.status === 'active';
+      const outcome = await runEtlJob(this.o.eventStore, this.o.rawStore, parser, claim.stream, upload, async () => !(await userActive()));
       await finishEtlJob(this.o.eventStore, claim.stream, claim.state, claim.revision, outcome);
       log?.info({ records: outcome.records, rejected: outcome.rejected, ms: Date.now() - started }, 'etl job done');
     } catch (err) {
+      if (err instanceof EtlCancelledError) {
+        await finishEtlJob(this.o.eventStore, claim.stream, claim.state, claim.revision, { kind: 'discarded', reason: 'user deleted' }).catch(() => {});
+        return;
+      }
       if (err instanceof ConcurrencyError) {
         log?.warn('etl job was taken over by another worker; dropping this run');
         return;

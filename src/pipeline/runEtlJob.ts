@@ -18,6 +18,8 @@ export async function runEtlJob(
   parser: DeviceParser,
   jobStream: string,
   upload: UploadAccepted['data'],
+  /** Checked before each batch: true stops the run (its user is being deleted). */
+  cancelled: () => Promise<boolean> = async () => false,
 ): Promise<Extract<EtlOutcome, { kind: 'succeeded' }>> {
   const payload = await rawStore.get(upload.object_key);
   const stream = ingestStream(upload.user_id, jobStream);
@@ -39,6 +41,7 @@ export async function runEtlJob(
   const flush = async (kind: RecordKind) => {
     const records = pending.get(kind);
     if (!records?.length) return;
+    if (await cancelled()) throw new EtlCancelledError();
     pending.set(kind, []);
     const batch = nextBatch(kind);
     await eventStore.appendToStream(stream, [
@@ -81,6 +84,13 @@ export async function runEtlJob(
   for (const kind of pending.keys()) await flush(kind);
   await flushRejected();
   return { kind: 'succeeded', records: counts, rejected: rejectedCount, types: [...types].sort(), firstDay, lastDay };
+}
+
+export class EtlCancelledError extends Error {
+  override name = 'EtlCancelledError';
+  constructor() {
+    super('the user is being deleted');
+  }
 }
 
 /** The UTC calendar day a record counts for in coverage and data.written. */

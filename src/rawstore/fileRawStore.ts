@@ -1,10 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { RawObjectMissingError, type RawObject, type RawStore } from './rawStore.js';
+import { checkNamespace, parseRawKey, rawKey, RawObjectMissingError, type RawObject, type RawStore } from './rawStore.js';
 
 /**
- * Embedded raw store: `DATA_DIR/raw/ab/abcdef…` by SHA-256. Written to a temporary file,
+ * Embedded raw store: `DATA_DIR/raw/<namespace>/ab/abcdef…` by SHA-256. Written to a temporary file,
  * fsynced, renamed into place and the directory fsynced: a crash leaves either the whole object
  * or nothing, and the same content is stored once.
  */
@@ -13,11 +13,11 @@ export class FileRawStore implements RawStore {
 
   constructor(private readonly root: string) {}
 
-  async put(data: Buffer): Promise<RawObject> {
+  async put(data: Buffer, namespace: string): Promise<RawObject> {
     const sha256 = createHash('sha256').update(data).digest('hex');
-    const key = `sha256/${sha256}`;
-    const dir = join(this.root, sha256.slice(0, 2));
-    const path = join(dir, sha256);
+    const key = rawKey(namespace, sha256);
+    const path = this.pathOf(key);
+    const dir = join(path, '..');
     if (await this.exists(key)) return { key, sha256, bytes: data.length };
     await mkdir(dir, { recursive: true });
     const tmp = join(dir, `.${sha256}.${randomUUID()}.tmp`);
@@ -60,11 +60,14 @@ export class FileRawStore implements RawStore {
     await rm(this.pathOf(key), { force: true });
   }
 
+  async deleteNamespace(namespace: string): Promise<void> {
+    await rm(join(this.root, checkNamespace(namespace)), { recursive: true, force: true });
+  }
+
   async close(): Promise<void> {}
 
   private pathOf(key: string): string {
-    const m = /^sha256\/([0-9a-f]{64})$/.exec(key);
-    if (!m) throw new Error(`invalid raw object key ${key}`);
-    return join(this.root, m[1]!.slice(0, 2), m[1]!);
+    const { namespace, sha256 } = parseRawKey(key);
+    return join(this.root, namespace, sha256.slice(0, 2), sha256);
   }
 }

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { GridFSBucket, MongoClient, type Db } from 'mongodb';
-import { RawObjectMissingError, type RawObject, type RawStore } from './rawStore.js';
+import { checkNamespace, parseRawKey, rawKey, RawObjectMissingError, type RawObject, type RawStore } from './rawStore.js';
 
 /**
- * Production raw store: MongoDB GridFS, one file per SHA-256 (the filename). An upload that
+ * Production raw store: MongoDB GridFS, one file per namespace and SHA-256 (the filename is the key). An upload that
  * failed half-way leaves an incomplete file that GridFS never lists as complete; `put` writes
  * with majority write concern so an acknowledged object survives a primary failover.
  */
@@ -23,12 +23,12 @@ export class GridFsRawStore implements RawStore {
     return new GridFsRawStore(client, client.db(database));
   }
 
-  async put(data: Buffer): Promise<RawObject> {
+  async put(data: Buffer, namespace: string): Promise<RawObject> {
     const sha256 = createHash('sha256').update(data).digest('hex');
-    const key = `sha256/${sha256}`;
+    const key = rawKey(namespace, sha256);
     if (!(await this.exists(key))) {
       await new Promise<void>((resolve, reject) => {
-        const up = this.bucket.openUploadStream(sha256, { metadata: { sha256, bytes: data.length } });
+        const up = this.bucket.openUploadStream(key, { metadata: { namespace, sha256, bytes: data.length } });
         up.once('finish', () => resolve());
         up.once('error', reject);
         up.end(data);
@@ -38,28 +38,29 @@ export class GridFsRawStore implements RawStore {
   }
 
   async get(key: string): Promise<Buffer> {
-    const sha = this.shaOf(key);
+    parseRawKey(key);
     if (!(await this.exists(key))) throw new RawObjectMissingError(`raw object ${key} is gone`);
     const chunks: Buffer[] = [];
-    for await (const chunk of this.bucket.openDownloadStreamByName(sha)) chunks.push(chunk as Buffer);
+    for await (const chunk of this.bucket.openDownloadStreamByName(key)) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks);
   }
 
   async exists(key: string): Promise<boolean> {
-    return (await this.bucket.find({ filename: this.shaOf(key) }).limit(1).toArray()).length > 0;
+    return (await this.bucket.find({ filename: parseRawKey(key) ? key : '' }).limit(1).toArray()).length > 0;
   }
 
   async delete(key: string): Promise<void> {
-    for (const f of await this.bucket.find({ filename: this.shaOf(key) }).toArray()) await this.bucket.delete(f._id);
+    parseRawKey(key);
+    for (const f of await this.bucket.find({ filename: key }).toArray()) await this.bucket.delete(f._id);
+  }
+
+  async deleteNamespace(namespace: string): Promise<void> {
+    checkNamespace(namespace);
+    for (const f of await this.bucket.find({ 'metadata.namespace': namespace }).toArray()) await this.bucket.delete(f._id);
   }
 
   async close(): Promise<void> {
     await this.client.close();
   }
 
-  private shaOf(key: string): string {
-    const m = /^sha256\/([0-9a-f]{64})$/.exec(key);
-    if (!m) throw new Error(`invalid raw object key ${key}`);
-    return m[1]!;
-  }
 }

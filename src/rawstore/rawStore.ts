@@ -1,17 +1,38 @@
 /**
  * Raw payload store port: uploads and provider payloads exactly as received, content-addressed
- * by SHA-256. They are the replay source for re-normalisation, so `put` returns only once the
- * bytes are durable.
+ * by SHA-256 within a namespace (the user). They are the replay source for re-normalisation, so
+ * `put` returns only once the bytes are durable. Namespaces keep erasure simple and safe: the same
+ * bytes uploaded by two users are two objects, and erasing one user removes only theirs.
  */
 export type RawObject = { key: string; sha256: string; bytes: number };
 
 export interface RawStore {
   readonly kind: 'file' | 'gridfs';
-  put(data: Buffer): Promise<RawObject>;
+  put(data: Buffer, namespace: string): Promise<RawObject>;
   get(key: string): Promise<Buffer>;
   exists(key: string): Promise<boolean>;
   delete(key: string): Promise<void>;
+  /** Removes every object of a namespace (user erasure). */
+  deleteNamespace(namespace: string): Promise<void>;
   close(): Promise<void>;
+}
+
+const NAMESPACE = /^[A-Za-z0-9_-]{1,64}$/;
+const KEY = /^([A-Za-z0-9_-]{1,64})\/([0-9a-f]{64})$/;
+
+export function checkNamespace(namespace: string): string {
+  if (!NAMESPACE.test(namespace)) throw new Error(`invalid raw namespace ${namespace}`);
+  return namespace;
+}
+
+export function rawKey(namespace: string, sha256: string): string {
+  return `${checkNamespace(namespace)}/${sha256}`;
+}
+
+export function parseRawKey(key: string): { namespace: string; sha256: string } {
+  const m = KEY.exec(key);
+  if (!m) throw new Error(`invalid raw object key ${key}`);
+  return { namespace: m[1]!, sha256: m[2]! };
 }
 
 export class RawObjectMissingError extends Error {

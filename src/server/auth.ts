@@ -49,8 +49,9 @@ export const authPlugin = fp<{ ctx: AppContext }>(async (app, { ctx }) => {
     if (principal.kind !== 'admin') request.tenantId = principal.tenantId;
   });
 
-  // Admin routes act on `{tenant_id}`: an unknown or malformed one is a 404 (spec "Instance admin routes").
-  app.addHook('preHandler', async (request) => {
+  // Admin routes act on `{tenant_id}`: an unknown or malformed one is a 404 (spec "Instance admin routes"),
+  // decided before the request is validated so that a bad tenant is a 404 whatever else is wrong.
+  app.addHook('preValidation', async (request) => {
     if (request.principal?.kind !== 'admin') return;
     const tenantId = (request.params as { tenant_id?: string } | undefined)?.tenant_id;
     if (tenantId === undefined) return;

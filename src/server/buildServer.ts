@@ -75,6 +75,8 @@ export async function buildServer(ctx: AppContext) {
   await app.register(sampleStatsRoutes, { ...opts, prefix: '/v1' });
   await app.register(coverageRoutes, { ...opts, prefix: '/v1' });
   await app.register(pipelineRoutes, { ...opts, prefix: '/v1' });
+  // The admin table (spec "Instance admin routes"): the same handlers, admin key, tenant from the path.
+  for (const plugin of [sleepRoutes, sampleStatsRoutes, coverageRoutes]) await app.register(plugin, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   await app.ready();
   return app as unknown as FastifyInstance;
 }

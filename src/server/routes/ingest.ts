@@ -80,7 +80,7 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
           .send({ upload_id: uploadId, provider: slug, bytes: previous.bytes, status: 'accepted' as const });
       }
 
-      const stored = await ctx.rawStore.put(payload);
+      const stored = await ctx.rawStore.put(payload, principal.userId);
       const result = await acceptUpload(ctx.eventStore, {
         tenantId: principal.tenantId,
         userId: principal.userId,

@@ -5,7 +5,7 @@ import { getSleepSession, listSleepPhases, listSleepSessions } from '../../../qu
 import { problems } from '../problems.js';
 import { DateTime, pageOf, withProblems } from '../schemas.js';
 import { int, integerIdParam, IsPrimarySource, Metadata, Provenance, provenanceOf, RecordId } from './recordSchemas.js';
-import { cursorScope, PagingQuery, readableUser, UserParams, ViewQuery, WindowQuery, windowOf } from './recordParams.js';
+import { cursorScope, PagingQuery, readableUser, UserParams, userRoute, ViewQuery, WindowQuery, windowOf } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
 
 export const SleepSession = z
@@ -75,17 +75,18 @@ export const toSleepPhase = (sessionId: number) => (d: SleepPhaseDoc) => ({
 const SessionParams = UserParams.extend({ session_id: z.string().describe('Sleep session id (integer int64)') });
 
 /** GET /v1/users/{id}/sleep and …/sleep/{session_id}/phases (spec "Reads"). */
-export const sleepRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors }) => {
+export const sleepRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors, admin }) => {
+  const route = userRoute(admin);
   app.get(
     '/users/:id/sleep',
     {
-      config: { auth: 'tenant' },
+      config: { auth: route.auth },
       schema: {
         summary: 'Sleep sessions, oldest first',
         description:
           'Ordered by bedtime_start, then id; start and end bound bedtime_start. In the merged view a session is listed only when no better ranked source has a session sharing at least half of the shorter one.',
         tags: ['records'],
-        params: UserParams,
+        params: route.params,
         querystring: z.object({ ...WindowQuery, ...ViewQuery, ...PagingQuery }),
         response: withProblems({ 200: pageOf(SleepSession) }),
       },
@@ -100,6 +101,9 @@ export const sleepRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ct
       return { data: page.items.map(toSleepSession), next_cursor: page.next ? cursors.encode(page.next, scope) : null };
     },
   );
+
+  // The admin table mirrors the sleep list only.
+  if (admin) return;
 
   app.get(
     '/users/:id/sleep/:session_id/phases',

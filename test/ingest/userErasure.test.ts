@@ -1,0 +1,65 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
+
+const fixture = readFileSync(fileURLToPath(new URL('../fixtures/device-a/healthkit-export.ndjson', import.meta.url)));
+
+function multipart(file: Buffer): { body: Buffer; contentType: string } {
+  const boundary = 'wellstream-test-boundary';
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="export.ndjson.gz"\r\nContent-Type: application/gzip\r\n\r\n`;
+  return { body: Buffer.concat([Buffer.from(head), file, Buffer.from(`\r\n--${boundary}--\r\n`)]), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+async function waitFor(check: () => Promise<boolean>, ms = 20_000) {
+  const until = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('user deletion erases the user’s ingested data (States: User, deleting → removed; Deletion job: done)', () => {
+  let t: TestApp;
+  let tenant: TenantHandle;
+  beforeAll(async () => {
+    t = await startTestApp();
+    tenant = await t.createTenant();
+  });
+  afterAll(async () => t.close());
+
+  async function uploadFor(userId: string, uploadId: string) {
+    const { token } = await t.mintToken(tenant.apiKey, userId, { scopes: ['upload'] });
+    const { body, contentType } = multipart(gzipSync(fixture));
+    const res = await t.call('POST', '/v1/ingest/device-a', { key: token, body, headers: { 'content-type': contentType, 'upload-id': uploadId } });
+    expect(res.statusCode, res.body).toBe(202);
+    await waitFor(async () => {
+      const cov = (await t.call('GET', `/v1/users/${userId}/coverage`, { key: tenant.apiKey })).json() as { pending_jobs: number; days: unknown[] };
+      return cov.pending_jobs === 0 && cov.days.length > 0;
+    });
+  }
+
+  const recordCollections = ['samples', 'category_samples', 'sleep_sessions', 'workouts', 'ecg_recordings', 'heartbeat_series', 'etl_jobs', 'rejected_records'];
+
+  it('a done deletion job leaves no row and no raw payload of the user, and leaves another user with the same upload intact', async () => {
+    const gone = await t.createUser(tenant.apiKey);
+    const kept = await t.createUser(tenant.apiKey);
+    await uploadFor(gone.id, 'same-bytes');
+    await uploadFor(kept.id, 'same-bytes');
+    for (const c of recordCollections.slice(0, 2)) expect(await t.ctx.readStore.count(c, { user_id: gone.id }), c).toBeGreaterThan(0);
+    expect(existsSync(join(t.dataDir, 'raw', gone.id))).toBe(true);
+
+    const job = await t.waitForDeletion(tenant.apiKey, await t.deleteUser(tenant.apiKey, gone.id));
+    expect(job.status).toBe('done');
+    await t.ctx.projectors.waitForIdle();
+    for (const c of recordCollections) expect(await t.ctx.readStore.count(c, { user_id: gone.id }), c).toBe(0);
+    expect(existsSync(join(t.dataDir, 'raw', gone.id))).toBe(false);
+
+    // The other user's identical upload is a separate object and untouched.
+    expect(readdirSync(join(t.dataDir, 'raw', kept.id)).length).toBeGreaterThan(0);
+    const samples = await t.call('GET', `/v1/users/${kept.id}/samples`, { key: tenant.apiKey, query: { type: 'heart_rate', view: 'all' } });
+    expect((samples.json() as { data: unknown[] }).data.length).toBeGreaterThan(0);
+  });
+});
