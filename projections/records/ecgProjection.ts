@@ -1,9 +1,7 @@
-import type { RecordsIngested } from '../../commands/ingestion/ingestedEvents.js';
 import type { EcgRecord } from '../../commands/ingestion/records.js';
 import type { Change } from '../../src/readstore/readStore.js';
-import { defineProjection } from '../../src/projector/projection.js';
 import { ownedFields, utcDay, type OwnedFields, type RecordDocBase } from './recordDoc.js';
-import { recordId, recordKey } from './recordIds.js';
+import { defineRecordsProjection, recordUpsert } from './recordProjection.js';
 
 /** A recording without its voltages (spec "ECG recording", list form). */
 export type EcgRecordingDoc = Omit<EcgRecord, 'kind' | 'voltages'> & RecordDocBase;
@@ -19,35 +17,24 @@ export type EcgVoltagesDoc = OwnedFields & {
 };
 
 /** ECG recordings and their voltage samples; a re-sent recording updates both. */
-export const ecgProjection = defineProjection<RecordsIngested<EcgRecord>>({
+export const ecgProjection = defineRecordsProjection<EcgRecord>({
   name: 'ecg',
+  eventType: 'ecg.ingested',
   collections: [
     {
       name: 'ecg_recordings',
       indexes: [{ fields: [['user_id', 1], ['start_date', 1], ['id', 1]] }, { fields: [['user_id', 1], ['day', 1]] }],
     },
-    // Read by `_id` (the recording's key) only.
-    { name: 'ecg_voltages' },
+    // Read by `_id` (the recording's key); by user_id on erasure.
+    { name: 'ecg_voltages', indexes: [{ fields: [['user_id', 1]] }] },
   ],
-  eventTypes: ['ecg.ingested'],
-  evolve: (event) => {
-    const d = event.data;
-    return d.records.flatMap((r, i): Change[] => {
+  evolve: (event) =>
+    event.data.records.flatMap((r, i): Change[] => {
       const { kind: _kind, voltages, ...fields } = r;
-      const key = recordKey(d.user_id, d.provider, r.external_id);
-      const owned = ownedFields(d, utcDay(r.start_date));
-      const doc: EcgVoltagesDoc = { _id: key, recording_key: key, provider: r.provider, sampling_frequency_hz: r.sampling_frequency_hz, voltages, ...owned };
-      return [
-        {
-          op: 'update',
-          collection: 'ecg_recordings',
-          id: key,
-          upsert: true,
-          set: { ...fields, ...owned },
-          setOnInsert: { id: recordId(event.globalPosition, i) },
-        },
-        { op: 'put', collection: 'ecg_voltages', doc },
-      ];
-    });
-  },
+      const day = utcDay(r.start_date);
+      const recording = recordUpsert(event, 'ecg_recordings', i, fields, day);
+      const key = recording.id;
+      const doc: EcgVoltagesDoc = { _id: key, recording_key: key, provider: r.provider, sampling_frequency_hz: r.sampling_frequency_hz, voltages, ...ownedFields(event.data, day) };
+      return [recording, { op: 'put', collection: 'ecg_voltages', doc }];
+    }),
 });

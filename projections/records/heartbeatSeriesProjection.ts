@@ -1,10 +1,9 @@
-import type { RecordsIngested } from '../../commands/ingestion/ingestedEvents.js';
 import type { HeartbeatSeriesRecord } from '../../commands/ingestion/records.js';
 import type { Change } from '../../src/readstore/readStore.js';
-import { defineProjection } from '../../src/projector/projection.js';
 import { hrvFigures, orderedBeats, rrIntervalsMs } from './hrv.js';
 import { ownedFields, utcDay, type OwnedFields, type RecordDocBase } from './recordDoc.js';
-import { childKey, recordId, recordKey } from './recordIds.js';
+import { childKey } from './recordIds.js';
+import { defineRecordsProjection, recordUpsert } from './recordProjection.js';
 
 /** A heartbeat series with its derived HRV (see hrv.ts); the beats themselves are rr_intervals rows. */
 export type HeartbeatSeriesDoc = Omit<HeartbeatSeriesRecord, 'kind' | 'beats'> &
@@ -32,8 +31,9 @@ export type RrIntervalDoc = OwnedFields & {
 const plusSeconds = (iso: string, s: number) => new Date(Date.parse(iso) + Math.round(s * 1000)).toISOString();
 
 /** Heartbeat series and their beats; a re-sent series updates (keeping its id) and replaces its beats. */
-export const heartbeatSeriesProjection = defineProjection<RecordsIngested<HeartbeatSeriesRecord>>({
+export const heartbeatSeriesProjection = defineRecordsProjection<HeartbeatSeriesRecord>({
   name: 'heartbeat_series',
+  eventType: 'heartbeat_series.ingested',
   collections: [
     {
       name: 'heartbeat_series',
@@ -53,24 +53,17 @@ export const heartbeatSeriesProjection = defineProjection<RecordsIngested<Heartb
       ],
     },
   ],
-  eventTypes: ['heartbeat_series.ingested'],
   evolve: (event) => {
     const d = event.data;
     const changes: Change[] = [];
     d.records.forEach((r, i) => {
       const { kind: _kind, beats, ...fields } = r;
-      const key = recordKey(d.user_id, d.provider, r.external_id);
       const ordered = orderedBeats(beats);
       const rr = rrIntervalsMs(ordered);
       const firstBeat = ordered.length ? plusSeconds(r.start_date, ordered[0]!.offset_s) : r.start_date;
-      changes.push({
-        op: 'update',
-        collection: 'heartbeat_series',
-        id: key,
-        upsert: true,
-        set: { ...fields, first_beat: firstBeat, beats: ordered.length, ...hrvFigures(rr), ...ownedFields(d, utcDay(r.start_date)) },
-        setOnInsert: { id: recordId(event.globalPosition, i) },
-      });
+      const series = recordUpsert(event, 'heartbeat_series', i, { ...fields, first_beat: firstBeat, beats: ordered.length, ...hrvFigures(rr) }, utcDay(r.start_date));
+      const key = series.id;
+      changes.push(series);
       changes.push({ op: 'deleteMany', collection: 'rr_intervals', filter: { user_id: d.user_id, series_key: key } });
       ordered.forEach((b, j) => {
         const timestamp = plusSeconds(r.start_date, b.offset_s);

@@ -1,9 +1,8 @@
-import type { RecordsIngested } from '../../commands/ingestion/ingestedEvents.js';
 import type { SleepPhase, SleepSessionRecord } from '../../commands/ingestion/records.js';
 import type { Change } from '../../src/readstore/readStore.js';
-import { defineProjection } from '../../src/projector/projection.js';
 import { ownedFields, utcDay, type OwnedFields, type RecordDocBase } from './recordDoc.js';
-import { childKey, childRecordId, recordId, recordKey } from './recordIds.js';
+import { childKey, childRecordId } from './recordIds.js';
+import { defineRecordsProjection, recordUpsert } from './recordProjection.js';
 
 export type SleepSessionDoc = Omit<SleepSessionRecord, 'kind' | 'phases'> & RecordDocBase;
 
@@ -30,8 +29,9 @@ export type SleepPhaseDoc = OwnedFields & {
  * Sleep sessions and their phases. A session re-sent with the same external_id updates the
  * session (keeping its id) and replaces all of its phases.
  */
-export const sleepProjection = defineProjection<RecordsIngested<SleepSessionRecord>>({
+export const sleepProjection = defineRecordsProjection<SleepSessionRecord>({
   name: 'sleep',
+  eventType: 'sleep_sessions.ingested',
   collections: [
     {
       name: 'sleep_sessions',
@@ -48,22 +48,15 @@ export const sleepProjection = defineProjection<RecordsIngested<SleepSessionReco
       indexes: [{ fields: [['user_id', 1], ['session_key', 1], ['start_date', 1], ['id', 1]] }],
     },
   ],
-  eventTypes: ['sleep_sessions.ingested'],
   evolve: (event) => {
     const d = event.data;
     const changes: Change[] = [];
     let child = 0;
     d.records.forEach((r, i) => {
       const { kind: _kind, phases, ...fields } = r;
-      const key = recordKey(d.user_id, d.provider, r.external_id);
-      changes.push({
-        op: 'update',
-        collection: 'sleep_sessions',
-        id: key,
-        upsert: true,
-        set: { ...fields, ...ownedFields(d, utcDay(r.bedtime_start)) },
-        setOnInsert: { id: recordId(event.globalPosition, i) },
-      });
+      const session = recordUpsert(event, 'sleep_sessions', i, fields, utcDay(r.bedtime_start));
+      const key = session.id;
+      changes.push(session);
       changes.push({ op: 'deleteMany', collection: 'sleep_phases', filter: { user_id: d.user_id, session_key: key } });
       phases.forEach((p, j) => {
         const doc: SleepPhaseDoc = {

@@ -1,9 +1,8 @@
-import type { RecordsIngested } from '../../commands/ingestion/ingestedEvents.js';
 import type { RoutePoint, WorkoutRecord } from '../../commands/ingestion/records.js';
 import type { Change } from '../../src/readstore/readStore.js';
-import { defineProjection } from '../../src/projector/projection.js';
 import { ownedFields, utcDay, type OwnedFields, type RecordDocBase } from './recordDoc.js';
-import { childKey, recordId, recordKey } from './recordIds.js';
+import { childKey } from './recordIds.js';
+import { defineRecordsProjection, recordUpsert } from './recordProjection.js';
 import { orderedRoute, trackSummary, type TrackSummary } from './track.js';
 
 export type WorkoutDoc = Omit<WorkoutRecord, 'kind' | 'route'> & RecordDocBase & { track: TrackSummary | null };
@@ -22,8 +21,9 @@ export type RoutePointDoc = RoutePoint &
  * Workouts, their track summaries and route points. A workout re-sent with the same external_id
  * updates the workout (keeping its id), recomputes the summary and replaces the route.
  */
-export const workoutsProjection = defineProjection<RecordsIngested<WorkoutRecord>>({
+export const workoutsProjection = defineRecordsProjection<WorkoutRecord>({
   name: 'workouts',
+  eventType: 'workouts.ingested',
   collections: [
     {
       name: 'workouts',
@@ -41,21 +41,14 @@ export const workoutsProjection = defineProjection<RecordsIngested<WorkoutRecord
       indexes: [{ fields: [['user_id', 1], ['workout_key', 1], ['timestamp', 1], ['_id', 1]] }],
     },
   ],
-  eventTypes: ['workouts.ingested'],
   evolve: (event) => {
     const d = event.data;
     const changes: Change[] = [];
     d.records.forEach((r, i) => {
       const { kind: _kind, route, ...fields } = r;
-      const key = recordKey(d.user_id, d.provider, r.external_id);
-      changes.push({
-        op: 'update',
-        collection: 'workouts',
-        id: key,
-        upsert: true,
-        set: { ...fields, track: trackSummary(route), ...ownedFields(d, utcDay(r.start_date)) },
-        setOnInsert: { id: recordId(event.globalPosition, i) },
-      });
+      const workout = recordUpsert(event, 'workouts', i, { ...fields, track: trackSummary(route) }, utcDay(r.start_date));
+      const key = workout.id;
+      changes.push(workout);
       changes.push({ op: 'deleteMany', collection: 'workout_route_points', filter: { user_id: d.user_id, workout_key: key } });
       orderedRoute(route).forEach((p, j) => {
         const doc: RoutePointDoc = {

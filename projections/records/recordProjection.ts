@@ -1,0 +1,88 @@
+import type { RecordsIngested } from '../../commands/ingestion/ingestedEvents.js';
+import type { NormalizedRecord } from '../../commands/ingestion/records.js';
+import type { UserErased } from '../../commands/users/user.js';
+import type { RecordedEvent } from '../../src/eventstore/eventStore.js';
+import { defineProjection, type Projection } from '../../src/projector/projection.js';
+import type { Change, CollectionSpec, IndexSpec, UpdateChange } from '../../src/readstore/readStore.js';
+import { ownedFields } from './recordDoc.js';
+import { recordId, recordKey } from './recordIds.js';
+
+/** A batch of records of one kind, as evolve receives it. */
+export type IngestedEvent<R extends NormalizedRecord> = RecordedEvent<RecordsIngested<R>>;
+
+const USER_ERASED: UserErased['type'] = 'user.erased';
+
+const isUserErased = (event: RecordedEvent<RecordsIngested | UserErased>): event is RecordedEvent<UserErased> => event.type === USER_ERASED;
+
+/**
+ * The upsert that stores the `index`-th record of an ingested batch: keyed by its natural key
+ * (`recordKey(user, provider, external_id)`), `set` to its own `fields` (which carry its
+ * external_id) followed by the owner fields and `day`, and given `recordId(position, index)`
+ * only when first stored. The change's `id` is the record's key, for the rows hung below it.
+ */
+export function recordUpsert<R extends NormalizedRecord>(
+  event: IngestedEvent<R>,
+  collection: string,
+  index: number,
+  fields: { external_id: string } & Record<string, unknown>,
+  day: string,
+): UpdateChange & { id: string } {
+  const d = event.data;
+  return {
+    op: 'update',
+    collection,
+    id: recordKey(d.user_id, d.provider, fields.external_id),
+    upsert: true,
+    set: { ...fields, ...ownedFields(d, day) },
+    setOnInsert: { id: recordId(event.globalPosition, index) },
+  };
+}
+
+/**
+ * A projection of one record kind over any number of collections (a parent row per record and
+ * the rows hung below it). `evolve` handles the kind's `*.ingested` events; `user.erased` is
+ * handled here for every collection in `collections`: each deletes the user's rows (so every
+ * row must carry `user_id`, and every collection should be indexed by it first).
+ */
+export function defineRecordsProjection<R extends NormalizedRecord>(p: {
+  name: string;
+  eventType: string;
+  collections: readonly CollectionSpec[];
+  evolve: (event: IngestedEvent<R>) => readonly Change[];
+}): Projection {
+  return defineProjection<RecordsIngested<R> | UserErased>({
+    name: p.name,
+    collections: p.collections,
+    eventTypes: [p.eventType, USER_ERASED],
+    evolve: (event) =>
+      isUserErased(event)
+        ? p.collections.map((c): Change => ({ op: 'deleteMany', collection: c.name, filter: { user_id: event.data.user_id } }))
+        : p.evolve(event as IngestedEvent<R>),
+  });
+}
+
+/**
+ * A projection that stores each record of one kind as one row of one collection, named after
+ * the projection: the record without its `kind`, then `extraFields` (derived ones), then the
+ * owner fields with the record's `day`.
+ */
+export function defineRecordProjection<R extends NormalizedRecord>(p: {
+  /** The projection's name and its collection's. */
+  collection: string;
+  eventType: string;
+  indexes: readonly IndexSpec[];
+  /** The UTC date (YYYY-MM-DD) the record falls on. */
+  day: (record: R) => string;
+  extraFields?: (record: R) => Record<string, unknown>;
+}): Projection {
+  return defineRecordsProjection<R>({
+    name: p.collection,
+    eventType: p.eventType,
+    collections: [{ name: p.collection, indexes: p.indexes }],
+    evolve: (event) =>
+      event.data.records.map((r, i) => {
+        const { kind: _kind, ...fields } = r;
+        return recordUpsert(event, p.collection, i, { ...fields, ...p.extraFields?.(r) }, p.day(r));
+      }),
+  });
+}
