@@ -147,6 +147,9 @@ export class SqliteEventStore implements EventStore {
             try {
               outcomes.push({ ok: this.appendInSavepoint(a.streamName, a.events, a.expected) });
             } catch (err) {
+              // Some SQLite errors (I/O, full disk) roll back the whole transaction, not just the
+              // savepoint: then nothing of the group stands and every caller must hear so.
+              if (!this.db.inTransaction) throw err;
               outcomes.push({ err });
             }
           }
