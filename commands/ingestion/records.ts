@@ -213,7 +213,11 @@ export type RejectedItem = {
 
 export type ParseItem = { record: NormalizedRecord } | { rejected: RejectedItem };
 
-export type ParseContext = { provider: string };
+export type ParseContext = {
+  provider: string;
+  /** When the payload was received. Parsers judge plausibility against it, never the clock, so a re-run gives the same records. */
+  receivedAt: string;
+};
 
 /**
  * A device upload format. `parse` streams: a million-line upload never sits in memory as

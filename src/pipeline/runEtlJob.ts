@@ -60,7 +60,7 @@ export async function runEtlJob(
     await eventStore.appendToStream(stream, [{ ...event, id: deterministicId(jobStream, 'rejected', String(batch)) }]);
   };
 
-  for await (const item of parser.parse(payload, { provider: upload.provider })) {
+  for await (const item of parser.parse(payload, { provider: upload.provider, receivedAt: upload.accepted_at })) {
     if ('rejected' in item) {
       // Keyed by content: the same bad line sent again is still one rejected record.
       rejected.push({ ...item.rejected, key: sha256Hex(`${upload.provider}\u0000${item.rejected.reason}\u0000${item.rejected.excerpt}`) });

@@ -35,6 +35,11 @@ export function installErrorHandling(app: FastifyInstance): void {
       // fastify's own client errors (bad JSON, wrong media type, body too large) carry safe messages.
       return sendProblem(request, reply, status, error.message);
     }
+    if (request.raw.destroyed || (error as { code?: string }).code === 'ECONNRESET') {
+      // The client went away mid-request: nobody is there to answer, and nothing failed here.
+      request.log.info({ code: (error as { code?: string }).code }, 'client closed the connection');
+      return reply;
+    }
     request.log.error({ err: error }, 'unexpected failure');
     return sendProblem(request, reply, 500, 'internal error');
   });

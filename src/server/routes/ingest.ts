@@ -7,6 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { acceptUpload, findUpload, UPLOAD_ID } from '../../../commands/ingestion/acceptUpload.js';
+import { DomainError } from '../../../commands/shared/domainError.js';
 import { DEVICE_SLUGS } from '../../connectors/devices/index.js';
 import { HttpProblem, problems } from '../problems.js';
 import { withProblems } from '../schemas.js';
@@ -31,18 +32,17 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
   app.addContentTypeParser(['application/json', 'application/octet-stream'], { parseAs: 'buffer', bodyLimit: UPLOAD_LIMITS.compressedBytes }, (_req, body, done) =>
     done(null, body),
   );
-  await app.register(multipart, { limits: { fileSize: UPLOAD_LIMITS.compressedBytes, files: 2, fields: 2, parts: 3 } });
+  // Part counts are checked by the route (400, exactly one part): these limits only stop abuse.
+  await app.register(multipart, { limits: { fileSize: UPLOAD_LIMITS.compressedBytes, files: 16, fields: 16, parts: 32 } });
 
   let inFlight = 0;
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (_request, reply) => {
     if (inFlight >= ctx.config.uploadsInFlight) {
       throw problems.tooManyRequests(`at most ${ctx.config.uploadsInFlight} uploads are processed at once; retry shortly`, 1);
     }
     inFlight++;
-    (request as { countedInFlight?: boolean }).countedInFlight = true;
-  });
-  app.addHook('onResponse', async (request) => {
-    if ((request as { countedInFlight?: boolean }).countedInFlight) inFlight--;
+    // 'close' fires once, answered or not: a client that goes away mid-body frees its slot too.
+    reply.raw.once('close', () => inFlight--);
   });
 
   app.post(
@@ -92,6 +92,11 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
         bytes: stored.bytes,
         contentType,
         at: new Date().toISOString(),
+      }).catch(async (err: unknown) => {
+        // Refused because the user's deletion began: whatever this user had is being erased, and
+        // so is what was just stored (the erasure may already have swept the user's raw files).
+        if (err instanceof DomainError && err.code === 'gone') await ctx.rawStore.deleteNamespace(principal.userId);
+        throw err;
       });
       if (!result.replayed) {
         await ctx.settle(result.position);

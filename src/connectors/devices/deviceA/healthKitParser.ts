@@ -520,9 +520,10 @@ function quantityLine(up: Upload, o: Obj): QuantityRecord {
   if (!finite(value)) fail('value is not a finite number');
   const unit = o.unit;
   if (typeof unit !== 'string' || unit === '') fail('missing unit');
-  // Percentages (oxygen saturation, body fat) arrive from HealthKit as fractions with unit '%'
-  // (0.97 means 97 %): the storage unit is '%' too, so they are stored as sent, unscaled.
-  const converted = up.convert(qt, value, unit);
+  // HealthKit's percent unit holds fractions (HKUnit.percent(): 0.97 means 97 %), while the
+  // storage unit '%' is UCUM's (97 %), as every other provider sends it: a HealthKit '%' value is
+  // a fraction, UCUM '1', converted like any other unit.
+  const converted = up.convert(qt, value, unit === '%' ? '1' : unit);
   const t = timesOf(o);
   const p = up.prov(o);
   const md = metadataOf(o);

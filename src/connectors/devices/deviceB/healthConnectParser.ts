@@ -656,7 +656,9 @@ function quantity(
     metadata: {
       ...c.metadata,
       ...zoneMetadata(f),
-      ...(v.original ? { original_value: v.original.value, original_unit: v.original.unit } : {}),
+      // The spec lists both for every sample: what arrived, converted or not.
+      original_value: v.original ? v.original.value : v.value,
+      original_unit: v.original ? v.original.unit : v.unit,
     },
   };
 }
@@ -718,7 +720,7 @@ function heartRate(r: Json, index: number, ctx: ParseContext): ParseItem[] {
   if (!Array.isArray(r.samples)) throw new RecordError('samples is missing or not an array');
   const out: ParseItem[] = [];
   const samples: unknown[] = r.samples;
-  // One metadata object for the samples of one record: they share every field of it.
+  // The samples of one record share every metadata field but the value they arrived with.
   const metadata = { ...c.metadata, ...zoneMetadata(f) };
   for (let i = 0; i < samples.length; i++) {
     const s = samples[i];
@@ -728,7 +730,18 @@ function heartRate(r: Json, index: number, ctx: ParseContext): ParseItem[] {
       const v = toStorage('heart_rate', { value: readNumber(s.beatsPerMinute, 'beatsPerMinute'), ucum: '/min' });
       checkBounds('heart_rate', v.value, v.unit, HEART_RATE_BOUNDS, 'beatsPerMinute');
       out.push({
-        record: { kind: 'quantity', ...c.provenance, external_id: `${c.id}:${i}`, type: 'heart_rate', value: v.value, unit: v.unit, start_date: t, end_date: t, ...c.sample, metadata },
+        record: {
+          kind: 'quantity',
+          ...c.provenance,
+          external_id: `${c.id}:${i}`,
+          type: 'heart_rate',
+          value: v.value,
+          unit: v.unit,
+          start_date: t,
+          end_date: t,
+          ...c.sample,
+          metadata: { ...metadata, original_value: v.original ? v.original.value : v.value, original_unit: v.original ? v.original.unit : v.unit },
+        },
       });
     } catch (err) {
       if (!(err instanceof RecordError)) throw err;

@@ -43,8 +43,11 @@ const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
 const ZIP_MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
 /** Earliest plausible sample: devices with a lost clock report 1970 or 2000. */
 const MIN_EPOCH_S = Date.UTC(2010, 0, 1) / 1000;
-/** Latest plausible sample: one day after parsing (clock skew between band and server). */
-const maxEpochS = () => Math.floor(Date.now() / 1000) + 86_400;
+/**
+ * Latest plausible sample: one day after the payload was received (clock skew between band and
+ * server). The receipt time, not the clock: a re-run of the job must give the same records.
+ */
+const maxEpochS = (ctx: ParseContext) => Math.floor(Date.parse(ctx.receivedAt) / 1000) + 86_400;
 /** Gadgetbridge activity samples are per minute. */
 const SAMPLE_SECONDS = 60;
 /** More steps than this in one sample is a corrupt value (Huami stores a byte per minute). */
@@ -480,7 +483,7 @@ async function* parseGadgetbridgeExport(payload: Buffer, ctx: ParseContext): Asy
     const nights: SessionOut[] = [];
     for (const table of sampleTables) {
       try {
-        for (const item of readSampleTable(db, table, deviceOf, ctx.provider, nights)) yield item;
+        for (const item of readSampleTable(db, table, deviceOf, ctx.provider, nights, maxEpochS(ctx))) yield item;
       } catch (err) {
         yield { rejected: { location: table.name, reason: `table unreadable: ${messageOf(err)}`, excerpt: '' } };
       }
@@ -488,7 +491,7 @@ async function* parseGadgetbridgeExport(payload: Buffer, ctx: ParseContext): Asy
 
     if (hasSummary) {
       try {
-        for (const item of readWorkouts(db, summary, sampleTables, deviceOf, ctx.provider)) yield item;
+        for (const item of readWorkouts(db, summary, sampleTables, deviceOf, ctx.provider, maxEpochS(ctx))) yield item;
       } catch (err) {
         yield { rejected: { location: summary.name, reason: `table unreadable: ${messageOf(err)}`, excerpt: '' } };
       }
@@ -497,7 +500,7 @@ async function* parseGadgetbridgeExport(payload: Buffer, ctx: ParseContext): Asy
     const tableSessions: SessionOut[] = [];
     if (hasSleepTime) {
       try {
-        for (const item of readXiaomiSleep(db, sleepTime, tables.get('XIAOMI_SLEEP_STAGE_SAMPLE'), deviceOf, ctx.provider, tableSessions)) yield item;
+        for (const item of readXiaomiSleep(db, sleepTime, tables.get('XIAOMI_SLEEP_STAGE_SAMPLE'), deviceOf, ctx.provider, tableSessions, maxEpochS(ctx))) yield item;
       } catch (err) {
         yield { rejected: { location: sleepTime.name, reason: `table unreadable: ${messageOf(err)}`, excerpt: '' } };
       }
@@ -533,6 +536,7 @@ function* readSampleTable(
   deviceOf: (id: number) => DeviceInfo,
   provider: string,
   nights: SessionOut[],
+  maxTs: number,
 ): Generator<ParseItem> {
   const optional = ['USER_ID', 'RAW_INTENSITY', 'RAW_KIND', 'HEART_RATE', 'SLEEP', 'DEEP_SLEEP', 'REM_SLEEP'].filter((c) => table.columns.has(c));
   const extraKey = table.pk.filter((c) => c !== 'TIMESTAMP' && c !== 'DEVICE_ID');
@@ -541,7 +545,6 @@ function* readSampleTable(
   // The primary key order: no sort of a large table; devices keep separate state.
   const stmt = db.prepare(`SELECT ${rowid}${columns.map(q).join(', ')} FROM ${q(table.name)} ORDER BY "TIMESTAMP", "DEVICE_ID"`);
   const states = new Map<number, DeviceState>();
-  const maxTs = maxEpochS();
 
   for (const row of stmt.iterate() as IterableIterator<Row>) {
     const reason = invalidSample(row, maxTs);
@@ -752,6 +755,7 @@ function* readXiaomiSleep(
   deviceOf: (id: number) => DeviceInfo,
   provider: string,
   out: SessionOut[],
+  maxTs: number,
 ): Generator<ParseItem> {
   const wanted = ['TIMESTAMP', 'DEVICE_ID', 'USER_ID', 'WAKEUP_TIME', 'IS_AWAKE', 'TOTAL_DURATION', 'DEEP_SLEEP_DURATION', 'LIGHT_SLEEP_DURATION', 'REM_SLEEP_DURATION', 'AWAKE_DURATION'];
   const columns = wanted.filter((c) => timeTable.columns.has(c));
@@ -761,7 +765,6 @@ function* readXiaomiSleep(
     stageTable && hasColumns(stageTable, 'TIMESTAMP', 'DEVICE_ID', 'STAGE')
       ? db.prepare(`SELECT "TIMESTAMP", "STAGE" FROM ${q(stageTable.name)} WHERE "DEVICE_ID" = ? AND "TIMESTAMP" >= ? AND "TIMESTAMP" < ? ORDER BY "TIMESTAMP"`)
       : null;
-  const maxTs = maxEpochS();
 
   for (const row of rows) {
     const bedMs = row.TIMESTAMP;
@@ -830,6 +833,7 @@ function* readWorkouts(
   sampleTables: TableInfo[],
   deviceOf: (id: number) => DeviceInfo,
   provider: string,
+  maxTs: number,
 ): Generator<ParseItem> {
   const wanted = ['_id', 'NAME', 'START_TIME', 'END_TIME', 'ACTIVITY_KIND', 'GPX_TRACK', 'RAW_DETAILS_PATH', 'DEVICE_ID', 'USER_ID', 'SUMMARY_DATA', 'BASE_LONGITUDE', 'BASE_LATITUDE', 'BASE_ALTITUDE'];
   const columns = wanted.filter((c) => table.columns.has(c));
@@ -837,7 +841,6 @@ function* readWorkouts(
   // cannot run a statement while another one iterates). RAW_SUMMARY_DATA (a blob) is left out.
   const rows = db.prepare(`SELECT ${columns.map(q).join(', ')} FROM ${q(table.name)} ORDER BY "_id"`).all() as Row[];
   const fallbacks = sampleTables.map((t) => sampleStatsStatement(db, t));
-  const maxTs = maxEpochS();
 
   for (const row of rows) {
     const start = row.START_TIME;

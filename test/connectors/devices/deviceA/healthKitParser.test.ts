@@ -27,7 +27,7 @@ type Parsed = { items: ParseItem[]; records: NormalizedRecord[]; rejected: Rejec
 
 async function parseGz(gz: Buffer): Promise<Parsed> {
   const items: ParseItem[] = [];
-  for await (const item of healthKitParser.parse(gz, { provider: 'device-a' })) items.push(item);
+  for await (const item of healthKitParser.parse(gz, { provider: 'device-a', receivedAt: '2026-11-22T00:00:00.000Z' })) items.push(item);
   return {
     items,
     records: items.flatMap((i) => ('record' in i ? [i.record] : [])),
@@ -151,10 +151,10 @@ describe('healthKitParser: the fixture upload (contracts §3)', async () => {
       ['15', 'walking_running_distance', 620, 'm', t('01T09:00:00'), t('01T09:15:00'), 0.62, 'km', ...P],
       ['16', 'flights_climbed', 3, 'count', t('01T09:00:00'), t('01T09:15:00'), 3, 'count', ...P],
       ['17', 'body_mass', 69.989302691, 'kg', t('01T06:45:12'), t('01T06:45:12'), 154.3, 'lb', ...S],
-      ['18', 'body_fat_percentage', 0.215, '%', t('01T06:45:12'), t('01T06:45:12'), 0.215, '%', ...S],
+      ['18', 'body_fat_percentage', 21.5, '%', t('01T06:45:12'), t('01T06:45:12'), 0.215, '%', ...S],
       ['19', 'body_temperature', 37, 'degC', t('01T07:30:00'), t('01T07:30:00'), 98.6, 'degF', ...P],
       ['20', 'height', 1.78, 'm', '2026-10-01T10:00:00.000Z', '2026-10-01T10:00:00.000Z', 178, 'cm', ...P],
-      ['21', 'oxygen_saturation', 0.97, '%', t('02T03:12:00'), t('02T03:12:00'), 0.97, '%', ...W],
+      ['21', 'oxygen_saturation', 97, '%', t('02T03:12:00'), t('02T03:12:00'), 0.97, '%', ...W],
       ['22', 'respiratory_rate', 14.5, 'count/min', t('02T03:12:00'), t('02T03:12:00'), 14.5, 'count/min', ...W],
       ['23', 'vo2_max', 44.2, 'mL/(kg*min)', t('01T07:32:10'), t('01T07:32:10'), 44.2, 'mL/(kg*min)', ...W],
       ['24', 'blood_glucose', 94, 'mg/dL', t('01T07:00:00'), t('01T07:00:00'), 94, 'mg/dL', ...P],
@@ -170,9 +170,9 @@ describe('healthKitParser: the fixture upload (contracts §3)', async () => {
     expect(find(20)).toMatchObject({ value: 1.78, unit: 'm' });
   });
 
-  it('stores percentages as HealthKit sends them, fractions in %, without rescaling (contracts §4: storage unit %)', () => {
-    expect(find(21)).toMatchObject({ type: 'oxygen_saturation', value: 0.97, unit: '%' });
-    expect(find(18)).toMatchObject({ type: 'body_fat_percentage', value: 0.215, unit: '%' });
+  it('stores HealthKit percent fractions as UCUM percent, keeping the fraction as the original value (contracts §4: storage unit %)', () => {
+    expect(find(21)).toMatchObject({ type: 'oxygen_saturation', value: 97, unit: '%', metadata: { original_value: 0.97, original_unit: '%' } });
+    expect(find(18)).toMatchObject({ type: 'body_fat_percentage', value: 21.5, unit: '%', metadata: { original_value: 0.215, original_unit: '%' } });
   });
 
   it('normalises times to UTC toISOString whether sent with Z, an offset, or in Apple’s export form (records.ts: RFC 3339 UTC with milliseconds)', () => {
@@ -587,7 +587,7 @@ describe('healthKitParser: rules in detail', () => {
   it('stops cleanly when the consumer stops early', async () => {
     const text = Array.from({ length: 5000 }, (_, i) => line({ kind: 'quantity', uuid: `S-${i}`, type: 'HKQuantityTypeIdentifierStepCount', value: i, unit: 'count', start_date: '2026-11-01T08:00:00Z', end_date: '2026-11-01T08:01:00Z' })).join('\n');
     let n = 0;
-    for await (const item of healthKitParser.parse(gzipSync(text), { provider: 'device-a' })) {
+    for await (const item of healthKitParser.parse(gzipSync(text), { provider: 'device-a', receivedAt: '2026-11-22T00:00:00.000Z' })) {
       expect('record' in item).toBe(true);
       if (++n === 10) break;
     }
@@ -622,7 +622,7 @@ describe('healthKitParser: streaming (records.ts DeviceParser: a big upload neve
     let rejected = 0;
     let converted = 0;
     let last: QuantityRecord | undefined;
-    for await (const item of healthKitParser.parse(gz, { provider: 'device-a' })) {
+    for await (const item of healthKitParser.parse(gz, { provider: 'device-a', receivedAt: '2026-11-22T00:00:00.000Z' })) {
       if ('rejected' in item) rejected++;
       else {
         records++;

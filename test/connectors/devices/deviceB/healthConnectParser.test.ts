@@ -12,7 +12,7 @@ const P = 'device-b';
 
 async function parse(payload: Buffer | string): Promise<{ records: NormalizedRecord[]; rejected: RejectedItem[]; items: ParseItem[] }> {
   const items: ParseItem[] = [];
-  for await (const item of healthConnectParser.parse(Buffer.isBuffer(payload) ? payload : Buffer.from(payload), { provider: P })) items.push(item);
+  for await (const item of healthConnectParser.parse(Buffer.isBuffer(payload) ? payload : Buffer.from(payload), { provider: P, receivedAt: '2026-11-22T00:00:00.000Z' })) items.push(item);
   return {
     items,
     records: items.flatMap((i) => ('record' in i ? [i.record] : [])),
@@ -89,7 +89,7 @@ function q(
     device_model: s.device?.model ?? null,
     product_type: null,
     was_user_entered: s.method === 3,
-    metadata: { ...metadata, timezone: '+01:00' },
+    metadata: { original_value: value, original_unit: unit, ...metadata, timezone: '+01:00' },
   };
 }
 
@@ -492,10 +492,10 @@ describe('device-b units: Health Connect unit objects converted through UCUM to 
     expect((record as { value: number }).value).toBeCloseTo(expected, 6);
   });
 
-  it('stores values already in the storage unit unchanged, without original_value (spec Quantity sample metadata)', async () => {
+  it('stores values already in the storage unit unchanged, with original_value and original_unit all the same (spec Quantity sample metadata)', async () => {
     const { record } = await one({ recordType: 'Weight', time: '2026-11-01T10:00:00Z', zoneOffset: '+01:00', weight: { inKilograms: 70.2 }, metadata: meta('u-2') });
     expect(record).toMatchObject({ type: 'body_mass', value: 70.2, unit: 'kg' });
-    expect((record as { metadata: object }).metadata).not.toHaveProperty('original_value');
+    expect((record as { metadata: object }).metadata).toMatchObject({ original_value: 70.2, original_unit: 'kg' });
   });
 
   it('rejects a unit object without a known property of its class, naming the accepted ones', async () => {
