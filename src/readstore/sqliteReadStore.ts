@@ -180,6 +180,7 @@ export class SqliteReadStore implements ReadStore {
         );
         return;
       case 'update': {
+        if (this.setOnlyUpdate(table, c)) return;
         const row = this.stmt(`SELECT doc FROM ${table} WHERE _id = ?`).get(c.id) as { doc: string } | undefined;
         const next = applyUpdate(row ? (JSON.parse(row.doc) as Doc) : null, c);
         if (!next) return;
@@ -198,6 +199,35 @@ export class SqliteReadStore implements ReadStore {
         return;
       }
     }
+  }
+
+  /**
+   * `set` (and `setOnInsert`) alone is one statement: insert the whole document, or on conflict
+   * json_set the `set` fields into the stored one (MongoDB $set semantics: other fields stay).
+   * A record upsert thus costs one indexed write, not a read, a parse and a rewrite.
+   */
+  private setOnlyUpdate(table: string, c: Extract<Change, { op: 'update' }>): boolean {
+    if (c.unset?.length || c.inc || c.min || c.max) return false;
+    const fields = Object.keys(c.set ?? {});
+    if (fields.length === 0) return false;
+    // Top-level fields only: json_set does not create missing parents of a dotted path.
+    const plain = /^[A-Za-z_][A-Za-z0-9_]*$/;
+    if (!fields.every((f) => plain.test(f)) || !Object.keys(c.setOnInsert ?? {}).every((f) => plain.test(f))) return false;
+    const paths = fields.map((f) => `'$.${f}', json(?)`).join(', ');
+    const values = fields.map((f) => JSON.stringify(c.set![f] ?? null));
+    if (c.upsert) {
+      const doc: Doc = { _id: c.id };
+      if (c.setOnInsert) for (const [k, v] of Object.entries(c.setOnInsert)) doc[k] = v;
+      for (const f of fields) doc[f] = c.set![f];
+      this.stmt(`INSERT INTO ${table} (_id, doc) VALUES (?, ?) ON CONFLICT(_id) DO UPDATE SET doc = json_set(doc, ${paths})`).run(
+        c.id,
+        JSON.stringify(doc),
+        ...values,
+      );
+    } else {
+      this.stmt(`UPDATE ${table} SET doc = json_set(doc, ${paths}) WHERE _id = ?`).run(...values, c.id);
+    }
+    return true;
   }
 
   private exists(collection: string): boolean {
