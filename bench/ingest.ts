@@ -114,20 +114,33 @@ export default async function main(args: string[]) {
       });
       if (res.status !== 202) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
       const t1 = performance.now();
+      // Cheap probes only (the service shares one thread with its ETL and projections): the ETL
+      // queue, and the upload's last heart-rate and step samples, which are projected last.
+      const lastOf = (type: string) => lines.findLast((l) => l.includes(type))!;
+      const probes = ['HeartRate', 'StepCount'].map((t) => JSON.parse(lastOf(`HKQuantityTypeIdentifier${t}`)) as { start_date: string });
       let t2 = 0;
-      let stored = 0;
       for (;;) {
-        await new Promise((r) => setTimeout(r, 1000));
-        const cov = await json<{ pending_jobs: number; parked_jobs: number; days: { records: number }[] }>(
-          await fetch(`${svc.base}/v1/users/${user.id}/coverage?view=all`, { headers: tk }),
-        );
-        if (cov.parked_jobs > 0) throw new Error('the ETL job was parked');
-        if (!t2 && cov.pending_jobs === 0) t2 = performance.now();
-        stored = cov.days.reduce((s, d) => s + d.records, 0);
-        if (stored >= n) break;
-        if (performance.now() - t0 > 30 * 60_000) throw new Error(`only ${stored} of ${n} queryable after 30 minutes`);
+        await new Promise((r) => setTimeout(r, 500));
+        if (!t2) {
+          const running = await json<{ data: unknown[] }>(await fetch(`${svc.base}/v1/pipeline/etl-jobs?status=running`, { headers: tk }));
+          const pending = await json<{ data: unknown[] }>(await fetch(`${svc.base}/v1/pipeline/etl-jobs?status=pending`, { headers: tk }));
+          const parked = await json<{ data: unknown[] }>(await fetch(`${svc.base}/v1/pipeline/etl-jobs?status=parked`, { headers: tk }));
+          if (parked.data.length) throw new Error('the ETL job was parked');
+          if (running.data.length === 0 && pending.data.length === 0) t2 = performance.now();
+        }
+        let found = 0;
+        for (const [i, type] of ['heart_rate', 'step_count'].entries()) {
+          const q = new URLSearchParams({ type, view: 'all', start: probes[i]!.start_date, limit: '1' });
+          const page = await json<{ data: unknown[] }>(await fetch(`${svc.base}/v1/users/${user.id}/samples?${q}`, { headers: tk }));
+          found += page.data.length;
+        }
+        if (t2 && found === 2) break;
+        if (performance.now() - t0 > 30 * 60_000) throw new Error('not queryable after 30 minutes');
       }
       const t3 = performance.now();
+      const cov = await json<{ days: { records: number }[] }>(await fetch(`${svc.base}/v1/users/${user.id}/coverage?view=all`, { headers: tk }));
+      const stored = cov.days.reduce((s, d) => s + d.records, 0);
+      if (stored !== n) throw new Error(`coverage counts ${stored} records, expected ${n}`);
       const s = (ms: number) => (ms / 1000).toFixed(1);
       console.log('\n| stage | seconds | records/s |');
       console.log('|---|---:|---:|');
