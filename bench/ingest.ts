@@ -61,8 +61,7 @@ function rawInserts(dir: string, lines: string[]): number {
   db.pragma('synchronous = NORMAL');
   db.exec(`CREATE TABLE rm_samples (_id TEXT PRIMARY KEY, doc TEXT NOT NULL);
     CREATE INDEX s1 ON rm_samples (json_extract(doc, '$.user_id'), json_extract(doc, '$.type'), json_extract(doc, '$.start_date'), json_extract(doc, '$.id'));
-    CREATE INDEX s2 ON rm_samples (json_extract(doc, '$.user_id'), json_extract(doc, '$.day'));
-    CREATE INDEX s3 ON rm_samples (json_extract(doc, '$.id'));`);
+    CREATE INDEX s2 ON rm_samples (json_extract(doc, '$.user_id'), json_extract(doc, '$.day'));`);
   const ins = db.prepare('INSERT INTO rm_samples (_id, doc) VALUES (?, ?)');
   const user = randomUUID();
   const t0 = performance.now();

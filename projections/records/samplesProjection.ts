@@ -11,7 +11,6 @@ export const samplesProjection = defineRecordProjection<QuantityRecord>({
   indexes: [
     { fields: [['user_id', 1], ['type', 1], ['start_date', 1], ['id', 1]] },
     { fields: [['user_id', 1], ['day', 1]] },
-    { fields: [['id', 1]] },
   ],
   day: (r) => utcDay(r.start_date),
 });
