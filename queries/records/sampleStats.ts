@@ -1,5 +1,4 @@
 import { DateTime, IANAZone } from 'luxon';
-import { findQuantityType } from '../../src/catalog/quantityCatalog.js';
 import type { Filter, ReadStore, Scalar, SortSpec } from '../../src/readstore/readStore.js';
 import { withTieBreaker } from '../../src/readstore/readStore.js';
 import { getPath } from '../../src/readstore/documentUpdate.js';
@@ -7,7 +6,8 @@ import { InvalidTimeWindowError, parseTimeParam } from '../../src/shared/timeWin
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
 import type { Page } from '../shared/page.js';
 import { listInView, type View } from './mergedPage.js';
-import { sourceOrderFor, type SourcePriorities } from './sourceRanking.js';
+import { samplesViewSpec } from './listSamples.js';
+import type { SourcePriorities } from './sourceRanking.js';
 
 /**
  * Spec "Sample statistics" and "Reads" rule 2: samples of one type bucketed by hour or by local
@@ -249,25 +249,14 @@ async function* readSamples(readStore: ReadStore, q: SampleStatsQuery, chunk: nu
       after = full.map(([f]) => (getPath(last, f) ?? null) as Scalar);
     }
   }
-  // Same merged-view rule as the samples list (queries/records/listSamples.ts): the neighbours a
-  // record is compared with are every provider's samples of the type, whatever the provider filter.
-  const t = findQuantityType(q.type);
+  // The samples list's merged-view rule: the neighbours a record is compared with are every
+  // provider's samples of the type, whatever the provider filter.
+  const spec = { ...samplesViewSpec(q.userId, q.type, filter, q.priorities), sort };
   let after: readonly Scalar[] | null = null;
   for (;;) {
     const page: Page<SampleDoc & { primary: boolean }> = await listInView<SampleDoc>(
       readStore,
-      {
-        collection: 'samples',
-        filter,
-        sort,
-        neighbourFilter: { user_id: q.userId, type: q.type },
-        startField: 'start_date',
-        interval: (d) => ({ start: Date.parse(d.start_date), end: Date.parse(d.end_date) }),
-        stream: (d) => ({ source: d.source, body_worn: d.body_worn, provider: d.provider }),
-        rule: t?.match ?? 'other',
-        order: sourceOrderFor(q.type, t?.group ?? 'other', q.priorities),
-        lookbackMs: t?.match === 'count' || !t ? 36 * 3_600_000 : 0,
-      },
+      spec,
       'merged',
       { after, limit: chunk },
     );

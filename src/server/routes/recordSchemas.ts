@@ -1,8 +1,13 @@
 import { z } from 'zod';
-import { Provenance } from './samples.js';
+import { DateTime } from '../schemas.js';
 
-/** Response pieces shared by the record reads beyond samples (spec "Resources and their fields"). */
-export { Provenance };
+/** Response pieces shared by the record reads. Provenance: every record's (spec "Resources and their fields"). */
+export const Provenance = {
+  provider: z.string().describe('The integration the record came through'),
+  source: z.string().describe('The vendor that produced it (the provider when unknown)'),
+  device: z.string().nullable(),
+  ingested_at: DateTime,
+};
 
 export const Metadata = z.record(z.string(), z.unknown()).describe('Provider fields as sent');
 

@@ -4,16 +4,10 @@ import type { SampleDoc } from '../../../projections/records/samplesProjection.j
 import { listSamples, userHasSamplesOfType } from '../../../queries/records/listSamples.js';
 import { findQuantityType } from '../../catalog/quantityCatalog.js';
 import { problems } from '../problems.js';
+import { Provenance, provenanceOf } from './recordSchemas.js';
 import { DateTime, pageOf, withProblems } from '../schemas.js';
 import { cursorScope, PagingQuery, readableUser, UserParams, ViewQuery, WindowQuery, windowOf } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
-
-export const Provenance = {
-  provider: z.string().describe('The integration the record came through'),
-  source: z.string().describe('The vendor that produced it (the provider when unknown)'),
-  device: z.string().nullable(),
-  ingested_at: DateTime,
-};
 
 export const QuantitySample = z
   .object({
@@ -50,10 +44,7 @@ export const toQuantitySample = (d: SampleDoc & { primary: boolean }) => ({
   is_primary_source: d.primary,
   was_user_entered: d.was_user_entered,
   metadata: d.metadata,
-  provider: d.provider,
-  source: d.source,
-  device: d.device,
-  ingested_at: d.ingested_at,
+  ...provenanceOf(d),
 });
 
 /** GET /v1/users/{id}/samples (spec "Reads", rule 1). */
