@@ -32,6 +32,7 @@ export const etlJobsProjection = defineProjection<UploadEvent | UserErased>({
         { fields: [['tenant_id', 1], ['status', 1], ['id', -1]] },
         { fields: [['user_id', 1], ['status', 1]] },
       ],
+      columns: ['lease_until', 'provider'],
     },
   ],
   eventTypes: ['upload.accepted', 'etl.job_started', 'etl.job_failed', 'etl.job_parked', 'etl.job_retried', 'etl.job_succeeded', 'etl.job_discarded', 'user.erased'],

@@ -12,6 +12,12 @@ export type IngestedEvent<R extends NormalizedRecord> = RecordedEvent<RecordsIng
 
 const USER_ERASED: UserErased['type'] = 'user.erased';
 
+/**
+ * Fields of every record row that the merged view, statistics and coverage filter, group or
+ * compare on, besides the kind's own index fields: declared so embedded stores keep them as columns.
+ */
+export const RECORD_COLUMNS = ['provider', 'source', 'body_worn', 'ingested_at'] as const;
+
 const isUserErased = (event: RecordedEvent<RecordsIngested | UserErased>): event is RecordedEvent<UserErased> => event.type === USER_ERASED;
 
 /**
@@ -71,6 +77,8 @@ export function defineRecordProjection<R extends NormalizedRecord>(p: {
   collection: string;
   eventType: string;
   indexes: readonly IndexSpec[];
+  /** Fields besides RECORD_COLUMNS and the index fields that queries filter or sort on. */
+  columns?: readonly string[];
   /** The UTC date (YYYY-MM-DD) the record falls on. */
   day: (record: R) => string;
   extraFields?: (record: R) => Record<string, unknown>;
@@ -78,7 +86,7 @@ export function defineRecordProjection<R extends NormalizedRecord>(p: {
   return defineRecordsProjection<R>({
     name: p.collection,
     eventType: p.eventType,
-    collections: [{ name: p.collection, indexes: p.indexes }],
+    collections: [{ name: p.collection, indexes: p.indexes, columns: [...RECORD_COLUMNS, ...(p.columns ?? [])] }],
     evolve: (event) =>
       event.data.records.map((r, i) => {
         const { kind: _kind, ...fields } = r;

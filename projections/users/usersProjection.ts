@@ -8,7 +8,7 @@ export type UserTokenDoc = { _id: string; token_id: string; user_id: string; ten
 export const usersProjection = defineProjection<UserEvent>({
   name: 'users',
   collections: [
-    { name: 'users', indexes: [{ fields: [['tenant_id', 1], ['created_at', 1]] }] },
+    { name: 'users', indexes: [{ fields: [['tenant_id', 1], ['created_at', 1]] }], columns: ['status'] },
     { name: 'user_tokens', indexes: [{ fields: [['user_id', 1]] }] },
   ],
   eventTypes: ['user.registered', 'user.token_minted', 'user.deletion_requested', 'user.erased'],

@@ -37,8 +37,20 @@ export class ProjectorRuntime {
     private readonly log?: Logger,
   ) {}
 
+  /**
+   * Declares every projection's collections. A projection one of whose collections had to be
+   * recreated (its declared shape changed since the data was written) starts again from the
+   * first event, so an upgrade never serves a half-empty read model.
+   */
   async init(): Promise<void> {
-    await this.readStore.ensureCollections(this.projections.flatMap((p) => p.collections));
+    const reshaped = new Set(await this.readStore.ensureCollections(this.projections.flatMap((p) => p.collections)));
+    for (const p of this.projections) {
+      if (!p.collections.some((c) => reshaped.has(c.name))) continue;
+      this.log?.warn({ projection: p.name }, 'read model shape changed; rebuilding it from the events');
+      await this.readStore.dropCollections(p.collections.map((c) => c.name));
+      await this.readStore.ensureCollections(p.collections);
+      await this.readStore.setCheckpoint(p.name, 0, 'live');
+    }
   }
 
   async start(): Promise<void> {

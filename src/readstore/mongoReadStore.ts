@@ -87,7 +87,8 @@ export class MongoReadStore implements ReadStore {
     return new MongoReadStore(client, client.db(database));
   }
 
-  async ensureCollections(specs: readonly CollectionSpec[]): Promise<void> {
+  /** Documents have no fixed shape here: nothing is ever recreated. */
+  async ensureCollections(specs: readonly CollectionSpec[]): Promise<string[]> {
     for (const spec of specs) {
       const coll = this.coll(spec.name);
       const indexes = (spec.indexes ?? []).filter((ix) => !(ix.fields.length === 1 && ix.fields[0]![0] === '_id'));
@@ -101,6 +102,7 @@ export class MongoReadStore implements ReadStore {
         await coll.createIndex(new Map(index.fields.map(([f, d]) => [checkField(f), d])), index.unique ? { unique: true } : {});
       }
     }
+    return [];
   }
 
   async dropCollections(names: readonly string[]): Promise<void> {

@@ -28,7 +28,15 @@ export type Doc = { _id: string } & Record<string, unknown>;
 
 export type IndexSpec = { fields: SortSpec; unique?: boolean };
 
-export type CollectionSpec = { name: string; indexes?: readonly IndexSpec[] };
+export type CollectionSpec = {
+  name: string;
+  indexes?: readonly IndexSpec[];
+  /**
+   * Top-level fields, besides the index fields, that queries filter, sort or group on. An
+   * embedded store keeps them (and every index field) as real columns; MongoDB needs nothing.
+   */
+  columns?: readonly string[];
+};
 
 export type FindQuery = {
   filter?: Filter;
@@ -116,7 +124,11 @@ export class CheckpointMismatchError extends Error {
 
 export interface ReadStore {
   readonly kind: 'sqlite' | 'mongodb';
-  ensureCollections(specs: readonly CollectionSpec[]): Promise<void>;
+  /**
+   * Creates missing collections and their indexes. Answers the names of existing collections it
+   * had to recreate empty because their declared shape changed (their projections must rebuild).
+   */
+  ensureCollections(specs: readonly CollectionSpec[]): Promise<string[]>;
   dropCollections(names: readonly string[]): Promise<void>;
   get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null>;
   find<T extends Doc = Doc>(collection: string, query?: FindQuery): Promise<T[]>;

@@ -14,96 +14,122 @@ import {
   type FindQuery,
   type ReadStore,
   type Scalar,
+  type UpdateChange,
 } from './readStore.js';
+import { filterSql, keysetSql, orderSql } from './sqliteQuery.js';
+import { col, columnHoldsAll, columnValue, SqliteTable, tableName } from './sqliteTable.js';
 
 type CheckpointRow = { projection: string; position: number; status: 'live' | 'rebuilding'; updated_at: string; last_event_at: string | null };
 
+const TOP_LEVEL = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const STATEMENT_CACHE = 2000;
+
 /**
- * Embedded read-model store: one table per collection (`_id`, JSON `doc`), with declared
- * indexes as expression indexes on json_extract. Queries use the very same expressions, so
- * SQLite's planner picks the indexes. A projection batch and its checkpoint commit in one
- * transaction.
+ * Embedded read-model store: one table per collection with its declared fields as real columns
+ * and the rest of each document as JSON (`SqliteTable`). Declared indexes are plain column
+ * indexes; queries use the same columns, so SQLite's planner picks them. A projection batch and
+ * its checkpoint commit in one transaction. Statements are prepared once and cached.
  */
 export class SqliteReadStore implements ReadStore {
   readonly kind = 'sqlite' as const;
   private readonly db: Database.Database;
   private readonly stmtCache = new Map<string, Database.Statement>();
-  private readonly known = new Set<string>();
+  private readonly tables = new Map<string, SqliteTable>();
 
   constructor(options: { path: string }) {
     this.db = new Database(options.path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
+    // Record keys are random (provider uuids): a larger page cache keeps their index in memory.
+    this.db.pragma('cache_size = -65536');
     this.db.exec(`CREATE TABLE IF NOT EXISTS _checkpoints (
       projection TEXT PRIMARY KEY, position INTEGER NOT NULL, status TEXT NOT NULL,
-      updated_at TEXT NOT NULL, last_event_at TEXT)`);
+      updated_at TEXT NOT NULL, last_event_at TEXT);
+      CREATE TABLE IF NOT EXISTS _collections (name TEXT PRIMARY KEY, spec TEXT NOT NULL, signature TEXT NOT NULL)`);
   }
 
-  async ensureCollections(specs: readonly CollectionSpec[]): Promise<void> {
+  async ensureCollections(specs: readonly CollectionSpec[]): Promise<string[]> {
+    const reshaped: string[] = [];
     this.db.transaction(() => {
       for (const spec of specs) {
-        const table = tableName(spec.name);
-        this.db.exec(`CREATE TABLE IF NOT EXISTS ${table} (_id TEXT PRIMARY KEY, doc TEXT NOT NULL)`);
-        spec.indexes?.forEach((index, i) => {
-          const cols = index.fields.map(([f, d]) => `${fieldExpr(f)} ${d === -1 ? 'DESC' : 'ASC'}`).join(', ');
-          const name = `${table}_ix_${index.fields.map(([f]) => f.replace(/\W/g, '_')).join('_')}_${i}`;
-          this.db.exec(`CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${name} ON ${table} (${cols})`);
-        });
-        this.known.add(spec.name);
+        const t = new SqliteTable(spec);
+        const stored = this.stmt('SELECT signature FROM _collections WHERE name = ?').get(spec.name) as { signature: string } | undefined;
+        const present = !!this.stmt("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?").get(t.table);
+        if (!present || stored?.signature !== t.signature) {
+          // A table of another shape (an older version's) cannot be migrated in place: its
+          // projection rebuilds it from the events.
+          if (present) {
+            this.db.exec(`DROP TABLE ${t.table}`);
+            reshaped.push(spec.name);
+          }
+          for (const sql of t.createSql()) this.db.exec(sql);
+          this.stmt('INSERT INTO _collections (name, spec, signature) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET spec = excluded.spec, signature = excluded.signature').run(
+            spec.name,
+            JSON.stringify(spec),
+            t.signature,
+          );
+        }
+        this.tables.set(spec.name, t);
       }
     })();
+    if (reshaped.length) this.stmtCache.clear();
+    return reshaped;
   }
 
   async dropCollections(names: readonly string[]): Promise<void> {
     this.db.transaction(() => {
       for (const n of names) {
         this.db.exec(`DROP TABLE IF EXISTS ${tableName(n)}`);
-        this.known.delete(n);
+        this.stmt('DELETE FROM _collections WHERE name = ?').run(n);
+        this.tables.delete(n);
       }
     })();
     this.stmtCache.clear();
   }
 
   async get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null> {
-    if (!this.exists(collection)) return null;
-    const row = this.stmt(`SELECT doc FROM ${tableName(collection)} WHERE _id = ?`).get(id) as { doc: string } | undefined;
-    return row ? (JSON.parse(row.doc) as T) : null;
+    const t = this.table(collection);
+    if (!t) return null;
+    const row = this.rawStmt(`SELECT ${t.selectList} FROM ${t.table} WHERE _id = ?`).get(id) as unknown[] | undefined;
+    return row ? (t.decode(row) as T) : null;
   }
 
   async find<T extends Doc = Doc>(collection: string, query: FindQuery = {}): Promise<T[]> {
-    if (!this.exists(collection)) return [];
+    const t = this.table(collection);
+    if (!t) return [];
     const params: unknown[] = [];
-    const where = [filterSql(query.filter ?? {}, params)];
+    const where = [filterSql(t, query.filter ?? {}, params)];
     const sort = withTieBreaker(query.sort);
-    if (query.after) where.push(keysetSql(sort, query.after, params));
-    const order = sort.map(([f, d]) => `${fieldExpr(f)} ${d === -1 ? 'DESC' : 'ASC'}`).join(', ');
-    let sql = `SELECT doc FROM ${tableName(collection)} WHERE ${where.join(' AND ')} ORDER BY ${order}`;
+    if (query.after) where.push(keysetSql(t, sort, query.after, params));
+    let sql = `SELECT ${t.selectList} FROM ${t.table} WHERE ${where.join(' AND ')} ORDER BY ${orderSql(t, sort)}`;
     if (query.limit !== undefined) {
       sql += ' LIMIT ?';
       params.push(query.limit);
     }
-    const rows = this.stmt(sql).all(...params) as { doc: string }[];
-    return rows.map((r) => JSON.parse(r.doc) as T);
+    const rows = this.rawStmt(sql).all(...params) as unknown[][];
+    return rows.map((r) => t.decode(r) as T);
   }
 
   async count(collection: string, filter: Filter = {}): Promise<number> {
-    if (!this.exists(collection)) return 0;
+    const t = this.table(collection);
+    if (!t) return 0;
     const params: unknown[] = [];
-    const row = this.stmt(`SELECT COUNT(*) AS n FROM ${tableName(collection)} WHERE ${filterSql(filter, params)}`).get(...params) as { n: number };
+    const row = this.stmt(`SELECT COUNT(*) AS n FROM ${t.table} WHERE ${filterSql(t, filter, params)}`).get(...params) as { n: number };
     return row.n;
   }
 
   async aggregate(collection: string, query: AggregateQuery): Promise<AggregateRow[]> {
-    if (!this.exists(collection)) return [];
+    const t = this.table(collection);
+    if (!t) return [];
     const params: unknown[] = [];
-    const cols: string[] = query.groupBy.map((f, i) => `${fieldExpr(f)} AS g${i}`);
+    const cols: string[] = query.groupBy.map((f, i) => `${t.expr(f)} AS g${i}`);
     cols.push('COUNT(*) AS n');
-    (query.sum ?? []).forEach((f, i) => cols.push(`TOTAL(${fieldExpr(f)}) AS s${i}`));
-    (query.min ?? []).forEach((f, i) => cols.push(`MIN(${fieldExpr(f)}) AS lo${i}`));
-    (query.max ?? []).forEach((f, i) => cols.push(`MAX(${fieldExpr(f)}) AS hi${i}`));
+    (query.sum ?? []).forEach((f, i) => cols.push(`TOTAL(${t.expr(f)}) AS s${i}`));
+    (query.min ?? []).forEach((f, i) => cols.push(`MIN(${t.expr(f)}) AS lo${i}`));
+    (query.max ?? []).forEach((f, i) => cols.push(`MAX(${t.expr(f)}) AS hi${i}`));
     const groups = query.groupBy.map((_, i) => `g${i}`).join(', ');
-    let sql = `SELECT ${cols.join(', ')} FROM ${tableName(collection)} WHERE ${filterSql(query.filter ?? {}, params)}`;
+    let sql = `SELECT ${cols.join(', ')} FROM ${t.table} WHERE ${filterSql(t, query.filter ?? {}, params)}`;
     if (groups) sql += ` GROUP BY ${groups} ORDER BY ${groups}`;
     if (query.limit !== undefined) {
       sql += ' LIMIT ?';
@@ -171,78 +197,131 @@ export class SqliteReadStore implements ReadStore {
   }
 
   private applyOne(c: Change): void {
-    const table = tableName(c.collection);
+    const t = this.table(c.collection);
+    if (!t) throw new Error(`collection ${c.collection} is not declared`);
     switch (c.op) {
       case 'put':
-        this.stmt(`INSERT INTO ${table} (_id, doc) VALUES (?, ?) ON CONFLICT(_id) DO UPDATE SET doc = excluded.doc`).run(
-          c.doc._id,
-          JSON.stringify(c.doc),
-        );
+        this.putRow(t, t.encode(c.doc));
         return;
-      case 'update': {
-        if (this.setOnlyUpdate(table, c)) return;
-        const row = this.stmt(`SELECT doc FROM ${table} WHERE _id = ?`).get(c.id) as { doc: string } | undefined;
-        const next = applyUpdate(row ? (JSON.parse(row.doc) as Doc) : null, c);
-        if (!next) return;
-        this.stmt(`INSERT INTO ${table} (_id, doc) VALUES (?, ?) ON CONFLICT(_id) DO UPDATE SET doc = excluded.doc`).run(
-          c.id,
-          JSON.stringify(next),
-        );
+      case 'update':
+        if (!this.fastUpdate(t, c)) this.readModifyWrite(t, c);
         return;
-      }
       case 'delete':
-        this.stmt(`DELETE FROM ${table} WHERE _id = ?`).run(c.id);
+        this.stmt(`DELETE FROM ${t.table} WHERE _id = ?`).run(c.id);
         return;
       case 'deleteMany': {
         const params: unknown[] = [];
-        this.stmt(`DELETE FROM ${table} WHERE ${filterSql(c.filter, params)}`).run(...params);
+        this.stmt(`DELETE FROM ${t.table} WHERE ${filterSql(t, c.filter, params)}`).run(...params);
         return;
       }
     }
   }
 
+  private putRow(t: SqliteTable, values: unknown[]): void {
+    const assignments = [...t.columns.map((f) => `${col(f)} = excluded.${col(f)}`), 'doc = excluded.doc'].join(', ');
+    this.stmt(`INSERT INTO ${t.table} (${t.selectList}) VALUES (${values.map(() => '?').join(', ')}) ON CONFLICT(_id) DO UPDATE SET ${assignments}`).run(
+      ...values,
+    );
+  }
+
+  private readModifyWrite(t: SqliteTable, c: UpdateChange): void {
+    const row = this.rawStmt(`SELECT ${t.selectList} FROM ${t.table} WHERE _id = ?`).get(c.id) as unknown[] | undefined;
+    const next = applyUpdate(row ? t.decode(row) : null, c);
+    if (next) this.putRow(t, t.encode(next));
+  }
+
   /**
-   * `set` (and `setOnInsert`) alone is one statement: insert the whole document, or on conflict
-   * json_set the `set` fields into the stored one (MongoDB $set semantics: other fields stay).
-   * A record upsert thus costs one indexed write, not a read, a parse and a rewrite.
+   * One statement for the updates projections make all the time (record upserts, counters):
+   * top-level `set`/`setOnInsert` of any field, and `inc`/`min`/`max` of column fields. The
+   * insert carries the whole new document; on conflict, columns are assigned or combined in SQL
+   * and `doc` is patched with json_set/json_remove (MongoDB `$set` replaces a value, it does not
+   * merge objects). Anything else (dotted paths, `unset`) reads, applies and writes back.
    */
-  private setOnlyUpdate(table: string, c: Extract<Change, { op: 'update' }>): boolean {
-    if (c.unset?.length || c.inc || c.min || c.max) return false;
-    const fields = Object.keys(c.set ?? {});
-    if (fields.length === 0) return false;
-    // Top-level fields only: json_set does not create missing parents of a dotted path.
-    const plain = /^[A-Za-z_][A-Za-z0-9_]*$/;
-    if (!fields.every((f) => plain.test(f)) || !Object.keys(c.setOnInsert ?? {}).every((f) => plain.test(f))) return false;
-    const paths = fields.map((f) => `'$.${f}', json(?)`).join(', ');
-    const values = fields.map((f) => JSON.stringify(c.set![f] ?? null));
-    if (c.upsert) {
-      const doc: Doc = { _id: c.id };
-      if (c.setOnInsert) for (const [k, v] of Object.entries(c.setOnInsert)) doc[k] = v;
-      for (const f of fields) doc[f] = c.set![f];
-      this.stmt(`INSERT INTO ${table} (_id, doc) VALUES (?, ?) ON CONFLICT(_id) DO UPDATE SET doc = json_set(doc, ${paths})`).run(
-        c.id,
-        JSON.stringify(doc),
-        ...values,
-      );
-    } else {
-      this.stmt(`UPDATE ${table} SET doc = json_set(doc, ${paths}) WHERE _id = ?`).run(...values, c.id);
+  private fastUpdate(t: SqliteTable, c: UpdateChange): boolean {
+    if (c.unset?.length) return false;
+    const set = c.set ?? {};
+    const counters = [...Object.keys(c.inc ?? {}), ...Object.keys(c.min ?? {}), ...Object.keys(c.max ?? {})];
+    for (const f of [...Object.keys(set), ...Object.keys(c.setOnInsert ?? {})]) if (!TOP_LEVEL.test(f)) return false;
+    for (const f of counters) if (!t.isColumn(f) || f in set) return false;
+    for (const v of [...Object.values(c.min ?? {}), ...Object.values(c.max ?? {})]) if (!columnHoldsAll(v)) return false;
+
+    const sets: string[] = [];
+    const params: unknown[] = [];
+    const removes: string[] = [];
+    const docSets: string[] = [];
+    const docParams: unknown[] = [];
+    for (const [f, v] of Object.entries(set)) {
+      if (v === undefined) continue;
+      if (t.isColumn(f)) {
+        sets.push(`${col(f)} = ?`);
+        params.push(columnValue(v));
+        if (columnHoldsAll(v)) {
+          removes.push(`'$.${f}'`);
+          continue;
+        }
+      }
+      docSets.push(`'$.${f}', json(?)`);
+      docParams.push(JSON.stringify(v));
     }
+    for (const [f, v] of Object.entries(c.inc ?? {})) {
+      sets.push(`${col(f)} = COALESCE(${col(f)}, 0) + ?`);
+      params.push(v);
+      removes.push(`'$.${f}'`);
+    }
+    for (const [op, values] of [['<', c.min], ['>', c.max]] as const) {
+      for (const [f, v] of Object.entries(values ?? {})) {
+        sets.push(`${col(f)} = CASE WHEN ${col(f)} IS NULL OR ? ${op} ${col(f)} THEN ? ELSE ${col(f)} END`);
+        params.push(v, v);
+        removes.push(`'$.${f}'`);
+      }
+    }
+    let docExpr = 'doc';
+    if (removes.length) docExpr = `json_remove(${docExpr}, ${removes.join(', ')})`;
+    if (docSets.length) docExpr = `json_set(${docExpr}, ${docSets.join(', ')})`;
+    if (docExpr !== 'doc') {
+      sets.push(`doc = ${docExpr}`);
+      params.push(...docParams);
+    }
+    if (!c.upsert) {
+      if (sets.length) this.stmt(`UPDATE ${t.table} SET ${sets.join(', ')} WHERE _id = ?`).run(...params, c.id);
+      return true;
+    }
+    const values = t.encode(applyUpdate(null, c)!);
+    const insert = `INSERT INTO ${t.table} (${t.selectList}) VALUES (${values.map(() => '?').join(', ')})`;
+    this.stmt(sets.length ? `${insert} ON CONFLICT(_id) DO UPDATE SET ${sets.join(', ')}` : `${insert} ON CONFLICT(_id) DO NOTHING`).run(...values, ...params);
     return true;
   }
 
-  private exists(collection: string): boolean {
-    if (this.known.has(collection)) return true;
-    const row = this.stmt("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?").get(tableName(collection));
-    if (row) this.known.add(collection);
-    return !!row;
+  /** The shape of a collection: declared in this process, or as the process that created it declared it. */
+  private table(collection: string): SqliteTable | null {
+    const known = this.tables.get(collection);
+    if (known) return known;
+    tableName(collection);
+    const stored = this.stmt('SELECT spec FROM _collections WHERE name = ?').get(collection) as { spec: string } | undefined;
+    if (!stored) return null;
+    const t = new SqliteTable(JSON.parse(stored.spec) as CollectionSpec);
+    this.tables.set(collection, t);
+    return t;
   }
 
   private stmt(sql: string): Database.Statement {
     let s = this.stmtCache.get(sql);
     if (!s) {
       s = this.db.prepare(sql);
-      if (this.stmtCache.size > 2000) this.stmtCache.clear();
+      if (this.stmtCache.size > STATEMENT_CACHE) this.stmtCache.clear();
       this.stmtCache.set(sql, s);
+    }
+    return s;
+  }
+
+  /** A statement that returns rows as arrays (no per-row object with column names). */
+  private rawStmt(sql: string): Database.Statement {
+    const key = `raw:${sql}`;
+    let s = this.stmtCache.get(key);
+    if (!s) {
+      s = this.db.prepare(sql).raw(true);
+      if (this.stmtCache.size > STATEMENT_CACHE) this.stmtCache.clear();
+      this.stmtCache.set(key, s);
     }
     return s;
   }
@@ -250,94 +329,4 @@ export class SqliteReadStore implements ReadStore {
 
 function toCheckpoint(row: CheckpointRow): Checkpoint {
   return { projection: row.projection, position: row.position, status: row.status, updatedAt: row.updated_at, lastEventAt: row.last_event_at };
-}
-
-function tableName(collection: string): string {
-  if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(collection)) throw new Error(`invalid collection name ${collection}`);
-  return `rm_${collection}`;
-}
-
-function fieldExpr(field: string): string {
-  if (field === '_id') return '_id';
-  if (!/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(field)) throw new Error(`invalid field path ${field}`);
-  return `json_extract(doc, '$.${field}')`;
-}
-
-/** SQLite keeps JSON booleans as 1/0; parameters must match. */
-function sqlValue(v: Scalar): unknown {
-  return typeof v === 'boolean' ? (v ? 1 : 0) : v;
-}
-
-function filterSql(filter: Filter, params: unknown[]): string {
-  const parts: string[] = [];
-  for (const [field, cond] of Object.entries(filter)) {
-    const expr = fieldExpr(field);
-    if (cond === null || typeof cond !== 'object') {
-      if (cond === null) parts.push(`${expr} IS NULL`);
-      else {
-        parts.push(`${expr} = ?`);
-        params.push(sqlValue(cond));
-      }
-      continue;
-    }
-    const ops: [string, Scalar | undefined][] = [
-      ['>', cond.$gt],
-      ['>=', cond.$gte],
-      ['<', cond.$lt],
-      ['<=', cond.$lte],
-    ];
-    if (cond.$eq !== undefined) {
-      if (cond.$eq === null) parts.push(`${expr} IS NULL`);
-      else {
-        parts.push(`${expr} = ?`);
-        params.push(sqlValue(cond.$eq));
-      }
-    }
-    if (cond.$ne !== undefined) {
-      parts.push(`${expr} IS NOT ?`);
-      params.push(sqlValue(cond.$ne));
-    }
-    for (const [op, v] of ops) {
-      if (v === undefined) continue;
-      parts.push(`${expr} ${op} ?`);
-      params.push(sqlValue(v));
-    }
-    if (cond.$in !== undefined) {
-      if (cond.$in.length === 0) parts.push('0');
-      else {
-        const nonNull = cond.$in.filter((v) => v !== null);
-        const inSql = nonNull.length ? `${expr} IN (${nonNull.map(() => '?').join(',')})` : '0';
-        params.push(...nonNull.map(sqlValue));
-        parts.push(cond.$in.includes(null) ? `(${inSql} OR ${expr} IS NULL)` : inSql);
-      }
-    }
-    if (cond.$exists !== undefined) {
-      const path = field === '_id' ? null : `'$.${field}'`;
-      parts.push(path ? `json_type(doc, ${path}) IS ${cond.$exists ? 'NOT ' : ''}NULL` : cond.$exists ? '1' : '0');
-    }
-  }
-  return parts.length ? parts.join(' AND ') : '1';
-}
-
-/** Rows strictly after `after` in `sort` order. Uniform directions use a row-value comparison, which SQLite serves from an index. */
-function keysetSql(sort: ReturnType<typeof withTieBreaker>, after: readonly Scalar[], params: unknown[]): string {
-  if (after.length !== sort.length) throw new Error('cursor does not match the sort');
-  const dirs = new Set(sort.map(([, d]) => d));
-  if (dirs.size === 1) {
-    const op = sort[0]![1] === 1 ? '>' : '<';
-    params.push(...after.map(sqlValue));
-    return `(${sort.map(([f]) => fieldExpr(f)).join(', ')}) ${op} (${after.map(() => '?').join(', ')})`;
-  }
-  const ors: string[] = [];
-  for (let i = 0; i < sort.length; i++) {
-    const ands: string[] = [];
-    for (let j = 0; j < i; j++) {
-      ands.push(`${fieldExpr(sort[j]![0])} = ?`);
-      params.push(sqlValue(after[j]!));
-    }
-    ands.push(`${fieldExpr(sort[i]![0])} ${sort[i]![1] === 1 ? '>' : '<'} ?`);
-    params.push(sqlValue(after[i]!));
-    ors.push(`(${ands.join(' AND ')})`);
-  }
-  return `(${ors.join(' OR ')})`;
 }

@@ -10,7 +10,10 @@ export function readStoreContract(name: string, make: () => Promise<ReadStore>) 
     beforeEach(async () => {
       store = await make();
       c = `c${randomUUID().replace(/-/g, '').slice(0, 12)}`;
-      await store.ensureCollections([{ name: c, indexes: [{ fields: [['user', 1], ['t', 1]] }, { fields: [['key', 1]], unique: true }] }]);
+      // Some fields are declared columns and others are not, so both storage paths are covered.
+      await store.ensureCollections([
+        { name: c, indexes: [{ fields: [['user', 1], ['t', 1]] }, { fields: [['key', 1]], unique: true }], columns: ['ok', 'tag', 'n', 'lo', 'hi', 's'] },
+      ]);
     });
     afterEach(async () => {
       await store.dropCollections([c]);
@@ -35,6 +38,28 @@ export function readStoreContract(name: string, make: () => Promise<ReadStore>) 
       await store.applyChanges([{ ...up, setOnInsert: { first: 2, key: 'x' }, inc: { n: 3, 'nested.k': 1 }, min: { lo: 3 }, max: { hi: 4 }, set: { s: 'y', gone: 1 } }]);
       await store.applyChanges([{ op: 'update', collection: c, id: 'x', unset: ['gone'] }]);
       expect(await store.get(c, 'x')).toEqual({ _id: 'x', first: 1, key: 'x', n: 5, nested: { k: 2 }, lo: 3, hi: 5, s: 'y' });
+    });
+
+    it('a declared field keeps its exact value through every kind of change: string, number, boolean, null, object, missing', async () => {
+      const values: unknown[] = ['x', 42, 1.5, true, false, null, { a: [1, 'b'] }, ['q'], 'again'];
+      for (const v of values) {
+        await store.applyChanges([{ op: 'update', collection: c, id: 'v', upsert: true, set: { tag: v, other: v } }]);
+        expect(await store.get(c, 'v')).toEqual({ _id: 'v', tag: v, other: v });
+        await store.applyChanges([put({ _id: 'p', tag: v })]);
+        expect(await store.get(c, 'p')).toEqual({ _id: 'p', tag: v });
+      }
+      await store.applyChanges([{ op: 'update', collection: c, id: 'v', unset: ['tag'] }]);
+      expect(await store.get(c, 'v')).toEqual({ _id: 'v', other: 'again' });
+      expect((await store.find(c, { filter: { tag: { $exists: false } } })).map((d) => d._id)).toEqual(['v']);
+    });
+
+    it('counters (inc, min, max) on declared fields combine across upserts and keep other fields', async () => {
+      for (const [n, x] of [[1, 5], [2, 3], [4, 9]] as const) {
+        await store.applyChanges([{ op: 'update', collection: c, id: 'ctr', upsert: true, setOnInsert: { key: 'ctr', created: n }, set: { s: `s${n}` }, inc: { n }, min: { lo: x }, max: { hi: x } }]);
+      }
+      expect(await store.get(c, 'ctr')).toEqual({ _id: 'ctr', key: 'ctr', created: 1, s: 's4', n: 7, lo: 3, hi: 9 });
+      await store.applyChanges([{ op: 'update', collection: c, id: 'ctr', min: { lo: 'a' }, max: { hi: 'z' } }]);
+      expect(await store.get(c, 'ctr')).toMatchObject({ lo: 3, hi: 'z' });
     });
 
     it('delete and deleteMany remove by id and by filter', async () => {

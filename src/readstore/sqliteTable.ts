@@ -1,0 +1,119 @@
+import type { CollectionSpec, Doc } from './readStore.js';
+
+const FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+
+/**
+ * The physical shape of one collection in the embedded read store: `_id`, one real column per
+ * declared field (every index field and every `columns` entry), and one JSON column `doc` with
+ * the rest. Indexes and hot queries then work on plain columns that SQLite compares directly,
+ * instead of `json_extract` expressions recomputed on every write and every row compared.
+ *
+ * A column holds the field's value when it is a string or a number. Booleans are held as 0/1
+ * (so filters and sorts work as before) and, like nulls, objects and arrays, are also kept in
+ * `doc`, which makes decoding exact: a field is in the column alone only when the column can
+ * say everything about it. `null` and "missing" stay distinct, as the port's `$exists` needs.
+ */
+export class SqliteTable {
+  readonly table: string;
+  readonly columns: readonly string[];
+  private readonly columnSet: ReadonlySet<string>;
+  /** Stored with the table; a different shape means the table must be rebuilt. */
+  readonly signature: string;
+  readonly selectList: string;
+
+  constructor(readonly spec: CollectionSpec) {
+    this.table = tableName(spec.name);
+    const cols = new Set<string>();
+    for (const index of spec.indexes ?? []) {
+      for (const [f] of index.fields) {
+        if (f === '_id') continue;
+        if (!FIELD.test(f)) throw new Error(`collection ${spec.name}: index field ${f} must be a top-level field`);
+        cols.add(f);
+      }
+    }
+    for (const f of spec.columns ?? []) {
+      if (!FIELD.test(f) || f === '_id') throw new Error(`collection ${spec.name}: column ${f} must be a top-level field other than _id`);
+      cols.add(f);
+    }
+    this.columns = [...cols];
+    this.columnSet = cols;
+    this.signature = JSON.stringify({ v: 2, columns: this.columns, indexes: spec.indexes ?? [] });
+    this.selectList = ['_id', ...this.columns.map(col), 'doc'].join(', ');
+  }
+
+  isColumn(field: string): boolean {
+    return this.columnSet.has(field);
+  }
+
+  /** The SQL expression of a field: its column, `_id`, or a JSON path into `doc`. */
+  expr(field: string): string {
+    if (field === '_id') return '_id';
+    if (this.columnSet.has(field)) return col(field);
+    if (!PATH.test(field)) throw new Error(`invalid field path ${field}`);
+    return `json_extract(doc, '$.${field}')`;
+  }
+
+  /** `$exists` of a field: for a column, a non-null value or a key kept in `doc` (null, boolean, object). */
+  existsExpr(field: string): string {
+    if (field === '_id') return '1';
+    if (!PATH.test(field)) throw new Error(`invalid field path ${field}`);
+    const inDoc = `json_type(doc, '$.${field}') IS NOT NULL`;
+    return this.columnSet.has(field) ? `(${col(field)} IS NOT NULL OR ${inDoc})` : inDoc;
+  }
+
+  createSql(): string[] {
+    const name = this.table;
+    const out = [`CREATE TABLE ${name} (_id TEXT PRIMARY KEY, ${this.columns.map((c) => `${col(c)},`).join(' ')} doc TEXT NOT NULL)`];
+    (this.spec.indexes ?? []).forEach((index, i) => {
+      const cols = index.fields.map(([f, d]) => `${f === '_id' ? '_id' : col(f)} ${d === -1 ? 'DESC' : 'ASC'}`).join(', ');
+      out.push(`CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${name}_ix${i} ON ${name} (${cols})`);
+    });
+    return out;
+  }
+
+  /** `_id`, the column values and the `doc` JSON of a document, in `selectList` order. */
+  encode(doc: Doc): unknown[] {
+    const rest: Record<string, unknown> = {};
+    const values: unknown[] = [doc._id];
+    for (const f of this.columns) values.push(columnValue(doc[f]));
+    for (const [k, v] of Object.entries(doc)) {
+      if (k === '_id' || v === undefined) continue;
+      if (!this.columnSet.has(k) || !columnHoldsAll(v)) rest[k] = v;
+    }
+    values.push(JSON.stringify(rest));
+    return values;
+  }
+
+  /** The document of a row read with `selectList` (raw mode: values in column order). */
+  decode(row: unknown[]): Doc {
+    const doc = JSON.parse(row[row.length - 1] as string) as Doc;
+    doc._id = row[0] as string;
+    for (let i = 0; i < this.columns.length; i++) {
+      const v = row[i + 1];
+      const f = this.columns[i]!;
+      if (v !== null && !(f in doc)) doc[f] = v;
+    }
+    return doc;
+  }
+}
+
+export function tableName(collection: string): string {
+  if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(collection)) throw new Error(`invalid collection name ${collection}`);
+  return `rm_${collection}`;
+}
+
+/** Column names carry a prefix, so no field can collide with `_id` or `doc`. */
+export const col = (field: string): string => `"f_${field}"`;
+
+/** What a column holds for a value: strings and numbers as they are, booleans as 0/1, everything else NULL. */
+export function columnValue(v: unknown): unknown {
+  if (typeof v === 'string' || typeof v === 'number') return v;
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  return null;
+}
+
+/** True when the column alone restores the value (strings and numbers). */
+export function columnHoldsAll(v: unknown): boolean {
+  return typeof v === 'string' || typeof v === 'number';
+}

@@ -1,0 +1,51 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { projections } from '../../projections/index.js';
+import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
+import { tempDir } from '../support/tmp.js';
+
+describe('embedded read store: typed columns', () => {
+  it('stores index fields and declared columns as real columns; no index or table uses json_extract', async () => {
+    const path = join(tempDir(), 'read.sqlite');
+    const store = new SqliteReadStore({ path });
+    await store.ensureCollections(projections.flatMap((p) => p.collections));
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    const schema = db.prepare("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL AND name LIKE 'rm_%'").all() as { name: string; sql: string }[];
+    db.close();
+    expect(schema.length).toBeGreaterThan(20);
+    for (const { sql } of schema) expect(sql).not.toMatch(/json_extract/);
+    const samples = schema.find((s) => s.name === 'rm_samples')!.sql;
+    for (const f of ['user_id', 'type', 'start_date', 'id']) expect(samples).toContain(`"f_${f}"`);
+  });
+
+  it('the samples page query of the merged and full views is an index range scan', async () => {
+    const path = join(tempDir(), 'read.sqlite');
+    const store = new SqliteReadStore({ path });
+    await store.ensureCollections(projections.flatMap((p) => p.collections));
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    const plan = db
+      .prepare(
+        `EXPLAIN QUERY PLAN SELECT * FROM rm_samples WHERE "f_user_id" = ? AND "f_type" = ? AND "f_start_date" >= ? AND ("f_start_date", "f_id", _id) > (?, ?, ?) ORDER BY "f_start_date", "f_id", _id LIMIT 1000`,
+      )
+      .all('u', 'heart_rate', '2026', '2026', 1, 'x') as { detail: string }[];
+    db.close();
+    const text = plan.map((p) => p.detail).join('\n');
+    expect(text).toMatch(/SEARCH rm_samples USING INDEX/);
+    expect(text).not.toMatch(/USE TEMP B-TREE FOR ORDER BY/);
+  });
+
+  it('a collection whose declared shape changed is recreated empty and reported, so its projection rebuilds', async () => {
+    const path = join(tempDir(), 'read.sqlite');
+    const store = new SqliteReadStore({ path });
+    expect(await store.ensureCollections([{ name: 'things', indexes: [{ fields: [['a', 1]] }] }])).toEqual([]);
+    await store.applyChanges([{ op: 'put', collection: 'things', doc: { _id: '1', a: 1, b: 2 } }]);
+    expect(await store.ensureCollections([{ name: 'things', indexes: [{ fields: [['a', 1]] }] }])).toEqual([]);
+    expect(await store.count('things')).toBe(1);
+    expect(await store.ensureCollections([{ name: 'things', indexes: [{ fields: [['a', 1]] }], columns: ['b'] }])).toEqual(['things']);
+    expect(await store.count('things')).toBe(0);
+    await store.close();
+  });
+});
