@@ -1,8 +1,9 @@
-import { DateTime, IANAZone } from 'luxon';
+import { DateTime, FixedOffsetZone, InvalidZone, type Zone } from 'luxon';
 import type { Filter, ReadStore, Scalar, SortSpec } from '../../src/readstore/readStore.js';
 import { withTieBreaker } from '../../src/readstore/readStore.js';
 import { getPath } from '../../src/readstore/documentUpdate.js';
 import { InvalidTimeWindowError, parseTimeParam } from '../../src/shared/timeWindow.js';
+import { canonicalTimeZone } from '../../src/shared/timeZones.js';
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
 import type { Page } from '../shared/page.js';
 import { listInView, type View } from './mergedPage.js';
@@ -48,8 +49,25 @@ export type StatsWindow = { start: DateTime; end: DateTime; intervals: number };
 export const formatWithOffset = (t: DateTime): string => t.toFormat("yyyy-MM-dd'T'HH:mm:ssZZ");
 
 export function isValidTimeZone(tz: string): boolean {
-  return IANAZone.isValidZone(tz);
+  return canonicalTimeZone(tz) !== null;
 }
+
+/**
+ * The zone luxon is given for a caller's `tz`. luxon caches an IANAZone (and its Intl formatter) per
+ * zone string it sees and never evicts, so it only ever sees canonical names (src/shared/timeZones.ts):
+ * one entry per real zone, not one per spelling a caller sends ("europe/paris", "EUROPE/PARIS", …).
+ * luxon's own specifiers that are not IANA names ("local", "UTC+5") go through as before (luxon
+ * caches none of them); anything else becomes an InvalidZone, which luxon does not cache either.
+ */
+function zoneOf(tz: string): string | Zone {
+  const canonical = canonicalTimeZone(tz);
+  if (canonical !== null) return canonical;
+  const lowered = tz.toLowerCase();
+  if (lowered === 'local' || lowered === 'system' || lowered === 'default' || FixedOffsetZone.parseSpecifier(lowered)) return tz;
+  return new InvalidZoneNamed(tz);
+}
+/** luxon's InvalidZone takes the name it reports; @types/luxon leaves the argument out. */
+const InvalidZoneNamed = InvalidZone as unknown as new (name: string) => Zone;
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -60,12 +78,13 @@ const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 export function parseStatsTime(value: string, tz: string): DateTime | null {
   const ms = parseTimeParam(value);
   if (ms === null) return null;
+  const zone = zoneOf(tz);
   if (DATE_ONLY.test(value)) {
     // Local midnight; where a zone skips midnight, luxon moves on to the first local time that exists.
-    const t = DateTime.fromISO(value, { zone: tz });
+    const t = DateTime.fromISO(value, { zone });
     return t.isValid ? t : null;
   }
-  const t = DateTime.fromMillis(ms, { zone: tz });
+  const t = DateTime.fromMillis(ms, { zone });
   return t.isValid ? t : null;
 }
 
@@ -127,16 +146,19 @@ export class StatsBucketer {
   private curStart = 0;
   private curEnd = -1;
   private curLabel = '';
+  private readonly zone: string | Zone;
 
   constructor(
     private readonly interval: StatsInterval,
-    private readonly tz: string,
-  ) {}
+    tz: string,
+  ) {
+    this.zone = zoneOf(tz);
+  }
 
   add(row: StatsRow): void {
     const ms = Date.parse(row.start_date);
     if (!(ms >= this.curStart && ms < this.curEnd)) {
-      const start = floorTo(DateTime.fromMillis(ms, { zone: this.tz }), this.interval);
+      const start = floorTo(DateTime.fromMillis(ms, { zone: this.zone }), this.interval);
       this.curStart = start.toMillis();
       this.curEnd = nextBoundary(start, this.interval).toMillis();
       this.curLabel = formatWithOffset(start);

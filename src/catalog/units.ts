@@ -1,13 +1,21 @@
 import ucum from '@lhncbc/ucum-lhc';
+import { boundedCache } from '../shared/boundedCache.js';
 import { findQuantityType } from './quantityCatalog.js';
 
 /**
  * Unit conversion through UCUM (@lhncbc/ucum-lhc): no hand-written factors for what UCUM
  * defines. Providers name units their own way; the tables below only translate those names to
- * UCUM codes, and UCUM does the arithmetic. Factors are cached per unit pair, since a million
- * samples share a handful of units.
+ * UCUM codes, and UCUM does the arithmetic. A converter is resolved by UCUM once per unit pair and
+ * reused, since a million samples share a handful of units. Unit strings come from uploads, so the
+ * caches of converters are bounded (src/shared/boundedCache.ts): a stranger sending a million
+ * distinct units evicts old pairs, which are resolved again when next seen.
  */
 const utils = ucum.UcumLhcUtils.getInstance();
+
+/** A unit as UCUM parsed it (ucum-lhc's Unit): converts a value of another unit into this one. */
+type UcumUnit = { convertFrom(value: number, from: UcumUnit): number };
+/** convertUnitTo's answer on success also carries both parsed units (ucum-lhc documents them). */
+type Resolved = { status: string; toVal: number; fromUnit?: UcumUnit; toUnit?: UcumUnit };
 
 /** HealthKit unit strings (HKUnit unitString) to UCUM codes. Storage units are HealthKit strings too. */
 export const HEALTHKIT_UNIT_TO_UCUM: Readonly<Record<string, string>> = {
@@ -67,29 +75,50 @@ export function ucumOf(unit: string): string {
   return HEALTHKIT_UNIT_TO_UCUM[unit] ?? unit;
 }
 
-const factorCache = new Map<string, ((v: number) => number) | null>();
+const converters = boundedCache<((v: number) => number) | null>();
 
 /**
  * A converter from one UCUM unit to another, or null when UCUM says they are not commensurable.
- * Linear units get a cached factor; special units (temperatures) go through UCUM every time.
+ * One call into UCUM per pair (cached): linear units become a factor; special units
+ * (temperatures) keep the two units UCUM parsed and convert between them without parsing again.
  */
 export function converter(fromUcum: string, toUcum: string): ((v: number) => number) | null {
-  const key = `${fromUcum}\u0000${toUcum}`;
-  const cached = factorCache.get(key);
-  if (cached !== undefined) return cached;
-  let fn: ((v: number) => number) | null;
-  if (fromUcum === toUcum) fn = (v) => v;
-  else {
-    const one = utils.convertUnitTo(fromUcum, 1, toUcum);
-    const two = utils.convertUnitTo(fromUcum, 2, toUcum);
-    if (one.status !== 'succeeded' || two.status !== 'succeeded') fn = null;
-    else if (Math.abs(two.toVal - 2 * one.toVal) < 1e-9 * Math.max(1, Math.abs(two.toVal))) {
-      const f = one.toVal;
-      fn = (v) => v * f;
-    } else fn = (v) => utils.convertUnitTo(fromUcum, v, toUcum).toVal;
-  }
-  factorCache.set(key, fn);
-  return fn;
+  return converters.get(`${fromUcum}\u0000${toUcum}`, () => resolveConverter(fromUcum, toUcum));
+}
+
+function resolveConverter(fromUcum: string, toUcum: string): ((v: number) => number) | null {
+  if (fromUcum === toUcum) return (v) => v;
+  const r = utils.convertUnitTo(fromUcum, 1, toUcum) as Resolved;
+  if (r.status !== 'succeeded' || !r.fromUnit || !r.toUnit) return null;
+  const from = r.fromUnit;
+  const to = r.toUnit;
+  const f = r.toVal;
+  const two = to.convertFrom(2, from);
+  if (Math.abs(two - 2 * f) < 1e-9 * Math.max(1, Math.abs(two))) return (v) => v * f;
+  return (v) => to.convertFrom(v, from);
+}
+
+type MolarUcum = {
+  convertUnitTo(from: string, v: number, to: string, options: { molecularWeight: number }): Resolved;
+  detectConversionType(from: UcumUnit, to: UcumUnit): string;
+};
+const molarConverters = boundedCache<((v: number) => number) | null>();
+
+/**
+ * A converter between an amount of substance and a mass (blood glucose mmol/L ↔ mg/dL) given the
+ * substance's molar mass in g/mol, or null when UCUM cannot convert. Like converter: one call into
+ * UCUM per (from, to, molar mass), then a factor (UCUM's mole↔mass conversion is proportional).
+ * Units that need no molar mass get converter's converter.
+ */
+export function molarConverter(fromUcum: string, toUcum: string, molecularWeight: number): ((v: number) => number) | null {
+  return molarConverters.get(`${fromUcum}\u0000${toUcum}\u0000${molecularWeight}`, () => {
+    const u = utils as unknown as MolarUcum;
+    const r = u.convertUnitTo(fromUcum, 1, toUcum, { molecularWeight });
+    if (r.status !== 'succeeded' || !r.fromUnit || !r.toUnit) return null;
+    if (u.detectConversionType(r.fromUnit, r.toUnit) !== 'mol|mass') return converter(fromUcum, toUcum);
+    const f = r.toVal;
+    return (v) => v * f;
+  });
 }
 
 export class UnitConversionError extends Error {
@@ -117,7 +146,8 @@ function roundSignificant(v: number): number {
   return Number.isFinite(v) ? Number(v.toPrecision(12)) : v;
 }
 
-const storageConverters = new Map<string, ((v: number) => number) | null>();
+const storageConverters = boundedCache<((v: number) => number) | null>();
+const identity = (v: number) => v;
 
 /**
  * toStorageUnit for many values of one (type, unit) pair: the converter is built once and cached
@@ -125,17 +155,11 @@ const storageConverters = new Map<string, ((v: number) => number) | null>();
  * toStorageUnit. Null when the unit does not convert; throws UnitConversionError for an unknown type.
  */
 export function storageUnitConverter(type: string, unit: string): ((v: number) => number) | null {
-  const key = `${type}\u0000${unit}`;
-  const cached = storageConverters.get(key);
-  if (cached !== undefined) return cached;
   const t = findQuantityType(type);
   if (!t) throw new UnitConversionError(`unknown quantity type ${type}`);
-  let fn: ((v: number) => number) | null;
-  if (unit === t.unit) fn = (v) => v;
-  else {
+  if (unit === t.unit) return identity;
+  return storageConverters.get(`${type}\u0000${unit}`, () => {
     const c = converter(ucumOf(unit).replace(/\{[^}]*\}/g, '') || '1', ucumOf(t.unit).replace(/\{[^}]*\}/g, '') || '1');
-    fn = c ? (v) => roundSignificant(c(v)) : null;
-  }
-  storageConverters.set(key, fn);
-  return fn;
+    return c ? (v: number) => roundSignificant(c(v)) : null;
+  });
 }

@@ -19,6 +19,8 @@ import type {
 } from '../../../../commands/ingestion/records.js';
 import { findQuantityType, quantityTypeForHealthKit, type QuantityType } from '../../../catalog/quantityCatalog.js';
 import { converter, storageUnitConverter, ucumOf } from '../../../catalog/units.js';
+import { boundedCache, boundedMemo, type BoundedCache } from '../../../shared/boundedCache.js';
+import { canonicalTimeZone } from '../../../shared/timeZones.js';
 import { healthKitDeviceKind, isBodyWorn, vendorOf } from '../../sources.js';
 
 /**
@@ -199,7 +201,8 @@ type CategoryType = {
   pascal: string;
   /** Closed value sets: every accepted spelling → canonical value; other values are rejected. */
   closed: ReadonlyMap<string, string> | null;
-  cache: Map<string, string>;
+  /** Canonical value per value sent (null: rejected); bounded, values are strangers' strings. */
+  cache: BoundedCache<string | null>;
 };
 
 const CATEGORY_PREFIX = 'HKCategoryTypeIdentifier';
@@ -249,20 +252,26 @@ const CLOSED_VALUES: Readonly<Record<string, ReadonlyMap<string, string>>> = {
   MenstrualFlow: MENSTRUAL_VALUES,
 };
 
-const categoryTypes = new Map<string, CategoryType | null>();
+/**
+ * Category types by identifier as uploaded (null: not a category identifier). Identifiers and values
+ * are strangers' strings, so both caches are bounded (HealthKit has some 70 category types, each
+ * with a handful of values); an evicted type is rebuilt with an empty value cache.
+ */
+const categoryTypes = boundedMemo(
+  (identifier): CategoryType | null => {
+    if (identifier.startsWith(CATEGORY_PREFIX) && identifier.length > CATEGORY_PREFIX.length) {
+      const pascal = identifier.slice(CATEGORY_PREFIX.length);
+      if (/^[A-Z][A-Za-z0-9]*$/.test(pascal)) {
+        return { type: CATEGORY_NAMES[pascal] ?? snake(pascal), pascal, closed: CLOSED_VALUES[pascal] ?? null, cache: boundedCache({ max: 64 }) };
+      }
+    }
+    return null;
+  },
+  { max: 256 },
+);
 
 function categoryTypeOf(identifier: string): CategoryType | null {
-  let t = categoryTypes.get(identifier);
-  if (t !== undefined) return t;
-  t = null;
-  if (identifier.startsWith(CATEGORY_PREFIX) && identifier.length > CATEGORY_PREFIX.length) {
-    const pascal = identifier.slice(CATEGORY_PREFIX.length);
-    if (/^[A-Z][A-Za-z0-9]*$/.test(pascal)) {
-      t = { type: CATEGORY_NAMES[pascal] ?? snake(pascal), pascal, closed: CLOSED_VALUES[pascal] ?? null, cache: new Map() };
-    }
-  }
-  categoryTypes.set(identifier, t);
-  return t;
+  return categoryTypes(identifier);
 }
 
 /**
@@ -276,23 +285,21 @@ function categoryValueOf(t: CategoryType, raw: unknown): string | null {
   if (typeof raw === 'string' && raw !== '') key = raw;
   else if (typeof raw === 'number' && Number.isInteger(raw)) key = String(raw);
   else return null;
-  const cached = t.cache.get(key);
-  if (cached !== undefined) return cached;
-  let value: string | null;
-  if (t.closed) value = t.closed.get(key) ?? null;
-  else if (/^-?\d+$/.test(key)) value = key;
-  else if (key.startsWith(CATEGORY_VALUE_PREFIX)) {
-    let rest = key.slice(CATEGORY_VALUE_PREFIX.length);
-    for (const p of [t.pascal, 'Severity', 'Presence']) {
-      if (rest.startsWith(p) && rest.length > p.length) {
-        rest = rest.slice(p.length);
-        break;
+  return t.cache.get(key, () => {
+    if (t.closed) return t.closed.get(key) ?? null;
+    if (/^-?\d+$/.test(key)) return key;
+    if (key.startsWith(CATEGORY_VALUE_PREFIX)) {
+      let rest = key.slice(CATEGORY_VALUE_PREFIX.length);
+      for (const p of [t.pascal, 'Severity', 'Presence']) {
+        if (rest.startsWith(p) && rest.length > p.length) {
+          rest = rest.slice(p.length);
+          break;
+        }
       }
+      return /^[A-Z][A-Za-z0-9]*$/.test(rest) ? snake(rest) : null;
     }
-    value = /^[A-Z][A-Za-z0-9]*$/.test(rest) ? snake(rest) : null;
-  } else value = /^[a-z][a-z0-9_]*$/.test(key) ? key : null;
-  if (value !== null) t.cache.set(key, value);
-  return value;
+    return /^[a-z][a-z0-9_]*$/.test(key) ? key : null;
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -305,16 +312,17 @@ const ACTIVITY_NAMES: Readonly<Record<string, string>> = {
   TraditionalStrengthTraining: 'strength_training',
   FunctionalStrengthTraining: 'strength_training',
 };
-const activityCache = new Map<string, string>();
+/** Canonical activity per activity type as uploaded: strangers' strings, so bounded (HealthKit has ~80). */
+const activities = boundedMemo(
+  (raw): string => {
+    const pascal = raw.startsWith(ACTIVITY_PREFIX) ? raw.slice(ACTIVITY_PREFIX.length) : '';
+    return /^[A-Z][A-Za-z0-9]*$/.test(pascal) ? (ACTIVITY_NAMES[pascal] ?? snake(pascal)) : 'other';
+  },
+  { max: 256 },
+);
 
 function activityOf(raw: unknown): string {
-  if (typeof raw !== 'string') return 'other';
-  let a = activityCache.get(raw);
-  if (a !== undefined) return a;
-  const pascal = raw.startsWith(ACTIVITY_PREFIX) ? raw.slice(ACTIVITY_PREFIX.length) : '';
-  a = /^[A-Z][A-Za-z0-9]*$/.test(pascal) ? (ACTIVITY_NAMES[pascal] ?? snake(pascal)) : 'other';
-  activityCache.set(raw, a);
-  return a;
+  return typeof raw === 'string' ? activities(raw) : 'other';
 }
 
 /** Distance statistics of HKWorkout, tried in order when `total_distance` is absent. */
@@ -376,10 +384,16 @@ const SLEEP_PHASES: Readonly<Record<string, SleepPhase['phase']>> = {
 const FLOW_RANK: Readonly<Record<string, number>> = { unspecified: 1, light: 2, medium: 3, heavy: 4 };
 
 class Upload {
-  private readonly provs = new Map<string, Prov>();
+  /**
+   * Provenances by key. An upload is a stream of any length and its source names and device models
+   * are the uploader's strings, so this is bounded too (an evicted provenance is rebuilt equal:
+   * grouping goes by `key`, never by identity).
+   */
+  private readonly provs = boundedCache<Prov>({ maxKeyLength: 1024 });
   /** Consecutive lines mostly share a source: the last provenance is checked first. */
   private last: Prov | null = null;
-  private readonly converters = new Map<QuantityType, Map<string, ((v: number) => number) | null>>();
+  /** Per catalog type (a fixed vocabulary, so a Map), then per unit as sent (bounded). */
+  private readonly converters = new Map<QuantityType, BoundedCache<((v: number) => number) | null>>();
   readonly sleep: SleepMember[] = [];
   /** A sample sent twice in one upload counts once in its night. */
   readonly sleepUuids = new Set<string>();
@@ -396,10 +410,9 @@ class Upload {
     const l = this.last;
     if (l && l.source_bundle_id === bundle && l.source_name === name && l.device_model === model && l.product_type === productType) return l;
     const key = `${bundle ?? ''}\u0000${name ?? ''}\u0000${model ?? ''}\u0000${productType ?? ''}`;
-    let p = this.provs.get(key);
-    if (!p) {
+    const p = this.provs.get(key, () => {
       const source = vendorOf(bundle, this.provider);
-      p = {
+      return {
         key,
         provider: this.provider,
         source,
@@ -410,8 +423,7 @@ class Upload {
         device_model: model,
         product_type: productType,
       };
-      this.provs.set(key, p);
-    }
+    });
     this.last = p;
     return p;
   }
@@ -424,12 +436,8 @@ class Upload {
   convert(qt: QuantityType, value: number, unit: string): number {
     if (unit === qt.unit) return value;
     let units = this.converters.get(qt);
-    if (!units) this.converters.set(qt, (units = new Map()));
-    let fn = units.get(unit);
-    if (fn === undefined) {
-      fn = storageUnitConverter(qt.type, unit);
-      units.set(unit, fn);
-    }
+    if (!units) this.converters.set(qt, (units = boundedCache({ max: 64 })));
+    const fn = units.get(unit, () => storageUnitConverter(qt.type, unit));
     if (fn === null) fail(`cannot convert unit "${unit}" to ${qt.unit} (${qt.type})`);
     const v = fn(value);
     if (!Number.isFinite(v)) fail(`value ${value} ${unit} does not convert to a finite ${qt.unit}`);
@@ -914,25 +922,19 @@ function correlationLine(up: Upload, o: Obj): ParseItem | ParseItem[] {
 // Records that need the whole upload: sleep sessions and menstrual cycles
 // ---------------------------------------------------------------------------------------------
 
-const dayFormats = new Map<string, Intl.DateTimeFormat | null>();
+/**
+ * Day formatters per canonical zone (src/shared/timeZones.ts): HKTimeZone is the uploader's string,
+ * so every spelling of a zone shares one formatter and the cache is bounded anyway.
+ */
+const dayFormats = boundedMemo((zone) => new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }));
 
 /** YYYY-MM-DD of an instant in the sample's time zone (UTC when none or unknown). */
 function localDate(ms: number, tz: string | null): string {
-  if (tz) {
-    let f = dayFormats.get(tz);
-    if (f === undefined) {
-      try {
-        f = new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' });
-      } catch {
-        f = null;
-      }
-      dayFormats.set(tz, f);
-    }
-    if (f) {
-      const parts = f.formatToParts(ms);
-      const get = (type: string) => parts.find((x) => x.type === type)?.value ?? '';
-      return `${get('year')}-${get('month')}-${get('day')}`;
-    }
+  const zone = tz ? canonicalTimeZone(tz) : null;
+  if (zone) {
+    const parts = dayFormats(zone).formatToParts(ms);
+    const get = (type: string) => parts.find((x) => x.type === type)?.value ?? '';
+    return `${get('year')}-${get('month')}-${get('day')}`;
   }
   return new Date(ms).toISOString().slice(0, 10);
 }
