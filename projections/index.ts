@@ -16,5 +16,23 @@ import { menstrualCyclesProjection } from './records/menstrualCyclesProjection.j
 import { observationsProjection } from './records/observationsProjection.js';
 import { rejectedRecordsProjection } from './ingestion/rejectedRecordsProjection.js';
 
+/**
+ * The read models of ingested records: the bulk of the write volume. The service applies them on
+ * a projector thread of their own, so a large upload never holds up the thread answering HTTP.
+ */
+export const recordProjections: readonly Projection[] = [
+  samplesProjection,
+  categorySamplesProjection,
+  sleepProjection,
+  workoutsProjection,
+  nutritionProjection,
+  dailySummariesProjection,
+  ecgProjection,
+  heartbeatSeriesProjection,
+  menstrualCyclesProjection,
+  observationsProjection,
+  rejectedRecordsProjection,
+];
+
 /** Every projection the service runs; the CLI's status and rebuild act on this list. */
-export const projections: readonly Projection[] = [tenantsProjection, usersProjection, deletionJobsProjection, auditLogProjection, etlJobsProjection, samplesProjection, categorySamplesProjection, sleepProjection, workoutsProjection, nutritionProjection, dailySummariesProjection, ecgProjection, heartbeatSeriesProjection, menstrualCyclesProjection, observationsProjection, rejectedRecordsProjection];
+export const projections: readonly Projection[] = [tenantsProjection, usersProjection, deletionJobsProjection, auditLogProjection, etlJobsProjection, ...recordProjections];

@@ -24,6 +24,10 @@ const EnvSchema = z.object({
   WEBHOOK_RETRY_SCHEDULE: z.string().optional(),
   UPLOADS_IN_FLIGHT: z.coerce.number().int().min(1).default(8),
   ETL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+  PROJECTOR_THREAD: z
+    .enum(['true', 'false', '1', '0'])
+    .default('true')
+    .transform((v) => v === 'true' || v === '1'),
 });
 
 export type Config = {
@@ -39,6 +43,8 @@ export type Config = {
   webhookRetryScheduleSeconds?: number[];
   uploadsInFlight: number;
   etlConcurrency: number;
+  /** Record projections run on a thread of their own (default), or on the main thread. */
+  projectorThread: boolean;
 };
 
 export class ConfigError extends Error {
@@ -85,5 +91,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryScheduleSeconds: schedule,
     uploadsInFlight: e.UPLOADS_IN_FLIGHT,
     etlConcurrency: e.ETL_CONCURRENCY,
+    projectorThread: e.PROJECTOR_THREAD,
   };
 }

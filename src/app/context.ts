@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { projections } from '../../projections/index.js';
+import { projections, recordProjections } from '../../projections/index.js';
 import type { Config } from '../config.js';
 import type { EventStore } from '../eventstore/eventStore.js';
 import { userDeletionProcess } from '../processes/userDeletionProcess.js';
@@ -27,8 +27,11 @@ export type AppContext = {
   /** Set when this start generated the admin key; main prints it once. */
   generatedAdminKey: string | null;
   sealingKey: Buffer;
-  /** Waits until the read models reflect everything up to `position` (read-your-writes for the answering process). */
-  settle: (position?: number) => Promise<void>;
+  /**
+   * Waits until the named read models (default: all) reflect everything up to `position`
+   * (default: the head): read-your-writes for the answering process (docs/read-your-writes.md).
+   */
+  settle: (position?: number, projections?: readonly string[]) => Promise<void>;
   close: () => Promise<void>;
 };
 
@@ -45,7 +48,10 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const { eventStore, readStore, rawStore } = await openStores(config);
   const admin = resolveAdminKey(config.dataDir, config.adminApiKey);
   const sealingKey = resolveSealingKey(config.dataDir, config.sealingKey);
-  const projectors = new ProjectorRuntime(eventStore, readStore, projections, log);
+  const mode = options.runBackground === undefined || options.runBackground === true ? 'all' : options.runBackground === false ? 'none' : options.runBackground;
+  const projectors = new ProjectorRuntime(eventStore, readStore, projections, log, {
+    thread: mode === 'all' && config.projectorThread ? { config, names: recordProjections.map((p) => p.name) } : undefined,
+  });
   const reactors = new ReactorRuntime(eventStore, readStore, [userDeletionProcess({ eventStore, readStore, rawStore })], log);
   const etl = new EtlWorker({
     eventStore,
@@ -56,7 +62,6 @@ export async function createContext(config: Config, options: ContextOptions = {}
     concurrency: config.etlConcurrency,
     takeOverRunningAtStart: config.backend.kind === 'embedded',
   });
-  const mode = options.runBackground === undefined || options.runBackground === true ? 'all' : options.runBackground === false ? 'none' : options.runBackground;
   const runBackground = mode !== 'none';
   if (mode === 'all' || mode === 'projections') await projectors.start();
   if (mode === 'all') {
@@ -78,8 +83,8 @@ export async function createContext(config: Config, options: ContextOptions = {}
     adminKeyHash: sha256Hex(admin.key),
     generatedAdminKey: admin.generated ? admin.key : null,
     sealingKey,
-    settle: async (position) => {
-      if (runBackground) await projectors.waitForIdle(position);
+    settle: async (position, names) => {
+      if (runBackground) await projectors.waitForIdle(position, undefined, names);
     },
     close: async () => {
       await etl.stop();

@@ -2,7 +2,10 @@ import type { Subscription } from 'rxjs';
 import type { Logger } from 'pino';
 import type { EventStore, RecordedEvent } from '../eventstore/eventStore.js';
 import { CheckpointMismatchError, type PositionedChange, type ReadStore } from '../readstore/readStore.js';
+import type { Config } from '../config.js';
+import { PositionWaiters } from './positionWaiters.js';
 import type { Projection } from './projection.js';
+import { ProjectorThread } from './threadedRunner.js';
 
 export type ProjectionStatus = {
   name: string;
@@ -18,8 +21,29 @@ export type ProjectionStatus = {
 export type RebuildProgress = { projection: string; position: number; head: number; events: number; elapsedMs: number };
 
 const BATCH = 1000;
-/** Above this many buffered events a runner lets go of its subscription and catches up again. */
-const HIGH_WATER = 20_000;
+/**
+ * Above this many buffered records (an event weighs its `records`, or 1) a runner lets go of its
+ * subscription and catches up again: record events hold up to a thousand records each.
+ */
+const HIGH_WATER = 50_000;
+
+export type ProjectorOptions = {
+  /**
+   * Changes per read-store transaction, at most. Small on the thread that answers HTTP (each
+   * transaction blocks it), large on a projector thread (fewer commits of the same pages).
+   */
+  maxChangesPerBatch?: number;
+  /** Told after every committed batch (a projector thread reports progress to its parent). */
+  onBatch?: (projection: string, position: number) => void;
+  /** These projections run on a projector thread of their own, which opens the stores from `config`. */
+  thread?: { config: Config; names: readonly string[] };
+};
+
+/** How much of the buffer an event takes: its records, for the batches of ingested records. */
+const weightOf = (e: RecordedEvent): number => {
+  const records = (e.data as { records?: unknown }).records;
+  return Array.isArray(records) ? Math.max(1, records.length) : 1;
+};
 
 /**
  * Runs each projection from its stored checkpoint: a catch-up subscription filtered to the
@@ -29,12 +53,14 @@ const HIGH_WATER = 20_000;
  */
 export class ProjectorRuntime {
   private readonly runners = new Map<string, Runner>();
+  private thread: ProjectorThread | null = null;
 
   constructor(
     private readonly eventStore: EventStore,
     private readonly readStore: ReadStore,
     private readonly projections: readonly Projection[],
     private readonly log?: Logger,
+    private readonly options: ProjectorOptions = {},
   ) {}
 
   /**
@@ -53,24 +79,39 @@ export class ProjectorRuntime {
     }
   }
 
-  async start(): Promise<void> {
-    await this.init();
+  /** `declare: false` when the collections were declared already (a projector thread's parent did it). */
+  async start(options: { declare?: boolean } = {}): Promise<void> {
+    if (options.declare !== false) await this.init();
+    const threaded = new Set(this.options.thread?.names ?? []);
     for (const p of this.projections) {
-      const runner = new Runner(p, this.eventStore, this.readStore, this.log);
+      if (threaded.has(p.name)) continue;
+      const runner = new Runner(p, this.eventStore, this.readStore, this.log, this.options);
       this.runners.set(p.name, runner);
       await runner.start();
+    }
+    if (this.options.thread && threaded.size) {
+      this.thread = new ProjectorThread(this.options.thread.config, this.projections.filter((p) => threaded.has(p.name)), this.eventStore, this.log);
+      await this.thread.start();
     }
   }
 
   async stop(): Promise<void> {
     await Promise.all([...this.runners.values()].map((r) => r.stop()));
     this.runners.clear();
+    await this.thread?.stop();
+    this.thread = null;
   }
 
-  /** Resolves once every projection has applied every event up to `position` (or the current head). */
-  async waitForIdle(position?: number, timeoutMs = 30_000): Promise<void> {
+  /**
+   * Resolves once the named projections (default: all that run) have applied every event of
+   * theirs up to `position` (default: the current head). Writes name the projections their
+   * answer and the caller's next reads depend on, not all of them (docs/read-your-writes.md).
+   */
+  async waitForIdle(position?: number, timeoutMs = 30_000, names?: readonly string[]): Promise<void> {
     const target = position ?? (await this.eventStore.headPosition());
-    await Promise.all([...this.runners.values()].map((r) => r.waitFor(target, timeoutMs)));
+    const all: [string, PositionWaiters][] = [...[...this.runners].map(([n, r]) => [n, r.waiters] as [string, PositionWaiters]), ...(this.thread?.waiters ?? [])];
+    const selected = names ? all.filter(([n]) => names.includes(n)) : all;
+    await Promise.all(selected.map(([, w]) => w.waitFor(target, timeoutMs)));
   }
 
   async status(): Promise<ProjectionStatus[]> {
@@ -128,23 +169,34 @@ async function rebuildOne(
   let position = 0;
   let events = 0;
   const filter = { eventTypes: p.eventTypes };
+  // Record events hold up to a thousand records: read fewer of them at a time, so that a read
+  // and its transaction stay near REBUILD_CHANGES changes whatever the projection.
+  let readCount = 1000;
   for (;;) {
-    const batch = await eventStore.readAll({ after: position, maxCount: 5000, filter });
+    const batch = await eventStore.readAll({ after: position, maxCount: readCount, filter });
     if (batch.length === 0) break;
-    const last = batch[batch.length - 1]!;
-    await readStore.applyBatch({
-      projection: p.name,
-      expectedPosition: position,
-      position: last.globalPosition,
-      mode: 'rebuilding',
-      lastEventAt: last.createdAt.toISOString(),
-      changes: changesOf(p, batch),
-    });
-    position = last.globalPosition;
-    events += batch.length;
-    onProgress?.({ projection: p.name, position, head: Math.max(head, position), events, elapsedMs: Date.now() - started });
-    // The embedded store is synchronous underneath: yield so timers and signals get a turn.
-    await new Promise((resolve) => setImmediate(resolve));
+    for (let from = 0; from < batch.length; ) {
+      const changes: PositionedChange[] = [];
+      let to = from;
+      while (to < batch.length && changes.length < REBUILD_CHANGES) pushChanges(p, batch[to++]!, changes);
+      const last = batch[to - 1]!;
+      await readStore.applyBatch({
+        projection: p.name,
+        expectedPosition: position,
+        position: last.globalPosition,
+        mode: 'rebuilding',
+        lastEventAt: last.createdAt.toISOString(),
+        changes,
+      });
+      position = last.globalPosition;
+      events += to - from;
+      from = to;
+      onProgress?.({ projection: p.name, position, head: Math.max(head, position), events, elapsedMs: Date.now() - started });
+      // The embedded store is synchronous underneath: yield so timers and signals get a turn.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const perEvent = batch.reduce((n, e) => n + weightOf(e), 0) / batch.length;
+    readCount = Math.max(16, Math.min(1000, Math.floor((2 * REBUILD_CHANGES) / perEvent)));
   }
   // Events appended during the rebuild are picked up by the live runner from here.
   await readStore.setCheckpoint(p.name, position, 'live');
@@ -153,40 +205,51 @@ async function rebuildOne(
   return done;
 }
 
-function changesOf(p: Projection, events: readonly RecordedEvent[]): PositionedChange[] {
-  const out: PositionedChange[] = [];
-  for (const e of events) {
-    const changes = p.evolve(e);
-    for (let i = 0; i < changes.length; i++) out.push({ ...changes[i]!, position: e.globalPosition, index: i });
-  }
-  return out;
+const REBUILD_CHANGES = 20_000;
+
+function pushChanges(p: Projection, e: RecordedEvent, out: PositionedChange[]): void {
+  const changes = p.evolve(e);
+  for (let i = 0; i < changes.length; i++) out.push({ ...changes[i]!, position: e.globalPosition, index: i });
 }
 
 class Runner {
   private sub: Subscription | null = null;
   private buffer: RecordedEvent[] = [];
-  private position = 0;
+  private buffered = 0;
   private lastBuffered = 0;
   private flushing: Promise<void> | null = null;
   private stopped = false;
   private paused = false;
-  private waiters: { target: number; resolve: () => void }[] = [];
   private retryTimer: NodeJS.Timeout | null = null;
+  readonly waiters: PositionWaiters;
 
   constructor(
     private readonly p: Projection,
     private readonly eventStore: EventStore,
     private readonly readStore: ReadStore,
     private readonly log?: Logger,
-  ) {}
+    private readonly options: ProjectorOptions = {},
+  ) {
+    this.waiters = new PositionWaiters(p.name, p.eventTypes, eventStore);
+  }
+
+  private get position(): number {
+    return this.waiters.position;
+  }
 
   async start(): Promise<void> {
+    // A restart after a dropped subscription resumes from the stored checkpoint: what is still
+    // buffered would be delivered again, and could move the checkpoint backwards.
+    await this.flushing;
+    this.buffer = [];
+    this.buffered = 0;
     const cp = await this.readStore.getCheckpoint(this.p.name);
     if (cp?.status === 'rebuilding') {
       this.scheduleRestart(1000);
       return;
     }
-    this.position = cp?.position ?? 0;
+    this.waiters.position = cp?.position ?? 0;
+    this.waiters.advance(this.waiters.position);
     this.lastBuffered = this.position;
     this.subscribe();
   }
@@ -196,8 +259,9 @@ class Runner {
     this.sub = this.eventStore.subscribeToAll({ after: this.lastBuffered, filter: { eventTypes: this.p.eventTypes } }).subscribe({
       next: (e) => {
         this.buffer.push(e);
+        this.buffered += weightOf(e);
         this.lastBuffered = e.globalPosition;
-        if (this.buffer.length >= HIGH_WATER) this.pause();
+        if (this.buffered >= HIGH_WATER) this.pause();
         this.kick();
       },
       error: (err) => {
@@ -227,20 +291,25 @@ class Runner {
   }
 
   private async flush(): Promise<void> {
+    const maxChanges = this.options.maxChangesPerBatch ?? 2_000;
     while (this.buffer.length && !this.stopped) {
-      const batch = this.buffer.slice(0, BATCH);
-      const last = batch[batch.length - 1]!;
+      const changes: PositionedChange[] = [];
+      let n = 0;
+      while (n < this.buffer.length && n < BATCH && changes.length < maxChanges) pushChanges(this.p, this.buffer[n++]!, changes);
+      const last = this.buffer[n - 1]!;
       await this.readStore.applyBatch({
         projection: this.p.name,
         expectedPosition: this.position,
         position: last.globalPosition,
         mode: 'live',
         lastEventAt: last.createdAt.toISOString(),
-        changes: changesOf(this.p, batch),
+        changes,
       });
-      this.buffer.splice(0, batch.length);
-      this.position = last.globalPosition;
-      this.resolveWaiters();
+      for (const e of this.buffer.splice(0, n)) this.buffered -= weightOf(e);
+      this.waiters.advance(last.globalPosition);
+      this.options.onBatch?.(this.p.name, this.position);
+      // A batch ran synchronously: give requests, timers and other runners a turn before the next.
+      await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
@@ -253,6 +322,7 @@ class Runner {
     this.sub?.unsubscribe();
     this.sub = null;
     this.buffer = [];
+    this.buffered = 0;
     this.scheduleRestart(err instanceof CheckpointMismatchError ? 500 : 2000);
   }
 
@@ -262,27 +332,6 @@ class Runner {
       this.retryTimer = null;
       if (!this.stopped) this.start().catch((err) => this.onFlushError(err));
     }, ms);
-  }
-
-  async waitFor(target: number, timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    // Positions of events this projection ignores never arrive, so compare with what is relevant.
-    for (;;) {
-      if (this.position >= target) return;
-      const relevant = await this.eventStore.readAll({ after: this.position, maxCount: 1, filter: { eventTypes: this.p.eventTypes } });
-      if (relevant.length === 0 || relevant[0]!.globalPosition > target) return;
-      if (Date.now() > deadline) throw new Error(`projection ${this.p.name} did not reach ${target}`);
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, 50);
-        this.waiters.push({ target, resolve: () => (clearTimeout(t), resolve()) });
-      });
-    }
-  }
-
-  private resolveWaiters(): void {
-    const ready = this.waiters.filter((w) => this.position >= w.target);
-    this.waiters = this.waiters.filter((w) => this.position < w.target);
-    for (const w of ready) w.resolve();
   }
 
   async stop(): Promise<void> {

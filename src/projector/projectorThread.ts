@@ -1,0 +1,41 @@
+/**
+ * Entry of the projector thread: runs the projections it is given with its own connections to
+ * the stores, so that applying a million records never blocks the thread that answers HTTP.
+ * Reports every committed batch to the parent, which resolves read-your-writes waits from it.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { projections } from '../../projections/index.js';
+import { createLogger } from '../app/logger.js';
+import { openStores } from '../app/stores.js';
+import type { Config } from '../config.js';
+import { ProjectorRuntime } from './projectorRuntime.js';
+import type { ProjectorThreadMessage } from './threadedRunner.js';
+
+const { config, names, maxChangesPerBatch } = workerData as { config: Config; names: string[]; maxChangesPerBatch: number };
+const port = parentPort!;
+const post = (m: ProjectorThreadMessage) => port.postMessage(m);
+const log = createLogger(config.logLevel).child({ thread: 'projector' });
+const stores = await openStores(config);
+const runtime = new ProjectorRuntime(
+  stores.eventStore,
+  stores.readStore,
+  projections.filter((p) => names.includes(p.name)),
+  log,
+  { maxChangesPerBatch, onBatch: (projection, position) => post({ kind: 'position', projection, position }) },
+);
+port.on('message', (m: 'stop') => {
+  if (m !== 'stop') return;
+  void (async () => {
+    await runtime.stop();
+    await stores.eventStore.close();
+    await stores.readStore.close();
+    await stores.rawStore.close();
+    post({ kind: 'stopped' });
+    port.close();
+  })();
+});
+await runtime.start({ declare: false });
+for (const cp of await stores.readStore.listCheckpoints()) {
+  if (names.includes(cp.projection)) post({ kind: 'position', projection: cp.projection, position: cp.position });
+}
+post({ kind: 'ready' });

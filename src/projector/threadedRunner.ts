@@ -1,0 +1,70 @@
+import type { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { EventStore } from '../eventstore/eventStore.js';
+import { startWorker } from '../shared/workerThreads.js';
+import { PositionWaiters } from './positionWaiters.js';
+import type { Projection } from './projection.js';
+
+export type ProjectorThreadMessage =
+  | { kind: 'ready' }
+  | { kind: 'stopped' }
+  | { kind: 'position'; projection: string; position: number };
+
+/**
+ * The parent's side of the projector thread (`projectorThread.ts`): starts it, follows the
+ * position each of its projections reports after every batch, and stops it. A thread that dies
+ * is started again; it resumes from the stored checkpoints.
+ */
+export class ProjectorThread {
+  private worker: Worker | null = null;
+  private stopping = false;
+  readonly waiters: Map<string, PositionWaiters>;
+
+  constructor(
+    private readonly config: Config,
+    private readonly projections: readonly Projection[],
+    eventStore: EventStore,
+    private readonly log?: Logger,
+    private readonly maxChangesPerBatch = 20_000,
+  ) {
+    this.waiters = new Map(projections.map((p) => [p.name, new PositionWaiters(p.name, p.eventTypes, eventStore)]));
+  }
+
+  async start(): Promise<void> {
+    this.stopping = false;
+    const worker = startWorker(new URL('./projectorThread.ts', import.meta.url), {
+      workerData: { config: this.config, names: this.projections.map((p) => p.name), maxChangesPerBatch: this.maxChangesPerBatch },
+    });
+    this.worker = worker;
+    await new Promise<void>((resolve, reject) => {
+      worker.on('message', (m: ProjectorThreadMessage) => {
+        if (m.kind === 'position') this.waiters.get(m.projection)?.advance(m.position);
+        else if (m.kind === 'ready') resolve();
+      });
+      worker.once('error', (err) => {
+        this.log?.error({ err }, 'projector thread failed');
+        reject(err);
+      });
+      worker.once('exit', (code) => {
+        if (this.stopping || this.worker !== worker) return;
+        this.log?.error({ code }, 'projector thread exited; starting it again');
+        setTimeout(() => void this.start().catch(() => {}), 1000).unref();
+      });
+    });
+  }
+
+  async stop(): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return;
+    this.stopping = true;
+    this.worker = null;
+    const stopped = new Promise<void>((resolve) => {
+      worker.on('message', (m: ProjectorThreadMessage) => m.kind === 'stopped' && resolve());
+      worker.once('exit', () => resolve());
+    });
+    worker.postMessage('stop');
+    await Promise.race([stopped, new Promise((r) => setTimeout(r, 10_000).unref())]);
+    await worker.terminate();
+  }
+}
