@@ -36,7 +36,9 @@ export const auditPlugin = fp<{ ctx: AppContext }>(async (app, { ctx }) => {
     } else if (p.kind === 'tenant') {
       entries.push({ ...base, log: p.tenantId, actor: 'tenant', actor_id: p.keyId });
     }
-    if (entries.length) await ctx.settle(await recordAudit(ctx.eventStore, entries));
+    // Durable before the answer; applied to the audit log read model in the background (its
+    // reads wait for it: see docs/read-your-writes.md).
+    if (entries.length) await recordAudit(ctx.eventStore, entries);
     return payload;
   });
 });

@@ -33,7 +33,7 @@ export const adminTenantsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (ap
       const apiKey = newSecret('tenantKey');
       const at = new Date().toISOString();
       const result = await createTenant(ctx.eventStore, { tenantId, name: request.body.name, keyId: randomUUID(), keyHash: sha256Hex(apiKey), at, by: 'admin' });
-      await ctx.settle(result.position);
+      await ctx.settle(result.position, ['tenants']);
       request.tenantId = tenantId;
       return reply
         .code(201)
@@ -87,7 +87,7 @@ export const adminTenantsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (ap
       const apiKey = newSecret('tenantKey');
       const at = new Date().toISOString();
       const result = await issueApiKey(ctx.eventStore, { tenantId: request.tenantId!, keyId, keyHash: sha256Hex(apiKey), at, by: 'admin' });
-      await ctx.settle(result.position);
+      await ctx.settle(result.position, ['tenants']);
       return reply
         .code(201)
         .header('location', `/v1/admin/tenants/${request.tenantId}/api-keys/${keyId}`)
@@ -111,7 +111,7 @@ export const adminTenantsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (ap
       const key = UUID_RE.test(request.params.key_id) ? await findApiKeyById(ctx.readStore, request.params.key_id.toLowerCase()) : null;
       if (!key || key.tenant_id !== request.tenantId) throw problems.notFound('api key not found');
       const result = await revokeApiKey(ctx.eventStore, { tenantId: key.tenant_id, keyId: key.key_id, at: new Date().toISOString(), by: 'admin' });
-      await ctx.settle(result.position || undefined);
+      await ctx.settle(result.position || undefined, ['tenants']);
       return reply.code(204).header("location", `/v1/admin/tenants/${request.tenantId}/api-keys/${key.key_id}`).send(null);
     },
   );

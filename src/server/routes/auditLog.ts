@@ -40,6 +40,8 @@ export const auditLogRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
   const list = async (log: string, query: { cursor?: string; limit: number }) => {
     const scope = `audit:${log}`;
     const after = query.cursor ? cursors.decode(query.cursor, scope) : null;
+    // Audit entries are appended without waiting for their read model: the read waits instead.
+    await ctx.settle(undefined, ['audit_log']);
     const page = await listAuditLog(ctx.readStore, log, { after, limit: query.limit });
     return { data: page.items.map(toEntry), next_cursor: page.next ? cursors.encode(page.next, scope) : null };
   };

@@ -99,7 +99,7 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
         throw err;
       });
       if (!result.replayed) {
-        await ctx.settle(result.position);
+        await ctx.settle(result.position, ['etl_jobs']);
         ctx.etl.kick();
       } else reply.header('idempotent-replayed', 'true');
       return reply.code(202).send({ upload_id: uploadId, provider: slug, bytes: result.accepted.bytes, status: 'accepted' as const });

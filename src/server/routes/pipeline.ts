@@ -82,7 +82,7 @@ export const pipelineRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
       if (!job) throw problems.notFound('ETL job not found');
       // The job's stream is its upload stream; the decision checks tenant and status on the events.
       const result = await retryEtlJob(ctx.eventStore, job._id, tenantId, request.principal!.actorId);
-      await ctx.settle(result.position);
+      await ctx.settle(result.position, ['etl_jobs']);
       const after = await getEtlJob(ctx.readStore, tenantId, job.id);
       // Read before waking the worker, so the answer is the job as the retry left it (pending).
       ctx.etl.kick();

@@ -50,7 +50,7 @@ export const tokensRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
         at: new Date().toISOString(),
         by: request.principal!.actorId,
       });
-      await ctx.settle(result.position);
+      await ctx.settle(result.position, ['users']);
       const minted = result.newEvents[0]!;
       if (minted.type !== 'user.token_minted') throw new Error('unexpected event');
       return reply

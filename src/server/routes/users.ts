@@ -54,7 +54,7 @@ export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ct
             externalRef: request.body?.external_ref ?? null,
             at: new Date().toISOString(),
           });
-          await ctx.settle(result.position);
+          await ctx.settle(result.position, ['users']);
           const user = await getUser(ctx.readStore, tenantId, userId);
           return { status: 201, body: toUser(user!), headers: { location: `/v1/users/${userId}` }, resourceUserId: userId };
         }),
@@ -111,7 +111,7 @@ export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ct
         by: request.principal!.actorId,
       });
       await forgetUserCreation(ctx.readStore, tenantId, userId);
-      await ctx.settle(result.position || undefined);
+      await ctx.settle(result.position || undefined, ['users', 'deletion_jobs']);
       if (admin) reply.header('location', adminLocation(tenantId, `/users/${userId}`));
       return reply.code(202).send({ job_id: result.jobId });
     },
