@@ -12,6 +12,7 @@ import { deviceParsers } from '../connectors/devices/index.js';
 import { sha256Hex } from '../shared/secrets.js';
 import { resolveAdminKey, resolveSealingKey } from './dataDir.js';
 import { createLogger } from './logger.js';
+import { RuntimeMonitor } from './runtimeStats.js';
 import { openStores } from './stores.js';
 
 export type AppContext = {
@@ -27,6 +28,7 @@ export type AppContext = {
   /** Set when this start generated the admin key; main prints it once. */
   generatedAdminKey: string | null;
   sealingKey: Buffer;
+  runtime: RuntimeMonitor;
   /**
    * Waits until the named read models (default: all) reflect everything up to `position`
    * (default: the head): read-your-writes for the answering process (docs/read-your-writes.md).
@@ -63,6 +65,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     takeOverRunningAtStart: config.backend.kind === 'embedded',
   });
   const runBackground = mode !== 'none';
+  const runtime = new RuntimeMonitor();
   if (mode === 'all' || mode === 'projections') await projectors.start();
   if (mode === 'all') {
     await reactors.start();
@@ -83,10 +86,12 @@ export async function createContext(config: Config, options: ContextOptions = {}
     adminKeyHash: sha256Hex(admin.key),
     generatedAdminKey: admin.generated ? admin.key : null,
     sealingKey,
+    runtime,
     settle: async (position, names) => {
       if (runBackground) await projectors.waitForIdle(position, undefined, names);
     },
     close: async () => {
+      runtime.close();
       await etl.stop();
       await reactors.stop();
       await projectors.stop();

@@ -9,6 +9,7 @@ import { sendProblem } from './problems.js';
 import { IDEMPOTENCY_COLLECTION } from './idempotency.js';
 import { openapiPlugin } from './openapi.js';
 import { requestIdOf } from './requestId.js';
+import { adminRuntimeRoutes } from './routes/adminRuntime.js';
 import { adminTenantsRoutes } from './routes/adminTenants.js';
 import { auditLogRoutes } from './routes/auditLog.js';
 import { deletionsRoutes } from './routes/deletions.js';
@@ -57,6 +58,7 @@ export async function buildServer(ctx: AppContext) {
   await app.register(authPlugin, { ctx });
   await app.register(auditPlugin, { ctx });
   await app.register(adminTenantsRoutes, opts);
+  await app.register(adminRuntimeRoutes, opts);
   await app.register(auditLogRoutes, opts);
   await app.register(usersRoutes, { ...opts, prefix: '/v1' });
   await app.register(usersRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
