@@ -1,5 +1,3 @@
-import { gunzipSync } from 'node:zlib';
-import ucum from '@lhncbc/ucum-lhc';
 import type {
   DeviceParser,
   Metadata,
@@ -15,200 +13,43 @@ import type {
   SleepPhase,
   WorkoutRecord,
 } from '../../../../commands/ingestion/records.js';
-import { findQuantityType } from '../../../catalog/quantityCatalog.js';
-import { converter, toStorageUnit, ucumOf } from '../../../catalog/units.js';
+import { ucumOf } from '../../../catalog/units.js';
 import { healthConnectDeviceKind, isBodyWorn, vendorOf } from '../../sources.js';
+import { BodyError, bodyRecords, scanBody, type BodyRecord } from './decodeStream.js';
+import { isObject, RecordError, type Json } from './recordError.js';
+import { checkBounds, convertTo, readNumber, readUnit, roundSignificant, toStorage, type Bounds, type UnitClass } from './unitMapping.js';
+import {
+  exerciseActivity,
+  FLOW_BY_INT,
+  FLOW_BY_NAME,
+  FLOW_RANK,
+  isManualEntry,
+  MEAL_BY_INT,
+  MEAL_BY_NAME,
+  NUTRIENT_UCUM,
+  NUTRIENT_UNIT,
+  NUTRITION_MAIN,
+  readEnum,
+  snake,
+  STAGE_BY_INT,
+  STAGE_BY_NAME,
+  type StageKind,
+} from './vocabulary.js';
+
+export { EXERCISE_ACTIVITY } from './vocabulary.js';
 
 /**
  * device-b: Android Health Connect (contracts.md §3). The upload is `{"records":[…]}`, gzip or
  * not; each record is named as androidx.health.connect.client.records.* names it. The accepted
  * shapes, the mapping to catalog types and every enumeration table are in docs/formats/device-b.md.
  *
- * Unit-typed properties (Mass, Energy, Length, Temperature, Volume, Pressure, BloodGlucose, Power,
- * Percentage) arrive as objects named after the Kotlin class's own properties: `{"inKilograms": 70.2}`,
- * `{"inFahrenheit": 98.6}`, `{"value": 97}` for Percentage. Values are converted to the storage
- * unit of their quantity type through UCUM (src/catalog/units.ts); the tables below only name the
- * UCUM code of each property.
+ * The parts: decodeStream.ts reads the body as a stream of records; unitMapping.ts turns Health
+ * Connect's unit objects (`{"inPounds": 154.3}`) into storage units through UCUM and holds the
+ * validation ranges; vocabulary.ts holds the int constants (stages, exercise types, flows, meals)
+ * and the nutrient tables. This file maps each record type onto the normalised records.
  */
-
-type Json = Record<string, unknown>;
-
-class RecordError extends Error {}
 
 const MAX_EXCERPT_BYTES = 1024;
-
-// ---------------------------------------------------------------------------------------------
-// Unit classes: Kotlin property → UCUM code. The first listed is read first when several are sent.
-
-type UnitClass = 'mass' | 'energy' | 'length' | 'temperature' | 'volume' | 'pressure' | 'bloodGlucose' | 'power' | 'percentage';
-
-const UNIT_PROPERTIES: Readonly<Record<UnitClass, readonly (readonly [property: string, ucum: string])[]>> = {
-  mass: [
-    ['inKilograms', 'kg'],
-    ['inGrams', 'g'],
-    ['inMilligrams', 'mg'],
-    ['inMicrograms', 'ug'],
-    ['inPounds', '[lb_av]'],
-    ['inOunces', '[oz_av]'],
-  ],
-  energy: [
-    ['inKilocalories', 'kcal'],
-    ['inCalories', 'cal'],
-    ['inKilojoules', 'kJ'],
-    ['inJoules', 'J'],
-  ],
-  length: [
-    ['inMeters', 'm'],
-    ['inKilometers', 'km'],
-    ['inMiles', '[mi_i]'],
-    ['inFeet', '[ft_i]'],
-    ['inInches', '[in_i]'],
-  ],
-  temperature: [
-    ['inCelsius', 'Cel'],
-    ['inFahrenheit', '[degF]'],
-  ],
-  volume: [
-    ['inMilliliters', 'mL'],
-    ['inLiters', 'L'],
-    ['inFluidOuncesUs', '[foz_us]'],
-  ],
-  pressure: [['inMillimetersOfMercury', 'mm[Hg]']],
-  bloodGlucose: [
-    ['inMilligramsPerDeciliter', 'mg/dL'],
-    ['inMillimolesPerLiter', 'mmol/L'],
-  ],
-  power: [
-    ['inKilocaloriesPerDay', 'kcal/d'],
-    ['inWatts', 'W'],
-  ],
-  percentage: [['value', '%']],
-};
-
-const CLASS_NAME: Readonly<Record<UnitClass, string>> = {
-  mass: 'Mass',
-  energy: 'Energy',
-  length: 'Length',
-  temperature: 'Temperature',
-  volume: 'Volume',
-  pressure: 'Pressure',
-  bloodGlucose: 'BloodGlucose',
-  power: 'Power',
-  percentage: 'Percentage',
-};
-
-type Measured = { value: number; ucum: string };
-
-function readUnit(obj: unknown, field: string, cls: UnitClass): Measured {
-  if (obj === undefined || obj === null) throw new RecordError(`${field} is missing`);
-  if (!isObject(obj)) throw new RecordError(`${field} must be a ${CLASS_NAME[cls]} object such as {"${UNIT_PROPERTIES[cls][0]![0]}": …}`);
-  for (const [prop, code] of UNIT_PROPERTIES[cls]) {
-    if (!(prop in obj)) continue;
-    const v = obj[prop];
-    if (typeof v !== 'number' || !Number.isFinite(v)) throw new RecordError(`${field}.${prop} is not a finite number`);
-    return { value: v, ucum: code };
-  }
-  throw new RecordError(`${field} has no ${CLASS_NAME[cls]} unit property (expected one of ${UNIT_PROPERTIES[cls].map(([p]) => p).join(', ')})`);
-}
-
-function readNumber(v: unknown, field: string): number {
-  if (v === undefined || v === null) throw new RecordError(`${field} is missing`);
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw new RecordError(`${field} is not a finite number`);
-  return v;
-}
-
-/** Glucose molar mass (C6H12O6, g/mol): UCUM needs it to turn an amount of substance into a mass. */
-const GLUCOSE_MOLAR_MASS = 180.156;
-const ucumUtils = ucum.UcumLhcUtils.getInstance() as unknown as {
-  convertUnitTo(from: string, v: number, to: string, options?: { molecularWeight?: number }): { status: string; toVal: number };
-};
-
-const stripAnnotations = (u: string) => u.replace(/\{[^}]*\}/g, '') || '1';
-
-/** Storage unit of a catalog type and its UCUM code, looked up once per type (a million samples share a handful). */
-const storageCache = new Map<string, { unit: string; ucum: string } | null>();
-function storageOf(type: string): { unit: string; ucum: string } | null {
-  let s = storageCache.get(type);
-  if (s === undefined) {
-    const t = findQuantityType(type);
-    s = t ? { unit: t.unit, ucum: stripAnnotations(ucumOf(t.unit)) } : null;
-    storageCache.set(type, s);
-  }
-  return s;
-}
-
-function roundSignificant(v: number): number {
-  return Number(v.toPrecision(12));
-}
-
-/**
- * Amounts of substance (blood glucose in mmol/L) and mass concentrations (mg/dL) are not
- * commensurable without a molar mass: UCUM converts them given glucose's. Everything else goes
- * through units.ts. Null when UCUM cannot convert.
- */
-function molarConvert(value: number, fromUcum: string, toUcum: string): number | null {
-  if (fromUcum.includes('mol') === toUcum.includes('mol')) return null;
-  const r = ucumUtils.convertUnitTo(fromUcum, value, toUcum, { molecularWeight: GLUCOSE_MOLAR_MASS });
-  return r.status === 'succeeded' ? r.toVal : null;
-}
-
-/** A value of a catalog type in its storage unit, with what arrived when the unit differed. */
-function toStorage(type: string, m: Measured): { value: number; unit: string; original: { value: number; unit: string } | null } {
-  const t = storageOf(type);
-  if (!t) throw new RecordError(`quantity type ${type} is not in the catalog`);
-  const to = t.ucum;
-  const from = m.ucum.includes('{') ? stripAnnotations(m.ucum) : m.ucum;
-  if (from === to) return { value: m.value, unit: t.unit, original: null };
-  const molar = molarConvert(m.value, from, to);
-  if (molar !== null) return { value: roundSignificant(molar), unit: t.unit, original: { value: m.value, unit: m.ucum } };
-  try {
-    const c = toStorageUnit(type, m.value, m.ucum);
-    return { ...c, original: { value: m.value, unit: m.ucum } };
-  } catch (err) {
-    throw new RecordError(err instanceof Error ? err.message : String(err));
-  }
-}
-
-/** Converts to a fixed UCUM unit (nutrients, route lengths); throws when UCUM says they are not commensurable. */
-function convertTo(m: Measured, toUcum: string, field: string): number {
-  if (m.ucum === toUcum) return m.value;
-  const fn = converter(m.ucum, toUcum);
-  if (!fn) throw new RecordError(`${field}: cannot convert ${m.ucum} to ${toUcum}`);
-  return roundSignificant(fn(m.value));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Bounds: Health Connect's own validation ranges of each record class, in the unit stated.
-
-type Bounds = { min: number; max: number; ucum: string };
-
-/** Bounds in a storage unit, per bounds object and unit. */
-const boundsCache = new WeakMap<Bounds, Map<string, { min: number; max: number } | null>>();
-function boundsIn(b: Bounds, unit: string): { min: number; max: number } | null {
-  let byUnit = boundsCache.get(b);
-  if (!byUnit) boundsCache.set(b, (byUnit = new Map()));
-  let r = byUnit.get(unit);
-  if (r === undefined) {
-    const to = stripAnnotations(ucumOf(unit));
-    const fn = converter(b.ucum, to);
-    const min = fn ? fn(b.min) : molarConvert(b.min, b.ucum, to);
-    const max = fn ? fn(b.max) : molarConvert(b.max, b.ucum, to);
-    r = min === null || max === null ? null : { min, max };
-    byUnit.set(unit, r);
-  }
-  return r;
-}
-
-function checkBounds(type: string, value: number, unit: string, b: Bounds | undefined, field: string) {
-  if (!b) return;
-  const inUnit = boundsIn(b, unit);
-  if (!inUnit) throw new RecordError(`cannot check ${field} in ${unit} against bounds in ${b.ucum}`);
-  const { min, max } = inUnit;
-  const eps = 1e-9 * Math.max(1, Math.abs(max));
-  if (value < min - eps || value > max + eps) {
-    throw new RecordError(`${field} ${value} ${unit} is outside ${roundSignificant(min)}..${roundSignificant(max)} ${unit} for ${type}`);
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Scalar records: one Health Connect record → one quantity sample.
@@ -257,206 +98,6 @@ export const HEALTH_CONNECT_RECORD_TYPES: readonly string[] = [
 const HEART_RATE_BOUNDS: Bounds = { min: 1, max: 300, ucum: '/min' };
 const SYSTOLIC_BOUNDS: Bounds = { min: 20, max: 200, ucum: 'mm[Hg]' };
 const DIASTOLIC_BOUNDS: Bounds = { min: 10, max: 180, ucum: 'mm[Hg]' };
-
-// ---------------------------------------------------------------------------------------------
-// Enumerations: Health Connect int constants, also accepted by name (with or without prefix).
-
-/** Normalises an enum name: "STAGE_TYPE_DEEP", "deep", "Deep" → "DEEP" once the prefix is removed. */
-function enumName(v: string, prefix: string): string {
-  const n = v.trim().toUpperCase().replace(/[^A-Z0-9]+/g, '_');
-  return n.startsWith(prefix) ? n.slice(prefix.length) : n;
-}
-
-function readEnum<T>(v: unknown, field: string, prefix: string, byInt: ReadonlyMap<number, T>, byName: ReadonlyMap<string, T>): T {
-  if (typeof v === 'number' && Number.isInteger(v)) {
-    const r = byInt.get(v);
-    if (r !== undefined) return r;
-  } else if (typeof v === 'string') {
-    const r = byName.get(enumName(v, prefix));
-    if (r !== undefined) return r;
-  }
-  throw new RecordError(`${field} ${JSON.stringify(v)} is not a known value`);
-}
-
-type StageKind = 'unknown' | 'awake' | 'sleeping' | 'out_of_bed' | 'light' | 'deep' | 'rem' | 'awake_in_bed';
-
-/** SleepSessionRecord.STAGE_TYPE_*. */
-const STAGES: readonly (readonly [int: number, name: string, kind: StageKind, phase: SleepPhase['phase']])[] = [
-  [0, 'UNKNOWN', 'unknown', 'in_bed'],
-  [1, 'AWAKE', 'awake', 'awake'],
-  [2, 'SLEEPING', 'sleeping', 'asleep'],
-  [3, 'OUT_OF_BED', 'out_of_bed', 'awake'],
-  [4, 'LIGHT', 'light', 'light'],
-  [5, 'DEEP', 'deep', 'deep'],
-  [6, 'REM', 'rem', 'rem'],
-  [7, 'AWAKE_IN_BED', 'awake_in_bed', 'in_bed'],
-];
-type Stage = { kind: StageKind; phase: SleepPhase['phase'] };
-const STAGE_BY_INT = new Map<number, Stage>(STAGES.map(([i, , kind, phase]) => [i, { kind, phase }]));
-const STAGE_BY_NAME = new Map<string, Stage>(STAGES.map(([, n, kind, phase]) => [n, { kind, phase }]));
-
-/** ExerciseSessionRecord.EXERCISE_TYPE_* → canonical activity. Unknown ints are "other" (as Health Connect itself treats them). */
-const EXERCISE_TYPES: readonly (readonly [int: number, name: string, activity: string])[] = [
-  [0, 'OTHER_WORKOUT', 'other'],
-  [2, 'BADMINTON', 'badminton'],
-  [4, 'BASEBALL', 'baseball'],
-  [5, 'BASKETBALL', 'basketball'],
-  [8, 'BIKING', 'cycling'],
-  [9, 'BIKING_STATIONARY', 'indoor_cycling'],
-  [10, 'BOOT_CAMP', 'bootcamp'],
-  [11, 'BOXING', 'boxing'],
-  [13, 'CALISTHENICS', 'calisthenics'],
-  [14, 'CRICKET', 'cricket'],
-  [16, 'DANCING', 'dance'],
-  [25, 'ELLIPTICAL', 'elliptical'],
-  [26, 'EXERCISE_CLASS', 'fitness_class'],
-  [27, 'FENCING', 'fencing'],
-  [28, 'FOOTBALL_AMERICAN', 'american_football'],
-  [29, 'FOOTBALL_AUSTRALIAN', 'australian_football'],
-  [31, 'FRISBEE_DISC', 'disc_sports'],
-  [32, 'GOLF', 'golf'],
-  [33, 'GUIDED_BREATHING', 'breathwork'],
-  [34, 'GYMNASTICS', 'gymnastics'],
-  [35, 'HANDBALL', 'handball'],
-  [36, 'HIGH_INTENSITY_INTERVAL_TRAINING', 'hiit'],
-  [37, 'HIKING', 'hiking'],
-  [38, 'ICE_HOCKEY', 'ice_hockey'],
-  [39, 'ICE_SKATING', 'ice_skating'],
-  [44, 'MARTIAL_ARTS', 'martial_arts'],
-  [46, 'PADDLING', 'paddling'],
-  [47, 'PARAGLIDING', 'paragliding'],
-  [48, 'PILATES', 'pilates'],
-  [50, 'RACQUETBALL', 'racquetball'],
-  [51, 'ROCK_CLIMBING', 'climbing'],
-  [52, 'ROLLER_HOCKEY', 'roller_hockey'],
-  [53, 'ROWING', 'rowing'],
-  [54, 'ROWING_MACHINE', 'indoor_rowing'],
-  [55, 'RUGBY', 'rugby'],
-  [56, 'RUNNING', 'running'],
-  [57, 'RUNNING_TREADMILL', 'treadmill_running'],
-  [58, 'SAILING', 'sailing'],
-  [59, 'SCUBA_DIVING', 'scuba_diving'],
-  [60, 'SKATING', 'skating'],
-  [61, 'SKIING', 'skiing'],
-  [62, 'SNOWBOARDING', 'snowboarding'],
-  [63, 'SNOWSHOEING', 'snowshoeing'],
-  [64, 'SOCCER', 'soccer'],
-  [65, 'SOFTBALL', 'softball'],
-  [66, 'SQUASH', 'squash'],
-  [68, 'STAIR_CLIMBING', 'stair_climbing'],
-  [69, 'STAIR_CLIMBING_MACHINE', 'stair_climbing'],
-  [70, 'STRENGTH_TRAINING', 'strength_training'],
-  [71, 'STRETCHING', 'stretching'],
-  [72, 'SURFING', 'surfing'],
-  [73, 'SWIMMING_OPEN_WATER', 'open_water_swimming'],
-  [74, 'SWIMMING_POOL', 'swimming'],
-  [75, 'TABLE_TENNIS', 'table_tennis'],
-  [76, 'TENNIS', 'tennis'],
-  [78, 'VOLLEYBALL', 'volleyball'],
-  [79, 'WALKING', 'walking'],
-  [80, 'WATER_POLO', 'water_polo'],
-  [81, 'WEIGHTLIFTING', 'weightlifting'],
-  [82, 'WHEELCHAIR', 'wheelchair'],
-  [83, 'YOGA', 'yoga'],
-];
-/** Exported for docs/formats/device-b.md and its tests. */
-export const EXERCISE_ACTIVITY: ReadonlyMap<number, { name: string; activity: string }> = new Map(
-  EXERCISE_TYPES.map(([i, name, activity]) => [i, { name: `EXERCISE_TYPE_${name}`, activity }]),
-);
-const EXERCISE_BY_NAME = new Map(EXERCISE_TYPES.map(([i, name, activity]) => [name, { int: i, name: `EXERCISE_TYPE_${name}`, activity }]));
-
-function exerciseActivity(v: unknown): { activity: string; name: string | null } {
-  if (typeof v === 'number' && Number.isInteger(v)) {
-    const e = EXERCISE_ACTIVITY.get(v);
-    return e ? { activity: e.activity, name: e.name } : { activity: 'other', name: null };
-  }
-  if (typeof v === 'string' && v.trim()) {
-    const e = EXERCISE_BY_NAME.get(enumName(v, 'EXERCISE_TYPE_'));
-    return e ? { activity: e.activity, name: e.name } : { activity: 'other', name: null };
-  }
-  throw new RecordError(`exerciseType ${JSON.stringify(v)} is missing or not an int constant or name`);
-}
-
-/** MenstruationFlowRecord.FLOW_*. */
-const FLOWS: readonly (readonly [int: number, name: string, label: string])[] = [
-  [0, 'UNKNOWN', 'unspecified'],
-  [1, 'LIGHT', 'light'],
-  [2, 'MEDIUM', 'medium'],
-  [3, 'HEAVY', 'heavy'],
-];
-const FLOW_BY_INT = new Map(FLOWS.map(([i, , l]) => [i, l]));
-const FLOW_BY_NAME = new Map(FLOWS.map(([, n, l]) => [n, l]));
-const FLOW_RANK: Readonly<Record<string, number>> = { unspecified: 0, light: 1, medium: 2, heavy: 3 };
-
-/** MealType.MEAL_TYPE_*; unknown (0) is null. */
-const MEALS: readonly (readonly [int: number, name: string, label: string | null])[] = [
-  [0, 'UNKNOWN', null],
-  [1, 'BREAKFAST', 'breakfast'],
-  [2, 'LUNCH', 'lunch'],
-  [3, 'DINNER', 'dinner'],
-  [4, 'SNACK', 'snack'],
-];
-const MEAL_BY_INT = new Map(MEALS.map(([i, , l]) => [i, l]));
-const MEAL_BY_NAME = new Map(MEALS.map(([, n, l]) => [n, l]));
-
-/** Metadata.RECORDING_METHOD_MANUAL_ENTRY. */
-function isManualEntry(v: unknown): boolean {
-  return v === 3 || (typeof v === 'string' && enumName(v, 'RECORDING_METHOD_') === 'MANUAL_ENTRY');
-}
-
-// ---------------------------------------------------------------------------------------------
-// Nutrition: NutritionRecord properties. Named fields of NutritionRecord (records.ts) first.
-
-const NUTRITION_MAIN: Readonly<Record<string, { key: 'energy_kcal' | 'protein_g' | 'carbohydrates_g' | 'fat_g' | 'fiber_g' | 'sugar_g' | 'sodium_mg'; cls: UnitClass; ucum: string }>> = {
-  energy: { key: 'energy_kcal', cls: 'energy', ucum: 'kcal' },
-  protein: { key: 'protein_g', cls: 'mass', ucum: 'g' },
-  totalCarbohydrate: { key: 'carbohydrates_g', cls: 'mass', ucum: 'g' },
-  totalFat: { key: 'fat_g', cls: 'mass', ucum: 'g' },
-  dietaryFiber: { key: 'fiber_g', cls: 'mass', ucum: 'g' },
-  sugar: { key: 'sugar_g', cls: 'mass', ucum: 'g' },
-  sodium: { key: 'sodium_mg', cls: 'mass', ucum: 'mg' },
-};
-
-/** Other nutrients: stored as `nutrients[snake_case]` in the unit their labels use. */
-const NUTRIENT_UNIT: Readonly<Record<string, 'g' | 'mg' | 'mcg' | 'kcal'>> = {
-  energyFromFat: 'kcal',
-  saturatedFat: 'g',
-  unsaturatedFat: 'g',
-  monounsaturatedFat: 'g',
-  polyunsaturatedFat: 'g',
-  transFat: 'g',
-  caffeine: 'mg',
-  calcium: 'mg',
-  chloride: 'mg',
-  cholesterol: 'mg',
-  copper: 'mg',
-  iron: 'mg',
-  magnesium: 'mg',
-  manganese: 'mg',
-  niacin: 'mg',
-  pantothenicAcid: 'mg',
-  phosphorus: 'mg',
-  potassium: 'mg',
-  riboflavin: 'mg',
-  thiamin: 'mg',
-  vitaminB6: 'mg',
-  vitaminC: 'mg',
-  vitaminE: 'mg',
-  zinc: 'mg',
-  biotin: 'mcg',
-  chromium: 'mcg',
-  folate: 'mcg',
-  folicAcid: 'mcg',
-  iodine: 'mcg',
-  molybdenum: 'mcg',
-  selenium: 'mcg',
-  vitaminA: 'mcg',
-  vitaminB12: 'mcg',
-  vitaminD: 'mcg',
-  vitaminK: 'mcg',
-};
-const NUTRIENT_UCUM: Readonly<Record<string, string>> = { g: 'g', mg: 'mg', mcg: 'ug', kcal: 'kcal', mL: 'mL' };
-const snake = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
 
 // ---------------------------------------------------------------------------------------------
 // Times.
@@ -518,10 +159,6 @@ const localDate = (ms: number, zone: string | undefined) => new Date(ms + (zone 
 
 // ---------------------------------------------------------------------------------------------
 // Helpers.
-
-function isObject(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function truncateUtf8(s: string, maxBytes: number): string {
   if (s.length * 3 <= maxBytes) return s;
@@ -1051,7 +688,11 @@ function menstrualCycles(state: Pick<UploadState, 'flows' | 'periods'>, provider
 // ---------------------------------------------------------------------------------------------
 // End of upload: workout summaries from the same app's records inside the session.
 
-function summariseWorkouts(records: unknown[], workouts: PendingWorkout[]) {
+/**
+ * Adds records to the summaries of the upload's workouts, one at a time in upload order (the sums
+ * are floating point: the order is part of the result), then writes the summaries into them.
+ */
+function workoutSummaries(workouts: PendingWorkout[]): { add(r: unknown): void; finish(): void } {
   const byPkg = new Map<string, { list: PendingWorkout[]; maxDur: number }>();
   for (const w of workouts) {
     const key = w.pkg ?? '';
@@ -1088,18 +729,18 @@ function summariseWorkouts(records: unknown[], workouts: PendingWorkout[]) {
     ActiveCaloriesBurned: 'energy',
     HeartRate: 'hr',
   };
-  for (const r of records) {
-    if (!isObject(r)) continue;
+  const add = (r: unknown) => {
+    if (!isObject(r)) return;
     try {
       const what = interest[recordTypeOf(r.recordType)];
-      if (!what) continue;
+      if (!what) return;
       const meta = r.metadata;
       const origin = isObject(meta) && isObject(meta.dataOrigin) ? meta.dataOrigin.packageName : undefined;
       const pkg = typeof origin === 'string' ? origin : '';
-      if (!byPkg.has(pkg) || !isObject(meta) || typeof meta.id !== 'string' || !meta.id) continue;
+      if (!byPkg.has(pkg) || !isObject(meta) || typeof meta.id !== 'string' || !meta.id) return;
       const f = frame(r, 'interval');
       if (what === 'hr') {
-        if (!Array.isArray(r.samples) || overlapping(pkg, f.start, f.end).length === 0) continue;
+        if (!Array.isArray(r.samples) || overlapping(pkg, f.start, f.end).length === 0) return;
         for (const s of r.samples) {
           if (!isObject(s)) continue;
           try {
@@ -1115,10 +756,10 @@ function summariseWorkouts(records: unknown[], workouts: PendingWorkout[]) {
             if (!(err instanceof RecordError)) throw err;
           }
         }
-        continue;
+        return;
       }
       const ws = containing(pkg, f.start, f.end);
-      if (!ws.length) continue;
+      if (!ws.length) return;
       const spec = SCALARS[recordTypeOf(r.recordType)]!;
       const raw = r[spec.field];
       const m = 'cls' in spec.unit ? readUnit(raw, spec.field, spec.unit.cls) : { value: readNumber(raw, spec.field), ucum: spec.unit.number };
@@ -1130,71 +771,72 @@ function summariseWorkouts(records: unknown[], workouts: PendingWorkout[]) {
       // Already reported by the main pass.
       if (!(err instanceof RecordError)) throw err;
     }
-  }
-  for (const w of workouts) {
-    w.record.steps = w.steps;
-    w.record.distance_m = w.distance;
-    w.record.active_energy_kcal = w.energy;
-    if (w.hr.n > 0) {
-      w.record.avg_heart_rate = round1(w.hr.sum / w.hr.n);
-      w.record.max_heart_rate = w.hr.max;
+  };
+  const finish = () => {
+    for (const w of workouts) {
+      w.record.steps = w.steps;
+      w.record.distance_m = w.distance;
+      w.record.active_energy_kcal = w.energy;
+      if (w.hr.n > 0) {
+        w.record.avg_heart_rate = round1(w.hr.sum / w.hr.n);
+        w.record.max_heart_rate = w.hr.max;
+      }
     }
-  }
+  };
+  return { add, finish };
 }
+
 
 // ---------------------------------------------------------------------------------------------
 // The parser.
-
-function isGzip(b: Buffer): boolean {
-  return b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
-}
 
 function bodyRejected(reason: string, excerpt: string): ParseItem {
   return { rejected: { location: 'body', reason, excerpt: truncateUtf8(excerpt, MAX_EXCERPT_BYTES) } };
 }
 
-/** Decompressed uploads are at most 512 MiB (contracts §3 limits). */
-const MAX_BODY_BYTES = 512 * 1024 * 1024;
-
+/**
+ * The body is streamed twice (decodeStream.ts), so that memory follows the largest record, not
+ * the upload:
+ *
+ * 1. A scan that yields nothing. A body that is not gzip, not JSON or has no `records` array is
+ *    ONE rejected item and nothing of it is stored, and the byte that breaks it may be the last
+ *    one: only a body read to its end may give records. The scan also builds the workouts,
+ *    whose summaries take records from anywhere in the upload, before or after the session.
+ * 2. The records, each normalised and yielded as soon as it is parsed, and added to the
+ *    workouts' summaries on the way.
+ *
+ * The price is inflating and tokenizing the body twice, instead of holding it.
+ */
 export const healthConnectParser: DeviceParser = {
   slug: 'device-b',
   async *parse(payload: Buffer, ctx: ParseContext): AsyncIterable<ParseItem> {
-    let records: unknown[];
-    {
-      let head = '';
-      let body: Buffer;
+    // Only the last `records` member counts (as with JSON.parse), and it is known at the end.
+    let scanned = { member: 0, workouts: [] as PendingWorkout[] };
+    const scanRecord = ({ member, index, record: r }: BodyRecord) => {
+      if (member !== scanned.member) scanned = { member, workouts: [] };
+      if (!isObject(r)) return;
       try {
-        body = isGzip(payload) ? gunzipSync(payload, { maxOutputLength: MAX_BODY_BYTES }) : payload;
+        if (recordTypeOf(r.recordType) === 'ExerciseSession') exerciseSession(r, index, ctx, { workouts: scanned.workouts, flows: [], periods: [] });
       } catch (err) {
-        yield bodyRejected(`body is not valid gzip: ${err instanceof Error ? err.message : String(err)}`, payload.subarray(0, 768).toString('base64'));
-        return;
+        // Reported where pass 2 meets the record.
+        if (!(err instanceof RecordError)) throw err;
       }
-      let parsed: unknown;
-      try {
-        let text = body.toString('utf8');
-        if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-        head = text.slice(0, MAX_EXCERPT_BYTES);
-        try {
-          parsed = JSON.parse(text);
-        } catch (err) {
-          yield bodyRejected(`body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`, head);
-          return;
-        }
-      } catch (err) {
-        // Buffer larger than the longest string V8 can hold.
-        yield bodyRejected(`body cannot be read as UTF-8 text: ${err instanceof Error ? err.message : String(err)}`, body.subarray(0, MAX_EXCERPT_BYTES).toString('utf8'));
-        return;
-      }
-      if (!isObject(parsed) || !Array.isArray(parsed.records)) {
-        yield bodyRejected('body is not an object with a "records" array', head);
-        return;
-      }
-      records = parsed.records;
+    };
+    let members: number;
+    try {
+      members = await scanBody(payload, scanRecord);
+    } catch (err) {
+      if (!(err instanceof BodyError)) throw err;
+      yield bodyRejected(err.message, err.excerpt);
+      return;
     }
+    const workouts = scanned.member === members ? scanned.workouts : [];
+    const summaries = workouts.length ? workoutSummaries(workouts) : null;
 
+    // Pass 2 builds each workout again to report its route's bad points in place; the scan's
+    // copies are the ones that collect the summaries and are yielded.
     const state: UploadState = { workouts: [], flows: [], periods: [] };
-    for (let i = 0; i < records.length; i++) {
-      const r = records[i];
+    for await (const { index: i, record: r } of bodyRecords(payload, members)) {
       let items: ParseItem[];
       try {
         if (!isObject(r)) throw new RecordError('record is not an object');
@@ -1206,11 +848,12 @@ export const healthConnectParser: DeviceParser = {
         items = [rejectItem(i, `${type}${id}: ${err.message}`, r)];
       }
       for (const item of items) yield item;
+      summaries?.add(r);
     }
 
-    if (state.workouts.length) {
-      summariseWorkouts(records, state.workouts);
-      for (const w of state.workouts) yield { record: w.record };
+    if (summaries) {
+      summaries.finish();
+      for (const w of workouts) yield { record: w.record };
     }
     for (const cycle of menstrualCycles(state, ctx.provider)) yield { record: cycle };
   },

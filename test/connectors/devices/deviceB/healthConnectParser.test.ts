@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { NormalizedRecord, ParseItem, RejectedItem } from '../../../../commands/ingestion/records.js';
 import { converter } from '../../../../src/catalog/units.js';
 import { findQuantityType } from '../../../../src/catalog/quantityCatalog.js';
+import { BodyError, bodyChunks, RecordsReader, type BodyRecord } from '../../../../src/connectors/devices/deviceB/decodeStream.js';
 import { EXERCISE_ACTIVITY, HEALTH_CONNECT_RECORD_TYPES, healthConnectParser } from '../../../../src/connectors/devices/deviceB/healthConnectParser.js';
 import { healthConnectDeviceKind } from '../../../../src/connectors/sources.js';
 
@@ -711,5 +712,104 @@ describe('device-b coverage of record types (docs/formats/device-b.md)', () => {
   it('documents every record type the parser reads', () => {
     const doc = readFileSync(new URL('../../../../docs/formats/device-b.md', import.meta.url), 'utf8');
     for (const t of HEALTH_CONNECT_RECORD_TYPES) expect(doc, t).toContain(`\`${t}\``);
+  });
+});
+
+describe('device-b streaming: the body is read as a stream, memory bounded by the largest record (decodeStream.ts)', () => {
+  const steps = (i: number, pkg = FIT) => ({
+    recordType: 'Steps',
+    startTime: new Date(Date.UTC(2026, 10, 1) + i * 60_000).toISOString(),
+    endTime: new Date(Date.UTC(2026, 10, 1) + (i + 1) * 60_000).toISOString(),
+    count: 10 + (i % 7),
+    metadata: { id: `big-${i}`, dataOrigin: { packageName: pkg }, recordingMethod: 2 },
+  });
+
+  it('parses a gzip body of 50,000 records completely and in order; a workout in the middle sums the records before and after it', async () => {
+    const n = 50_000;
+    const records: unknown[] = Array.from({ length: n }, (_, i) => steps(i));
+    // Minutes 24,990 to 25,010 of the upload, i.e. the 20 Steps records on either side of it.
+    const workout = { recordType: 'ExerciseSession', startTime: (records[24_990] as { startTime: string }).startTime, endTime: (records[25_009] as { endTime: string }).endTime, exerciseType: 79, metadata: meta('big-walk') };
+    records.splice(25_000, 0, workout);
+    const { records: out, rejected } = await parse(gzipSync(body(...records)));
+    expect(rejected).toEqual([]);
+    expect(out).toHaveLength(n + 1);
+    expect(out.slice(0, n).map((r) => r.external_id)).toEqual(Array.from({ length: n }, (_, i) => `big-${i}`));
+    let inside = 0;
+    for (let i = 24_990; i < 25_010; i++) inside += 10 + (i % 7);
+    expect(out[n]).toMatchObject({ kind: 'workout', external_id: 'big-walk', steps: inside });
+  });
+
+  /** A body with the awkward parts: multi-byte UTF-8 (2, 3 and 4 bytes), escapes, numbers, literals, nesting, a BOM. */
+  const awkward = Buffer.concat([
+    Buffer.from([0xef, 0xbb, 0xbf]),
+    Buffer.from(
+      JSON.stringify({
+        before: { nested: [1, [2, { deep: 'x' }]], s: 'ünïcödé' },
+        records: [
+          { ...steps(1), notes: 'Café au lait, 東京, 🏃‍♀️ \u00e9 "quoted" back\\slash\ttab' },
+          { recordType: 'Weight', time: '2026-11-01T06:30:00.125+01:00', weight: { inPounds: 154.3e0 }, metadata: meta('w-1', { flags: [true, false, null], big: 1.5e300, neg: -0.25 }) },
+          'not a record',
+          [1, 2],
+          null,
+          { ...steps(2), metadata: meta('s-2', { emoji: '👩🏽‍💻' }) },
+        ],
+        after: '🙂',
+      }).replace('"neg":-0.25', '"neg":-0.25e0 , "e":"\\ud83c\\udfc3"'),
+    ),
+  ]);
+
+  function readAll(chunks: Buffer[]): BodyRecord[] {
+    const reader = new RecordsReader();
+    const out: BodyRecord[] = [];
+    for (const c of chunks) out.push(...reader.write(c));
+    out.push(...reader.end());
+    return out;
+  }
+
+  it('hands over the same records whatever the chunk boundaries: split at every byte, and one byte at a time', () => {
+    const whole = readAll([awkward]);
+    const expected = (JSON.parse(awkward.subarray(3).toString('utf8')) as { records: unknown[] }).records;
+    expect(whole.map((r) => r.record)).toEqual(expected);
+    expect(whole.map((r) => r.index)).toEqual(expected.map((_, i) => i));
+    for (let at = 1; at < awkward.length; at++) {
+      const split = readAll([awkward.subarray(0, at), awkward.subarray(at)]);
+      expect(split, `split at byte ${at}`).toEqual(whole);
+    }
+    expect(readAll([...awkward].map((b) => Buffer.from([b])))).toEqual(whole);
+  });
+
+  it('gives the parser the same items from the body plain, gzip, and re-chunked by gzip', async () => {
+    const plain = await parse(awkward);
+    expect(plain.records.map((r) => r.external_id)).toEqual(['big-1', 'w-1', 's-2']);
+    expect(plain.rejected.map((r) => r.location)).toEqual(['record 3', 'record 4', 'record 5']);
+    expect((await parse(gzipSync(awkward))).items).toEqual(plain.items);
+  });
+
+  it('stores nothing from a body whose JSON breaks after valid records: still ONE body item (the whole body is checked before any record is yielded)', async () => {
+    const cut = FIXTURE.subarray(0, FIXTURE.length - 4);
+    for (const payload of [cut, gzipSync(cut), Buffer.concat([FIXTURE, Buffer.from(' {')])]) {
+      const { items } = await parse(payload);
+      expect(items).toEqual([{ rejected: { location: 'body', reason: expect.stringMatching(/^body is not valid JSON/), excerpt: FIXTURE.subarray(0, 1024).toString('utf8') } }]);
+    }
+  });
+
+  it('reads only the last "records" member, as JSON.parse does with duplicate keys, and refuses a "records" object', async () => {
+    const dup = Buffer.from(`{"records":[${JSON.stringify(steps(1))}],"records":[${JSON.stringify(steps(2))}]}`);
+    expect((await parse(dup)).records.map((r) => r.external_id)).toEqual(['big-2']);
+    const { items } = await parse(Buffer.from(`{"records":{"a":${JSON.stringify(steps(1))}}}`));
+    expect(items).toMatchObject([{ rejected: { location: 'body', reason: 'body is not an object with a "records" array' } }]);
+  });
+
+  it('stops inflating past the limit and refuses the body as a whole, as gunzipSync with maxOutputLength did', async () => {
+    const gz = gzipSync(Buffer.alloc(4096, 0x20));
+    const read = async (max: number) => {
+      let n = 0;
+      for await (const c of bodyChunks(gz, max)) n += c.length;
+      return n;
+    };
+    expect(await read(4096)).toBe(4096);
+    const err = await read(4095).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BodyError);
+    expect(err).toMatchObject({ message: 'body is not valid gzip: it inflates to more than 4095 bytes', excerpt: gz.toString('base64') });
   });
 });
