@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * Record ids are integers (spec "Resources"). A record gets its id from the event that first
  * stored it: global position × 10000 + its index in the batch (batches hold fewer than 10000).
@@ -5,8 +7,14 @@
  */
 export const recordId = (globalPosition: number, index: number): number => globalPosition * 10_000 + index;
 
-/** Natural key of a provider record: re-sending the same external_id updates, never duplicates. */
-export const recordKey = (userId: string, provider: string, externalId: string): string => `${userId}|${provider}|${externalId}`;
+/**
+ * Natural key of a provider record: re-sending the same external_id updates, never duplicates.
+ * 128 bits of SHA-256 of (user, provider, external_id), base64url: 22 characters instead of the
+ * 80 of the three joined, in every row and in the key index of a table of a million samples.
+ * Collisions would need about 2^64 records of one store.
+ */
+export const recordKey = (userId: string, provider: string, externalId: string): string =>
+  createHash('sha256').update(`${userId}\u0000${provider}\u0000${externalId}`).digest('base64url').slice(0, 22);
 
 /**
  * Child rows that the spec gives an integer id (sleep phases) get it from the event that stored

@@ -13,10 +13,11 @@ export type IngestedEvent<R extends NormalizedRecord> = RecordedEvent<RecordsIng
 const USER_ERASED: UserErased['type'] = 'user.erased';
 
 /**
- * Fields of every record row that the merged view, statistics and coverage filter, group or
- * compare on, besides the kind's own index fields: declared so embedded stores keep them as columns.
+ * Fields of every record row, besides the kind's own index fields, that embedded stores keep as
+ * columns: what the merged view, statistics and coverage filter, group or compare on, and the
+ * provenance every row carries (a column stores a value without repeating its name per row).
  */
-export const RECORD_COLUMNS = ['provider', 'source', 'body_worn', 'ingested_at'] as const;
+export const RECORD_COLUMNS = ['provider', 'source', 'body_worn', 'ingested_at', 'external_id', 'device', 'tenant_id'] as const;
 
 const isUserErased = (event: RecordedEvent<RecordsIngested | UserErased>): event is RecordedEvent<UserErased> => event.type === USER_ERASED;
 

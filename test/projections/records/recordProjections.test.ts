@@ -44,7 +44,8 @@ describe.each(cases)('$name projection (natural-key upsert, deterministic ids)',
     const first = c.make();
     const second = c.make({ external_id: `${first.external_id}-b` });
     await h.apply(ingested(c.kind, 5, [first, second]));
-    const docs = await h.all<{ _id: string; id: number; day: string; user_id: string; tenant_id: string; ingested_at: string }>(c.collection);
+    // Keys are hashes: order the rows by their integer id, not by key.
+    const docs = (await h.all<{ _id: string; id: number; day: string; user_id: string; tenant_id: string; ingested_at: string }>(c.collection)).sort((a, b) => a.id - b.id);
     expect(docs.map((d) => [d._id, d.id])).toEqual([
       [recordKey(USER, PROVIDER, first.external_id), recordId(5, 0)],
       [recordKey(USER, PROVIDER, `${first.external_id}-b`), recordId(5, 1)],
@@ -56,7 +57,7 @@ describe.each(cases)('$name projection (natural-key upsert, deterministic ids)',
   it('a re-sent record (same external_id) updates in place and keeps its first id', async () => {
     const [field, value] = c.change;
     await h.apply(ingested(c.kind, 8, [c.make({ [field]: value })], { ingested_at: '2026-11-03T00:00:00.000Z' }));
-    const docs = await h.all<Record<string, unknown> & { _id: string }>(c.collection);
+    const docs = (await h.all<Record<string, unknown> & { _id: string; id: number }>(c.collection)).sort((a, b) => a.id - b.id);
     expect(docs).toHaveLength(2);
     expect(docs[0]).toMatchObject({ id: recordId(5, 0), [field]: value, ingested_at: '2026-11-03T00:00:00.000Z' });
   });

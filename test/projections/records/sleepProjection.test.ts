@@ -17,7 +17,7 @@ const byStart = (a: SleepPhaseDoc, b: SleepPhaseDoc) => a.start_date.localeCompa
 describe('sleep projection (Resources: Sleep session, Sleep phase)', () => {
   it('stores a session (without its phases) keyed by user, provider and external_id, with owner fields and day', async () => {
     await h.apply(ingested('sleep_session', 4, [sleepSession(), sleepSession({ external_id: 'night-2', bedtime_start: '2026-11-02T22:00:00.000Z', bedtime_end: '2026-11-03T06:00:00.000Z', phases: [phase('deep', '2026-11-02T22:00:00Z', '2026-11-02T23:00:00Z')] })]));
-    const sessions = await h.all<SleepSessionDoc>('sleep_sessions');
+    const sessions = (await h.all<SleepSessionDoc>('sleep_sessions')).sort((a, b) => a.id - b.id);
     expect(sessions.map((s) => [s._id, s.id])).toEqual([
       [recordKey(USER, PROVIDER, 'night-1'), recordId(4, 0)],
       [recordKey(USER, PROVIDER, 'night-2'), recordId(4, 1)],
