@@ -1,159 +1,231 @@
 /**
- * `npm run bench -- ingest [--lines=1000000]`: one device-a upload of N quantity lines, from the
- * request to every record queryable, against the service started as `npm start` does. Stages:
- * upload accepted (stored durably), ETL finished (records appended as events), records projected
- * (queryable; polled through the coverage report). Next to it, in the same run: raw
- * better-sqlite3 inserts of the same N rows into a table shaped like the samples read model, and
- * the parse alone (gunzip + JSON.parse of every line).
+ * `npm run bench -- ingest [--lines=1000000] [--parts=10] [--keep]`: N device-a (HealthKit) lines —
+ * heart rate from two sources and steps — uploaded as `parts` gzip uploads to the service
+ * started as `npm start` starts it, timed from the first request to every record queryable.
+ *
+ * Reported next to each other, all from the same run:
+ * - stages: uploads accepted; ETL done (every job finished); all records queryable;
+ * - the physical limit: raw better-sqlite3 inserts of the same rows into a table of exactly the
+ *   samples read model's shape (its columns and indexes), one transaction per 20,000 rows;
+ * - the HTTP thread under that load: event-loop delay p99 (the service's own
+ *   monitorEventLoopDelay, reset before the first upload) and `GET /v1/users/{id}` latency p99,
+ *   requested every 100 ms during the whole ingest;
+ * - bytes per sample in DATA_DIR, by file (raw payloads, events, read models), and peak RSS;
+ * - `npm run cli -- projections rebuild` of the read models afterwards, timed.
  */
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { Readable } from 'node:stream';
-import { createGunzip, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
+import { recordKey } from '../projections/records/recordIds.js';
+import { samplesProjection } from '../projections/records/samplesProjection.js';
+import { SqliteTable } from '../src/readstore/sqliteTable.js';
 import { json, machine, startService } from './support/service.js';
 
-function makeLines(n: number): string[] {
-  const base = Date.parse('2026-10-01T00:00:00.000Z');
-  const lines: string[] = [];
+type Line = Record<string, unknown> & { uuid: string; start_date: string; type: string; value: number; source_name: string };
+
+const SOURCES = [
+  { type: 'HKQuantityTypeIdentifierHeartRate', unit: 'count/min', source_name: 'Apple Watch', source_bundle_id: 'com.apple.health.1A2B3C', device_model: 'Watch', product_type: 'Watch7,1' },
+  { type: 'HKQuantityTypeIdentifierHeartRate', unit: 'count/min', source_name: 'Polar Flow', source_bundle_id: 'fi.polar.polarflow', device_model: 'H10', product_type: 'Polar H10' },
+  { type: 'HKQuantityTypeIdentifierStepCount', unit: 'count', source_name: 'iPhone', source_bundle_id: 'com.apple.health.9F8E7D', device_model: 'iPhone', product_type: 'iPhone15,2' },
+] as const;
+
+function makeLines(n: number): Line[] {
+  const base = Date.parse('2025-11-01T00:00:00.000Z');
+  const lines: Line[] = [];
   for (let i = 0; i < n; i++) {
-    const t = new Date(base + i * 5_000).toISOString();
-    const hr = i % 2 === 0;
-    lines.push(
-      JSON.stringify({
-        kind: 'quantity',
-        uuid: randomUUID(),
-        type: hr ? 'HKQuantityTypeIdentifierHeartRate' : 'HKQuantityTypeIdentifierStepCount',
-        value: hr ? 55 + (i % 60) : i % 40,
-        unit: hr ? 'count/min' : 'count',
-        start_date: t,
-        end_date: t,
-        source_name: 'Apple Watch',
-        source_bundle_id: 'com.apple.health.1A2B3C',
-        device_model: 'Watch',
-        product_type: 'Watch7,1',
-        was_user_entered: false,
-        metadata: { HKTimeZone: 'Europe/Berlin' },
-      }),
-    );
+    const s = SOURCES[i % 3]!;
+    const t = new Date(base + Math.floor(i / 3) * 60_000).toISOString();
+    lines.push({
+      kind: 'quantity',
+      uuid: randomUUID().toUpperCase(),
+      ...s,
+      value: s.unit === 'count' ? i % 40 : 55 + (i % 60),
+      start_date: t,
+      end_date: t,
+      was_user_entered: false,
+      metadata: { HKTimeZone: 'Europe/Berlin' },
+    });
   }
   return lines;
 }
 
-async function parseOnly(gz: Buffer): Promise<number> {
-  let n = 0;
-  const rl = createInterface({ input: Readable.from([gz]).pipe(createGunzip()), crlfDelay: Infinity });
-  for await (const line of rl) {
-    if (line) {
-      JSON.parse(line);
-      n++;
-    }
-  }
-  return n;
-}
-
-function rawInserts(dir: string, lines: string[]): number {
+/** The physical limit: the same rows into a table of the samples read model's own shape, no parsing, no events. */
+function rawInserts(dir: string, lines: Line[], user: string): number {
   const db = new Database(join(dir, 'raw.sqlite'));
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  db.exec(`CREATE TABLE rm_samples (_id TEXT PRIMARY KEY, doc TEXT NOT NULL);
-    CREATE INDEX s1 ON rm_samples (json_extract(doc, '$.user_id'), json_extract(doc, '$.type'), json_extract(doc, '$.start_date'), json_extract(doc, '$.id'));
-    CREATE INDEX s2 ON rm_samples (json_extract(doc, '$.user_id'), json_extract(doc, '$.day'));`);
-  const ins = db.prepare('INSERT INTO rm_samples (_id, doc) VALUES (?, ?)');
-  const user = randomUUID();
+  const table = new SqliteTable(samplesProjection.collections[0]!);
+  for (const sql of table.createSql()) db.exec(sql);
+  const ins = db.prepare(`INSERT INTO ${table.table} (${table.selectList}) VALUES (${['_id', ...table.columns, 'doc'].map(() => '?').join(', ')})`);
+  const docs = lines.map((l, i) => ({
+    _id: recordKey(user, 'device-a', l.uuid),
+    ...l,
+    id: i,
+    user_id: user,
+    type: l.type === SOURCES[2].type ? 'step_count' : 'heart_rate',
+    day: l.start_date.slice(0, 10),
+    provider: 'device-a',
+    source: 'apple',
+    body_worn: true,
+    device: `${l.device_model} (${l.product_type})`,
+    tenant_id: user,
+    external_id: l.uuid,
+    ingested_at: new Date().toISOString(),
+  }));
   const t0 = performance.now();
-  const tx = db.transaction((chunk: string[], offset: number) => {
-    chunk.forEach((line, k) => {
-      const l = JSON.parse(line);
-      const doc = { ...l, id: offset + k, user_id: user, day: l.start_date.slice(0, 10), provider: 'device-a' };
-      ins.run(`${user}|device-a|${l.uuid}`, JSON.stringify(doc));
-    });
+  const tx = db.transaction((from: number) => {
+    for (let i = from; i < Math.min(from + 20_000, docs.length); i++) ins.run(...table.encode(docs[i]!));
   });
-  for (let i = 0; i < lines.length; i += 4000) tx(lines.slice(i, i + 4000), i);
+  for (let i = 0; i < docs.length; i += 20_000) tx(i);
   const ms = performance.now() - t0;
   db.close();
   return ms;
 }
 
+const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : 0;
+};
+
+function filesUnder(dir: string): { path: string; bytes: number }[] {
+  const out: { path: string; bytes: number }[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!e.isFile()) continue;
+    const path = join(e.parentPath ?? (e as unknown as { path: string }).path, e.name);
+    out.push({ path: path.slice(dir.length + 1), bytes: statSync(path).size });
+  }
+  return out;
+}
+
 export default async function main(args: string[]) {
-  const n = Number(args.find((a) => a.startsWith('--lines='))?.split('=')[1] ?? 1_000_000);
+  const arg = (name: string, dflt: number) => Number(args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
+  const n = arg('lines', 1_000_000);
+  const parts = arg('parts', 10);
+  const keep = args.includes('--keep');
   const dir = mkdtempSync(join(tmpdir(), 'wellstream-bench-ingest-'));
   try {
     console.log(`machine: ${machine()}`);
     const lines = makeLines(n);
-    const ndjson = Buffer.from(lines.join('\n') + '\n');
-    const gz = gzipSync(ndjson, { level: 6 });
-    console.log(`upload: ${n} lines, ${(ndjson.length / 2 ** 20).toFixed(0)} MiB NDJSON, ${(gz.length / 2 ** 20).toFixed(1)} MiB gzip`);
+    const per = Math.ceil(n / parts);
+    const bodies: Buffer[] = [];
+    let ndjsonBytes = 0;
+    for (let p = 0; p < parts; p++) {
+      const text = lines
+        .slice(p * per, (p + 1) * per)
+        .map((l) => JSON.stringify(l))
+        .join('\n');
+      ndjsonBytes += text.length;
+      bodies.push(gzipSync(text, { level: 6 }));
+    }
+    const gzBytes = bodies.reduce((s, b) => s + b.length, 0);
+    console.log(`upload: ${n} lines in ${parts} parts, ${(ndjsonBytes / 2 ** 20).toFixed(0)} MiB NDJSON, ${(gzBytes / 2 ** 20).toFixed(1)} MiB gzip`);
 
-    const t = performance.now();
-    await parseOnly(gz);
-    const parseMs = performance.now() - t;
-    const rawMs = rawInserts(dir, lines);
-
-    const svc = await startService(join(dir, 'svc'));
+    const svcDir = join(dir, 'svc');
+    const svc = await startService(svcDir);
+    let rebuildS = 0;
+    const stages: Record<string, number> = {};
+    const latencies: number[] = [];
+    let runtime: { event_loop_delay_ms: { p50: number; p99: number; max: number }; max_rss_bytes: number };
+    let userId: string;
     try {
       const admin = { authorization: `Bearer ${svc.adminKey}`, 'content-type': 'application/json' };
       const tenant = await json<{ api_key: string }>(await fetch(`${svc.base}/v1/admin/tenants`, { method: 'POST', headers: admin, body: '{"name":"bench"}' }));
       const tk = { authorization: `Bearer ${tenant.api_key}`, 'content-type': 'application/json' };
       const user = await json<{ id: string }>(await fetch(`${svc.base}/v1/users`, { method: 'POST', headers: tk, body: '{}' }));
-      const token = await json<{ token: string }>(
-        await fetch(`${svc.base}/v1/users/${user.id}/tokens`, { method: 'POST', headers: tk, body: '{"scopes":["upload"]}' }),
-      );
+      userId = user.id;
+      const token = await json<{ token: string }>(await fetch(`${svc.base}/v1/users/${user.id}/tokens`, { method: 'POST', headers: tk, body: '{"scopes":["upload"]}' }));
+      await json(await fetch(`${svc.base}/v1/admin/runtime/reset`, { method: 'POST', headers: { authorization: admin.authorization } }));
 
-      const form = new FormData();
-      form.append('file', new Blob([gz], { type: 'application/gzip' }), 'export.ndjson.gz');
+      // A tenant's server reading a user every 100 ms while the ingest runs.
+      let probing = true;
+      const prober = (async () => {
+        while (probing) {
+          const t = performance.now();
+          await json(await fetch(`${svc.base}/v1/users/${user.id}`, { headers: { authorization: tk.authorization } }));
+          latencies.push(performance.now() - t);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })();
+
       const t0 = performance.now();
-      const res = await fetch(`${svc.base}/v1/ingest/device-a`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token.token}`, 'upload-id': `bench-${randomUUID()}` },
-        body: form,
-      });
-      if (res.status !== 202) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
-      const t1 = performance.now();
-      // Cheap probes only (the service shares one thread with its ETL and projections): the ETL
-      // queue, and the upload's last heart-rate and step samples, which are projected last.
-      const lastOf = (type: string) => lines.findLast((l) => l.includes(type))!;
-      const probes = ['HeartRate', 'StepCount'].map((t) => JSON.parse(lastOf(`HKQuantityTypeIdentifier${t}`)) as { start_date: string });
-      let t2 = 0;
+      for (const [p, body] of bodies.entries()) {
+        const form = new FormData();
+        form.append('file', new Blob([body], { type: 'application/gzip' }), `export-${p}.ndjson.gz`);
+        const res = await fetch(`${svc.base}/v1/ingest/device-a`, { method: 'POST', headers: { authorization: `Bearer ${token.token}`, 'upload-id': `bench-${p}-${randomUUID()}` }, body: form });
+        if (res.status !== 202) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
+      }
+      stages.accepted = performance.now() - t0;
+
+      // Queryable: the ETL has no job left and the last sample of each series reads back.
+      const lastOf = (pred: (l: Line) => boolean) => lines.findLast(pred)!;
+      const probes = [
+        { type: 'heart_rate', line: lastOf((l) => l.source_name === 'Apple Watch') },
+        { type: 'heart_rate', line: lastOf((l) => l.source_name === 'Polar Flow') },
+        { type: 'step_count', line: lastOf((l) => l.source_name === 'iPhone') },
+      ];
+      const jobs = async (status: string) => (await json<{ data: unknown[] }>(await fetch(`${svc.base}/v1/pipeline/etl-jobs?status=${status}`, { headers: tk }))).data.length;
       for (;;) {
-        await new Promise((r) => setTimeout(r, 500));
-        if (!t2) {
-          const running = await json<{ data: unknown[] }>(await fetch(`${svc.base}/v1/pipeline/etl-jobs?status=running`, { headers: tk }));
-          const pending = await json<{ data: unknown[] }>(await fetch(`${svc.base}/v1/pipeline/etl-jobs?status=pending`, { headers: tk }));
-          const parked = await json<{ data: unknown[] }>(await fetch(`${svc.base}/v1/pipeline/etl-jobs?status=parked`, { headers: tk }));
-          if (parked.data.length) throw new Error('the ETL job was parked');
-          if (running.data.length === 0 && pending.data.length === 0) t2 = performance.now();
+        await new Promise((r) => setTimeout(r, 100));
+        if (!stages.etl) {
+          if (await jobs('parked')) throw new Error('an ETL job was parked');
+          if ((await jobs('running')) === 0 && (await jobs('pending')) === 0) stages.etl = performance.now() - t0;
         }
         let found = 0;
-        for (const [i, type] of ['heart_rate', 'step_count'].entries()) {
-          const q = new URLSearchParams({ type, view: 'all', start: probes[i]!.start_date, limit: '1' });
-          const page = await json<{ data: unknown[] }>(await fetch(`${svc.base}/v1/users/${user.id}/samples?${q}`, { headers: tk }));
-          found += page.data.length;
+        for (const pr of probes) {
+          const q = new URLSearchParams({ type: pr.type, view: 'all', start: pr.line.start_date, end: new Date(Date.parse(pr.line.start_date) + 1000).toISOString(), limit: '10' });
+          const page = await json<{ data: { source_name: string }[] }>(await fetch(`${svc.base}/v1/users/${user.id}/samples?${q}`, { headers: tk }));
+          if (page.data.some((s) => s.source_name === pr.line.source_name)) found++;
         }
-        if (t2 && found === 2) break;
+        if (stages.etl && found === probes.length) break;
         if (performance.now() - t0 > 30 * 60_000) throw new Error('not queryable after 30 minutes');
       }
-      const t3 = performance.now();
-      const cov = await json<{ days: { records: number }[] }>(await fetch(`${svc.base}/v1/users/${user.id}/coverage?view=all`, { headers: tk }));
+      stages.queryable = performance.now() - t0;
+      probing = false;
+      await prober;
+      runtime = await json(await fetch(`${svc.base}/v1/admin/runtime`, { headers: { authorization: admin.authorization } }));
+      const cov = await json<{ days: { records: number }[] }>(await fetch(`${svc.base}/v1/users/${user.id}/coverage?view=all&start=2025-01-01&end=2027-01-01`, { headers: tk }));
       const stored = cov.days.reduce((s, d) => s + d.records, 0);
       if (stored !== n) throw new Error(`coverage counts ${stored} records, expected ${n}`);
-      const s = (ms: number) => (ms / 1000).toFixed(1);
-      console.log('\n| stage | seconds | records/s |');
-      console.log('|---|---:|---:|');
-      console.log(`| upload accepted (transfer, checks, durable store) | ${s(t1 - t0)} | |`);
-      console.log(`| ETL finished (parse, normalise, append events) | ${s((t2 || t3) - t1)} | ${Math.round(n / (((t2 || t3) - t1) / 1000))} |`);
-      console.log(`| all records queryable (projection) | ${s(t3 - (t2 || t1))} | |`);
-      console.log(`| **end to end** | **${s(t3 - t0)}** | **${Math.round(n / ((t3 - t0) / 1000))}** |`);
-      console.log(`| raw better-sqlite3 inserts of the same rows (samples-shaped table) | ${s(rawMs)} | ${Math.round(n / (rawMs / 1000))} |`);
-      console.log(`| gunzip + JSON.parse only | ${s(parseMs)} | ${Math.round(n / (parseMs / 1000))} |`);
-      console.log(`\nend to end / raw inserts: ${((rawMs / (t3 - t0)) * 100).toFixed(0)} % of the raw insert rate`);
     } finally {
       await svc.stop();
     }
+
+    const files = filesUnder(svcDir);
+    const group = (f: string) => (f.startsWith('raw') ? 'raw payloads (gzip, as uploaded)' : f.startsWith('events') ? 'events (events.sqlite*)' : f.startsWith('readmodels') ? 'read models (readmodels.sqlite*)' : 'other');
+    const byGroup = new Map<string, number>();
+    for (const f of files) byGroup.set(group(f.path), (byGroup.get(group(f.path)) ?? 0) + f.bytes);
+    const total = files.reduce((s, f) => s + f.bytes, 0);
+
+    const t1 = performance.now();
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'projections', 'rebuild'], {
+      env: { ...process.env, DATA_DIR: svcDir, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    rebuildS = (performance.now() - t1) / 1000;
+    if (run.status !== 0) throw new Error(`rebuild exited ${run.status}`);
+
+    const rawMs = rawInserts(dir, lines, userId!);
+    const s = (ms: number) => (ms / 1000).toFixed(1);
+    const rate = (ms: number) => Math.round(n / (ms / 1000));
+    console.log('\n| stage | seconds from the first request | records/s |');
+    console.log('|---|---:|---:|');
+    console.log(`| ${parts} uploads accepted (transfer, checks, durable raw store, event) | ${s(stages.accepted!)} | |`);
+    console.log(`| ETL finished (parse, normalise, append record events), on worker threads | ${s(stages.etl!)} | ${rate(stages.etl!)} |`);
+    console.log(`| **all ${n} records queryable** | **${s(stages.queryable!)}** | **${rate(stages.queryable!)}** |`);
+    console.log(`| raw better-sqlite3 inserts of the same rows, samples read-model shape | ${s(rawMs)} | ${rate(rawMs)} |`);
+    console.log(`\nend to end / raw inserts: **${((rawMs / stages.queryable!) * 100).toFixed(0)} %** of the raw insert rate`);
+    console.log(`\nduring the ingest: event-loop delay p50 ${runtime!.event_loop_delay_ms.p50} ms, p99 ${runtime!.event_loop_delay_ms.p99} ms, max ${runtime!.event_loop_delay_ms.max} ms`);
+    console.log(`GET /v1/users/{id} every 100 ms: ${latencies.length} requests, p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms`);
+    console.log(`peak resident memory of the service: ${(runtime!.max_rss_bytes / 2 ** 20).toFixed(0)} MiB`);
+    console.log(`\nDATA_DIR: ${(total / 2 ** 20).toFixed(0)} MiB = **${Math.round(total / n)} bytes per sample**`);
+    for (const [g, b] of [...byGroup].sort((a, b) => b[1] - a[1])) console.log(`- ${g}: ${Math.round(b / n)} B/sample (${(b / 2 ** 20).toFixed(0)} MiB)`);
+    console.log(`\nrebuild of every read model (npm run cli -- projections rebuild): ${rebuildS.toFixed(1)} s`);
+    if (keep) console.log(`\nkept: ${svcDir}`);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (!keep) rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -1,7 +1,7 @@
 import type { EcgRecord } from '../../commands/ingestion/records.js';
 import type { Change } from '../../src/readstore/readStore.js';
 import { ownedFields, utcDay, type OwnedFields, type RecordDocBase } from './recordDoc.js';
-import { defineRecordsProjection, recordUpsert, RECORD_COLUMNS } from './recordProjection.js';
+import { defineRecordsProjection, recordUpsert, RECORD_BOOLEANS, RECORD_COLUMNS } from './recordProjection.js';
 
 /** A recording without its voltages (spec "ECG recording", list form). */
 export type EcgRecordingDoc = Omit<EcgRecord, 'kind' | 'voltages'> & RecordDocBase;
@@ -24,6 +24,7 @@ export const ecgProjection = defineRecordsProjection<EcgRecord>({
     {
       name: 'ecg_recordings',
       columns: RECORD_COLUMNS,
+      booleans: RECORD_BOOLEANS,
       indexes: [{ fields: [['user_id', 1], ['start_date', 1], ['id', 1]] }, { fields: [['user_id', 1], ['day', 1]] }],
     },
     // Read by `_id` (the recording's key); by user_id on erasure.

@@ -3,7 +3,7 @@ import type { Change } from '../../src/readstore/readStore.js';
 import { hrvFigures, orderedBeats, rrIntervalsMs } from './hrv.js';
 import { ownedFields, utcDay, type OwnedFields, type RecordDocBase } from './recordDoc.js';
 import { childKey } from './recordIds.js';
-import { defineRecordsProjection, recordUpsert, RECORD_COLUMNS } from './recordProjection.js';
+import { defineRecordsProjection, recordUpsert, RECORD_BOOLEANS, RECORD_COLUMNS } from './recordProjection.js';
 
 /** A heartbeat series with its derived HRV (see hrv.ts); the beats themselves are rr_intervals rows. */
 export type HeartbeatSeriesDoc = Omit<HeartbeatSeriesRecord, 'kind' | 'beats'> &
@@ -38,6 +38,7 @@ export const heartbeatSeriesProjection = defineRecordsProjection<HeartbeatSeries
     {
       name: 'heartbeat_series',
       columns: RECORD_COLUMNS,
+      booleans: RECORD_BOOLEANS,
       indexes: [
         // HRV list by first beat.
         { fields: [['user_id', 1], ['first_beat', 1], ['id', 1]] },

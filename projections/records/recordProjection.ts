@@ -18,6 +18,7 @@ const USER_ERASED: UserErased['type'] = 'user.erased';
  * provenance every row carries (a column stores a value without repeating its name per row).
  */
 export const RECORD_COLUMNS = ['provider', 'source', 'body_worn', 'ingested_at', 'external_id', 'device', 'tenant_id'] as const;
+export const RECORD_BOOLEANS = ['body_worn'] as const;
 
 const isUserErased = (event: RecordedEvent<RecordsIngested | UserErased>): event is RecordedEvent<UserErased> => event.type === USER_ERASED;
 
@@ -80,6 +81,8 @@ export function defineRecordProjection<R extends NormalizedRecord>(p: {
   indexes: readonly IndexSpec[];
   /** Fields besides RECORD_COLUMNS and the index fields that queries filter or sort on. */
   columns?: readonly string[];
+  /** Those of `columns` that hold booleans. */
+  booleans?: readonly string[];
   /** The UTC date (YYYY-MM-DD) the record falls on. */
   day: (record: R) => string;
   extraFields?: (record: R) => Record<string, unknown>;
@@ -87,7 +90,7 @@ export function defineRecordProjection<R extends NormalizedRecord>(p: {
   return defineRecordsProjection<R>({
     name: p.collection,
     eventType: p.eventType,
-    collections: [{ name: p.collection, indexes: p.indexes, columns: [...RECORD_COLUMNS, ...(p.columns ?? [])] }],
+    collections: [{ name: p.collection, indexes: p.indexes, columns: [...RECORD_COLUMNS, ...(p.columns ?? [])], booleans: [...RECORD_BOOLEANS, ...(p.booleans ?? [])] }],
     evolve: (event) =>
       event.data.records.map((r, i) => {
         const { kind: _kind, ...fields } = r;

@@ -13,6 +13,7 @@ export const samplesProjection = defineRecordProjection<QuantityRecord>({
     { fields: [['user_id', 1], ['day', 1]] },
   ],
   // Every scalar field of the record: a million rows of them stay small.
-  columns: ['value', 'unit', 'end_date', 'source_name', 'source_bundle_id', 'device_model', 'product_type'],
+  columns: ['value', 'unit', 'end_date', 'source_name', 'source_bundle_id', 'device_model', 'product_type', 'was_user_entered'],
+  booleans: ['was_user_entered'],
   day: (r) => utcDay(r.start_date),
 });

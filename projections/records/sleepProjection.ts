@@ -2,7 +2,7 @@ import type { SleepPhase, SleepSessionRecord } from '../../commands/ingestion/re
 import type { Change } from '../../src/readstore/readStore.js';
 import { ownedFields, utcDay, type OwnedFields, type RecordDocBase } from './recordDoc.js';
 import { childKey, childRecordId } from './recordIds.js';
-import { defineRecordsProjection, recordUpsert, RECORD_COLUMNS } from './recordProjection.js';
+import { defineRecordsProjection, recordUpsert, RECORD_BOOLEANS, RECORD_COLUMNS } from './recordProjection.js';
 
 export type SleepSessionDoc = Omit<SleepSessionRecord, 'kind' | 'phases'> & RecordDocBase;
 
@@ -36,6 +36,7 @@ export const sleepProjection = defineRecordsProjection<SleepSessionRecord>({
     {
       name: 'sleep_sessions',
       columns: RECORD_COLUMNS,
+      booleans: RECORD_BOOLEANS,
       indexes: [
         // List by bedtime_start, and the merged view's neighbourhood.
         { fields: [['user_id', 1], ['bedtime_start', 1], ['id', 1]] },

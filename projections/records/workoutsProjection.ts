@@ -2,7 +2,7 @@ import type { RoutePoint, WorkoutRecord } from '../../commands/ingestion/records
 import type { Change } from '../../src/readstore/readStore.js';
 import { ownedFields, utcDay, type OwnedFields, type RecordDocBase } from './recordDoc.js';
 import { childKey } from './recordIds.js';
-import { defineRecordsProjection, recordUpsert, RECORD_COLUMNS } from './recordProjection.js';
+import { defineRecordsProjection, recordUpsert, RECORD_BOOLEANS, RECORD_COLUMNS } from './recordProjection.js';
 import { orderedRoute, trackSummary, type TrackSummary } from './track.js';
 
 export type WorkoutDoc = Omit<WorkoutRecord, 'kind' | 'route'> & RecordDocBase & { track: TrackSummary | null };
@@ -28,6 +28,7 @@ export const workoutsProjection = defineRecordsProjection<WorkoutRecord>({
     {
       name: 'workouts',
       columns: RECORD_COLUMNS,
+      booleans: RECORD_BOOLEANS,
       indexes: [
         // List of every activity, and the merged view's neighbourhood.
         { fields: [['user_id', 1], ['start_date', 1], ['id', 1]] },

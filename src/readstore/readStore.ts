@@ -36,6 +36,8 @@ export type CollectionSpec = {
    * embedded store keeps them (and every index field) as real columns; MongoDB needs nothing.
    */
   columns?: readonly string[];
+  /** Declared columns that hold booleans (or null): an embedded store keeps them as 0/1 only. */
+  booleans?: readonly string[];
 };
 
 export type FindQuery = {

@@ -255,7 +255,7 @@ export class SqliteReadStore implements ReadStore {
       if (t.isColumn(f)) {
         sets.push(`${col(f)} = ?`);
         params.push(columnValue(v));
-        if (columnHoldsAll(v)) {
+        if (t.holdsAll(f, v)) {
           removes.push(`'$.${f}'`);
           continue;
         }

@@ -11,13 +11,14 @@ const PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
  *
  * A column holds the field's value when it is a string or a number. Booleans are held as 0/1
  * (so filters and sorts work as before) and, like nulls, objects and arrays, are also kept in
- * `doc`, which makes decoding exact: a field is in the column alone only when the column can
+ * `doc` unless the collection declares the field boolean; this makes decoding exact: a field is in the column alone only when the column can
  * say everything about it. `null` and "missing" stay distinct, as the port's `$exists` needs.
  */
 export class SqliteTable {
   readonly table: string;
   readonly columns: readonly string[];
   private readonly columnSet: ReadonlySet<string>;
+  private readonly booleanSet: ReadonlySet<string>;
   /** Stored with the table; a different shape means the table must be rebuilt. */
   readonly signature: string;
   readonly selectList: string;
@@ -36,9 +37,13 @@ export class SqliteTable {
       if (!FIELD.test(f) || f === '_id') throw new Error(`collection ${spec.name}: column ${f} must be a top-level field other than _id`);
       cols.add(f);
     }
+    for (const f of spec.booleans ?? []) {
+      if (!cols.has(f)) throw new Error(`collection ${spec.name}: boolean ${f} must be a declared column`);
+    }
     this.columns = [...cols];
     this.columnSet = cols;
-    this.signature = JSON.stringify({ v: 2, columns: this.columns, indexes: spec.indexes ?? [] });
+    this.booleanSet = new Set(spec.booleans ?? []);
+    this.signature = JSON.stringify({ v: 2, columns: this.columns, booleans: spec.booleans ?? [], indexes: spec.indexes ?? [] });
     this.selectList = ['_id', ...this.columns.map(col), 'doc'].join(', ');
   }
 
@@ -79,7 +84,7 @@ export class SqliteTable {
     for (const f of this.columns) values.push(columnValue(doc[f]));
     for (const [k, v] of Object.entries(doc)) {
       if (k === '_id' || v === undefined) continue;
-      if (!this.columnSet.has(k) || !columnHoldsAll(v)) rest[k] = v;
+      if (!this.columnSet.has(k) || !this.holdsAll(k, v)) rest[k] = v;
     }
     values.push(JSON.stringify(rest));
     return values;
@@ -92,9 +97,16 @@ export class SqliteTable {
     for (let i = 0; i < this.columns.length; i++) {
       const v = row[i + 1];
       const f = this.columns[i]!;
-      if (v !== null && !(f in doc)) doc[f] = v;
+      if (v !== null && !(f in doc)) doc[f] = typeof v === 'number' && this.booleanSet.has(f) ? v === 1 : v;
     }
     return doc;
+  }
+
+  /** True when the column alone restores the field's value: strings and numbers, and booleans of a boolean column. */
+  holdsAll(field: string, v: unknown): boolean {
+    // In a boolean column a number would read back as a boolean: numbers keep their copy in `doc`.
+    if (this.booleanSet.has(field)) return typeof v === 'boolean' || typeof v === 'string';
+    return columnHoldsAll(v);
   }
 }
 

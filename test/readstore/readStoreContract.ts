@@ -12,7 +12,7 @@ export function readStoreContract(name: string, make: () => Promise<ReadStore>) 
       c = `c${randomUUID().replace(/-/g, '').slice(0, 12)}`;
       // Some fields are declared columns and others are not, so both storage paths are covered.
       await store.ensureCollections([
-        { name: c, indexes: [{ fields: [['user', 1], ['t', 1]] }, { fields: [['key', 1]], unique: true }], columns: ['ok', 'tag', 'n', 'lo', 'hi', 's'] },
+        { name: c, indexes: [{ fields: [['user', 1], ['t', 1]] }, { fields: [['key', 1]], unique: true }], columns: ['ok', 'tag', 'n', 'lo', 'hi', 's'], booleans: ['ok'] },
       ]);
     });
     afterEach(async () => {
@@ -48,9 +48,13 @@ export function readStoreContract(name: string, make: () => Promise<ReadStore>) 
         await store.applyChanges([put({ _id: 'p', tag: v })]);
         expect(await store.get(c, 'p')).toEqual({ _id: 'p', tag: v });
       }
+      for (const v of [true, false, null, 1, 0, 'yes', true]) {
+        await store.applyChanges([{ op: 'update', collection: c, id: 'b', upsert: true, set: { ok: v } }]);
+        expect(await store.get(c, 'b')).toEqual({ _id: 'b', ok: v });
+      }
       await store.applyChanges([{ op: 'update', collection: c, id: 'v', unset: ['tag'] }]);
       expect(await store.get(c, 'v')).toEqual({ _id: 'v', other: 'again' });
-      expect((await store.find(c, { filter: { tag: { $exists: false } } })).map((d) => d._id)).toEqual(['v']);
+      expect((await store.find(c, { filter: { tag: { $exists: false } }, sort: [['_id', 1]] })).map((d) => d._id)).toEqual(['b', 'v']);
     });
 
     it('counters (inc, min, max) on declared fields combine across upserts and keep other fields', async () => {
