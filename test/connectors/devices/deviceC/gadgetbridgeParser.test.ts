@@ -360,3 +360,69 @@ describe('device-c Gadgetbridge export (contracts §3 device-c: activity samples
   });
 });
 
+
+describe('device-c: the database comes from a stranger and is opened defensively (trusted_schema off, query_only, quick_check first)', () => {
+  const onlyDatabaseItem = (items: ParseItem[]) => {
+    expect(items).toHaveLength(1);
+    const rejected = (items[0] as { rejected: RejectedItem }).rejected;
+    expect(rejected.location).toBe('database');
+    expect(Buffer.byteLength(rejected.excerpt)).toBeLessThanOrEqual(1024);
+    return rejected.reason;
+  };
+
+  it('never reads a view standing where a data table would be, and no trigger of the file fires: the real tables are read as usual', async () => {
+    const payload = buildGadgetbridgeDb((db) => {
+      insertDevice(db, { ...DEVICES.gtr4 });
+      const sample = db.prepare('INSERT INTO "HUAMI_EXTENDED_ACTIVITY_SAMPLE" ("TIMESTAMP", "DEVICE_ID", "USER_ID", "RAW_INTENSITY", "STEPS", "RAW_KIND", "HEART_RATE") VALUES (?, 1, 1, 50, ?, 1, 80)');
+      for (let m = 0; m < 5; m++) sample.run(at(12, m), 100 + m);
+      // A view named like a sample table, over rows the parser must never see.
+      db.exec(`DROP TABLE "MI_BAND_ACTIVITY_SAMPLE";
+        CREATE TABLE hidden ("TIMESTAMP" INTEGER, "DEVICE_ID" INTEGER, "STEPS" INTEGER);
+        INSERT INTO hidden VALUES (${at(13)}, 1, 4242);
+        CREATE VIEW "MI_BAND_ACTIVITY_SAMPLE" AS SELECT "TIMESTAMP", "DEVICE_ID", 1 AS "USER_ID", 0 AS "RAW_INTENSITY", "STEPS", 0 AS "RAW_KIND", 0 AS "HEART_RATE" FROM hidden;
+        CREATE TRIGGER wipe AFTER INSERT ON "DEVICE" BEGIN DELETE FROM "HUAMI_EXTENDED_ACTIVITY_SAMPLE"; END;
+        CREATE TRIGGER wipe_on_read INSTEAD OF DELETE ON "MI_BAND_ACTIVITY_SAMPLE" BEGIN DELETE FROM "HUAMI_EXTENDED_ACTIVITY_SAMPLE"; END;`);
+    });
+    const { steps, rejected, records } = await parse(payload);
+    expect(rejected).toEqual([]);
+    expect(steps.map((r) => r.value)).toEqual([100, 101, 102, 103, 104]);
+    expect(records.some((r) => r.metadata.table === 'MI_BAND_ACTIVITY_SAMPLE' || (r.kind === 'quantity' && r.value === 4242))).toBe(false);
+  });
+
+  it('refuses, as one "database" item, a file that declares a virtual table (named like a data table or not): reading or even checking it would run the module over tables the sender wrote', async () => {
+    for (const [sql, names] of [
+      ['DROP TABLE "MI_BAND_ACTIVITY_SAMPLE"; CREATE VIRTUAL TABLE "MI_BAND_ACTIVITY_SAMPLE" USING fts4("TIMESTAMP", "DEVICE_ID", "STEPS")', 'MI_BAND_ACTIVITY_SAMPLE'],
+      ['create  virtual   table notes using fts5(body); CREATE VIRTUAL TABLE boxes USING rtree(id, x0, x1)', 'boxes, notes'],
+    ] as const) {
+      const payload = buildGadgetbridgeDb((db) => {
+        insertDevice(db, { ...DEVICES.miBand6 });
+        db.exec(sql);
+      });
+      const { items } = await parse(payload);
+      expect(onlyDatabaseItem(items)).toBe(`not a Gadgetbridge export: the database declares virtual tables (${names}), which the app never creates`);
+    }
+  });
+
+  it('refuses a damaged file as a whole before reading it, whichever page is damaged, and never throws out of the parse', async () => {
+    const real = buildGadgetbridgeExport();
+    const pageSize = real.readUInt16BE(16);
+    const pages = real.length / pageSize;
+    expect(pages).toBeGreaterThan(10);
+    for (let page = 2; page <= pages; page++) {
+      const damaged = Buffer.from(real);
+      damaged.fill(0xab, (page - 1) * pageSize, page * pageSize);
+      const { items } = await parse(damaged);
+      expect(onlyDatabaseItem(items), `page ${page}`).toMatch(/^(corrupt|unreadable) SQLite database: /);
+    }
+  });
+
+  it('refuses a cut-off file whose header does not vouch for its page count (so the size check cannot catch it)', async () => {
+    const real = buildGadgetbridgeExport();
+    const pageSize = real.readUInt16BE(16);
+    const cut = Buffer.from(real.subarray(0, Math.floor(real.length / pageSize / 2) * pageSize));
+    // "version-valid-for" no longer equals the change counter: the page count in the header is stale.
+    cut.writeUInt32BE(cut.readUInt32BE(24) + 1, 92);
+    const { items } = await parse(cut);
+    expect(onlyDatabaseItem(items)).toMatch(/^(corrupt|unreadable) SQLite database: /);
+  });
+});
