@@ -1,6 +1,5 @@
-import ucum from '@lhncbc/ucum-lhc';
 import { findQuantityType } from '../../../catalog/quantityCatalog.js';
-import { converter, toStorageUnit, ucumOf } from '../../../catalog/units.js';
+import { converter, molarConverter, toStorageUnit, ucumOf } from '../../../catalog/units.js';
 import { isObject, RecordError } from './recordError.js';
 
 /**
@@ -92,9 +91,6 @@ export function readNumber(v: unknown, field: string): number {
 
 /** Glucose molar mass (C6H12O6, g/mol): UCUM needs it to turn an amount of substance into a mass. */
 const GLUCOSE_MOLAR_MASS = 180.156;
-const ucumUtils = ucum.UcumLhcUtils.getInstance() as unknown as {
-  convertUnitTo(from: string, v: number, to: string, options?: { molecularWeight?: number }): { status: string; toVal: number };
-};
 
 const stripAnnotations = (u: string) => u.replace(/\{[^}]*\}/g, '') || '1';
 
@@ -121,8 +117,7 @@ export function roundSignificant(v: number): number {
  */
 function molarConvert(value: number, fromUcum: string, toUcum: string): number | null {
   if (fromUcum.includes('mol') === toUcum.includes('mol')) return null;
-  const r = ucumUtils.convertUnitTo(fromUcum, value, toUcum, { molecularWeight: GLUCOSE_MOLAR_MASS });
-  return r.status === 'succeeded' ? r.toVal : null;
+  return molarConverter(fromUcum, toUcum, GLUCOSE_MOLAR_MASS)?.(value) ?? null;
 }
 
 /** A value of a catalog type in its storage unit, with what arrived when the unit differed. */
