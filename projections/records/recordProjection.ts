@@ -27,6 +27,7 @@ const isUserErased = (event: RecordedEvent<RecordsIngested | UserErased>): event
  * (`recordKey(user, provider, external_id)`), `set` to its own `fields` (which carry its
  * external_id) followed by the owner fields and `day`, and given `recordId(position, index)`
  * only when first stored. The change's `id` is the record's key, for the rows hung below it.
+ * `fields` must be a copy the caller made for this change: the owner fields are added to it.
  */
 export function recordUpsert<R extends NormalizedRecord>(
   event: IngestedEvent<R>,
@@ -36,12 +37,14 @@ export function recordUpsert<R extends NormalizedRecord>(
   day: string,
 ): UpdateChange & { id: string } {
   const d = event.data;
+  // `fields` is the caller's own fresh copy of the record: the owner fields go into it directly.
+  const set: Record<string, unknown> = Object.assign(fields, ownedFields(d, day));
   return {
     op: 'update',
     collection,
     id: recordKey(d.user_id, d.provider, fields.external_id),
     upsert: true,
-    set: { ...fields, ...ownedFields(d, day) },
+    set,
     setOnInsert: { id: recordId(event.globalPosition, index) },
   };
 }
@@ -94,7 +97,7 @@ export function defineRecordProjection<R extends NormalizedRecord>(p: {
     evolve: (event) =>
       event.data.records.map((r, i) => {
         const { kind: _kind, ...fields } = r;
-        return recordUpsert(event, p.collection, i, { ...fields, ...p.extraFields?.(r) }, p.day(r));
+        return recordUpsert(event, p.collection, i, p.extraFields ? Object.assign(fields, p.extraFields(r)) : fields, p.day(r));
       }),
   });
 }

@@ -209,7 +209,14 @@ const REBUILD_CHANGES = 20_000;
 
 function pushChanges(p: Projection, e: RecordedEvent, out: PositionedChange[]): void {
   const changes = p.evolve(e);
-  for (let i = 0; i < changes.length; i++) out.push({ ...changes[i]!, position: e.globalPosition, index: i });
+  // Evolve makes new change objects on every call: tagging them in place spares a copy of each
+  // of a million changes.
+  for (let i = 0; i < changes.length; i++) {
+    const c = changes[i] as PositionedChange;
+    c.position = e.globalPosition;
+    c.index = i;
+    out.push(c);
+  }
 }
 
 class Runner {

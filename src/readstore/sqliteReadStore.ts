@@ -35,6 +35,8 @@ export class SqliteReadStore implements ReadStore {
   private readonly db: Database.Database;
   private readonly stmtCache = new Map<string, Database.Statement>();
   private readonly tables = new Map<string, SqliteTable>();
+  /** Statement plans of update shapes (fastUpdate); null: that shape takes the slow path. */
+  private readonly plans = new Map<string, { sql: string } | null>();
 
   constructor(options: { path: string }) {
     this.db = new Database(options.path);
@@ -73,7 +75,10 @@ export class SqliteReadStore implements ReadStore {
         this.tables.set(spec.name, t);
       }
     })();
-    if (reshaped.length) this.stmtCache.clear();
+    if (reshaped.length) {
+      this.stmtCache.clear();
+      this.plans.clear();
+    }
     return reshaped;
   }
 
@@ -86,6 +91,7 @@ export class SqliteReadStore implements ReadStore {
       }
     })();
     this.stmtCache.clear();
+    this.plans.clear();
   }
 
   async get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null> {
@@ -236,59 +242,48 @@ export class SqliteReadStore implements ReadStore {
    * insert carries the whole new document; on conflict, columns are assigned or combined in SQL
    * and `doc` is patched with json_set/json_remove (MongoDB `$set` replaces a value, it does not
    * merge objects). Anything else (dotted paths, `unset`) reads, applies and writes back.
+   * The statement of a change's shape (its fields, and which set values a column holds alone)
+   * is planned once and reused: a million record upserts share a handful of plans.
    */
   private fastUpdate(t: SqliteTable, c: UpdateChange): boolean {
     if (c.unset?.length) return false;
     const set = c.set ?? {};
-    const counters = [...Object.keys(c.inc ?? {}), ...Object.keys(c.min ?? {}), ...Object.keys(c.max ?? {})];
-    for (const f of [...Object.keys(set), ...Object.keys(c.setOnInsert ?? {})]) if (!TOP_LEVEL.test(f)) return false;
-    for (const f of counters) if (!t.isColumn(f) || f in set) return false;
-    for (const v of [...Object.values(c.min ?? {}), ...Object.values(c.max ?? {})]) if (!columnHoldsAll(v)) return false;
-
-    const sets: string[] = [];
+    const setFields = Object.keys(set);
+    let shape = `${c.upsert ? 'u' : 'n'}|${t.spec.name}|`;
+    for (const f of setFields) {
+      const v = set[f];
+      shape += `${f}${v === undefined ? '_' : t.isColumn(f) && t.holdsAll(f, v) ? '=' : '~'},`;
+    }
+    for (const [tag, o] of [['i', c.inc], ['l', c.min], ['h', c.max], ['o', c.setOnInsert]] as const) {
+      if (o) shape += `|${tag}${Object.keys(o).join(',')}`;
+    }
+    let plan = this.plans.get(shape);
+    if (plan === undefined) {
+      plan = planFastUpdate(t, c);
+      if (this.plans.size > STATEMENT_CACHE) this.plans.clear();
+      this.plans.set(shape, plan);
+    }
+    if (!plan) return false;
     const params: unknown[] = [];
-    const removes: string[] = [];
-    const docSets: string[] = [];
-    const docParams: unknown[] = [];
-    for (const [f, v] of Object.entries(set)) {
+    for (const f of setFields) {
+      const v = set[f];
       if (v === undefined) continue;
-      if (t.isColumn(f)) {
-        sets.push(`${col(f)} = ?`);
-        params.push(columnValue(v));
-        if (t.holdsAll(f, v)) {
-          removes.push(`'$.${f}'`);
-          continue;
-        }
-      }
-      docSets.push(`'$.${f}', json(?)`);
-      docParams.push(JSON.stringify(v));
+      if (t.isColumn(f)) params.push(columnValue(v));
     }
-    for (const [f, v] of Object.entries(c.inc ?? {})) {
-      sets.push(`${col(f)} = COALESCE(${col(f)}, 0) + ?`);
-      params.push(v);
-      removes.push(`'$.${f}'`);
-    }
-    for (const [op, values] of [['<', c.min], ['>', c.max]] as const) {
-      for (const [f, v] of Object.entries(values ?? {})) {
-        sets.push(`${col(f)} = CASE WHEN ${col(f)} IS NULL OR ? ${op} ${col(f)} THEN ? ELSE ${col(f)} END`);
-        params.push(v, v);
-        removes.push(`'$.${f}'`);
-      }
-    }
-    let docExpr = 'doc';
-    if (removes.length) docExpr = `json_remove(${docExpr}, ${removes.join(', ')})`;
-    if (docSets.length) docExpr = `json_set(${docExpr}, ${docSets.join(', ')})`;
-    if (docExpr !== 'doc') {
-      sets.push(`doc = ${docExpr}`);
-      params.push(...docParams);
+    for (const v of Object.values(c.inc ?? {})) params.push(v);
+    for (const v of Object.values(c.min ?? {})) params.push(v, v);
+    for (const v of Object.values(c.max ?? {})) params.push(v, v);
+    for (const f of setFields) {
+      const v = set[f];
+      if (v !== undefined && !(t.isColumn(f) && t.holdsAll(f, v))) params.push(JSON.stringify(v));
     }
     if (!c.upsert) {
-      if (sets.length) this.stmt(`UPDATE ${t.table} SET ${sets.join(', ')} WHERE _id = ?`).run(...params, c.id);
+      if (plan.sql) this.stmt(plan.sql).run(...params, c.id);
       return true;
     }
-    const values = t.encode(applyUpdate(null, c)!);
-    const insert = `INSERT INTO ${t.table} (${t.selectList}) VALUES (${values.map(() => '?').join(', ')})`;
-    this.stmt(sets.length ? `${insert} ON CONFLICT(_id) DO UPDATE SET ${sets.join(', ')}` : `${insert} ON CONFLICT(_id) DO NOTHING`).run(...values, ...params);
+    // The document as inserted when new: what applyUpdate(null, c) gives, for top-level fields.
+    const doc: Doc = { _id: c.id, ...c.setOnInsert, ...set, ...c.inc, ...c.min, ...c.max };
+    this.stmt(plan.sql).run(...t.encode(doc), ...params);
     return true;
   }
 
@@ -325,6 +320,51 @@ export class SqliteReadStore implements ReadStore {
     }
     return s;
   }
+}
+
+/**
+ * The statement of one update shape: SET clauses whose parameters come, in order, from the set
+ * fields held in columns, inc, min (twice), max (twice), then the JSON of set values kept in
+ * `doc`. Null when the shape needs the read-modify-write path.
+ */
+function planFastUpdate(t: SqliteTable, c: UpdateChange): { sql: string } | null {
+  const set = c.set ?? {};
+  const counters = [...Object.keys(c.inc ?? {}), ...Object.keys(c.min ?? {}), ...Object.keys(c.max ?? {})];
+  for (const f of [...Object.keys(set), ...Object.keys(c.setOnInsert ?? {})]) if (!TOP_LEVEL.test(f)) return null;
+  for (const f of counters) if (!t.isColumn(f) || f in set) return null;
+  for (const v of [...Object.values(c.min ?? {}), ...Object.values(c.max ?? {})]) if (!columnHoldsAll(v)) return null;
+
+  const sets: string[] = [];
+  const removes: string[] = [];
+  const docSets: string[] = [];
+  for (const [f, v] of Object.entries(set)) {
+    if (v === undefined) continue;
+    if (t.isColumn(f)) {
+      sets.push(`${col(f)} = ?`);
+      if (t.holdsAll(f, v)) {
+        removes.push(`'$.${f}'`);
+        continue;
+      }
+    }
+    docSets.push(`'$.${f}', json(?)`);
+  }
+  for (const f of Object.keys(c.inc ?? {})) {
+    sets.push(`${col(f)} = COALESCE(${col(f)}, 0) + ?`);
+    removes.push(`'$.${f}'`);
+  }
+  for (const [op, values] of [['<', c.min], ['>', c.max]] as const) {
+    for (const f of Object.keys(values ?? {})) {
+      sets.push(`${col(f)} = CASE WHEN ${col(f)} IS NULL OR ? ${op} ${col(f)} THEN ? ELSE ${col(f)} END`);
+      removes.push(`'$.${f}'`);
+    }
+  }
+  let docExpr = 'doc';
+  if (removes.length) docExpr = `json_remove(${docExpr}, ${removes.join(', ')})`;
+  if (docSets.length) docExpr = `json_set(${docExpr}, ${docSets.join(', ')})`;
+  if (docExpr !== 'doc') sets.push(`doc = ${docExpr}`);
+  if (!c.upsert) return { sql: sets.length ? `UPDATE ${t.table} SET ${sets.join(', ')} WHERE _id = ?` : '' };
+  const insert = `INSERT INTO ${t.table} (${t.selectList}) VALUES (${['_id', ...t.columns, 'doc'].map(() => '?').join(', ')})`;
+  return { sql: sets.length ? `${insert} ON CONFLICT(_id) DO UPDATE SET ${sets.join(', ')}` : `${insert} ON CONFLICT(_id) DO NOTHING` };
 }
 
 function toCheckpoint(row: CheckpointRow): Checkpoint {
