@@ -3,7 +3,8 @@ import type { NormalizedRecord, RejectedItem } from './records.js';
 
 /**
  * One batch of normalised records of one kind from one ETL job. The event type names the kind
- * (`samples.ingested`, `workouts.ingested`, …) so each projection subscribes to its own.
+ * (`samples.ingested`, `workouts.ingested`, …) so each projection subscribes to its own. A batch
+ * holds at most MAX_RECORDS_PER_EVENT records and MAX_EVENT_JSON_BYTES of JSON (records.ts).
  */
 export type RecordsIngestedData<R extends NormalizedRecord = NormalizedRecord> = {
   job: string;
@@ -12,6 +13,7 @@ export type RecordsIngestedData<R extends NormalizedRecord = NormalizedRecord> =
   provider: string;
   /** When the service received the payload; the same on every re-run of the job. */
   ingested_at: string;
+  /** 0-based number of this kind's batch within the job. */
   batch: number;
   records: R[];
 };
@@ -22,5 +24,8 @@ export type RecordsRejected = Event<
   { job: string; user_id: string; tenant_id: string; provider: string; batch: number; items: (RejectedItem & { key: string })[]; at: string }
 >;
 
-/** The stream of an ETL job's output; prefixed by user so erasure can find it. */
+/**
+ * The stream of an ETL job's output; prefixed by user so erasure can find it. Its events (every
+ * kind, in the order the job cut them) sit at revisions a re-run of the job reproduces.
+ */
 export const ingestStream = (userId: string, uploadStreamName: string) => `ingest-${userId}-${uploadStreamName.slice(-32)}`;

@@ -228,19 +228,14 @@ export interface DeviceParser {
   parse(payload: Buffer, ctx: ParseContext): AsyncIterable<ParseItem>;
 }
 
-/** Records per ingestion event, chosen so one event stays near 1 MB of JSON. */
-export const BATCH_SIZE: Record<RecordKind, number> = {
-  quantity: 4000,
-  category: 4000,
-  sleep_session: 200,
-  workout: 50,
-  nutrition: 2000,
-  ecg: 10,
-  heartbeat_series: 100,
-  daily_summary: 2000,
-  menstrual_cycle: 2000,
-  observation: 2000,
-};
+/**
+ * Limits of one ingestion event (`<kind>.ingested`, `records.rejected`). The size keeps every
+ * event well under EventStoreDB's default 1 MiB append; the count bounds the transaction a
+ * projection applies one event in. A single record larger than the size limit (a long workout
+ * route) still goes, alone in its event.
+ */
+export const MAX_EVENT_JSON_BYTES = 512 * 1024;
+export const MAX_RECORDS_PER_EVENT = 1000;
 
 export const INGESTED_EVENT: Record<RecordKind, string> = {
   quantity: 'samples.ingested',

@@ -1,16 +1,22 @@
-import { INGESTED_EVENT, BATCH_SIZE, type DeviceParser, type NormalizedRecord, type RecordKind, type RejectedItem } from '../../commands/ingestion/records.js';
-import { ingestStream, type RecordsRejected } from '../../commands/ingestion/ingestedEvents.js';
+import { INGESTED_EVENT, type DeviceParser, type NormalizedRecord, type RecordKind, type RejectedItem } from '../../commands/ingestion/records.js';
+import { ingestStream, type RecordsIngested, type RecordsRejected } from '../../commands/ingestion/ingestedEvents.js';
 import type { EtlOutcome } from '../../commands/ingestion/finishEtlJob.js';
 import type { UploadAccepted } from '../../commands/ingestion/upload.js';
-import type { EventStore } from '../eventstore/eventStore.js';
+import type { EventStore, ExpectedRevision } from '../eventstore/eventStore.js';
 import type { RawStore } from '../rawstore/rawStore.js';
 import { deterministicId } from '../shared/ids.js';
 import { sha256Hex } from '../shared/secrets.js';
+import { envelopeBytes, RecordBatcher, type Batch } from './recordBatcher.js';
+
+type KeyedRejected = RejectedItem & { key: string };
 
 /**
- * Normalises one stored payload into record events. Batches are cut deterministically and get
- * ids derived from the job, kind and batch number, so a run repeated after a crash appends
- * nothing that an earlier run already stored: each record is written exactly once.
+ * Normalises one stored payload into record events on the job's ingest stream. The events are
+ * cut deterministically (`RecordBatcher`), get ids derived from the job, kind, batch number and
+ * content, and are appended one by one at explicit revisions: the first at `no_stream`, each
+ * next at the revision the previous append returned. A run repeated after a crash re-sends the
+ * events already stored at the same revisions, which the store answers as replays, and appends
+ * the rest: each record is written exactly once, on every backend.
  */
 export async function runEtlJob(
   eventStore: EventStore,
@@ -18,60 +24,49 @@ export async function runEtlJob(
   parser: DeviceParser,
   jobStream: string,
   upload: UploadAccepted['data'],
-  /** Checked before each batch: true stops the run (its user is being deleted). */
+  /** Checked before each event: true stops the run (its user is being deleted). */
   cancelled: () => Promise<boolean> = async () => false,
 ): Promise<Extract<EtlOutcome, { kind: 'succeeded' }>> {
   const payload = await rawStore.get(upload.object_key);
   const stream = ingestStream(upload.user_id, jobStream);
   const base = { job: jobStream, user_id: upload.user_id, tenant_id: upload.tenant_id, provider: upload.provider, ingested_at: upload.accepted_at };
-  const pending = new Map<RecordKind, NormalizedRecord[]>();
+  const recordsEnvelope = envelopeBytes({ ...base, records: [] });
+  const batchers = new Map<RecordKind, RecordBatcher<NormalizedRecord>>();
+  const rejected = new RecordBatcher<KeyedRejected>(envelopeBytes({ ...base, items: [], at: upload.accepted_at }));
   const batchNo = new Map<string, number>();
   const counts: Record<string, number> = {};
   const types = new Set<string>();
   let firstDay: string | null = null;
   let lastDay: string | null = null;
-  let rejected: (RejectedItem & { key: string })[] = [];
   let rejectedCount = 0;
+  let expectedRevision: ExpectedRevision = 'no_stream';
 
-  const nextBatch = (kind: string) => {
+  const append = async (kind: RecordKind | 'rejected', batch: Batch<NormalizedRecord> | Batch<KeyedRejected> | null) => {
+    if (!batch) return;
+    if (await cancelled()) throw new EtlCancelledError();
     const n = batchNo.get(kind) ?? 0;
     batchNo.set(kind, n + 1);
-    return n;
-  };
-  const flush = async (kind: RecordKind) => {
-    const records = pending.get(kind);
-    if (!records?.length) return;
-    if (await cancelled()) throw new EtlCancelledError();
-    pending.set(kind, []);
-    const batch = nextBatch(kind);
-    await eventStore.appendToStream(stream, [
-      { id: deterministicId(jobStream, kind, String(batch)), type: INGESTED_EVENT[kind], data: { ...base, batch, records } },
-    ]);
-  };
-  const flushRejected = async () => {
-    if (!rejected.length) return;
-    const items = rejected;
-    rejected = [];
-    const batch = nextBatch('rejected');
-    const event: RecordsRejected = {
-      type: 'records.rejected',
-      data: { ...base, batch, items, at: upload.accepted_at },
-    };
-    await eventStore.appendToStream(stream, [{ ...event, id: deterministicId(jobStream, 'rejected', String(batch)) }]);
+    const event: RecordsIngested | RecordsRejected =
+      kind === 'rejected'
+        ? { type: 'records.rejected', data: { ...base, batch: n, items: batch.items as KeyedRejected[], at: upload.accepted_at } }
+        : { type: INGESTED_EVENT[kind], data: { ...base, batch: n, records: batch.items as NormalizedRecord[] } };
+    const result = await eventStore.appendToStream(stream, [{ ...event, id: deterministicId(jobStream, kind, String(n), batch.digest) }], {
+      expectedRevision,
+    });
+    expectedRevision = result.nextExpectedRevision;
   };
 
   for await (const item of parser.parse(payload, { provider: upload.provider, receivedAt: upload.accepted_at })) {
     if ('rejected' in item) {
       // Keyed by content: the same bad line sent again is still one rejected record.
-      rejected.push({ ...item.rejected, key: sha256Hex(`${upload.provider}\u0000${item.rejected.reason}\u0000${item.rejected.excerpt}`) });
+      const key = sha256Hex(`${upload.provider}\u0000${item.rejected.reason}\u0000${item.rejected.excerpt}`);
       rejectedCount++;
-      if (rejected.length >= 1000) await flushRejected();
+      await append('rejected', rejected.add({ ...item.rejected, key }));
       continue;
     }
     const r = item.record;
-    let list = pending.get(r.kind);
-    if (!list) pending.set(r.kind, (list = []));
-    list.push(r);
+    let batcher = batchers.get(r.kind);
+    if (!batcher) batchers.set(r.kind, (batcher = new RecordBatcher(recordsEnvelope)));
     counts[r.kind] = (counts[r.kind] ?? 0) + 1;
     types.add(r.kind === 'quantity' || r.kind === 'category' ? r.type : r.kind);
     const day = recordDay(r);
@@ -79,10 +74,10 @@ export async function runEtlJob(
       if (!firstDay || day < firstDay) firstDay = day;
       if (!lastDay || day > lastDay) lastDay = day;
     }
-    if (list.length >= BATCH_SIZE[r.kind]) await flush(r.kind);
+    await append(r.kind, batcher.add(r));
   }
-  for (const kind of pending.keys()) await flush(kind);
-  await flushRejected();
+  for (const [kind, batcher] of batchers) await append(kind, batcher.take());
+  await append('rejected', rejected.take());
   return { kind: 'succeeded', records: counts, rejected: rejectedCount, types: [...types].sort(), firstDay, lastDay };
 }
 
