@@ -8,6 +8,7 @@ import { ReactorRuntime } from '../projector/reactor.js';
 import type { ReadStore } from '../readstore/readStore.js';
 import type { RawStore } from '../rawstore/rawStore.js';
 import { EtlWorker } from '../pipeline/etlWorker.js';
+import { EtlThreadPool } from '../pipeline/etlPool.js';
 import { deviceParsers } from '../connectors/devices/index.js';
 import { sha256Hex } from '../shared/secrets.js';
 import { resolveAdminKey, resolveSealingKey } from './dataDir.js';
@@ -63,6 +64,8 @@ export async function createContext(config: Config, options: ContextOptions = {}
     log,
     concurrency: config.etlConcurrency,
     takeOverRunningAtStart: config.backend.kind === 'embedded',
+    // ETL pool (src/pipeline/etlPool.ts): jobs normalised on worker threads with their own store connections.
+    pool: new EtlThreadPool(config),
   });
   const runBackground = mode !== 'none';
   const runtime = new RuntimeMonitor();

@@ -9,13 +9,19 @@ import type { EtlJobDoc } from '../../projections/ingestion/etlJobsProjection.js
 import { ConcurrencyError, type EventStore } from '../eventstore/eventStore.js';
 import type { RawStore } from '../rawstore/rawStore.js';
 import type { ReadStore } from '../readstore/readStore.js';
-import { EtlCancelledError, runEtlJob } from './runEtlJob.js';
+import type { EtlRunner } from './etlPool.js';
+import { runEtlTask } from './etlTask.js';
 
 export type EtlWorkerOptions = {
   eventStore: EventStore;
   readStore: ReadStore;
   rawStore: RawStore;
   parsers: Readonly<Record<string, DeviceParser>>;
+  /**
+   * Where claimed jobs run: the service gives an `EtlThreadPool`, so that normalisation never
+   * blocks the thread that answers HTTP. Without one they run here, with the stores above.
+   */
+  pool?: EtlRunner;
   log?: Logger;
   /** Jobs run at once in this process. */
   concurrency?: number;
@@ -27,9 +33,9 @@ export type EtlWorkerOptions = {
 
 /**
  * Takes due jobs from the ETL queue (the etl_jobs read model), claims each with an append on its
- * upload stream, normalises the payload and records the outcome. A crash at any point leaves the
- * job pending or running; it is picked up again and, the record events being deterministic,
- * finishes with every record stored exactly once.
+ * upload stream, has the payload normalised (on the pool's threads) and records the outcome. A
+ * crash at any point leaves the job pending or running; it is picked up again and, the record
+ * events being deterministic, finishes with every record stored exactly once.
  */
 export class EtlWorker {
   private readonly id = `etl-${randomUUID()}`;
@@ -41,8 +47,10 @@ export class EtlWorker {
   private readonly concurrency: number;
   private readonly pollMs: number;
   private readonly leaseMs: number;
+  private readonly runner: EtlRunner;
 
   constructor(private readonly o: EtlWorkerOptions) {
+    this.runner = o.pool ?? { run: (task) => runEtlTask(o, task), close: async () => {} };
     this.concurrency = o.concurrency ?? 1;
     this.pollMs = o.pollMs ?? 500;
     this.leaseMs = o.leaseMs ?? 10 * 60_000;
@@ -63,6 +71,7 @@ export class EtlWorker {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await Promise.allSettled([...this.running.values()]);
+    await this.runner.close();
   }
 
   private schedule(ms: number): void {
@@ -118,19 +127,15 @@ export class EtlWorker {
         await finishEtlJob(this.o.eventStore, claim.stream, claim.state, claim.revision, { kind: 'discarded', reason: 'user deleted' });
         return;
       }
-      const parser = this.o.parsers[upload.provider];
-      if (!parser) throw new Error(`no parser for ${upload.provider}`);
       const started = Date.now();
-      const userActive = async () => (await loadState(this.o.eventStore, userStream(upload.user_id), userState)).state.status === 'active';
-      const outcome = await runEtlJob(this.o.eventStore, this.o.rawStore, parser, claim.stream, upload, async () => !(await userActive()));
+      const outcome = await this.runner.run({ jobStream: claim.stream, upload });
       await finishEtlJob(this.o.eventStore, claim.stream, claim.state, claim.revision, outcome);
-      log?.info({ records: outcome.records, rejected: outcome.rejected, ms: Date.now() - started }, 'etl job done');
+      if (outcome.kind === 'succeeded') log?.info({ records: outcome.records, rejected: outcome.rejected, ms: Date.now() - started }, 'etl job done');
+      else log?.info({ reason: outcome.reason }, 'etl job discarded');
     } catch (err) {
-      if (err instanceof EtlCancelledError) {
-        await finishEtlJob(this.o.eventStore, claim.stream, claim.state, claim.revision, { kind: 'discarded', reason: 'user deleted' }).catch(() => {});
-        return;
-      }
-      if (err instanceof ConcurrencyError) {
+      // On the upload stream only: another worker took the job over. Elsewhere (the job's ingest
+      // stream) it is a failure like any other.
+      if (err instanceof ConcurrencyError && err.streamName === claim.stream) {
         log?.warn('etl job was taken over by another worker; dropping this run');
         return;
       }

@@ -1,0 +1,78 @@
+import { randomUUID } from 'node:crypto';
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BroadcastChannel } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import type { Config } from '../config.js';
+import type { EtlRunOutcome, EtlTask } from './etlTask.js';
+import type { EtlControlMessage, EtlThreadData } from './etlThread.js';
+
+/** Runs claimed ETL jobs somewhere; `close` releases whatever that took. */
+export interface EtlRunner {
+  run(task: EtlTask): Promise<EtlRunOutcome>;
+  close(): Promise<void>;
+}
+
+/** How long `close` waits for the threads to close their stores before ending them anyway. */
+const CLOSE_WAIT_MS = 5_000;
+
+/**
+ * ETL jobs on worker threads (piscina): `config.etlConcurrency` threads, each with its own
+ * connections to the stores (`etlThread.ts`). Started at the first job, so a process that never
+ * runs one (the CLI) starts no thread.
+ */
+export class EtlThreadPool implements EtlRunner {
+  private pool: Piscina<EtlTask, EtlRunOutcome> | null = null;
+  private control: { channel: BroadcastChannel; opened: number; closed: number; onChange: () => void } | null = null;
+
+  constructor(private readonly config: Config) {}
+
+  run(task: EtlTask): Promise<EtlRunOutcome> {
+    return (this.pool ??= this.startPool()).run(task);
+  }
+
+  async close(): Promise<void> {
+    const pool = this.pool;
+    const control = this.control;
+    if (!pool || !control) return;
+    this.pool = null;
+    this.control = null;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, CLOSE_WAIT_MS);
+      control.onChange = () => {
+        if (control.closed < control.opened) return;
+        clearTimeout(timer);
+        resolve();
+      };
+      control.channel.postMessage('close' satisfies EtlControlMessage);
+    });
+    control.channel.close();
+    await pool.destroy();
+  }
+
+  private startPool(): Piscina<EtlTask, EtlRunOutcome> {
+    const name = `wellstream-etl-control:${randomUUID()}`;
+    const control = { channel: new BroadcastChannel(name), opened: 0, closed: 0, onChange: () => {} };
+    control.channel.onmessage = (m) => {
+      const message = (m as { data: EtlControlMessage }).data;
+      if (message === 'opened') control.opened++;
+      else if (message === 'closed') control.closed++;
+      control.onChange();
+    };
+    control.channel.unref();
+    this.control = control;
+    const threads = this.config.etlConcurrency;
+    // A sibling of this module: `.ts` when run from source, `.js` in a build.
+    const entry = new URL(`./etlThread${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+    const fromSource = entry.pathname.endsWith('.ts');
+    const workerData: EtlThreadData & { entry: string } = { config: this.config, control: name, entry: entry.href };
+    return new Piscina({
+      filename: fromSource ? new URL('./tsxPoolEntry.mjs', import.meta.url).href : entry.href,
+      workerData,
+      minThreads: threads,
+      maxThreads: threads,
+      // Idle threads wait in their event loop (not in Atomics.wait), so they hear `close`.
+      atomics: 'disabled',
+    });
+  }
+}

@@ -1,0 +1,14 @@
+/**
+ * A pool thread's module when the service runs from TypeScript (`npm start` through tsx, or
+ * vitest): a new thread inherits neither tsx's loader nor vitest's transforms, and on Node 20 an
+ * `--import tsx` in the thread's execArgv does not reach the modules it loads. So this plain
+ * module registers tsx in the thread, then loads the TypeScript entry named in workerData and
+ * hands its default export to the pool. A build (`dist`) loads its `.js` entries directly.
+ */
+import { workerData } from 'node:worker_threads';
+import { register } from 'tsx/esm/api';
+
+register();
+const entry = await import(workerData.entry);
+
+export default entry.default;
