@@ -5,6 +5,10 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { MAX_RECORDS_PER_EVENT } from '../../commands/ingestion/records.js';
+import type { RecordedEvent } from '../../src/eventstore/eventStore.js';
+import { SqliteEventStore } from '../../src/eventstore/sqliteEventStore.js';
+import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
 import { tempDir } from '../support/tmp.js';
 import { deviceAForm, fixtureB, parsePayload, sleep, type Coverage } from './uploadHelpers.js';
 
@@ -14,16 +18,18 @@ import { deviceAForm, fixtureB, parsePayload, sleep, type Coverage } from './upl
  *
  * The real service is started as `npm start` starts it (`node --import tsx src/main.ts`, the
  * embedded SQLite default under a temporary DATA_DIR), fed device uploads over HTTP (contracts.md
- * §3), killed with SIGKILL while an ETL job is part-way through its batches, and started again
- * on the same DATA_DIR. Then every accepted upload's job must be done (none parked), every record
- * stored once in the read models and in the event log, and no batch of any job appended twice.
+ * §3), killed with SIGKILL between two appends of one ETL job (its ingest stream holds some of
+ * its events, not all), and started again on the same DATA_DIR, with two ETL threads. Then every
+ * accepted upload's job must be done (none parked), every record stored once in the read models
+ * and in the event log, no batch of any job appended twice, and the job cut short must have kept
+ * the events it had stored and continued after them.
  */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const UPLOADS = 5;
 const LINES_PER_UPLOAD = 40_000;
-/** Records per samples.ingested batch (commands/ingestion/records.ts BATCH_SIZE.quantity). */
-const BATCH = 4000;
+/** A device-a job appends at least this many events (more when the size limit cuts before the record limit). */
+const MIN_EVENTS_PER_JOB = LINES_PER_UPLOAD / MAX_RECORDS_PER_EVENT;
 const ADMIN_KEY = `svc_ak_${'Ab3'.repeat(14)}x`;
 
 /** An uppercase UUID (as HKObject.uuid prints it) with the upload and line number readable at its end. */
@@ -68,9 +74,9 @@ type Service = { child: ChildProcess; base: string; stderr: () => string; exited
 const started: ChildProcess[] = [];
 
 /** `npm start` on DATA_DIR: waits until the listener answers. */
-async function startService(dataDir: string): Promise<Service> {
+async function startService(dataDir: string, extraEnv: Record<string, string> = {}): Promise<Service> {
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ADMIN_API_KEY: ADMIN_KEY };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ADMIN_API_KEY: ADMIN_KEY, ...extraEnv };
   delete env.EVENTSTORE_URL;
   delete env.MONGODB_URL;
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -117,13 +123,22 @@ async function coverageOf(s: Service, apiKey: string, userId: string): Promise<C
 const totalRecords = (c: Coverage) => c.days.reduce((n, d) => n + d.records, 0);
 const metricTotal = (c: Coverage, provider: string, metric: string) => c.days.filter((d) => d.provider === provider).reduce((n, d) => n + (d.metrics[metric] ?? 0), 0);
 
+async function readEverything(store: SqliteEventStore): Promise<RecordedEvent[]> {
+  const all: RecordedEvent[] = [];
+  for (;;) {
+    const page = await store.readAll({ after: all.at(-1)?.globalPosition ?? 0, maxCount: 1000 });
+    if (page.length === 0) return all;
+    all.push(...page);
+  }
+}
+
 afterAll(() => {
   for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
 describe('a crash during ETL (issue acceptance; spec ETL job; contracts §3: the raw upload is stored durably before the answer, normalisation runs afterwards)', () => {
   it(
-    'SIGKILLed while a job is part-way through its batches, the restarted service normalises every accepted upload fully and exactly once: all jobs done, none parked, one record per uuid, no batch appended twice',
+    'SIGKILLed between two appends of one ETL job, the restarted service normalises every accepted upload fully and exactly once: all jobs done, none parked, one record per uuid, no batch appended twice, the cut job continued after the events it had stored',
     async () => {
       const t0 = Date.now();
       const timeline: string[] = [];
@@ -159,38 +174,43 @@ describe('a crash during ETL (issue acceptance; spec ETL job; contracts §3: the
       const deviceB = await parsePayload('device-b', b);
       const deviceBSamples = deviceB.records.filter((r) => r.kind === 'quantity').length;
 
-      // Kill when a job has appended some of its batches but not all, and has not finished.
+      // Kill between two appends of one job: its ingest stream (`ingest-<user>-<last 32 of the
+      // upload stream>`) holds at least one of its events and at least two fewer than all.
       const eventsPath = join(dataDir, 'events.sqlite');
       const watcher = new Database(eventsPath, { readonly: true, fileMustExist: true });
-      const partialJob = watcher.prepare<[number], { job: string; batches: number }>(`
-        SELECT json_extract(i.data, '$.job') AS job, COUNT(*) AS batches
-        FROM events i
-        WHERE i.type = 'samples.ingested' AND json_extract(i.data, '$.provider') = 'device-a'
-          AND NOT EXISTS (SELECT 1 FROM events f WHERE f.stream = json_extract(i.data, '$.job') AND f.type = 'etl.job_succeeded')
-        GROUP BY job HAVING batches < ?`);
-      let killedDuring: string | null = null;
+      const partialJob = watcher.prepare<[number], { job: string; ingest: string; events: number }>(`
+        SELECT u.stream AS job, i.stream AS ingest, i.revision + 1 AS events
+        FROM streams i JOIN streams u ON u.stream LIKE 'upload-%' AND substr(u.stream, -32) = substr(i.stream, -32)
+        WHERE i.stream LIKE 'ingest-%' AND i.revision + 1 <= ?
+          AND EXISTS (SELECT 1 FROM events a WHERE a.stream = u.stream AND a.type = 'upload.accepted' AND a.data LIKE '%"provider":"device-a"%')
+          AND NOT EXISTS (SELECT 1 FROM events f WHERE f.stream = u.stream AND f.type = 'etl.job_succeeded')`);
+      let killedDuring: { job: string; ingest: string } | null = null;
       const until = Date.now() + 60_000;
       while (!killedDuring) {
-        const row = partialJob.get(Math.floor(LINES_PER_UPLOAD / BATCH) - 2);
-        if (row && row.batches >= 1) {
+        const row = partialJob.get(MIN_EVENTS_PER_JOB - 2);
+        if (row) {
           s.child.kill('SIGKILL');
-          killedDuring = row.job;
+          killedDuring = row;
           break;
         }
         if (Date.now() > until) throw new Error(`no ETL job seen part-way in 60 s (${timeline.join(', ')}): ${s.stderr()}`);
         await sleep(5);
       }
-      mark(`killed during ${killedDuring}`);
+      mark(`killed during ${killedDuring.job}`);
       const exit = await s.exited;
       expect(exit.signal).toBe('SIGKILL');
-      // The job really was cut short: started, some batches, no outcome.
-      const cut = watcher.prepare<[string], { type: string }>('SELECT type FROM events WHERE stream = ? ORDER BY revision').all(killedDuring).map((r) => r.type);
+      // The job really was cut short between two appends: started, some of its events, no outcome.
+      const cut = watcher.prepare<[string], { type: string }>('SELECT type FROM events WHERE stream = ? ORDER BY revision').all(killedDuring.job).map((r) => r.type);
       expect(cut).toContain('etl.job_started');
       expect(cut).not.toContain('etl.job_succeeded');
+      const storedBeforeKill = watcher.prepare<[string], { id: string; revision: number }>('SELECT id, revision FROM events WHERE stream = ? ORDER BY revision').all(killedDuring.ingest);
+      expect(storedBeforeKill.length).toBeGreaterThanOrEqual(1);
+      expect(storedBeforeKill.length).toBeLessThan(MIN_EVENTS_PER_JOB);
+      mark(`${storedBeforeKill.length} of its events stored`);
       watcher.close();
 
       // Restart on the same DATA_DIR and let it finish.
-      s = await startService(dataDir);
+      s = await startService(dataDir, { ETL_CONCURRENCY: '2' });
       mark('restarted');
       const expectedSamples = UPLOADS * LINES_PER_UPLOAD;
       const done = Date.now() + 120_000;
@@ -224,22 +244,26 @@ describe('a crash during ETL (issue acceptance; spec ETL job; contracts §3: the
 
       mark('stopped');
       const events = new Database(eventsPath, { readonly: true, fileMustExist: true });
-      const readModels = new Database(join(dataDir, 'readmodels.sqlite'), { readonly: true, fileMustExist: true });
+      // Event data is read through the store, which inflates the compressed record batches.
+      const store = new SqliteEventStore({ path: eventsPath });
+      const readModels = new SqliteReadStore({ path: join(dataDir, 'readmodels.sqlite') });
       try {
         // No event id twice in the log.
         expect(events.prepare('SELECT COUNT(*) - COUNT(DISTINCT id) AS d FROM events').get()).toEqual({ d: 0 });
+        const ingested = (await readEverything(store)).filter((e) => e.type.endsWith('.ingested') || e.type === 'records.rejected');
         // Each (job, kind, batch) of every ingested kind appended once.
-        const twice = events
-          .prepare(
-            `SELECT json_extract(data, '$.job') AS job, type, json_extract(data, '$.batch') AS batch, COUNT(*) AS n
-             FROM events WHERE type LIKE '%.ingested' OR type = 'records.rejected' GROUP BY job, type, batch HAVING n > 1`,
-          )
-          .all();
-        expect(twice).toEqual([]);
+        const batches = new Map<string, number>();
+        for (const e of ingested) {
+          const d = e.data as { job: string; batch: number };
+          const key = `${d.job} ${e.type} ${d.batch}`;
+          batches.set(key, (batches.get(key) ?? 0) + 1);
+        }
+        expect([...batches].filter(([, n]) => n > 1)).toEqual([]);
         // Every record is in the log exactly once: as many records as distinct external ids, per provider.
         const logged = new Map<string, { records: number; ids: Set<string> }>();
-        for (const e of events.prepare<[], { data: string }>("SELECT data FROM events WHERE type = 'samples.ingested'").iterate()) {
-          const d = JSON.parse(e.data) as { provider: string; records: { external_id: string }[] };
+        for (const e of ingested) {
+          if (e.type !== 'samples.ingested') continue;
+          const d = e.data as { provider: string; records: { external_id: string }[] };
           let p = logged.get(d.provider);
           if (!p) logged.set(d.provider, (p = { records: 0, ids: new Set() }));
           p.records += d.records.length;
@@ -249,6 +273,13 @@ describe('a crash during ETL (issue acceptance; spec ETL job; contracts §3: the
           { provider: 'device-a', records: expectedSamples, distinct_ids: expectedSamples },
           { provider: 'device-b', records: deviceBSamples, distinct_ids: deviceBSamples },
         ]);
+        // The job cut short kept the events it had stored, at their revisions, and went on after them.
+        const resumed = events.prepare<[string], { id: string; revision: number }>('SELECT id, revision FROM events WHERE stream = ? ORDER BY revision').all(killedDuring.ingest);
+        expect(resumed.length).toBeGreaterThanOrEqual(MIN_EVENTS_PER_JOB);
+        expect(resumed.map((r) => r.revision)).toEqual(resumed.map((_, i) => i));
+        expect(resumed.slice(0, storedBeforeKill.length)).toEqual(storedBeforeKill);
+        const resumedRecords = ingested.filter((e) => e.streamName === killedDuring.ingest).reduce((n, e) => n + (e.data as { records: unknown[] }).records.length, 0);
+        expect(resumedRecords).toBe(LINES_PER_UPLOAD);
         // Every accepted upload: accepted once, succeeded once, one data.written, never parked.
         const jobs = events
           .prepare(
@@ -261,23 +292,22 @@ describe('a crash during ETL (issue acceptance; spec ETL job; contracts §3: the
         expect(jobs).toHaveLength(accepted.length);
         for (const j of jobs) expect(j, j.stream).toMatchObject({ accepted: 1, succeeded: 1, written: 1, parked: 0 });
         // The job cut short was started again after the restart.
-        expect(jobs.find((j) => j.stream === killedDuring)!.started).toBeGreaterThanOrEqual(2);
+        expect(jobs.find((j) => j.stream === killedDuring.job)!.started).toBeGreaterThanOrEqual(2);
         // The read model holds one row per uuid.
         const stored = new Map<string, Set<string>>();
-        for (const row of readModels.prepare<[], { doc: string }>('SELECT doc FROM rm_samples').iterate()) {
-          const d = JSON.parse(row.doc) as { user_id: string; provider: string; external_id: string; _id?: string };
-          if (d.user_id !== userId) continue;
+        const samples = await readModels.find<{ _id: string; provider: string; external_id: string }>('samples', { filter: { user_id: userId } });
+        for (const d of samples) {
           let ids = stored.get(d.provider);
           if (!ids) stored.set(d.provider, (ids = new Set()));
           ids.add(d.external_id);
         }
-        const rows = readModels.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM rm_samples').get()!;
-        expect(rows.n).toBe(expectedSamples + deviceBSamples);
+        expect(samples).toHaveLength(expectedSamples + deviceBSamples);
         expect(stored.get('device-a')?.size).toBe(expectedSamples);
         expect(stored.get('device-b')?.size).toBe(deviceBSamples);
       } finally {
         events.close();
-        readModels.close();
+        await store.close();
+        await readModels.close();
       }
     },
     240_000,
