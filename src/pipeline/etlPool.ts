@@ -23,7 +23,7 @@ const CLOSE_WAIT_MS = 5_000;
  */
 export class EtlThreadPool implements EtlRunner {
   private pool: Piscina<EtlTask, EtlRunOutcome> | null = null;
-  private control: { channel: BroadcastChannel; opened: number; closed: number; onChange: () => void } | null = null;
+  private control: { channel: BroadcastChannel; closed: number; onClosed: () => void } | null = null;
 
   constructor(private readonly config: Config) {}
 
@@ -37,10 +37,11 @@ export class EtlThreadPool implements EtlRunner {
     if (!pool || !control) return;
     this.pool = null;
     this.control = null;
+    // Every live thread answers, once its stores are closed (a thread that died is no longer counted).
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, CLOSE_WAIT_MS);
-      control.onChange = () => {
-        if (control.closed < control.opened) return;
+      control.onClosed = () => {
+        if (control.closed < pool.threads.length) return;
         clearTimeout(timer);
         resolve();
       };
@@ -52,12 +53,11 @@ export class EtlThreadPool implements EtlRunner {
 
   private startPool(): Piscina<EtlTask, EtlRunOutcome> {
     const name = `wellstream-etl-control:${randomUUID()}`;
-    const control = { channel: new BroadcastChannel(name), opened: 0, closed: 0, onChange: () => {} };
+    const control = { channel: new BroadcastChannel(name), closed: 0, onClosed: () => {} };
     control.channel.onmessage = (m) => {
-      const message = (m as { data: EtlControlMessage }).data;
-      if (message === 'opened') control.opened++;
-      else if (message === 'closed') control.closed++;
-      control.onChange();
+      if ((m as { data: EtlControlMessage }).data !== 'closed') return;
+      control.closed++;
+      control.onClosed();
     };
     control.channel.unref();
     this.control = control;

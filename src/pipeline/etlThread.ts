@@ -11,7 +11,7 @@ import { openEtlStores } from './etlStores.js';
 import { runEtlTask, type EtlRunOutcome, type EtlTask } from './etlTask.js';
 
 export type EtlThreadData = { config: Config; control: string };
-export type EtlControlMessage = 'opened' | 'close' | 'closed';
+export type EtlControlMessage = 'close' | 'closed';
 
 const { config, control } = workerData as EtlThreadData;
 const channel = new BroadcastChannel(control);
@@ -20,15 +20,19 @@ let closing = false;
 channel.onmessage = (m) => {
   if ((m as { data: EtlControlMessage }).data !== 'close' || closing) return;
   closing = true;
-  void opening.then(async (s) => {
-    await s.eventStore.close();
-    await s.rawStore.close();
-    channel.postMessage('closed' satisfies EtlControlMessage);
-    channel.close();
-  });
+  void opening
+    .then(async (s) => {
+      await s.eventStore.close();
+      await s.rawStore.close();
+    })
+    // Stores that failed to open have nothing to close; the pool is answered either way.
+    .catch(() => {})
+    .finally(() => {
+      channel.postMessage('closed' satisfies EtlControlMessage);
+      channel.close();
+    });
 };
 const stores = await opening;
-channel.postMessage('opened' satisfies EtlControlMessage);
 
 export default function run(task: EtlTask): Promise<EtlRunOutcome> {
   return runEtlTask({ ...stores, parsers: deviceParsers }, task);
