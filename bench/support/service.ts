@@ -21,7 +21,9 @@ export type RunningService = { base: string; adminKey: string; child: ChildProce
 /** Starts the service exactly as `npm start` does (tsx src/main.ts) on a fresh data directory. */
 export async function startService(dataDir: string, env: Record<string, string> = {}): Promise<RunningService> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  // BENCH_NODE_ARGS passes extra node flags to the service (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p` to profile a run).
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

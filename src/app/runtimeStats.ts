@@ -9,16 +9,19 @@ export type RuntimeStats = {
 };
 
 /**
- * How well the thread that answers HTTP keeps up: event-loop delay (sampled every 10 ms) and
+ * How well the thread that answers HTTP keeps up: event-loop delay (sampled every 10 ms; the
+ * figures are the delay beyond that interval) and
  * memory of the whole process (worker threads included). Operators read it from
  * `GET /v1/admin/runtime`; the ingest benchmark resets it before an upload and reads it after.
  */
+const RESOLUTION_MS = 10;
+
 export class RuntimeMonitor {
   private histogram: IntervalHistogram;
   private since = new Date();
 
   constructor() {
-    this.histogram = monitorEventLoopDelay({ resolution: 10 });
+    this.histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
     this.histogram.enable();
   }
 
@@ -29,7 +32,9 @@ export class RuntimeMonitor {
 
   stats(): RuntimeStats {
     const h = this.histogram;
-    const ms = (ns: number) => Math.round((ns / 1e6) * 100) / 100;
+    // The histogram records the time between samples, the sampling interval included: the
+    // delay is what exceeds it (an idle loop reports 0).
+    const ms = (ns: number) => Math.max(0, Math.round((ns / 1e6 - RESOLUTION_MS) * 100) / 100);
     const mem = process.memoryUsage();
     return {
       since: this.since.toISOString(),
