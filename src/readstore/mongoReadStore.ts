@@ -9,6 +9,7 @@ import {
   type Change,
   type Checkpoint,
   type CollectionSpec,
+  type EnsureOptions,
   type Doc,
   type Filter,
   type FindQuery,
@@ -88,10 +89,10 @@ export class MongoReadStore implements ReadStore {
   }
 
   /** Documents have no fixed shape here: nothing is ever recreated. */
-  async ensureCollections(specs: readonly CollectionSpec[]): Promise<string[]> {
+  async ensureCollections(specs: readonly CollectionSpec[], options: EnsureOptions = {}): Promise<string[]> {
     for (const spec of specs) {
       const coll = this.coll(spec.name);
-      const indexes = (spec.indexes ?? []).filter((ix) => !(ix.fields.length === 1 && ix.fields[0]![0] === '_id'));
+      const indexes = options.indexes === false ? [] : (spec.indexes ?? []).filter((ix) => !(ix.fields.length === 1 && ix.fields[0]![0] === '_id'));
       if (indexes.length === 0) {
         await this.db.createCollection(spec.name).catch((err: unknown) => {
           if (!hasCode(err, NAMESPACE_EXISTS)) throw err;

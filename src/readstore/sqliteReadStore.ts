@@ -10,6 +10,7 @@ import {
   type Checkpoint,
   type CollectionSpec,
   type Doc,
+  type EnsureOptions,
   type Filter,
   type FindQuery,
   type ReadStore,
@@ -51,7 +52,7 @@ export class SqliteReadStore implements ReadStore {
       CREATE TABLE IF NOT EXISTS _collections (name TEXT PRIMARY KEY, spec TEXT NOT NULL, signature TEXT NOT NULL)`);
   }
 
-  async ensureCollections(specs: readonly CollectionSpec[]): Promise<string[]> {
+  async ensureCollections(specs: readonly CollectionSpec[], options: EnsureOptions = {}): Promise<string[]> {
     const reshaped: string[] = [];
     this.db.transaction(() => {
       for (const spec of specs) {
@@ -65,13 +66,14 @@ export class SqliteReadStore implements ReadStore {
             this.db.exec(`DROP TABLE ${t.table}`);
             reshaped.push(spec.name);
           }
-          for (const sql of t.createSql()) this.db.exec(sql);
+          this.db.exec(t.tableSql());
           this.stmt('INSERT INTO _collections (name, spec, signature) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET spec = excluded.spec, signature = excluded.signature').run(
             spec.name,
             JSON.stringify(spec),
             t.signature,
           );
         }
+        if (options.indexes !== false) for (const sql of t.indexSql()) this.db.exec(sql);
         this.tables.set(spec.name, t);
       }
     })();

@@ -67,14 +67,19 @@ export class SqliteTable {
     return this.columnSet.has(field) ? `(${col(field)} IS NOT NULL OR ${inDoc})` : inDoc;
   }
 
-  createSql(): string[] {
-    const name = this.table;
-    const out = [`CREATE TABLE ${name} (_id TEXT PRIMARY KEY, ${this.columns.map((c) => `${col(c)},`).join(' ')} doc TEXT NOT NULL)`];
-    (this.spec.indexes ?? []).forEach((index, i) => {
+  tableSql(): string {
+    return `CREATE TABLE ${this.table} (_id TEXT PRIMARY KEY, ${this.columns.map((c) => `${col(c)},`).join(' ')} doc TEXT NOT NULL)`;
+  }
+
+  indexSql(): string[] {
+    return (this.spec.indexes ?? []).map((index, i) => {
       const cols = index.fields.map(([f, d]) => `${f === '_id' ? '_id' : col(f)} ${d === -1 ? 'DESC' : 'ASC'}`).join(', ');
-      out.push(`CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${name}_ix${i} ON ${name} (${cols})`);
+      return `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${this.table}_ix${i} ON ${this.table} (${cols})`;
     });
-    return out;
+  }
+
+  createSql(): string[] {
+    return [this.tableSql(), ...this.indexSql()];
   }
 
   /** `_id`, the column values and the `doc` JSON of a document, in `selectList` order. */

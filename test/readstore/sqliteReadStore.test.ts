@@ -48,4 +48,23 @@ describe('embedded read store: typed columns', () => {
     expect(await store.count('things')).toBe(0);
     await store.close();
   });
+
+  it('a bulk load creates a collection without its secondary indexes and builds them when declared again (projection rebuilds)', async () => {
+    const path = join(tempDir(), 'read.sqlite');
+    const store = new SqliteReadStore({ path });
+    const spec = { name: 'bulk', indexes: [{ fields: [['a', 1]] as const }] };
+    await store.ensureCollections([spec], { indexes: false });
+    await store.applyChanges([{ op: 'put', collection: 'bulk', doc: { _id: '1', a: 1 } }]);
+    const indexes = () => {
+      const db = new Database(path, { readonly: true });
+      const names = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'rm_bulk' AND sql IS NOT NULL").all() as { name: string }[]).map((r) => r.name);
+      db.close();
+      return names;
+    };
+    expect(indexes()).toEqual([]);
+    expect(await store.ensureCollections([spec])).toEqual([]);
+    expect(indexes()).toEqual(['rm_bulk_ix0']);
+    expect(await store.find('bulk', { filter: { a: 1 } })).toEqual([{ _id: '1', a: 1 }]);
+    await store.close();
+  });
 });
