@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { extname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { Config } from '../config.js';
+import { siblingModule, threadEntry } from '../shared/workerThreads.js';
 import type { EtlRunOutcome, EtlTask } from './etlTask.js';
 import type { EtlControlMessage, EtlThreadData } from './etlThread.js';
 
@@ -62,12 +61,10 @@ export class EtlThreadPool implements EtlRunner {
     control.channel.unref();
     this.control = control;
     const threads = this.config.etlConcurrency;
-    // A sibling of this module: `.ts` when run from source, `.js` in a build.
-    const entry = new URL(`./etlThread${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
-    const fromSource = entry.pathname.endsWith('.ts');
-    const workerData: EtlThreadData & { entry: string } = { config: this.config, control: name, entry: entry.href };
+    const { filename, entry } = threadEntry(siblingModule(import.meta.url, 'etlThread'));
+    const workerData: EtlThreadData & { entry: string } = { config: this.config, control: name, entry };
     return new Piscina({
-      filename: fromSource ? new URL('./tsxPoolEntry.mjs', import.meta.url).href : entry.href,
+      filename,
       workerData,
       minThreads: threads,
       maxThreads: threads,

@@ -2,7 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { EventStore } from '../eventstore/eventStore.js';
-import { startWorker } from '../shared/workerThreads.js';
+import { siblingModule, startWorker } from '../shared/workerThreads.js';
 import { PositionWaiters } from './positionWaiters.js';
 import type { Projection } from './projection.js';
 
@@ -33,7 +33,7 @@ export class ProjectorThread {
 
   async start(): Promise<void> {
     this.stopping = false;
-    const worker = startWorker(new URL('./projectorThread.ts', import.meta.url), {
+    const worker = startWorker(siblingModule(import.meta.url, 'projectorThread'), {
       workerData: { config: this.config, names: this.projections.map((p) => p.name), maxChangesPerBatch: this.maxChangesPerBatch },
     });
     this.worker = worker;

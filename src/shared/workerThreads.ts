@@ -1,28 +1,24 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 
-const require = createRequire(import.meta.url);
-
-/**
- * Starts a worker thread on a module of this project. The service runs its TypeScript through
- * tsx (`npm start`), and tests through vitest, whose transforms a new thread does not inherit.
- * Node 20 does not apply `--import` loaders to a worker's entry module, so a `.ts` entry is
- * reached through a small bootstrap that registers tsx's loader in the thread first, then
- * imports the entry.
- */
-export function startWorker(entry: URL, options: WorkerOptions = {}): Worker {
-  if (!entry.pathname.endsWith('.ts')) return new Worker(entry, options);
-  const api = tsxEsmApi();
-  const bootstrap = `import(${JSON.stringify(api)}).then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })`;
-  return new Worker(bootstrap, { ...options, eval: true });
+/** The module `name` beside the caller's module (`import.meta.url`): `.ts` from source, `.js` in a build. */
+export function siblingModule(callerUrl: string, name: string): URL {
+  return new URL(`./${name}${extname(fileURLToPath(callerUrl))}`, callerUrl);
 }
 
-/** The ESM build of tsx's API, as its package exports it (`require.resolve` would give the CommonJS one). */
-function tsxEsmApi(): string {
-  const pkgPath = require.resolve('tsx/package.json');
-  const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { exports: Record<string, { import: { default: string } }> };
-  return pathToFileURL(join(dirname(pkgPath), pkg.exports['./esm/api']!.import.default)).href;
+/**
+ * The file a worker thread starts on to run `entry`: the entry itself in a build; from source,
+ * `tsxThreadEntry.mjs`, which registers tsx in the thread before loading the entry named in
+ * `workerData.entry` (pass both on).
+ */
+export function threadEntry(entry: URL): { filename: string; entry: string } {
+  const filename = entry.pathname.endsWith('.ts') ? new URL('./tsxThreadEntry.mjs', import.meta.url).href : entry.href;
+  return { filename, entry: entry.href };
+}
+
+/** Starts a worker thread on a module of this project, from source or from a build. */
+export function startWorker(entry: URL, options: WorkerOptions & { workerData?: Record<string, unknown> } = {}): Worker {
+  const t = threadEntry(entry);
+  return new Worker(new URL(t.filename), { ...options, workerData: { ...options.workerData, entry: t.entry } });
 }

@@ -1,9 +1,10 @@
 /**
- * A pool thread's module when the service runs from TypeScript (`npm start` through tsx, or
+ * What a worker thread loads when the service runs from TypeScript (`npm start` through tsx, or
  * vitest): a new thread inherits neither tsx's loader nor vitest's transforms, and on Node 20 an
  * `--import tsx` in the thread's execArgv does not reach the modules it loads. So this plain
- * module registers tsx in the thread, then loads the TypeScript entry named in workerData and
- * hands its default export to the pool. A build (`dist`) loads its `.js` entries directly.
+ * module registers tsx in the thread, then loads the TypeScript entry named in
+ * `workerData.entry`, and passes on its default export (a piscina task). A build (`dist`) loads
+ * its `.js` entries directly (`threadEntry` in workerThreads.ts).
  */
 import { workerData } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
