@@ -7,7 +7,9 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { acceptUpload, findUpload, UPLOAD_ID } from '../../../commands/ingestion/acceptUpload.js';
+import { loadState } from '../../../commands/shared/commandHandler.js';
 import { DomainError } from '../../../commands/shared/domainError.js';
+import { userState, userStream } from '../../../commands/users/user.js';
 import { DEVICE_SLUGS } from '../../connectors/devices/index.js';
 import { HttpProblem, problems } from '../problems.js';
 import { withProblems } from '../schemas.js';
@@ -80,7 +82,16 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
           .send({ upload_id: uploadId, provider: slug, bytes: previous.bytes, status: 'accepted' as const });
       }
 
-      const stored = await ctx.rawStore.put(payload, principal.userId);
+      const stored = await ctx.rawStore.put(payload, principal.userId).catch(async (err: unknown) => {
+        // A deletion that began meanwhile sweeps the user's raw files, possibly under this very
+        // write: that is the spec's 410 (token accepted just before deletion began), not a fault.
+        const user = (await loadState(ctx.eventStore, userStream(principal.userId), userState)).state;
+        if (user.status !== 'active') {
+          await ctx.rawStore.deleteNamespace(principal.userId);
+          throw new DomainError('gone', 'the user is being deleted');
+        }
+        throw err;
+      });
       const result = await acceptUpload(ctx.eventStore, {
         tenantId: principal.tenantId,
         userId: principal.userId,
