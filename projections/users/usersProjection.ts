@@ -1,17 +1,28 @@
+import type { SourcePrioritiesSet } from '../../commands/users/setSourcePriorities.js';
 import type { UserEvent } from '../../commands/users/user.js';
 import { defineProjection } from '../../src/projector/projection.js';
 
-export type UserDoc = { _id: string; id: string; tenant_id: string; external_ref: string | null; status: 'active' | 'deleting'; created_at: string };
+export type UserDoc = {
+  _id: string;
+  id: string;
+  tenant_id: string;
+  external_ref: string | null;
+  status: 'active' | 'deleting';
+  created_at: string;
+  /** The user's order of sources (contracts §6), absent until the first PUT of source-priorities. */
+  source_priorities?: Record<string, string[]>;
+  source_priorities_updated_at?: string;
+};
 /** Keyed by the token's SHA-256: authentication is one indexed lookup. */
 export type UserTokenDoc = { _id: string; token_id: string; user_id: string; tenant_id: string; scopes: string[]; expires_at: string };
 
-export const usersProjection = defineProjection<UserEvent>({
+export const usersProjection = defineProjection<UserEvent | SourcePrioritiesSet>({
   name: 'users',
   collections: [
     { name: 'users', indexes: [{ fields: [['tenant_id', 1], ['created_at', 1]] }], columns: ['status'] },
     { name: 'user_tokens', indexes: [{ fields: [['user_id', 1]] }] },
   ],
-  eventTypes: ['user.registered', 'user.token_minted', 'user.deletion_requested', 'user.erased'],
+  eventTypes: ['user.registered', 'user.token_minted', 'user.deletion_requested', 'user.erased', 'source_priorities.set'],
   evolve: (event) => {
     const d = event.data;
     switch (event.type) {
@@ -49,6 +60,10 @@ export const usersProjection = defineProjection<UserEvent>({
           { op: 'delete', collection: 'users', id: d.user_id },
           { op: 'deleteMany', collection: 'user_tokens', filter: { user_id: d.user_id } },
         ];
+      case 'source_priorities.set':
+        // Kept on the user: every read of the user's records loads the user anyway, and the order
+        // lives as long as the user (a provider's erasure leaves it).
+        return [{ op: 'update', collection: 'users', id: d.user_id, set: { source_priorities: event.data.priorities, source_priorities_updated_at: event.data.at } }];
     }
   },
 });
