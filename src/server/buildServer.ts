@@ -26,6 +26,7 @@ import { menstrualCyclesRoutes } from './routes/menstrualCycles.js';
 import { sampleStatsRoutes } from './routes/sampleStats.js';
 import { coverageRoutes } from './routes/coverage.js';
 import { pipelineRoutes } from './routes/pipeline.js';
+import { sourcePrioritiesRoutes } from './routes/sourcePriorities.js';
 import { ADMIN_PREFIX } from './routes/routeOptions.js';
 import { tokensRoutes } from './routes/tokens.js';
 import { usersRoutes } from './routes/users.js';
@@ -77,6 +78,7 @@ export async function buildServer(ctx: AppContext) {
   await app.register(sampleStatsRoutes, { ...opts, prefix: '/v1' });
   await app.register(coverageRoutes, { ...opts, prefix: '/v1' });
   await app.register(pipelineRoutes, { ...opts, prefix: '/v1' });
+  await app.register(sourcePrioritiesRoutes, { ...opts, prefix: '/v1' });
   // The admin table (spec "Instance admin routes"): the same handlers, admin key, tenant from the path.
   for (const plugin of [sleepRoutes, sampleStatsRoutes, coverageRoutes]) await app.register(plugin, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   await app.ready();
