@@ -19,6 +19,11 @@ export type EtlJobDoc = {
   lease_until: string | null;
   finished_at: string | null;
   records: Record<string, number> | null;
+  /**
+   * UTC day of the latest record the job stored (`data.written`'s last_day): set only on a job
+   * that stored records. Freshness finds the provider's latest records from it.
+   */
+  last_day: string | null;
 };
 
 /** The ETL queue as workers and GET /v1/pipeline/etl-jobs see it. */
@@ -32,10 +37,11 @@ export const etlJobsProjection = defineProjection<UploadEvent | UserErased>({
         { fields: [['tenant_id', 1], ['status', 1], ['id', -1]] },
         { fields: [['user_id', 1], ['status', 1]] },
       ],
-      columns: ['lease_until', 'provider'],
+      // finished_at and last_day: freshness takes their maximum per provider (queries/users/getFreshness.ts).
+      columns: ['lease_until', 'provider', 'finished_at', 'last_day'],
     },
   ],
-  eventTypes: ['upload.accepted', 'etl.job_started', 'etl.job_failed', 'etl.job_parked', 'etl.job_retried', 'etl.job_succeeded', 'etl.job_discarded', 'user.erased'],
+  eventTypes: ['upload.accepted', 'etl.job_started', 'etl.job_failed', 'etl.job_parked', 'etl.job_retried', 'etl.job_succeeded', 'etl.job_discarded', 'data.written', 'user.erased'],
   evolve: (event) => {
     const id = event.streamName;
     const update = (set: Record<string, unknown>) => [{ op: 'update' as const, collection: 'etl_jobs', id, set }];
@@ -62,6 +68,7 @@ export const etlJobsProjection = defineProjection<UploadEvent | UserErased>({
               lease_until: null,
               finished_at: null,
               records: null,
+              last_day: null,
             },
           },
         ];
@@ -78,6 +85,8 @@ export const etlJobsProjection = defineProjection<UploadEvent | UserErased>({
         return update({ status: 'done', lease_until: null, next_attempt_at: null, finished_at: event.data.finished_at, records: event.data.records });
       case 'etl.job_discarded':
         return update({ status: 'done', lease_until: null, next_attempt_at: null, finished_at: event.data.at, error: event.data.reason });
+      case 'data.written':
+        return update({ last_day: event.data.last_day });
       case 'user.erased':
         return [{ op: 'deleteMany', collection: 'etl_jobs', filter: { user_id: event.data.user_id } }];
       default:

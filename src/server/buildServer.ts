@@ -27,6 +27,7 @@ import { sampleStatsRoutes } from './routes/sampleStats.js';
 import { coverageRoutes } from './routes/coverage.js';
 import { pipelineRoutes } from './routes/pipeline.js';
 import { sourcePrioritiesRoutes } from './routes/sourcePriorities.js';
+import { freshnessRoutes } from './routes/freshness.js';
 import { ADMIN_PREFIX } from './routes/routeOptions.js';
 import { tokensRoutes } from './routes/tokens.js';
 import { usersRoutes } from './routes/users.js';
@@ -79,6 +80,7 @@ export async function buildServer(ctx: AppContext) {
   await app.register(coverageRoutes, { ...opts, prefix: '/v1' });
   await app.register(pipelineRoutes, { ...opts, prefix: '/v1' });
   await app.register(sourcePrioritiesRoutes, { ...opts, prefix: '/v1' });
+  await app.register(freshnessRoutes, { ...opts, prefix: '/v1' });
   // The admin table (spec "Instance admin routes"): the same handlers, admin key, tenant from the path.
   for (const plugin of [sleepRoutes, sampleStatsRoutes, coverageRoutes]) await app.register(plugin, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   await app.ready();
