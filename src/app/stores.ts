@@ -6,7 +6,15 @@ import type { RawStore } from '../rawstore/rawStore.js';
 import { ensureDataDir } from './dataDir.js';
 
 /** Opens the configured backends: SQLite files under DATA_DIR, or EventStoreDB + MongoDB. */
-export async function openStores(config: Config): Promise<{ eventStore: EventStore; readStore: ReadStore; rawStore: RawStore }> {
+export type OpenOptions = {
+  /**
+   * Page cache of the embedded read store's connection. The projector thread writes a million
+   * records with random keys: a larger cache keeps their key index in memory.
+   */
+  readCacheMiB?: number;
+};
+
+export async function openStores(config: Config, options: OpenOptions = {}): Promise<{ eventStore: EventStore; readStore: ReadStore; rawStore: RawStore }> {
   if (config.backend.kind === 'production') {
     const { EventStoreDBEventStore } = await import('../eventstore/eventStoreDBEventStore.js');
     const { MongoReadStore } = await import('../readstore/mongoReadStore.js');
@@ -23,6 +31,6 @@ export async function openStores(config: Config): Promise<{ eventStore: EventSto
   return {
     rawStore: new FileRawStore(join(config.dataDir, 'raw')),
     eventStore: new SqliteEventStore({ path: join(config.dataDir, 'events.sqlite') }),
-    readStore: new SqliteReadStore({ path: join(config.dataDir, 'readmodels.sqlite') }),
+    readStore: new SqliteReadStore({ path: join(config.dataDir, 'readmodels.sqlite'), cacheMiB: options.readCacheMiB }),
   };
 }

@@ -18,6 +18,7 @@ import {
   type SubscribeOptions,
 } from './eventStore.js';
 import { uuidv7 } from '../shared/ids.js';
+import { BUSY_TIMEOUT_MS, isBusy, nextPause, withWriteLock } from '../shared/sqliteWriteLock.js';
 
 type EventRow = {
   position: number;
@@ -32,6 +33,7 @@ type EventRow = {
 };
 
 type QueuedAppend = {
+  queuedAt: number;
   streamName: string;
   events: readonly Event[];
   expected: ExpectedRevision;
@@ -40,6 +42,9 @@ type QueuedAppend = {
 };
 
 type StreamRow = { stream: string; revision: number; deleted: number };
+
+/** How long a queued append waits for another connection's write lock before it fails. */
+const BUSY_GIVE_UP_MS = 60_000;
 
 /** Physical "no stream" marker of this adapter; never leaves this file. */
 const NO_STREAM = -1;
@@ -79,6 +84,8 @@ export class SqliteEventStore implements EventStore {
   private readonly pollIntervalMs: number;
   private closed = false;
   private queue: QueuedAppend[] = [];
+  /** Current pause between retries of a group that found the write lock taken (0: none). */
+  private busyPause = 0;
   private readonly stmts;
   private readonly filteredStmts = new Map<string, Database.Statement<(string | number)[], EventRow>>();
 
@@ -87,7 +94,7 @@ export class SqliteEventStore implements EventStore {
     this.db = new Database(options.path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
-    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS events (
         position   INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -146,7 +153,7 @@ export class SqliteEventStore implements EventStore {
   ): Promise<AppendResult> {
     if (events.length === 0) throw new Error('appendToStream needs at least one event');
     return new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({ streamName, events, expected: options.expectedRevision ?? 'any', resolve, reject });
+      this.queue.push({ streamName, events, expected: options.expectedRevision ?? 'any', resolve, reject, queuedAt: Date.now() });
       if (this.queue.length === 1) setImmediate(() => this.commitQueued());
     });
   }
@@ -165,6 +172,7 @@ export class SqliteEventStore implements EventStore {
     }
     const outcomes: ({ ok: AppendResult } | { err: unknown })[] = [];
     try {
+      outcomes.length = 0;
       this.db
         .transaction(() => {
           for (const a of group) {
@@ -180,9 +188,18 @@ export class SqliteEventStore implements EventStore {
         })
         .immediate();
     } catch (err) {
+      // Another connection (a thread, the CLI) holds the write lock: try again shortly, with
+      // whatever was queued meanwhile, instead of sleeping on this thread (sqliteWriteLock.ts).
+      if (isBusy(err) && Date.now() - group[0]!.queuedAt < BUSY_GIVE_UP_MS) {
+        this.queue = [...group, ...this.queue];
+        this.busyPause = nextPause(this.busyPause);
+        setTimeout(() => this.commitQueued(), this.busyPause);
+        return;
+      }
       for (const a of group) a.reject(err);
       return;
     }
+    this.busyPause = 0;
     let last = 0;
     group.forEach((a, i) => {
       const o = outcomes[i]!;
@@ -352,7 +369,8 @@ export class SqliteEventStore implements EventStore {
   }
 
   async deleteStream(streamName: string, options: { expectedRevision?: ExpectedRevision; hard?: boolean } = {}): Promise<void> {
-    this.db
+    await withWriteLock(() =>
+      this.db
       .transaction(() => {
         const stream = this.stmts.getStream.get(streamName);
         if (stream?.deleted === STREAM_TOMBSTONED) throw new StreamDeletedError(streamName);
@@ -365,7 +383,8 @@ export class SqliteEventStore implements EventStore {
           this.stmts.markDeleted.run(STREAM_TOMBSTONED, streamName);
         }
       })
-      .immediate();
+      .immediate(),
+    );
   }
 
   async close(): Promise<void> {

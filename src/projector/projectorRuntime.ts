@@ -25,7 +25,7 @@ const BATCH = 1000;
  * Above this many buffered records (an event weighs its `records`, or 1) a runner lets go of its
  * subscription and catches up again: record events hold up to a thousand records each.
  */
-const HIGH_WATER = 50_000;
+const HIGH_WATER = 20_000;
 
 export type ProjectorOptions = {
   /**

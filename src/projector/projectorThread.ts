@@ -15,7 +15,7 @@ const { config, names, maxChangesPerBatch } = workerData as { config: Config; na
 const port = parentPort!;
 const post = (m: ProjectorThreadMessage) => port.postMessage(m);
 const log = createLogger(config.logLevel).child({ thread: 'projector' });
-const stores = await openStores(config);
+const stores = await openStores(config, { readCacheMiB: 64 });
 const runtime = new ProjectorRuntime(
   stores.eventStore,
   stores.readStore,

@@ -26,7 +26,7 @@ export class ProjectorThread {
     private readonly projections: readonly Projection[],
     eventStore: EventStore,
     private readonly log?: Logger,
-    private readonly maxChangesPerBatch = 20_000,
+    private readonly maxChangesPerBatch = 10_000,
   ) {
     this.waiters = new Map(projections.map((p) => [p.name, new PositionWaiters(p.name, p.eventTypes, eventStore)]));
   }

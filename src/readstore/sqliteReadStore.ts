@@ -17,6 +17,7 @@ import {
   type Scalar,
   type UpdateChange,
 } from './readStore.js';
+import { BUSY_TIMEOUT_MS, withWriteLock } from '../shared/sqliteWriteLock.js';
 import { filterSql, keysetSql, orderSql } from './sqliteQuery.js';
 import { col, columnHoldsAll, columnValue, SqliteTable, tableName } from './sqliteTable.js';
 
@@ -39,13 +40,13 @@ export class SqliteReadStore implements ReadStore {
   /** Statement plans of update shapes (fastUpdate); null: that shape takes the slow path. */
   private readonly plans = new Map<string, { sql: string } | null>();
 
-  constructor(options: { path: string }) {
+  /** `cacheMiB`: SQLite's page cache for this connection (the projector thread's wants more). */
+  constructor(options: { path: string; cacheMiB?: number }) {
     this.db = new Database(options.path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('busy_timeout = 5000');
-    // Record keys are random (provider uuids): a larger page cache keeps their index in memory.
-    this.db.pragma('cache_size = -65536');
+    this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    this.db.pragma(`cache_size = -${(options.cacheMiB ?? 16) * 1024}`);
     this.db.exec(`CREATE TABLE IF NOT EXISTS _checkpoints (
       projection TEXT PRIMARY KEY, position INTEGER NOT NULL, status TEXT NOT NULL,
       updated_at TEXT NOT NULL, last_event_at TEXT);
@@ -54,7 +55,8 @@ export class SqliteReadStore implements ReadStore {
 
   async ensureCollections(specs: readonly CollectionSpec[], options: EnsureOptions = {}): Promise<string[]> {
     const reshaped: string[] = [];
-    this.db.transaction(() => {
+    await withWriteLock(() => this.db.transaction(() => {
+      reshaped.length = 0;
       for (const spec of specs) {
         const t = new SqliteTable(spec);
         const stored = this.stmt('SELECT signature FROM _collections WHERE name = ?').get(spec.name) as { signature: string } | undefined;
@@ -76,7 +78,7 @@ export class SqliteReadStore implements ReadStore {
         if (options.indexes !== false) for (const sql of t.indexSql()) this.db.exec(sql);
         this.tables.set(spec.name, t);
       }
-    })();
+    }).immediate());
     if (reshaped.length) {
       this.stmtCache.clear();
       this.plans.clear();
@@ -85,13 +87,17 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async dropCollections(names: readonly string[]): Promise<void> {
-    this.db.transaction(() => {
-      for (const n of names) {
-        this.db.exec(`DROP TABLE IF EXISTS ${tableName(n)}`);
-        this.stmt('DELETE FROM _collections WHERE name = ?').run(n);
-        this.tables.delete(n);
-      }
-    })();
+    await withWriteLock(() =>
+      this.db
+        .transaction(() => {
+          for (const n of names) {
+            this.db.exec(`DROP TABLE IF EXISTS ${tableName(n)}`);
+            this.stmt('DELETE FROM _collections WHERE name = ?').run(n);
+            this.tables.delete(n);
+          }
+        })
+        .immediate(),
+    );
     this.stmtCache.clear();
     this.plans.clear();
   }
@@ -154,13 +160,18 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async applyChanges(changes: readonly Change[]): Promise<void> {
-    this.db.transaction(() => {
-      for (const c of changes) this.applyOne(c);
-    })();
+    await withWriteLock(() =>
+      this.db
+        .transaction(() => {
+          for (const c of changes) this.applyOne(c);
+        })
+        .immediate(),
+    );
   }
 
   async applyBatch(batch: ApplyBatch): Promise<void> {
-    this.db
+    await withWriteLock(() =>
+      this.db
       .transaction(() => {
         const cp = this.readCheckpoint(batch.projection);
         const position = cp?.position ?? 0;
@@ -171,7 +182,8 @@ export class SqliteReadStore implements ReadStore {
         for (const c of batch.changes) this.applyOne(c);
         this.writeCheckpoint(batch.projection, batch.position, batch.mode, batch.lastEventAt ?? cp?.last_event_at ?? null);
       })
-      .immediate();
+      .immediate(),
+    );
   }
 
   async getCheckpoint(projection: string): Promise<Checkpoint | null> {
@@ -185,7 +197,7 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async setCheckpoint(projection: string, position: number, status: Checkpoint['status']): Promise<void> {
-    this.writeCheckpoint(projection, position, status, position === 0 ? null : (this.readCheckpoint(projection)?.last_event_at ?? null));
+    await withWriteLock(() => this.writeCheckpoint(projection, position, status, position === 0 ? null : (this.readCheckpoint(projection)?.last_event_at ?? null)));
   }
 
   async close(): Promise<void> {
