@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * Record ids are integers (spec "Resources"). A record gets its id from the event that first
@@ -14,7 +14,7 @@ export const recordId = (globalPosition: number, index: number): number => globa
  * Collisions would need about 2^64 records of one store.
  */
 export const recordKey = (userId: string, provider: string, externalId: string): string =>
-  createHash('sha256').update(`${userId}\u0000${provider}\u0000${externalId}`).digest('base64url').slice(0, 22);
+  hash('sha256', `${userId}\u0000${provider}\u0000${externalId}`, 'base64url').slice(0, 22);
 
 /**
  * Child rows that the spec gives an integer id (sleep phases) get it from the event that stored

@@ -278,26 +278,27 @@ export class SqliteReadStore implements ReadStore {
       this.plans.set(shape, plan);
     }
     if (!plan) return false;
-    const params: unknown[] = [];
-    for (const f of setFields) {
-      const v = set[f];
-      if (v === undefined) continue;
-      if (t.isColumn(f)) params.push(columnValue(v));
-    }
-    for (const v of Object.values(c.inc ?? {})) params.push(v);
-    for (const v of Object.values(c.min ?? {})) params.push(v, v);
-    for (const v of Object.values(c.max ?? {})) params.push(v, v);
-    for (const f of setFields) {
-      const v = set[f];
-      if (v !== undefined && !(t.isColumn(f) && t.holdsAll(f, v))) params.push(JSON.stringify(v));
-    }
     if (!c.upsert) {
-      if (plan.sql) this.stmt(plan.sql).run(...params, c.id);
+      if (!plan.sql) return true;
+      const params: unknown[] = [];
+      for (const f of setFields) {
+        const v = set[f];
+        if (v !== undefined && t.isColumn(f)) params.push(columnValue(v));
+      }
+      pushCounterParams(c, params);
+      for (const f of setFields) {
+        const v = set[f];
+        if (v !== undefined && !(t.isColumn(f) && t.holdsAll(f, v))) params.push(JSON.stringify(v));
+      }
+      this.stmt(plan.sql).run(...params, c.id);
       return true;
     }
-    // The document as inserted when new: what applyUpdate(null, c) gives, for top-level fields.
+    // The document as inserted when new (what applyUpdate(null, c) gives, for top-level fields);
+    // on conflict the set fields are taken from it (`excluded`), so only counters bind again.
     const doc: Doc = { _id: c.id, ...c.setOnInsert, ...set, ...c.inc, ...c.min, ...c.max };
-    this.stmt(plan.sql).run(...t.encode(doc), ...params);
+    const params = t.encode(doc);
+    pushCounterParams(c, params);
+    this.stmt(plan.sql).run(...params);
     return true;
   }
 
@@ -337,9 +338,10 @@ export class SqliteReadStore implements ReadStore {
 }
 
 /**
- * The statement of one update shape: SET clauses whose parameters come, in order, from the set
- * fields held in columns, inc, min (twice), max (twice), then the JSON of set values kept in
- * `doc`. Null when the shape needs the read-modify-write path.
+ * The statement of one update shape. An upsert's conflict branch takes the set fields from the
+ * row it tried to insert (`excluded`) and binds only the counters (inc, min twice, max twice);
+ * a plain update binds the set fields held in columns, the counters, then the JSON of set values
+ * kept in `doc`. Null when the shape needs the read-modify-write path.
  */
 function planFastUpdate(t: SqliteTable, c: UpdateChange): { sql: string } | null {
   const set = c.set ?? {};
@@ -348,19 +350,21 @@ function planFastUpdate(t: SqliteTable, c: UpdateChange): { sql: string } | null
   for (const f of counters) if (!t.isColumn(f) || f in set) return null;
   for (const v of [...Object.values(c.min ?? {}), ...Object.values(c.max ?? {})]) if (!columnHoldsAll(v)) return null;
 
+  // In an upsert's conflict branch the set values are those of the row it tried to insert.
+  const upsert = !!c.upsert;
   const sets: string[] = [];
   const removes: string[] = [];
   const docSets: string[] = [];
   for (const [f, v] of Object.entries(set)) {
     if (v === undefined) continue;
     if (t.isColumn(f)) {
-      sets.push(`${col(f)} = ?`);
+      sets.push(`${col(f)} = ${upsert ? `excluded.${col(f)}` : '?'}`);
       if (t.holdsAll(f, v)) {
         removes.push(`'$.${f}'`);
         continue;
       }
     }
-    docSets.push(`'$.${f}', json(?)`);
+    docSets.push(`'$.${f}', ${upsert ? `json(excluded.doc -> '$.${f}')` : 'json(?)'}`);
   }
   for (const f of Object.keys(c.inc ?? {})) {
     sets.push(`${col(f)} = COALESCE(${col(f)}, 0) + ?`);
@@ -376,9 +380,16 @@ function planFastUpdate(t: SqliteTable, c: UpdateChange): { sql: string } | null
   if (removes.length) docExpr = `json_remove(${docExpr}, ${removes.join(', ')})`;
   if (docSets.length) docExpr = `json_set(${docExpr}, ${docSets.join(', ')})`;
   if (docExpr !== 'doc') sets.push(`doc = ${docExpr}`);
-  if (!c.upsert) return { sql: sets.length ? `UPDATE ${t.table} SET ${sets.join(', ')} WHERE _id = ?` : '' };
+  if (!upsert) return { sql: sets.length ? `UPDATE ${t.table} SET ${sets.join(', ')} WHERE _id = ?` : '' };
   const insert = `INSERT INTO ${t.table} (${t.selectList}) VALUES (${['_id', ...t.columns, 'doc'].map(() => '?').join(', ')})`;
   return { sql: sets.length ? `${insert} ON CONFLICT(_id) DO UPDATE SET ${sets.join(', ')}` : `${insert} ON CONFLICT(_id) DO NOTHING` };
+}
+
+/** Parameters of the counter clauses, in the planned order: inc, then min and max (each twice). */
+function pushCounterParams(c: UpdateChange, params: unknown[]): void {
+  if (c.inc) for (const v of Object.values(c.inc)) params.push(v);
+  if (c.min) for (const v of Object.values(c.min)) params.push(v, v);
+  if (c.max) for (const v of Object.values(c.max)) params.push(v, v);
 }
 
 function toCheckpoint(row: CheckpointRow): Checkpoint {
