@@ -12,6 +12,9 @@ export interface EtlRunner {
   close(): Promise<void>;
 }
 
+/** Old-generation heap of an ETL thread (payload buffers live outside it). */
+const ETL_THREAD_HEAP_MB = 192;
+
 /** How long `close` waits for the threads to close their stores before ending them anyway. */
 const CLOSE_WAIT_MS = 5_000;
 
@@ -70,6 +73,8 @@ export class EtlThreadPool implements EtlRunner {
       maxThreads: threads,
       // Idle threads wait in their event loop (not in Atomics.wait), so they hear `close`.
       atomics: 'disabled',
+      // Parsers stream: a thread needs little heap, and a cap makes V8 collect instead of growing.
+      resourceLimits: { maxOldGenerationSizeMb: ETL_THREAD_HEAP_MB },
     });
   }
 }

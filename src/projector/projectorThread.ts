@@ -15,7 +15,7 @@ const { config, names, maxChangesPerBatch } = workerData as { config: Config; na
 const port = parentPort!;
 const post = (m: ProjectorThreadMessage) => port.postMessage(m);
 const log = createLogger(config.logLevel).child({ thread: 'projector' });
-const stores = await openStores(config, { readCacheMiB: 64 });
+const stores = await openStores(config, { readCacheMiB: 48 });
 const runtime = new ProjectorRuntime(
   stores.eventStore,
   stores.readStore,

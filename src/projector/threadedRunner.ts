@@ -6,6 +6,9 @@ import { siblingModule, startWorker } from '../shared/workerThreads.js';
 import { PositionWaiters } from './positionWaiters.js';
 import type { Projection } from './projection.js';
 
+/** Old-generation heap of the projector thread. */
+const PROJECTOR_THREAD_HEAP_MB = 160;
+
 export type ProjectorThreadMessage =
   | { kind: 'ready' }
   | { kind: 'stopped' }
@@ -35,6 +38,8 @@ export class ProjectorThread {
     this.stopping = false;
     const worker = startWorker(siblingModule(import.meta.url, 'projectorThread'), {
       workerData: { config: this.config, names: this.projections.map((p) => p.name), maxChangesPerBatch: this.maxChangesPerBatch },
+      // The runners' buffers are bounded (20,000 records); a cap makes V8 collect instead of growing.
+      resourceLimits: { maxOldGenerationSizeMb: PROJECTOR_THREAD_HEAP_MB },
     });
     this.worker = worker;
     await new Promise<void>((resolve, reject) => {
