@@ -34,6 +34,7 @@ export function listCategorySamples(readStore: ReadStore, q: ListCategorySamples
       startField: 'start_date',
       interval: (d) => ({ start: Date.parse(d.start_date), end: Date.parse(d.end_date) }),
       stream: (d) => ({ source: d.source, body_worn: d.body_worn, provider: d.provider }),
+      neighbourFields: ['start_date', 'end_date', 'source', 'body_worn', 'provider'],
       partitionOf: (d) => d.type,
       rulesFor: (type) => ({
         neighbourFilter: { user_id: q.userId, type },

@@ -31,6 +31,7 @@ export function listDailySummaries(readStore: ReadStore, q: ListDailySummaries, 
         return { start, end: start + DAY_MS };
       },
       stream: (d) => ({ source: d.source, body_worn: d.body_worn, provider: d.provider }),
+      neighbourFields: ['day_start', 'source', 'body_worn', 'provider'],
       rule: 'count',
       order: sourceOrderFor('daily', 'activity', q.priorities),
       lookbackMs: 0,

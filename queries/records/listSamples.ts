@@ -28,6 +28,7 @@ export function samplesViewSpec(userId: string, type: string, filter: Filter, pr
     startField: 'start_date',
     interval: (d) => ({ start: Date.parse(d.start_date), end: Date.parse(d.end_date) }),
     stream: (d) => ({ source: d.source, body_worn: d.body_worn, provider: d.provider }),
+    neighbourFields: ['start_date', 'end_date', 'source', 'body_worn', 'provider'],
     rule: t?.match ?? 'other',
     order: sourceOrderFor(type, t?.group ?? 'other', priorities),
     lookbackMs: t?.match === 'count' || !t ? 36 * 3_600_000 : 0,

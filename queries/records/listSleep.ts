@@ -29,6 +29,7 @@ export function listSleepSessions(readStore: ReadStore, q: ListSleepSessions, pa
       startField: 'bedtime_start',
       interval: (d) => ({ start: Date.parse(d.bedtime_start), end: Date.parse(d.bedtime_end) }),
       stream: (d) => ({ source: d.source, body_worn: d.body_worn, provider: d.provider }),
+      neighbourFields: ['bedtime_start', 'bedtime_end', 'source', 'body_worn', 'provider'],
       rule: 'session',
       order: sourceOrderFor('sleep', 'sleep', q.priorities),
       lookbackMs: LOOKBACK_MS,

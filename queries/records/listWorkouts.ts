@@ -31,6 +31,7 @@ export function listWorkouts(readStore: ReadStore, q: ListWorkouts, page: PageRe
       startField: 'start_date',
       interval: (d) => ({ start: Date.parse(d.start_date), end: Date.parse(d.end_date) }),
       stream: (d) => ({ source: d.source, body_worn: d.body_worn, provider: d.provider }),
+      neighbourFields: ['start_date', 'end_date', 'source', 'body_worn', 'provider'],
       rule: 'session',
       order: sourceOrderFor('workouts', 'workouts', q.priorities),
       lookbackMs: LOOKBACK_MS,

@@ -17,6 +17,8 @@ export type MergedListSpec<T extends Doc> = {
   startField: string;
   interval: (doc: T) => Interval;
   stream: (doc: T) => Stream;
+  /** The fields `interval` and `stream` read: neighbours are fetched with these alone. */
+  neighbourFields?: readonly string[];
   rule: MatchRule;
   order: readonly string[];
   /** Longest record interval worth looking back for (counts and sessions). */
@@ -40,6 +42,7 @@ export function listInView<T extends Doc>(readStore: ReadStore, spec: MergedList
       startField: spec.startField,
       interval: spec.interval,
       stream: spec.stream,
+      ...(spec.neighbourFields ? { neighbourFields: spec.neighbourFields } : {}),
       partitionOf: () => '',
       rulesFor: () => rules,
     },

@@ -22,6 +22,8 @@ export type PartitionedListSpec<T extends Doc> = {
   startField: string;
   interval: (doc: T) => Interval;
   stream: (doc: T) => Stream;
+  /** The fields `interval` and `stream` read: neighbours are fetched with these alone. */
+  neighbourFields?: readonly string[];
   /** The partition a record belongs to; records of different partitions never match. */
   partitionOf: (doc: T) => string;
   rulesFor: (partition: string) => PartitionRules;
@@ -79,6 +81,7 @@ async function hiddenIn<T extends Doc>(readStore: ReadStore, spec: PartitionedLi
         ...rules.neighbourFilter,
         [spec.startField]: { $gte: new Date(lo - reach - rules.lookbackMs).toISOString(), $lte: new Date(hi + reach).toISOString() },
       },
+      ...(spec.neighbourFields ? { fields: spec.neighbourFields } : {}),
     });
     for (const key of hiddenByBetterSource(members.map(wrap), neighbours.map(wrap), rules.rule, rules.order)) hidden.add(key);
   }

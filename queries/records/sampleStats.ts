@@ -26,7 +26,8 @@ import type { SourcePriorities } from './sourceRanking.js';
 export type StatsInterval = 'hour' | 'day';
 
 export const MAX_STATS_INTERVALS = 10_000;
-export const MAX_STATS_ROWS = 50_000;
+/** contracts §6: `truncated` counts the answer's bucket rows (series × intervals), never samples. */
+export const MAX_STATS_BUCKETS = 50_000;
 
 export type StatsRow = { start_date: string; provider: string; source: string; unit: string; value: number };
 
@@ -195,22 +196,21 @@ export class StatsBucketer {
 }
 
 /**
- * Pure bucketing of rows in ascending start_date order. When more than `maxRows` rows are given
- * the result is `truncated` and the buckets hold the earliest `maxRows` rows (spec "Reads" rule 2).
+ * Pure bucketing of rows (any order; ascending start_date is fastest). Every row counts
+ * (contracts §6: samples are never dropped); when the answer would hold more than `maxBuckets`
+ * bucket rows it is `truncated` and holds the first `maxBuckets` in answer order.
  */
 export function bucketSamples(
   rows: Iterable<StatsRow>,
-  opts: { interval: StatsInterval; tz: string; maxRows?: number },
+  opts: { interval: StatsInterval; tz: string; maxBuckets?: number },
 ): { buckets: StatsBucket[]; truncated: boolean } {
-  const maxRows = opts.maxRows ?? MAX_STATS_ROWS;
   const b = new StatsBucketer(opts.interval, opts.tz);
-  let n = 0;
-  for (const row of rows) {
-    if (n === maxRows) return { buckets: b.buckets(), truncated: true };
-    b.add(row);
-    n++;
-  }
-  return { buckets: b.buckets(), truncated: false };
+  for (const row of rows) b.add(row);
+  return capBuckets(b.buckets(), opts.maxBuckets);
+}
+
+function capBuckets(buckets: StatsBucket[], maxBuckets = MAX_STATS_BUCKETS): { buckets: StatsBucket[]; truncated: boolean } {
+  return buckets.length > maxBuckets ? { buckets: buckets.slice(0, maxBuckets), truncated: true } : { buckets, truncated: false };
 }
 
 export type SampleStatsQuery = {
@@ -229,28 +229,23 @@ export type SampleStatsResult = { buckets: StatsBucket[]; truncated: boolean };
 
 /**
  * Reads the samples of one type in the widened window, oldest first, in the requested view
- * (merged: only the records the merged view of the samples list shows), and buckets them. At most
- * `maxRows` rows are read (+1 to know whether more matched), `chunk` at a time, so memory stays
- * bounded by a chunk and the buckets.
+ * (merged: only the records the merged view of the samples list shows), and buckets every one of
+ * them (contracts §6), `chunk` rows at a time: memory stays bounded by a chunk and the buckets.
+ * The full view reads only the fields statistics need.
  */
 export async function sampleStats(
   readStore: ReadStore,
   q: SampleStatsQuery,
-  opts: { maxRows?: number; chunk?: number } = {},
+  opts: { maxBuckets?: number; chunk?: number } = {},
 ): Promise<SampleStatsResult> {
-  const maxRows = opts.maxRows ?? MAX_STATS_ROWS;
-  const chunk = Math.max(1, opts.chunk ?? 5_000);
+  const chunk = Math.max(1, opts.chunk ?? 10_000);
   const bucketer = new StatsBucketer(q.interval, q.tz);
-  let n = 0;
-  for await (const rows of readSamples(readStore, q, chunk)) {
-    for (const row of rows) {
-      if (n === maxRows) return { buckets: bucketer.buckets(), truncated: true };
-      bucketer.add(row);
-      n++;
-    }
-  }
-  return { buckets: bucketer.buckets(), truncated: false };
+  for await (const rows of readSamples(readStore, q, chunk)) for (const row of rows) bucketer.add(row);
+  return capBuckets(bucketer.buckets(), opts.maxBuckets);
 }
+
+/** The fields a statistics row needs. */
+const STATS_FIELDS = ['start_date', 'id', 'provider', 'source', 'unit', 'value'] as const;
 
 async function* readSamples(readStore: ReadStore, q: SampleStatsQuery, chunk: number): AsyncGenerator<SampleDoc[]> {
   const filter: Filter = {
@@ -264,7 +259,7 @@ async function* readSamples(readStore: ReadStore, q: SampleStatsQuery, chunk: nu
     const full = withTieBreaker(sort);
     let after: Scalar[] | undefined;
     for (;;) {
-      const rows = await readStore.find<SampleDoc>('samples', { filter, sort: full, limit: chunk, after });
+      const rows = await readStore.find<SampleDoc>('samples', { filter, sort: full, limit: chunk, after, fields: STATS_FIELDS });
       if (rows.length) yield rows;
       if (rows.length < chunk) return;
       const last = rows[rows.length - 1]!;

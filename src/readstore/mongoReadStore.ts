@@ -130,7 +130,8 @@ export class MongoReadStore implements ReadStore {
     }
     // MongoDB reads a limit of 0 as "no limit".
     if (query.limit === 0) return [];
-    const cursor = coll.find(filter, { projection: HIDDEN, sort: new Map(sort.map(([f, d]) => [checkField(f), d])) });
+    const projection = query.fields ? Object.fromEntries([['_id', 1], ...query.fields.map((f) => [checkField(f), 1])]) : HIDDEN;
+    const cursor = coll.find(filter, { projection, sort: new Map(sort.map(([f, d]) => [checkField(f), d])) });
     if (query.limit !== undefined && query.limit > 0) cursor.limit(query.limit);
     return (await cursor.toArray()) as unknown as T[];
   }

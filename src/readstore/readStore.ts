@@ -56,6 +56,11 @@ export type FindQuery = {
   limit?: number;
   /** Values of the sort fields (with the `_id` tie-breaker last) of the last document seen. */
   after?: readonly Scalar[];
+  /**
+   * Top-level fields to return (with `_id`); absent: whole documents. A scan that needs a few
+   * fields of many documents (statistics, the merged view's neighbours) then reads only those.
+   */
+  fields?: readonly string[];
 };
 
 /** Documents keep whatever JSON they were given; these updates mirror MongoDB's operators. */

@@ -116,13 +116,15 @@ export class SqliteReadStore implements ReadStore {
     const where = [filterSql(t, query.filter ?? {}, params)];
     const sort = withTieBreaker(query.sort);
     if (query.after) where.push(keysetSql(t, sort, query.after, params));
-    let sql = `SELECT ${t.selectList} FROM ${t.table} WHERE ${where.join(' AND ')} ORDER BY ${orderSql(t, sort)}`;
+    const projection = query.fields ? t.projection(query.fields) : null;
+    let sql = `SELECT ${projection?.selectList ?? t.selectList} FROM ${t.table} WHERE ${where.join(' AND ')} ORDER BY ${orderSql(t, sort)}`;
     if (query.limit !== undefined) {
       sql += ' LIMIT ?';
       params.push(query.limit);
     }
     const rows = this.rawStmt(sql).all(...params) as unknown[][];
-    return rows.map((r) => t.decode(r) as T);
+    const decode = projection?.decode ?? ((r: unknown[]) => t.decode(r));
+    return rows.map((r) => decode(r) as T);
   }
 
   async count(collection: string, filter: Filter = {}): Promise<number> {

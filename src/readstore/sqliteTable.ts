@@ -107,6 +107,39 @@ export class SqliteTable {
     return doc;
   }
 
+  /**
+   * Reading only some fields: the select list and a decoder. Column values are taken as they
+   * are; `doc` is parsed only for a row where a wanted column is NULL (the value may be a null,
+   * an object or a boolean kept there, or missing) or a wanted field is not a column, so a scan
+   * over columns alone never parses JSON. (A declared boolean field reads back as a boolean.)
+   */
+  projection(fields: readonly string[]): { selectList: string; decode: (row: unknown[]) => Doc } {
+    const wanted = [...new Set(fields)].filter((f) => f !== '_id');
+    const cols = wanted.filter((f) => this.columnSet.has(f));
+    const others = wanted.filter((f) => !this.columnSet.has(f));
+    const selectList = ['_id', ...cols.map(col), 'doc'].join(', ');
+    return {
+      selectList,
+      decode: (row) => {
+        const out: Doc = { _id: row[0] as string };
+        let rest: Record<string, unknown> | null = null;
+        const parse = () => (rest ??= JSON.parse(row[row.length - 1] as string) as Record<string, unknown>);
+        cols.forEach((f, i) => {
+          const v = row[i + 1];
+          if (v === null) {
+            const r = parse();
+            if (f in r) out[f] = r[f];
+          } else out[f] = typeof v === 'number' && this.booleanSet.has(f) ? v === 1 : v;
+        });
+        if (others.length) {
+          const r = parse();
+          for (const f of others) if (f in r) out[f] = r[f];
+        }
+        return out;
+      },
+    };
+  }
+
   /** True when the column alone restores the field's value: strings and numbers, and booleans of a boolean column. */
   holdsAll(field: string, v: unknown): boolean {
     // In a boolean column a number would read back as a boolean: numbers keep their copy in `doc`.

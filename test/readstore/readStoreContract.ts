@@ -66,6 +66,19 @@ export function readStoreContract(name: string, make: () => Promise<ReadStore>) 
       expect(await store.get(c, 'ctr')).toMatchObject({ lo: 3, hi: 'z' });
     });
 
+    it('find with fields returns only those fields (and _id), with their exact values, for declared and other fields', async () => {
+      await store.applyChanges([
+        put({ _id: 'f1', key: 'f1', user: 'u', t: 1, ok: true, tag: null, other: { a: 1 }, s: 'x' }),
+        put({ _id: 'f2', key: 'f2', user: 'u', t: 2, ok: false, s: 'y' }),
+      ]);
+      const rows = await store.find(c, { filter: { user: 'u' }, sort: [['t', 1]], fields: ['t', 'ok', 'tag', 'other', 's'] });
+      expect(rows).toEqual([
+        { _id: 'f1', t: 1, ok: true, tag: null, other: { a: 1 }, s: 'x' },
+        { _id: 'f2', t: 2, ok: false, s: 'y' },
+      ]);
+      expect(await store.find(c, { filter: { user: 'u' }, sort: [['t', 1]], fields: ['t'] })).toEqual([{ _id: 'f1', t: 1 }, { _id: 'f2', t: 2 }]);
+    });
+
     it('delete and deleteMany remove by id and by filter', async () => {
       await store.applyChanges([1, 2, 3, 4].map((i) => put({ _id: `d${i}`, key: `d${i}`, user: i % 2 ? 'u1' : 'u2', t: i })));
       await store.applyChanges([{ op: 'delete', collection: c, id: 'd1' }, { op: 'delete', collection: c, id: 'missing' }]);

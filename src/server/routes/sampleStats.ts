@@ -32,7 +32,7 @@ export const SampleStatistics = z
     view: z.enum(['merged', 'all']),
     start: OffsetDateTime.describe('Start of the first interval (after widening)'),
     end: OffsetDateTime.describe('End of the last interval, exclusive (after widening)'),
-    truncated: z.boolean().describe('True when more than 50000 samples matched; buckets then hold the earliest'),
+    truncated: z.boolean().describe('True when the answer would hold more than 50000 buckets (series × intervals); buckets then hold the first 50000. Every sample in the window is counted'),
     buckets: z.array(StatsBucket),
   })
   .describe('Sample statistics');

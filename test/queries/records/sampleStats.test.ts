@@ -140,12 +140,16 @@ describe('bucketSamples: one series per provider, source and unit (spec Sample s
     expect(spring.buckets.some((b) => b.start.startsWith('2026-03-29T02:'))).toBe(false);
   });
 
-  it('is truncated above the row cap and then holds the earliest rows (Reads rule 2: "buckets then hold the earliest")', () => {
+  it('counts every sample, and is truncated only above the bucket cap, then holding the first buckets (contracts §6: truncated counts bucket rows, never samples)', () => {
     const rows = [row('2026-11-01T00:00:00.000Z', 1), row('2026-11-01T01:00:00.000Z', 2), row('2026-11-02T00:00:00.000Z', 4)];
-    expect(bucketSamples(rows, { interval: 'day', tz: 'UTC', maxRows: 3 }).truncated).toBe(false);
-    const capped = bucketSamples(rows, { interval: 'day', tz: 'UTC', maxRows: 2 });
+    expect(bucketSamples(rows, { interval: 'day', tz: 'UTC', maxBuckets: 2 })).toMatchObject({ truncated: false, buckets: [{ count: 2, sum: 3 }, { count: 1, sum: 4 }] });
+    const capped = bucketSamples(rows, { interval: 'day', tz: 'UTC', maxBuckets: 1 });
     expect(capped.truncated).toBe(true);
     expect(capped.buckets).toEqual([expect.objectContaining({ start: '2026-11-01T00:00:00+00:00', count: 2, sum: 3 })]);
+    const many = Array.from({ length: 120_000 }, (_, i) => row(new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(), 1));
+    const days = bucketSamples(many, { interval: 'day', tz: 'UTC' });
+    expect(days.truncated).toBe(false);
+    expect(days.buckets.reduce((n, b) => n + b.count, 0)).toBe(120_000);
   });
 });
 
@@ -221,13 +225,12 @@ describe('sampleStats: the read behind the statistics (spec Reads rule 2; Merged
     expect(r.buckets.map((b) => b.sum)).toEqual([1]);
   });
 
-  it('is truncated when more rows matched than the cap, keeping the earliest (Reads rule 2: truncated above 50000 rows)', async () => {
-    const r = await sampleStats(store, q({ view: 'all' }), { maxRows: 2, chunk: 1 });
+  it('reads every sample in chunks, and is truncated only when the buckets exceed the cap, keeping the first (contracts §6)', async () => {
+    const all = await sampleStats(store, q({ view: 'all' }), { chunk: 1 });
+    expect(all.truncated).toBe(false);
+    const r = await sampleStats(store, q({ view: 'all' }), { maxBuckets: 2, chunk: 1 });
     expect(r.truncated).toBe(true);
-    expect(r.buckets.map((b) => [b.provider, b.count])).toEqual([
-      ['device-a', 1],
-      ['device-b', 1],
-    ]);
-    expect((await sampleStats(store, q({ view: 'all' }), { maxRows: 4 })).truncated).toBe(false);
+    expect(r.buckets).toEqual(all.buckets.slice(0, 2));
+    expect((await sampleStats(store, q({ view: 'all' }), { maxBuckets: all.buckets.length })).truncated).toBe(false);
   });
 });
