@@ -19,6 +19,8 @@ export type MergedListSpec<T extends Doc> = {
   stream: (doc: T) => Stream;
   /** The fields `interval` and `stream` read: neighbours are fetched with these alone. */
   neighbourFields?: readonly string[];
+  /** The fields the caller needs of the listed records (with the sort and neighbour fields); absent: whole records. */
+  rowFields?: readonly string[];
   rule: MatchRule;
   order: readonly string[];
   /** Longest record interval worth looking back for (counts and sessions). */
@@ -43,6 +45,7 @@ export function listInView<T extends Doc>(readStore: ReadStore, spec: MergedList
       interval: spec.interval,
       stream: spec.stream,
       ...(spec.neighbourFields ? { neighbourFields: spec.neighbourFields } : {}),
+      ...(spec.rowFields ? { rowFields: spec.rowFields } : {}),
       partitionOf: () => '',
       rulesFor: () => rules,
     },

@@ -24,6 +24,8 @@ export type PartitionedListSpec<T extends Doc> = {
   stream: (doc: T) => Stream;
   /** The fields `interval` and `stream` read: neighbours are fetched with these alone. */
   neighbourFields?: readonly string[];
+  /** The fields the caller needs of the listed records (with the sort and neighbour fields); absent: whole records. */
+  rowFields?: readonly string[];
   /** The partition a record belongs to; records of different partitions never match. */
   partitionOf: (doc: T) => string;
   rulesFor: (partition: string) => PartitionRules;
@@ -42,7 +44,7 @@ export async function listInViewByPartition<T extends Doc>(readStore: ReadStore,
   let after = page.after ?? undefined;
   const chunk = Math.max(page.limit + 1, 200);
   for (;;) {
-    const rows = await readStore.find<T>(spec.collection, { filter: spec.filter, sort, limit: chunk, after });
+    const rows = await readStore.find<T>(spec.collection, { filter: spec.filter, sort, limit: chunk, after, ...(spec.rowFields ? { fields: spec.rowFields } : {}) });
     if (rows.length === 0) return { items: out, next: null };
     const hidden = await hiddenIn(readStore, spec, rows);
     for (const row of rows) {

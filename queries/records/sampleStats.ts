@@ -268,7 +268,8 @@ async function* readSamples(readStore: ReadStore, q: SampleStatsQuery, chunk: nu
   }
   // The samples list's merged-view rule: the neighbours a record is compared with are every
   // provider's samples of the type, whatever the provider filter.
-  const spec = { ...samplesViewSpec(q.userId, q.type, filter, q.priorities), sort };
+  const view = samplesViewSpec(q.userId, q.type, filter, q.priorities);
+  const spec = { ...view, sort, rowFields: [...STATS_FIELDS, ...(view.neighbourFields ?? [])] };
   let after: readonly Scalar[] | null = null;
   for (;;) {
     const page: Page<SampleDoc & { primary: boolean }> = await listInView<SampleDoc>(

@@ -1,0 +1,167 @@
+/**
+ * `npm run bench -- stats [--days=365] [--reps=20]`: statistics and merged reads over a year of
+ * per-minute heart rate from two sources (Apple Watch and a Polar strap, 2 × 525,600 samples),
+ * uploaded through device-a to the service started as `npm start` starts it.
+ *
+ * Timed over HTTP, p50/p99 of `reps` requests each: day statistics for the year and hour
+ * statistics for a month, in Europe/Berlin and Asia/Kathmandu, both views; a page of 1,000
+ * samples in both views; a priorities change (the PUT, then the next merged read). Next to each
+ * statistics figure, in the same run: a brute-force grouping of the same rows, scanned with raw
+ * better-sqlite3 from the service's own read-model file (the full view's rows: the merged view
+ * has no stored state to scan yet).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import Database from 'better-sqlite3';
+import { DateTime } from 'luxon';
+import { json, machine, startService } from './support/service.js';
+
+const SOURCES = [
+  { source_name: 'Apple Watch', source_bundle_id: 'com.apple.health.1A2B3C', device_model: 'Watch', product_type: 'Watch7,1' },
+  { source_name: 'Polar Flow', source_bundle_id: 'fi.polar.polarflow', device_model: 'H10', product_type: 'Polar H10' },
+];
+
+function uploads(days: number, parts: number): Buffer[] {
+  const base = Date.parse('2025-11-01T00:00:00.000Z');
+  const minutes = days * 1440;
+  const per = Math.ceil(minutes / parts);
+  const out: Buffer[] = [];
+  for (let p = 0; p < parts; p++) {
+    const lines: string[] = [];
+    for (let m = p * per; m < Math.min(minutes, (p + 1) * per); m++) {
+      const t = new Date(base + m * 60_000).toISOString();
+      for (const [k, s] of SOURCES.entries()) {
+        lines.push(
+          JSON.stringify({ kind: 'quantity', uuid: randomUUID(), type: 'HKQuantityTypeIdentifierHeartRate', unit: 'count/min', value: 55 + ((m * 7 + k * 3) % 60), start_date: t, end_date: t, was_user_entered: false, metadata: { HKTimeZone: 'Europe/Berlin' }, ...s }),
+        );
+      }
+    }
+    out.push(gzipSync(lines.join('\n'), { level: 6 }));
+  }
+  return out;
+}
+
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+
+async function timed(reps: number, f: () => Promise<unknown>): Promise<{ p50: number; p99: number; last: unknown }> {
+  const ms: number[] = [];
+  let last: unknown;
+  for (let i = 0; i < reps; i++) {
+    const t = performance.now();
+    last = await f();
+    ms.push(performance.now() - t);
+  }
+  return { p50: pct(ms, 50), p99: pct(ms, 99), last };
+}
+
+/**
+ * Brute force over every row: a raw scan of the same rows in time order, each assigned to its
+ * local interval by walking the interval boundaries of tz (computed once), grouped in a Map.
+ */
+function bruteForce(db: Database.Database, user: string, start: DateTime, end: DateTime, interval: 'day' | 'hour'): { ms: number; buckets: number; samples: number } {
+  const t = performance.now();
+  const bounds: number[] = [];
+  for (let b = start; b < end; b = b.plus({ [interval === 'day' ? 'days' : 'hours']: 1 })) bounds.push(b.toMillis());
+  bounds.push(end.toMillis());
+  const rows = db
+    .prepare(
+      `SELECT "f_start_date" s, "f_provider" p, "f_source" src, "f_unit" u, "f_value" v FROM rm_samples WHERE "f_user_id" = ? AND "f_type" = 'heart_rate' AND "f_start_date" >= ? AND "f_start_date" < ? ORDER BY "f_start_date"`,
+    )
+    .raw(true)
+    .iterate(user, start.toUTC().toISO()!, end.toUTC().toISO()!) as IterableIterator<[string, string, string, string, number]>;
+  const acc = new Map<string, { n: number; sum: number; min: number; max: number }>();
+  let samples = 0;
+  let i = 0;
+  for (const [s, p, src, u, v] of rows) {
+    samples++;
+    const ms = Date.parse(s);
+    while (ms >= bounds[i + 1]!) i++;
+    const key = `${i}|${p}|${src}|${u}`;
+    const a = acc.get(key);
+    if (a) {
+      a.n++;
+      a.sum += v;
+      if (v < a.min) a.min = v;
+      if (v > a.max) a.max = v;
+    } else acc.set(key, { n: 1, sum: v, min: v, max: v });
+  }
+  return { ms: performance.now() - t, buckets: acc.size, samples };
+}
+
+export default async function main(args: string[]) {
+  const arg = (name: string, dflt: number) => Number(args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
+  const days = arg('days', 365);
+  const reps = arg('reps', 20);
+  const dir = mkdtempSync(join(tmpdir(), 'wellstream-bench-stats-'));
+  try {
+    console.log(`machine: ${machine()}`);
+    const bodies = uploads(days, 10);
+    const svcDir = join(dir, 'svc');
+    const svc = await startService(svcDir);
+    try {
+      const admin = { authorization: `Bearer ${svc.adminKey}`, 'content-type': 'application/json' };
+      const tenant = await json<{ api_key: string }>(await fetch(`${svc.base}/v1/admin/tenants`, { method: 'POST', headers: admin, body: '{"name":"bench"}' }));
+      const tk = { authorization: `Bearer ${tenant.api_key}`, 'content-type': 'application/json' };
+      const user = await json<{ id: string }>(await fetch(`${svc.base}/v1/users`, { method: 'POST', headers: tk, body: '{}' }));
+      const token = await json<{ token: string }>(await fetch(`${svc.base}/v1/users/${user.id}/tokens`, { method: 'POST', headers: tk, body: '{"scopes":["upload"]}' }));
+      const t0 = performance.now();
+      for (const [p, body] of bodies.entries()) {
+        const form = new FormData();
+        form.append('file', new Blob([body], { type: 'application/gzip' }), `hr-${p}.ndjson.gz`);
+        const res = await fetch(`${svc.base}/v1/ingest/device-a`, { method: 'POST', headers: { authorization: `Bearer ${token.token}`, 'upload-id': `stats-${p}` }, body: form });
+        if (res.status !== 202) throw new Error(`upload answered ${res.status}`);
+      }
+      const total = days * 1440 * 2;
+      const lastMinute = new Date(Date.parse('2025-11-01T00:00:00.000Z') + (days * 1440 - 1) * 60_000).toISOString();
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 500));
+        const q = new URLSearchParams({ type: 'heart_rate', view: 'all', start: lastMinute, limit: '10' });
+        const page = await json<{ data: unknown[] }>(await fetch(`${svc.base}/v1/users/${user.id}/samples?${q}`, { headers: tk }));
+        if (page.data.length === 2) break;
+      }
+      console.log(`${total} samples queryable after ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+
+      const db = new Database(join(svcDir, 'readmodels.sqlite'), { readonly: true });
+      const stats = (qs: Record<string, string>) => async () => json<{ truncated: boolean; buckets: { count: number }[] }>(await fetch(`${svc.base}/v1/users/${user.id}/samples/stats?${new URLSearchParams({ type: 'heart_rate', ...qs })}`, { headers: tk }));
+      const year = { start: '2025-11-01', end: DateTime.fromISO('2025-11-01').plus({ days }).toISODate()! };
+      const month = { start: '2026-03-01', end: '2026-04-01' };
+      console.log('| query | view | tz | p50 ms | p99 ms | buckets | samples counted | brute force ms | ours / brute force |');
+      console.log('|---|---|---|---:|---:|---:|---:|---:|---:|');
+      for (const [label, w, interval] of [['day statistics, the year', year, 'day'], ['hour statistics, a month', month, 'hour']] as const) {
+        for (const tz of ['Europe/Berlin', 'Asia/Kathmandu']) {
+          const brute = bruteForce(db, user.id, DateTime.fromISO(w.start, { zone: tz }), DateTime.fromISO(w.end, { zone: tz }), interval);
+          for (const view of ['all', 'merged']) {
+            const r = await timed(view === 'merged' ? Math.max(3, Math.floor(reps / 4)) : reps, stats({ start: w.start, end: w.end, interval, tz, view }));
+            const body = r.last as { truncated: boolean; buckets: { count: number }[] };
+            const counted = body.buckets.reduce((n, b) => n + b.count, 0);
+            console.log(`| ${label} | ${view} | ${tz} | ${r.p50.toFixed(0)} | ${r.p99.toFixed(0)} | ${body.buckets.length}${body.truncated ? ' (truncated)' : ''} | ${counted} | ${brute.ms.toFixed(0)} (${brute.buckets} buckets, ${brute.samples} samples) | ${(r.p50 / brute.ms).toFixed(1)}× |`);
+          }
+        }
+      }
+      const rawPage = (() => {
+        const t = performance.now();
+        for (let i = 0; i < reps; i++) db.prepare(`SELECT * FROM rm_samples WHERE "f_user_id" = ? AND "f_type" = 'heart_rate' AND "f_start_date" >= ? ORDER BY "f_start_date", "f_id", _id LIMIT 1000`).raw(true).all(user.id, '2026-03-01');
+        return (performance.now() - t) / reps;
+      })();
+      console.log('\n| a page of 1,000 samples | p50 ms | p99 ms | raw keyset page of the same rows (better-sqlite3) ms |');
+      console.log('|---|---:|---:|---:|');
+      for (const view of ['all', 'merged']) {
+        const r = await timed(reps, async () => json(await fetch(`${svc.base}/v1/users/${user.id}/samples?${new URLSearchParams({ type: 'heart_rate', start: '2026-03-01', limit: '1000', view })}`, { headers: tk })));
+        console.log(`| view=${view} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${rawPage.toFixed(1)} |`);
+      }
+      const t1 = performance.now();
+      await json(await fetch(`${svc.base}/v1/users/${user.id}/source-priorities`, { method: 'PUT', headers: tk, body: JSON.stringify({ priorities: { heart_rate: ['polar', 'apple'] } }) }));
+      const put = performance.now() - t1;
+      const after = await json<{ data: { source_name: string }[] }>(await fetch(`${svc.base}/v1/users/${user.id}/samples?${new URLSearchParams({ type: 'heart_rate', start: '2026-03-01', limit: '5' })}`, { headers: tk }));
+      console.log(`\npriorities change: PUT answered in ${put.toFixed(0)} ms; the next merged page shows ${after.data[0]?.source_name ?? 'nothing'} (the merged view is computed at read time, so there is nothing to re-evaluate)`);
+      db.close();
+    } finally {
+      await svc.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
