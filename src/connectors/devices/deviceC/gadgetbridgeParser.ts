@@ -1004,8 +1004,9 @@ function* readWorkouts(
 }
 
 /** A SUMMARY_DATA entry: `{"value": 5230, "unit": "meters"}` (or a bare number), converted. */
-function summaryValue(data: Record<string, unknown> | null, key: string, units: Record<string, number>): number | null {
-  const entry = data?.[key];
+export function summaryValue(data: Record<string, unknown> | null, key: string, units: Record<string, number>): number | null {
+  // Own properties only: a stranger's summary may name keys like "constructor".
+  const entry = data && Object.hasOwn(data, key) ? data[key] : undefined;
   let value: unknown = entry;
   let unit: unknown;
   if (entry && typeof entry === 'object') {
@@ -1015,8 +1016,8 @@ function summaryValue(data: Record<string, unknown> | null, key: string, units: 
   if (typeof value === 'string' && value.trim() !== '') value = Number(value);
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return null;
   if (typeof unit === 'string' && unit !== '') {
-    const factor = units[unit];
-    return factor === undefined ? null : value * factor;
+    const factor = Object.hasOwn(units, unit) ? units[unit] : undefined;
+    return typeof factor === 'number' ? value * factor : null;
   }
   return value;
 }

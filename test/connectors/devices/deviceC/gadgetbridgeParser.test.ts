@@ -426,3 +426,13 @@ describe('device-c: the database comes from a stranger and is opened defensively
     expect(onlyDatabaseItem(items)).toMatch(/^(corrupt|unreadable) SQLite database: /);
   });
 });
+
+describe('SUMMARY_DATA figures from a stranger', () => {
+  it('reads own properties only: a unit or key named like an Object builtin is unknown, not a function (contracts §3: a bad value is not stored)', async () => {
+    const { summaryValue } = await import('../../../../src/connectors/devices/deviceC/gadgetbridgeParser.js');
+    expect(summaryValue({ distanceMeters: { value: 5, unit: 'km' } }, 'distanceMeters', { km: 1000 })).toBe(5000);
+    expect(summaryValue({ distanceMeters: { value: 5, unit: 'constructor' } }, 'distanceMeters', { km: 1000 })).toBeNull();
+    expect(summaryValue({ distanceMeters: { value: 5, unit: '__proto__' } }, 'distanceMeters', { km: 1000 })).toBeNull();
+    expect(summaryValue({}, 'constructor', { km: 1000 })).toBeNull();
+  });
+});
