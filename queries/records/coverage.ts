@@ -7,7 +7,7 @@ import { listSamples } from './listSamples.js';
 import { listSleepSessions } from './listSleep.js';
 import { listWorkouts } from './listWorkouts.js';
 import type { View } from './mergedPage.js';
-import type { SourcePriorities } from './sourceRanking.js';
+import type { SourcePriorities } from '../../src/merge/sourceRanking.js';
 import type { Window } from './window.js';
 
 /**

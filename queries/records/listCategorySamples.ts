@@ -4,7 +4,7 @@ import type { CategorySampleDoc } from '../../projections/records/categorySample
 import type { PageRequest } from '../shared/page.js';
 import type { View } from './mergedPage.js';
 import { listInViewByPartition } from './mergedPartitions.js';
-import { sourceOrderFor, type SourcePriorities } from './sourceRanking.js';
+import { sourceOrderFor, type SourcePriorities } from '../../src/merge/sourceRanking.js';
 import { windowFilter, type Window } from './window.js';
 
 export type ListCategorySamples = { userId: string; type?: string; window: Window; view: View; priorities?: SourcePriorities };

@@ -2,7 +2,7 @@ import type { ReadStore } from '../../src/readstore/readStore.js';
 import type { DailySummaryDoc } from '../../projections/records/dailySummariesProjection.js';
 import type { PageRequest } from '../shared/page.js';
 import { listInView, type View } from './mergedPage.js';
-import { sourceOrderFor, type SourcePriorities } from './sourceRanking.js';
+import { sourceOrderFor, type SourcePriorities } from '../../src/merge/sourceRanking.js';
 import { dateWindowFilter, type Window } from './window.js';
 
 export type ListDailySummaries = { userId: string; window: Window; view: View; priorities?: SourcePriorities };

@@ -3,7 +3,7 @@ import type { Filter, ReadStore } from '../../src/readstore/readStore.js';
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
 import type { PageRequest } from '../shared/page.js';
 import { listInView, type MergedListSpec, type View } from './mergedPage.js';
-import { sourceOrderFor, type SourcePriorities } from './sourceRanking.js';
+import { sourceOrderFor, type SourcePriorities } from '../../src/merge/sourceRanking.js';
 import { windowFilter, type Window } from './window.js';
 
 export type ListSamples = { userId: string; type: string; window: Window; view: View; priorities?: SourcePriorities };

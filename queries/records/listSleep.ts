@@ -2,7 +2,7 @@ import type { ReadStore } from '../../src/readstore/readStore.js';
 import type { SleepPhaseDoc, SleepSessionDoc } from '../../projections/records/sleepProjection.js';
 import { findPage, type PageRequest } from '../shared/page.js';
 import { listInView, type View } from './mergedPage.js';
-import { sourceOrderFor, type SourcePriorities } from './sourceRanking.js';
+import { sourceOrderFor, type SourcePriorities } from '../../src/merge/sourceRanking.js';
 import { windowFilter, type Window } from './window.js';
 
 export type ListSleepSessions = { userId: string; window: Window; view: View; priorities?: SourcePriorities };

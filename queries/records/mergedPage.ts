@@ -1,8 +1,8 @@
 import type { Doc, Filter, ReadStore, SortSpec } from '../../src/readstore/readStore.js';
 import type { Page, PageRequest } from '../shared/page.js';
 import { listInViewByPartition } from './mergedPartitions.js';
-import type { Interval, MatchRule } from './mergedView.js';
-import type { Stream } from './sourceRanking.js';
+import type { Interval, MatchRule } from '../../src/merge/matchRules.js';
+import type { Stream } from '../../src/merge/sourceRanking.js';
 
 export type View = 'merged' | 'all';
 

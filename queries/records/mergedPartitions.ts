@@ -3,8 +3,8 @@ import { withTieBreaker } from '../../src/readstore/readStore.js';
 import { getPath } from '../../src/readstore/documentUpdate.js';
 import type { Page, PageRequest } from '../shared/page.js';
 import type { View } from './mergedPage.js';
-import { hiddenByBetterSource, matchReachMs, type Interval, type MatchRule } from './mergedView.js';
-import type { Stream } from './sourceRanking.js';
+import { hiddenByBetterSource, matchReachMs, type Interval, type MatchRule } from '../../src/merge/matchRules.js';
+import type { Stream } from '../../src/merge/sourceRanking.js';
 
 /** How the records of one partition (e.g. one category type) are merged. */
 export type PartitionRules = {

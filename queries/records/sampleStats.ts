@@ -8,7 +8,7 @@ import type { SampleDoc } from '../../projections/records/samplesProjection.js';
 import type { Page } from '../shared/page.js';
 import { listInView, type View } from './mergedPage.js';
 import { samplesViewSpec } from './listSamples.js';
-import type { SourcePriorities } from './sourceRanking.js';
+import type { SourcePriorities } from '../../src/merge/sourceRanking.js';
 
 /**
  * Spec "Sample statistics" and "Reads" rule 2: samples of one type bucketed by hour or by local

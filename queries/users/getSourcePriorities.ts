@@ -1,6 +1,6 @@
 import type { ReadStore } from '../../src/readstore/readStore.js';
 import type { UserDoc } from '../../projections/users/usersProjection.js';
-import type { SourcePriorities } from '../records/sourceRanking.js';
+import type { SourcePriorities } from '../../src/merge/sourceRanking.js';
 import { getUser } from './getUser.js';
 
 /** The answer of GET and PUT /v1/users/{id}/source-priorities (contracts §6). */

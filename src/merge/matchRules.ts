@@ -1,4 +1,4 @@
-import type { MatchKind } from '../../src/catalog/quantityCatalog.js';
+import type { MatchKind } from '../catalog/quantityCatalog.js';
 import { compareStreams, type Stream } from './sourceRanking.js';
 
 /** Spec "Merged view": when two sources' records are the same measurement. */

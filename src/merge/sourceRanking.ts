@@ -1,4 +1,4 @@
-import type { MetricGroup } from '../../src/catalog/quantityCatalog.js';
+import type { MetricGroup } from '../catalog/quantityCatalog.js';
 
 /**
  * Spec "Merged view", ranking: sources rank by `source`; within one source a body-worn stream
