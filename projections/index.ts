@@ -15,6 +15,7 @@ import { heartbeatSeriesProjection } from './records/heartbeatSeriesProjection.j
 import { menstrualCyclesProjection } from './records/menstrualCyclesProjection.js';
 import { observationsProjection } from './records/observationsProjection.js';
 import { rejectedRecordsProjection } from './ingestion/rejectedRecordsProjection.js';
+import { webhookEndpointsProjection } from './webhooks/webhookEndpointsProjection.js';
 
 /**
  * The read models of ingested records: the bulk of the write volume. The service applies them on
@@ -35,4 +36,4 @@ export const recordProjections: readonly Projection[] = [
 ];
 
 /** Every projection the service runs; the CLI's status and rebuild act on this list. */
-export const projections: readonly Projection[] = [tenantsProjection, usersProjection, deletionJobsProjection, auditLogProjection, etlJobsProjection, ...recordProjections];
+export const projections: readonly Projection[] = [tenantsProjection, usersProjection, deletionJobsProjection, auditLogProjection, etlJobsProjection, webhookEndpointsProjection, ...recordProjections];

@@ -14,6 +14,7 @@ import { sha256Hex } from '../shared/secrets.js';
 import { resolveAdminKey, resolveSealingKey } from './dataDir.js';
 import { createLogger } from './logger.js';
 import { RuntimeMonitor } from './runtimeStats.js';
+import { WebhookEngine } from '../webhooks/webhookEngine.js';
 import { openStores } from './stores.js';
 
 export type AppContext = {
@@ -30,6 +31,8 @@ export type AppContext = {
   generatedAdminKey: string | null;
   sealingKey: Buffer;
   runtime: RuntimeMonitor;
+  /** Webhook delivery (src/webhooks): runs with the background work of the service. */
+  webhooks: WebhookEngine;
   /**
    * Waits until the named read models (default: all) reflect everything up to `position`
    * (default: the head): read-your-writes for the answering process (docs/read-your-writes.md).
@@ -43,7 +46,12 @@ export type AppContext = {
  * models only (short CLI commands, which must not take over a running server's jobs).
  * `none`: nothing runs (rebuilds, status).
  */
-export type ContextOptions = { log?: Logger; runBackground?: boolean | 'all' | 'projections' | 'none' };
+export type ContextOptions = {
+  log?: Logger;
+  runBackground?: boolean | 'all' | 'projections' | 'none';
+  /** The webhook engine's clock (tests move it; the 5-day disable rule). */
+  webhookClock?: () => number;
+};
 
 /** Wires stores, projections and process managers from the configuration. */
 export async function createContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
@@ -67,12 +75,24 @@ export async function createContext(config: Config, options: ContextOptions = {}
     // ETL pool (src/pipeline/etlPool.ts): jobs normalised on worker threads with their own store connections.
     pool: new EtlThreadPool(config),
   });
+  const webhooks = new WebhookEngine({
+    eventStore,
+    readStore,
+    sealingKey,
+    allowPrivateTargets: config.webhookAllowPrivateTargets,
+    scheduleSeconds: config.webhookRetryScheduleSeconds,
+    now: options.webhookClock,
+    log,
+  });
   const runBackground = mode !== 'none';
   const runtime = new RuntimeMonitor();
   if (mode === 'all' || mode === 'projections') await projectors.start();
   if (mode === 'all') {
     await reactors.start();
     etl.start();
+    await webhooks.start();
+  } else {
+    await webhooks.init();
   }
   if (mode === 'none') {
     await projectors.init();
@@ -90,11 +110,13 @@ export async function createContext(config: Config, options: ContextOptions = {}
     generatedAdminKey: admin.generated ? admin.key : null,
     sealingKey,
     runtime,
+    webhooks,
     settle: async (position, names) => {
       if (runBackground) await projectors.waitForIdle(position, undefined, names);
     },
     close: async () => {
       runtime.close();
+      await webhooks.stop();
       await etl.stop();
       await reactors.stop();
       await projectors.stop();

@@ -68,6 +68,9 @@ export type SubscribeOptions = {
   filter?: AllFilter;
 };
 
+/** An event from a server-tracked subscription, acknowledged once handled. */
+export type AckableEvent = { event: RecordedEvent; ack: () => Promise<void> };
+
 export interface EventStore {
   readonly kind: 'sqlite' | 'eventstoredb';
   appendToStream(
@@ -83,6 +86,14 @@ export interface EventStore {
    * then live events as they are appended. Never skips or reorders.
    */
   subscribeToAll(options?: SubscribeOptions): Observable<RecordedEvent>;
+  /**
+   * A subscription whose read position the server keeps for a named group (EventStoreDB: a
+   * persistent subscription to $all with a server-side filter, one consumer at a time). Each
+   * event is acknowledged once handled; what was not acknowledged comes again, so a consumer
+   * must tolerate repeats. `after` is where a new group starts. Adapters without such a
+   * subscription leave this out: callers keep a checkpoint of their own and use subscribeToAll.
+   */
+  subscribePersistent?(group: string, options: { filter: AllFilter; after?: number | null }): Observable<AckableEvent>;
   /** Position of the newest event in the log (0 when empty). Used for lag. */
   headPosition(): Promise<number>;
   /**

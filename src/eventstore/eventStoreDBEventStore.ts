@@ -9,6 +9,7 @@ import {
   NO_STREAM,
   START,
   STREAM_EXISTS,
+  persistentSubscriptionToAllSettingsFromDefaults,
   eventTypeFilter,
   jsonEvent,
   streamNameFilter,
@@ -27,6 +28,7 @@ import {
 } from '@eventstore/db-client';
 import { Observable } from 'rxjs';
 import {
+  type AckableEvent,
   ConcurrencyError,
   IdempotencyConflictError,
   StreamDeletedError,
@@ -294,6 +296,77 @@ export class EventStoreDBEventStore implements EventStore {
 
       this.liveSubscriptions.add(completeOnClose);
       connect();
+      return stop;
+    });
+  }
+
+  /**
+   * A persistent subscription to $all for `group`, filtered on the server, created on first use
+   * (starting after `after`). At most one consumer holds it at a time, so of several processes
+   * one consumes and the others are refused until it lets go; the server keeps the position.
+   */
+  subscribePersistent(group: string, options: { filter: AllFilter; after?: number | null }): Observable<AckableEvent> {
+    const filter = options.filter;
+    return new Observable<AckableEvent>((subscriber) => {
+      if (this.closed) {
+        subscriber.complete();
+        return;
+      }
+      let stopped = false;
+      let sub: ReturnType<EventStoreDBClient['subscribeToPersistentSubscriptionToAll']> | null = null;
+      const stop = () => {
+        stopped = true;
+        this.liveSubscriptions.delete(completeOnClose);
+        const s = sub;
+        sub = null;
+        if (s) void s.unsubscribe().catch(() => {});
+      };
+      const completeOnClose = () => {
+        stop();
+        subscriber.complete();
+      };
+      this.liveSubscriptions.add(completeOnClose);
+      const after = positiveBigInt(options.after);
+      void (async () => {
+        try {
+          await this.client.createPersistentSubscriptionToAll(
+            group,
+            persistentSubscriptionToAllSettingsFromDefaults({
+              startFrom: after === null ? START : { commit: after, prepare: after },
+              maxSubscriberCount: 1,
+              consumerStrategyName: 'DispatchToSingle',
+              messageTimeout: 60_000,
+            }),
+            { filter: toServerFilter(filter) },
+          );
+        } catch (err) {
+          if (errorType(err) !== ErrorType.PERSISTENT_SUBSCRIPTION_EXISTS) throw err;
+        }
+        if (stopped) return;
+        const s = this.client.subscribeToPersistentSubscriptionToAll(group, { bufferSize: 500 });
+        sub = s;
+        s.on('data', (resolved) => {
+          const e = resolved.event;
+          if (!e || stopped) return;
+          if (isSystemEvent(e) || !matchesFilter(filter, e.streamId, e.type)) {
+            void s.ack(resolved).catch(() => {});
+            return;
+          }
+          subscriber.next({ event: toRecorded(e), ack: () => s.ack(resolved) });
+        });
+        const dropped = (err?: unknown) => {
+          if (stopped) return;
+          stop();
+          if (this.closed) subscriber.complete();
+          else subscriber.error(err ?? new Error(`persistent subscription ${group} ended`));
+        };
+        s.on('error', (err: Error) => dropped(err));
+        s.on('end', () => dropped());
+        s.on('close', () => dropped());
+      })().catch((err) => {
+        stop();
+        subscriber.error(err);
+      });
       return stop;
     });
   }

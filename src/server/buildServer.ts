@@ -31,6 +31,7 @@ import { freshnessRoutes } from './routes/freshness.js';
 import { ADMIN_PREFIX } from './routes/routeOptions.js';
 import { tokensRoutes } from './routes/tokens.js';
 import { usersRoutes } from './routes/users.js';
+import { webhooksRoutes } from './routes/webhooks.js';
 
 /** The HTTP face of the service: one plugin per capability, all state in `ctx`. */
 export async function buildServer(ctx: AppContext) {
@@ -81,6 +82,8 @@ export async function buildServer(ctx: AppContext) {
   await app.register(pipelineRoutes, { ...opts, prefix: '/v1' });
   await app.register(sourcePrioritiesRoutes, { ...opts, prefix: '/v1' });
   await app.register(freshnessRoutes, { ...opts, prefix: '/v1' });
+  await app.register(webhooksRoutes, { ...opts, prefix: '/v1' });
+  await app.register(webhooksRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   // The admin table (spec "Instance admin routes"): the same handlers, admin key, tenant from the path.
   for (const plugin of [sleepRoutes, sampleStatsRoutes, coverageRoutes]) await app.register(plugin, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   await app.ready();

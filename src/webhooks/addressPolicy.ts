@@ -1,0 +1,47 @@
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+/**
+ * Which addresses a delivery may connect to (SSRF guard). Only globally routed unicast addresses
+ * pass: loopback, private, link-local, unique-local, carrier-grade NAT, multicast, reserved and
+ * the IPv6 forms that embed an IPv4 address (mapped, NAT64, 6to4, Teredo) are refused, unless
+ * WEBHOOK_ALLOW_PRIVATE_TARGETS is set. An IPv4-mapped IPv6 address is judged as the IPv4
+ * address it maps.
+ */
+export class ForbiddenAddressError extends Error {
+  override name = 'ForbiddenAddressError';
+  readonly code = 'WEBHOOK_FORBIDDEN_ADDRESS';
+  constructor(
+    readonly address: string,
+    readonly range: string,
+  ) {
+    super(`target address ${address} is ${range} and not allowed (WEBHOOK_ALLOW_PRIVATE_TARGETS is off)`);
+  }
+}
+
+/** The range an address falls in (`unicast` for a public one), or null when it is no IP address. */
+export function addressRange(address: string): string | null {
+  const bare = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
+  // Zone ids (fe80::1%eth0) only appear on link-local addresses.
+  const unzoned = bare.split('%')[0]!;
+  if (!isIP(unzoned)) return null;
+  try {
+    return ipaddr.process(unzoned).range();
+  } catch {
+    return null;
+  }
+}
+
+/** Throws ForbiddenAddressError unless the address is public (or private targets are allowed). */
+export function checkAddress(address: string, allowPrivate: boolean): void {
+  if (allowPrivate) return;
+  const range = addressRange(address);
+  if (range === null) throw new ForbiddenAddressError(address, 'not an IP address');
+  if (range !== 'unicast') throw new ForbiddenAddressError(address, range);
+}
+
+/** The host of a URL when it is an IP literal (brackets removed), else null. */
+export function literalHost(url: URL): string | null {
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  return isIP(host) ? host : null;
+}

@@ -1,0 +1,69 @@
+import type { CollectionSpec } from '../readstore/readStore.js';
+import type { WebhookEndpointState } from '../../commands/webhooks/webhookEndpoint.js';
+
+/** Spec "Webhook delivery": one attempt as kept in `attempt_history`. */
+export type AttemptRecord = {
+  id: number;
+  attempt: number;
+  started_at: string;
+  duration_ms: number;
+  status_code: number | null;
+  error: string | null;
+  response_body_excerpt: string | null;
+};
+
+export type DeliveryStatus = 'pending' | 'running' | 'done' | 'parked';
+
+/**
+ * A delivery of one event to one endpoint. Its `id` is the position in the event log of what
+ * caused it (the domain event, or the tenant's test or replay request): unique per endpoint, and
+ * the same whenever the engine builds it again after a restart.
+ */
+export type DeliveryDoc = {
+  _id: string;
+  id: number;
+  endpoint_id: string;
+  tenant_id: string;
+  event_id: string;
+  event_type: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  next_attempt_at: string | null;
+  delivered_at: string | null;
+  created_at: string;
+  replay_of: number | null;
+  /** Set on an original once a replay of it was made (recovery replays each parked delivery once). */
+  replayed_at?: string | null;
+  /** The exact body of every attempt, as sent. */
+  payload: string;
+  attempt_history: AttemptRecord[];
+};
+
+/** Kept by the engine beside the endpoint (spec "Webhook endpoint": failing_since, last_success_at). */
+export type EndpointHealthDoc = { _id: string; failing_since: string | null; last_success_at: string | null };
+
+/** The engine's own copy of each endpoint, written with its checkpoint (what it delivered against). */
+export type DispatchEndpointDoc = { _id: string; state: WebhookEndpointState };
+
+export const DELIVERIES = 'webhook_deliveries';
+export const ENDPOINT_HEALTH = 'webhook_endpoint_health';
+export const DISPATCH_ENDPOINTS = 'webhook_dispatch_endpoints';
+
+export const deliveryKey = (endpointId: string, id: number) => `${endpointId}:${id}`;
+
+export const webhookEngineCollections: readonly CollectionSpec[] = [
+  {
+    name: DELIVERIES,
+    indexes: [
+      { fields: [['endpoint_id', 1], ['id', -1]] },
+      { fields: [['endpoint_id', 1], ['status', 1], ['id', -1]] },
+      { fields: [['status', 1], ['next_attempt_at', 1]] },
+      { fields: [['endpoint_id', 1], ['status', 1], ['next_attempt_at', 1]] },
+    ],
+    columns: ['tenant_id', 'created_at', 'replayed_at'],
+  },
+  { name: ENDPOINT_HEALTH },
+  { name: DISPATCH_ENDPOINTS },
+];

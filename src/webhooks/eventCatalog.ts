@@ -1,0 +1,105 @@
+import type { DataWritten, EtlJobFailed, EtlJobParked } from '../../commands/ingestion/upload.js';
+import type { UserErased, UserRegistered } from '../../commands/users/user.js';
+import type { WebhookEndpointDisabled } from '../../commands/webhooks/webhookEndpoint.js';
+import type { RecordedEvent } from '../eventstore/eventStore.js';
+import { deterministicId } from '../shared/ids.js';
+
+/** Every event type an endpoint can subscribe to (contracts §8), documented in docs/webhooks.md. */
+export const WEBHOOK_EVENT_TYPES = [
+  'data.written',
+  'data.erased',
+  'user.created',
+  'user.deleted',
+  'connection.created',
+  'connection.needs_reauth',
+  'connection.disconnected',
+  'connection.health_changed',
+  'sync.failed',
+  'tag.created',
+  'webhook.endpoint_disabled',
+  'webhook.test',
+] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+export const isWebhookEventType = (t: string): t is WebhookEventType => (WEBHOOK_EVENT_TYPES as readonly string[]).includes(t);
+
+/** The body every attempt of a delivery sends, byte for byte (spec "Events"). */
+export type WebhookPayload = { id: string; type: WebhookEventType; timestamp: string; test: boolean; data: Record<string, unknown> };
+
+/** What the engine needs to know about a domain event to deliver it: whose it is and what it says. */
+export type WebhookEvent = { tenantId: string; payload: WebhookPayload };
+
+/** Facts a domain event does not carry itself, read from the event log (src/webhooks/enrichment.ts). */
+export type Enrichment = {
+  externalRef: (userId: string) => Promise<string | null>;
+  /** The provider of the upload whose stream this is. */
+  uploadProvider: (streamName: string) => Promise<string | null>;
+};
+
+type Source = RecordedEvent<UserRegistered | UserErased | DataWritten | EtlJobFailed | EtlJobParked | WebhookEndpointDisabled>;
+
+/**
+ * The domain events that mean a webhook event, and the webhook event each one means. Types
+ * whose cause does not exist yet (connections, provider erasure, time tags) are wired where
+ * that capability lands, by adding its domain event here.
+ */
+export const WEBHOOK_SOURCE_TYPES: readonly Source['type'][] = [
+  'user.registered',
+  'user.erased',
+  'data.written',
+  'etl.job_failed',
+  'etl.job_parked',
+  'webhook_endpoint.disabled',
+];
+
+export async function toWebhookEvent(event: RecordedEvent, enrich: Enrichment): Promise<WebhookEvent | null> {
+  const e = event as Source;
+  const out = (type: WebhookEventType, tenantId: string, data: Record<string, unknown>): WebhookEvent => ({
+    tenantId,
+    payload: { id: deterministicId(event.id, 'webhook'), type, timestamp: event.createdAt.toISOString(), test: false, data },
+  });
+  switch (e.type) {
+    case 'user.registered':
+      return out('user.created', e.data.tenant_id, { user_id: e.data.user_id, external_ref: e.data.external_ref });
+    case 'user.erased':
+      return out('user.deleted', e.data.tenant_id, {
+        user_id: e.data.user_id,
+        external_ref: await enrich.externalRef(e.data.user_id),
+        job_id: e.data.job_id,
+      });
+    case 'data.written':
+      return out('data.written', e.data.tenant_id, {
+        user_id: e.data.user_id,
+        external_ref: await enrich.externalRef(e.data.user_id),
+        provider: e.data.provider,
+        records: e.data.records,
+        types: e.data.types,
+        first_day: e.data.first_day,
+        last_day: e.data.last_day,
+      });
+    case 'etl.job_failed':
+    case 'etl.job_parked': {
+      const parked = e.type === 'etl.job_parked';
+      return out('sync.failed', e.data.tenant_id, {
+        user_id: e.data.user_id,
+        external_ref: await enrich.externalRef(e.data.user_id),
+        provider: await enrich.uploadProvider(event.streamName),
+        reason: parked ? 'processing_parked' : 'processing_failed',
+        last_error: e.data.error,
+        consecutive_failures: e.data.attempt,
+        retry_at: parked ? null : (e.data as EtlJobFailed['data']).next_attempt_at,
+      });
+    }
+    case 'webhook_endpoint.disabled':
+      // The tenant knows when it disabled an endpoint itself; only the engine's own decision is news.
+      if (!e.data.automatic) return null;
+      return out('webhook.endpoint_disabled', e.data.tenant_id, { endpoint_id: e.data.endpoint_id, reason: e.data.reason });
+    default:
+      return null;
+  }
+}
+
+/** The body of a test delivery (contracts §8: `test` true, type `webhook.test`). */
+export function testPayload(eventId: string, endpointId: string, at: string): WebhookPayload {
+  return { id: eventId, type: 'webhook.test', timestamp: at, test: true, data: { endpoint_id: endpointId } };
+}

@@ -1,0 +1,100 @@
+import type { Logger } from 'pino';
+import type { Agent } from 'undici';
+import { disableWebhookEndpoint } from '../../commands/webhooks/disableWebhookEndpoint.js';
+import type { EventStore } from '../eventstore/eventStore.js';
+import type { ReadStore } from '../readstore/readStore.js';
+import { webhookEngineCollections } from './deliveryDocs.js';
+import { DeliveryDispatcher } from './deliveryDispatcher.js';
+import { DeliveryWorker, DEFAULT_LIMITS, type WorkerLimits } from './deliveryWorker.js';
+import { DeliveryWrites } from './deliveryWrites.js';
+import { EndpointDirectory } from './endpointDirectory.js';
+import { eventLogEnrichment } from './enrichment.js';
+import { guardedAgent } from './guardedAgent.js';
+import { RetrySchedule } from './retrySchedule.js';
+
+export type WebhookEngineOptions = {
+  eventStore: EventStore;
+  readStore: ReadStore;
+  sealingKey: Buffer;
+  allowPrivateTargets: boolean;
+  scheduleSeconds?: readonly number[];
+  limits?: Partial<WorkerLimits>;
+  /** The engine's clock (tests move it to reach the 5-day disable rule). */
+  now?: () => number;
+  log?: Logger;
+};
+
+/**
+ * Webhook delivery: the dispatcher (a checkpointed subscription on the event stream that writes
+ * deliveries) and the worker (signs, sends, retries, parks), sharing the endpoint directory.
+ */
+export class WebhookEngine {
+  private readonly endpoints: EndpointDirectory;
+  private readonly writes: DeliveryWrites;
+  private readonly worker: DeliveryWorker;
+  private readonly dispatcher: DeliveryDispatcher;
+  private readonly http: Agent;
+  private running = false;
+
+  constructor(private readonly options: WebhookEngineOptions) {
+    const now = options.now ?? Date.now;
+    this.endpoints = new EndpointDirectory(options.sealingKey);
+    this.writes = new DeliveryWrites(options.readStore, options.log);
+    this.http = guardedAgent({ allowPrivateTargets: options.allowPrivateTargets, connectTimeoutMs: 10_000 });
+    this.worker = new DeliveryWorker({
+      readStore: options.readStore,
+      writes: this.writes,
+      endpoints: this.endpoints,
+      schedule: new RetrySchedule(options.scheduleSeconds),
+      http: this.http,
+      now,
+      limits: { ...DEFAULT_LIMITS, ...options.limits },
+      disableEndpoint: async (endpointId, reason) => {
+        await disableWebhookEndpoint(options.eventStore, { endpointId, reason, at: new Date(now()).toISOString() });
+      },
+      log: options.log,
+    });
+    this.dispatcher = new DeliveryDispatcher(
+      options.eventStore,
+      options.readStore,
+      this.endpoints,
+      eventLogEnrichment(options.eventStore),
+      async ({ deliveries, stopped }) => {
+        for (const id of stopped) await this.worker.parkEndpoint(id);
+        this.worker.offer(deliveries);
+      },
+      options.log,
+    );
+  }
+
+  /** Declares the engine's collections (also when it does not run, so reads find them). */
+  async init(): Promise<void> {
+    await this.options.readStore.ensureCollections(webhookEngineCollections);
+  }
+
+  async start(): Promise<void> {
+    await this.init();
+    await this.dispatcher.load();
+    await this.worker.start();
+    this.dispatcher.run();
+    this.running = true;
+  }
+
+  /**
+   * Resolves once every event up to `position` was turned into deliveries (and the deliveries of
+   * endpoints disabled up to there were parked): what the webhook routes answer depends on it.
+   */
+  async settle(position: number, timeoutMs = 30_000): Promise<void> {
+    if (!this.running || position <= 0) return;
+    await this.dispatcher.waiters.waitFor(position, timeoutMs);
+  }
+
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    await this.dispatcher.stop();
+    await this.worker.stop();
+    await this.writes.close();
+    await this.http.close();
+  }
+}
