@@ -1,16 +1,14 @@
 import type { RecordsIngested } from '../../commands/ingestion/ingestedEvents.js';
 import type { NormalizedRecord } from '../../commands/ingestion/records.js';
-import type { UserErased } from '../../commands/users/user.js';
+import { PROVIDER_DATA_ERASED, USER_ERASED, type ProviderDataErased, type UserErased } from '../../commands/deletions/erasureEvents.js';
 import type { RecordedEvent } from '../../src/eventstore/eventStore.js';
 import { defineProjection, type Projection } from '../../src/projector/projection.js';
-import type { Change, CollectionSpec, IndexSpec, UpdateChange } from '../../src/readstore/readStore.js';
+import type { Change, CollectionSpec, Filter, IndexSpec, UpdateChange } from '../../src/readstore/readStore.js';
 import { ownedFields } from './recordDoc.js';
 import { recordId, recordKey } from './recordIds.js';
 
 /** A batch of records of one kind, as evolve receives it. */
 export type IngestedEvent<R extends NormalizedRecord> = RecordedEvent<RecordsIngested<R>>;
-
-const USER_ERASED: UserErased['type'] = 'user.erased';
 
 /**
  * Fields of every record row, besides the kind's own index fields, that embedded stores keep as
@@ -20,7 +18,12 @@ const USER_ERASED: UserErased['type'] = 'user.erased';
 export const RECORD_COLUMNS = ['provider', 'source', 'body_worn', 'ingested_at', 'external_id', 'device', 'tenant_id'] as const;
 export const RECORD_BOOLEANS = ['body_worn'] as const;
 
-const isUserErased = (event: RecordedEvent<RecordsIngested | UserErased>): event is RecordedEvent<UserErased> => event.type === USER_ERASED;
+type Erasure = UserErased | ProviderDataErased;
+const isErasure = (event: RecordedEvent<RecordsIngested | Erasure>): event is RecordedEvent<Erasure> => event.type === USER_ERASED || event.type === PROVIDER_DATA_ERASED;
+
+/** The rows an erasure drops: all of the user's, or those of the user and one provider (every row carries both). */
+export const erasedRows = (event: RecordedEvent<Erasure>): Filter =>
+  event.type === PROVIDER_DATA_ERASED ? { user_id: event.data.user_id, provider: event.data.provider } : { user_id: event.data.user_id };
 
 /**
  * The upsert that stores the `index`-th record of an ingested batch: keyed by its natural key
@@ -51,9 +54,10 @@ export function recordUpsert<R extends NormalizedRecord>(
 
 /**
  * A projection of one record kind over any number of collections (a parent row per record and
- * the rows hung below it). `evolve` handles the kind's `*.ingested` events; `user.erased` is
- * handled here for every collection in `collections`: each deletes the user's rows (so every
- * row must carry `user_id`, and every collection should be indexed by it first).
+ * the rows hung below it). `evolve` handles the kind's `*.ingested` events; the erasures are
+ * handled here for every collection in `collections`: on `user.erased` each deletes the user's
+ * rows, on `provider_data.erased` the user's rows of that provider (so every row must carry
+ * `user_id` and `provider`, and every collection should be indexed by `user_id` first).
  */
 export function defineRecordsProjection<R extends NormalizedRecord>(p: {
   name: string;
@@ -61,13 +65,13 @@ export function defineRecordsProjection<R extends NormalizedRecord>(p: {
   collections: readonly CollectionSpec[];
   evolve: (event: IngestedEvent<R>) => readonly Change[];
 }): Projection {
-  return defineProjection<RecordsIngested<R> | UserErased>({
+  return defineProjection<RecordsIngested<R> | Erasure>({
     name: p.name,
     collections: p.collections,
-    eventTypes: [p.eventType, USER_ERASED],
+    eventTypes: [p.eventType, USER_ERASED, PROVIDER_DATA_ERASED],
     evolve: (event) =>
-      isUserErased(event)
-        ? p.collections.map((c): Change => ({ op: 'deleteMany', collection: c.name, filter: { user_id: event.data.user_id } }))
+      isErasure(event)
+        ? p.collections.map((c): Change => ({ op: 'deleteMany', collection: c.name, filter: erasedRows(event) }))
         : p.evolve(event as IngestedEvent<R>),
   });
 }
