@@ -8,7 +8,7 @@ export const WebhookUrl = z
   .string()
   .max(2048)
   .url()
-  .refine((u) => /^https?:$/.test(new URL(u).protocol), 'url must be http or https')
+  .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'url must be http or https')
   .describe('Where deliveries are POSTed: http(s), at most 2048 characters');
 export const WebhookDescription = z.string().max(255).describe('At most 255 characters');
 export const WebhookEventTypes = z

@@ -200,7 +200,8 @@ export class DeliveryWorker {
     }
     const startedAt = now();
     writes.set(DELIVERIES, d._id, { status: 'running' });
-    const headers = endpoints.signer(ep.id).headers(d.event_id, new Date(startedAt), d.payload);
+    // The signature carries the wall-clock time: receivers check it against theirs (replay protection).
+    const headers = endpoints.signer(ep.id).headers(d.event_id, new Date(), d.payload);
     const result = await postDelivery(this.deps.http, ep.url, headers, d.payload, now);
     this.record(d, result, startedAt);
   }

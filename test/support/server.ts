@@ -1,6 +1,6 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
-import { createContext, type AppContext } from '../../src/app/context.js';
+import { createContext, type AppContext, type ContextOptions } from '../../src/app/context.js';
 import { loadConfig } from '../../src/config.js';
 import { buildServer } from '../../src/server/buildServer.js';
 import { tempDir } from './tmp.js';
@@ -39,10 +39,10 @@ export type TestApp = {
  * temporary DATA_DIR, the real buildServer, requests through `app.inject`. The admin key is
  * the one the context generated on this "first start" (unless ADMIN_API_KEY is passed).
  */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, options: ContextOptions = {}): Promise<TestApp> {
   const dataDir = tempDir('wellstream-server-');
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env } as NodeJS.ProcessEnv);
-  const ctx = await createContext(config);
+  const ctx = await createContext(config, options);
   let app: FastifyInstance;
   try {
     app = await buildServer(ctx);
