@@ -101,6 +101,12 @@ export interface EventStore {
    * events are physically gone (erasure needs this).
    */
   deleteStream(streamName: string, options?: { expectedRevision?: ExpectedRevision; hard?: boolean }): Promise<void>;
+  /**
+   * Makes the bytes of deleted streams unreadable in the store's files, as far as the backend
+   * can (erasure, docs/erasure.md): the embedded store zeroes freed pages as it deletes and here
+   * folds its write-ahead log into the database and empties it; EventStoreDB starts a scavenge.
+   */
+  purgeDeleted?(): Promise<void>;
   close(): Promise<void>;
 }
 

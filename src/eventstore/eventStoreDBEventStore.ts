@@ -409,6 +409,21 @@ export class EventStoreDBEventStore implements EventStore {
     }
   }
 
+  /**
+   * Starts a scavenge: the server rewrites its completed chunks without the events of tombstoned
+   * streams (erasure, docs/erasure.md). The v6 client has no operations API; its own HTTP channel
+   * (leader discovery, credentials, TLS) reaches the admin route. One already running is enough.
+   */
+  async purgeDeleted(): Promise<void> {
+    const client = this.client as unknown as { HTTPRequest: (method: 'POST', path: string, options: Record<string, never>) => Promise<unknown> };
+    try {
+      await client.HTTPRequest('POST', '/admin/scavenge', {});
+    } catch (err) {
+      if (err instanceof Error && /already|in progress|running/i.test(err.message)) return;
+      throw err;
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

@@ -19,6 +19,7 @@ import {
 } from './eventStore.js';
 import { uuidv7 } from '../shared/ids.js';
 import { BUSY_TIMEOUT_MS, isBusy, nextPause, withWriteLock } from '../shared/sqliteWriteLock.js';
+import { emptyWriteAheadLog, eraseOnDelete } from '../shared/sqlitePurge.js';
 
 type EventRow = {
   position: number;
@@ -95,6 +96,7 @@ export class SqliteEventStore implements EventStore {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    eraseOnDelete(this.db);
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS events (
         position   INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -385,6 +387,11 @@ export class SqliteEventStore implements EventStore {
       })
       .immediate(),
     );
+  }
+
+  /** Deleted streams' rows were zeroed as they went (secure_delete); this empties the log that still holds them. */
+  async purgeDeleted(): Promise<void> {
+    await emptyWriteAheadLog(this.db);
   }
 
   async close(): Promise<void> {

@@ -162,6 +162,12 @@ export interface ReadStore {
   listCheckpoints(): Promise<Checkpoint[]>;
   /** Sets a checkpoint unconditionally (rebuild start and end). */
   setCheckpoint(projection: string, position: number, status: Checkpoint['status']): Promise<void>;
+  /**
+   * Makes deleted documents unreadable in the store's files, as far as the backend can (erasure,
+   * docs/erasure.md): the embedded store zeroes rows as it deletes them and here empties its
+   * write-ahead log. MongoDB has no such operation (its storage engine reuses freed blocks).
+   */
+  purgeDeleted?(): Promise<void>;
   close(): Promise<void>;
 }
 

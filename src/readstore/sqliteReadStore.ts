@@ -18,6 +18,7 @@ import {
   type UpdateChange,
 } from './readStore.js';
 import { BUSY_TIMEOUT_MS, withWriteLock } from '../shared/sqliteWriteLock.js';
+import { emptyWriteAheadLog, eraseOnDelete } from '../shared/sqlitePurge.js';
 import { filterSql, keysetSql, orderSql } from './sqliteQuery.js';
 import { col, columnHoldsAll, columnValue, SqliteTable, tableName } from './sqliteTable.js';
 
@@ -47,6 +48,7 @@ export class SqliteReadStore implements ReadStore {
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     this.db.pragma(`cache_size = -${(options.cacheMiB ?? 16) * 1024}`);
+    eraseOnDelete(this.db);
     this.db.exec(`CREATE TABLE IF NOT EXISTS _checkpoints (
       projection TEXT PRIMARY KEY, position INTEGER NOT NULL, status TEXT NOT NULL,
       updated_at TEXT NOT NULL, last_event_at TEXT);
@@ -200,6 +202,11 @@ export class SqliteReadStore implements ReadStore {
 
   async setCheckpoint(projection: string, position: number, status: Checkpoint['status']): Promise<void> {
     await withWriteLock(() => this.writeCheckpoint(projection, position, status, position === 0 ? null : (this.readCheckpoint(projection)?.last_event_at ?? null)));
+  }
+
+  /** Deleted rows were zeroed as they went (secure_delete); this empties the log that still holds them. */
+  async purgeDeleted(): Promise<void> {
+    await emptyWriteAheadLog(this.db);
   }
 
   async close(): Promise<void> {
