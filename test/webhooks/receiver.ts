@@ -101,6 +101,12 @@ export class Receiver {
     }
   }
 
+  /** Cuts the connections of every request held by `hang`. */
+  dropHanging(): void {
+    for (const res of this.hanging) res.destroy();
+    this.hanging.clear();
+  }
+
   /** Goes down: the port refuses connections until `up`. */
   async down(): Promise<void> {
     for (const res of this.hanging) res.destroy();
