@@ -22,7 +22,7 @@ export type Answer = { status: number; headers?: Record<string, string>; body?: 
 export class Receiver {
   readonly received: Received[] = [];
   private readonly secrets = new Map<string, string>();
-  private readonly hanging = new Set<ServerResponse>();
+  private readonly hanging: ServerResponse[] = [];
   answer: (r: Received) => Answer = () => ({ status: 204 });
   private server: Server;
   port = 0;
@@ -58,7 +58,7 @@ export class Receiver {
         this.received.push(r);
         const a = this.answer(r);
         if (a === 'hang') {
-          this.hanging.add(res);
+          this.hanging.push(res);
           return;
         }
         if (a === 'drop') {
@@ -103,14 +103,24 @@ export class Receiver {
 
   /** Cuts the connections of every request held by `hang`. */
   dropHanging(): void {
-    for (const res of this.hanging) res.destroy();
-    this.hanging.clear();
+    for (const res of this.hanging.splice(0)) res.destroy();
+  }
+
+  /** Answers the `count` oldest requests held by `hang` with `status`. */
+  releaseHanging(count: number, status = 204): void {
+    for (const res of this.hanging.splice(0, count)) {
+      res.writeHead(status);
+      res.end();
+    }
+  }
+
+  get held(): number {
+    return this.hanging.length;
   }
 
   /** Goes down: the port refuses connections until `up`. */
   async down(): Promise<void> {
-    for (const res of this.hanging) res.destroy();
-    this.hanging.clear();
+    this.dropHanging();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
