@@ -3,7 +3,8 @@ import { REJECTED_RECORDS } from '../../projections/ingestion/rejectedRecordsPro
 import type { Page, PageRequest } from '../shared/page.js';
 import { listCategorySamples } from './listCategorySamples.js';
 import { listDailySummaries } from './listDailySummaries.js';
-import { listSamples } from './listSamples.js';
+import { SAMPLE_ROLLUPS } from '../../projections/records/sampleRollups/dayRollup.js';
+import { DAY_GROUP, groupColumns } from '../../projections/records/sampleRollups/rollupLayout.js';
 import { listSleepSessions } from './listSleep.js';
 import { listWorkouts } from './listWorkouts.js';
 import type { View } from './mergedPage.js';
@@ -44,7 +45,34 @@ export type CoverageCollection = {
   metricField?: string;
   /** The kind's list in the merged view; absent: the kind has no merged view and every record counts. */
   listMerged?: ListMerged;
+  /** Counts kept by the kind's projection, in the requested view: read instead of the rows. */
+  counters?: (readStore: ReadStore, q: { userId: string; view: View; providerFilter: Filter; days: Filter[string] | null }) => Promise<CountRow[]>;
 };
+
+/** Records of one metric of one provider on one day. */
+export type CountRow = { date: string; provider: string; metric: string; count: number; last: string };
+
+/**
+ * Samples are counted from the rollups the samples projection keeps (a row per series, day and
+ * view; `p23c` is the day's count): one row per series and day instead of one per sample.
+ * `last_synced_at` is taken from the full view, whichever view counts.
+ */
+async function sampleCounters(readStore: ReadStore, q: { userId: string; view: View; providerFilter: Filter; days: Filter[string] | null }): Promise<CountRow[]> {
+  const read = (view: View) =>
+    readStore.aggregate(SAMPLE_ROLLUPS, {
+      filter: { user_id: q.userId, view, ...q.providerFilter, ...(q.days ? { day: q.days } : {}) },
+      groupBy: ['day', 'provider', 'type'],
+      sum: [DAY_COUNT],
+      max: ['last_ingested_at'],
+    });
+  const all = await read('all');
+  const listed = q.view === 'merged' ? new Map((await read('merged')).map((r) => [`${r.group.day}\u0000${r.group.provider}\u0000${r.group.type}`, r.sum[DAY_COUNT] ?? 0])) : null;
+  return all.map((r) => {
+    const k = `${r.group.day}\u0000${r.group.provider}\u0000${r.group.type}`;
+    return { date: String(r.group.day), provider: String(r.group.provider), metric: String(r.group.type), count: listed ? (listed.get(k) ?? 0) : (r.sum[DAY_COUNT] ?? 0), last: String(r.max.last_ingested_at ?? '') };
+  });
+}
+const DAY_COUNT = groupColumns(DAY_GROUP)[0]!;
 
 const withPriorities = (p?: SourcePriorities) => (p ? { priorities: p } : {});
 
@@ -58,7 +86,7 @@ export const COVERAGE_COLLECTIONS: readonly CoverageCollection[] = [
     collection: 'samples',
     dayField: 'day',
     metricField: 'type',
-    listMerged: (rs, q, page) => listSamples(rs, { userId: q.userId, type: q.metric, window: q.window, view: 'merged', ...withPriorities(q.priorities) }, page),
+    counters: sampleCounters,
   },
   {
     collection: 'category_samples',
@@ -134,7 +162,19 @@ export async function coverageReport(
 
   const days = dayCondition(q.window);
   const entries = new Map<string, Entry>();
+  const add = (c: CoverageCollection, r: CountRow) => {
+    const k = entryKey(r.date, r.provider);
+    let e = entries.get(k);
+    if (!e) entries.set(k, (e = { date: r.date, provider: r.provider, last: '', counts: new Map() }));
+    const ck = countKey(c.collection, r.metric);
+    e.counts.set(ck, (e.counts.get(ck) ?? 0) + r.count);
+    if (r.last > e.last) e.last = r.last;
+  };
   for (const c of collections) {
+    if (c.counters) {
+      for (const r of await c.counters(readStore, { userId: q.userId, view: q.view, providerFilter, days })) add(c, r);
+      continue;
+    }
     const rows = await readStore.aggregate(c.collection, {
       filter: { user_id: q.userId, ...providerFilter, ...(days ? { [c.dayField]: days } : {}) },
       groupBy: [c.dayField, 'provider', ...(c.metricField ? [c.metricField] : [])],
@@ -144,14 +184,8 @@ export async function coverageReport(
       const date = r.group[c.dayField];
       const provider = r.group.provider;
       if (typeof date !== 'string' || typeof provider !== 'string') continue;
-      const k = entryKey(date, provider);
-      let e = entries.get(k);
-      if (!e) entries.set(k, (e = { date, provider, last: '', counts: new Map() }));
-      const metric = c.metricField ? String(r.group[c.metricField]) : c.collection;
-      const ck = countKey(c.collection, metric);
-      e.counts.set(ck, (e.counts.get(ck) ?? 0) + r.count);
       const last = r.max.ingested_at;
-      if (typeof last === 'string' && last > e.last) e.last = last;
+      add(c, { date, provider, metric: c.metricField ? String(r.group[c.metricField]) : c.collection, count: r.count, last: typeof last === 'string' ? last : '' });
     }
   }
 

@@ -1,14 +1,13 @@
 import { DateTime, FixedOffsetZone, InvalidZone, type Zone } from 'luxon';
-import type { Filter, ReadStore, Scalar, SortSpec } from '../../src/readstore/readStore.js';
+import type { Filter, ReadStore, Scalar } from '../../src/readstore/readStore.js';
 import { withTieBreaker } from '../../src/readstore/readStore.js';
 import { getPath } from '../../src/readstore/documentUpdate.js';
 import { InvalidTimeWindowError, parseTimeParam } from '../../src/shared/timeWindow.js';
 import { canonicalTimeZone } from '../../src/shared/timeZones.js';
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
-import type { Page } from '../shared/page.js';
-import { listInView, type View } from './mergedPage.js';
-import { samplesViewSpec } from './listSamples.js';
-import type { SourcePriorities } from '../../src/merge/sourceRanking.js';
+import type { View } from './mergedPage.js';
+import { mergedSamplesFilter } from './listSamples.js';
+import { quarterAligned, statsFromRollups, type Interval } from './rollupStats.js';
 
 /**
  * Spec "Sample statistics" and "Reads" rule 2: samples of one type bucketed by hour or by local
@@ -222,22 +221,50 @@ export type SampleStatsQuery = {
   tz: string;
   provider?: string;
   view: View;
-  priorities?: SourcePriorities;
 };
 
 export type SampleStatsResult = { buckets: StatsBucket[]; truncated: boolean };
 
+/** The intervals of a widened window, each with its start's offset in tz (minutes). */
+export function statsIntervals(window: StatsWindow, interval: StatsInterval): (Interval & { offset: number })[] {
+  const out: (Interval & { offset: number })[] = [];
+  const end = window.end.toMillis();
+  for (let t = window.start; t.toMillis() < end; ) {
+    const next = nextBoundary(t, interval);
+    out.push({ start: t.toMillis(), end: Math.min(next.toMillis(), end), offset: t.offset });
+    t = next;
+  }
+  return out;
+}
+
+const pad2 = (n: number) => String(n).padStart(2, '0');
+/** formatWithOffset for an instant and an offset of whole minutes, without building a DateTime. */
+const labelOf = (ms: number, offset: number): string => {
+  const abs = Math.abs(offset);
+  return `${new Date(ms + offset * 60_000).toISOString().slice(0, 19)}${offset < 0 ? '-' : '+'}${pad2(Math.floor(abs / 60))}:${pad2(abs % 60)}`;
+};
+
 /**
- * Reads the samples of one type in the widened window, oldest first, in the requested view
- * (merged: only the records the merged view of the samples list shows), and buckets every one of
- * them (contracts §6), `chunk` rows at a time: memory stays bounded by a chunk and the buckets.
- * The full view reads only the fields statistics need.
+ * Every sample of the window counts (contracts §6). Where the intervals fall on UTC quarter hours
+ * (any zone's since 1972) the answer is summed from the rollups, a few rows per UTC day
+ * (rollupStats.ts); otherwise (local mean time before 1972) the samples are read and bucketed,
+ * `chunk` rows at a time. Both views read state the samples projection keeps: the merged view
+ * counts the samples it lists.
  */
 export async function sampleStats(
   readStore: ReadStore,
   q: SampleStatsQuery,
   opts: { maxBuckets?: number; chunk?: number } = {},
 ): Promise<SampleStatsResult> {
+  const intervals = statsIntervals(q.window, q.interval);
+  if (quarterAligned(intervals)) {
+    const stats = await statsFromRollups(readStore, { userId: q.userId, type: q.type, view: q.view, ...(q.provider !== undefined ? { provider: q.provider } : {}) }, intervals);
+    const buckets = stats.map((s) => {
+      const i = intervals[s.interval]!;
+      return { start: labelOf(i.start, i.offset), provider: s.provider, source: s.source, unit: s.unit, count: s.count, sum: s.sum, avg: s.sum / s.count, min: s.min, max: s.max };
+    });
+    return capBuckets(buckets, opts.maxBuckets);
+  }
   const chunk = Math.max(1, opts.chunk ?? 10_000);
   const bucketer = new StatsBucketer(q.interval, q.tz);
   for await (const rows of readSamples(readStore, q, chunk)) for (const row of rows) bucketer.add(row);
@@ -253,33 +280,15 @@ async function* readSamples(readStore: ReadStore, q: SampleStatsQuery, chunk: nu
     type: q.type,
     ...(q.provider !== undefined ? { provider: q.provider } : {}),
     start_date: { $gte: q.window.start.toUTC().toISO()!, $lt: q.window.end.toUTC().toISO()! },
+    ...mergedSamplesFilter(q.view),
   };
-  const sort: SortSpec = [['start_date', 1], ['id', 1]];
-  if (q.view === 'all') {
-    const full = withTieBreaker(sort);
-    let after: Scalar[] | undefined;
-    for (;;) {
-      const rows = await readStore.find<SampleDoc>('samples', { filter, sort: full, limit: chunk, after, fields: STATS_FIELDS });
-      if (rows.length) yield rows;
-      if (rows.length < chunk) return;
-      const last = rows[rows.length - 1]!;
-      after = full.map(([f]) => (getPath(last, f) ?? null) as Scalar);
-    }
-  }
-  // The samples list's merged-view rule: the neighbours a record is compared with are every
-  // provider's samples of the type, whatever the provider filter.
-  const view = samplesViewSpec(q.userId, q.type, filter, q.priorities);
-  const spec = { ...view, sort, rowFields: [...STATS_FIELDS, ...(view.neighbourFields ?? [])] };
-  let after: readonly Scalar[] | null = null;
+  const sort = withTieBreaker([['start_date', 1], ['id', 1]]);
+  let after: Scalar[] | undefined;
   for (;;) {
-    const page: Page<SampleDoc & { primary: boolean }> = await listInView<SampleDoc>(
-      readStore,
-      spec,
-      'merged',
-      { after, limit: chunk },
-    );
-    if (page.items.length) yield page.items;
-    if (!page.next) return;
-    after = page.next;
+    const rows = await readStore.find<SampleDoc>('samples', { filter, sort, limit: chunk, after, fields: STATS_FIELDS });
+    if (rows.length) yield rows;
+    if (rows.length < chunk) return;
+    const last = rows[rows.length - 1]!;
+    after = sort.map(([f]) => (getPath(last, f) ?? null) as Scalar);
   }
 }

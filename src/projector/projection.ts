@@ -1,5 +1,5 @@
 import type { Event, RecordedEvent } from '../eventstore/eventStore.js';
-import type { Change, CollectionSpec } from '../readstore/readStore.js';
+import type { Change, CollectionSpec, PositionedChange, ReadStore } from '../readstore/readStore.js';
 
 /**
  * A projection is declared, not wired: its name, the collections it owns (and may drop on a
@@ -12,6 +12,35 @@ export type Projection<E extends Event = Event> = {
   collections: readonly CollectionSpec[];
   eventTypes: readonly E['type'][];
   evolve: (event: RecordedEvent<E>) => readonly Change[];
+  /** State that depends on other records than the event's own (the merged view, rollups). */
+  derive?: Derivation;
+};
+
+/**
+ * Read models that no single event determines: whether the merged view lists a record depends on
+ * its neighbours from other sources, a statistics rollup on every sample of its day. Like a
+ * command handler, a derivation loads the state it needs (the neighbourhood of what a batch
+ * touches, as stored before the batch), decides with pure functions, and answers changes that go
+ * into the same transaction as the batch's evolved changes, so the derived state can never lag
+ * or run ahead of the rows it derives from.
+ */
+export type Derivation = {
+  /**
+   * Events that re-evaluate a whole user (a new source order, an erased provider): applied in a
+   * batch of their own, after everything before them is committed, so `derive` reads the rows
+   * as they stand.
+   */
+  isBarrier: (event: RecordedEvent) => boolean;
+  /**
+   * The changes the batch implies beyond `evolved`, read from the state before the batch. It may
+   * add fields to the batch's own upserts in `evolved` (a new record's merged flag) rather than
+   * write those rows twice. Yields chunks: every chunk but the last is applied on its own with
+   * the checkpoint unmoved (a whole-user re-evaluation is too large for one transaction; redone
+   * whole after a crash), the last one with the batch.
+   */
+  derive: (events: readonly RecordedEvent[], evolved: PositionedChange[], readStore: ReadStore) => AsyncIterable<Change[]>;
+  /** After a rebuild replayed every event through evolve: the derived state of all the rows, in chunks. */
+  rebuildAll: (readStore: ReadStore) => AsyncIterable<Change[]>;
 };
 
 export function defineProjection<E extends Event>(p: Projection<E>): Projection {

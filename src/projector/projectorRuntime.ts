@@ -1,10 +1,10 @@
 import type { Subscription } from 'rxjs';
 import type { Logger } from 'pino';
 import type { EventStore, RecordedEvent } from '../eventstore/eventStore.js';
-import { CheckpointMismatchError, type PositionedChange, type ReadStore } from '../readstore/readStore.js';
+import { CheckpointMismatchError, type Change, type PositionedChange, type ReadStore } from '../readstore/readStore.js';
 import type { Config } from '../config.js';
 import { PositionWaiters } from './positionWaiters.js';
-import type { Projection } from './projection.js';
+import type { Derivation, Projection } from './projection.js';
 import { ProjectorThread } from './threadedRunner.js';
 
 export type ProjectionStatus = {
@@ -200,6 +200,14 @@ async function rebuildOne(
     readCount = Math.max(16, Math.min(1000, Math.floor((2 * REBUILD_CHANGES) / perEvent)));
   }
   await readStore.ensureCollections(p.collections);
+  if (p.derive) {
+    for await (const chunk of p.derive.rebuildAll(readStore)) {
+      let index = 0;
+      const changes = chunk.map((c) => Object.assign(c, { position, index: index++ }) as PositionedChange);
+      await readStore.applyBatch({ projection: p.name, expectedPosition: position, position, mode: 'rebuilding', lastEventAt: null, changes });
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
   // Events appended during the rebuild are picked up by the live runner from here.
   await readStore.setCheckpoint(p.name, position, 'live');
   const done = { projection: p.name, position, head: Math.max(head, position), events, elapsedMs: Date.now() - started };
@@ -209,7 +217,34 @@ async function rebuildOne(
 
 const REBUILD_CHANGES = 20_000;
 
-function pushChanges(p: Projection, e: RecordedEvent, out: PositionedChange[]): void {
+/**
+ * Runs a projection's derivation for a batch of events whose evolved changes are `changes`: every
+ * chunk but the last goes to `applyInterim` at once (to be applied with the checkpoint unmoved),
+ * the last is appended to `changes`, for the caller to apply with the batch. Answers false when
+ * `stopped` interrupted it.
+ */
+export async function deriveBatch(
+  readStore: ReadStore,
+  derive: Derivation,
+  events: readonly RecordedEvent[],
+  changes: PositionedChange[],
+  applyInterim: (changes: PositionedChange[]) => Promise<void>,
+  stopped: () => boolean = () => false,
+): Promise<boolean> {
+  const position = events[events.length - 1]!.globalPosition;
+  let index = changes.length;
+  const tag = (chunk: Change[]): PositionedChange[] => chunk.map((c) => Object.assign(c, { position, index: index++ }) as PositionedChange);
+  let pending: Change[] | null = null;
+  for await (const chunk of derive.derive(events, changes, readStore)) {
+    if (pending) await applyInterim(tag(pending));
+    if (stopped()) return false;
+    pending = chunk;
+  }
+  if (pending) changes.push(...tag(pending));
+  return true;
+}
+
+export function pushChanges(p: Projection, e: RecordedEvent, out: PositionedChange[]): void {
   const changes = p.evolve(e);
   // Evolve makes new change objects on every call: tagging them in place spares a copy of each
   // of a million changes.
@@ -301,19 +336,21 @@ class Runner {
 
   private async flush(): Promise<void> {
     const maxChanges = this.options.maxChangesPerBatch ?? 2_000;
+    const derive = this.p.derive;
     while (this.buffer.length && !this.stopped) {
       const changes: PositionedChange[] = [];
       let n = 0;
-      while (n < this.buffer.length && n < BATCH && changes.length < maxChanges) pushChanges(this.p, this.buffer[n++]!, changes);
+      if (derive?.isBarrier(this.buffer[0]!)) pushChanges(this.p, this.buffer[n++]!, changes);
+      else {
+        while (n < this.buffer.length && n < BATCH && changes.length < maxChanges && !derive?.isBarrier(this.buffer[n]!)) pushChanges(this.p, this.buffer[n++]!, changes);
+      }
       const last = this.buffer[n - 1]!;
-      await this.readStore.applyBatch({
-        projection: this.p.name,
-        expectedPosition: this.position,
-        position: last.globalPosition,
-        mode: 'live',
-        lastEventAt: last.createdAt.toISOString(),
-        changes,
-      });
+      const batch = { projection: this.p.name, position: last.globalPosition, mode: 'live' as const, lastEventAt: last.createdAt.toISOString() };
+      if (derive) {
+        const interim = (c: PositionedChange[]) => this.readStore.applyBatch({ ...batch, position: this.position, expectedPosition: this.position, changes: c });
+        if (!(await deriveBatch(this.readStore, derive, this.buffer.slice(0, n), changes, interim, () => this.stopped))) return;
+      }
+      await this.readStore.applyBatch({ ...batch, expectedPosition: this.position, changes });
       for (const e of this.buffer.splice(0, n)) this.buffered -= weightOf(e);
       this.waiters.advance(last.globalPosition);
       this.options.onBatch?.(this.p.name, this.position);

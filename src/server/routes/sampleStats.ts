@@ -74,7 +74,6 @@ export const sampleStatsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
         interval: q.interval,
         tz: q.tz,
         view: q.view,
-        priorities: user.priorities,
         ...(q.provider !== undefined ? { provider: q.provider } : {}),
       });
       return {

@@ -70,7 +70,7 @@ export const samplesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
       }
       const scope = cursorScope('samples', user.id, { type: q.type, start: q.start, end: q.end, view: q.view });
       const after = q.cursor ? cursors.decode(q.cursor, scope) : null;
-      const page = await listSamples(ctx.readStore, { userId: user.id, type: q.type, window, view: q.view, priorities: user.priorities }, { after, limit: q.limit });
+      const page = await listSamples(ctx.readStore, { userId: user.id, type: q.type, window, view: q.view }, { after, limit: q.limit });
       return { data: page.items.map(toQuantitySample), next_cursor: page.next ? cursors.encode(page.next, scope) : null };
     },
   );

@@ -70,7 +70,9 @@ export const sourcePrioritiesRoutes: FastifyPluginAsyncZod<RouteOptions> = async
         at,
         by: request.principal!.actorId,
       });
-      await ctx.settle(result.position, ['users']);
+      // The samples projection re-evaluates the merged flags and rollups under the new order:
+      // reads answered after this one already use it (contracts §6).
+      await ctx.settle(result.position, ['users', 'samples']);
       return { priorities: request.body.priorities, updated_at: at };
     },
   );

@@ -3,7 +3,8 @@ import type { RecordsIngestedData } from '../../../commands/ingestion/ingestedEv
 import { INGESTED_EVENT, type NormalizedRecord, type RecordKind } from '../../../commands/ingestion/records.js';
 import type { RecordedEvent } from '../../../src/eventstore/eventStore.js';
 import type { Projection } from '../../../src/projector/projection.js';
-import type { Change, Doc, ReadStore } from '../../../src/readstore/readStore.js';
+import type { Change, Doc, PositionedChange, ReadStore } from '../../../src/readstore/readStore.js';
+import { deriveBatch, pushChanges } from '../../../src/projector/projectorRuntime.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { tempDir } from '../../support/tmp.js';
 
@@ -36,6 +37,22 @@ export function ingested<R extends NormalizedRecord>(kind: RecordKind, position:
   };
 }
 
+/**
+ * Applies each event to `store` as a batch of its own, as the projector does: evolve, then the
+ * projection's derivation (if any). Returns the changes.
+ */
+export async function project(store: ReadStore, projection: Projection, events: readonly RecordedEvent[]): Promise<Change[]> {
+  const all: Change[] = [];
+  for (const e of events) {
+    const changes: PositionedChange[] = [];
+    pushChanges(projection, e, changes);
+    if (projection.derive) await deriveBatch(store, projection.derive, [e], changes, (c) => store.applyChanges(c));
+    await store.applyChanges(changes);
+    all.push(...changes.map(({ position: _p, index: _i, ...c }) => c as Change));
+  }
+  return all;
+}
+
 let dir: string | null = null;
 let stores = 0;
 
@@ -46,16 +63,11 @@ export async function projectionHarness(projection: Projection) {
   await store.ensureCollections(projection.collections);
   return {
     store,
-    /** Runs evolve on each event and applies its changes in order. Returns the changes. */
-    apply: async (...events: RecordedEvent[]): Promise<Change[]> => {
-      const all: Change[] = [];
-      for (const e of events) {
-        const changes = projection.evolve(e);
-        await store.applyChanges(changes);
-        all.push(...changes);
-      }
-      return all;
-    },
+    /**
+     * Applies each event as a batch of its own, as the projector does: evolve, then the
+     * projection's derivation (if any). Returns the changes.
+     */
+    apply: (...events: RecordedEvent[]): Promise<Change[]> => project(store, projection, events),
     all: <T extends Doc = Doc>(collection: string) => store.find<T>(collection, { sort: [['_id', 1]] }),
     close: () => store.close(),
   };

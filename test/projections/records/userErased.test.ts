@@ -67,6 +67,13 @@ const erased = (position: number, userId: string): RecordedEvent => ({
   createdAt: new Date('2026-11-05T00:00:00.000Z'),
 });
 
+const prioritiesSet = (position: number, userId: string): RecordedEvent => ({
+  ...erased(position, userId),
+  id: `evt-${position}`,
+  type: 'source_priorities.set',
+  data: { user_id: userId, tenant_id: TENANT, priorities: { '*': ['garmin', 'apple'] }, at: '2026-11-04T00:00:00.000Z', by: 'test' },
+});
+
 describe('record projections on user.erased', () => {
   it('covers every projection of *.ingested events', () => {
     const recordProjections = projections.filter((p) => p.eventTypes.some((t) => t.endsWith('.ingested')));
@@ -78,6 +85,8 @@ describe('record projections on user.erased', () => {
     expect(p.eventTypes).toContain('user.erased');
     const h = await projectionHarness(p);
     await h.apply(ingested(c.kind, 10, c.records()), ingested(c.kind, 11, c.records(), { user_id: OTHER }));
+    // The samples projection keeps each user's source order too.
+    if (p.eventTypes.includes('source_priorities.set')) await h.apply(prioritiesSet(12, USER), prioritiesSet(13, OTHER));
 
     const count = async (userId: string) => Object.fromEntries(await Promise.all(p.collections.map(async (col) => [col.name, await h.store.count(col.name, { user_id: userId })] as const)));
     const before = await count(USER);
@@ -89,7 +98,7 @@ describe('record projections on user.erased', () => {
       expect(await h.store.count(col.name), col.name).toBe(before[col.name]! + others[col.name]!);
     }
 
-    const changes = await h.apply(erased(12, USER));
+    const changes = await h.apply(erased(20, USER));
     expect(changes).toEqual(p.collections.map((col) => ({ op: 'deleteMany', collection: col.name, filter: { user_id: USER } })));
     expect(await count(USER)).toEqual(Object.fromEntries(p.collections.map((col) => [col.name, 0])));
     expect(await count(OTHER)).toEqual(others);

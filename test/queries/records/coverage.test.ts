@@ -4,31 +4,46 @@ import { coverageReport, dayCondition } from '../../../queries/records/coverage.
 import type { Doc } from '../../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { tempDir } from '../../support/tmp.js';
+import type { QuantityRecord } from '../../../commands/ingestion/records.js';
+import { samplesProjection } from '../../../projections/records/samplesProjection.js';
+import { ingested, project } from '../../projections/records/harness.js';
 
 const U = 'user-1';
 let store: SqliteReadStore;
 let n = 0;
 
 const stream = (provider: string, source: string) => ({ provider, source, body_worn: source !== 'samsung', device: null });
-const sample = (start: string, type: string, provider = 'device-a', source = 'apple'): Doc => ({
-  _id: `s${++n}`,
-  id: n,
-  user_id: U,
-  type,
-  start_date: start,
-  end_date: new Date(Date.parse(start) + 60_000).toISOString(),
-  day: start.slice(0, 10),
-  ingested_at: `2026-11-0${(n % 5) + 1}T00:00:00.000Z`,
-  ...stream(provider, source),
-});
+/** A step count stored through the samples projection, which keeps the coverage counters. */
+const sample = (start: string, type: string, provider = 'device-a', source = 'apple') => {
+  ++n;
+  const record: QuantityRecord = {
+    kind: 'quantity',
+    external_id: `s${n}`,
+    type,
+    value: 10,
+    unit: 'count',
+    start_date: start,
+    end_date: new Date(Date.parse(start) + 60_000).toISOString(),
+    source_name: null,
+    source_bundle_id: null,
+    device_model: null,
+    product_type: null,
+    was_user_entered: false,
+    metadata: {},
+    ...stream(provider, source),
+  };
+  return ingested('quantity', n, [record], { provider, user_id: U, ingested_at: `2026-11-0${(n % 5) + 1}T00:00:00.000Z` });
+};
 
 beforeAll(async () => {
   store = new SqliteReadStore({ path: join(tempDir(), 'read.sqlite') });
-  await store.ensureCollections([{ name: 'samples' }, { name: 'sleep_sessions' }, { name: 'daily_summaries' }]);
+  await store.ensureCollections([...samplesProjection.collections, { name: 'sleep_sessions' }, { name: 'daily_summaries' }]);
+  await project(store, samplesProjection, [
+    sample('2026-11-01T08:00:00.000Z', 'step_count'),
+    sample('2026-11-02T08:00:00.000Z', 'step_count'),
+    sample('2026-11-03T08:00:00.000Z', 'step_count', 'device-b', 'samsung'),
+  ]);
   const docs: { collection: string; doc: Doc }[] = [
-    { collection: 'samples', doc: sample('2026-11-01T08:00:00.000Z', 'step_count') },
-    { collection: 'samples', doc: sample('2026-11-02T08:00:00.000Z', 'step_count') },
-    { collection: 'samples', doc: sample('2026-11-03T08:00:00.000Z', 'step_count', 'device-b', 'samsung') },
     {
       collection: 'sleep_sessions',
       doc: { _id: 'z1', id: 1, user_id: U, bedtime_start: '2026-11-01T22:00:00.000Z', bedtime_end: '2026-11-02T06:00:00.000Z', day: '2026-11-01', ingested_at: '2026-11-09T00:00:00.000Z', ...stream('device-a', 'apple') },

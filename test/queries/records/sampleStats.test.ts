@@ -4,6 +4,9 @@ import { bucketSamples, formatWithOffset, sampleStats, statsWindow, type StatsRo
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { InvalidTimeWindowError } from '../../../src/shared/timeWindow.js';
 import { tempDir } from '../../support/tmp.js';
+import type { QuantityRecord } from '../../../commands/ingestion/records.js';
+import { samplesProjection } from '../../../projections/records/samplesProjection.js';
+import { ingested, project, USER } from '../../projections/records/harness.js';
 
 const row = (start_date: string, value: number, over: Partial<StatsRow> = {}): StatsRow => ({
   start_date,
@@ -155,36 +158,43 @@ describe('bucketSamples: one series per provider, source and unit (spec Sample s
 
 describe('sampleStats: the read behind the statistics (spec Reads rule 2; Merged view)', () => {
   let store: SqliteReadStore;
-  const user = 'u1';
-  const sample = (id: number, start: string, value: number, over: Record<string, unknown> = {}) => ({
-    _id: `s${id}`,
-    id,
-    user_id: user,
-    tenant_id: 't',
-    type: 'step_count',
-    value,
-    unit: 'count',
-    start_date: start,
-    end_date: new Date(Date.parse(start) + 60_000).toISOString(),
-    day: start.slice(0, 10),
-    provider: 'device-a',
-    source: 'apple',
-    body_worn: true,
-    device: null,
-    ingested_at: '2026-11-03T00:00:00.000Z',
-    ...over,
-  });
+  const user = USER;
+  let position = 0;
+  /** One step count of one stream, stored through the samples projection (flags and rollups included). */
+  const sample = (id: number, start: string, value: number, over: { provider?: string; source?: string; body_worn?: boolean } = {}) => {
+    const { provider = 'device-a', source = 'apple', body_worn = true } = over;
+    const record: QuantityRecord = {
+      kind: 'quantity',
+      external_id: `s${id}`,
+      type: 'step_count',
+      value,
+      unit: 'count',
+      start_date: start,
+      end_date: new Date(Date.parse(start) + 60_000).toISOString(),
+      source_name: null,
+      source_bundle_id: null,
+      device_model: null,
+      product_type: null,
+      was_user_entered: false,
+      metadata: {},
+      provider,
+      source,
+      body_worn,
+      device: null,
+    };
+    return ingested('quantity', ++position, [record], { provider });
+  };
 
   beforeAll(async () => {
     store = new SqliteReadStore({ path: join(tempDir(), 'read.sqlite') });
-    await store.ensureCollections([{ name: 'samples' }]);
-    await store.applyChanges([
-      { op: 'put', collection: 'samples', doc: sample(1, '2026-11-01T08:00:00.000Z', 100) },
-      { op: 'put', collection: 'samples', doc: sample(2, '2026-11-01T09:00:00.000Z', 200) },
+    await store.ensureCollections(samplesProjection.collections);
+    await project(store, samplesProjection, [
+      sample(1, '2026-11-01T08:00:00.000Z', 100),
+      sample(2, '2026-11-01T09:00:00.000Z', 200),
       // An overlapping count from a lower ranked source: hidden in the merged view.
-      { op: 'put', collection: 'samples', doc: sample(3, '2026-11-01T08:00:30.000Z', 999, { provider: 'device-b', source: 'samsung', body_worn: false }) },
-      { op: 'put', collection: 'samples', doc: sample(4, '2026-11-02T09:00:00.000Z', 50, { provider: 'device-b', source: 'samsung', body_worn: false }) },
-      { op: 'put', collection: 'samples', doc: sample(5, '2026-11-05T09:00:00.000Z', 1) },
+      sample(3, '2026-11-01T08:00:30.000Z', 999, { provider: 'device-b', source: 'samsung', body_worn: false }),
+      sample(4, '2026-11-02T09:00:00.000Z', 50, { provider: 'device-b', source: 'samsung', body_worn: false }),
+      sample(5, '2026-11-05T09:00:00.000Z', 1),
     ]);
   });
   afterAll(async () => {

@@ -1,0 +1,113 @@
+import { hash } from 'node:crypto';
+import {
+  combine,
+  hourGroup,
+  HOURS_PER_DAY,
+  prefixGroup,
+  quarterGroup,
+  QUARTERS_PER_DAY,
+  suffixGroup,
+  writeGroup,
+  type Stat,
+} from './rollupLayout.js';
+
+export const SAMPLE_ROLLUPS = 'sample_rollups';
+
+export type RollupView = 'all' | 'merged';
+
+/** What a rollup needs of one sample. */
+export type RollupSample = {
+  startMs: number;
+  value: number;
+  provider: string;
+  source: string;
+  unit: string;
+  ingested_at: string;
+  hidden: boolean;
+};
+
+export type RollupDoc = {
+  _id: string;
+  user_id: string;
+  tenant_id: string;
+  type: string;
+  /** UTC date YYYY-MM-DD. */
+  day: string;
+  view: RollupView;
+  provider: string;
+  source: string;
+  unit: string;
+  /** Latest `ingested_at` of the series' samples that day (coverage's last_synced_at). */
+  last_ingested_at: string;
+} & Record<string, unknown>;
+
+const QUARTER_MS = 900_000;
+const DAY_MS = 86_400_000;
+
+const rollupId = (userId: string, type: string, day: string, view: RollupView, provider: string, source: string, unit: string): string =>
+  hash('sha256', [userId, type, day, view, provider, source, unit].join('\u0000'), 'base64url').slice(0, 22);
+
+/**
+ * The rollup rows of one user's samples of one type on one UTC day: one per series (provider,
+ * source, unit) and view (`merged` counts only samples the merged view lists; a series none of
+ * whose samples are listed has no merged row). Pure: the same samples give the same rows.
+ * `samples` must all start within the day.
+ */
+export function rollupDay(owner: { user_id: string; tenant_id: string; type: string; day: string }, samples: readonly RollupSample[]): RollupDoc[] {
+  const dayStart = Date.parse(`${owner.day}T00:00:00Z`);
+  const series = new Map<string, { views: Record<RollupView, (Stat | null)[]>; s: RollupSample; last: Record<RollupView, string> }>();
+  for (const x of samples) {
+    const key = `${x.provider}\u0000${x.source}\u0000${x.unit}`;
+    let e = series.get(key);
+    if (!e) series.set(key, (e = { views: { all: new Array(QUARTERS_PER_DAY).fill(null), merged: new Array(QUARTERS_PER_DAY).fill(null) }, s: x, last: { all: '', merged: '' } }));
+    const q = Math.floor((x.startMs - dayStart) / QUARTER_MS);
+    if (q < 0 || q >= QUARTERS_PER_DAY) throw new Error(`sample at ${new Date(x.startMs).toISOString()} is not on ${owner.day}`);
+    const one = { count: 1, sum: x.value, min: x.value, max: x.value };
+    e.views.all[q] = combine(e.views.all[q]!, one);
+    if (x.ingested_at > e.last.all) e.last.all = x.ingested_at;
+    if (!x.hidden) {
+      e.views.merged[q] = combine(e.views.merged[q]!, { ...one });
+      if (x.ingested_at > e.last.merged) e.last.merged = x.ingested_at;
+    }
+  }
+  const out: RollupDoc[] = [];
+  for (const { views, s, last } of series.values()) {
+    for (const view of ['all', 'merged'] as const) {
+      const quarters = views[view];
+      if (!quarters.some((q) => q !== null)) continue;
+      const doc: RollupDoc = {
+        _id: rollupId(owner.user_id, owner.type, owner.day, view, s.provider, s.source, s.unit),
+        user_id: owner.user_id,
+        tenant_id: owner.tenant_id,
+        type: owner.type,
+        day: owner.day,
+        view,
+        provider: s.provider,
+        source: s.source,
+        unit: s.unit,
+        last_ingested_at: last[view],
+      };
+      const hours: (Stat | null)[] = [];
+      for (let h = 0; h < HOURS_PER_DAY; h++) {
+        let hour: Stat | null = null;
+        for (let i = h * 4; i < h * 4 + 4; i++) {
+          writeGroup(doc, quarterGroup(i), quarters[i]!);
+          hour = combine(hour, quarters[i]!);
+        }
+        hours.push(hour);
+        writeGroup(doc, hourGroup(h), hour);
+      }
+      let prefix: Stat | null = null;
+      for (let h = 0; h < HOURS_PER_DAY; h++) writeGroup(doc, prefixGroup(h), (prefix = combine(prefix, hours[h]!)));
+      let suffix: Stat | null = null;
+      for (let h = HOURS_PER_DAY - 1; h >= 0; h--) writeGroup(doc, suffixGroup(h), (suffix = combine(suffix, hours[h]!)));
+      out.push(doc);
+    }
+  }
+  return out;
+}
+
+/** UTC date of an instant. */
+export const utcDayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+export const dayStartMs = (day: string): number => Date.parse(`${day}T00:00:00Z`);
+export const nextDay = (day: string): string => utcDayOf(dayStartMs(day) + DAY_MS);

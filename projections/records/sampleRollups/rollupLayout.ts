@@ -1,0 +1,66 @@
+/**
+ * The shape of a statistics rollup row: one per user, type, series (provider, source, unit), UTC
+ * day and view. A row answers any part of its day in a few columns, so that statistics cost in
+ * proportion to the answer's buckets, never to samples:
+ *
+ * - `q<i>`: the i-th quarter hour of the day (0..95) alone. Every UTC offset in use since 1972 is a
+ *   whole number of quarter hours, so a bucket boundary of any zone falls on a quarter boundary;
+ * - `h<i>`: the i-th hour alone (a local hour of a whole-hour zone is one UTC hour);
+ * - `p<i>`: the day from midnight UTC through the end of hour i (`p23` is the whole day);
+ * - `s<i>`: the day from the start of hour i to the next midnight UTC.
+ *
+ * A local day of any zone is then a suffix of one UTC day and a prefix of the next, each one or
+ * two column groups (plus up to three quarters where the offset is not whole hours). Each group is
+ * four columns: count, sum, min, max (`<group>c`, `s`, `n`, `x`); a group with no samples is
+ * absent. min and max are why prefixes and suffixes are stored at all: they cannot be subtracted.
+ */
+export const QUARTERS_PER_DAY = 96;
+export const HOURS_PER_DAY = 24;
+
+export type StatGroup = string;
+export type Stat = { count: number; sum: number; min: number; max: number };
+
+export const quarterGroup = (i: number): StatGroup => `q${i}`;
+export const hourGroup = (i: number): StatGroup => `h${i}`;
+export const prefixGroup = (hour: number): StatGroup => `p${hour}`;
+export const suffixGroup = (hour: number): StatGroup => `s${hour}`;
+/** The whole day's group (coverage counts read it). */
+export const DAY_GROUP = prefixGroup(HOURS_PER_DAY - 1);
+
+const SUFFIXES = ['c', 's', 'n', 'x'] as const;
+
+export const groupColumns = (g: StatGroup): string[] => SUFFIXES.map((s) => `${g}${s}`);
+
+export const ROLLUP_GROUPS: readonly StatGroup[] = [
+  ...Array.from({ length: QUARTERS_PER_DAY }, (_, i) => quarterGroup(i)),
+  ...Array.from({ length: HOURS_PER_DAY }, (_, i) => hourGroup(i)),
+  ...Array.from({ length: HOURS_PER_DAY }, (_, i) => prefixGroup(i)),
+  ...Array.from({ length: HOURS_PER_DAY }, (_, i) => suffixGroup(i)),
+];
+
+export const ROLLUP_STAT_COLUMNS: readonly string[] = ROLLUP_GROUPS.flatMap(groupColumns);
+
+export function writeGroup(doc: Record<string, unknown>, g: StatGroup, s: Stat | null): void {
+  if (!s || s.count === 0) return;
+  doc[`${g}c`] = s.count;
+  doc[`${g}s`] = s.sum;
+  doc[`${g}n`] = s.min;
+  doc[`${g}x`] = s.max;
+}
+
+export function readGroup(doc: Record<string, unknown>, g: StatGroup): Stat | null {
+  const count = doc[`${g}c`];
+  if (typeof count !== 'number' || count === 0) return null;
+  return { count, sum: doc[`${g}s`] as number, min: doc[`${g}n`] as number, max: doc[`${g}x`] as number };
+}
+
+/** Adds `b` into `a` (a fresh accumulator when `a` is null). */
+export function combine(a: Stat | null, b: Stat | null): Stat | null {
+  if (!b) return a;
+  if (!a) return { ...b };
+  a.count += b.count;
+  a.sum += b.sum;
+  if (b.min < a.min) a.min = b.min;
+  if (b.max > a.max) a.max = b.max;
+  return a;
+}
