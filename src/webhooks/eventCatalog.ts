@@ -1,7 +1,7 @@
 import type { DataWritten, EtlJobFailed, EtlJobParked } from '../../commands/ingestion/upload.js';
 import type { UserErased, UserRegistered } from '../../commands/users/user.js';
 import type { WebhookEndpointDisabled } from '../../commands/webhooks/webhookEndpoint.js';
-import type { RecordedEvent } from '../eventstore/eventStore.js';
+import type { Event, RecordedEvent } from '../eventstore/eventStore.js';
 import { deterministicId } from '../shared/ids.js';
 
 /** Every event type an endpoint can subscribe to (contracts §8), documented in docs/webhooks.md. */
@@ -36,17 +36,28 @@ export type Enrichment = {
   uploadProvider: (streamName: string) => Promise<string | null>;
 };
 
-type Source = RecordedEvent<UserRegistered | UserErased | DataWritten | EtlJobFailed | EtlJobParked | WebhookEndpointDisabled>;
+/**
+ * The end of a provider-data erasure job, as the deletion job's stream records it. Declared here
+ * by its shape so that the catalog does not wait for the erasure code: until that job exists,
+ * no such event is in the log and none is delivered.
+ */
+type ProviderErasureEnded = Event<
+  'data.erased',
+  { user_id: string; tenant_id: string; external_ref: string | null; provider: string; job_id: string; records_deleted: number }
+>;
+
+type Source = RecordedEvent<UserRegistered | UserErased | DataWritten | EtlJobFailed | EtlJobParked | WebhookEndpointDisabled | ProviderErasureEnded>;
 
 /**
  * The domain events that mean a webhook event, and the webhook event each one means. Types
- * whose cause does not exist yet (connections, provider erasure, time tags) are wired where
- * that capability lands, by adding its domain event here.
+ * whose cause does not exist yet (connections, time tags) are wired where that capability lands,
+ * by adding its domain event here.
  */
 export const WEBHOOK_SOURCE_TYPES: readonly Source['type'][] = [
   'user.registered',
   'user.erased',
   'data.written',
+  'data.erased',
   'etl.job_failed',
   'etl.job_parked',
   'webhook_endpoint.disabled',
@@ -76,6 +87,14 @@ export async function toWebhookEvent(event: RecordedEvent, enrich: Enrichment): 
         types: e.data.types,
         first_day: e.data.first_day,
         last_day: e.data.last_day,
+      });
+    case 'data.erased':
+      return out('data.erased', e.data.tenant_id, {
+        user_id: e.data.user_id,
+        external_ref: e.data.external_ref,
+        provider: e.data.provider,
+        job_id: e.data.job_id,
+        records_deleted: e.data.records_deleted,
       });
     case 'etl.job_failed':
     case 'etl.job_parked': {

@@ -154,6 +154,21 @@ describe('the event catalog (contracts §8), each type from the domain event tha
     });
   });
 
+  it('data.erased: data user_id, external_ref, provider, job_id, records_deleted from the end of a provider-data erasure job', async () => {
+    const { tenant, path } = await setup({ event_types: ['data.erased'] });
+    const user = await t.createUser(tenant.apiKey, { external_ref: 'erasing' });
+    const jobId = randomUUID();
+    const ended = { user_id: user.id, tenant_id: tenant.id, external_ref: 'erasing', provider: 'device-b', job_id: jobId, records_deleted: 42, erased_at: new Date().toISOString() };
+    await t.ctx.eventStore.appendToStream(`deletion-${jobId}`, [{ type: 'data.erased', data: ended }]);
+    await r.waitFor(() => verifiedAt(path).length === 1);
+    expectAllVerified(path);
+    expect(JSON.parse(r.at(path)[0]!.body)).toMatchObject({
+      type: 'data.erased',
+      test: false,
+      data: { user_id: user.id, external_ref: 'erasing', provider: 'device-b', job_id: jobId, records_deleted: 42 },
+    });
+  });
+
   it('webhook.test: POST /test answers 202 with the delivery of an event whose test is true (contracts §8)', async () => {
     const { tenant, endpoint, path } = await setup({ event_types: ['user.created'] });
     const res = await t.call('POST', `/v1/webhooks/${endpoint.id}/test`, { key: tenant.apiKey });
