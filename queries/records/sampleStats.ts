@@ -185,13 +185,17 @@ export class StatsBucketer {
     }
   }
 
-  /** Buckets ordered by start, provider, source, unit (spec "Reads" table). */
   buckets(): StatsBucket[] {
-    const cmp = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
-    return [...this.accs.values()]
-      .sort((a, b) => a.startMs - b.startMs || cmp(a.provider, b.provider) || cmp(a.source, b.source) || cmp(a.unit, b.unit))
-      .map((a) => ({ start: a.start, provider: a.provider, source: a.source, unit: a.unit, count: a.count, sum: a.sum, avg: a.sum / a.count, min: a.min, max: a.max }));
+    return sortedBuckets(this.accs.values());
   }
+}
+
+/** Buckets ordered by start, provider, source, unit (spec "Reads" table). */
+function sortedBuckets(accs: Iterable<Acc>): StatsBucket[] {
+  const cmp = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+  return [...accs]
+    .sort((a, b) => a.startMs - b.startMs || cmp(a.provider, b.provider) || cmp(a.source, b.source) || cmp(a.unit, b.unit))
+    .map((a) => ({ start: a.start, provider: a.provider, source: a.source, unit: a.unit, count: a.count, sum: a.sum, avg: a.sum / a.count, min: a.min, max: a.max }));
 }
 
 /**
@@ -201,11 +205,48 @@ export class StatsBucketer {
  */
 export function bucketSamples(
   rows: Iterable<StatsRow>,
-  opts: { interval: StatsInterval; tz: string; maxBuckets?: number },
+  opts: { interval: StatsInterval; tz: string; maxBuckets?: number; window?: StatsWindow },
 ): { buckets: StatsBucket[]; truncated: boolean } {
-  const b = new StatsBucketer(opts.interval, opts.tz);
+  const b = opts.window ? new IntervalBucketer(statsIntervals(opts.window, opts.interval)) : new StatsBucketer(opts.interval, opts.tz);
   for (const row of rows) b.add(row);
   return capBuckets(b.buckets(), opts.maxBuckets);
+}
+
+/**
+ * Bucketing into the intervals of a widened window (statsIntervals), the ones the rollups answer:
+ * where a zone moves its clocks by half an hour, luxon's floor of a sample's local hour and the
+ * window's walk from boundary to boundary can disagree, so an answer keeps to the walk.
+ */
+class IntervalBucketer {
+  private readonly accs = new Map<string, Acc>();
+  constructor(private readonly intervals: readonly StatsIntervalSpan[]) {}
+
+  add(row: StatsRow): void {
+    const ms = Date.parse(row.start_date);
+    let lo = 0;
+    let hi = this.intervals.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.intervals[mid]!.end <= ms) lo = mid + 1;
+      else hi = mid;
+    }
+    const i = this.intervals[lo];
+    if (!i || ms < i.start) return;
+    const key = `${i.start}\u0000${row.provider}\u0000${row.source}\u0000${row.unit}`;
+    const a = this.accs.get(key);
+    if (a) {
+      a.count++;
+      a.sum += row.value;
+      if (row.value < a.min) a.min = row.value;
+      if (row.value > a.max) a.max = row.value;
+    } else {
+      this.accs.set(key, { startMs: i.start, start: labelOf(i), provider: row.provider, source: row.source, unit: row.unit, count: 1, sum: row.value, min: row.value, max: row.value });
+    }
+  }
+
+  buckets(): StatsBucket[] {
+    return sortedBuckets(this.accs.values());
+  }
 }
 
 function capBuckets(buckets: StatsBucket[], maxBuckets = MAX_STATS_BUCKETS): { buckets: StatsBucket[]; truncated: boolean } {
@@ -225,23 +266,28 @@ export type SampleStatsQuery = {
 
 export type SampleStatsResult = { buckets: StatsBucket[]; truncated: boolean };
 
-/** The intervals of a widened window, each with its start's offset in tz (minutes). */
-export function statsIntervals(window: StatsWindow, interval: StatsInterval): (Interval & { offset: number })[] {
-  const out: (Interval & { offset: number })[] = [];
+/** One interval of a widened window, with its start as luxon sees it (for its label). */
+export type StatsIntervalSpan = Interval & { at: DateTime };
+
+/** The intervals of a widened window, walking from boundary to boundary. */
+export function statsIntervals(window: StatsWindow, interval: StatsInterval): StatsIntervalSpan[] {
+  const out: StatsIntervalSpan[] = [];
   const end = window.end.toMillis();
   for (let t = window.start; t.toMillis() < end; ) {
     const next = nextBoundary(t, interval);
-    out.push({ start: t.toMillis(), end: Math.min(next.toMillis(), end), offset: t.offset });
+    out.push({ start: t.toMillis(), end: Math.min(next.toMillis(), end), at: t });
     t = next;
   }
   return out;
 }
 
 const pad2 = (n: number) => String(n).padStart(2, '0');
-/** formatWithOffset for an instant and an offset of whole minutes, without building a DateTime. */
-const labelOf = (ms: number, offset: number): string => {
+/** formatWithOffset of an interval's start; without luxon's formatter where the offset is whole minutes (every one since 1972). */
+const labelOf = (i: StatsIntervalSpan): string => {
+  const offset = i.at.offset;
+  if (!Number.isInteger(offset)) return formatWithOffset(i.at);
   const abs = Math.abs(offset);
-  return `${new Date(ms + offset * 60_000).toISOString().slice(0, 19)}${offset < 0 ? '-' : '+'}${pad2(Math.floor(abs / 60))}:${pad2(abs % 60)}`;
+  return `${new Date(i.start + offset * 60_000).toISOString().slice(0, 19)}${offset < 0 ? '-' : '+'}${pad2(Math.floor(abs / 60))}:${pad2(abs % 60)}`;
 };
 
 /**
@@ -261,12 +307,12 @@ export async function sampleStats(
     const stats = await statsFromRollups(readStore, { userId: q.userId, type: q.type, view: q.view, ...(q.provider !== undefined ? { provider: q.provider } : {}) }, intervals);
     const buckets = stats.map((s) => {
       const i = intervals[s.interval]!;
-      return { start: labelOf(i.start, i.offset), provider: s.provider, source: s.source, unit: s.unit, count: s.count, sum: s.sum, avg: s.sum / s.count, min: s.min, max: s.max };
+      return { start: labelOf(i), provider: s.provider, source: s.source, unit: s.unit, count: s.count, sum: s.sum, avg: s.sum / s.count, min: s.min, max: s.max };
     });
     return capBuckets(buckets, opts.maxBuckets);
   }
   const chunk = Math.max(1, opts.chunk ?? 10_000);
-  const bucketer = new StatsBucketer(q.interval, q.tz);
+  const bucketer = new IntervalBucketer(intervals);
   for await (const rows of readSamples(readStore, q, chunk)) for (const row of rows) bucketer.add(row);
   return capBuckets(bucketer.buckets(), opts.maxBuckets);
 }
