@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../bench/support/service.js';
 import { tempDir } from '../support/tmp.js';
 import { Receiver } from '../webhooks/receiver.js';
 
@@ -16,17 +16,6 @@ import { Receiver } from '../webhooks/receiver.js';
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const USERS = 40;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 type Service = { base: string; child: ChildProcess; exited: Promise<void> };
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UploadEvent } from '../../commands/ingestion/upload.js';
 import type { Event } from '../../src/eventstore/eventStore.js';
+import type { DeliveryDoc } from '../../src/webhooks/deliveryDocs.js';
 import { fixtureB, postUpload, requestFor, waitForEtl } from '../ingest/uploadHelpers.js';
 import { createJob } from '../server/records/pipelineFixtures.js';
 import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
@@ -27,21 +28,9 @@ afterAll(async () => {
 });
 
 type Endpoint = { id: string; secret: string; url: string; status: string; disabled_reason: string | null; failing_since: string | null; last_success_at: string | null };
-type Attempt = { id: number; attempt: number; started_at: string; duration_ms: number; status_code: number | null; error: string | null; response_body_excerpt: string | null };
-type Delivery = {
-  id: number;
-  event_id: string;
-  event_type: string;
-  status: string;
-  attempts: number;
-  last_status_code: number | null;
-  last_error: string | null;
-  next_attempt_at: string | null;
-  delivered_at: string | null;
-  created_at: string;
-  replay_of: number | null;
+/** A delivery as the API answers it: the stored document less its keys, with the body parsed. */
+type Delivery = Omit<DeliveryDoc, '_id' | 'endpoint_id' | 'tenant_id' | 'replayed_at' | 'payload'> & {
   payload: { id: string; type: string; timestamp: string; test: boolean; data: Record<string, unknown> };
-  attempt_history: Attempt[];
 };
 
 /** A tenant with one endpoint on its own path of the receiver, trusted with its secret. */
@@ -70,6 +59,14 @@ async function delivery(tenant: TenantHandle, endpointId: string, id: number): P
   const res = await t.call('GET', `/v1/webhooks/${endpointId}/deliveries/${id}`, { key: tenant.apiKey });
   expectStatus(res, 200);
   return res.json() as Delivery;
+}
+
+/** Waits until the delivery satisfies `check`; answers it then. */
+function deliveryWhen(tenant: TenantHandle, endpointId: string, id: number, check: (d: Delivery) => boolean): Promise<Delivery> {
+  return eventually(async () => {
+    const d = await delivery(tenant, endpointId, id);
+    return check(d) ? d : null;
+  });
 }
 
 /** Waits until some delivery of the endpoint satisfies `check`. */
@@ -178,10 +175,7 @@ describe('the event catalog (contracts §8), each type from the domain event tha
     await r.waitFor(() => verifiedAt(path).length === 1);
     expectAllVerified(path);
     expect(r.at(path)[0]!.headers['webhook-id']).toBe(d.event_id);
-    const done = await eventually(async () => {
-      const now = await delivery(tenant, endpoint.id, d.id);
-      return now.status === 'done' ? now : null;
-    });
+    const done = await deliveryWhen(tenant, endpoint.id, d.id, (now) => now.status === 'done');
     expect(done).toMatchObject({ attempts: 1, last_status_code: 204, last_error: null, next_attempt_at: null, delivered_at: expect.any(String) });
     expect(done.attempt_history).toEqual([
       { id: expect.any(Number), attempt: 1, started_at: expect.any(String), duration_ms: expect.any(Number), status_code: 204, error: null, response_body_excerpt: '' },
@@ -228,19 +222,13 @@ describe('retries, parking and replay (spec "Webhook delivery"; contracts §5)',
       down.trust(path, endpoint.secret);
       await down.down();
       const test = (await t.call('POST', `/v1/webhooks/${endpoint.id}/test`, { key: tenant.apiKey })).json() as Delivery;
-      const failing = await eventually(async () => {
-        const d = await delivery(tenant, endpoint.id, test.id);
-        return d.attempts >= 2 ? d : null;
-      });
+      const failing = await deliveryWhen(tenant, endpoint.id, test.id, (d) => d.attempts >= 2);
       expect(failing.status).toMatch(/pending|running/);
       expect(failing.attempt_history[0]).toMatchObject({ attempt: 1, status_code: null, error: 'connection refused' });
       expect((await t.call('GET', `/v1/webhooks/${endpoint.id}`, { key: tenant.apiKey })).json()).toMatchObject({ failing_since: expect.any(String) });
       await down.up();
       await down.waitFor((all) => all.some((x) => x.verified !== null));
-      const done = await eventually(async () => {
-        const d = await delivery(tenant, endpoint.id, test.id);
-        return d.status === 'done' ? d : null;
-      });
+      const done = await deliveryWhen(tenant, endpoint.id, test.id, (d) => d.status === 'done');
       expect(done.attempts).toBeGreaterThanOrEqual(3);
       expect(done.attempts).toBeLessThan(8);
       expect(down.received.every((x) => x.body === JSON.stringify(test.payload))).toBe(true);
@@ -255,10 +243,7 @@ describe('retries, parking and replay (spec "Webhook delivery"; contracts §5)',
     r.answer = (x) => (x.path === path ? { status: 500, body: 'x'.repeat(3000) } : { status: 204 });
     try {
       const test = (await t.call('POST', `/v1/webhooks/${endpoint.id}/test`, { key: tenant.apiKey })).json() as Delivery;
-      const parked = await eventually(async () => {
-        const d = await delivery(tenant, endpoint.id, test.id);
-        return d.status === 'parked' ? d : null;
-      });
+      const parked = await deliveryWhen(tenant, endpoint.id, test.id, (d) => d.status === 'parked');
       expect(parked).toMatchObject({ attempts: 8, last_status_code: 500, last_error: 'receiver answered 500', next_attempt_at: null, delivered_at: null });
       expect(parked.attempt_history.map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
       expect(new Set(parked.attempt_history.map((a) => a.id)).size).toBe(8);
@@ -325,10 +310,7 @@ describe('retries, parking and replay (spec "Webhook delivery"; contracts §5)',
     r.answer = (x) => (x.path === path ? { status: 429, headers: { 'retry-after': '1' } } : { status: 204 });
     try {
       const test = (await t.call('POST', `/v1/webhooks/${endpoint.id}/test`, { key: tenant.apiKey })).json() as Delivery;
-      const d = await eventually(async () => {
-        const now = await delivery(tenant, endpoint.id, test.id);
-        return now.attempts >= 1 && now.next_attempt_at ? now : null;
-      });
+      const d = await deliveryWhen(tenant, endpoint.id, test.id, (now) => now.attempts >= 1 && now.next_attempt_at !== null);
       const first = d.attempt_history[0]!;
       expect(first.status_code).toBe(429);
       // The schedule says 0.1 s; the receiver asked for 1 s and the longest step is 0.3 s: 0.3 s it is.
@@ -344,10 +326,7 @@ describe('retries, parking and replay (spec "Webhook delivery"; contracts §5)',
     r.answer = (x) => (x.path === path ? { status: 307, headers: { location: r.url(elsewhere) } } : { status: 204 });
     try {
       const test = (await t.call('POST', `/v1/webhooks/${endpoint.id}/test`, { key: tenant.apiKey })).json() as Delivery;
-      const d = await eventually(async () => {
-        const now = await delivery(tenant, endpoint.id, test.id);
-        return now.attempts >= 1 ? now : null;
-      });
+      const d = await deliveryWhen(tenant, endpoint.id, test.id, (now) => now.attempts >= 1);
       expect(d.attempt_history[0]).toMatchObject({ status_code: 307, error: 'receiver answered 307' });
       expect(d.status).not.toBe('done');
       expect(r.at(elsewhere)).toHaveLength(0);
@@ -362,10 +341,7 @@ describe('retries, parking and replay (spec "Webhook delivery"; contracts §5)',
     r.answer = (x) => (x.path === path ? { status: 200, body: 'é'.repeat(600_000) } : { status: 204 });
     try {
       const test = (await t.call('POST', `/v1/webhooks/${endpoint.id}/test`, { key: tenant.apiKey })).json() as Delivery;
-      const d = await eventually(async () => {
-        const now = await delivery(tenant, endpoint.id, test.id);
-        return now.status === 'done' ? now : null;
-      });
+      const d = await deliveryWhen(tenant, endpoint.id, test.id, (now) => now.status === 'done');
       expect(Buffer.byteLength(d.attempt_history[0]!.response_body_excerpt!)).toBeLessThanOrEqual(1024);
       expect(d.attempt_history[0]!.response_body_excerpt!.startsWith('é'.repeat(500))).toBe(true);
     } finally {
@@ -383,10 +359,7 @@ describe('endpoint states (spec "States: Webhook endpoint", "Webhook delivery"; 
       const pending = await deliveryWhere(tenant, endpoint.id, (d) => d.attempts >= 1);
       const off = await t.call('PATCH', `/v1/webhooks/${endpoint.id}`, { key: tenant.apiKey, body: { enabled: false } });
       expect(off.json()).toMatchObject({ status: 'disabled' });
-      const parked = await eventually(async () => {
-        const d = await delivery(tenant, endpoint.id, pending.id);
-        return d.status === 'parked' ? d : null;
-      });
+      const parked = await deliveryWhen(tenant, endpoint.id, pending.id, (d) => d.status === 'parked');
       expect(parked.attempts).toBeLessThan(8);
       r.answer = () => ({ status: 204 });
       await t.createUser(tenant.apiKey, { external_ref: 'while-disabled' });
