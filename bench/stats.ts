@@ -122,7 +122,8 @@ export default async function main(args: string[]) {
         const page = await json<{ data: unknown[] }>(await fetch(`${svc.base}/v1/users/${user.id}/samples?${q}`, { headers: tk }));
         if (page.data.length === 2) break;
       }
-      console.log(`${total} samples queryable after ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+      // Merged flags and rollups are written in the transaction that stores the samples: they are current the moment the samples are queryable.
+      console.log(`${total} samples queryable (merged flags and rollups included) after ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
 
       const db = new Database(join(svcDir, 'readmodels.sqlite'), { readonly: true });
       const stats = (qs: Record<string, string>) => async () => json<{ truncated: boolean; buckets: { count: number }[] }>(await fetch(`${svc.base}/v1/users/${user.id}/samples/stats?${new URLSearchParams({ type: 'heart_rate', ...qs })}`, { headers: tk }));
@@ -152,11 +153,15 @@ export default async function main(args: string[]) {
         const r = await timed(reps, async () => json(await fetch(`${svc.base}/v1/users/${user.id}/samples?${new URLSearchParams({ type: 'heart_rate', start: '2026-03-01', limit: '1000', view })}`, { headers: tk })));
         console.log(`| view=${view} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${rawPage.toFixed(1)} |`);
       }
-      const t1 = performance.now();
-      await json(await fetch(`${svc.base}/v1/users/${user.id}/source-priorities`, { method: 'PUT', headers: tk, body: JSON.stringify({ priorities: { heart_rate: ['polar', 'apple'] } }) }));
-      const put = performance.now() - t1;
-      const after = await json<{ data: { source_name: string }[] }>(await fetch(`${svc.base}/v1/users/${user.id}/samples?${new URLSearchParams({ type: 'heart_rate', start: '2026-03-01', limit: '5' })}`, { headers: tk }));
-      console.log(`\npriorities change: PUT answered in ${put.toFixed(0)} ms; the next merged page shows ${after.data[0]?.source_name ?? 'nothing'} (the merged view is computed at read time, so there is nothing to re-evaluate)`);
+      // A new order re-evaluates the merged flags and rollups of every heart-rate sample of the
+      // user before the PUT answers (read-your-writes); the second PUT turns it back.
+      for (const order of [['polar', 'apple'], ['apple', 'polar']]) {
+        const t1 = performance.now();
+        await json(await fetch(`${svc.base}/v1/users/${user.id}/source-priorities`, { method: 'PUT', headers: tk, body: JSON.stringify({ priorities: { heart_rate: order } }) }));
+        const put = performance.now() - t1;
+        const after = await json<{ data: { source_name: string }[] }>(await fetch(`${svc.base}/v1/users/${user.id}/samples?${new URLSearchParams({ type: 'heart_rate', start: '2026-03-01', limit: '5' })}`, { headers: tk }));
+        console.log(`priorities change to ${order.join(' > ')}: re-evaluated and answered in ${(put / 1000).toFixed(1)} s; the next merged page lists ${after.data[0]?.source_name ?? 'nothing'}`);
+      }
       db.close();
     } finally {
       await svc.stop();

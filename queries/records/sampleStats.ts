@@ -4,6 +4,7 @@ import { withTieBreaker } from '../../src/readstore/readStore.js';
 import { getPath } from '../../src/readstore/documentUpdate.js';
 import { InvalidTimeWindowError, parseTimeParam } from '../../src/shared/timeWindow.js';
 import { canonicalTimeZone } from '../../src/shared/timeZones.js';
+import { offsetSegments } from '../../src/shared/zoneOffsets.js';
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
 import type { View } from './mergedPage.js';
 import { mergedSamplesFilter } from './listSamples.js';
@@ -266,17 +267,31 @@ export type SampleStatsQuery = {
 
 export type SampleStatsResult = { buckets: StatsBucket[]; truncated: boolean };
 
-/** One interval of a widened window, with its start as luxon sees it (for its label). */
-export type StatsIntervalSpan = Interval & { at: DateTime };
+/** One interval of a widened window, with the offset of tz at its start (minutes). */
+export type StatsIntervalSpan = Interval & { offset: number; zone: Zone };
 
-/** The intervals of a widened window, walking from boundary to boundary. */
+/**
+ * The intervals of a widened window, walking from boundary to boundary. Between two offset changes
+ * of the zone the next local midnight (or hour) is plain arithmetic; an interval holding a change
+ * is left to luxon (nextBoundary), so both agree on every DST rule while a year costs two luxon
+ * steps, not 365.
+ */
 export function statsIntervals(window: StatsWindow, interval: StatsInterval): StatsIntervalSpan[] {
-  const out: StatsIntervalSpan[] = [];
+  const zone = window.start.zone;
   const end = window.end.toMillis();
-  for (let t = window.start; t.toMillis() < end; ) {
-    const next = nextBoundary(t, interval);
-    out.push({ start: t.toMillis(), end: Math.min(next.toMillis(), end), at: t });
-    t = next;
+  const segments = offsetSegments(zone, window.start.toMillis(), end);
+  const step = interval === 'day' ? 86_400_000 : 3_600_000;
+  const out: StatsIntervalSpan[] = [];
+  let seg = 0;
+  for (let ms = window.start.toMillis(); ms < end; ) {
+    while (seg + 1 < segments.length && segments[seg + 1]!.at <= ms) seg++;
+    const offset = segments[seg]!.offset;
+    const change = seg + 1 < segments.length ? segments[seg + 1]!.at : Infinity;
+    const local = ms + offset * 60_000;
+    let next = Math.floor(local / step) * step + step - offset * 60_000;
+    if (!Number.isInteger(offset) || next >= change) next = nextBoundary(DateTime.fromMillis(ms, { zone }), interval).toMillis();
+    out.push({ start: ms, end: Math.min(next, end), offset, zone });
+    ms = next;
   }
   return out;
 }
@@ -284,8 +299,8 @@ export function statsIntervals(window: StatsWindow, interval: StatsInterval): St
 const pad2 = (n: number) => String(n).padStart(2, '0');
 /** formatWithOffset of an interval's start; without luxon's formatter where the offset is whole minutes (every one since 1972). */
 const labelOf = (i: StatsIntervalSpan): string => {
-  const offset = i.at.offset;
-  if (!Number.isInteger(offset)) return formatWithOffset(i.at);
+  const offset = i.offset;
+  if (!Number.isInteger(offset)) return formatWithOffset(DateTime.fromMillis(i.start, { zone: i.zone }));
   const abs = Math.abs(offset);
   return `${new Date(i.start + offset * 60_000).toISOString().slice(0, 19)}${offset < 0 ? '-' : '+'}${pad2(Math.floor(abs / 60))}:${pad2(abs % 60)}`;
 };
