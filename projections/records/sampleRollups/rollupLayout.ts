@@ -31,11 +31,16 @@ const SUFFIXES = ['c', 's', 'n', 'x'] as const;
 
 export const groupColumns = (g: StatGroup): string[] => SUFFIXES.map((s) => `${g}${s}`);
 
+/**
+ * Column order matters on the embedded store: a row of a dense day is several KiB and spills into
+ * overflow pages, and SQLite reads a column by walking the record from its start. Day answers read
+ * prefixes and suffixes, hour answers hours: those come first, the quarters (ragged ends) last.
+ */
 export const ROLLUP_GROUPS: readonly StatGroup[] = [
-  ...Array.from({ length: QUARTERS_PER_DAY }, (_, i) => quarterGroup(i)),
-  ...Array.from({ length: HOURS_PER_DAY }, (_, i) => hourGroup(i)),
   ...Array.from({ length: HOURS_PER_DAY }, (_, i) => prefixGroup(i)),
   ...Array.from({ length: HOURS_PER_DAY }, (_, i) => suffixGroup(i)),
+  ...Array.from({ length: HOURS_PER_DAY }, (_, i) => hourGroup(i)),
+  ...Array.from({ length: QUARTERS_PER_DAY }, (_, i) => quarterGroup(i)),
 ];
 
 export const ROLLUP_STAT_COLUMNS: readonly string[] = ROLLUP_GROUPS.flatMap(groupColumns);
