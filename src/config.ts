@@ -18,12 +18,14 @@ const EnvSchema = z.object({
     .regex(/^svc_ak_[0-9A-Za-z]{43}$/, 'ADMIN_API_KEY must be svc_ak_ followed by 43 base62 characters')
     .optional(),
   SEALING_KEY: z.string().optional(),
+  SEALING_KEY_PREVIOUS: z.string().optional(),
   PUBLIC_BASE_URL: z.string().url().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool,
   WEBHOOK_RETRY_SCHEDULE: z.string().optional(),
   UPLOADS_IN_FLIGHT: z.coerce.number().int().min(1).default(8),
   ETL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+  DELETION_JOB_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
   PROJECTOR_THREAD: z
     .enum(['true', 'false', '1', '0'])
     .default('true')
@@ -37,6 +39,8 @@ export type Config = {
   backend: { kind: 'embedded' } | { kind: 'production'; eventstoreUrl: string; mongodbUrl: string; mongodbDatabase: string };
   adminApiKey?: string;
   sealingKey?: Buffer;
+  /** Sealing keys being rotated out: they still open data keys sealed before the rotation (docs/erasure.md). */
+  previousSealingKeys: Buffer[];
   publicBaseUrl: string;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   webhookAllowPrivateTargets: boolean;
@@ -45,6 +49,8 @@ export type Config = {
   etlConcurrency: number;
   /** Record projections run on a thread of their own (default), or on the main thread. */
   projectorThread: boolean;
+  /** A deletion job's attempt not done after this long is failed with the reason (docs/erasure.md). */
+  deletionJobTimeoutMs: number;
 };
 
 export class ConfigError extends Error {
@@ -69,6 +75,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } else if (hasEs) {
     throw new ConfigError('SEALING_KEY is missing: production backends need an explicit sealing key');
   }
+  const previousSealingKeys = (e.SEALING_KEY_PREVIOUS ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k.length > 0)
+    .map((k) => Buffer.from(k, 'base64'));
+  if (previousSealingKeys.some((k) => k.length !== 32)) throw new ConfigError('SEALING_KEY_PREVIOUS must be comma-separated 32-byte keys, base64-encoded');
   let schedule: number[] | undefined;
   if (e.WEBHOOK_RETRY_SCHEDULE) {
     schedule = e.WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => Number(s.trim()));
@@ -85,6 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : { kind: 'embedded' },
     adminApiKey: e.ADMIN_API_KEY,
     sealingKey,
+    previousSealingKeys,
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`).replace(/\/$/, ''),
     logLevel: e.LOG_LEVEL,
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
@@ -92,5 +105,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     uploadsInFlight: e.UPLOADS_IN_FLIGHT,
     etlConcurrency: e.ETL_CONCURRENCY,
     projectorThread: e.PROJECTOR_THREAD,
+    deletionJobTimeoutMs: e.DELETION_JOB_TIMEOUT_SECONDS * 1000,
   };
 }

@@ -1,67 +1,116 @@
-import type { EventStore } from '../../src/eventstore/eventStore.js';
+import { ConcurrencyError, type EventStore } from '../../src/eventstore/eventStore.js';
+import { PROVIDER_KINDS } from '../../src/connectors/providerKinds.js';
+import { legacyRawNamespace, rawNamespace } from '../../src/rawstore/rawNamespaces.js';
 import { deterministicId } from '../../src/shared/ids.js';
 import { loadState } from '../shared/commandHandler.js';
 import { externalRefState, externalRefStream } from '../users/externalRef.js';
-import { userState, userStream, type UserDeletionRequested } from '../users/user.js';
-import { deletionState, deletionStream } from './deletionJob.js';
+import { userStream, type UserErased } from '../users/user.js';
+import { deletionState, deletionStream, isFinished, type DeletionFinished, type DeletionRequested } from './deletionJob.js';
+import { USER_DELETED, USER_ERASED, type UserDeleted } from './erasureEvents.js';
+import { deleteRawObjects, destroyKeys, eraseUploads, nowOf, purgeStores, queuedUploads, step, tombstone, type ErasureDeps } from './erasureSteps.js';
+import { loadProviderData, providerDataStream } from './providerData.js';
 
 /**
- * Carries a user deletion job to its end. Every step appends events with ids derived from the
- * job, so running it again after a crash at any point repeats nothing: the store drops appends
- * it already holds and each step checks the state it leaves behind.
+ * Carries a user deletion job to its end (spec "States: User", deleting → removed; "Deletion
+ * job": done means every raw file and row of the user is deleted). Every step can run again
+ * after a crash or a failed attempt.
+ *
+ * 1. For each provider: every upload is erased (streams tombstoned, so an ETL run still going
+ *    has its next append refused), every data key destroyed, and the provider's ledger tombstoned
+ *    at the revision read, so an upload that got past the user check before the deletion began
+ *    cannot register any more (and one that registered meanwhile is seen on the next round).
+ * 2. `user.erased` makes every projection drop the user's rows (tokens included).
+ * 3. The read models are purged physically; the raw payloads are deleted; the external_ref is
+ *    freed; the user's own stream is tombstoned; the event store is purged.
+ * 4. The job ends with `user.deleted`. The job's stream stays: it is the job's record.
  */
-export type EraseUserSteps = {
-  /** Resolves once no ingestion for the user is running, so no record lands after the erasure. */
-  quiesceIngestion?: () => Promise<void>;
-  /** Removes the user's raw payloads. */
-  eraseRawPayloads?: () => Promise<void>;
-};
+export async function eraseUser(deps: ErasureDeps, jobId: string): Promise<void> {
+  const jobStream = deletionStream(jobId);
+  let job = await loadState(deps.eventStore, jobStream, deletionState);
+  if (isFinished(job.state)) return;
+  const request = job.state.request!;
+  const { user_id: userId, tenant_id: tenantId } = request;
+  const signal = deps.signal ?? new AbortController().signal;
 
-export async function eraseUser(
-  eventStore: EventStore,
-  request: UserDeletionRequested['data'],
-  steps: EraseUserSteps = {},
-  now: () => Date = () => new Date(),
-): Promise<void> {
-  const jobId = request.job_id;
-  const job = await loadState(eventStore, deletionStream(jobId), deletionState);
-  if (job.state.status === 'done' || job.state.status === 'failed') return;
-  const base = { job_id: jobId, tenant_id: request.tenant_id, user_id: request.user_id };
-  if (job.state.status === 'pending') {
-    await eventStore.appendToStream(deletionStream(jobId), [
-      { id: deterministicId(jobId, 'started'), type: 'deletion.started', data: { ...base, started_at: now().toISOString() } },
-    ]);
-  }
-
-  await steps.quiesceIngestion?.();
-  const user = await loadState(eventStore, userStream(request.user_id), userState);
-  if (user.state.status === 'deleting') {
-    await eventStore.appendToStream(userStream(request.user_id), [
-      { id: deterministicId(jobId, 'erased'), type: 'user.erased', data: { ...base, erased_at: now().toISOString() } },
-    ]);
-  }
-
-  await steps.eraseRawPayloads?.();
-
-  if (request.external_ref !== null) {
-    const refStream = externalRefStream(request.tenant_id, request.external_ref);
-    const ref = await loadState(eventStore, refStream, externalRefState);
-    if (ref.state.claimedBy === request.user_id) {
-      await eventStore.appendToStream(refStream, [
-        {
-          id: deterministicId(jobId, 'ref-released'),
-          type: 'external_ref.released',
-          data: { tenant_id: request.tenant_id, user_id: request.user_id, at: now().toISOString() },
-        },
-      ]);
+  step(deps, 'erasing uploads and data keys');
+  const rawObjects: string[] = [];
+  const namespaces = [legacyRawNamespace(userId)];
+  const providers = new Set([...Object.keys(PROVIDER_KINDS), ...(await queuedUploads(deps.readStore, userId)).map((j) => j.provider)]);
+  for (const provider of providers) {
+    for (let round = 0; ; round++) {
+      deps.signal?.throwIfAborted();
+      const ledger = await loadProviderData(deps.eventStore, userId, provider);
+      if (ledger.closed) break;
+      const uploads = [...ledger.uploads, ...(await queuedUploads(deps.readStore, userId, provider)).map((j) => j._id)];
+      rawObjects.push(...(await eraseUploads(deps, userId, uploads)));
+      await destroyKeys(deps, userId, provider, ledger.generation);
+      for (let g = 0; g <= ledger.generation; g++) namespaces.push(rawNamespace(userId, provider, g));
+      try {
+        await deps.eventStore.deleteStream(providerDataStream(userId, provider), { hard: true, expectedRevision: ledger.revision ?? 'no_stream' });
+        break;
+      } catch (err) {
+        // An upload registered since the ledger was read: erase it too, then close again.
+        if (!(err instanceof ConcurrencyError) || round >= 10) throw err;
+      }
     }
   }
 
-  await eventStore.appendToStream(deletionStream(jobId), [
-    {
-      id: deterministicId(jobId, 'finished'),
-      type: 'deletion.finished',
-      data: { ...base, status: 'done', finished_at: now().toISOString(), error: null },
-    },
-  ]);
+  step(deps, 'dropping read-model rows');
+  let dropPosition: number | undefined;
+  if (!job.state.dropped) {
+    const erased: UserErased = { type: USER_ERASED, data: { user_id: userId, tenant_id: tenantId, job_id: jobId, erased_at: nowOf(deps).toISOString() } };
+    dropPosition = (await deps.eventStore.appendToStream(jobStream, [{ ...erased, id: deterministicId(jobId, 'erased') }], { expectedRevision: job.revision! })).lastPosition;
+    job = await loadState(deps.eventStore, jobStream, deletionState);
+  }
+  for (const h of deps.hooks ?? []) await h.eraseUser?.({ userId, tenantId }, signal);
+  await deps.settle(dropPosition);
+
+  step(deps, 'deleting raw payloads');
+  // Raw objects of erased uploads, every provider namespace and the namespace of payloads stored before ledgers existed.
+  await deleteRawObjects(deps.rawStore, rawObjects, namespaces);
+
+  step(deps, 'freeing the external_ref');
+  if (request.external_ref !== null) await releaseExternalRef(deps.eventStore, tenantId, request.external_ref, userId);
+
+  step(deps, "erasing the user's stream");
+  await tombstone(deps.eventStore, userStream(userId));
+
+  step(deps, 'purging stores');
+  await purgeStores(deps);
+
+  step(deps, 'finishing');
+  job = await loadState(deps.eventStore, jobStream, deletionState);
+  await finishUserDeletion(deps.eventStore, job.revision!, request, nowOf(deps));
+}
+
+/** The claim goes with its events (the ref and the user id in them), so the ref can be claimed again. */
+async function releaseExternalRef(eventStore: EventStore, tenantId: string, externalRef: string, userId: string): Promise<void> {
+  const stream = externalRefStream(tenantId, externalRef);
+  for (let attempt = 0; ; attempt++) {
+    const ref = await loadState(eventStore, stream, externalRefState);
+    if (ref.state.claimedBy !== userId || ref.revision === null) return;
+    try {
+      await eventStore.deleteStream(stream, { expectedRevision: ref.revision });
+      return;
+    } catch (err) {
+      if (!(err instanceof ConcurrencyError) || attempt >= 5) throw err;
+    }
+  }
+}
+
+async function finishUserDeletion(eventStore: EventStore, revision: number, r: DeletionRequested['data'], now: Date): Promise<void> {
+  const at = now.toISOString();
+  const deleted: UserDeleted = { type: USER_DELETED, data: { user_id: r.user_id, tenant_id: r.tenant_id, external_ref: r.external_ref, job_id: r.job_id, deleted_at: at } };
+  const done: DeletionFinished = {
+    type: 'deletion.finished',
+    data: { job_id: r.job_id, tenant_id: r.tenant_id, user_id: r.user_id, status: 'done', finished_at: at, error: null },
+  };
+  await eventStore.appendToStream(
+    deletionStream(r.job_id),
+    [
+      { ...deleted, id: deterministicId(r.job_id, 'user-deleted') },
+      { ...done, id: deterministicId(r.job_id, 'finished') },
+    ],
+    { expectedRevision: revision },
+  );
 }

@@ -17,6 +17,8 @@ export const AcceptUploadInput = z.object({
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
   bytes: z.number().int().min(0),
   contentType: z.string(),
+  /** The generation of the user's data of this provider (its ledger, commands/deletions/providerData.ts) the payload was sealed for. */
+  generation: z.number().int().min(0).default(0),
   at: z.string().datetime(),
 });
 export type AcceptUpload = z.infer<typeof AcceptUploadInput>;
@@ -49,21 +51,22 @@ export function decideAcceptUpload(cmd: AcceptUpload, state: UploadState, user: 
         tier: 'upload',
         accepted_at: cmd.at,
         token_id: cmd.tokenId,
+        key_generation: cmd.generation,
       },
     },
   ];
 }
 
-export async function acceptUpload(eventStore: EventStore, input: AcceptUpload) {
+export async function acceptUpload(eventStore: EventStore, input: z.input<typeof AcceptUploadInput>) {
   const cmd = AcceptUploadInput.parse(input);
   const user = (await loadState(eventStore, userStream(cmd.userId), userState)).state;
-  const result = await handleCommand(eventStore, uploadStream(cmd.userId, cmd.provider, cmd.uploadId), uploadState, (state) =>
+  const result = await handleCommand(eventStore, uploadStream(cmd.userId, cmd.provider, cmd.uploadId, cmd.generation), uploadState, (state) =>
     decideAcceptUpload(cmd, state, user),
   );
   return { ...result, replayed: result.newEvents.length === 0, accepted: result.state.accepted! };
 }
 
-/** Lets the route tell a replay from a new upload before it stores anything. */
-export async function findUpload(eventStore: EventStore, userId: string, provider: string, uploadId: string) {
-  return (await loadState(eventStore, uploadStream(userId, provider, uploadId), uploadState)).state.accepted;
+/** Lets the route tell a replay from a new upload (of the current generation) before it stores anything. */
+export async function findUpload(eventStore: EventStore, userId: string, provider: string, uploadId: string, generation = 0) {
+  return (await loadState(eventStore, uploadStream(userId, provider, uploadId, generation), uploadState)).state.accepted;
 }

@@ -21,6 +21,12 @@ export type UploadAccepted = Event<
     tier: EtlTier;
     accepted_at: string;
     token_id: string;
+    /**
+     * The generation of the user's data of this provider the upload belongs to: its raw payload
+     * and its records are sealed with that generation's data key (docs/erasure.md). Absent on
+     * uploads accepted before data keys existed (generation 0, raw payload stored in the clear).
+     */
+    key_generation?: number;
   }
 >;
 export type EtlTier = 'upload' | 'sync' | 'backfill';
@@ -62,8 +68,12 @@ export type UploadEvent =
   | EtlJobDiscarded
   | DataWritten;
 
-export const uploadStream = (userId: string, provider: string, uploadId: string) =>
-  `upload-${userId}-${sha256Hex(`${provider}\u0000${uploadId}`).slice(0, 32)}`;
+/**
+ * An Upload-Id names one upload per generation of the user's data of that provider: once that
+ * data was erased (its streams tombstoned for good), the same Upload-Id is a new upload.
+ */
+export const uploadStream = (userId: string, provider: string, uploadId: string, generation = 0) =>
+  `upload-${userId}-${sha256Hex(generation === 0 ? `${provider}\u0000${uploadId}` : `${provider}\u0000${uploadId}\u0000${generation}`).slice(0, 32)}`;
 
 export type EtlStatus = 'pending' | 'running' | 'parked' | 'done';
 

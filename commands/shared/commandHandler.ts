@@ -1,4 +1,5 @@
-import { ConcurrencyError, type Event, type EventStore, type RecordedEvent } from '../../src/eventstore/eventStore.js';
+import { ConcurrencyError, StreamDeletedError, type Event, type EventStore, type RecordedEvent } from '../../src/eventstore/eventStore.js';
+import { DomainError } from './domainError.js';
 
 /** Folds a stream's events into the state a decision needs (Emmett's evolve/initialState pair). */
 export type StreamState<State, E extends Event> = {
@@ -38,17 +39,28 @@ export async function handleCommand<State, E extends Event>(
       return { state: next, newEvents, position: result.lastPosition };
     } catch (err) {
       if (err instanceof ConcurrencyError && attempt < retries) continue;
+      if (err instanceof StreamDeletedError) throw new DomainError('gone', 'this resource was erased');
       throw err;
     }
   }
 }
 
+/**
+ * A stream erased for good (tombstoned: a deleted user's, an erased upload's) folds to the
+ * initial state, as if it never existed; appending to it is refused (handleCommand: `gone`).
+ */
 export async function loadState<State, E extends Event>(
   eventStore: EventStore,
   streamName: string,
   stream: StreamState<State, E>,
 ): Promise<{ state: State; revision: number | null }> {
-  const events = (await eventStore.readStream(streamName)) as RecordedEvent<E>[];
+  let events: RecordedEvent<E>[];
+  try {
+    events = (await eventStore.readStream(streamName)) as RecordedEvent<E>[];
+  } catch (err) {
+    if (err instanceof StreamDeletedError) return { state: stream.initialState(), revision: null };
+    throw err;
+  }
   let state = stream.initialState();
   for (const e of events) state = stream.evolve(state, e);
   return { state, revision: events.length ? events[events.length - 1]!.streamRevision : null };

@@ -30,9 +30,14 @@ export function decideClaimExternalRef(cmd: RegisterUser, state: ExternalRefStat
   return [{ type: 'external_ref.claimed', data: { tenant_id: cmd.tenantId, external_ref: cmd.externalRef!, user_id: cmd.userId, at: cmd.at } }];
 }
 
-export function decideRegisterUser(cmd: RegisterUser, state: UserState): UserEvent {
+/**
+ * A user id is new, or derived from an Idempotency-Key's reservation (src/server/idempotency.ts):
+ * then a retry of the same request finds its own user, which is no conflict but the answer.
+ */
+export function decideRegisterUser(cmd: RegisterUser, state: UserState): UserEvent[] {
+  if (state.status === 'active' && state.tenantId === cmd.tenantId && state.externalRef === cmd.externalRef) return [];
   if (state.status !== 'none') throw new DomainError('conflict', 'user already exists');
-  return { type: 'user.registered', data: { user_id: cmd.userId, tenant_id: cmd.tenantId, external_ref: cmd.externalRef, created_at: cmd.at } };
+  return [{ type: 'user.registered', data: { user_id: cmd.userId, tenant_id: cmd.tenantId, external_ref: cmd.externalRef, created_at: cmd.at } }];
 }
 
 /** Claims the external_ref first, then writes the user: the claim is what makes the ref unique. */

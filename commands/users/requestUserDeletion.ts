@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import type { EventStore } from '../../src/eventstore/eventStore.js';
+import { deterministicId } from '../../src/shared/ids.js';
+import { deletionState, deletionStream, type DeletionRequested, type DeletionState } from '../deletions/deletionJob.js';
 import { DomainError } from '../shared/domainError.js';
-import { handleCommand } from '../shared/commandHandler.js';
-import { isVisibleTo, userState, userStream, type UserEvent, type UserState } from './user.js';
+import { handleCommand, loadState } from '../shared/commandHandler.js';
+import { isVisibleTo, userState, userStream, type UserDeletionRequested, type UserEvent, type UserState } from './user.js';
 
 export const RequestUserDeletionInput = z.object({
   tenantId: z.string().uuid(),
@@ -15,11 +17,12 @@ export type RequestUserDeletion = z.infer<typeof RequestUserDeletionInput>;
 
 /**
  * The request is the commit point of a deletion: from here reads are 404 and tokens stop.
- * Asking again while the job runs answers the same job instead of starting another.
+ * Asking again while the job is unfinished answers the same job; asking again after it failed
+ * starts a new one (every step of a deletion can run again).
  */
-export function decideRequestUserDeletion(cmd: RequestUserDeletion, state: UserState): UserEvent[] {
+export function decideRequestUserDeletion(cmd: RequestUserDeletion, state: UserState, currentJob: DeletionState | null): UserEvent[] {
   if (!isVisibleTo(state, cmd.tenantId) || state.status === 'erased') throw new DomainError('not_found', 'user not found');
-  if (state.status === 'deleting') return [];
+  if (state.status === 'deleting' && currentJob?.status !== 'failed') return [];
   return [
     {
       type: 'user.deletion_requested',
@@ -28,8 +31,42 @@ export function decideRequestUserDeletion(cmd: RequestUserDeletion, state: UserS
   ];
 }
 
+/**
+ * Writes the request on the user's stream (the commit point), then the job's own stream, which
+ * outlives the user. A crash between the two leaves a job the deletion runner completes from the
+ * user's stream.
+ */
 export async function requestUserDeletion(eventStore: EventStore, input: RequestUserDeletion) {
   const cmd = RequestUserDeletionInput.parse(input);
-  const result = await handleCommand(eventStore, userStream(cmd.userId), userState, (state) => decideRequestUserDeletion(cmd, state));
-  return { ...result, jobId: result.state.deletionJobId! };
+  const before = (await loadState(eventStore, userStream(cmd.userId), userState)).state;
+  const currentJob = before.deletionJobId ? (await loadState(eventStore, deletionStream(before.deletionJobId), deletionState)).state : null;
+  const result = await handleCommand(eventStore, userStream(cmd.userId), userState, (state) =>
+    decideRequestUserDeletion(cmd, state, state.deletionJobId === before.deletionJobId ? currentJob : null),
+  );
+  const jobId = result.state.deletionJobId!;
+  const requested = result.newEvents[0] as UserDeletionRequested | undefined;
+  let position = result.position;
+  if (requested) {
+    const job = await eventStore.appendToStream(deletionStream(jobId), [jobRequestOf(requested.data)]);
+    position = Math.max(position, job.lastPosition);
+  }
+  return { ...result, position, jobId };
+}
+
+/** The job stream's first event, from the user's request (also used to complete a request a crash cut short). */
+export function jobRequestOf(d: UserDeletionRequested['data']): DeletionRequested & { id: string } {
+  return {
+    id: deterministicId(d.job_id, 'requested'),
+    type: 'deletion.requested',
+    data: {
+      job_id: d.job_id,
+      tenant_id: d.tenant_id,
+      user_id: d.user_id,
+      provider: null,
+      generation: null,
+      external_ref: d.external_ref,
+      requested_at: d.requested_at,
+      requested_by: d.requested_by,
+    },
+  };
 }

@@ -1,5 +1,5 @@
 import { TIER_PRIORITY, type UploadEvent } from '../../commands/ingestion/upload.js';
-import type { UserErased } from '../../commands/users/user.js';
+import { PROVIDER_DATA_ERASED, USER_ERASED, type ProviderDataErased, type UserErased } from '../../commands/deletions/erasureEvents.js';
 import { defineProjection } from '../../src/projector/projection.js';
 
 export type EtlJobDoc = {
@@ -27,7 +27,7 @@ export type EtlJobDoc = {
 };
 
 /** The ETL queue as workers and GET /v1/pipeline/etl-jobs see it. */
-export const etlJobsProjection = defineProjection<UploadEvent | UserErased>({
+export const etlJobsProjection = defineProjection<UploadEvent | UserErased | ProviderDataErased>({
   name: 'etl_jobs',
   collections: [
     {
@@ -41,7 +41,7 @@ export const etlJobsProjection = defineProjection<UploadEvent | UserErased>({
       columns: ['lease_until', 'provider', 'finished_at', 'last_day'],
     },
   ],
-  eventTypes: ['upload.accepted', 'etl.job_started', 'etl.job_failed', 'etl.job_parked', 'etl.job_retried', 'etl.job_succeeded', 'etl.job_discarded', 'data.written', 'user.erased'],
+  eventTypes: ['upload.accepted', 'etl.job_started', 'etl.job_failed', 'etl.job_parked', 'etl.job_retried', 'etl.job_succeeded', 'etl.job_discarded', 'data.written', USER_ERASED, PROVIDER_DATA_ERASED],
   evolve: (event) => {
     const id = event.streamName;
     const update = (set: Record<string, unknown>) => [{ op: 'update' as const, collection: 'etl_jobs', id, set }];
@@ -89,6 +89,8 @@ export const etlJobsProjection = defineProjection<UploadEvent | UserErased>({
         return update({ last_day: event.data.last_day });
       case 'user.erased':
         return [{ op: 'deleteMany', collection: 'etl_jobs', filter: { user_id: event.data.user_id } }];
+      case 'provider_data.erased':
+        return [{ op: 'deleteMany', collection: 'etl_jobs', filter: { user_id: event.data.user_id, provider: event.data.provider } }];
       default:
         return [];
     }

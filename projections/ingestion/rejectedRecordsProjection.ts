@@ -1,5 +1,5 @@
 import type { RecordsRejected } from '../../commands/ingestion/ingestedEvents.js';
-import type { UserErased } from '../../commands/users/user.js';
+import { PROVIDER_DATA_ERASED, USER_ERASED, type ProviderDataErased, type UserErased } from '../../commands/deletions/erasureEvents.js';
 import { defineProjection } from '../../src/projector/projection.js';
 
 export type RejectedRecordDoc = {
@@ -27,10 +27,10 @@ export const REJECTED_RECORDS = 'rejected_records';
  * line today (a corrected line has different content, hence a different key, and is stored as
  * a record), so every document here counts until the user is erased.
  */
-export const rejectedRecordsProjection = defineProjection<RecordsRejected | UserErased>({
+export const rejectedRecordsProjection = defineProjection<RecordsRejected | UserErased | ProviderDataErased>({
   name: REJECTED_RECORDS,
   collections: [{ name: REJECTED_RECORDS, indexes: [{ fields: [['user_id', 1], ['provider', 1]] }] }],
-  eventTypes: ['records.rejected', 'user.erased'],
+  eventTypes: ['records.rejected', USER_ERASED, PROVIDER_DATA_ERASED],
   evolve: (event) => {
     switch (event.type) {
       case 'records.rejected': {
@@ -53,6 +53,8 @@ export const rejectedRecordsProjection = defineProjection<RecordsRejected | User
       }
       case 'user.erased':
         return [{ op: 'deleteMany' as const, collection: REJECTED_RECORDS, filter: { user_id: event.data.user_id } }];
+      case 'provider_data.erased':
+        return [{ op: 'deleteMany' as const, collection: REJECTED_RECORDS, filter: { user_id: event.data.user_id, provider: event.data.provider } }];
       default:
         return [];
     }

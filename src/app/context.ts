@@ -2,7 +2,12 @@ import type { Logger } from 'pino';
 import { projections, recordProjections } from '../../projections/index.js';
 import type { Config } from '../config.js';
 import type { EventStore } from '../eventstore/eventStore.js';
-import { userDeletionProcess } from '../processes/userDeletionProcess.js';
+import type { ErasureHook } from '../../commands/deletions/erasureSteps.js';
+import type { DataKeys } from '../crypto/dataKeys.js';
+import { dataKeysOf } from '../crypto/dataKeysOf.js';
+import { OpeningEventStore } from '../crypto/openingEventStore.js';
+import { EventOpener } from '../crypto/recordSealing.js';
+import { DeletionJobRunner } from '../processes/deletionJobRunner.js';
 import { ProjectorRuntime } from '../projector/projectorRuntime.js';
 import { ReactorRuntime } from '../projector/reactor.js';
 import type { ReadStore } from '../readstore/readStore.js';
@@ -26,6 +31,12 @@ export type AppContext = {
   etl: EtlWorker;
   projectors: ProjectorRuntime;
   reactors: ReactorRuntime;
+  /** User deletions and provider erasures (docs/erasure.md). */
+  deletions: DeletionJobRunner;
+  /** What other capabilities erase with a user or a provider's data (commands/deletions/erasureSteps.ts). */
+  erasureHooks: ErasureHook[];
+  /** Per user and provider data keys that seal health payloads (docs/erasure.md). */
+  dataKeys: DataKeys;
   adminKeyHash: string;
   /** Set when this start generated the admin key; main prints it once. */
   generatedAdminKey: string | null;
@@ -60,15 +71,30 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const admin = resolveAdminKey(config.dataDir, config.adminApiKey);
   const sealingKey = resolveSealingKey(config.dataDir, config.sealingKey);
   const mode = options.runBackground === undefined || options.runBackground === true ? 'all' : options.runBackground === false ? 'none' : options.runBackground;
-  const projectors = new ProjectorRuntime(eventStore, readStore, projections, log, {
+  const dataKeys = dataKeysOf(config, eventStore);
+  // Projections read sealed record events opened (src/crypto/recordSealing.ts).
+  const projectors = new ProjectorRuntime(new OpeningEventStore(eventStore, new EventOpener(dataKeys)), readStore, projections, log, {
     thread: mode === 'all' && config.projectorThread ? { config, names: recordProjections.map((p) => p.name) } : undefined,
   });
-  const reactors = new ReactorRuntime(eventStore, readStore, [userDeletionProcess({ eventStore, readStore, rawStore })], log);
+  const reactors = new ReactorRuntime(eventStore, readStore, [], log);
+  const erasureHooks: ErasureHook[] = [];
+  const deletions = new DeletionJobRunner({
+    eventStore,
+    readStore,
+    rawStore,
+    dataKeys,
+    hooks: erasureHooks,
+    settle: (position, timeoutMs) => projectors.waitForIdle(position, timeoutMs),
+    timeoutMs: config.deletionJobTimeoutMs,
+    takeOverRunningAtStart: config.backend.kind === 'embedded',
+    log,
+  });
   const etl = new EtlWorker({
     eventStore,
     readStore,
     rawStore,
     parsers: deviceParsers,
+    dataKeys,
     log,
     concurrency: config.etlConcurrency,
     takeOverRunningAtStart: config.backend.kind === 'embedded',
@@ -89,6 +115,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
   if (mode === 'all' || mode === 'projections') await projectors.start();
   if (mode === 'all') {
     await reactors.start();
+    deletions.start();
     etl.start();
     await webhooks.start();
   } else {
@@ -106,6 +133,9 @@ export async function createContext(config: Config, options: ContextOptions = {}
     etl,
     projectors,
     reactors,
+    deletions,
+    erasureHooks,
+    dataKeys,
     adminKeyHash: sha256Hex(admin.key),
     generatedAdminKey: admin.generated ? admin.key : null,
     sealingKey,
@@ -117,6 +147,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     close: async () => {
       runtime.close();
       await webhooks.stop();
+      await deletions.stop();
       await etl.stop();
       await reactors.stop();
       await projectors.stop();

@@ -29,9 +29,9 @@ export function resolveSealingKey(dataDir: string, fromEnv?: Buffer): Buffer {
     if (key.length !== 32) throw new Error(`${path} does not hold a 32-byte base64 key`);
     return key;
   }
-  const key = randomBytes(32);
-  writeSecretFile(path, key.toString('base64') + '\n');
-  return key;
+  writeSecretFile(path, randomBytes(32).toString('base64') + '\n');
+  // Read back: another thread or process starting at the same moment may have written the file first.
+  return resolveSealingKey(dataDir);
 }
 
 function writeSecretFile(path: string, content: string): void {

@@ -6,6 +6,7 @@
  */
 import { BroadcastChannel, workerData } from 'node:worker_threads';
 import type { Config } from '../config.js';
+import { dataKeysOf } from '../crypto/dataKeysOf.js';
 import { deviceParsers } from '../connectors/devices/index.js';
 import { openEtlStores } from './etlStores.js';
 import { runEtlTask, type EtlRunOutcome, type EtlTask } from './etlTask.js';
@@ -34,6 +35,8 @@ channel.onmessage = (m) => {
 };
 const stores = await opening;
 
+const dataKeys = dataKeysOf(config, stores.eventStore);
+
 export default function run(task: EtlTask): Promise<EtlRunOutcome> {
-  return runEtlTask({ ...stores, parsers: deviceParsers }, task);
+  return runEtlTask({ ...stores, parsers: deviceParsers, dataKeys }, task);
 }

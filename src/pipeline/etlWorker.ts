@@ -3,10 +3,12 @@ import type { Logger } from 'pino';
 import { finishEtlJob } from '../../commands/ingestion/finishEtlJob.js';
 import { startEtlJob, type ClaimedJob } from '../../commands/ingestion/startEtlJob.js';
 import { loadState } from '../../commands/shared/commandHandler.js';
+import { DomainError } from '../../commands/shared/domainError.js';
 import { userState, userStream } from '../../commands/users/user.js';
 import type { DeviceParser } from '../../commands/ingestion/records.js';
 import type { EtlJobDoc } from '../../projections/ingestion/etlJobsProjection.js';
-import { ConcurrencyError, type EventStore } from '../eventstore/eventStore.js';
+import type { DataKeys } from '../crypto/dataKeys.js';
+import { ConcurrencyError, StreamDeletedError, type EventStore } from '../eventstore/eventStore.js';
 import type { RawStore } from '../rawstore/rawStore.js';
 import type { ReadStore } from '../readstore/readStore.js';
 import type { EtlRunner } from './etlPool.js';
@@ -17,6 +19,8 @@ export type EtlWorkerOptions = {
   readStore: ReadStore;
   rawStore: RawStore;
   parsers: Readonly<Record<string, DeviceParser>>;
+  /** Seal what jobs run here (without a pool) write; a pool's threads open their own. */
+  dataKeys: DataKeys;
   /**
    * Where claimed jobs run: the service gives an `EtlThreadPool`, so that normalisation never
    * blocks the thread that answers HTTP. Without one they run here, with the stores above.
@@ -133,6 +137,11 @@ export class EtlWorker {
       if (outcome.kind === 'succeeded') log?.info({ records: outcome.records, rejected: outcome.rejected, ms: Date.now() - started }, 'etl job done');
       else log?.info({ reason: outcome.reason }, 'etl job discarded');
     } catch (err) {
+      // The upload was erased (its user deleted, or its provider's data) while it ran: nothing to record.
+      if (err instanceof StreamDeletedError || (err instanceof DomainError && err.code === 'gone')) {
+        log?.info('etl job was erased while it ran');
+        return;
+      }
       // On the upload stream only: another worker took the job over. Elsewhere (the job's ingest
       // stream) it is a failure like any other.
       if (err instanceof ConcurrencyError && err.streamName === claim.stream) {
@@ -144,7 +153,7 @@ export class EtlWorker {
       try {
         await finishEtlJob(this.o.eventStore, claim.stream, claim.state, claim.revision, { kind: 'failed', error: message });
       } catch (e) {
-        if (!(e instanceof ConcurrencyError)) log?.error({ err: e }, 'could not record the etl failure');
+        if (!(e instanceof ConcurrencyError || e instanceof StreamDeletedError)) log?.error({ err: e }, 'could not record the etl failure');
       }
     }
   }

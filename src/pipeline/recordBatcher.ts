@@ -9,6 +9,8 @@ export type Batch<T> = {
    * its revision instead of being taken for a replay of it.
    */
   digest: string;
+  /** The items as a JSON array, from the text each was measured by (sealing encrypts this, without serialising again). */
+  json: string;
 };
 
 export type BatchLimits = { maxBytes: number; maxItems: number };
@@ -21,6 +23,7 @@ export type BatchLimits = { maxBytes: number; maxItems: number };
  */
 export class RecordBatcher<T> {
   private items: T[] = [];
+  private jsons: string[] = [];
   private bytes: number;
   private hash: Hash = createHash('sha256');
 
@@ -41,6 +44,7 @@ export class RecordBatcher<T> {
     const closed = full ? this.take() : null;
     // A single item over the size limit still goes, alone: a record is never split.
     this.items.push(item);
+    this.jsons.push(json);
     this.bytes += bytes;
     this.hash.update(json);
     return closed;
@@ -49,8 +53,9 @@ export class RecordBatcher<T> {
   /** Closes the batch being filled (at the end of the payload); null when it is empty. */
   take(): Batch<T> | null {
     if (this.items.length === 0) return null;
-    const batch = { items: this.items, digest: this.hash.digest('hex') };
+    const batch = { items: this.items, digest: this.hash.digest('hex'), json: `[${this.jsons.join(',')}]` };
     this.items = [];
+    this.jsons = [];
     this.bytes = this.envelopeBytes;
     this.hash = createHash('sha256');
     return batch;

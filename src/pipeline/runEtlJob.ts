@@ -2,7 +2,8 @@ import { INGESTED_EVENT, type DeviceParser, type NormalizedRecord, type RecordKi
 import { ingestStream, type RecordsIngested, type RecordsRejected } from '../../commands/ingestion/ingestedEvents.js';
 import type { EtlOutcome } from '../../commands/ingestion/finishEtlJob.js';
 import type { UploadAccepted } from '../../commands/ingestion/upload.js';
-import type { EventStore, ExpectedRevision } from '../eventstore/eventStore.js';
+import type { EventSealer } from '../crypto/recordSealing.js';
+import type { Event, EventStore, ExpectedRevision } from '../eventstore/eventStore.js';
 import type { RawStore } from '../rawstore/rawStore.js';
 import { deterministicId } from '../shared/ids.js';
 import { sha256Hex } from '../shared/secrets.js';
@@ -24,10 +25,16 @@ export async function runEtlJob(
   parser: DeviceParser,
   jobStream: string,
   upload: UploadAccepted['data'],
-  /** Checked before each event: true stops the run (its user is being deleted). */
+  /** Checked before each event: true stops the run (its user is being deleted, or the provider's data erased). */
   cancelled: () => Promise<boolean> = async () => false,
+  /**
+   * The data key of the upload's generation (docs/erasure.md): opens the stored payload and seals
+   * each event's records (or rejected lines) once. Without it the events carry them in the clear.
+   */
+  keys?: { sealer: EventSealer; openPayload: (stored: Buffer) => Buffer },
 ): Promise<Extract<EtlOutcome, { kind: 'succeeded' }>> {
-  const payload = await rawStore.get(upload.object_key);
+  const stored = await rawStore.get(upload.object_key);
+  const payload = keys ? keys.openPayload(stored) : stored;
   const stream = ingestStream(upload.user_id, jobStream);
   const base = { job: jobStream, user_id: upload.user_id, tenant_id: upload.tenant_id, provider: upload.provider, ingested_at: upload.accepted_at };
   const recordsEnvelope = envelopeBytes({ ...base, records: [] });
@@ -46,10 +53,13 @@ export async function runEtlJob(
     if (await cancelled()) throw new EtlCancelledError();
     const n = batchNo.get(kind) ?? 0;
     batchNo.set(kind, n + 1);
-    const event: RecordsIngested | RecordsRejected =
+    const plain: RecordsIngested | RecordsRejected =
       kind === 'rejected'
         ? { type: 'records.rejected', data: { ...base, batch: n, items: batch.items as KeyedRejected[], at: upload.accepted_at } }
         : { type: INGESTED_EVENT[kind], data: { ...base, batch: n, records: batch.items as NormalizedRecord[] } };
+    const event: Event = keys
+      ? { type: plain.type, data: keys.sealer.seal(plain.type, plain.data, kind === 'rejected' ? 'items' : 'records', batch.json, batch.items.length) }
+      : plain;
     const result = await eventStore.appendToStream(stream, [{ ...event, id: deterministicId(jobStream, kind, String(n), batch.digest) }], {
       expectedRevision,
     });

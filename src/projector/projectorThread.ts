@@ -8,6 +8,9 @@ import { projections } from '../../projections/index.js';
 import { createLogger } from '../app/logger.js';
 import { openStores } from '../app/stores.js';
 import type { Config } from '../config.js';
+import { dataKeysOf } from '../crypto/dataKeysOf.js';
+import { OpeningEventStore } from '../crypto/openingEventStore.js';
+import { EventOpener } from '../crypto/recordSealing.js';
 import { ProjectorRuntime } from './projectorRuntime.js';
 import type { ProjectorThreadMessage } from './threadedRunner.js';
 
@@ -16,8 +19,9 @@ const port = parentPort!;
 const post = (m: ProjectorThreadMessage) => port.postMessage(m);
 const log = createLogger(config.logLevel).child({ thread: 'projector' });
 const stores = await openStores(config, { readCacheMiB: 48 });
+// Sealed record events are opened here, with this thread's own view of the data keys.
 const runtime = new ProjectorRuntime(
-  stores.eventStore,
+  new OpeningEventStore(stores.eventStore, new EventOpener(dataKeysOf(config, stores.eventStore))),
   stores.readStore,
   projections.filter((p) => names.includes(p.name)),
   log,

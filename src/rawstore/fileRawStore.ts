@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { checkNamespace, parseRawKey, rawKey, RawObjectMissingError, type RawObject, type RawStore } from './rawStore.js';
+import { checkNamespace, parseRawKey, rawKey, RawObjectMissingError, type PutOptions, type RawObject, type RawStore } from './rawStore.js';
 
 /**
  * Embedded raw store: `DATA_DIR/raw/<namespace>/ab/abcdef…` by SHA-256. Written to a temporary file,
@@ -13,8 +13,8 @@ export class FileRawStore implements RawStore {
 
   constructor(private readonly root: string) {}
 
-  async put(data: Buffer, namespace: string): Promise<RawObject> {
-    const sha256 = createHash('sha256').update(data).digest('hex');
+  async put(data: Buffer, namespace: string, options: PutOptions = {}): Promise<RawObject> {
+    const sha256 = options.sha256 ?? createHash('sha256').update(data).digest('hex');
     const key = rawKey(namespace, sha256);
     const path = this.pathOf(key);
     const dir = join(path, '..');

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { GridFSBucket, MongoClient, type Db } from 'mongodb';
-import { checkNamespace, parseRawKey, rawKey, RawObjectMissingError, type RawObject, type RawStore } from './rawStore.js';
+import { checkNamespace, parseRawKey, rawKey, RawObjectMissingError, type PutOptions, type RawObject, type RawStore } from './rawStore.js';
 
 /**
  * Production raw store: MongoDB GridFS, one file per namespace and SHA-256 (the filename is the key). An upload that
@@ -23,8 +23,8 @@ export class GridFsRawStore implements RawStore {
     return new GridFsRawStore(client, client.db(database));
   }
 
-  async put(data: Buffer, namespace: string): Promise<RawObject> {
-    const sha256 = createHash('sha256').update(data).digest('hex');
+  async put(data: Buffer, namespace: string, options: PutOptions = {}): Promise<RawObject> {
+    const sha256 = options.sha256 ?? createHash('sha256').update(data).digest('hex');
     const key = rawKey(namespace, sha256);
     if (!(await this.exists(key))) {
       await new Promise<void>((resolve, reject) => {

@@ -6,9 +6,17 @@
  */
 export type RawObject = { key: string; sha256: string; bytes: number };
 
+export type PutOptions = {
+  /**
+   * The digest that names the object, when `data` is not the content itself but its sealed form
+   * (docs/erasure.md): the payload's own SHA-256, so the same payload is still stored once.
+   */
+  sha256?: string;
+};
+
 export interface RawStore {
   readonly kind: 'file' | 'gridfs';
-  put(data: Buffer, namespace: string): Promise<RawObject>;
+  put(data: Buffer, namespace: string, options?: PutOptions): Promise<RawObject>;
   get(key: string): Promise<Buffer>;
   exists(key: string): Promise<boolean>;
   delete(key: string): Promise<void>;

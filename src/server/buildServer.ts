@@ -6,13 +6,14 @@ import { auditPlugin } from './audit.js';
 import { authPlugin } from './auth.js';
 import { installErrorHandling } from './errorHandler.js';
 import { sendProblem } from './problems.js';
-import { IDEMPOTENCY_COLLECTION } from './idempotency.js';
+import { idempotencyStore } from './idempotency.js';
 import { openapiPlugin } from './openapi.js';
 import { requestIdOf } from './requestId.js';
 import { adminRuntimeRoutes } from './routes/adminRuntime.js';
 import { adminTenantsRoutes } from './routes/adminTenants.js';
 import { auditLogRoutes } from './routes/auditLog.js';
 import { deletionsRoutes } from './routes/deletions.js';
+import { providerErasureRoutes } from './routes/providerErasure.js';
 import { ingestRoutes } from './routes/ingest.js';
 import { samplesRoutes } from './routes/samples.js';
 import { categorySamplesRoutes } from './routes/categorySamples.js';
@@ -53,7 +54,7 @@ export async function buildServer(ctx: AppContext) {
     reply.header('x-request-id', request.id);
   });
 
-  await ctx.readStore.ensureCollections([{ name: IDEMPOTENCY_COLLECTION, indexes: [{ fields: [['tenant_id', 1], ['resource_user_id', 1]] }] }]);
+  await idempotencyStore(app, ctx.readStore);
   const cursors = new CursorCodec(ctx.sealingKey);
   const opts = { ctx, cursors };
 
@@ -67,6 +68,7 @@ export async function buildServer(ctx: AppContext) {
   await app.register(usersRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   await app.register(tokensRoutes, { ...opts, prefix: '/v1' });
   await app.register(deletionsRoutes, { ...opts, prefix: '/v1' });
+  await app.register(providerErasureRoutes, { ...opts, prefix: '/v1' });
   await app.register(ingestRoutes, { ...opts, prefix: '/v1' });
   await app.register(samplesRoutes, { ...opts, prefix: '/v1' });
   await app.register(categorySamplesRoutes, { ...opts, prefix: '/v1' });

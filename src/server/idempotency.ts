@@ -1,11 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ReadStore } from '../readstore/readStore.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ZodError } from 'zod';
+import { DomainError } from '../../commands/shared/domainError.js';
+import type { CollectionSpec, ReadStore } from '../readstore/readStore.js';
 import { sha256Hex } from '../shared/secrets.js';
-import { problems } from './problems.js';
+import { HttpProblem, problems } from './problems.js';
 
 export const IDEMPOTENCY_COLLECTION = 'idempotency_keys';
+export const IDEMPOTENCY_COLLECTION_SPEC: CollectionSpec = {
+  name: IDEMPOTENCY_COLLECTION,
+  indexes: [{ fields: [['tenant_id', 1], ['resource_user_id', 1]] }, { fields: [['expires_at', 1]] }],
+};
 const WINDOW_MS = 24 * 60 * 60 * 1000;
+/**
+ * How long a request holds its key while it runs. A request that crashed (or whose process did)
+ * holds it no longer than this: a retry after it takes the reservation over.
+ */
+export const LEASE_MS = 30_000;
+const PURGE_EVERY_MS = 10 * 60_000;
 
 type Stored = {
   _id: string;
@@ -16,27 +28,40 @@ type Stored = {
   response: { status: number; body: unknown; headers: Record<string, string> } | null;
   /** The user a stored answer created; its record goes when that user is deleted (spec "States: User"). */
   resource_user_id: string | null;
+  /** When the reservation was made: with the key, it names what the request creates (`Reservation.seed`). */
+  created_at: string;
+  lease_until: string;
   expires_at: string;
 };
 
 export type IdempotentResult = { status: number; body: unknown; headers?: Record<string, string>; resourceUserId?: string | null };
 
 /**
+ * A request's hold on its key. `seed` is the same for every attempt under one reservation (and
+ * differs for the same key once the reservation expired or was forgotten): a handler derives the
+ * ids of what it creates from it, so a retry after any failure lands on the same resource
+ * instead of creating a second one.
+ */
+export type Reservation = { seed: string };
+
+/**
  * Spec "Conventions" 4 and "Errors" 3. The first request with a key reserves it (an atomic
- * insert-if-absent); while it runs, the same key is a 409; once answered, the same request gets
- * the stored answer with `Idempotent-Replayed: true` for 24 hours, and a different request with
- * that key is a 422. Only successful answers are kept, so a refused or failed request can be retried. This is request
- * bookkeeping, not domain state, so it lives beside the read models rather than in the log.
+ * insert-if-absent) with a lease; while the lease runs, the same key is a 409; once answered,
+ * the same request gets the stored answer with `Idempotent-Replayed: true` for 24 hours, and a
+ * different request with that key is a 422. A refused request (4xx: nothing was created) frees
+ * the key for a corrected retry; a failed one (5xx, a crash) keeps the reservation with its lease
+ * released, so the retry runs under the same reservation and creates nothing twice. This is
+ * request bookkeeping, not domain state, so it lives beside the read models rather than in the log.
  */
 export async function idempotent(
   readStore: ReadStore,
   request: FastifyRequest,
   reply: FastifyReply,
-  run: () => Promise<IdempotentResult>,
+  run: (reservation: Reservation | null) => Promise<IdempotentResult>,
 ): Promise<unknown> {
   const key = request.headers['idempotency-key'];
   const send = (r: IdempotentResult) => reply.code(r.status).headers(r.headers ?? {}).send(r.body);
-  if (key === undefined) return send(await run());
+  if (key === undefined) return send(await run(null));
   if (typeof key !== 'string' || key.length < 1 || key.length > 255) throw problems.badRequest('Idempotency-Key must be 1 to 255 characters');
 
   const tenantId = request.tenantId ?? 'none';
@@ -53,19 +78,28 @@ export async function idempotent(
   }
   if (record.owner !== owner) {
     if (record.fingerprint !== fingerprint) throw problems.unprocessable('Idempotency-Key was already used with a different request');
-    if (record.status === 'running' || !record.response) throw problems.conflict('a request with this Idempotency-Key is still running');
-    return reply
-      .code(record.response.status)
-      .headers({ ...record.response.headers, 'idempotent-replayed': 'true' })
-      .send(record.response.body);
+    if (record.status === 'done' && record.response) {
+      return reply
+        .code(record.response.status)
+        .headers({ ...record.response.headers, 'idempotent-replayed': 'true' })
+        .send(record.response.body);
+    }
+    if (Date.parse(record.lease_until) > now) throw problems.conflict('a request with this Idempotency-Key is still running');
+    // The request that held it failed or died: this one carries on under the same reservation.
+    await readStore.applyChanges([{ op: 'update', collection: IDEMPOTENCY_COLLECTION, id, set: { owner, lease_until: new Date(now + LEASE_MS).toISOString() } }]);
+    record = (await readStore.get<Stored>(IDEMPOTENCY_COLLECTION, id))!;
+    if (record?.owner !== owner) throw problems.conflict('a request with this Idempotency-Key is still running');
   }
 
+  const release = () => readStore.applyChanges([{ op: 'update', collection: IDEMPOTENCY_COLLECTION, id, set: { lease_until: new Date(0).toISOString() } }]);
   let result: IdempotentResult;
   try {
-    result = await run();
+    result = await run({ seed: `${id}\u0000${record.created_at}` });
   } catch (err) {
-    // A refusal or failure is not kept: the key is free again, and a retry decides afresh.
-    await readStore.applyChanges([{ op: 'delete', collection: IDEMPOTENCY_COLLECTION, id }]);
+    // Refused: nothing was created, and a corrected request may use the key. Failed: keep the
+    // reservation (what the request may have created is named by it), free for the retry at once.
+    if (isRefusal(err)) await readStore.applyChanges([{ op: 'delete', collection: IDEMPOTENCY_COLLECTION, id }]);
+    else await release();
     throw err;
   }
   if (result.status < 500) {
@@ -82,9 +116,14 @@ export async function idempotent(
       },
     ]);
   } else {
-    await readStore.applyChanges([{ op: 'delete', collection: IDEMPOTENCY_COLLECTION, id }]);
+    await release();
   }
   return send(result);
+}
+
+function isRefusal(err: unknown): boolean {
+  if (err instanceof DomainError || err instanceof ZodError) return true;
+  return err instanceof HttpProblem && err.status >= 400 && err.status < 500;
 }
 
 async function reserve(readStore: ReadStore, r: { id: string; tenantId: string; owner: string; fingerprint: string; now: number }): Promise<Stored> {
@@ -101,6 +140,8 @@ async function reserve(readStore: ReadStore, r: { id: string; tenantId: string; 
         status: 'running',
         response: null,
         resource_user_id: null,
+        created_at: new Date(r.now).toISOString(),
+        lease_until: new Date(r.now + LEASE_MS).toISOString(),
         expires_at: new Date(r.now + WINDOW_MS).toISOString(),
       },
     },
@@ -111,4 +152,18 @@ async function reserve(readStore: ReadStore, r: { id: string; tenantId: string; 
 /** Forgets the stored answer that created `userId` (spec "States: User", active → deleting). */
 export async function forgetUserCreation(readStore: ReadStore, tenantId: string, userId: string): Promise<void> {
   await readStore.applyChanges([{ op: 'deleteMany', collection: IDEMPOTENCY_COLLECTION, filter: { tenant_id: tenantId, resource_user_id: userId } }]);
+}
+
+/** Removes the records of keys whose 24 hours are over (a key is free again once expired anyway). */
+export async function purgeExpiredKeys(readStore: ReadStore, now = Date.now()): Promise<void> {
+  await readStore.applyChanges([{ op: 'deleteMany', collection: IDEMPOTENCY_COLLECTION, filter: { expires_at: { $lte: new Date(now).toISOString() } } }]);
+}
+
+/** Declares the key store and purges expired keys at start and every ten minutes while the server runs. */
+export async function idempotencyStore(app: FastifyInstance, readStore: ReadStore, everyMs = PURGE_EVERY_MS): Promise<void> {
+  await readStore.ensureCollections([IDEMPOTENCY_COLLECTION_SPEC]);
+  await purgeExpiredKeys(readStore);
+  const timer = setInterval(() => void purgeExpiredKeys(readStore).catch((err: unknown) => app.log.warn({ err }, 'purging expired idempotency keys failed')), everyMs);
+  timer.unref();
+  app.addHook('onClose', async () => clearInterval(timer));
 }

@@ -5,7 +5,6 @@ import { eraseUser } from '../../commands/deletions/eraseUser.js';
 import { createTenant } from '../../commands/tenants/createTenant.js';
 import { issueApiKey } from '../../commands/tenants/issueApiKey.js';
 import { revokeApiKey } from '../../commands/tenants/revokeApiKey.js';
-import type { UserDeletionRequested } from '../../commands/users/user.js';
 import { mintUserToken } from '../../commands/users/mintUserToken.js';
 import { registerUser } from '../../commands/users/registerUser.js';
 import { requestUserDeletion } from '../../commands/users/requestUserDeletion.js';
@@ -73,7 +72,7 @@ async function seed(dataDir: string): Promise<void> {
     }
     // One deletion run to its end (erased user, finished job), one left pending.
     const done = await requestUserDeletion(es, { tenantId, userId: users[1]!, jobId: randomUUID(), at: at(), by: 'test' });
-    await eraseUser(es, (done.newEvents[0] as UserDeletionRequested).data);
+    await eraseUser({ eventStore: es, readStore: writer.readStore, rawStore: writer.rawStore, dataKeys: writer.dataKeys, settle: async () => {} }, done.jobId);
     await requestUserDeletion(es, { tenantId, userId: users[2]!, jobId: randomUUID(), at: at(), by: 'test' });
     const entry = (log: string, action: string): AuditEntry => ({
       log,

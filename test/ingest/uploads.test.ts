@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { acceptUpload } from '../../commands/ingestion/acceptUpload.js';
 import { uploadStream } from '../../commands/ingestion/upload.js';
+import { dataKeyId } from '../../src/crypto/dataKeys.js';
+import { openBytes } from '../../src/crypto/payloadCipher.js';
 import { DomainError } from '../../commands/shared/domainError.js';
 import { sha256Hex } from '../../src/shared/secrets.js';
 import { expectProblem, expectStatus, expectUnauthorized, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
@@ -93,10 +95,13 @@ describe('accepting an upload (contracts §3: 202 {upload_id, provider, bytes, s
       const events = await uploadEvents(userId, c.slug, uploadId);
       expect(events[0]).toMatchObject({ type: 'upload.accepted', data: { upload_id: uploadId, user_id: userId, provider: c.slug, sha256: sha, bytes: payload.length } });
       const key = (events[0]!.data as { object_key: string }).object_key;
-      expect((await t.ctx.rawStore.get(key)).equals(payload)).toBe(true);
+      // Stored sealed with the user's data key for the provider (docs/erasure.md), and opening to the bytes as sent.
+      const keyId = dataKeyId({ userId, provider: c.slug, generation: 0 });
+      const dataKey = (await t.ctx.dataKeys.get(keyId))!;
+      expect(openBytes(dataKey, await t.ctx.rawStore.get(key), keyId).equals(payload)).toBe(true);
       const files = rawFilesOf(payload);
       expect(files.length).toBeGreaterThan(0);
-      expect(files.some((f) => readFileSync(join(t.dataDir, 'raw', f)).equals(payload))).toBe(true);
+      expect(files.some((f) => openBytes(dataKey, readFileSync(join(t.dataDir, 'raw', f)), keyId).equals(payload))).toBe(true);
       expect(await etlJobsOf(userId)).toBe(1);
       const cov = await waitForEtl(t, tenant.apiKey, userId);
       expect(cov.parked_jobs).toBe(0);
@@ -412,7 +417,8 @@ describe('users being deleted (spec States: User; Errors 401 and 410)', () => {
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
     vi.spyOn(store, 'appendToStream').mockImplementation(async (stream, events, options) => {
-      if (stream.startsWith('deletion-')) await held;
+      // The request writes the job's first event; the runner's claim of it waits.
+      if (stream.startsWith('deletion-') && events.some((e) => e.type !== 'deletion.requested')) await held;
       return real(stream, events, options);
     });
     await t.deleteUser(tenant.apiKey, userId);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rawNamespace } from '../../src/rawstore/rawNamespaces.js';
 import { startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 
 const fixture = readFileSync(fileURLToPath(new URL('../fixtures/device-a/healthkit-export.ndjson', import.meta.url)));
@@ -49,16 +50,16 @@ describe('user deletion erases the user’s ingested data (States: User, deletin
     await uploadFor(gone.id, 'same-bytes');
     await uploadFor(kept.id, 'same-bytes');
     for (const c of recordCollections.slice(0, 2)) expect(await t.ctx.readStore.count(c, { user_id: gone.id }), c).toBeGreaterThan(0);
-    expect(existsSync(join(t.dataDir, 'raw', gone.id))).toBe(true);
+    expect(existsSync(join(t.dataDir, 'raw', rawNamespace(gone.id, 'device-a', 0)))).toBe(true);
 
     const job = await t.waitForDeletion(tenant.apiKey, await t.deleteUser(tenant.apiKey, gone.id));
     expect(job.status).toBe('done');
     await t.ctx.projectors.waitForIdle();
     for (const c of recordCollections) expect(await t.ctx.readStore.count(c, { user_id: gone.id }), c).toBe(0);
-    expect(existsSync(join(t.dataDir, 'raw', gone.id))).toBe(false);
+    expect(existsSync(join(t.dataDir, 'raw', rawNamespace(gone.id, 'device-a', 0)))).toBe(false);
 
     // The other user's identical upload is a separate object and untouched.
-    expect(readdirSync(join(t.dataDir, 'raw', kept.id)).length).toBeGreaterThan(0);
+    expect(readdirSync(join(t.dataDir, 'raw', rawNamespace(kept.id, 'device-a', 0))).length).toBeGreaterThan(0);
     const samples = await t.call('GET', `/v1/users/${kept.id}/samples`, { key: tenant.apiKey, query: { type: 'heart_rate', view: 'all' } });
     expect((samples.json() as { data: unknown[] }).data.length).toBeGreaterThan(0);
   });

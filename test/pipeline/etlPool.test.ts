@@ -7,6 +7,8 @@ import type { UploadAccepted } from '../../commands/ingestion/upload.js';
 import { userStream } from '../../commands/users/user.js';
 import { ensureDataDir } from '../../src/app/dataDir.js';
 import { loadConfig } from '../../src/config.js';
+import { dataKeysOf } from '../../src/crypto/dataKeysOf.js';
+import { EventOpener } from '../../src/crypto/recordSealing.js';
 import { SqliteEventStore } from '../../src/eventstore/sqliteEventStore.js';
 import { EtlThreadPool } from '../../src/pipeline/etlPool.js';
 import { FileRawStore } from '../../src/rawstore/fileRawStore.js';
@@ -87,7 +89,11 @@ describe('EtlThreadPool', () => {
     expect(outcome).toMatchObject({ kind: 'succeeded', records: { quantity: SAMPLES }, rejected: 0, types: ['heart_rate'] });
     const events = await delivered;
     expect(events.map((e) => e.streamRevision)).toEqual([0, 1, 2, 3, 4]);
-    expect(events.flatMap((e) => (e.data as { records: unknown[] }).records)).toHaveLength(SAMPLES);
+    // Sealed by the thread with the user's data key for the provider (docs/erasure.md); opened as the projector opens them.
+    expect(events.every((e) => !('records' in e.data) && 'sealed' in e.data)).toBe(true);
+    const opener = new EventOpener(dataKeysOf(config, store));
+    const opened = await Promise.all(events.map((e) => opener.open(e)));
+    expect(opened.flatMap((e) => (e.data as { records: unknown[] }).records)).toHaveLength(SAMPLES);
   });
 
   it('answers a job whose user is being deleted with the discarded outcome, which survives the thread boundary', async () => {

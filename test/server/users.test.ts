@@ -42,7 +42,8 @@ function holdDeletionJobs() {
   const store = t.ctx.eventStore;
   const real = store.appendToStream.bind(store);
   vi.spyOn(store, 'appendToStream').mockImplementation(async (stream, events, options) => {
-    if (stream.startsWith('deletion-')) await g.promise;
+    // The request writes the job's first event; the runner's claim of it waits.
+    if (stream.startsWith('deletion-') && events.some((e) => e.type !== 'deletion.requested')) await g.promise;
     return real(stream, events, options);
   });
   return g;

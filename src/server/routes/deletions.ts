@@ -14,6 +14,7 @@ export const DeletionJob = z
     status: z.enum(['pending', 'running', 'done', 'failed']),
     created_at: DateTime,
     finished_at: DateTime.nullable(),
+    error: z.string().optional().describe('Only on a failed job: why it failed (it did not finish in time, the step it was at, its last error)'),
   })
   .describe('Deletion job');
 
@@ -28,7 +29,8 @@ export const deletionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, 
     async (request) => {
       const job = UUID_RE.test(request.params.job_id) ? await getDeletionJob(ctx.readStore, request.tenantId!, request.params.job_id.toLowerCase()) : null;
       if (!job) throw problems.notFound('deletion job not found');
-      return job;
+      const { job_id, user_id, provider, status, created_at, finished_at } = job;
+      return { job_id, user_id, provider, status, created_at, finished_at, ...(status === 'failed' ? { error: job.error ?? 'unknown' } : {}) };
     },
   );
 };

@@ -6,7 +6,7 @@ import { requestUserDeletion } from '../../../commands/users/requestUserDeletion
 import type { UserDoc } from '../../../projections/users/usersProjection.js';
 import { getUser } from '../../../queries/users/getUser.js';
 import { listUsers } from '../../../queries/users/listUsers.js';
-import { UUID_RE } from '../../shared/ids.js';
+import { deterministicId, UUID_RE } from '../../shared/ids.js';
 import { forgetUserCreation, idempotent } from '../idempotency.js';
 import { problems } from '../problems.js';
 import { DateTime, IdempotencyKeyHeader, PageQuery, pageOf, Uuid, withProblems } from '../schemas.js';
@@ -45,16 +45,19 @@ export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ct
         },
       },
       async (request, reply) =>
-        idempotent(ctx.readStore, request, reply, async () => {
+        idempotent(ctx.readStore, request, reply, async (reservation) => {
           const tenantId = request.tenantId!;
-          const userId = randomUUID();
+          // Under an Idempotency-Key the id derives from the tenant, the key and its reservation:
+          // a retry after any failure registers (or finds) the same user, never a second one.
+          const userId = reservation ? deterministicId('user', tenantId, reservation.seed) : randomUUID();
           const result = await registerUser(ctx.eventStore, {
             tenantId,
             userId,
             externalRef: request.body?.external_ref ?? null,
             at: new Date().toISOString(),
           });
-          await ctx.settle(result.position, ['users']);
+          // Nothing appended (a retry found its user): wait for whatever the first attempt wrote.
+          await ctx.settle(result.position || undefined, ['users']);
           const user = await getUser(ctx.readStore, tenantId, userId);
           return { status: 201, body: toUser(user!), headers: { location: `/v1/users/${userId}` }, resourceUserId: userId };
         }),
@@ -112,6 +115,7 @@ export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ct
       });
       await forgetUserCreation(ctx.readStore, tenantId, userId);
       await ctx.settle(result.position || undefined, ['users', 'deletion_jobs']);
+      ctx.deletions.kick();
       if (admin) reply.header('location', adminLocation(tenantId, `/users/${userId}`));
       return reply.code(202).send({ job_id: result.jobId });
     },

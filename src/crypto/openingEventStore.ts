@@ -1,0 +1,66 @@
+import { concatMap, from, of, type Observable } from 'rxjs';
+import { PROVIDER_DATA_ERASED, USER_ERASED } from '../../commands/deletions/erasureEvents.js';
+import type { AppendResult, Event, EventStore, ExpectedRevision, ReadAllOptions, ReadStreamOptions, RecordedEvent, SubscribeOptions } from '../eventstore/eventStore.js';
+import { isSealed, type EventOpener } from './recordSealing.js';
+
+/**
+ * The event store as the projector reads it: sealed record events come out opened
+ * (recordSealing.ts), so evolve functions stay pure and never see ciphertext or keys. Order is
+ * kept (one event is opened after the other). When an erasure event goes by, the keys this
+ * process remembers for that data are forgotten at once.
+ */
+export class OpeningEventStore implements EventStore {
+  constructor(
+    private readonly inner: EventStore,
+    private readonly opener: EventOpener,
+  ) {}
+
+  get kind() {
+    return this.inner.kind;
+  }
+
+  appendToStream(streamName: string, events: readonly Event[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult> {
+    return this.inner.appendToStream(streamName, events, options);
+  }
+
+  async readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
+    return this.openAll(await this.inner.readStream(streamName, options));
+  }
+
+  async readAll(options?: ReadAllOptions): Promise<RecordedEvent[]> {
+    return this.openAll(await this.inner.readAll(options));
+  }
+
+  subscribeToAll(options?: SubscribeOptions): Observable<RecordedEvent> {
+    return this.inner.subscribeToAll(options).pipe(concatMap((e) => (isSealed(e) ? from(this.opener.open(e)) : of(this.seen(e)))));
+  }
+
+  headPosition(): Promise<number> {
+    return this.inner.headPosition();
+  }
+
+  deleteStream(streamName: string, options?: { expectedRevision?: ExpectedRevision; hard?: boolean }): Promise<void> {
+    return this.inner.deleteStream(streamName, options);
+  }
+
+  purgeDeleted(): Promise<void> {
+    return this.inner.purgeDeleted?.() ?? Promise.resolve();
+  }
+
+  /** Closing is the owner's of the inner store. */
+  async close(): Promise<void> {}
+
+  private async openAll(events: RecordedEvent[]): Promise<RecordedEvent[]> {
+    const out: RecordedEvent[] = [];
+    for (const e of events) out.push(isSealed(e) ? await this.opener.open(e) : this.seen(e));
+    return out;
+  }
+
+  private seen(e: RecordedEvent): RecordedEvent {
+    if (e.type === USER_ERASED || e.type === PROVIDER_DATA_ERASED) {
+      const d = e.data as { user_id: string; provider?: string };
+      this.opener.forget(d.user_id, e.type === PROVIDER_DATA_ERASED ? d.provider : undefined);
+    }
+    return e;
+  }
+}
