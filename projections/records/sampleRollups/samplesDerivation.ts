@@ -1,3 +1,4 @@
+import { PROVIDER_DATA_ERASED, type ProviderDataErased } from '../../../commands/deletions/erasureEvents.js';
 import { hiddenByBetterSource } from '../../../src/merge/matchRules.js';
 import { sampleMergeRule, type MergeRule } from '../../../src/merge/sampleMergeRule.js';
 import type { SourcePriorities } from '../../../src/merge/sourceRanking.js';
@@ -42,15 +43,24 @@ const MAX_WINDOW_DAYS = 366;
  * record) and the statistics rollups of every day (dayRollup.ts), kept in the samples
  * projection's transaction. A batch re-evaluates only the days its records can affect: the days
  * around each record's new and previous position within the type's match reach. A new source
- * order re-evaluates every type of the user whose effective order changed.
+ * order re-evaluates every type of the user whose effective order changed; a provider's erasure
+ * every type of the user, without that provider's samples.
  */
 export const samplesDerivation: Derivation = {
-  isBarrier: (e) => e.type === PRIORITIES_SET,
+  isBarrier: (e) => e.type === PRIORITIES_SET || e.type === PROVIDER_DATA_ERASED,
 
   async *derive(events, evolved, readStore) {
     const barrier = events.length === 1 && events[0]!.type === PRIORITIES_SET ? (events[0]!.data as { user_id: string; priorities: SourcePriorities }) : null;
     if (barrier) {
       yield* reorderUser(readStore, barrier.user_id, barrier.priorities);
+      return;
+    }
+    const erasure = events.length === 1 && events[0]!.type === PROVIDER_DATA_ERASED ? (events[0]!.data as ProviderDataErased['data']) : null;
+    if (erasure) {
+      // The batch's own deleteMany drops that provider's samples; every type of the user is
+      // evaluated without them (a worse source's sample they hid is listed again).
+      const priorities = (await readStore.get<SourceOrderDoc>(SAMPLE_SOURCE_ORDERS, erasure.user_id))?.priorities;
+      yield* evaluateUser(readStore, erasure.user_id, null, priorities, erasure.provider);
       return;
     }
     const erased = new Set(events.filter((e) => e.type === USER_ERASED).map((e) => (e.data as { user_id: string }).user_id));
@@ -108,7 +118,13 @@ async function* reorderUser(readStore: ReadStore, userId: string, priorities: So
 }
 
 /** Every day of the user's samples of the selected types (all when `select` is null), window by window. */
-async function* evaluateUser(readStore: ReadStore, userId: string, select: ((type: string) => boolean) | null, priorities: SourcePriorities | undefined): AsyncGenerator<Change[]> {
+async function* evaluateUser(
+  readStore: ReadStore,
+  userId: string,
+  select: ((type: string) => boolean) | null,
+  priorities: SourcePriorities | undefined,
+  erasedProvider?: string,
+): AsyncGenerator<Change[]> {
   const types = await readStore.aggregate(SAMPLES, { filter: { user_id: userId }, groupBy: ['type'], min: ['start_date'], max: ['start_date'] });
   for (const t of types) {
     const type = t.group.type as string;
@@ -122,7 +138,7 @@ async function* evaluateUser(readStore: ReadStore, userId: string, select: ((typ
     for (let start = dayStartMs(first); start <= dayStartMs(last); start += windowDays * DAY_MS) {
       const run: string[] = [];
       for (let d = 0; d < windowDays && start + d * DAY_MS <= dayStartMs(last); d++) run.push(utcDayOf(start + d * DAY_MS));
-      const rows = await loadRows(readStore, userId, type, run, rule);
+      const rows = await loadRows(readStore, userId, type, run, rule, erasedProvider);
       const changes: Change[] = [];
       evaluateDays(rows, new Set(run), rule, { userId, type }, null, changes);
       yield changes;
@@ -142,11 +158,16 @@ function dayRuns(days: readonly string[]): string[][] {
 }
 
 /** The stored samples of a run of days and of its margins (every record that can match one of them). */
-async function loadRows(readStore: ReadStore, userId: string, type: string, run: readonly string[], rule: MergeRule): Promise<Map<string, Row>> {
+async function loadRows(readStore: ReadStore, userId: string, type: string, run: readonly string[], rule: MergeRule, erasedProvider?: string): Promise<Map<string, Row>> {
   const lo = dayStartMs(run[0]!) - rule.reachMs - rule.lookbackMs;
   const hi = dayStartMs(run[run.length - 1]!) + DAY_MS + rule.reachMs + rule.lookbackMs;
   const rows = await readStore.find<Row>(SAMPLES, {
-    filter: { user_id: userId, type, start_date: { $gte: new Date(lo).toISOString(), $lt: new Date(hi).toISOString() } },
+    filter: {
+      user_id: userId,
+      type,
+      start_date: { $gte: new Date(lo).toISOString(), $lt: new Date(hi).toISOString() },
+      ...(erasedProvider !== undefined ? { provider: { $ne: erasedProvider } } : {}),
+    },
     fields: ROW_FIELDS,
   });
   return new Map(rows.map((r) => [r._id, r]));

@@ -99,6 +99,12 @@ const prioritiesEvent = (priorities: SourcePriorities): RecordedEvent => ({
   createdAt: new Date('2026-11-04T00:00:00.000Z'),
 });
 
+const providerErased = (provider: string): RecordedEvent => ({
+  ...prioritiesEvent({}),
+  type: 'provider_data.erased',
+  data: { user_id: USER, tenant_id: TENANT, provider, job_id: 'job-1', erased_at: '2026-11-05T00:00:00.000Z' },
+});
+
 /** The raw records as they stand (a record sent again replaces the one with its key; keys are unique per provider). */
 const current = (history: readonly Raw[]): Raw[] => [...new Map(history.map((r) => [`${STREAMS[r.stream]!.provider}\u0000${r.key}`, r])).values()];
 
@@ -196,7 +202,7 @@ describe('statistics on days that are not 24 whole UTC hours (Sample statistics;
 });
 
 describe('merged flags, rollups and coverage counters kept by the samples projection (Merged view; Sample statistics; Coverage report; contracts §6)', () => {
-  it('equal a brute-force computation over the raw records after ingestion, a priorities change, records sent again and a rebuild, in every zone', async () => {
+  it('equal a brute-force computation over the raw records after ingestion, a priorities change, records sent again, a provider's erasure and a rebuild, in every zone', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(rawArb, { minLength: 1, maxLength: 40 }),
@@ -233,6 +239,11 @@ describe('merged flags, rollups and coverage counters kept by the samples projec
           });
           await apply(events(again));
           history = [...history, ...again];
+          await check(store, current(history), p2, zone, interval);
+
+          // One provider's data erased: what its samples hid is listed again.
+          await apply([providerErased('device-b')]);
+          history = history.filter((r) => STREAMS[r.stream]!.provider !== 'device-b');
           await check(store, current(history), p2, zone, interval);
 
           const fresh = await rebuilt(log);
