@@ -8,6 +8,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { MAX_RECORDS_PER_EVENT } from '../../commands/ingestion/records.js';
 import type { RecordedEvent } from '../../src/eventstore/eventStore.js';
 import { SqliteEventStore } from '../../src/eventstore/sqliteEventStore.js';
+import { loadConfig } from '../../src/config.js';
+import { dataKeysOf } from '../../src/crypto/dataKeysOf.js';
+import { EventOpener } from '../../src/crypto/recordSealing.js';
 import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
 import { tempDir } from '../support/tmp.js';
 import { deviceAForm, fixtureB, parsePayload, sleep, type Coverage } from './uploadHelpers.js';
@@ -250,7 +253,11 @@ describe('a crash during ETL (issue acceptance; spec ETL job; contracts §3: the
       try {
         // No event id twice in the log.
         expect(events.prepare('SELECT COUNT(*) - COUNT(DISTINCT id) AS d FROM events').get()).toEqual({ d: 0 });
-        const ingested = (await readEverything(store)).filter((e) => e.type.endsWith('.ingested') || e.type === 'records.rejected');
+        // Record batches are sealed with the user's data keys (docs/erasure.md): opened as the projector opens them.
+        const opener = new EventOpener(dataKeysOf(loadConfig({ DATA_DIR: dataDir } as NodeJS.ProcessEnv), store));
+        const sealed = (await readEverything(store)).filter((e) => e.type.endsWith('.ingested') || e.type === 'records.rejected');
+        expect(sealed.every((e) => 'sealed' in e.data)).toBe(true);
+        const ingested = await Promise.all(sealed.map((e) => opener.open(e)));
         // Each (job, kind, batch) of every ingested kind appended once.
         const batches = new Map<string, number>();
         for (const e of ingested) {
