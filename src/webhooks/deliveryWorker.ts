@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
-import type { ReadStore } from '../readstore/readStore.js';
+import type { ReadStore, Scalar } from '../readstore/readStore.js';
 import { DELIVERIES, ENDPOINT_HEALTH, type AttemptRecord, type DeliveryDoc, type EndpointHealthDoc } from './deliveryDocs.js';
 import type { DeliveryWrites } from './deliveryWrites.js';
 import type { EndpointDirectory } from './endpointDirectory.js';
@@ -20,9 +20,11 @@ export type WorkerLimits = {
   total: number;
   /** Due deliveries of one endpoint held in memory; the rest wait in the store. */
   queuedPerEndpoint: number;
+  /** Due deliveries held in memory overall. */
+  queued: number;
 };
 
-export const DEFAULT_LIMITS: WorkerLimits = { perEndpoint: 16, total: 256, queuedPerEndpoint: 1_000 };
+export const DEFAULT_LIMITS: WorkerLimits = { perEndpoint: 16, total: 256, queuedPerEndpoint: 1_000, queued: 50_000 };
 
 export type WorkerDeps = {
   readStore: ReadStore;
@@ -38,9 +40,15 @@ export type WorkerDeps = {
 };
 
 const OPEN = ['pending', 'running'] as const;
+/** Rows read per page when looking for deliveries that came due. */
+const POLL_PAGE = 2_000;
 /** Due retries are looked for at least this often, whatever the timers say. */
 const SAFETY_POLL_MS = 30_000;
 const MIN_POLL_GAP_MS = 20;
+const WAKE_GRAIN_MS = 10;
+const WINDOW_MARGIN_MS = 10_000;
+/** Deliveries read per endpoint and refill: keeps each poll short on the thread that answers HTTP. */
+const REFILL_PAGE = 250;
 
 /**
  * Sends due deliveries: new ones handed over by the dispatcher at once, retries found in the store
@@ -63,12 +71,21 @@ export class DeliveryWorker {
   private readonly unsettled = new Map<string, number>();
   /** Endpoints with due deliveries in the store that are not in memory yet. */
   private readonly overflowing = new Set<string>();
+  /** Where each overflowing endpoint's next refill continues (next_attempt_at, _id). */
+  private readonly refillFrom = new Map<string, Scalar[]>();
   private wakeTimer: NodeJS.Timeout | null = null;
-  private wakeAtMs = Infinity;
+  private wakeTimerAt = Infinity;
+  /** Wake times asked for (wall clock, to WAKE_GRAIN_MS), as a min-heap and a set. */
+  private readonly wakeHeap: number[] = [];
+  private readonly wakes = new Set<number>();
+  private refillTimer: NodeJS.Timeout | null = null;
+  private wanted: PollMode = 'refill';
   private safetyTimer: NodeJS.Timeout | null = null;
   private polling: Promise<void> | null = null;
   private pollAgain = false;
   private lastPollAt = 0;
+  /** Deliveries due up to here were looked at by an earlier poll ('' before the first: everything due). */
+  private horizon = '';
   private stopped = true;
 
   constructor(private readonly deps: WorkerDeps) {}
@@ -81,16 +98,17 @@ export class DeliveryWorker {
     for (const h of await this.deps.readStore.find<EndpointHealthDoc>(ENDPOINT_HEALTH)) this.health.set(h._id, h);
     // Deliveries left pending by an endpoint disabled or deleted before a crash are parked now.
     for (const ep of this.deps.endpoints.all()) if (ep.status !== 'active') await this.parkEndpoint(ep.id);
-    this.safetyTimer = setInterval(() => void this.poll(), SAFETY_POLL_MS);
+    this.safetyTimer = setInterval(() => void this.poll('full'), SAFETY_POLL_MS);
     this.safetyTimer.unref();
-    await this.poll();
+    await this.poll('full');
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    if (this.refillTimer) clearTimeout(this.refillTimer);
     if (this.safetyTimer) clearInterval(this.safetyTimer);
-    this.wakeTimer = this.safetyTimer = null;
+    this.wakeTimer = this.refillTimer = this.safetyTimer = null;
     await this.polling;
     await Promise.allSettled([...this.attempts]);
   }
@@ -100,8 +118,13 @@ export class DeliveryWorker {
     let overflow = false;
     // An endpoint with older due deliveries still in the store takes new ones from the store too,
     // in their order, so a backlog is never overtaken for good.
-    for (const d of docs) if (this.overflowing.has(d.endpoint_id) || !this.track(d)) overflow = true;
-    if (overflow) this.requestPoll();
+    for (const d of docs) {
+      if (this.overflowing.has(d.endpoint_id) || !this.track(d)) {
+        this.overflowing.add(d.endpoint_id);
+        overflow = true;
+      }
+    }
+    if (overflow) this.requestRefill();
     this.pump();
   }
 
@@ -137,7 +160,7 @@ export class DeliveryWorker {
   private track(d: DeliveryDoc): boolean {
     if (this.tracked.has(d._id)) return true;
     const n = this.trackedPer.get(d.endpoint_id) ?? 0;
-    if (n >= this.deps.limits.queuedPerEndpoint) return false;
+    if (n >= this.deps.limits.queuedPerEndpoint || this.tracked.size >= this.deps.limits.queued) return false;
     this.tracked.set(d._id, d);
     this.trackedPer.set(d.endpoint_id, n + 1);
     let q = this.queues.get(d.endpoint_id);
@@ -262,36 +285,56 @@ export class DeliveryWorker {
   }
 
   private requestPollIfOverflowing(endpointId: string): void {
-    if (this.overflowing.has(endpointId)) this.requestPoll();
+    if (this.overflowing.has(endpointId)) this.requestRefill();
   }
 
-  private requestPoll(): void {
-    const gap = this.lastPollAt + MIN_POLL_GAP_MS - Date.now();
-    this.wakeAtReal(Date.now() + Math.max(0, gap));
-  }
-
-  /** Wakes for a retry due at `at` on the engine's clock. */
-  private wakeAt(at: number): void {
-    this.wakeAtReal(Date.now() + Math.max(0, at - this.deps.now()));
-  }
-
-  private wakeAtReal(at: number): void {
-    if (this.stopped || at >= this.wakeAtMs) return;
-    if (this.wakeTimer) clearTimeout(this.wakeTimer);
-    this.wakeAtMs = at;
-    this.wakeTimer = setTimeout(() => {
-      this.wakeTimer = null;
-      this.wakeAtMs = Infinity;
-      void this.poll();
-    }, Math.min(2 ** 31 - 1, Math.max(0, at - Date.now())));
+  /** A refill of endpoints whose backlog did not fit in memory, at most every MIN_POLL_GAP_MS. */
+  private requestRefill(): void {
+    if (this.stopped || this.refillTimer) return;
+    const gap = Math.max(0, this.lastPollAt + MIN_POLL_GAP_MS - Date.now());
+    this.refillTimer = setTimeout(() => {
+      this.refillTimer = null;
+      void this.poll('refill');
+    }, gap);
   }
 
   /**
-   * Finds due deliveries in the store (retries come due; new ones beyond the in-memory bound;
-   * deliveries left running by a crash) and sets the timer for the next one due.
+   * Wakes for a retry due at `at` on the engine's clock. Every wake asked for is kept (to 10 ms),
+   * so a retry whose outcome is not stored yet when an earlier wake's poll runs still gets its own.
    */
-  async poll(): Promise<void> {
+  private wakeAt(at: number): void {
     if (this.stopped) return;
+    const real = Math.ceil((Date.now() + Math.max(0, at - this.deps.now())) / WAKE_GRAIN_MS) * WAKE_GRAIN_MS;
+    if (this.wakes.has(real)) return;
+    this.wakes.add(real);
+    heapPush(this.wakeHeap, real);
+    this.armWake();
+  }
+
+  private armWake(): void {
+    const next = this.wakeHeap[0];
+    if (next === undefined || this.stopped) return;
+    if (this.wakeTimer && next >= this.wakeTimerAt) return;
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    this.wakeTimerAt = next;
+    this.wakeTimer = setTimeout(() => {
+      this.wakeTimer = null;
+      this.wakeTimerAt = Infinity;
+      const now = Date.now();
+      while (this.wakeHeap.length && this.wakeHeap[0]! <= now) this.wakes.delete(heapPop(this.wakeHeap)!);
+      void this.poll('window');
+      this.armWake();
+    }, Math.min(2 ** 31 - 1, Math.max(0, next - Date.now())));
+  }
+
+  /**
+   * Finds due deliveries in the store and tracks them. `refill`: endpoints whose due deliveries
+   * did not all fit in memory. `window`: also what came due since the last look (retries whose time
+   * came). `full`: everything due (at start, and every half minute as a safety net).
+   */
+  async poll(mode: PollMode = 'full'): Promise<void> {
+    if (this.stopped) return;
+    if (POLL_RANK[mode] > POLL_RANK[this.wanted]) this.wanted = mode;
     if (this.polling) {
       this.pollAgain = true;
       return this.polling;
@@ -299,12 +342,14 @@ export class DeliveryWorker {
     this.polling = (async () => {
       do {
         this.pollAgain = false;
+        const m = this.wanted;
+        this.wanted = 'refill';
         this.lastPollAt = Date.now();
         try {
-          await this.pollOnce();
+          await this.pollOnce(m);
         } catch (err) {
           this.deps.log?.error({ err }, 'webhook poll failed; trying again shortly');
-          this.wakeAtReal(Date.now() + 1000);
+          this.wakeAt(this.deps.now() + 1000);
         }
         this.pump();
       } while (this.pollAgain && !this.stopped);
@@ -314,42 +359,115 @@ export class DeliveryWorker {
     return this.polling;
   }
 
-  private async pollOnce(): Promise<void> {
-    const { readStore, limits, endpoints } = this.deps;
-    const nowIso = new Date(this.deps.now()).toISOString();
-    const due = await readStore.aggregate(DELIVERIES, {
-      filter: { status: { $in: [...OPEN] }, next_attempt_at: { $lte: nowIso } },
-      groupBy: ['endpoint_id'],
-    });
-    for (const row of due) {
+  /**
+   * A window looks at the deliveries that came due since the last look, less a margin (one index
+   * range); refills read one endpoint's range each, only for endpoints with room. An endpoint at
+   * its bound costs nothing here, so a dead endpoint's backlog does not slow the polls that serve
+   * the others.
+   */
+  private async pollOnce(mode: PollMode): Promise<void> {
+    const { readStore, endpoints } = this.deps;
+    const now = this.deps.now();
+    const nowIso = new Date(now).toISOString();
+    const stopped = new Set<string>();
+    if (mode !== 'refill') {
+      if (mode === 'full') {
+        this.horizon = '';
+        this.refillFrom.clear();
+      }
+      // The margin covers outcomes stored a little after the look that preceded them.
+      const from = this.horizon ? new Date(Date.parse(this.horizon) - WINDOW_MARGIN_MS).toISOString() : '';
+      this.horizon = nowIso;
+      for (let after: Scalar[] | undefined; ; ) {
+        const page = await readStore.find<DeliveryDoc>(DELIVERIES, {
+          filter: { status: { $in: [...OPEN] }, next_attempt_at: { $gt: from, $lte: nowIso } },
+          sort: [['next_attempt_at', 1]],
+          limit: POLL_PAGE,
+          after,
+        });
+        for (const d of page) {
+          if (this.tracked.has(d._id) || this.unsettled.has(d._id)) continue;
+          if (endpoints.get(d.endpoint_id)?.status !== 'active') stopped.add(d.endpoint_id);
+          else if (!this.track(d)) {
+            // Due before the endpoint's refill position, perhaps: its refill starts over.
+            this.overflowing.add(d.endpoint_id);
+            this.refillFrom.delete(d.endpoint_id);
+          }
+        }
+        if (page.length < POLL_PAGE || this.stopped) break;
+        const last = page[page.length - 1]!;
+        after = [last.next_attempt_at, last._id];
+      }
+    }
+    for (const endpointId of stopped) await this.parkEndpoint(endpointId);
+    for (const endpointId of [...this.overflowing]) {
       if (this.stopped) return;
-      const endpointId = String(row.group.endpoint_id);
       if (endpoints.get(endpointId)?.status !== 'active') {
+        this.overflowing.delete(endpointId);
         await this.parkEndpoint(endpointId);
         continue;
       }
       const held = this.trackedPer.get(endpointId) ?? 0;
-      const room = limits.queuedPerEndpoint - held;
-      if (room <= 0) {
-        this.overflowing.add(endpointId);
-        continue;
-      }
+      const room = Math.min(this.deps.limits.queuedPerEndpoint - held, this.deps.limits.queued - this.tracked.size);
+      if (room <= 0) continue;
+      // Oldest first, from where the last refill of this endpoint ended: what lies before it is in
+      // memory, finished, or found by the windows (which restart the refill when they cannot take it).
+      const limit = Math.min(room, REFILL_PAGE);
       const docs = await readStore.find<DeliveryDoc>(DELIVERIES, {
         filter: { endpoint_id: endpointId, status: { $in: [...OPEN] }, next_attempt_at: { $lte: nowIso } },
         sort: [['next_attempt_at', 1]],
-        limit: held + room,
+        limit,
+        after: this.refillFrom.get(endpointId),
       });
-      let added = 0;
-      for (const d of docs) if (!this.tracked.has(d._id) && !this.unsettled.has(d._id) && this.track(d)) added++;
-      if (row.count > held + added) this.overflowing.add(endpointId);
-      else this.overflowing.delete(endpointId);
+      for (const d of docs) if (!this.tracked.has(d._id) && !this.unsettled.has(d._id)) this.track(d);
+      const last = docs[docs.length - 1];
+      if (last) this.refillFrom.set(endpointId, [last.next_attempt_at, last._id]);
+      // A short page reached the end of what was due.
+      if (docs.length < limit) {
+        this.overflowing.delete(endpointId);
+        this.refillFrom.delete(endpointId);
+      } else this.requestRefill();
     }
-    const [next] = await readStore.find<DeliveryDoc>(DELIVERIES, {
-      filter: { status: 'pending', next_attempt_at: { $gt: nowIso } },
-      sort: [['next_attempt_at', 1]],
-      limit: 1,
-      fields: ['next_attempt_at'],
-    });
-    if (next?.next_attempt_at) this.wakeAt(Date.parse(next.next_attempt_at));
+    if (mode === 'full') {
+      const [next] = await readStore.find<DeliveryDoc>(DELIVERIES, {
+        filter: { status: 'pending', next_attempt_at: { $gt: nowIso } },
+        sort: [['next_attempt_at', 1]],
+        limit: 1,
+        fields: ['next_attempt_at'],
+      });
+      if (next?.next_attempt_at) this.wakeAt(Date.parse(next.next_attempt_at));
+    }
   }
+}
+
+type PollMode = 'refill' | 'window' | 'full';
+const POLL_RANK: Record<PollMode, number> = { refill: 0, window: 1, full: 2 };
+
+function heapPush(heap: number[], v: number): void {
+  heap.push(v);
+  for (let i = heap.length - 1; i > 0; ) {
+    const parent = (i - 1) >> 1;
+    if (heap[parent]! <= heap[i]!) break;
+    [heap[parent], heap[i]] = [heap[i]!, heap[parent]!];
+    i = parent;
+  }
+}
+
+function heapPop(heap: number[]): number | undefined {
+  const top = heap[0];
+  const last = heap.pop();
+  if (heap.length && last !== undefined) {
+    heap[0] = last;
+    for (let i = 0; ; ) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < heap.length && heap[l]! < heap[m]!) m = l;
+      if (r < heap.length && heap[r]! < heap[m]!) m = r;
+      if (m === i) break;
+      [heap[m], heap[i]] = [heap[i]!, heap[m]!];
+      i = m;
+    }
+  }
+  return top;
 }
