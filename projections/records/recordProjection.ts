@@ -14,9 +14,10 @@ export type IngestedEvent<R extends NormalizedRecord> = RecordedEvent<RecordsIng
  * Fields of every record row, besides the kind's own index fields, that embedded stores keep as
  * columns: what the merged view, statistics and coverage filter, group or compare on, and the
  * provenance every row carries (a column stores a value without repeating its name per row).
+ * `hidden` is the merged view's flag, kept by the kinds that have one (mergedView/mergedFlags.ts).
  */
-export const RECORD_COLUMNS = ['provider', 'source', 'body_worn', 'ingested_at', 'external_id', 'device', 'tenant_id'] as const;
-export const RECORD_BOOLEANS = ['body_worn'] as const;
+export const RECORD_COLUMNS = ['provider', 'source', 'body_worn', 'ingested_at', 'external_id', 'device', 'tenant_id', 'hidden'] as const;
+export const RECORD_BOOLEANS = ['body_worn', 'hidden'] as const;
 
 type Erasure = UserErased | ProviderDataErased;
 const isErasure = (event: RecordedEvent<RecordsIngested | Erasure>): event is RecordedEvent<Erasure> => event.type === USER_ERASED || event.type === PROVIDER_DATA_ERASED;

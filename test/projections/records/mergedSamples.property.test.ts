@@ -202,7 +202,7 @@ describe('statistics on days that are not 24 whole UTC hours (Sample statistics;
 });
 
 describe('merged flags, rollups and coverage counters kept by the samples projection (Merged view; Sample statistics; Coverage report; contracts §6)', () => {
-  it('equal a brute-force computation over the raw records after ingestion, a priorities change, records sent again, a provider's erasure and a rebuild, in every zone', async () => {
+  it('equal a brute-force computation over the raw records after ingestion, a priorities change, records sent again, a provider’s erasure and a rebuild, in every zone', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(rawArb, { minLength: 1, maxLength: 40 }),

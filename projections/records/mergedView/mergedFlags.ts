@@ -1,0 +1,227 @@
+import { PROVIDER_DATA_ERASED, USER_ERASED, type ProviderDataErased } from '../../../commands/deletions/erasureEvents.js';
+import type { RecordedEvent } from '../../../src/eventstore/eventStore.js';
+import { hiddenByBetterSource } from '../../../src/merge/matchRules.js';
+import type { MergeRule } from '../../../src/merge/sampleMergeRule.js';
+import type { SourcePriorities } from '../../../src/merge/sourceRanking.js';
+import type { Derivation, Projection } from '../../../src/projector/projection.js';
+import type { Change, CollectionSpec, Doc, ReadStore, UpdateChange } from '../../../src/readstore/readStore.js';
+
+export const PRIORITIES_SET = 'source_priorities.set';
+
+export type SourceOrderDoc = Doc & { user_id: string; priorities: SourcePriorities };
+
+const DAY_MS = 86_400_000;
+/** A whole-user pass reads about this many rows per window. */
+const WINDOW_ROWS = 40_000;
+const MAX_WINDOW_DAYS = 366;
+
+export const utcDayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+export const dayStartMs = (day: string): number => Date.parse(`${day}T00:00:00Z`);
+
+/** A stored record as the merged view sees it: its interval, its stream, and the row it came from. */
+export type Member = { key: string; start: number; end: number; source: string; body_worn: boolean; provider: string; hidden: boolean; row: Doc };
+
+/** How one record kind is merged (spec "Merged view") and what else depends on its flags. */
+export type MergedKind = {
+  /** The kind's collection; its rows carry `hidden` (true: a better ranked source matches). */
+  collection: string;
+  /** Records with different values here never match (a quantity or category type); absent: all match. */
+  partitionField?: string;
+  startField: string;
+  /** End of a record's interval; absent: start plus `lengthMs` (a daily summary's day). */
+  endField?: string;
+  lengthMs?: number;
+  /** The match rule and source order of a partition under the user's priorities. */
+  rule: (partition: string, priorities: SourcePriorities | undefined) => MergeRule;
+  /** Where the projection keeps the user's source order (its own copy: projections share nothing). */
+  ordersCollection: string;
+  /** Fields besides the merge fields that `onDays` reads. */
+  extraFields?: readonly string[];
+  /** State of the re-evaluated days beyond the flags (statistics rollups), decided from their members. */
+  onDays?: (owner: { userId: string; partition: string }, days: readonly string[], members: readonly Member[], out: Change[]) => void;
+};
+
+/**
+ * The merged view as state: for every record of a kind, whether a better ranked stream has a
+ * matching record (`hidden`), kept in the projection's own transaction. A batch re-evaluates only
+ * the UTC days its records can affect: around each record's new position and, for a record sent
+ * again, its previous one, widened by the rule's reach. A new source order re-evaluates every
+ * partition of the user whose order it changes; a provider's erasure every partition of the
+ * user, without that provider's records. Flags are written only where they change; a record of
+ * the batch gets its flag in its own upsert.
+ */
+export function mergedFlagsDerivation(kind: MergedKind): Derivation {
+  const part = (row: Doc): string => (kind.partitionField ? String(row[kind.partitionField]) : '');
+  const interval = (row: Doc): { start: number; end: number } => {
+    const start = Date.parse(row[kind.startField] as string);
+    return { start, end: kind.endField ? Date.parse(row[kind.endField] as string) : start + (kind.lengthMs ?? 0) };
+  };
+  const fields = ['user_id', 'tenant_id', kind.startField, ...(kind.endField ? [kind.endField] : []), ...(kind.partitionField ? [kind.partitionField] : []), 'source', 'body_worn', 'provider', 'hidden', ...(kind.extraFields ?? [])];
+  const orderOf = async (readStore: ReadStore, userId: string) => (await readStore.get<SourceOrderDoc>(kind.ordersCollection, userId))?.priorities;
+
+  /** The stored records of a run of days and its margins: every record that can match one of them. */
+  const loadRows = async (readStore: ReadStore, userId: string, partition: string, run: readonly string[], rule: MergeRule, erasedProvider?: string): Promise<Map<string, Doc>> => {
+    const lo = dayStartMs(run[0]!) - rule.reachMs - rule.lookbackMs;
+    const hi = dayStartMs(run[run.length - 1]!) + DAY_MS + rule.reachMs + rule.lookbackMs;
+    const rows = await readStore.find(kind.collection, {
+      filter: {
+        user_id: userId,
+        ...(kind.partitionField ? { [kind.partitionField]: partition } : {}),
+        [kind.startField]: { $gte: new Date(lo).toISOString(), $lt: new Date(hi).toISOString() },
+        ...(erasedProvider !== undefined ? { provider: { $ne: erasedProvider } } : {}),
+      },
+      fields,
+    });
+    return new Map(rows.map((r) => [r._id, r]));
+  };
+
+  /** Decides the flags of the records starting on `days` (and what onDays derives) from `rows`. */
+  const evaluateDays = (rows: ReadonlyMap<string, Doc>, run: readonly string[], rule: MergeRule, owner: { userId: string; partition: string }, upserts: ReadonlyMap<string, UpdateChange> | null, out: Change[]) => {
+    const days = new Set(run);
+    const all: Member[] = [...rows.values()].map((r) => ({ key: r._id, ...interval(r), source: r.source as string, body_worn: r.body_worn === true, provider: r.provider as string, hidden: false, row: r }));
+    const members = all.filter((m) => days.has(utcDayOf(m.start)));
+    const hidden = hiddenByBetterSource(members, all, rule.rule, rule.order);
+    for (const m of members) {
+      m.hidden = hidden.has(m.key);
+      const up = upserts?.get(m.key);
+      if (up) up.set!.hidden = m.hidden;
+      else if ((m.row.hidden === true) !== m.hidden) out.push({ op: 'update', collection: kind.collection, id: m.key, set: { hidden: m.hidden } });
+    }
+    kind.onDays?.(owner, run, members, out);
+  };
+
+  /** Every day of the user's records of the selected partitions (all when `select` is null), window by window. */
+  async function* evaluateUser(readStore: ReadStore, userId: string, select: ((partition: string) => boolean) | null, priorities: SourcePriorities | undefined, erasedProvider?: string): AsyncGenerator<Change[]> {
+    const groups = await readStore.aggregate(kind.collection, { filter: { user_id: userId }, groupBy: kind.partitionField ? [kind.partitionField] : [], min: [kind.startField], max: [kind.startField] });
+    for (const g of groups) {
+      const partition = kind.partitionField ? String(g.group[kind.partitionField]) : '';
+      if (select && !select(partition)) continue;
+      const rule = kind.rule(partition, priorities);
+      const first = utcDayOf(Date.parse(g.min[kind.startField] as string));
+      const last = utcDayOf(Date.parse(g.max[kind.startField] as string));
+      // Windows sized so one holds about WINDOW_ROWS rows at the partition's average density.
+      const spanDays = Math.round((dayStartMs(last) - dayStartMs(first)) / DAY_MS) + 1;
+      const windowDays = Math.max(1, Math.min(MAX_WINDOW_DAYS, Math.floor((WINDOW_ROWS * spanDays) / Math.max(1, g.count))));
+      for (let start = dayStartMs(first); start <= dayStartMs(last); start += windowDays * DAY_MS) {
+        const run: string[] = [];
+        for (let d = 0; d < windowDays && start + d * DAY_MS <= dayStartMs(last); d++) run.push(utcDayOf(start + d * DAY_MS));
+        const rows = await loadRows(readStore, userId, partition, run, rule, erasedProvider);
+        const changes: Change[] = [];
+        evaluateDays(rows, run, rule, { userId, partition }, null, changes);
+        yield changes;
+      }
+    }
+  }
+
+  return {
+    isBarrier: (e) => e.type === PRIORITIES_SET || e.type === PROVIDER_DATA_ERASED,
+
+    async *derive(events, evolved, readStore) {
+      const only = events.length === 1 ? events[0]! : null;
+      if (only?.type === PRIORITIES_SET) {
+        const d = only.data as { user_id: string; priorities: SourcePriorities };
+        const before = await orderOf(readStore, d.user_id);
+        const changed = (p: string) => kind.rule(p, before).order.join('\u0000') !== kind.rule(p, d.priorities).order.join('\u0000');
+        yield* evaluateUser(readStore, d.user_id, changed, d.priorities);
+        return;
+      }
+      if (only?.type === PROVIDER_DATA_ERASED) {
+        // The batch's own deleteMany drops that provider's records; what remains is evaluated
+        // without them (a worse source's record they hid is listed again).
+        const d = only.data as ProviderDataErased['data'];
+        yield* evaluateUser(readStore, d.user_id, null, await orderOf(readStore, d.user_id), d.provider);
+        return;
+      }
+      const erased = new Set(events.filter((e) => e.type === USER_ERASED).map((e) => (e.data as { user_id: string }).user_id));
+      const upserts = new Map<string, UpdateChange>();
+      for (const c of evolved) {
+        if (c.op !== 'update' || c.collection !== kind.collection || !c.set || !c.upsert) continue;
+        if (erased.has(c.set.user_id as string)) continue;
+        upserts.set(c.id, c);
+      }
+      if (!upserts.size) return;
+
+      const touched = new Map<string, { userId: string; partition: string; days: Set<string> }>();
+      const touch = (row: Doc) => {
+        const userId = row.user_id as string;
+        const partition = part(row);
+        const k = `${userId}\u0000${partition}`;
+        let t = touched.get(k);
+        if (!t) touched.set(k, (t = { userId, partition, days: new Set() }));
+        const r = kind.rule(partition, undefined);
+        const { start, end } = interval(row);
+        for (let d = utcDayOf(start - r.reachMs - r.lookbackMs), last = utcDayOf(end + r.reachMs); d <= last; d = utcDayOf(dayStartMs(d) + DAY_MS)) t.days.add(d);
+      };
+      for (const [key, c] of upserts) touch({ _id: key, ...c.set });
+      // A record sent again may have moved: the days it left are re-evaluated too.
+      const keys = [...upserts.keys()];
+      for (let i = 0; i < keys.length; i += 500) {
+        for (const old of await readStore.find(kind.collection, { filter: { _id: { $in: keys.slice(i, i + 500) } }, fields })) if (!erased.has(old.user_id as string)) touch(old);
+      }
+
+      const orders = new Map<string, SourcePriorities | undefined>();
+      const changes: Change[] = [];
+      for (const { userId, partition, days } of touched.values()) {
+        if (!orders.has(userId)) orders.set(userId, await orderOf(readStore, userId));
+        const rule = kind.rule(partition, orders.get(userId));
+        for (const run of dayRuns([...days].sort())) {
+          const rows = await loadRows(readStore, userId, partition, run, rule);
+          // The batch's own records as they will stand after it: added, replaced, or moved away.
+          for (const [key, c] of upserts) {
+            const set = c.set!;
+            if (set.user_id !== userId) continue;
+            if (part(set as Doc) === partition) rows.set(key, { ...set, _id: key, hidden: rows.get(key)?.hidden ?? false });
+            else rows.delete(key);
+          }
+          evaluateDays(rows, run, rule, { userId, partition }, upserts, changes);
+        }
+      }
+      yield changes;
+    },
+
+    async *rebuildAll(readStore) {
+      for (const u of await readStore.aggregate(kind.collection, { groupBy: ['user_id'] })) {
+        const userId = u.group.user_id as string;
+        yield* evaluateUser(readStore, userId, null, await orderOf(readStore, userId));
+      }
+    },
+  };
+}
+
+/** Consecutive days of a sorted list, as runs. */
+function dayRuns(days: readonly string[]): string[][] {
+  const runs: string[][] = [];
+  for (const d of days) {
+    const run = runs[runs.length - 1];
+    if (run && dayStartMs(d) - dayStartMs(run[run.length - 1]!) === DAY_MS) run.push(d);
+    else runs.push([d]);
+  }
+  return runs;
+}
+
+/**
+ * A record projection with the merged view kept as state: the kind's rows get `hidden`, the
+ * projection keeps the user's source order (`source_priorities.set`) in `kind.ordersCollection`,
+ * and its derivation keeps the flags (and whatever `onDays` derives, in `extraCollections`).
+ */
+export function withMergedView(projection: Projection, kind: MergedKind, extraCollections: readonly CollectionSpec[] = []): Projection {
+  const derived = [...extraCollections, { name: kind.ordersCollection, indexes: [] }];
+  return {
+    ...projection,
+    collections: [...projection.collections, ...derived],
+    eventTypes: [...projection.eventTypes, PRIORITIES_SET],
+    evolve: (event: RecordedEvent): readonly Change[] => {
+      if (event.type === PRIORITIES_SET) {
+        const d = event.data as { user_id: string; priorities: SourcePriorities };
+        return [{ op: 'put', collection: kind.ordersCollection, doc: { _id: d.user_id, user_id: d.user_id, priorities: d.priorities } }];
+      }
+      const changes = projection.evolve(event);
+      if (event.type === USER_ERASED) {
+        const userId = (event.data as { user_id: string }).user_id;
+        return [...changes, ...derived.map((c): Change => ({ op: 'deleteMany', collection: c.name, filter: { user_id: userId } }))];
+      }
+      return changes;
+    },
+    derive: mergedFlagsDerivation(kind),
+  };
+}
