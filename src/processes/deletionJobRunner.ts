@@ -23,6 +23,13 @@ export type DeletionJobRunnerOptions = Omit<ErasureDeps, 'settle' | 'signal' | '
   concurrency?: number;
   /** One process owns the embedded store: a job found running at start-up was cut short by a crash. */
   takeOverRunningAtStart?: boolean;
+  /** Arms an attempt's deadline; answers its disarm. A timer by default (tests expire it themselves). */
+  deadline?: (ms: number, expire: () => void) => () => void;
+};
+
+const timerDeadline = (ms: number, expire: () => void) => {
+  const timer = setTimeout(expire, ms);
+  return () => clearTimeout(timer);
 };
 
 type Claim = { jobId: string; kind: 'user' | 'provider' };
@@ -156,7 +163,7 @@ export class DeletionJobRunner {
     const deadline = Date.now() + this.timeoutMs;
     let at = 'starting';
     let lastError: string | null = null;
-    const timer = setTimeout(() => abort.abort(new Error('deadline')), this.timeoutMs);
+    const disarm = (this.o.deadline ?? timerDeadline)(this.timeoutMs, () => abort.abort(new Error('deadline')));
     const deps: ErasureDeps = {
       ...this.o,
       signal: abort.signal,
@@ -181,7 +188,7 @@ export class DeletionJobRunner {
     try {
       await Promise.race([work, ended]);
     } finally {
-      clearTimeout(timer);
+      disarm();
     }
     if (!abort.signal.aborted) {
       log?.info('deletion job done');
