@@ -1,0 +1,180 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { deletionStream } from '../../../commands/deletions/deletionJob.js';
+import { eraseProviderData } from '../../../commands/deletions/eraseProviderData.js';
+import { eraseUser } from '../../../commands/deletions/eraseUser.js';
+import type { ErasureDeps } from '../../../commands/deletions/erasureSteps.js';
+import { loadProviderDataHead } from '../../../commands/deletions/providerData.js';
+import { registerDataWrite } from '../../../commands/deletions/registerDataWrite.js';
+import { requestProviderErasure } from '../../../commands/deletions/requestProviderErasure.js';
+import { acceptUpload } from '../../../commands/ingestion/acceptUpload.js';
+import { ingestStream } from '../../../commands/ingestion/ingestedEvents.js';
+import type { DeviceParser, NormalizedRecord } from '../../../commands/ingestion/records.js';
+import { uploadStream, type UploadAccepted } from '../../../commands/ingestion/upload.js';
+import { DomainError } from '../../../commands/shared/domainError.js';
+import { registerUser } from '../../../commands/users/registerUser.js';
+import { requestUserDeletion } from '../../../commands/users/requestUserDeletion.js';
+import { DataKeys, dataKeyId } from '../../../src/crypto/dataKeys.js';
+import { sealBytes } from '../../../src/crypto/payloadCipher.js';
+import { eventSealer } from '../../../src/crypto/recordSealing.js';
+import { SealingKeyring } from '../../../src/crypto/sealingKeys.js';
+import { StreamDeletedError } from '../../../src/eventstore/eventStore.js';
+import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
+import { runEtlTask } from '../../../src/pipeline/etlTask.js';
+import { runEtlJob } from '../../../src/pipeline/runEtlJob.js';
+import { rawNamespace } from '../../../src/rawstore/rawNamespaces.js';
+import type { RawStore } from '../../../src/rawstore/rawStore.js';
+import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
+import { gate } from '../../support/server.js';
+
+/**
+ * The issue: "an append for an erased user is refused by the event store's concurrency check or
+ * by the command, not by a poll of a read model". An ETL run that already got past every check
+ * is parked between two appends while the erasure runs to its end; when it goes on, the event
+ * store refuses its next append (the job's streams are tombstoned) and nothing of it lands.
+ */
+const TENANT = randomUUID();
+const open: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.close();
+});
+
+/** Raw objects in memory, by key. */
+function memoryRawStore(): RawStore {
+  const objects = new Map<string, Buffer>();
+  return {
+    kind: 'file',
+    put: async (data, namespace, options = {}) => {
+      const key = `${namespace}/${options.sha256 ?? randomBytes(32).toString('hex')}`;
+      objects.set(key, data);
+      return { key, sha256: key.split('/')[1]!, bytes: data.length };
+    },
+    get: async (key) => objects.get(key)!,
+    exists: async (key) => objects.has(key),
+    delete: async (key) => void objects.delete(key),
+    deleteNamespace: async (ns) => {
+      for (const k of [...objects.keys()]) if (k.startsWith(`${ns}/`)) objects.delete(k);
+    },
+    close: async () => {},
+  };
+}
+
+const sample = (i: number): NormalizedRecord =>
+  ({
+    kind: 'quantity',
+    external_id: `hr-${i}`,
+    type: 'heart_rate',
+    value: 60 + (i % 40),
+    unit: 'count/min',
+    start_date: new Date(Date.UTC(2026, 10, 1) + i * 1000).toISOString(),
+    end_date: new Date(Date.UTC(2026, 10, 1) + i * 1000).toISOString(),
+    provider: 'device-a',
+    source: 'apple',
+    device: null,
+    body_worn: true,
+    source_name: null,
+    source_bundle_id: null,
+    device_model: null,
+    product_type: null,
+    was_user_entered: false,
+    metadata: {},
+  }) as NormalizedRecord;
+
+/** 1,500 records: the first event (1,000) is appended, then the parser waits at `held` before the rest. */
+function heldParser(held: Promise<void>, reached: () => void): DeviceParser {
+  return {
+    slug: 'device-a',
+    async *parse() {
+      for (let i = 0; i < 1500; i++) {
+        if (i === 1001) {
+          reached();
+          await held;
+        }
+        yield { record: sample(i) };
+      }
+    },
+  };
+}
+
+async function setUp() {
+  const eventStore = new SqliteEventStore({ path: ':memory:' });
+  const readStore = new SqliteReadStore({ path: ':memory:' });
+  open.push(eventStore, readStore);
+  const rawStore = memoryRawStore();
+  const dataKeys = new DataKeys(eventStore, new SealingKeyring(randomBytes(32)));
+  const deps: ErasureDeps = { eventStore, readStore, rawStore, dataKeys, settle: async () => {} };
+  const userId = randomUUID();
+  await registerUser(eventStore, { tenantId: TENANT, userId, externalRef: null, at: new Date().toISOString() });
+  // An upload as the route accepts it: ledger registration, sealed payload, acceptance.
+  const uploadId = 'u-1';
+  const stream = uploadStream(userId, 'device-a', uploadId, 0);
+  const { keyId, key } = await dataKeys.issue({ userId, provider: 'device-a', generation: 0 }, TENANT);
+  const stored = await rawStore.put(sealBytes(key, Buffer.from('payload'), keyId), rawNamespace(userId, 'device-a', 0));
+  await registerDataWrite(eventStore, { tenantId: TENANT, userId, provider: 'device-a', generation: 0, writeStream: stream, at: new Date().toISOString() });
+  const accepted = await acceptUpload(eventStore, {
+    tenantId: TENANT,
+    userId,
+    tokenId: randomUUID(),
+    provider: 'device-a',
+    uploadId,
+    objectKey: stored.key,
+    sha256: 'ab'.repeat(32),
+    bytes: 7,
+    contentType: 'application/gzip',
+    generation: 0,
+    at: new Date().toISOString(),
+  });
+  return { eventStore, readStore, rawStore, dataKeys, deps, userId, stream, upload: accepted.accepted as UploadAccepted['data'], keyId, key };
+}
+
+describe('an ETL run racing an erasure (issue: refused by the event store, not by a poll)', () => {
+  it('user deletion: a run parked between two appends, whose own check would let it go on, has its next append refused; nothing of it stays', async () => {
+    const s = await setUp();
+    const held = gate();
+    let reached!: () => void;
+    const atPause = new Promise<void>((r) => (reached = r));
+    const run = runEtlJob(s.eventStore, s.rawStore, heldParser(held.promise, reached), s.stream, s.upload, async () => false, {
+      sealer: eventSealer(s.keyId, s.key),
+      openPayload: (b) => b,
+    });
+    await atPause;
+    expect(await s.eventStore.readStream(ingestStream(s.userId, s.stream))).toHaveLength(1);
+
+    const { jobId } = await requestUserDeletion(s.eventStore, { tenantId: TENANT, userId: s.userId, jobId: randomUUID(), at: new Date().toISOString(), by: 'test' });
+    await eraseUser(s.deps, jobId);
+    held.open();
+    await expect(run).rejects.toBeInstanceOf(StreamDeletedError);
+    await expect(s.eventStore.readStream(ingestStream(s.userId, s.stream))).rejects.toBeInstanceOf(StreamDeletedError);
+    expect((await s.eventStore.readStream(deletionStream(jobId))).map((e) => e.type)).toEqual(['deletion.requested', 'user.erased', 'user.deleted', 'deletion.finished']);
+  });
+
+  it('provider erasure: the same, and the ETL task ends its run as discarded (its checks and the refused append agree)', async () => {
+    const s = await setUp();
+    const held = gate();
+    let reached!: () => void;
+    const atPause = new Promise<void>((r) => (reached = r));
+    const run = runEtlTask({ eventStore: s.eventStore, rawStore: s.rawStore, dataKeys: s.dataKeys, parsers: { 'device-a': heldParser(held.promise, reached) } }, { jobStream: s.stream, upload: s.upload });
+    await atPause;
+    const { jobId } = await requestProviderErasure(s.eventStore, { tenantId: TENANT, userId: s.userId, provider: 'device-a', at: new Date().toISOString(), by: 'test' });
+    await eraseProviderData(s.deps, jobId);
+    held.open();
+    await expect(run).resolves.toEqual({ kind: 'discarded', reason: 'data erased' });
+    await expect(s.eventStore.readStream(ingestStream(s.userId, s.stream))).rejects.toBeInstanceOf(StreamDeletedError);
+    expect(await s.dataKeys.get(dataKeyId({ userId: s.userId, provider: 'device-a', generation: 0 }))).toBeNull();
+    // New data goes to the next generation.
+    expect(await loadProviderDataHead(s.eventStore, s.userId, 'device-a')).toMatchObject({ generation: 1, erasingJob: null, closed: false });
+  });
+
+  it('an upload that got past the user check before the deletion began cannot register once the ledger is closed (410), and one for a provider being erased is refused (409)', async () => {
+    const s = await setUp();
+    const write = (provider: string) =>
+      registerDataWrite(s.eventStore, { tenantId: TENANT, userId: s.userId, provider, generation: 0, writeStream: uploadStream(s.userId, provider, 'late'), at: new Date().toISOString() }).catch((e: unknown) => e);
+    await requestProviderErasure(s.eventStore, { tenantId: TENANT, userId: s.userId, provider: 'device-b', at: new Date().toISOString(), by: 'test' });
+    expect(await write('device-b')).toMatchObject({ code: 'conflict' });
+    const { jobId } = await requestUserDeletion(s.eventStore, { tenantId: TENANT, userId: s.userId, jobId: randomUUID(), at: new Date().toISOString(), by: 'test' });
+    await eraseUser(s.deps, jobId);
+    const late = await write('device-a');
+    expect(late).toBeInstanceOf(DomainError);
+    expect((late as DomainError).code).toBe('gone');
+  });
+});
