@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerAuditCommands } from './auditCommands.js';
+import { registerDataKeysCommands } from './dataKeysCommands.js';
 import { registerKeysCommands } from './keysCommands.js';
 import { registerProjectionsCommands } from './projectionsCommands.js';
 import type { OpenContext } from './shared.js';
@@ -15,5 +16,6 @@ export function buildProgram(open: OpenContext): Command {
   registerKeysCommands(program, open);
   registerAuditCommands(program, open);
   registerProjectionsCommands(program, open);
+  registerDataKeysCommands(program, open);
   return program;
 }

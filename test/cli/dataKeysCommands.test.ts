@@ -1,0 +1,57 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { openStores } from '../../src/app/stores.js';
+import { loadConfig } from '../../src/config.js';
+import { DataKeys, dataKeyId } from '../../src/crypto/dataKeys.js';
+import { SealingKeyring } from '../../src/crypto/sealingKeys.js';
+import { tempDir } from '../support/tmp.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** `npm run cli -- datakeys reseal` as a child process with its own sealing keys. */
+function reseal(dataDir: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  const all: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, ...env };
+  for (const k of ['EVENTSTORE_URL', 'MONGODB_URL', 'LOG_LEVEL']) delete all[k];
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'datakeys', 'reseal'], { cwd: root, env: all, timeout: 20_000 }, (err, stdout, stderr) => {
+      if (err && typeof err.code !== 'number') return reject(err);
+      resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe('cli: datakeys reseal (docs/erasure.md: rotating SEALING_KEY)', () => {
+  it('seals every data key again under the new SEALING_KEY while the previous one is still given; then the previous one can go', { timeout: 60_000 }, async () => {
+    const dataDir = tempDir('wellstream-cli-datakeys-');
+    const oldKey = randomBytes(32);
+    const newKey = randomBytes(32);
+    const refs = [0, 1, 2].map((i) => ({ userId: `6a1f0f9e-1111-4c1d-9a55-0d2c9a4e7f1${i}`, provider: 'device-a', generation: 0 }));
+    const stores = await openStores(loadConfig({ DATA_DIR: dataDir } as NodeJS.ProcessEnv));
+    const before = new DataKeys(stores.eventStore, new SealingKeyring(oldKey));
+    const issued = [];
+    for (const ref of refs) issued.push((await before.issue(ref, 't')).key);
+    await before.destroy(refs[2]!);
+    await stores.eventStore.close();
+    await stores.readStore.close();
+
+    const run = await reseal(dataDir, { SEALING_KEY: newKey.toString('base64'), SEALING_KEY_PREVIOUS: oldKey.toString('base64') });
+    expect(run.code, run.stderr).toBe(0);
+    // The destroyed key is gone from the log altogether.
+    expect(JSON.parse(run.stdout.trim().split('\n').pop()!)).toEqual({ keys: 2, resealed: 2 });
+    const again = await reseal(dataDir, { SEALING_KEY: newKey.toString('base64'), SEALING_KEY_PREVIOUS: oldKey.toString('base64') });
+    expect(JSON.parse(again.stdout.trim().split('\n').pop()!)).toEqual({ keys: 2, resealed: 0 });
+
+    const after = await openStores(loadConfig({ DATA_DIR: dataDir } as NodeJS.ProcessEnv));
+    try {
+      const keys = new DataKeys(after.eventStore, new SealingKeyring(newKey));
+      expect((await keys.get(dataKeyId(refs[0]!)))!.equals(issued[0]!)).toBe(true);
+      expect((await keys.get(dataKeyId(refs[1]!)))!.equals(issued[1]!)).toBe(true);
+      expect(await keys.get(dataKeyId(refs[2]!))).toBeNull();
+    } finally {
+      await after.eventStore.close();
+      await after.readStore.close();
+    }
+  });
+});
