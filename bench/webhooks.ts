@@ -9,7 +9,9 @@
  *     delivery received;
  *  2. paced: the events appended at `--rate` per second; event-to-delivery latency (the event's
  *     time in the log to its arrival at the receiver) p50/p99;
- *  3. burst again with one more endpoint that never answers (a dead endpoint);
+ *  3. burst again with one more endpoint, healthy, then with one more that never answers (a dead
+ *     endpoint): the engine writes as many deliveries in both, and the second measures what the
+ *     dead endpoint costs the others;
  *  4. raw: the same bodies POSTed from this process with undici, as many in flight as the engine
  *     allows for those endpoints, no store, no signing: the floor of the HTTP work itself.
  */
@@ -163,12 +165,13 @@ async function appendUsers(ctx: AppContext, tenantId: string, count: number, per
   }
 }
 
-async function engineRun(ctx: AppContext, receiver: ReceiverProcess, label: string, o: Options, extraUrls: string[], perSecond: number | null): Promise<RunResult> {
+/** `extraUrls` are further endpoints; `extraAnswer`: whether they answer (their deliveries count) or not. */
+async function engineRun(ctx: AppContext, receiver: ReceiverProcess, label: string, o: Options, extraUrls: string[], perSecond: number | null, extraAnswer = false): Promise<RunResult> {
   const tenantId = randomUUID();
   const urls = Array.from({ length: o.endpoints }, (_, i) => `http://127.0.0.1:${receiver.port}/hook/${i}`);
   await addEndpoints(ctx, tenantId, [...urls, ...extraUrls]);
   receiver.reset();
-  const expected = o.events * o.endpoints;
+  const expected = o.events * (o.endpoints + (extraAnswer ? extraUrls.length : 0));
   const reached = receiver.reached(expected);
   const started = Date.now();
   await appendUsers(ctx, tenantId, o.events, perSecond);
@@ -222,7 +225,8 @@ export default async function main(args: string[]): Promise<void> {
     await engineRun(ctx, receiver, 'warm-up', { ...o, events: Math.ceil(o.events / 5) }, [], null);
     results.push(await engineRun(ctx, receiver, `burst: ${o.events} events appended at once`, o, [], null));
     results.push(await engineRun(ctx, receiver, `paced: ${o.events} events at ${o.rate}/s`, o, [], o.rate));
-    results.push(await engineRun(ctx, receiver, `burst with a dead endpoint (never answers) beside them`, o, [`http://127.0.0.1:${receiver.port}/dead`], null));
+    results.push(await engineRun(ctx, receiver, `burst to ${o.endpoints + 1} healthy endpoints (the same work as the next run)`, o, [`http://127.0.0.1:${receiver.port}/hook/${o.endpoints}`], null, true));
+    results.push(await engineRun(ctx, receiver, `burst with a dead endpoint (never answers) beside the ${o.endpoints}`, o, [`http://127.0.0.1:${receiver.port}/dead`], null));
     results.push(await rawRun(receiver, o));
   } finally {
     receiver.stop();

@@ -379,20 +379,35 @@ export class DeliveryWorker {
       const from = this.horizon ? new Date(Date.parse(this.horizon) - WINDOW_MARGIN_MS).toISOString() : '';
       this.horizon = nowIso;
       for (let after: Scalar[] | undefined; ; ) {
+        // Keys only (columns, no document parsed): a dead endpoint's due backlog is cheap to pass over.
         const page = await readStore.find<DeliveryDoc>(DELIVERIES, {
           filter: { status: { $in: [...OPEN] }, next_attempt_at: { $gt: from, $lte: nowIso } },
           sort: [['next_attempt_at', 1]],
           limit: POLL_PAGE,
           after,
+          fields: ['endpoint_id', 'next_attempt_at'],
         });
+        const take: string[] = [];
+        const taking = new Map<string, number>();
         for (const d of page) {
           if (this.tracked.has(d._id) || this.unsettled.has(d._id)) continue;
-          if (endpoints.get(d.endpoint_id)?.status !== 'active') stopped.add(d.endpoint_id);
-          else if (!this.track(d)) {
+          if (endpoints.get(d.endpoint_id)?.status !== 'active') {
+            stopped.add(d.endpoint_id);
+            continue;
+          }
+          const n = (this.trackedPer.get(d.endpoint_id) ?? 0) + (taking.get(d.endpoint_id) ?? 0);
+          if (n < this.deps.limits.queuedPerEndpoint && this.tracked.size + take.length < this.deps.limits.queued) {
+            take.push(d._id);
+            taking.set(d.endpoint_id, (taking.get(d.endpoint_id) ?? 0) + 1);
+          } else {
             // Due before the endpoint's refill position, perhaps: its refill starts over.
             this.overflowing.add(d.endpoint_id);
             this.refillFrom.delete(d.endpoint_id);
           }
+        }
+        for (let i = 0; i < take.length; i += 500) {
+          const docs = await readStore.find<DeliveryDoc>(DELIVERIES, { filter: { _id: { $in: take.slice(i, i + 500) } } });
+          for (const d of docs) if ((d.status === 'pending' || d.status === 'running') && !this.tracked.has(d._id) && !this.unsettled.has(d._id)) this.track(d);
         }
         if (page.length < POLL_PAGE || this.stopped) break;
         const last = page[page.length - 1]!;
