@@ -15,6 +15,7 @@ import { heartbeatSeriesProjection } from './records/heartbeatSeriesProjection.j
 import { menstrualCyclesProjection } from './records/menstrualCyclesProjection.js';
 import { observationsProjection } from './records/observationsProjection.js';
 import { rejectedRecordsProjection } from './ingestion/rejectedRecordsProjection.js';
+import { PRIORITIES_SET } from './records/mergedView/mergedFlags.js';
 import { webhookEndpointsProjection } from './webhooks/webhookEndpointsProjection.js';
 
 /**
@@ -34,6 +35,12 @@ export const recordProjections: readonly Projection[] = [
   observationsProjection,
   rejectedRecordsProjection,
 ];
+
+/**
+ * The projections that keep a merged view (they read the user's source order): a new order is
+ * applied by all of them before its PUT answers.
+ */
+export const MERGED_VIEW_PROJECTIONS: readonly string[] = recordProjections.filter((p) => p.eventTypes.includes(PRIORITIES_SET)).map((p) => p.name);
 
 /** Every projection the service runs; the CLI's status and rebuild act on this list. */
 export const projections: readonly Projection[] = [tenantsProjection, usersProjection, deletionJobsProjection, auditLogProjection, etlJobsProjection, webhookEndpointsProjection, ...recordProjections];

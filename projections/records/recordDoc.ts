@@ -13,8 +13,11 @@ export type OwnedFields = {
   ingested_at: string;
 };
 
-/** A stored record: natural key as `_id`, the integer id it got from the event that first stored it. */
-export type RecordDocBase = OwnedFields & { _id: string; id: number };
+/**
+ * A stored record: natural key as `_id`, the integer id it got from the event that first stored
+ * it, and for the kinds with a merged view `hidden` (a better ranked source has a matching record).
+ */
+export type RecordDocBase = OwnedFields & { _id: string; id: number; hidden?: boolean };
 
 export const ownedFields = (d: Pick<RecordsIngestedData, 'user_id' | 'tenant_id' | 'ingested_at'>, day: string): OwnedFields => ({
   user_id: d.user_id,

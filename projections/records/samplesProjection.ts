@@ -7,8 +7,7 @@ import { SAMPLE_ROLLUPS } from './sampleRollups/dayRollup.js';
 import { ROLLUP_STAT_COLUMNS } from './sampleRollups/rollupLayout.js';
 import { samplesKind } from './sampleRollups/samplesDerivation.js';
 
-/** `hidden`: a better ranked source has a matching sample, so the merged view does not list it. */
-export type SampleDoc = Omit<QuantityRecord, 'kind'> & RecordDocBase & { hidden?: boolean };
+export type SampleDoc = Omit<QuantityRecord, 'kind'> & RecordDocBase;
 
 const records = defineRecordProjection<QuantityRecord>({
   collection: 'samples',

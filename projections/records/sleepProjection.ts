@@ -2,6 +2,8 @@ import type { SleepPhase, SleepSessionRecord } from '../../commands/ingestion/re
 import type { Change } from '../../src/readstore/readStore.js';
 import { ownedFields, utcDay, type OwnedFields, type RecordDocBase } from './recordDoc.js';
 import { childKey, childRecordId } from './recordIds.js';
+import { sleepMergeRule } from '../../src/merge/kindMergeRules.js';
+import { withMergedView } from './mergedView/mergedFlags.js';
 import { defineRecordsProjection, recordUpsert, RECORD_BOOLEANS, RECORD_COLUMNS } from './recordProjection.js';
 
 export type SleepSessionDoc = Omit<SleepSessionRecord, 'kind' | 'phases'> & RecordDocBase;
@@ -29,55 +31,89 @@ export type SleepPhaseDoc = OwnedFields & {
  * Sleep sessions and their phases. A session re-sent with the same external_id updates the
  * session (keeping its id) and replaces all of its phases.
  */
-export const sleepProjection = defineRecordsProjection<SleepSessionRecord>({
-  name: 'sleep',
-  eventType: 'sleep_sessions.ingested',
-  collections: [
-    {
-      name: 'sleep_sessions',
-      columns: RECORD_COLUMNS,
-      booleans: RECORD_BOOLEANS,
-      indexes: [
-        // List by bedtime_start, and the merged view's neighbourhood.
-        { fields: [['user_id', 1], ['bedtime_start', 1], ['id', 1]] },
-        // A session by its integer id (phases route).
-        { fields: [['user_id', 1], ['id', 1]] },
-        { fields: [['user_id', 1], ['day', 1]] },
-      ],
-    },
-    {
-      name: 'sleep_phases',
-      indexes: [{ fields: [['user_id', 1], ['session_key', 1], ['start_date', 1], ['id', 1]] }],
-    },
-  ],
-  evolve: (event) => {
-    const d = event.data;
-    const changes: Change[] = [];
-    let child = 0;
-    d.records.forEach((r, i) => {
-      const { kind: _kind, phases, ...fields } = r;
-      const session = recordUpsert(event, 'sleep_sessions', i, fields, utcDay(r.bedtime_start));
-      const key = session.id;
-      changes.push(session);
-      changes.push({ op: 'deleteMany', collection: 'sleep_phases', filter: { user_id: d.user_id, session_key: key } });
-      phases.forEach((p, j) => {
-        const doc: SleepPhaseDoc = {
-          _id: childKey(key, j),
-          id: childRecordId(event.globalPosition, child++),
-          session_key: key,
-          phase: p.phase,
-          start_date: p.start_date,
-          end_date: p.end_date,
-          duration_s: (Date.parse(p.end_date) - Date.parse(p.start_date)) / 1000,
-          provider: r.provider,
-          source: r.source,
-          device: r.device,
-          body_worn: r.body_worn,
-          ...ownedFields(d, utcDay(p.start_date)),
-        };
-        changes.push({ op: 'put', collection: 'sleep_phases', doc });
+export const sleepProjection = withMergedView(
+  defineRecordsProjection<SleepSessionRecord>({
+    name: 'sleep',
+    eventType: 'sleep_sessions.ingested',
+    collections: [
+      {
+        name: 'sleep_sessions',
+        columns: RECORD_COLUMNS,
+        booleans: RECORD_BOOLEANS,
+        indexes: [
+          // List by bedtime_start, and the merged view's neighbourhood.
+          {
+            fields: [
+              ['user_id', 1],
+              ['bedtime_start', 1],
+              ['id', 1],
+            ],
+          },
+          // A session by its integer id (phases route).
+          {
+            fields: [
+              ['user_id', 1],
+              ['id', 1],
+            ],
+          },
+          {
+            fields: [
+              ['user_id', 1],
+              ['day', 1],
+            ],
+          },
+        ],
+      },
+      {
+        name: 'sleep_phases',
+        indexes: [
+          {
+            fields: [
+              ['user_id', 1],
+              ['session_key', 1],
+              ['start_date', 1],
+              ['id', 1],
+            ],
+          },
+        ],
+      },
+    ],
+    evolve: (event) => {
+      const d = event.data;
+      const changes: Change[] = [];
+      let child = 0;
+      d.records.forEach((r, i) => {
+        const { kind: _kind, phases, ...fields } = r;
+        const session = recordUpsert(event, 'sleep_sessions', i, fields, utcDay(r.bedtime_start));
+        const key = session.id;
+        changes.push(session);
+        changes.push({ op: 'deleteMany', collection: 'sleep_phases', filter: { user_id: d.user_id, session_key: key } });
+        phases.forEach((p, j) => {
+          const doc: SleepPhaseDoc = {
+            _id: childKey(key, j),
+            id: childRecordId(event.globalPosition, child++),
+            session_key: key,
+            phase: p.phase,
+            start_date: p.start_date,
+            end_date: p.end_date,
+            duration_s: (Date.parse(p.end_date) - Date.parse(p.start_date)) / 1000,
+            provider: r.provider,
+            source: r.source,
+            device: r.device,
+            body_worn: r.body_worn,
+            ...ownedFields(d, utcDay(p.start_date)),
+          };
+          changes.push({ op: 'put', collection: 'sleep_phases', doc });
+        });
       });
-    });
-    return changes;
+      return changes;
+    },
+  }),
+  {
+    collection: 'sleep_sessions',
+    startField: 'bedtime_start',
+    endField: 'bedtime_end',
+    rule: (_, priorities) => sleepMergeRule(priorities),
+    ordersCollection: 'sleep_source_orders',
   },
-});
+);

@@ -2,6 +2,8 @@ import type { RoutePoint, WorkoutRecord } from '../../commands/ingestion/records
 import type { Change } from '../../src/readstore/readStore.js';
 import { ownedFields, utcDay, type OwnedFields, type RecordDocBase } from './recordDoc.js';
 import { childKey } from './recordIds.js';
+import { workoutMergeRule } from '../../src/merge/kindMergeRules.js';
+import { withMergedView } from './mergedView/mergedFlags.js';
 import { defineRecordsProjection, recordUpsert, RECORD_BOOLEANS, RECORD_COLUMNS } from './recordProjection.js';
 import { orderedRoute, trackSummary, type TrackSummary } from './track.js';
 
@@ -21,56 +23,97 @@ export type RoutePointDoc = RoutePoint &
  * Workouts, their track summaries and route points. A workout re-sent with the same external_id
  * updates the workout (keeping its id), recomputes the summary and replaces the route.
  */
-export const workoutsProjection = defineRecordsProjection<WorkoutRecord>({
-  name: 'workouts',
-  eventType: 'workouts.ingested',
-  collections: [
-    {
-      name: 'workouts',
-      columns: RECORD_COLUMNS,
-      booleans: RECORD_BOOLEANS,
-      indexes: [
-        // List of every activity, and the merged view's neighbourhood.
-        { fields: [['user_id', 1], ['start_date', 1], ['id', 1]] },
-        { fields: [['user_id', 1], ['type', 1], ['start_date', 1], ['id', 1]] },
-        // A workout by its integer id (route).
-        { fields: [['user_id', 1], ['id', 1]] },
-        { fields: [['user_id', 1], ['day', 1]] },
-      ],
-    },
-    {
-      name: 'workout_route_points',
-      indexes: [{ fields: [['user_id', 1], ['workout_key', 1], ['timestamp', 1], ['_id', 1]] }],
-    },
-  ],
-  evolve: (event) => {
-    const d = event.data;
-    const changes: Change[] = [];
-    d.records.forEach((r, i) => {
-      const { kind: _kind, route, ...fields } = r;
-      const workout = recordUpsert(event, 'workouts', i, { ...fields, track: trackSummary(route) }, utcDay(r.start_date));
-      const key = workout.id;
-      changes.push(workout);
-      changes.push({ op: 'deleteMany', collection: 'workout_route_points', filter: { user_id: d.user_id, workout_key: key } });
-      orderedRoute(route).forEach((p, j) => {
-        const doc: RoutePointDoc = {
-          _id: childKey(key, j),
-          workout_key: key,
-          timestamp: p.timestamp,
-          latitude: p.latitude,
-          longitude: p.longitude,
-          altitude_m: p.altitude_m,
-          speed_mps: p.speed_mps,
-          course_deg: p.course_deg,
-          horizontal_accuracy_m: p.horizontal_accuracy_m,
-          provider: r.provider,
-          source: r.source,
-          device: r.device,
-          ...ownedFields(d, utcDay(p.timestamp)),
-        };
-        changes.push({ op: 'put', collection: 'workout_route_points', doc });
+export const workoutsProjection = withMergedView(
+  defineRecordsProjection<WorkoutRecord>({
+    name: 'workouts',
+    eventType: 'workouts.ingested',
+    collections: [
+      {
+        name: 'workouts',
+        columns: RECORD_COLUMNS,
+        booleans: RECORD_BOOLEANS,
+        indexes: [
+          // List of every activity, and the merged view's neighbourhood.
+          {
+            fields: [
+              ['user_id', 1],
+              ['start_date', 1],
+              ['id', 1],
+            ],
+          },
+          {
+            fields: [
+              ['user_id', 1],
+              ['type', 1],
+              ['start_date', 1],
+              ['id', 1],
+            ],
+          },
+          // A workout by its integer id (route).
+          {
+            fields: [
+              ['user_id', 1],
+              ['id', 1],
+            ],
+          },
+          {
+            fields: [
+              ['user_id', 1],
+              ['day', 1],
+            ],
+          },
+        ],
+      },
+      {
+        name: 'workout_route_points',
+        indexes: [
+          {
+            fields: [
+              ['user_id', 1],
+              ['workout_key', 1],
+              ['timestamp', 1],
+              ['_id', 1],
+            ],
+          },
+        ],
+      },
+    ],
+    evolve: (event) => {
+      const d = event.data;
+      const changes: Change[] = [];
+      d.records.forEach((r, i) => {
+        const { kind: _kind, route, ...fields } = r;
+        const workout = recordUpsert(event, 'workouts', i, { ...fields, track: trackSummary(route) }, utcDay(r.start_date));
+        const key = workout.id;
+        changes.push(workout);
+        changes.push({ op: 'deleteMany', collection: 'workout_route_points', filter: { user_id: d.user_id, workout_key: key } });
+        orderedRoute(route).forEach((p, j) => {
+          const doc: RoutePointDoc = {
+            _id: childKey(key, j),
+            workout_key: key,
+            timestamp: p.timestamp,
+            latitude: p.latitude,
+            longitude: p.longitude,
+            altitude_m: p.altitude_m,
+            speed_mps: p.speed_mps,
+            course_deg: p.course_deg,
+            horizontal_accuracy_m: p.horizontal_accuracy_m,
+            provider: r.provider,
+            source: r.source,
+            device: r.device,
+            ...ownedFields(d, utcDay(p.timestamp)),
+          };
+          changes.push({ op: 'put', collection: 'workout_route_points', doc });
+        });
       });
-    });
-    return changes;
+      return changes;
+    },
+  }),
+  {
+    collection: 'workouts',
+    startField: 'start_date',
+    endField: 'end_date',
+    rule: (_, priorities) => workoutMergeRule(priorities),
+    ordersCollection: 'workout_source_orders',
   },
-});
+);

@@ -1,14 +1,8 @@
-import type { Doc, Filter, ReadStore, Scalar } from '../../src/readstore/readStore.js';
+import type { Filter, ReadStore } from '../../src/readstore/readStore.js';
 import { REJECTED_RECORDS } from '../../projections/ingestion/rejectedRecordsProjection.js';
-import type { Page, PageRequest } from '../shared/page.js';
-import { listCategorySamples } from './listCategorySamples.js';
-import { listDailySummaries } from './listDailySummaries.js';
 import { SAMPLE_ROLLUPS } from '../../projections/records/sampleRollups/dayRollup.js';
 import { DAY_GROUP, groupColumns } from '../../projections/records/sampleRollups/rollupLayout.js';
-import { listSleepSessions } from './listSleep.js';
-import { listWorkouts } from './listWorkouts.js';
-import type { View } from './mergedPage.js';
-import type { SourcePriorities } from '../../src/merge/sourceRanking.js';
+import { mergedFilter, type View } from './mergedPage.js';
 import type { Window } from './window.js';
 
 /**
@@ -21,10 +15,10 @@ import type { Window } from './window.js';
  *   it is on or after the day of `start` and its midnight (UTC) is before `end`;
  * - `metrics` maps a sample's or category sample's type, and for other kinds the collection
  *   name (sleep_sessions, workouts, …), to its record count; `records` is their sum;
- * - with view `merged` only records the merged view lists are counted, decided by the kind's
- *   own list query (so coverage and lists always agree); a day whose records are all hidden
- *   stays listed with `records: 0`, since it matched and was synced. `last_synced_at` is the
- *   latest `ingested_at` of the provider's records of that day in either view;
+ * - with view `merged` only records the merged view lists are counted, by the same flag the
+ *   lists read (so coverage and lists always agree); a day whose records are all hidden stays
+ *   listed with `records: 0`, since it matched and was synced. `last_synced_at` is the latest
+ *   `ingested_at` of the provider's records of that day in either view;
  * - `pending_jobs` and `parked_jobs` take the provider filter (not the dates: a job has no day);
  *   `rejected_records` counts every provider and day (spec). Provider pulls do not exist yet, so
  *   pending_jobs counts ETL jobs only;
@@ -34,8 +28,7 @@ export const MAX_COVERAGE_DAYS = 10_000;
 
 const DAY_MS = 86_400_000;
 
-/** One page of the kind's list in the merged view, of one metric, starts in [window.start, window.end). */
-type ListMerged = (readStore: ReadStore, q: { userId: string; metric: string; window: Window; priorities?: SourcePriorities }, page: PageRequest) => Promise<Page<Doc>>;
+type CountQuery = { userId: string; view: View; providerFilter: Filter; days: Filter[string] | null };
 
 export type CoverageCollection = {
   collection: string;
@@ -43,21 +36,23 @@ export type CoverageCollection = {
   dayField: string;
   /** Field naming the metric (samples, category samples); otherwise the collection name is the metric. */
   metricField?: string;
-  /** The kind's list in the merged view; absent: the kind has no merged view and every record counts. */
-  listMerged?: ListMerged;
-  /** Counts kept by the kind's projection, in the requested view: read instead of the rows. */
-  counters?: (readStore: ReadStore, q: { userId: string; view: View; providerFilter: Filter; days: Filter[string] | null }) => Promise<CountRow[]>;
+  /** The kind has a merged view (its rows carry the `hidden` flag). */
+  merged?: boolean;
+  /** Counts kept by the kind's projection, read instead of the rows. */
+  counters?: (readStore: ReadStore, q: CountQuery) => Promise<CountRow[]>;
 };
 
 /** Records of one metric of one provider on one day. */
 export type CountRow = { date: string; provider: string; metric: string; count: number; last: string };
 
+const rowKey = (date: unknown, provider: unknown, metric: unknown) => `${date}\u0000${provider}\u0000${metric}`;
+
 /**
  * Samples are counted from the rollups the samples projection keeps (a row per series, day and
- * view; `p23c` is the day's count): one row per series and day instead of one per sample.
- * `last_synced_at` is taken from the full view, whichever view counts.
+ * view; the whole day's group holds its count): one row per series and day instead of one per
+ * sample. `last_synced_at` is taken from the full view, whichever view counts.
  */
-async function sampleCounters(readStore: ReadStore, q: { userId: string; view: View; providerFilter: Filter; days: Filter[string] | null }): Promise<CountRow[]> {
+async function sampleCounters(readStore: ReadStore, q: CountQuery): Promise<CountRow[]> {
   const read = (view: View) =>
     readStore.aggregate(SAMPLE_ROLLUPS, {
       filter: { user_id: q.userId, view, ...q.providerFilter, ...(q.days ? { day: q.days } : {}) },
@@ -66,57 +61,59 @@ async function sampleCounters(readStore: ReadStore, q: { userId: string; view: V
       max: ['last_ingested_at'],
     });
   const all = await read('all');
-  const listed = q.view === 'merged' ? new Map((await read('merged')).map((r) => [`${r.group.day}\u0000${r.group.provider}\u0000${r.group.type}`, r.sum[DAY_COUNT] ?? 0])) : null;
-  return all.map((r) => {
-    const k = `${r.group.day}\u0000${r.group.provider}\u0000${r.group.type}`;
-    return { date: String(r.group.day), provider: String(r.group.provider), metric: String(r.group.type), count: listed ? (listed.get(k) ?? 0) : (r.sum[DAY_COUNT] ?? 0), last: String(r.max.last_ingested_at ?? '') };
-  });
+  const listed = q.view === 'merged' ? new Map((await read('merged')).map((r) => [rowKey(r.group.day, r.group.provider, r.group.type), r.sum[DAY_COUNT] ?? 0])) : null;
+  return all.map((r) => ({
+    date: String(r.group.day),
+    provider: String(r.group.provider),
+    metric: String(r.group.type),
+    count: listed ? (listed.get(rowKey(r.group.day, r.group.provider, r.group.type)) ?? 0) : (r.sum[DAY_COUNT] ?? 0),
+    last: String(r.max.last_ingested_at ?? ''),
+  }));
 }
 const DAY_COUNT = groupColumns(DAY_GROUP)[0]!;
 
-const withPriorities = (p?: SourcePriorities) => (p ? { priorities: p } : {});
+/** Any other kind: its rows grouped by day, provider and metric, through the `(user_id, day)` index. */
+async function rowCounts(readStore: ReadStore, c: CoverageCollection, q: CountQuery): Promise<CountRow[]> {
+  const read = (filter: Filter) =>
+    readStore.aggregate(c.collection, {
+      filter: { user_id: q.userId, ...q.providerFilter, ...(q.days ? { [c.dayField]: q.days } : {}), ...filter },
+      groupBy: [c.dayField, 'provider', ...(c.metricField ? [c.metricField] : [])],
+      max: ['ingested_at'],
+    });
+  const metricOf = (g: Record<string, unknown>) => (c.metricField ? String(g[c.metricField]) : c.collection);
+  const all = await read({});
+  const listed = q.view === 'merged' && c.merged ? new Map((await read(mergedFilter('merged'))).map((r) => [rowKey(r.group[c.dayField], r.group.provider, metricOf(r.group)), r.count])) : null;
+  const out: CountRow[] = [];
+  for (const r of all) {
+    const date = r.group[c.dayField];
+    const provider = r.group.provider;
+    if (typeof date !== 'string' || typeof provider !== 'string') continue;
+    const metric = metricOf(r.group);
+    const last = r.max.ingested_at;
+    out.push({ date, provider, metric, count: listed ? (listed.get(rowKey(date, provider, metric)) ?? 0) : r.count, last: typeof last === 'string' ? last : '' });
+  }
+  return out;
+}
 
 /**
  * Every record collection, named here so a collection that does not exist (its projection not
  * registered) simply counts 0. The kinds with a merged view (spec "Merged view": samples,
- * category samples, sleep, workouts, daily summaries) count through their list queries.
+ * category samples, sleep, workouts, daily summaries) count what it lists in view `merged`.
  */
 export const COVERAGE_COLLECTIONS: readonly CoverageCollection[] = [
-  {
-    collection: 'samples',
-    dayField: 'day',
-    metricField: 'type',
-    counters: sampleCounters,
-  },
-  {
-    collection: 'category_samples',
-    dayField: 'day',
-    metricField: 'type',
-    listMerged: (rs, q, page) => listCategorySamples(rs, { userId: q.userId, type: q.metric, window: q.window, view: 'merged', ...withPriorities(q.priorities) }, page),
-  },
-  {
-    collection: 'sleep_sessions',
-    dayField: 'day',
-    listMerged: (rs, q, page) => listSleepSessions(rs, { userId: q.userId, window: q.window, view: 'merged', ...withPriorities(q.priorities) }, page),
-  },
-  {
-    collection: 'workouts',
-    dayField: 'day',
-    listMerged: (rs, q, page) => listWorkouts(rs, { userId: q.userId, window: q.window, view: 'merged', ...withPriorities(q.priorities) }, page),
-  },
+  { collection: 'samples', dayField: 'day', metricField: 'type', merged: true, counters: sampleCounters },
+  { collection: 'category_samples', dayField: 'day', metricField: 'type', merged: true },
+  { collection: 'sleep_sessions', dayField: 'day', merged: true },
+  { collection: 'workouts', dayField: 'day', merged: true },
   { collection: 'nutrition', dayField: 'day' },
   { collection: 'ecg_recordings', dayField: 'day' },
   { collection: 'heartbeat_series', dayField: 'day' },
-  {
-    collection: 'daily_summaries',
-    dayField: 'day',
-    listMerged: (rs, q, page) => listDailySummaries(rs, { userId: q.userId, window: q.window, view: 'merged', ...withPriorities(q.priorities) }, page),
-  },
+  { collection: 'daily_summaries', dayField: 'day', merged: true },
   { collection: 'menstrual_cycles', dayField: 'day' },
   { collection: 'observations', dayField: 'day' },
 ];
 
-export type CoverageQuery = { userId: string; provider?: string; window: Window; view: View; priorities?: SourcePriorities };
+export type CoverageQuery = { userId: string; provider?: string; window: Window; view: View };
 
 export type CoverageDay = { provider: string; date: string; records: number; metrics: Record<string, number>; last_synced_at: string };
 
@@ -148,7 +145,7 @@ export function dayCondition(w: Window): { $gte?: string; $lt?: string } | null 
 export async function coverageReport(
   readStore: ReadStore,
   q: CoverageQuery,
-  opts: { maxDays?: number; collections?: readonly CoverageCollection[]; chunk?: number } = {},
+  opts: { maxDays?: number; collections?: readonly CoverageCollection[] } = {},
 ): Promise<CoverageReport> {
   const maxDays = opts.maxDays ?? MAX_COVERAGE_DAYS;
   const collections = opts.collections ?? COVERAGE_COLLECTIONS;
@@ -170,49 +167,15 @@ export async function coverageReport(
     e.counts.set(ck, (e.counts.get(ck) ?? 0) + r.count);
     if (r.last > e.last) e.last = r.last;
   };
+  const countQuery: CountQuery = { userId: q.userId, view: q.view, providerFilter, days };
   for (const c of collections) {
-    if (c.counters) {
-      for (const r of await c.counters(readStore, { userId: q.userId, view: q.view, providerFilter, days })) add(c, r);
-      continue;
-    }
-    const rows = await readStore.aggregate(c.collection, {
-      filter: { user_id: q.userId, ...providerFilter, ...(days ? { [c.dayField]: days } : {}) },
-      groupBy: [c.dayField, 'provider', ...(c.metricField ? [c.metricField] : [])],
-      max: ['ingested_at'],
-    });
-    for (const r of rows) {
-      const date = r.group[c.dayField];
-      const provider = r.group.provider;
-      if (typeof date !== 'string' || typeof provider !== 'string') continue;
-      const last = r.max.ingested_at;
-      add(c, { date, provider, metric: c.metricField ? String(r.group[c.metricField]) : c.collection, count: r.count, last: typeof last === 'string' ? last : '' });
-    }
+    const rows = c.counters ? await c.counters(readStore, countQuery) : await rowCounts(readStore, c, countQuery);
+    for (const r of rows) add(c, r);
   }
 
   const sorted = [...entries.values()].sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : a.provider < b.provider ? -1 : a.provider > b.provider ? 1 : 0));
   const truncated = sorted.length > maxDays;
   const kept = truncated ? sorted.slice(0, maxDays) : sorted;
-
-  if (q.view === 'merged' && kept.length) {
-    // Past the last kept day nothing is answered, so nothing there needs walking.
-    const lastDay = kept[kept.length - 1]!.date;
-    const dayEnd = Date.parse(`${lastDay}T00:00:00Z`) + DAY_MS;
-    const walk: Window = {
-      start: days?.$gte !== undefined ? Date.parse(`${days.$gte}T00:00:00Z`) : null,
-      end: days?.$lt !== undefined ? Math.min(Date.parse(`${days.$lt}T00:00:00Z`), dayEnd) : dayEnd,
-    };
-    for (const c of collections) {
-      if (!c.listMerged) continue;
-      for (const metric of await mergeableMetrics(readStore, c, q.userId)) {
-        const listed = await countListed(readStore, c, metric, q, walk, opts.chunk ?? 5_000);
-        const ck = countKey(c.collection, metric);
-        for (const e of kept) {
-          if (!e.counts.has(ck)) continue;
-          e.counts.set(ck, listed.get(entryKey(e.date, e.provider)) ?? 0);
-        }
-      }
-    }
-  }
 
   return {
     pending_jobs: pending,
@@ -231,40 +194,4 @@ export async function coverageReport(
       return { provider: e.provider, date: e.date, records, metrics, last_synced_at: e.last };
     }),
   };
-}
-
-/**
- * Metrics of a collection where the merged view can hide anything: a record is hidden only by a
- * record of another stream (source, body-worn flag, provider), so a metric the user has from one
- * stream only is listed whole and needs no scan. Looked at over all the user's records, since
- * neighbours outside the window and of other providers count.
- */
-async function mergeableMetrics(readStore: ReadStore, c: CoverageCollection, userId: string): Promise<string[]> {
-  const rows = await readStore.aggregate(c.collection, {
-    filter: { user_id: userId },
-    groupBy: [...(c.metricField ? [c.metricField] : []), 'source', 'body_worn', 'provider'],
-  });
-  const streams = new Map<string, number>();
-  for (const r of rows) {
-    const metric = c.metricField ? String(r.group[c.metricField]) : c.collection;
-    streams.set(metric, (streams.get(metric) ?? 0) + 1);
-  }
-  return [...streams].filter(([, n]) => n > 1).map(([m]) => m);
-}
-
-/** Counts per (day, provider) of the records of one metric the merged view lists, by walking the kind's list. */
-async function countListed(readStore: ReadStore, c: CoverageCollection, metric: string, q: CoverageQuery, window: Window, chunk: number): Promise<Map<string, number>> {
-  const counts = new Map<string, number>();
-  let after: readonly Scalar[] | null = null;
-  for (;;) {
-    const page: Page<Doc> = await c.listMerged!(readStore, { userId: q.userId, metric, window, ...withPriorities(q.priorities) }, { after, limit: chunk });
-    for (const d of page.items) {
-      // The lists take no provider filter: a record is compared with every provider's records.
-      if (q.provider !== undefined && d.provider !== q.provider) continue;
-      const k = entryKey(String(d[c.dayField]), String(d.provider));
-      counts.set(k, (counts.get(k) ?? 0) + 1);
-    }
-    if (!page.next) return counts;
-    after = page.next;
-  }
 }

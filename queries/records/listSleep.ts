@@ -1,42 +1,20 @@
-import type { ReadStore } from '../../src/readstore/readStore.js';
+import type { Filter, ReadStore } from '../../src/readstore/readStore.js';
 import type { SleepPhaseDoc, SleepSessionDoc } from '../../projections/records/sleepProjection.js';
-import { findPage, type PageRequest } from '../shared/page.js';
-import { listInView, type View } from './mergedPage.js';
-import { sourceOrderFor, type SourcePriorities } from '../../src/merge/sourceRanking.js';
+import { findPage, type Page, type PageRequest } from '../shared/page.js';
+import { mergedFilter, withPrimary, type View } from './mergedPage.js';
 import { windowFilter, type Window } from './window.js';
 
-export type ListSleepSessions = { userId: string; window: Window; view: View; priorities?: SourcePriorities };
+export type ListSleepSessions = { userId: string; window: Window; view: View };
 
-/** Longest session worth looking back for when finding a better source's matching session. */
-const LOOKBACK_MS = 36 * 3_600_000;
 
 /**
  * Sleep sessions, oldest first (bedtime_start, then id), the window bounding bedtime_start.
  * Merged view: two sessions match when they share at least half of the shorter one; the order
  * is the user's for `sleep`, then the sleep group's (spec "Merged view").
  */
-export function listSleepSessions(readStore: ReadStore, q: ListSleepSessions, page: PageRequest) {
-  return listInView<SleepSessionDoc>(
-    readStore,
-    {
-      collection: 'sleep_sessions',
-      filter: { user_id: q.userId, ...windowFilter('bedtime_start', q.window) },
-      sort: [
-        ['bedtime_start', 1],
-        ['id', 1],
-      ],
-      neighbourFilter: { user_id: q.userId },
-      startField: 'bedtime_start',
-      interval: (d) => ({ start: Date.parse(d.bedtime_start), end: Date.parse(d.bedtime_end) }),
-      stream: (d) => ({ source: d.source, body_worn: d.body_worn, provider: d.provider }),
-      neighbourFields: ['bedtime_start', 'bedtime_end', 'source', 'body_worn', 'provider'],
-      rule: 'session',
-      order: sourceOrderFor('sleep', 'sleep', q.priorities),
-      lookbackMs: LOOKBACK_MS,
-    },
-    q.view,
-    page,
-  );
+export async function listSleepSessions(readStore: ReadStore, q: ListSleepSessions, page: PageRequest): Promise<Page<SleepSessionDoc & { primary: boolean }>> {
+  const filter: Filter = { user_id: q.userId, ...windowFilter('bedtime_start', q.window), ...mergedFilter(q.view) };
+  return withPrimary(await findPage<SleepSessionDoc>(readStore, 'sleep_sessions', { filter, sort: [['bedtime_start', 1], ['id', 1]] }, page));
 }
 
 /** A user's session by its integer id; null when the user has no such session. */

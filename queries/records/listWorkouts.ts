@@ -1,14 +1,11 @@
-import type { ReadStore } from '../../src/readstore/readStore.js';
+import type { Filter, ReadStore } from '../../src/readstore/readStore.js';
 import type { RoutePointDoc, WorkoutDoc } from '../../projections/records/workoutsProjection.js';
-import { findPage, type PageRequest } from '../shared/page.js';
-import { listInView, type View } from './mergedPage.js';
-import { sourceOrderFor, type SourcePriorities } from '../../src/merge/sourceRanking.js';
+import { findPage, type Page, type PageRequest } from '../shared/page.js';
+import { mergedFilter, withPrimary, type View } from './mergedPage.js';
 import { windowFilter, type Window } from './window.js';
 
-export type ListWorkouts = { userId: string; type?: string; window: Window; view: View; priorities?: SourcePriorities };
+export type ListWorkouts = { userId: string; type?: string; window: Window; view: View };
 
-/** Longest workout worth looking back for (multi-day events). */
-const LOOKBACK_MS = 72 * 3_600_000;
 
 /**
  * Workouts, oldest first (start_date, then id), of one activity or all. Merged view: two
@@ -17,28 +14,9 @@ const LOOKBACK_MS = 72 * 3_600_000;
  * subset of the unfiltered merged list. Order: the user's for `workouts`, then the workouts
  * group's (spec "Merged view").
  */
-export function listWorkouts(readStore: ReadStore, q: ListWorkouts, page: PageRequest) {
-  return listInView<WorkoutDoc>(
-    readStore,
-    {
-      collection: 'workouts',
-      filter: { user_id: q.userId, ...(q.type !== undefined ? { type: q.type } : {}), ...windowFilter('start_date', q.window) },
-      sort: [
-        ['start_date', 1],
-        ['id', 1],
-      ],
-      neighbourFilter: { user_id: q.userId },
-      startField: 'start_date',
-      interval: (d) => ({ start: Date.parse(d.start_date), end: Date.parse(d.end_date) }),
-      stream: (d) => ({ source: d.source, body_worn: d.body_worn, provider: d.provider }),
-      neighbourFields: ['start_date', 'end_date', 'source', 'body_worn', 'provider'],
-      rule: 'session',
-      order: sourceOrderFor('workouts', 'workouts', q.priorities),
-      lookbackMs: LOOKBACK_MS,
-    },
-    q.view,
-    page,
-  );
+export async function listWorkouts(readStore: ReadStore, q: ListWorkouts, page: PageRequest): Promise<Page<WorkoutDoc & { primary: boolean }>> {
+  const filter: Filter = { user_id: q.userId, ...(q.type !== undefined ? { type: q.type } : {}), ...windowFilter('start_date', q.window), ...mergedFilter(q.view) };
+  return withPrimary(await findPage<WorkoutDoc>(readStore, 'workouts', { filter, sort: [['start_date', 1], ['id', 1]] }, page));
 }
 
 /** A user's workout by its integer id; null when the user has no such workout. */

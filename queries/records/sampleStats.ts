@@ -6,8 +6,7 @@ import { InvalidTimeWindowError, parseTimeParam } from '../../src/shared/timeWin
 import { canonicalTimeZone } from '../../src/shared/timeZones.js';
 import { offsetSegments } from '../../src/shared/zoneOffsets.js';
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
-import type { View } from './mergedPage.js';
-import { mergedSamplesFilter } from './listSamples.js';
+import { mergedFilter, type View } from './mergedPage.js';
 import { quarterAligned, statsFromRollups, type Interval } from './rollupStats.js';
 
 /**
@@ -341,7 +340,7 @@ async function* readSamples(readStore: ReadStore, q: SampleStatsQuery, chunk: nu
     type: q.type,
     ...(q.provider !== undefined ? { provider: q.provider } : {}),
     start_date: { $gte: q.window.start.toUTC().toISO()!, $lt: q.window.end.toUTC().toISO()! },
-    ...mergedSamplesFilter(q.view),
+    ...mergedFilter(q.view),
   };
   const sort = withTieBreaker([['start_date', 1], ['id', 1]]);
   let after: Scalar[] | undefined;

@@ -1,6 +1,5 @@
 import type { ReadStore } from '../../src/readstore/readStore.js';
 import type { UserDoc } from '../../projections/users/usersProjection.js';
-import type { SourcePriorities } from '../../src/merge/sourceRanking.js';
 import { getUser } from './getUser.js';
 
 /** The answer of GET and PUT /v1/users/{id}/source-priorities (contracts §6). */
@@ -9,11 +8,6 @@ export type SourcePrioritiesView = { priorities: Record<string, string[]>; updat
 /** The user's order as the routes answer it: `{}` and null before any PUT. */
 export function sourcePrioritiesOf(user: UserDoc): SourcePrioritiesView {
   return { priorities: user.source_priorities ?? {}, updated_at: user.source_priorities_updated_at ?? null };
-}
-
-/** The order the merged view ranks by (queries/records/sourceRanking.ts): the user's, or none. */
-export function userPriorities(user: UserDoc): SourcePriorities {
-  return user.source_priorities ?? {};
 }
 
 /** A user's order of sources; null for another tenant's, a missing or a deleting user. */

@@ -95,7 +95,8 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
     const groups = await readStore.aggregate(kind.collection, { filter: { user_id: userId }, groupBy: kind.partitionField ? [kind.partitionField] : [], min: [kind.startField], max: [kind.startField] });
     for (const g of groups) {
       const partition = kind.partitionField ? String(g.group[kind.partitionField]) : '';
-      if (select && !select(partition)) continue;
+      // An aggregate without groups answers one row even over no rows.
+      if (g.count === 0 || (select && !select(partition))) continue;
       const rule = kind.rule(partition, priorities);
       const first = utcDayOf(Date.parse(g.min[kind.startField] as string));
       const last = utcDayOf(Date.parse(g.max[kind.startField] as string));

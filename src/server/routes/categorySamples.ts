@@ -70,7 +70,7 @@ export const categorySamplesRoutes: FastifyPluginAsyncZod<RouteOptions> = async 
       const window = windowOf(q);
       const scope = cursorScope('category-samples', user.id, { type: q.type ?? null, start: q.start, end: q.end, view: q.view });
       const after = q.cursor ? cursors.decode(q.cursor, scope) : null;
-      const page = await listCategorySamples(ctx.readStore, { userId: user.id, type: q.type, window, view: q.view, priorities: user.priorities }, { after, limit: q.limit });
+      const page = await listCategorySamples(ctx.readStore, { userId: user.id, type: q.type, window, view: q.view }, { after, limit: q.limit });
       return { data: page.items.map(toCategorySample), next_cursor: page.next ? cursors.encode(page.next, scope) : null };
     },
   );

@@ -49,7 +49,7 @@ export const coverageRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
       const q = request.query;
       const user = await readableUser(ctx, request.tenantId!, request.params.id);
       const window = windowOf(q);
-      return coverageReport(ctx.readStore, { userId: user.id, window, view: q.view, priorities: user.priorities, ...(q.provider !== undefined ? { provider: q.provider } : {}) });
+      return coverageReport(ctx.readStore, { userId: user.id, window, view: q.view, ...(q.provider !== undefined ? { provider: q.provider } : {}) });
     },
   );
 };

@@ -61,7 +61,7 @@ export const dailyRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ct
       const window = windowOf(q);
       const scope = cursorScope('daily', user.id, { start: q.start, end: q.end, view: q.view });
       const after = q.cursor ? cursors.decode(q.cursor, scope) : null;
-      const page = await listDailySummaries(ctx.readStore, { userId: user.id, window, view: q.view, priorities: user.priorities }, { after, limit: q.limit });
+      const page = await listDailySummaries(ctx.readStore, { userId: user.id, window, view: q.view }, { after, limit: q.limit });
       return { data: page.items.map(toDailySummary), next_cursor: page.next ? cursors.encode(page.next, scope) : null };
     },
   );

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { userPriorities } from '../../../queries/users/getSourcePriorities.js';
 import { getUser } from '../../../queries/users/getUser.js';
 import type { AppContext } from '../../app/context.js';
 import { UUID_RE } from '../../shared/ids.js';
@@ -25,13 +24,13 @@ export function userRoute(admin: boolean | undefined) {
 
 /**
  * The user whose records are read: another tenant's, a missing or a deleting user is a 404 (spec
- * "Reads" rule 6). `priorities` is the user's order of sources (contracts §6), loaded with the
- * user, for the merged view of every read that takes `view`.
+ * "Reads" rule 6). (The merged view needs nothing more: the record projections keep it under the
+ * user's order.)
  */
 export async function readableUser(ctx: AppContext, tenantId: string, id: string) {
   const user = UUID_RE.test(id) ? await getUser(ctx.readStore, tenantId, id.toLowerCase()) : null;
   if (!user) throw problems.notFound('user not found');
-  return { ...user, priorities: userPriorities(user) };
+  return user;
 }
 
 export function windowOf(query: { start?: string; end?: string }) {

@@ -97,7 +97,7 @@ export const sleepRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ct
       const window = windowOf(q);
       const scope = cursorScope('sleep', user.id, { start: q.start, end: q.end, view: q.view });
       const after = q.cursor ? cursors.decode(q.cursor, scope) : null;
-      const page = await listSleepSessions(ctx.readStore, { userId: user.id, window, view: q.view, priorities: user.priorities }, { after, limit: q.limit });
+      const page = await listSleepSessions(ctx.readStore, { userId: user.id, window, view: q.view }, { after, limit: q.limit });
       return { data: page.items.map(toSleepSession), next_cursor: page.next ? cursors.encode(page.next, scope) : null };
     },
   );

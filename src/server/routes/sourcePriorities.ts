@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { setSourcePriorities, SourcePrioritiesMap } from '../../../commands/users/setSourcePriorities.js';
+import { MERGED_VIEW_PROJECTIONS } from '../../../projections/index.js';
 import { getSourcePriorities } from '../../../queries/users/getSourcePriorities.js';
 import { UUID_RE } from '../../shared/ids.js';
 import { problems } from '../problems.js';
@@ -70,9 +71,9 @@ export const sourcePrioritiesRoutes: FastifyPluginAsyncZod<RouteOptions> = async
         at,
         by: request.principal!.actorId,
       });
-      // The samples projection re-evaluates the merged flags and rollups under the new order:
-      // reads answered after this one already use it (contracts §6).
-      await ctx.settle(result.position, ['users', 'samples']);
+      // The record projections re-evaluate their merged flags (and the samples' rollups) under the
+      // new order: reads answered after this one already use it (contracts §6).
+      await ctx.settle(result.position, ['users', ...MERGED_VIEW_PROJECTIONS]);
       return { priorities: request.body.priorities, updated_at: at };
     },
   );

@@ -114,7 +114,7 @@ export const workoutsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
       const window = windowOf(q);
       const scope = cursorScope('workouts', user.id, { type: q.type ?? null, start: q.start, end: q.end, view: q.view });
       const after = q.cursor ? cursors.decode(q.cursor, scope) : null;
-      const page = await listWorkouts(ctx.readStore, { userId: user.id, type: q.type, window, view: q.view, priorities: user.priorities }, { after, limit: q.limit });
+      const page = await listWorkouts(ctx.readStore, { userId: user.id, type: q.type, window, view: q.view }, { after, limit: q.limit });
       return { data: page.items.map(toWorkout), next_cursor: page.next ? cursors.encode(page.next, scope) : null };
     },
   );

@@ -7,6 +7,8 @@ import { tempDir } from '../../support/tmp.js';
 import type { QuantityRecord } from '../../../commands/ingestion/records.js';
 import { samplesProjection } from '../../../projections/records/samplesProjection.js';
 import { ingested, project } from '../../projections/records/harness.js';
+import { daily } from '../../projections/records/fixtures.js';
+import { dailySummariesProjection } from '../../../projections/records/dailySummariesProjection.js';
 
 const U = 'user-1';
 let store: SqliteReadStore;
@@ -37,20 +39,21 @@ const sample = (start: string, type: string, provider = 'device-a', source = 'ap
 
 beforeAll(async () => {
   store = new SqliteReadStore({ path: join(tempDir(), 'read.sqlite') });
-  await store.ensureCollections([...samplesProjection.collections, { name: 'sleep_sessions' }, { name: 'daily_summaries' }]);
+  await store.ensureCollections([...samplesProjection.collections, ...dailySummariesProjection.collections, { name: 'sleep_sessions' }]);
   await project(store, samplesProjection, [
     sample('2026-11-01T08:00:00.000Z', 'step_count'),
     sample('2026-11-02T08:00:00.000Z', 'step_count'),
     sample('2026-11-03T08:00:00.000Z', 'step_count', 'device-b', 'samsung'),
   ]);
+  // Two providers' summaries of the same date: the merged view keeps the better ranked one.
+  const summary = (provider: string, source: string) =>
+    ingested('daily_summary', ++n, [daily({ external_id: `day-${provider}`, date: '2026-11-02', ...stream(provider, source) })], { provider, user_id: U, ingested_at: '2026-11-03T00:00:00.000Z' });
+  await project(store, dailySummariesProjection, [summary('device-a', 'apple'), summary('device-b', 'samsung')]);
   const docs: { collection: string; doc: Doc }[] = [
     {
       collection: 'sleep_sessions',
       doc: { _id: 'z1', id: 1, user_id: U, bedtime_start: '2026-11-01T22:00:00.000Z', bedtime_end: '2026-11-02T06:00:00.000Z', day: '2026-11-01', ingested_at: '2026-11-09T00:00:00.000Z', ...stream('device-a', 'apple') },
     },
-    // Two providers' summaries of the same date: the merged view keeps the better ranked one.
-    { collection: 'daily_summaries', doc: { _id: 'd1', id: 1, user_id: U, date: '2026-11-02', day: '2026-11-02', day_start: '2026-11-02T00:00:00.000Z', ingested_at: '2026-11-03T00:00:00.000Z', ...stream('device-a', 'apple') } },
-    { collection: 'daily_summaries', doc: { _id: 'd2', id: 2, user_id: U, date: '2026-11-02', day: '2026-11-02', day_start: '2026-11-02T00:00:00.000Z', ingested_at: '2026-11-03T00:00:00.000Z', ...stream('device-b', 'samsung') } },
   ];
   await store.applyChanges(docs.map((d) => ({ op: 'put' as const, collection: d.collection, doc: d.doc })));
 });
