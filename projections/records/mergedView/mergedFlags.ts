@@ -77,9 +77,15 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
 
   /** Decides the flags of the records starting on `days` (and what onDays derives) from `rows`. */
   const evaluateDays = (rows: ReadonlyMap<string, Doc>, run: readonly string[], rule: MergeRule, owner: { userId: string; partition: string }, upserts: ReadonlyMap<string, UpdateChange> | null, out: Change[]) => {
-    const days = new Set(run);
-    const all: Member[] = [...rows.values()].map((r) => ({ key: r._id, ...interval(r), source: r.source as string, body_worn: r.body_worn === true, provider: r.provider as string, hidden: false, row: r }));
-    const members = all.filter((m) => days.has(utcDayOf(m.start)));
+    // The run is consecutive days: membership is a range of instants, no date formatting per row.
+    const from = dayStartMs(run[0]!);
+    const to = dayStartMs(run[run.length - 1]!) + DAY_MS;
+    const all: Member[] = [];
+    for (const r of rows.values()) {
+      const { start, end } = interval(r);
+      all.push({ key: r._id, start, end, source: r.source as string, body_worn: r.body_worn === true, provider: r.provider as string, hidden: false, row: r });
+    }
+    const members = all.filter((m) => m.start >= from && m.start < to);
     const hidden = hiddenByBetterSource(members, all, rule.rule, rule.order);
     for (const m of members) {
       m.hidden = hidden.has(m.key);
@@ -142,18 +148,21 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
       }
       if (!upserts.size) return;
 
-      const touched = new Map<string, { userId: string; partition: string; days: Set<string> }>();
+      // Days are counted from the epoch here; reach and lookback do not depend on the order.
+      const touched = new Map<string, { userId: string; partition: string; days: Set<number> }>();
+      const reach = new Map<string, MergeRule>();
       const touch = (row: Doc) => {
         const userId = row.user_id as string;
         const partition = part(row);
         const k = `${userId}\u0000${partition}`;
         let t = touched.get(k);
         if (!t) touched.set(k, (t = { userId, partition, days: new Set() }));
-        const r = kind.rule(partition, undefined);
+        let r = reach.get(partition);
+        if (!r) reach.set(partition, (r = kind.rule(partition, undefined)));
         const { start, end } = interval(row);
-        for (let d = utcDayOf(start - r.reachMs - r.lookbackMs), last = utcDayOf(end + r.reachMs); d <= last; d = utcDayOf(dayStartMs(d) + DAY_MS)) t.days.add(d);
+        for (let d = Math.floor((start - r.reachMs - r.lookbackMs) / DAY_MS), last = Math.floor((end + r.reachMs) / DAY_MS); d <= last; d++) t.days.add(d);
       };
-      for (const [key, c] of upserts) touch({ _id: key, ...c.set });
+      for (const c of upserts.values()) touch(c.set as Doc);
       // A record sent again may have moved: the days it left are re-evaluated too.
       const keys = [...upserts.keys()];
       for (let i = 0; i < keys.length; i += 500) {
@@ -165,14 +174,21 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
       for (const { userId, partition, days } of touched.values()) {
         if (!orders.has(userId)) orders.set(userId, await orderOf(readStore, userId));
         const rule = kind.rule(partition, orders.get(userId));
-        for (const run of dayRuns([...days].sort())) {
+        for (const run of dayRuns([...days].sort((a, b) => a - b))) {
           const rows = await loadRows(readStore, userId, partition, run, rule);
           // The batch's own records as they will stand after it: added, replaced, or moved away.
+          // A row reads through to its upsert's fields (no copy of each record).
           for (const [key, c] of upserts) {
             const set = c.set!;
             if (set.user_id !== userId) continue;
-            if (part(set as Doc) === partition) rows.set(key, { ...set, _id: key, hidden: rows.get(key)?.hidden ?? false });
-            else rows.delete(key);
+            if (part(set as Doc) !== partition) {
+              rows.delete(key);
+              continue;
+            }
+            const row = Object.create(set) as Doc;
+            row._id = key;
+            row.hidden = rows.get(key)?.hidden ?? false;
+            rows.set(key, row);
           }
           evaluateDays(rows, run, rule, { userId, partition }, upserts, changes);
         }
@@ -189,13 +205,15 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
   };
 }
 
-/** Consecutive days of a sorted list, as runs. */
-function dayRuns(days: readonly string[]): string[][] {
+/** Consecutive days (counted from the epoch, sorted) as runs of UTC dates. */
+function dayRuns(days: readonly number[]): string[][] {
   const runs: string[][] = [];
+  let prev = NaN;
   for (const d of days) {
-    const run = runs[runs.length - 1];
-    if (run && dayStartMs(d) - dayStartMs(run[run.length - 1]!) === DAY_MS) run.push(d);
-    else runs.push([d]);
+    const date = utcDayOf(d * DAY_MS);
+    if (d === prev + 1) runs[runs.length - 1]!.push(date);
+    else runs.push([date]);
+    prev = d;
   }
   return runs;
 }

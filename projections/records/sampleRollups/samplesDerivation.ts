@@ -1,7 +1,9 @@
 import { sampleMergeRule } from '../../../src/merge/sampleMergeRule.js';
 import type { Change } from '../../../src/readstore/readStore.js';
 import type { MergedKind } from '../mergedView/mergedFlags.js';
-import { rollupDay, SAMPLE_ROLLUPS } from './dayRollup.js';
+import { rollupDay, SAMPLE_ROLLUPS, utcDayOf } from './dayRollup.js';
+
+const DAY_MS = 86_400_000;
 
 export const SAMPLES = 'samples';
 /** The user's source order as the samples projection last saw it (`source_priorities.set`). */
@@ -20,10 +22,10 @@ export const samplesKind: MergedKind = {
   ordersCollection: SAMPLE_SOURCE_ORDERS,
   extraFields: ['value', 'unit', 'ingested_at'],
   onDays: (owner, days, members, out) => {
-    const byDay = new Map<string, { startMs: number; value: number; provider: string; source: string; unit: string; ingested_at: string; hidden: boolean }[]>();
+    const byDay = new Map<number, { startMs: number; value: number; provider: string; source: string; unit: string; ingested_at: string; hidden: boolean }[]>();
     let tenantId = '';
     for (const m of members) {
-      const day = new Date(m.start).toISOString().slice(0, 10);
+      const day = Math.floor(m.start / DAY_MS);
       let list = byDay.get(day);
       if (!list) byDay.set(day, (list = []));
       list.push({ startMs: m.start, value: m.row.value as number, provider: m.provider, source: m.source, unit: m.row.unit as string, ingested_at: m.row.ingested_at as string, hidden: m.hidden });
@@ -31,7 +33,7 @@ export const samplesKind: MergedKind = {
     }
     out.push({ op: 'deleteMany', collection: SAMPLE_ROLLUPS, filter: { user_id: owner.userId, type: owner.partition, day: { $gte: days[0]!, $lte: days[days.length - 1]! } } });
     for (const [day, samples] of byDay) {
-      for (const doc of rollupDay({ user_id: owner.userId, tenant_id: tenantId, type: owner.partition, day }, samples)) out.push({ op: 'put', collection: SAMPLE_ROLLUPS, doc } satisfies Change);
+      for (const doc of rollupDay({ user_id: owner.userId, tenant_id: tenantId, type: owner.partition, day: utcDayOf(day * DAY_MS) }, samples)) out.push({ op: 'put', collection: SAMPLE_ROLLUPS, doc } satisfies Change);
     }
   },
 };
