@@ -1,7 +1,8 @@
 import type { DataWritten, EtlJobFailed, EtlJobParked } from '../../commands/ingestion/upload.js';
-import type { UserErased, UserRegistered } from '../../commands/users/user.js';
+import type { DataErased, UserDeleted } from '../../commands/deletions/erasureEvents.js';
+import type { UserRegistered } from '../../commands/users/user.js';
 import type { WebhookEndpointDisabled } from '../../commands/webhooks/webhookEndpoint.js';
-import type { Event, RecordedEvent } from '../eventstore/eventStore.js';
+import type { RecordedEvent } from '../eventstore/eventStore.js';
 import { deterministicId } from '../shared/ids.js';
 
 /** Every event type an endpoint can subscribe to (contracts §8), documented in docs/webhooks.md. */
@@ -36,17 +37,7 @@ export type Enrichment = {
   uploadProvider: (streamName: string) => Promise<string | null>;
 };
 
-/**
- * The end of a provider-data erasure job, as the deletion job's stream records it. Declared here
- * by its shape so that the catalog does not wait for the erasure code: until that job exists,
- * no such event is in the log and none is delivered.
- */
-type ProviderErasureEnded = Event<
-  'data.erased',
-  { user_id: string; tenant_id: string; external_ref: string | null; provider: string; job_id: string; records_deleted: number }
->;
-
-type Source = RecordedEvent<UserRegistered | UserErased | DataWritten | EtlJobFailed | EtlJobParked | WebhookEndpointDisabled | ProviderErasureEnded>;
+type Source = RecordedEvent<UserRegistered | UserDeleted | DataWritten | DataErased | EtlJobFailed | EtlJobParked | WebhookEndpointDisabled>;
 
 /**
  * The domain events that mean a webhook event, and the webhook event each one means. Types
@@ -55,7 +46,7 @@ type Source = RecordedEvent<UserRegistered | UserErased | DataWritten | EtlJobFa
  */
 export const WEBHOOK_SOURCE_TYPES: readonly Source['type'][] = [
   'user.registered',
-  'user.erased',
+  'user.deleted',
   'data.written',
   'data.erased',
   'etl.job_failed',
@@ -72,12 +63,9 @@ export async function toWebhookEvent(event: RecordedEvent, enrich: Enrichment): 
   switch (e.type) {
     case 'user.registered':
       return out('user.created', e.data.tenant_id, { user_id: e.data.user_id, external_ref: e.data.external_ref });
-    case 'user.erased':
-      return out('user.deleted', e.data.tenant_id, {
-        user_id: e.data.user_id,
-        external_ref: await enrich.externalRef(e.data.user_id),
-        job_id: e.data.job_id,
-      });
+    case 'user.deleted':
+      // The end of the user's deletion job, which recorded the external_ref before erasing.
+      return out('user.deleted', e.data.tenant_id, { user_id: e.data.user_id, external_ref: e.data.external_ref, job_id: e.data.job_id });
     case 'data.written':
       return out('data.written', e.data.tenant_id, {
         user_id: e.data.user_id,

@@ -151,19 +151,21 @@ describe('the event catalog (contracts §8), each type from the domain event tha
     });
   });
 
-  it('data.erased: data user_id, external_ref, provider, job_id, records_deleted from the end of a provider-data erasure job', async () => {
+  it('data.erased: data user_id, external_ref, provider, job_id, records_deleted when a provider-data erasure job ends', async () => {
     const { tenant, path } = await setup({ event_types: ['data.erased'] });
     const user = await t.createUser(tenant.apiKey, { external_ref: 'erasing' });
-    const jobId = randomUUID();
-    const ended = { user_id: user.id, tenant_id: tenant.id, external_ref: 'erasing', provider: 'device-b', job_id: jobId, records_deleted: 42, erased_at: new Date().toISOString() };
-    await t.ctx.eventStore.appendToStream(`deletion-${jobId}`, [{ type: 'data.erased', data: ended }]);
+    const token = await t.mintToken(tenant.apiKey, user.id, { scopes: ['upload'] });
+    expectStatus(await postUpload(t, 'device-b', token.token, `up-${randomUUID()}`, requestFor('device-b', fixtureB())), 202);
+    await waitForEtl(t, tenant.apiKey, user.id);
+    const res = await t.call('DELETE', `/v1/users/${user.id}/data/device-b`, { key: tenant.apiKey });
+    expectStatus(res, 202);
+    const jobId = (res.json() as { job_id: string }).job_id;
+    await t.waitForDeletion(tenant.apiKey, jobId);
     await r.waitFor(() => verifiedAt(path).length === 1);
     expectAllVerified(path);
-    expect(JSON.parse(r.at(path)[0]!.body)).toMatchObject({
-      type: 'data.erased',
-      test: false,
-      data: { user_id: user.id, external_ref: 'erasing', provider: 'device-b', job_id: jobId, records_deleted: 42 },
-    });
+    const body = JSON.parse(r.at(path)[0]!.body) as Delivery['payload'];
+    expect(body).toMatchObject({ type: 'data.erased', test: false, data: { user_id: user.id, external_ref: 'erasing', provider: 'device-b', job_id: jobId } });
+    expect(body.data.records_deleted).toBeGreaterThan(0);
   });
 
   it('webhook.test: POST /test answers 202 with the delivery of an event whose test is true (contracts §8)', async () => {
