@@ -56,6 +56,17 @@ export function markedHealthKit(tag: string, lines = 40): { payload: Buffer; tex
   return { payload: gzipSync(out.join('\n')), texts: [source, note, broken] };
 }
 
+/** device-a: `lines` heart-rate samples nobody looks for (bulk that makes a job take a while). */
+export function bulkHealthKit(lines: number): Buffer {
+  const start = Date.UTC(2026, 9, 1);
+  const out: string[] = [];
+  for (let i = 0; i < lines; i++) {
+    const at = new Date(start + i * 10_000).toISOString();
+    out.push(JSON.stringify({ kind: 'quantity', uuid: randomUUID().toUpperCase(), type: 'HKQuantityTypeIdentifierHeartRate', value: 50 + (i % 90), unit: 'count/min', start_date: at, end_date: at, source_name: 'Bulk Watch' }));
+  }
+  return gzipSync(out.join('\n'));
+}
+
 /** device-b: body weights (kilograms) with their own record ids and an app that names the tag. */
 export function markedHealthConnect(tag: string, records = 12): { payload: Buffer; texts: string[] } {
   const app = `com.marker.${tag.toLowerCase()}.${hex()}`;
