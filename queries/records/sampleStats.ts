@@ -163,30 +163,26 @@ export class StatsBucketer {
       this.curEnd = nextBoundary(start, this.interval).toMillis();
       this.curLabel = formatWithOffset(start);
     }
-    const key = `${this.curStart}\u0000${row.provider}\u0000${row.source}\u0000${row.unit}`;
-    const a = this.accs.get(key);
-    if (a) {
-      a.count++;
-      a.sum += row.value;
-      if (row.value < a.min) a.min = row.value;
-      if (row.value > a.max) a.max = row.value;
-    } else {
-      this.accs.set(key, {
-        startMs: this.curStart,
-        start: this.curLabel,
-        provider: row.provider,
-        source: row.source,
-        unit: row.unit,
-        count: 1,
-        sum: row.value,
-        min: row.value,
-        max: row.value,
-      });
-    }
+    accumulate(this.accs, this.curStart, this.curLabel, row);
   }
 
   buckets(): StatsBucket[] {
     return sortedBuckets(this.accs.values());
+  }
+}
+
+/** Adds a row to its series' accumulator of the interval starting at `startMs`. */
+function accumulate(accs: Map<string, Acc>, startMs: number, label: string | (() => string), row: StatsRow): void {
+  const key = `${startMs}\u0000${row.provider}\u0000${row.source}\u0000${row.unit}`;
+  const a = accs.get(key);
+  if (a) {
+    a.count++;
+    a.sum += row.value;
+    if (row.value < a.min) a.min = row.value;
+    if (row.value > a.max) a.max = row.value;
+  } else {
+    const start = typeof label === 'string' ? label : label();
+    accs.set(key, { startMs, start, provider: row.provider, source: row.source, unit: row.unit, count: 1, sum: row.value, min: row.value, max: row.value });
   }
 }
 
@@ -232,16 +228,7 @@ class IntervalBucketer {
     }
     const i = this.intervals[lo];
     if (!i || ms < i.start) return;
-    const key = `${i.start}\u0000${row.provider}\u0000${row.source}\u0000${row.unit}`;
-    const a = this.accs.get(key);
-    if (a) {
-      a.count++;
-      a.sum += row.value;
-      if (row.value < a.min) a.min = row.value;
-      if (row.value > a.max) a.max = row.value;
-    } else {
-      this.accs.set(key, { startMs: i.start, start: labelOf(i), provider: row.provider, source: row.source, unit: row.unit, count: 1, sum: row.value, min: row.value, max: row.value });
-    }
+    accumulate(this.accs, i.start, () => labelOf(i), row);
   }
 
   buckets(): StatsBucket[] {
