@@ -12,6 +12,7 @@ import { ConcurrencyError, StreamDeletedError, type EventStore } from '../events
 import type { RawStore } from '../rawstore/rawStore.js';
 import type { ReadStore } from '../readstore/readStore.js';
 import type { EtlRunner } from './etlPool.js';
+import { PollLoop } from '../shared/pollLoop.js';
 import { runEtlTask } from './etlTask.js';
 
 export type EtlWorkerOptions = {
@@ -44,82 +45,62 @@ export type EtlWorkerOptions = {
 export class EtlWorker {
   private readonly id = `etl-${randomUUID()}`;
   private readonly running = new Map<string, Promise<void>>();
-  private timer: NodeJS.Timeout | null = null;
-  private stopped = true;
+  private readonly loop: PollLoop;
   private takeOver: boolean;
-  private polling = false;
   private readonly concurrency: number;
-  private readonly pollMs: number;
   private readonly leaseMs: number;
   private readonly runner: EtlRunner;
 
   constructor(private readonly o: EtlWorkerOptions) {
     this.runner = o.pool ?? { run: (task) => runEtlTask(o, task), close: async () => {} };
     this.concurrency = o.concurrency ?? 1;
-    this.pollMs = o.pollMs ?? 500;
     this.leaseMs = o.leaseMs ?? 10 * 60_000;
     this.takeOver = o.takeOverRunningAtStart ?? false;
+    this.loop = new PollLoop(() => this.poll(), o.pollMs ?? 500, (err) => this.o.log?.error({ err }, 'etl poll failed'));
   }
 
   start(): void {
-    this.stopped = false;
-    this.schedule(0);
+    this.loop.start();
   }
 
   /** Looks for work now (a payload was just stored). */
   kick(): void {
-    if (!this.stopped) this.schedule(0);
+    this.loop.kick();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.loop.stop();
     await Promise.allSettled([...this.running.values()]);
     await this.runner.close();
   }
 
-  private schedule(ms: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.poll(), ms);
-  }
-
   private async poll(): Promise<void> {
-    if (this.stopped || this.polling) return;
-    this.polling = true;
-    try {
-      const free = this.concurrency - this.running.size;
-      if (free > 0) {
-        const now = new Date().toISOString();
-        const due = await this.o.readStore.find<EtlJobDoc>('etl_jobs', {
-          filter: { status: 'pending', next_attempt_at: { $lte: now } },
-          sort: [['next_attempt_at', 1]],
-          limit: free * 4,
-        });
-        const orphans = await this.o.readStore.find<EtlJobDoc>('etl_jobs', {
-          filter: this.takeOver ? { status: 'running' } : { status: 'running', lease_until: { $lte: now } },
-          sort: [['next_attempt_at', 1]],
-          limit: free * 4,
-        });
-        const candidates = [...orphans, ...due].sort((a, b) => a.tier_priority - b.tier_priority || a.id - b.id);
-        for (const job of candidates) {
-          if (this.running.size >= this.concurrency) break;
-          if (this.running.has(job._id)) continue;
-          const claim = await startEtlJob(this.o.eventStore, job._id, this.id, this.leaseMs, { takeOverRunning: this.takeOver });
-          if (!claim) continue;
-          const work = this.run(claim).finally(() => {
-            this.running.delete(job._id);
-            this.kick();
-          });
-          this.running.set(job._id, work);
-        }
-        this.takeOver = false;
-      }
-    } catch (err) {
-      this.o.log?.error({ err }, 'etl poll failed');
-    } finally {
-      this.polling = false;
-      if (!this.stopped) this.schedule(this.pollMs);
+    const free = this.concurrency - this.running.size;
+    if (free <= 0) return;
+    const now = new Date().toISOString();
+    const due = await this.o.readStore.find<EtlJobDoc>('etl_jobs', {
+      filter: { status: 'pending', next_attempt_at: { $lte: now } },
+      sort: [['next_attempt_at', 1]],
+      limit: free * 4,
+    });
+    const orphans = await this.o.readStore.find<EtlJobDoc>('etl_jobs', {
+      filter: this.takeOver ? { status: 'running' } : { status: 'running', lease_until: { $lte: now } },
+      sort: [['next_attempt_at', 1]],
+      limit: free * 4,
+    });
+    const candidates = [...orphans, ...due].sort((a, b) => a.tier_priority - b.tier_priority || a.id - b.id);
+    for (const job of candidates) {
+      if (this.running.size >= this.concurrency) break;
+      if (this.running.has(job._id)) continue;
+      const claim = await startEtlJob(this.o.eventStore, job._id, this.id, this.leaseMs, { takeOverRunning: this.takeOver });
+      if (!claim) continue;
+      const work = this.run(claim).finally(() => {
+        this.running.delete(job._id);
+        this.kick();
+      });
+      this.running.set(job._id, work);
     }
+    this.takeOver = false;
   }
 
   private async run(claim: ClaimedJob): Promise<void> {

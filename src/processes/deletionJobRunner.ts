@@ -9,6 +9,7 @@ import { failDeletionJob } from '../../commands/deletions/failDeletionJob.js';
 import type { DeletionJobDoc } from '../../projections/deletions/deletionJobsProjection.js';
 import { ConcurrencyError } from '../eventstore/eventStore.js';
 import { deterministicId } from '../shared/ids.js';
+import { PollLoop } from '../shared/pollLoop.js';
 
 export type DeletionJobRunnerOptions = Omit<ErasureDeps, 'settle' | 'signal' | 'onStep'> & {
   /** Waits until every projection has applied the log up to `position` (default: head), at most `timeoutMs`. */
@@ -45,17 +46,14 @@ type Claim = { jobId: string; kind: 'user' | 'provider' };
 export class DeletionJobRunner {
   private readonly worker = `deletions-${randomUUID()}`;
   private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
-  private timer: NodeJS.Timeout | null = null;
-  private stopped = true;
-  private polling = false;
+  private readonly loop: PollLoop;
   private takeOver: boolean;
-  private readonly pollMs: number;
   private readonly timeoutMs: number;
   private readonly retryPauseMs: number;
   private readonly concurrency: number;
 
   constructor(private readonly o: DeletionJobRunnerOptions) {
-    this.pollMs = o.pollMs ?? 500;
+    this.loop = new PollLoop(() => this.poll(), o.pollMs ?? 500, (err) => this.o.log?.error({ err }, 'deletion poll failed'));
     this.timeoutMs = o.timeoutMs ?? 10 * 60_000;
     this.retryPauseMs = o.retryPauseMs ?? 1000;
     this.concurrency = o.concurrency ?? 8;
@@ -63,55 +61,38 @@ export class DeletionJobRunner {
   }
 
   start(): void {
-    this.stopped = false;
-    this.schedule(0);
+    this.loop.start();
   }
 
   /** Looks for work now (a job was just requested). */
   kick(): void {
-    if (!this.stopped) this.schedule(0);
+    this.loop.kick();
   }
 
   /** Stops taking jobs and stops the running ones at their next step; they resume on the next start. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.loop.stop();
     for (const r of this.running.values()) r.abort.abort(new Error('the service is stopping'));
     await Promise.allSettled([...this.running.values()].map((r) => r.done));
   }
 
-  private schedule(ms: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.poll(), ms);
-  }
-
   private async poll(): Promise<void> {
-    if (this.stopped || this.polling) return;
-    this.polling = true;
-    try {
-      if (this.running.size < this.concurrency) {
-        const jobs = await this.o.readStore.find<DeletionJobDoc>('deletion_jobs', {
-          filter: { status: { $in: ['pending', 'running'] } },
-          sort: [['created_at', 1]],
-          limit: 100,
-        });
-        for (const doc of jobs) {
-          if (this.running.size >= this.concurrency || this.stopped) break;
-          if (this.running.has(doc._id)) continue;
-          const claim = await this.claim(doc).catch((err: unknown) => {
-            this.o.log?.error({ err, job: doc._id }, 'could not claim a deletion job');
-            return null;
-          });
-          if (claim) this.launch(claim);
-        }
-        this.takeOver = false;
-      }
-    } catch (err) {
-      this.o.log?.error({ err }, 'deletion poll failed');
-    } finally {
-      this.polling = false;
-      if (!this.stopped) this.schedule(this.pollMs);
+    if (this.running.size >= this.concurrency) return;
+    const jobs = await this.o.readStore.find<DeletionJobDoc>('deletion_jobs', {
+      filter: { status: { $in: ['pending', 'running'] } },
+      sort: [['created_at', 1]],
+      limit: 100,
+    });
+    for (const doc of jobs) {
+      if (this.running.size >= this.concurrency || this.loop.isStopped) break;
+      if (this.running.has(doc._id)) continue;
+      const claim = await this.claim(doc).catch((err: unknown) => {
+        this.o.log?.error({ err, job: doc._id }, 'could not claim a deletion job');
+        return null;
+      });
+      if (claim) this.launch(claim);
     }
+    this.takeOver = false;
   }
 
   private async claim(doc: DeletionJobDoc): Promise<Claim | null> {
@@ -195,7 +176,7 @@ export class DeletionJobRunner {
       return;
     }
     // Stopping: the job stays running and is taken over at the next start.
-    if (this.stopped) return;
+    if (this.loop.isStopped) return;
     const reason = `did not finish within ${Math.round(this.timeoutMs / 1000)} s; it was ${at}${lastError ? ` (last error: ${lastError})` : ''}`;
     log?.warn({ reason }, 'deletion job failed');
     await failDeletionJob(this.o.eventStore, claim.jobId, reason).catch((err: unknown) => log?.error({ err }, 'could not record the failure of a deletion job'));

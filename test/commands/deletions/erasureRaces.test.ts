@@ -25,6 +25,7 @@ import { runEtlJob } from '../../../src/pipeline/runEtlJob.js';
 import { rawNamespace } from '../../../src/rawstore/rawNamespaces.js';
 import type { RawStore } from '../../../src/rawstore/rawStore.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
+import { quantity } from '../../server/records/pipelineFixtures.js';
 import { gate } from '../../support/server.js';
 
 /**
@@ -60,25 +61,7 @@ function memoryRawStore(): RawStore {
 }
 
 const sample = (i: number): NormalizedRecord =>
-  ({
-    kind: 'quantity',
-    external_id: `hr-${i}`,
-    type: 'heart_rate',
-    value: 60 + (i % 40),
-    unit: 'count/min',
-    start_date: new Date(Date.UTC(2026, 10, 1) + i * 1000).toISOString(),
-    end_date: new Date(Date.UTC(2026, 10, 1) + i * 1000).toISOString(),
-    provider: 'device-a',
-    source: 'apple',
-    device: null,
-    body_worn: true,
-    source_name: null,
-    source_bundle_id: null,
-    device_model: null,
-    product_type: null,
-    was_user_entered: false,
-    metadata: {},
-  }) as NormalizedRecord;
+  quantity({ external_id: `hr-${i}`, type: 'heart_rate', unit: 'count/min', value: 60 + (i % 40), start_date: new Date(Date.UTC(2026, 10, 1) + i * 1000).toISOString() });
 
 /** 1,500 records: the first event (1,000) is appended, then the parser waits at `held` before the rest. */
 function heldParser(held: Promise<void>, reached: () => void): DeviceParser {
