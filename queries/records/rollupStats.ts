@@ -62,18 +62,18 @@ export async function statsFromRollups(
   intervals: readonly Interval[],
 ): Promise<SeriesStat[]> {
   if (!intervals.length) return [];
-  const pieces = new Map<string, Piece[]>();
+  // Pieces by UTC day, counted from the epoch (no date formatting per interval).
+  const pieces = new Map<number, Piece[]>();
   const groups = new Set<StatGroup>();
   intervals.forEach(({ start, end }, i) => {
-    for (let d = dayStartMs(utcDayOf(start)); d < end; d += DAY_MS) {
+    for (let d = Math.floor(start / DAY_MS) * DAY_MS; d < end; d += DAY_MS) {
       const from = Math.max(start, d);
       const to = Math.min(end, d + DAY_MS);
       if (from >= to) continue;
       const g = groupsFor((from - d) / QUARTER_MS, (to - d) / QUARTER_MS);
       for (const x of g) groups.add(x);
-      const day = utcDayOf(d);
-      let list = pieces.get(day);
-      if (!list) pieces.set(day, (list = []));
+      let list = pieces.get(d / DAY_MS);
+      if (!list) pieces.set(d / DAY_MS, (list = []));
       list.push({ interval: i, groups: g });
     }
   });
@@ -87,7 +87,7 @@ export async function statsFromRollups(
   const rows = await readStore.find<RollupDoc>(SAMPLE_ROLLUPS, { filter, fields: ['day', 'provider', 'source', 'unit', ...[...groups].flatMap(groupColumns)] });
   const out = new Map<string, SeriesStat>();
   for (const row of rows) {
-    for (const piece of pieces.get(row.day) ?? []) {
+    for (const piece of pieces.get(dayStartMs(row.day) / DAY_MS) ?? []) {
       let s: Stat | null = null;
       for (const g of piece.groups) s = combine(s, readGroup(row, g));
       if (!s) continue;

@@ -42,7 +42,6 @@ export type RollupDoc = {
 } & Record<string, unknown>;
 
 const QUARTER_MS = 900_000;
-const DAY_MS = 86_400_000;
 
 const rollupId = (userId: string, type: string, day: string, view: RollupView, provider: string, source: string, unit: string): string =>
   hash('sha256', [userId, type, day, view, provider, source, unit].join('\u0000'), 'base64url').slice(0, 22);
@@ -110,4 +109,3 @@ export function rollupDay(owner: { user_id: string; tenant_id: string; type: str
 /** UTC date of an instant. */
 export const utcDayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 export const dayStartMs = (day: string): number => Date.parse(`${day}T00:00:00Z`);
-export const nextDay = (day: string): string => utcDayOf(dayStartMs(day) + DAY_MS);

@@ -53,10 +53,13 @@ export function writeGroup(doc: Record<string, unknown>, g: StatGroup, s: Stat |
   doc[`${g}x`] = s.max;
 }
 
+const COLUMNS = new Map(ROLLUP_GROUPS.map((g) => [g, groupColumns(g)] as const));
+
 export function readGroup(doc: Record<string, unknown>, g: StatGroup): Stat | null {
-  const count = doc[`${g}c`];
+  const [c, s, n, x] = COLUMNS.get(g) ?? groupColumns(g);
+  const count = doc[c!];
   if (typeof count !== 'number' || count === 0) return null;
-  return { count, sum: doc[`${g}s`] as number, min: doc[`${g}n`] as number, max: doc[`${g}x`] as number };
+  return { count, sum: doc[s!] as number, min: doc[n!] as number, max: doc[x!] as number };
 }
 
 /** Adds `b` into `a` (a fresh accumulator when `a` is null). */
