@@ -235,6 +235,10 @@ export function withMergedView(projection: Projection, kind: MergedKind, extraCo
         return [{ op: 'put', collection: kind.ordersCollection, doc: { _id: d.user_id, user_id: d.user_id, priorities: d.priorities } }];
       }
       const changes = projection.evolve(event);
+      // Every stored record carries its flag, listed until the derivation decides otherwise (in
+      // the same batch when live; in its pass after the replay when rebuilding), so a rebuild
+      // stores exactly what the live projection stored.
+      for (const c of changes) if (c.op === 'update' && c.upsert && c.collection === kind.collection) (c.set ??= {}).hidden = false;
       if (event.type === USER_ERASED) {
         const userId = (event.data as { user_id: string }).user_id;
         return [...changes, ...derived.map((c): Change => ({ op: 'deleteMany', collection: c.name, filter: { user_id: userId } }))];

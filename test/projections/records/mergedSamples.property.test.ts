@@ -248,6 +248,8 @@ describe('merged flags, rollups and coverage counters kept by the samples projec
 
           const fresh = await rebuilt(log);
           await check(fresh, current(history), p2, zone, interval);
+          // The rebuild stores exactly what the live projection stored, flags and rollups alike.
+          for (const c of samplesProjection.collections) expect(await fresh.find(c.name, { sort: [['_id', 1]] }), c.name).toEqual(await store.find(c.name, { sort: [['_id', 1]] }));
           await fresh.close();
           await store.close();
         },
