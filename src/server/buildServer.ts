@@ -30,6 +30,7 @@ import { pipelineRoutes } from './routes/pipeline.js';
 import { sourcePrioritiesRoutes } from './routes/sourcePriorities.js';
 import { freshnessRoutes } from './routes/freshness.js';
 import { ADMIN_PREFIX } from './routes/routeOptions.js';
+import { tagsRoutes } from './routes/tags.js';
 import { tokensRoutes } from './routes/tokens.js';
 import { usersRoutes } from './routes/users.js';
 import { webhooksRoutes } from './routes/webhooks.js';
@@ -84,6 +85,7 @@ export async function buildServer(ctx: AppContext) {
   await app.register(pipelineRoutes, { ...opts, prefix: '/v1' });
   await app.register(sourcePrioritiesRoutes, { ...opts, prefix: '/v1' });
   await app.register(freshnessRoutes, { ...opts, prefix: '/v1' });
+  await app.register(tagsRoutes, { ...opts, prefix: '/v1' });
   await app.register(webhooksRoutes, { ...opts, prefix: '/v1' });
   await app.register(webhooksRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   // The admin table (spec "Instance admin routes"): the same handlers, admin key, tenant from the path.

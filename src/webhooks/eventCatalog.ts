@@ -1,5 +1,6 @@
 import type { DataWritten, EtlJobFailed, EtlJobParked } from '../../commands/ingestion/upload.js';
 import type { DataErased, UserDeleted } from '../../commands/deletions/erasureEvents.js';
+import type { TagCreated } from '../../commands/tags/tag.js';
 import type { UserRegistered } from '../../commands/users/user.js';
 import type { WebhookEndpointDisabled } from '../../commands/webhooks/webhookEndpoint.js';
 import type { RecordedEvent } from '../eventstore/eventStore.js';
@@ -37,7 +38,7 @@ export type Enrichment = {
   uploadProvider: (streamName: string) => Promise<string | null>;
 };
 
-type Source = RecordedEvent<UserRegistered | UserDeleted | DataWritten | DataErased | EtlJobFailed | EtlJobParked | WebhookEndpointDisabled>;
+type Source = RecordedEvent<UserRegistered | UserDeleted | TagCreated | DataWritten | DataErased | EtlJobFailed | EtlJobParked | WebhookEndpointDisabled>;
 
 /**
  * The domain events that mean a webhook event, and the webhook event each one means. Types
@@ -52,6 +53,7 @@ export const WEBHOOK_SOURCE_TYPES: readonly Source['type'][] = [
   'etl.job_failed',
   'etl.job_parked',
   'webhook_endpoint.disabled',
+  'tag.created',
 ];
 
 export async function toWebhookEvent(event: RecordedEvent, enrich: Enrichment): Promise<WebhookEvent | null> {
@@ -97,6 +99,8 @@ export async function toWebhookEvent(event: RecordedEvent, enrich: Enrichment): 
         retry_at: parked ? null : (e.data as EtlJobFailed['data']).next_attempt_at,
       });
     }
+    case 'tag.created':
+      return out('tag.created', e.data.tenant_id, { user_id: e.data.user_id, external_ref: await enrich.externalRef(e.data.user_id), tag_id: e.data.tag_id });
     case 'webhook_endpoint.disabled':
       // The tenant knows when it disabled an endpoint itself; only the engine's own decision is news.
       if (!e.data.automatic) return null;
