@@ -31,6 +31,7 @@ import { sourcePrioritiesRoutes } from './routes/sourcePriorities.js';
 import { freshnessRoutes } from './routes/freshness.js';
 import { ADMIN_PREFIX } from './routes/routeOptions.js';
 import { tagsRoutes } from './routes/tags.js';
+import { archiveRoutes } from './routes/archive.js';
 import { tokensRoutes } from './routes/tokens.js';
 import { usersRoutes } from './routes/users.js';
 import { webhooksRoutes } from './routes/webhooks.js';
@@ -86,6 +87,7 @@ export async function buildServer(ctx: AppContext) {
   await app.register(sourcePrioritiesRoutes, { ...opts, prefix: '/v1' });
   await app.register(freshnessRoutes, { ...opts, prefix: '/v1' });
   await app.register(tagsRoutes, { ...opts, prefix: '/v1' });
+  await app.register(archiveRoutes, { ...opts, prefix: '/v1' });
   await app.register(webhooksRoutes, { ...opts, prefix: '/v1' });
   await app.register(webhooksRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   // The admin table (spec "Instance admin routes"): the same handlers, admin key, tenant from the path.
