@@ -17,6 +17,7 @@ import { observationsProjection } from './records/observationsProjection.js';
 import { rejectedRecordsProjection } from './ingestion/rejectedRecordsProjection.js';
 import { PRIORITIES_SET } from './records/mergedView/mergedFlags.js';
 import { webhookEndpointsProjection } from './webhooks/webhookEndpointsProjection.js';
+import { providerKeysProjection } from './connections/providerKeysProjection.js';
 import { tagsProjection } from './tags/tagsProjection.js';
 
 /**
@@ -44,4 +45,4 @@ export const recordProjections: readonly Projection[] = [
 export const MERGED_VIEW_PROJECTIONS: readonly string[] = recordProjections.filter((p) => p.eventTypes.includes(PRIORITIES_SET)).map((p) => p.name);
 
 /** Every projection the service runs; the CLI's status and rebuild act on this list. */
-export const projections: readonly Projection[] = [tenantsProjection, usersProjection, deletionJobsProjection, auditLogProjection, etlJobsProjection, webhookEndpointsProjection, tagsProjection, ...recordProjections];
+export const projections: readonly Projection[] = [tenantsProjection, usersProjection, deletionJobsProjection, auditLogProjection, etlJobsProjection, webhookEndpointsProjection, tagsProjection, providerKeysProjection, ...recordProjections];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PROVIDER_KINDS } from './connectors/providerKinds.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0'])
@@ -51,7 +52,27 @@ export type Config = {
   projectorThread: boolean;
   /** A deletion job's attempt not done after this long is failed with the reason (docs/erasure.md). */
   deletionJobTimeoutMs: number;
+  /**
+   * Per oauth or push provider: the instance's own client keys (`<SLUG>_CLIENT_ID`,
+   * `<SLUG>_CLIENT_SECRET`, used when a tenant has none) and `<SLUG>_BASE_URL`, which replaces the
+   * origin of every address of the provider (contracts §7).
+   */
+  providers: Record<string, ProviderSettings>;
 };
+
+export type ProviderSettings = { clientId?: string; clientSecret?: string; baseUrl?: string };
+
+function providerSettings(env: NodeJS.ProcessEnv): Record<string, ProviderSettings> {
+  const out: Record<string, ProviderSettings> = {};
+  for (const [slug, kind] of Object.entries(PROVIDER_KINDS)) {
+    if (kind === 'device') continue;
+    const prefix = slug.toUpperCase().replace(/[^A-Z0-9]/g, '_');
+    const baseUrl = env[`${prefix}_BASE_URL`] || undefined;
+    if (baseUrl !== undefined && !/^https?:\/\/[^/]+\/?$/.test(baseUrl)) throw new ConfigError(`${prefix}_BASE_URL must be a scheme, host and optional port (http://127.0.0.1:9000)`);
+    out[slug] = { clientId: env[`${prefix}_CLIENT_ID`] || undefined, clientSecret: env[`${prefix}_CLIENT_SECRET`] || undefined, baseUrl };
+  }
+  return out;
+}
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -106,5 +127,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     etlConcurrency: e.ETL_CONCURRENCY,
     projectorThread: e.PROJECTOR_THREAD,
     deletionJobTimeoutMs: e.DELETION_JOB_TIMEOUT_SECONDS * 1000,
+    providers: providerSettings(env),
   };
 }

@@ -30,6 +30,7 @@ import { pipelineRoutes } from './routes/pipeline.js';
 import { sourcePrioritiesRoutes } from './routes/sourcePriorities.js';
 import { freshnessRoutes } from './routes/freshness.js';
 import { ADMIN_PREFIX } from './routes/routeOptions.js';
+import { providerKeysRoutes, providersRoutes } from './routes/providers.js';
 import { tagsRoutes } from './routes/tags.js';
 import { archiveRoutes } from './routes/archive.js';
 import { tokensRoutes } from './routes/tokens.js';
@@ -90,6 +91,8 @@ export async function buildServer(ctx: AppContext) {
   await app.register(archiveRoutes, { ...opts, prefix: '/v1' });
   await app.register(webhooksRoutes, { ...opts, prefix: '/v1' });
   await app.register(webhooksRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
+  await app.register(providersRoutes, { ...opts, prefix: '/v1' });
+  await app.register(providerKeysRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   // The admin table (spec "Instance admin routes"): the same handlers, admin key, tenant from the path.
   for (const plugin of [sleepRoutes, sampleStatsRoutes, coverageRoutes]) await app.register(plugin, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   await app.ready();

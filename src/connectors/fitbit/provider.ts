@@ -1,0 +1,33 @@
+import { CLIENT_KEYS, firstReason, plainValue, type ProviderDescriptor } from '../providerDescriptor.js';
+
+/** Fitbit Web API: consent on www.fitbit.com, tokens, revocation and data on api.fitbit.com; PKCE supported. */
+export const fitbit: ProviderDescriptor = {
+  slug: 'fitbit',
+  name: 'Fitbit',
+  kind: 'oauth',
+  dataTypes: ['activities', 'heartrate_intraday', 'sleep', 'weight', 'body_fat', 'spo2', 'hrv', 'nutrition'],
+  keys: CLIENT_KEYS,
+  validateKeys: (k) =>
+    firstReason(
+      plainValue('CLIENT_ID', k.CLIENT_ID),
+      plainValue('CLIENT_SECRET', k.CLIENT_SECRET),
+      /^[0-9A-Z]{6}$/.test(k.CLIENT_ID ?? '') ? null : 'Fitbit client ids are 6 upper-case letters or digits',
+    ),
+  oauth: {
+    authorize: { origin: 'https://www.fitbit.com', path: '/oauth2/authorize' },
+    token: { origin: 'https://api.fitbit.com', path: '/oauth2/token' },
+    revoke: { origin: 'https://api.fitbit.com', path: '/oauth2/revoke', method: 'POST' },
+    pkce: true,
+    scopeSeparator: ' ',
+    scopes: {
+      activity: ['activity', 'workouts'],
+      heartrate: ['heart'],
+      sleep: ['sleep'],
+      weight: ['body'],
+      nutrition: ['nutrition'],
+      oxygen_saturation: ['heart'],
+      profile: ['profile'],
+    },
+    clientAuth: 'basic',
+  },
+};

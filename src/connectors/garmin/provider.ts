@@ -1,0 +1,31 @@
+import { CLIENT_KEYS, firstReason, plainValue, type ProviderDescriptor } from '../providerDescriptor.js';
+
+const ENVIRONMENTS = ['production', 'evaluation'];
+
+/**
+ * Garmin Health API: the user consents through Garmin's OAuth 2.0 PKCE flow, then Garmin pushes
+ * notifications to the instance's inbound address. ENVIRONMENT names the Garmin Connect developer
+ * environment the keys belong to (evaluation keys cannot reach production users).
+ */
+export const garmin: ProviderDescriptor = {
+  slug: 'garmin',
+  name: 'Garmin',
+  kind: 'push',
+  dataTypes: ['dailies', 'epochs', 'sleeps', 'activities', 'bodyComps', 'hrv', 'pulseox', 'respiration'],
+  keys: [...CLIENT_KEYS, { name: 'ENVIRONMENT', required: false, secret: false }],
+  validateKeys: (k) =>
+    firstReason(
+      plainValue('CLIENT_ID', k.CLIENT_ID),
+      plainValue('CLIENT_SECRET', k.CLIENT_SECRET),
+      k.ENVIRONMENT === undefined || ENVIRONMENTS.includes(k.ENVIRONMENT) ? null : `ENVIRONMENT must be one of ${ENVIRONMENTS.join(', ')}`,
+    ),
+  oauth: {
+    authorize: { origin: 'https://connect.garmin.com', path: '/oauth2Confirm' },
+    token: { origin: 'https://diauth.garmin.com', path: '/di-oauth2-service/oauth/token' },
+    revoke: { origin: 'https://apis.garmin.com', path: '/wellness-api/rest/user/registration', method: 'DELETE' },
+    pkce: true,
+    scopeSeparator: ' ',
+    scopes: { HEALTH_EXPORT: ['activity', 'heart', 'sleep', 'body'], ACTIVITY_EXPORT: ['workouts'] },
+    clientAuth: 'body',
+  },
+};
