@@ -134,7 +134,7 @@ type RunResult = { label: string; deliveries: number; seconds: number; perSecond
 
 async function addEndpoints(ctx: AppContext, tenantId: string, urls: string[]): Promise<void> {
   for (const url of urls) {
-    await createWebhook(ctx.eventStore, ctx.sealingKey, { tenantId, endpointId: randomUUID(), url, eventTypes: ['user.created'], at: new Date().toISOString(), by: 'bench' }, { allowPrivateTargets: true });
+    await createWebhook(ctx.eventStore, ctx.webhookSecrets, { tenantId, endpointId: randomUUID(), url, eventTypes: ['user.created'], at: new Date().toISOString(), by: 'bench' }, { allowPrivateTargets: true });
   }
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { EventStore } from '../../src/eventstore/eventStore.js';
-import { newWebhookSecret, sealSecret } from '../../src/webhooks/secretSealing.js';
+import { newWebhookSecret, type WebhookSecrets } from '../../src/webhooks/secretSealing.js';
 import { DomainError } from '../shared/domainError.js';
 import { handleCommand } from '../shared/commandHandler.js';
 import { checkTargetUrl, normaliseEventTypes, WebhookDescription, WebhookEventTypes, WebhookUrl } from './webhookFields.js';
@@ -35,11 +35,11 @@ export function decideCreateWebhook(cmd: CreateWebhook, secretSealed: string, st
 }
 
 /** Answers the signing secret in plain once; the log keeps it sealed only. */
-export async function createWebhook(eventStore: EventStore, sealingKey: Buffer, input: CreateWebhook, options: { allowPrivateTargets: boolean }) {
+export async function createWebhook(eventStore: EventStore, secrets: WebhookSecrets, input: CreateWebhook, options: { allowPrivateTargets: boolean }) {
   const cmd = CreateWebhookInput.parse(input);
   checkTargetUrl(cmd.url, options.allowPrivateTargets);
   const secret = newWebhookSecret();
-  const sealed = sealSecret(sealingKey, secret, cmd.endpointId);
+  const sealed = secrets.seal(secret, cmd.endpointId);
   const result = await handleCommand(eventStore, webhookEndpointStream(cmd.endpointId), webhookEndpointState, (state) => decideCreateWebhook(cmd, sealed, state));
   return { ...result, secret };
 }

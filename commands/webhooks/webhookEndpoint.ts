@@ -38,6 +38,11 @@ export type WebhookReplayRequested = Event<
   'webhook_endpoint.replay_requested',
   { endpoint_id: string; tenant_id: string; delivery_id: number; at: string; by: string }
 >;
+/**
+ * The same signing secret sealed again under the current SEALING_KEY (the second half of a
+ * rotation, docs/erasure.md). The secret itself never changes: receivers keep verifying.
+ */
+export type WebhookSecretResealed = Event<'webhook_endpoint.secret_resealed', { endpoint_id: string; tenant_id: string; secret_sealed: string; at: string; by: string }>;
 
 export type WebhookEndpointEvent =
   | WebhookEndpointCreated
@@ -46,7 +51,8 @@ export type WebhookEndpointEvent =
   | WebhookEndpointEnabled
   | WebhookEndpointDeleted
   | WebhookTestRequested
-  | WebhookReplayRequested;
+  | WebhookReplayRequested
+  | WebhookSecretResealed;
 
 export const WEBHOOK_ENDPOINT_EVENT_TYPES: readonly WebhookEndpointEvent['type'][] = [
   'webhook_endpoint.created',
@@ -56,6 +62,7 @@ export const WEBHOOK_ENDPOINT_EVENT_TYPES: readonly WebhookEndpointEvent['type']
   'webhook_endpoint.deleted',
   'webhook_endpoint.test_requested',
   'webhook_endpoint.replay_requested',
+  'webhook_endpoint.secret_resealed',
 ];
 
 export const webhookEndpointStream = (endpointId: string) => `webhook-${endpointId}`;
@@ -123,6 +130,9 @@ export function evolveEndpoint(state: WebhookEndpointState, event: WebhookEndpoi
       return { ...state, status: 'active', disabledReason: null, updatedAt: event.data.at, activeSince: event.data.at };
     case 'webhook_endpoint.deleted':
       return { ...state, status: 'deleted', updatedAt: event.data.at };
+    case 'webhook_endpoint.secret_resealed':
+      // Nothing the tenant configured changed, so updatedAt stays.
+      return { ...state, secretSealed: event.data.secret_sealed };
     default:
       return state;
   }

@@ -1,29 +1,57 @@
 import type { Command } from 'commander';
+import { resealWebhookSecret } from '../../commands/webhooks/resealWebhookSecret.js';
+import type { AppContext } from '../app/context.js';
 import { printJson, withContext, type OpenContext } from './shared.js';
 
 /**
  * `datakeys reseal`: the second half of a SEALING_KEY rotation (docs/erasure.md). With the new key
- * in SEALING_KEY and the old one in SEALING_KEY_PREVIOUS, every data key still sealed under the
- * old one is sealed again under the new one; afterwards the old key can be dropped.
+ * in SEALING_KEY and the old one in SEALING_KEY_PREVIOUS, every data key and every webhook
+ * signing secret still sealed under the old one is sealed again under the new one; afterwards the
+ * old key can be dropped. One command, so that no kind of sealed item is forgotten.
  */
 export function registerDataKeysCommands(program: Command, open: OpenContext): void {
   const group = program.command('datakeys').description('per user and provider data keys (docs/erasure.md)');
 
   group
     .command('reseal')
-    .description('seal every live data key under the current SEALING_KEY; prints {"keys","resealed"}')
+    .description('seal every live data key and webhook signing secret under the current SEALING_KEY; prints {"keys","resealed","webhook_secrets","webhook_secrets_resealed"}')
     .action(async () => {
       await withContext(open, { runBackground: false }, async (ctx) => {
-        const streams = new Set<string>();
-        for (let after = 0; ; ) {
-          const page = await ctx.eventStore.readAll({ after, maxCount: 1000, filter: { eventTypes: ['datakey.issued'] } });
-          if (page.length === 0) break;
-          for (const e of page) streams.add(e.streamName);
-          after = page[page.length - 1]!.globalPosition;
-        }
         let resealed = 0;
-        for (const stream of streams) if (await ctx.dataKeys.reseal(stream)) resealed++;
-        printJson({ keys: streams.size, resealed });
+        const keyStreams = await streamsWith(ctx, 'datakey.issued');
+        for (const stream of keyStreams) if (await ctx.dataKeys.reseal(stream)) resealed++;
+        const webhooks = await resealWebhookSecrets(ctx);
+        printJson({ keys: keyStreams.size, resealed, webhook_secrets: webhooks.live, webhook_secrets_resealed: webhooks.resealed });
       });
     });
+}
+
+/** Streams holding an event of this type, in log order. */
+async function streamsWith(ctx: AppContext, eventType: string): Promise<Set<string>> {
+  const streams = new Set<string>();
+  for (let after = 0; ; ) {
+    const page = await ctx.eventStore.readAll({ after, maxCount: 1000, filter: { eventTypes: [eventType] } });
+    if (page.length === 0) break;
+    for (const e of page) streams.add(e.streamName);
+    after = page[page.length - 1]!.globalPosition;
+  }
+  return streams;
+}
+
+/** Every endpoint not deleted gets its secret sealed under the current key, as an event on its stream. */
+async function resealWebhookSecrets(ctx: AppContext): Promise<{ live: number; resealed: number }> {
+  let live = 0;
+  let resealed = 0;
+  const at = new Date().toISOString();
+  for (let after = 0; ; ) {
+    const page = await ctx.eventStore.readAll({ after, maxCount: 1000, filter: { eventTypes: ['webhook_endpoint.created'] } });
+    if (page.length === 0) break;
+    for (const e of page) {
+      const r = await resealWebhookSecret(ctx.eventStore, ctx.webhookSecrets, { endpointId: (e.data as { endpoint_id: string }).endpoint_id, at });
+      if (r.live) live++;
+      if (r.resealed) resealed++;
+    }
+    after = page[page.length - 1]!.globalPosition;
+  }
+  return { live, resealed };
 }

@@ -4,6 +4,7 @@ import type { ReadStore, Scalar } from '../readstore/readStore.js';
 import { DELIVERIES, ENDPOINT_HEALTH, type AttemptRecord, type DeliveryDoc, type EndpointHealthDoc } from './deliveryDocs.js';
 import type { DeliveryWrites } from './deliveryWrites.js';
 import type { EndpointDirectory } from './endpointDirectory.js';
+import { SealingKeyError } from '../crypto/sealingKeys.js';
 import { postDelivery, type AttemptResult } from './httpSender.js';
 import { MAX_ATTEMPTS, type RetrySchedule } from './retrySchedule.js';
 
@@ -12,6 +13,8 @@ export const ATTEMPTS_KEPT = 20;
 /** Spec "Limits": an endpoint that accepted nothing for 5 days is disabled. */
 export const DISABLE_AFTER_MS = 5 * 24 * 3600 * 1000;
 export const AUTO_DISABLED_REASON = 'no delivery accepted for 5 days';
+/** An attempt's error when the endpoint's sealed secret does not open (a SEALING_KEY rotation without SEALING_KEY_PREVIOUS). */
+export const UNSEALABLE_ERROR = "not sent: the service's sealing keys do not open this endpoint's signing secret (incomplete SEALING_KEY rotation)";
 
 export type WorkerLimits = {
   /** Attempts in flight to one endpoint: a slow endpoint holds only its own slots. */
@@ -223,8 +226,18 @@ export class DeliveryWorker {
     }
     const startedAt = now();
     writes.set(DELIVERIES, d._id, { status: 'running' });
-    // The signature carries the wall-clock time: receivers check it against theirs (replay protection).
-    const headers = endpoints.signer(ep.id).headers(d.event_id, new Date(), d.payload);
+    let headers: Record<string, string>;
+    try {
+      // The signature carries the wall-clock time: receivers check it against theirs (replay protection).
+      headers = endpoints.signer(ep.id).headers(d.event_id, new Date(), d.payload);
+    } catch (err) {
+      if (!(err instanceof SealingKeyError)) throw err;
+      // Nothing goes out unsigned. A failed attempt on the usual schedule: started again with the
+      // old key in SEALING_KEY_PREVIOUS, the instance delivers it. The operator's log says which key.
+      this.deps.log?.error({ endpoint: ep.id, delivery: d.id, reason: err.message }, 'webhook signing secret does not open');
+      this.record(d, { ok: false, statusCode: null, error: UNSEALABLE_ERROR, excerpt: null, durationMs: 0, retryAfterSeconds: null }, startedAt);
+      return;
+    }
     const result = await postDelivery(this.deps.http, ep.url, headers, d.payload, now);
     this.record(d, result, startedAt);
   }

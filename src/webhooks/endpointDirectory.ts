@@ -1,5 +1,5 @@
 import type { WebhookEndpointState } from '../../commands/webhooks/webhookEndpoint.js';
-import { openSecret } from './secretSealing.js';
+import type { WebhookSecrets } from './secretSealing.js';
 import { Signer } from './signing.js';
 
 /**
@@ -11,7 +11,7 @@ export class EndpointDirectory {
   private readonly byTenant = new Map<string, Set<string>>();
   private readonly signers = new Map<string, Signer>();
 
-  constructor(private readonly sealingKey: Buffer) {}
+  constructor(private readonly secrets: WebhookSecrets) {}
 
   get(id: string): WebhookEndpointState | undefined {
     return this.states.get(id);
@@ -46,12 +46,13 @@ export class EndpointDirectory {
     return this.states.values();
   }
 
+  /** Throws SealingKeyError when this instance's sealing keys do not open the endpoint's secret (a rotation without SEALING_KEY_PREVIOUS). */
   signer(id: string): Signer {
     let s = this.signers.get(id);
     if (!s) {
       const state = this.states.get(id);
       if (!state) throw new Error(`unknown webhook endpoint ${id}`);
-      s = new Signer(openSecret(this.sealingKey, state.secretSealed, id));
+      s = new Signer(this.secrets.open(state.secretSealed, id));
       this.signers.set(id, s);
     }
     return s;

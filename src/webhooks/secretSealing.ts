@@ -1,33 +1,45 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { SealingKeyError, type SealingKeyring, type SealingPurpose } from '../crypto/sealingKeys.js';
 
 /**
  * Endpoint signing secrets are kept sealed (AES-256-GCM under a key derived from SEALING_KEY):
  * the sender needs the secret itself to sign, so a hash would not do, and the event log and
- * read models never hold it in plain.
+ * read models never hold it in plain. The derivation is the one `v1` secrets were sealed with,
+ * so those still open.
  */
-const INFO = 'wellstream webhook secret v1';
-const VERSION = 'v1';
+export const WEBHOOK_SECRET_SEALING: SealingPurpose = { info: 'wellstream webhook secret v1', name: 'the signing secret of webhook endpoint' };
 
-function keyOf(sealingKey: Buffer): Buffer {
-  return Buffer.from(hkdfSync('sha256', sealingKey, Buffer.alloc(0), INFO, 32));
-}
+/**
+ * `v2.<kid>.<iv>.<ciphertext>.<tag>`: sealed by the keyring, naming the sealing key, so it opens
+ * under SEALING_KEY_PREVIOUS during a rotation (docs/erasure.md). `v1.<iv>.<ciphertext>.<tag>`
+ * (base64url), written before key ids, opens with whichever held key sealed it. The endpoint id
+ * is bound as associated data: a sealed secret copied onto another endpoint does not open.
+ */
+export class WebhookSecrets {
+  constructor(private readonly keyring: SealingKeyring) {}
 
-export function sealSecret(sealingKey: Buffer, secret: string, endpointId: string): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', keyOf(sealingKey), iv);
-  // The endpoint id is bound as associated data: a sealed secret copied onto another endpoint does not open.
-  cipher.setAAD(Buffer.from(endpointId));
-  const body = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-  return [VERSION, iv.toString('base64url'), body.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
-}
+  seal(secret: string, endpointId: string): string {
+    const s = this.keyring.seal(Buffer.from(secret, 'utf8'), endpointId);
+    return ['v2', s.kid, s.iv, s.ct, s.tag].join('.');
+  }
 
-export function openSecret(sealingKey: Buffer, sealed: string, endpointId: string): string {
-  const [version, iv, body, tag] = sealed.split('.');
-  if (version !== VERSION || !iv || !body || !tag) throw new Error('sealed webhook secret has an unknown format');
-  const decipher = createDecipheriv('aes-256-gcm', keyOf(sealingKey), Buffer.from(iv, 'base64url'));
-  decipher.setAAD(Buffer.from(endpointId));
-  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-  return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+  open(sealed: string, endpointId: string): string {
+    const parts = sealed.split('.');
+    if (parts[0] === 'v2' && parts.length === 5 && parts.every((p) => p.length > 0)) {
+      const [, kid, iv, ct, tag] = parts as [string, string, string, string, string];
+      return this.keyring.open({ kid, iv, ct, tag }, endpointId).toString('utf8');
+    }
+    if (parts[0] === 'v1' && parts.length === 4 && parts.every((p) => p.length > 0)) {
+      const [, iv, ct, tag] = parts as [string, string, string, string];
+      return this.keyring.openUnnamed({ iv, ct, tag }, endpointId).toString('utf8');
+    }
+    throw new SealingKeyError(`the sealed signing secret of webhook endpoint ${endpointId} has an unknown format`);
+  }
+
+  /** Sealed under the current SEALING_KEY in the current format: nothing for a reseal to do. */
+  isCurrent(sealed: string): boolean {
+    return sealed.startsWith(`v2.${this.keyring.currentKid}.`);
+  }
 }
 
 /** `whsec_` and the base64 of 32 random bytes: the form Standard Webhooks libraries take as is. */

@@ -11,11 +11,13 @@ import { EndpointDirectory } from './endpointDirectory.js';
 import { eventLogEnrichment } from './enrichment.js';
 import { guardedAgent } from './guardedAgent.js';
 import { RetrySchedule } from './retrySchedule.js';
+import type { WebhookSecrets } from './secretSealing.js';
 
 export type WebhookEngineOptions = {
   eventStore: EventStore;
   readStore: ReadStore;
-  sealingKey: Buffer;
+  /** Opens the endpoints' sealed signing secrets. */
+  secrets: WebhookSecrets;
   allowPrivateTargets: boolean;
   scheduleSeconds?: readonly number[];
   limits?: Partial<WorkerLimits>;
@@ -38,7 +40,7 @@ export class WebhookEngine {
 
   constructor(private readonly options: WebhookEngineOptions) {
     const now = options.now ?? Date.now;
-    this.endpoints = new EndpointDirectory(options.sealingKey);
+    this.endpoints = new EndpointDirectory(options.secrets);
     this.writes = new DeliveryWrites(options.readStore, options.log);
     this.http = guardedAgent({ allowPrivateTargets: options.allowPrivateTargets, connectTimeoutMs: 10_000 });
     this.worker = new DeliveryWorker({

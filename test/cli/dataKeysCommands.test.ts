@@ -1,11 +1,16 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { createWebhook } from '../../commands/webhooks/createWebhook.js';
+import { deleteWebhook } from '../../commands/webhooks/deleteWebhook.js';
+import { loadState } from '../../commands/shared/commandHandler.js';
+import { webhookEndpointState, webhookEndpointStream } from '../../commands/webhooks/webhookEndpoint.js';
 import { openStores } from '../../src/app/stores.js';
 import { loadConfig } from '../../src/config.js';
 import { DataKeys, dataKeyId } from '../../src/crypto/dataKeys.js';
 import { SealingKeyring } from '../../src/crypto/sealingKeys.js';
+import { WEBHOOK_SECRET_SEALING, WebhookSecrets } from '../../src/webhooks/secretSealing.js';
 import { tempDir } from '../support/tmp.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -23,7 +28,7 @@ function reseal(dataDir: string, env: Record<string, string>): Promise<{ code: n
 }
 
 describe('cli: datakeys reseal (docs/erasure.md: rotating SEALING_KEY)', () => {
-  it('seals every data key again under the new SEALING_KEY while the previous one is still given; then the previous one can go', { timeout: 60_000 }, async () => {
+  it('seals every data key and live webhook signing secret again under the new SEALING_KEY while the previous one is still given; then the previous one can go', { timeout: 60_000 }, async () => {
     const dataDir = tempDir('wellstream-cli-datakeys-');
     const oldKey = randomBytes(32);
     const newKey = randomBytes(32);
@@ -33,15 +38,25 @@ describe('cli: datakeys reseal (docs/erasure.md: rotating SEALING_KEY)', () => {
     const issued = [];
     for (const ref of refs) issued.push((await before.issue(ref, 't')).key);
     await before.destroy(refs[2]!);
+    const oldSecrets = new WebhookSecrets(new SealingKeyring(oldKey, [], WEBHOOK_SECRET_SEALING));
+    const tenantId = randomUUID();
+    const webhook = (endpointId: string) => ({ tenantId, endpointId, url: 'https://example.test/hook', at: new Date().toISOString(), by: 'test' });
+    const live = randomUUID();
+    const { secret } = await createWebhook(stores.eventStore, oldSecrets, webhook(live), { allowPrivateTargets: false });
+    const gone = randomUUID();
+    await createWebhook(stores.eventStore, oldSecrets, webhook(gone), { allowPrivateTargets: false });
+    await deleteWebhook(stores.eventStore, { tenantId, endpointId: gone, at: new Date().toISOString(), by: 'test' });
     await stores.eventStore.close();
     await stores.readStore.close();
 
     const run = await reseal(dataDir, { SEALING_KEY: newKey.toString('base64'), SEALING_KEY_PREVIOUS: oldKey.toString('base64') });
     expect(run.code, run.stderr).toBe(0);
     // The destroyed key is gone from the log altogether.
-    expect(JSON.parse(run.stdout.trim().split('\n').pop()!)).toEqual({ keys: 2, resealed: 2 });
+    // The deleted endpoint is not counted: nothing signs with its secret again.
+    expect(JSON.parse(run.stdout.trim().split('\n').pop()!)).toEqual({ keys: 2, resealed: 2, webhook_secrets: 1, webhook_secrets_resealed: 1 });
+    expect(run.stdout + run.stderr).not.toContain(secret);
     const again = await reseal(dataDir, { SEALING_KEY: newKey.toString('base64'), SEALING_KEY_PREVIOUS: oldKey.toString('base64') });
-    expect(JSON.parse(again.stdout.trim().split('\n').pop()!)).toEqual({ keys: 2, resealed: 0 });
+    expect(JSON.parse(again.stdout.trim().split('\n').pop()!)).toEqual({ keys: 2, resealed: 0, webhook_secrets: 1, webhook_secrets_resealed: 0 });
 
     const after = await openStores(loadConfig({ DATA_DIR: dataDir } as NodeJS.ProcessEnv));
     try {
@@ -49,6 +64,9 @@ describe('cli: datakeys reseal (docs/erasure.md: rotating SEALING_KEY)', () => {
       expect((await keys.get(dataKeyId(refs[0]!)))!.equals(issued[0]!)).toBe(true);
       expect((await keys.get(dataKeyId(refs[1]!)))!.equals(issued[1]!)).toBe(true);
       expect(await keys.get(dataKeyId(refs[2]!))).toBeNull();
+      // The same secret, so receivers keep verifying; it opens with the new key alone.
+      const { state } = await loadState(after.eventStore, webhookEndpointStream(live), webhookEndpointState);
+      expect(new WebhookSecrets(new SealingKeyring(newKey, [], WEBHOOK_SECRET_SEALING)).open(state.secretSealed, live)).toBe(secret);
     } finally {
       await after.eventStore.close();
       await after.readStore.close();

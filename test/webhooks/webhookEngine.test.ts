@@ -5,6 +5,8 @@ import { createWebhook } from '../../commands/webhooks/createWebhook.js';
 import type { UserRegistered } from '../../commands/users/user.js';
 import { SqliteEventStore } from '../../src/eventstore/sqliteEventStore.js';
 import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
+import { SealingKeyring } from '../../src/crypto/sealingKeys.js';
+import { WEBHOOK_SECRET_SEALING, WebhookSecrets } from '../../src/webhooks/secretSealing.js';
 import { WebhookEngine } from '../../src/webhooks/webhookEngine.js';
 import { tempDir } from '../support/tmp.js';
 import { Receiver } from './receiver.js';
@@ -17,7 +19,7 @@ describe('the delivery engine beyond its in-memory bounds', () => {
   const dir = tempDir('wellstream-webhook-engine-');
   const eventStore = new SqliteEventStore({ path: join(dir, 'events.sqlite'), pollIntervalMs: 20 });
   const readStore = new SqliteReadStore({ path: join(dir, 'read.sqlite') });
-  const sealingKey = randomBytes(32);
+  const secrets = new WebhookSecrets(new SealingKeyring(randomBytes(32), [], WEBHOOK_SECRET_SEALING));
   let engine: WebhookEngine;
   let r: Receiver;
 
@@ -26,7 +28,7 @@ describe('the delivery engine beyond its in-memory bounds', () => {
     engine = new WebhookEngine({
       eventStore,
       readStore,
-      sealingKey,
+      secrets,
       allowPrivateTargets: true,
       scheduleSeconds: [0, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05],
       limits: { perEndpoint: 2, total: 3, queuedPerEndpoint: 5, queued: 8 },
@@ -44,7 +46,7 @@ describe('the delivery engine beyond its in-memory bounds', () => {
     const tenantId = randomUUID();
     const paths = ['/e1', '/e2', '/e3'];
     for (const path of paths) {
-      const made = await createWebhook(eventStore, sealingKey, { tenantId, endpointId: randomUUID(), url: r.url(path), eventTypes: ['user.created'], at: new Date().toISOString(), by: 'test' }, { allowPrivateTargets: true });
+      const made = await createWebhook(eventStore, secrets, { tenantId, endpointId: randomUUID(), url: r.url(path), eventTypes: ['user.created'], at: new Date().toISOString(), by: 'test' }, { allowPrivateTargets: true });
       r.trust(path, made.secret);
     }
     // /e2 fails the first attempt of every event, so retries come back through the store too.

@@ -141,7 +141,7 @@ export const webhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
       const endpointId = randomUUID();
       const result = await createWebhook(
         ctx.eventStore,
-        ctx.sealingKey,
+        ctx.webhookSecrets,
         { tenantId, endpointId, url: request.body.url, description: request.body.description, eventTypes: request.body.event_types, at: new Date().toISOString(), by: request.principal!.actorId },
         { allowPrivateTargets },
       );
