@@ -14,14 +14,12 @@ import type { ReadStore } from '../readstore/readStore.js';
 import type { RawStore } from '../rawstore/rawStore.js';
 import { EtlWorker } from '../pipeline/etlWorker.js';
 import { EtlThreadPool } from '../pipeline/etlPool.js';
-import { deviceParsers } from '../connectors/devices/index.js';
+import { etlParsers } from '../pipeline/etlParsers.js';
 import { sha256Hex } from '../shared/secrets.js';
 import { resolveAdminKey, resolveSealingKey } from './dataDir.js';
 import { createLogger } from './logger.js';
 import { RuntimeMonitor } from './runtimeStats.js';
 import { WebhookEngine } from '../webhooks/webhookEngine.js';
-import { WEBHOOK_SECRET_SEALING, WebhookSecrets } from '../webhooks/secretSealing.js';
-import { sealingKeyringOf } from '../crypto/sealingKeyringOf.js';
 import { openStores } from './stores.js';
 
 export type AppContext = {
@@ -46,8 +44,6 @@ export type AppContext = {
   runtime: RuntimeMonitor;
   /** Webhook delivery (src/webhooks): runs with the background work of the service. */
   webhooks: WebhookEngine;
-  /** Seals and opens endpoints' signing secrets under SEALING_KEY (and SEALING_KEY_PREVIOUS during a rotation). */
-  webhookSecrets: WebhookSecrets;
   /**
    * Waits until the named read models (default: all) reflect everything up to `position`
    * (default: the head): read-your-writes for the answering process (docs/read-your-writes.md).
@@ -97,7 +93,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     eventStore,
     readStore,
     rawStore,
-    parsers: deviceParsers,
+    parsers: etlParsers,
     dataKeys,
     log,
     concurrency: config.etlConcurrency,
@@ -105,11 +101,10 @@ export async function createContext(config: Config, options: ContextOptions = {}
     // ETL pool (src/pipeline/etlPool.ts): jobs normalised on worker threads with their own store connections.
     pool: new EtlThreadPool(config),
   });
-  const webhookSecrets = new WebhookSecrets(sealingKeyringOf(config, WEBHOOK_SECRET_SEALING));
   const webhooks = new WebhookEngine({
     eventStore,
     readStore,
-    secrets: webhookSecrets,
+    sealingKey,
     allowPrivateTargets: config.webhookAllowPrivateTargets,
     scheduleSeconds: config.webhookRetryScheduleSeconds,
     now: options.webhookClock,
@@ -146,7 +141,6 @@ export async function createContext(config: Config, options: ContextOptions = {}
     sealingKey,
     runtime,
     webhooks,
-    webhookSecrets,
     settle: async (position, names) => {
       if (runBackground) await projectors.waitForIdle(position, undefined, names);
     },

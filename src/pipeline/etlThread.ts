@@ -7,7 +7,7 @@
 import { BroadcastChannel, workerData } from 'node:worker_threads';
 import type { Config } from '../config.js';
 import { dataKeysOf } from '../crypto/dataKeysOf.js';
-import { deviceParsers } from '../connectors/devices/index.js';
+import { etlParsers } from './etlParsers.js';
 import { openEtlStores } from './etlStores.js';
 import { runEtlTask, type EtlRunOutcome, type EtlTask } from './etlTask.js';
 
@@ -38,5 +38,5 @@ const stores = await opening;
 const dataKeys = dataKeysOf(config, stores.eventStore);
 
 export default function run(task: EtlTask): Promise<EtlRunOutcome> {
-  return runEtlTask({ ...stores, parsers: deviceParsers, dataKeys }, task);
+  return runEtlTask({ ...stores, parsers: etlParsers, dataKeys }, task);
 }

@@ -33,6 +33,7 @@ import { ADMIN_PREFIX } from './routes/routeOptions.js';
 import { providerKeysRoutes, providersRoutes } from './routes/providers.js';
 import { tagsRoutes } from './routes/tags.js';
 import { archiveRoutes } from './routes/archive.js';
+import { demoUserRoutes } from './routes/demoUser.js';
 import { tokensRoutes } from './routes/tokens.js';
 import { usersRoutes } from './routes/users.js';
 import { webhooksRoutes } from './routes/webhooks.js';
@@ -89,6 +90,7 @@ export async function buildServer(ctx: AppContext) {
   await app.register(freshnessRoutes, { ...opts, prefix: '/v1' });
   await app.register(tagsRoutes, { ...opts, prefix: '/v1' });
   await app.register(archiveRoutes, { ...opts, prefix: '/v1' });
+  await app.register(demoUserRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   await app.register(webhooksRoutes, { ...opts, prefix: '/v1' });
   await app.register(webhooksRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   await app.register(providersRoutes, { ...opts, prefix: '/v1' });
