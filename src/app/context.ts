@@ -20,6 +20,8 @@ import { resolveAdminKey, resolveSealingKey } from './dataDir.js';
 import { createLogger } from './logger.js';
 import { RuntimeMonitor } from './runtimeStats.js';
 import { WebhookEngine } from '../webhooks/webhookEngine.js';
+import { WEBHOOK_SECRET_SEALING, WebhookSecrets } from '../webhooks/secretSealing.js';
+import { sealingKeyringOf } from '../crypto/sealingKeyringOf.js';
 import { openStores } from './stores.js';
 
 export type AppContext = {
@@ -44,6 +46,8 @@ export type AppContext = {
   runtime: RuntimeMonitor;
   /** Webhook delivery (src/webhooks): runs with the background work of the service. */
   webhooks: WebhookEngine;
+  /** Seals and opens endpoints' signing secrets under SEALING_KEY (and SEALING_KEY_PREVIOUS during a rotation). */
+  webhookSecrets: WebhookSecrets;
   /**
    * Waits until the named read models (default: all) reflect everything up to `position`
    * (default: the head): read-your-writes for the answering process (docs/read-your-writes.md).
@@ -101,10 +105,11 @@ export async function createContext(config: Config, options: ContextOptions = {}
     // ETL pool (src/pipeline/etlPool.ts): jobs normalised on worker threads with their own store connections.
     pool: new EtlThreadPool(config),
   });
+  const webhookSecrets = new WebhookSecrets(sealingKeyringOf(config, WEBHOOK_SECRET_SEALING));
   const webhooks = new WebhookEngine({
     eventStore,
     readStore,
-    sealingKey,
+    secrets: webhookSecrets,
     allowPrivateTargets: config.webhookAllowPrivateTargets,
     scheduleSeconds: config.webhookRetryScheduleSeconds,
     now: options.webhookClock,
@@ -141,6 +146,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     sealingKey,
     runtime,
     webhooks,
+    webhookSecrets,
     settle: async (position, names) => {
       if (runBackground) await projectors.waitForIdle(position, undefined, names);
     },
