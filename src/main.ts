@@ -2,6 +2,7 @@ import { createContext } from './app/context.js';
 import { createLogger } from './app/logger.js';
 import { ConfigError, loadConfig } from './config.js';
 import { buildServer } from './server/buildServer.js';
+import { setUpDemo } from './demo/demoStart.js';
 
 /** `npm start`: the service on the configured backends (embedded SQLite under DATA_DIR by default). */
 async function main() {
@@ -27,6 +28,13 @@ async function main() {
   const app = await buildServer(ctx);
   await app.listen({ port: config.port, host: config.host });
   log.info({ backend: config.backend.kind, dataDir: config.dataDir }, 'wellstream listening');
+  // `npm start -- --demo` or DEMO=1: a demo tenant with synthetic users (src/demo/demoStart.ts).
+  if (process.argv.includes('--demo') || ['1', 'true'].includes((process.env.DEMO ?? '').toLowerCase())) {
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    const host = ['0.0.0.0', '::', ''].includes(config.host) ? 'localhost' : config.host;
+    process.stdout.write(await setUpDemo(ctx, `http://${host.includes(':') ? `[${host}]` : host}:${port}`));
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {
