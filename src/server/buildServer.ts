@@ -5,6 +5,7 @@ import { CursorCodec } from '../shared/cursor.js';
 import { auditPlugin } from './audit.js';
 import { authPlugin } from './auth.js';
 import { installErrorHandling } from './errorHandler.js';
+import { problemClientErrorHandler } from './clientErrors.js';
 import { sendProblem } from './problems.js';
 import { idempotencyStore } from './idempotency.js';
 import { openapiPlugin } from './openapi.js';
@@ -45,6 +46,8 @@ export async function buildServer(ctx: AppContext) {
     genReqId: requestIdOf,
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
+    // Errors Node's parser raises before fastify sees a request (oversized headers, a malformed request line).
+    clientErrorHandler: problemClientErrorHandler(ctx.log as unknown as FastifyBaseLogger),
     // Errors fastify raises before routing (an undecodable URL) are problems like any other.
     frameworkErrors: (error, request, reply) => {
       reply.header('x-request-id', request.id);
