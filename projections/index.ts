@@ -18,6 +18,7 @@ import { rejectedRecordsProjection } from './ingestion/rejectedRecordsProjection
 import { PRIORITIES_SET } from './records/mergedView/mergedFlags.js';
 import { webhookEndpointsProjection } from './webhooks/webhookEndpointsProjection.js';
 import { providerKeysProjection } from './connections/providerKeysProjection.js';
+import { connectionsProjection } from './connections/connectionsProjection.js';
 import { tagsProjection } from './tags/tagsProjection.js';
 
 /**
@@ -45,4 +46,4 @@ export const recordProjections: readonly Projection[] = [
 export const MERGED_VIEW_PROJECTIONS: readonly string[] = recordProjections.filter((p) => p.eventTypes.includes(PRIORITIES_SET)).map((p) => p.name);
 
 /** Every projection the service runs; the CLI's status and rebuild act on this list. */
-export const projections: readonly Projection[] = [tenantsProjection, usersProjection, deletionJobsProjection, auditLogProjection, etlJobsProjection, webhookEndpointsProjection, tagsProjection, providerKeysProjection, ...recordProjections];
+export const projections: readonly Projection[] = [tenantsProjection, usersProjection, deletionJobsProjection, auditLogProjection, etlJobsProjection, webhookEndpointsProjection, tagsProjection, providerKeysProjection, connectionsProjection, ...recordProjections];

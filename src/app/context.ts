@@ -3,6 +3,7 @@ import { projections, recordProjections } from '../../projections/index.js';
 import type { Config } from '../config.js';
 import type { EventStore } from '../eventstore/eventStore.js';
 import type { ErasureHook } from '../../commands/deletions/erasureSteps.js';
+import { connectionErasureHook } from '../../commands/connections/connectionErasure.js';
 import type { DataKeys } from '../crypto/dataKeys.js';
 import { dataKeysOf } from '../crypto/dataKeysOf.js';
 import { OpeningEventStore } from '../crypto/openingEventStore.js';
@@ -81,7 +82,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     thread: mode === 'all' && config.projectorThread ? { config, names: recordProjections.map((p) => p.name) } : undefined,
   });
   const reactors = new ReactorRuntime(eventStore, readStore, [], log);
-  const erasureHooks: ErasureHook[] = [];
+  const erasureHooks: ErasureHook[] = [connectionErasureHook(eventStore, readStore)];
   const deletions = new DeletionJobRunner({
     eventStore,
     readStore,

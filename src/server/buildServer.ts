@@ -32,6 +32,7 @@ import { sourcePrioritiesRoutes } from './routes/sourcePriorities.js';
 import { freshnessRoutes } from './routes/freshness.js';
 import { ADMIN_PREFIX } from './routes/routeOptions.js';
 import { providerKeysRoutes, providersRoutes } from './routes/providers.js';
+import { connectionsRoutes, oauthCallbackRoutes } from './routes/connections.js';
 import { tagsRoutes } from './routes/tags.js';
 import { archiveRoutes } from './routes/archive.js';
 import { demoUserRoutes } from './routes/demoUser.js';
@@ -98,6 +99,9 @@ export async function buildServer(ctx: AppContext) {
   await app.register(webhooksRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   await app.register(providersRoutes, { ...opts, prefix: '/v1' });
   await app.register(providerKeysRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
+  await app.register(connectionsRoutes, { ...opts, prefix: '/v1' });
+  await app.register(connectionsRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
+  await app.register(oauthCallbackRoutes, opts);
   // The admin table (spec "Instance admin routes"): the same handlers, admin key, tenant from the path.
   for (const plugin of [sleepRoutes, sampleStatsRoutes, coverageRoutes]) await app.register(plugin, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   await app.ready();

@@ -62,7 +62,7 @@ describe('tenant provider keys (spec "Tenant provider keys")', () => {
     const res = await t.call('PUT', keysUrl(tenant.id, 'strava'), { key: t.adminKey, body: { keys: STRAVA } });
     expectStatus(res, 200);
     const body = res.json() as Record<string, unknown>;
-    expect(body).toMatchObject({ set: true, status: 'active', client_id: '1…6' });
+    expect(body).toMatchObject({ set: true, status: 'active', client_id: '1…6', reauth_required: 0 });
     expect(res.headers.location).toBe(keysUrl(tenant.id, 'strava'));
     expect(JSON.stringify(body)).not.toContain(STRAVA.CLIENT_SECRET);
     expect(body.keys).toEqual([
@@ -94,7 +94,7 @@ describe('tenant provider keys (spec "Tenant provider keys")', () => {
     expectStatus(await t.call('PUT', keysUrl(other.id, 'fitbit'), { key: t.adminKey, body: { keys: { CLIENT_ID: '22ABCD', CLIENT_SECRET: 'fitbit-secret' } } }), 200);
     const res = await t.call('DELETE', keysUrl(other.id, 'fitbit'), { key: t.adminKey });
     expectStatus(res, 200);
-    expect(res.json()).toMatchObject({ status: 'not_set', set: false, client_id: null });
+    expect(res.json()).toMatchObject({ status: 'not_set', set: false, client_id: null, reauth_required: 0 });
   });
 
   it('is an admin route: a tenant key gets 403; an unknown tenant or provider 404', async () => {

@@ -3,7 +3,10 @@ import { z } from 'zod';
 import { removeProviderKeys } from '../../../commands/connections/removeProviderKeys.js';
 import { replaceProviderKeys } from '../../../commands/connections/replaceProviderKeys.js';
 import { listProviders } from '../../../queries/connections/listProviders.js';
-import { getProviderKeys } from '../../../queries/connections/providerKeys.js';
+import { getProviderKeys, resolveProviderClient } from '../../../queries/connections/providerKeys.js';
+import { activeConnectionsOf } from '../../../queries/connections/listConnections.js';
+import { markNeedsReauth } from '../../../commands/connections/markNeedsReauth.js';
+import type { AppContext } from '../../app/context.js';
 import { connectedProvider } from '../../connectors/providers.js';
 import { problems } from '../problems.js';
 import { DateTime, withProblems } from '../schemas.js';
@@ -37,6 +40,32 @@ const KeysParams = z.object({ tenant_id: z.string().describe('Tenant id (uuid)')
 const KeysBody = z.object({
   keys: z.record(z.string().max(64), z.string().min(1).max(4096)).describe('Key name to value (CLIENT_ID, CLIENT_SECRET, and where the provider has them REGION, ENVIRONMENT); replaces all previous keys'),
 });
+
+/**
+ * Spec "Connection": active connections made under another application than the one the
+ * tenant's keys now name must consent again. Answers how many were set to needs_reauth.
+ */
+async function sendBackToConsent(ctx: AppContext, tenantId: string, provider: string): Promise<number> {
+  const client = await resolveProviderClient(ctx.readStore, ctx.sealingKey, ctx.config.providers, tenantId, provider);
+  const application = client?.application ?? null;
+  let count = 0;
+  let position = 0;
+  for (const c of await activeConnectionsOf(ctx.readStore, tenantId, provider)) {
+    if (c.application === application) continue;
+    const r = await markNeedsReauth(ctx.eventStore, {
+      userId: c.user_id,
+      provider,
+      reason: 'provider_keys_changed',
+      error: 'the tenant provider keys now name another application',
+      at: new Date().toISOString(),
+      unlessApplication: application ?? undefined,
+    });
+    if (r.changed) count++;
+    position = Math.max(position, r.position);
+  }
+  if (position) await ctx.settle(position, ['connections']);
+  return count;
+}
 
 /** GET /v1/providers (contracts §7). */
 export const providersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx }) => {
@@ -90,8 +119,9 @@ export const providerKeysRoutes: FastifyPluginAsyncZod<RouteOptions> = async (ap
       const result = await replaceProviderKeys(ctx.eventStore, ctx.sealingKey, { tenantId, provider, keys: request.body.keys, at: new Date().toISOString(), by: request.principal!.actorId });
       // Effective at once in this process: the next connect reads the new keys.
       await ctx.settle(result.position, ['provider_keys']);
+      const reauthRequired = await sendBackToConsent(ctx, tenantId, provider);
       reply.header('location', adminLocation(tenantId, `/providers/${provider}/keys`));
-      return resource(tenantId, provider);
+      return { ...(await resource(tenantId, provider)), reauth_required: reauthRequired };
     },
   );
 
@@ -107,8 +137,9 @@ export const providerKeysRoutes: FastifyPluginAsyncZod<RouteOptions> = async (ap
       const tenantId = request.tenantId!;
       const result = await removeProviderKeys(ctx.eventStore, { tenantId, provider, at: new Date().toISOString(), by: request.principal!.actorId });
       if (result.position) await ctx.settle(result.position, ['provider_keys']);
+      const reauthRequired = await sendBackToConsent(ctx, tenantId, provider);
       reply.header('location', adminLocation(tenantId, `/providers/${provider}/keys`));
-      return resource(tenantId, provider);
+      return { ...(await resource(tenantId, provider)), reauth_required: reauthRequired };
     },
   );
 };

@@ -1,0 +1,97 @@
+import type { Event } from '../../src/eventstore/eventStore.js';
+import type { ConsentCategory } from '../../src/connectors/providerDescriptor.js';
+import type { StreamState } from '../shared/commandHandler.js';
+
+/**
+ * One user's connection to one provider (spec "Connection" and its state table): one stream per
+ * user and provider, holding the consent requests (single-use states, 10 minutes), the grants,
+ * the consent events auditors replay (one per category, with actor and evidence), refusals that
+ * need the user again, and disconnections. Tokens and PKCE verifiers are sealed before they reach
+ * an event (src/crypto/sealedValue.ts; owner `<user>:<provider>`).
+ */
+type Base = { tenant_id: string; user_id: string; provider: string };
+
+export type ConsentRequested = Event<
+  'connection.consent_requested',
+  Base & { state_hash: string; redirect_uri: string | null; verifier_sealed: string | null; expires_at: string; at: string; by: string }
+>;
+export type ConnectionEstablished = Event<
+  'connection.established',
+  Base & { state_hash: string; scopes: string[]; categories: ConsentCategory[]; application: string; tokens_sealed: string; reconnect: boolean; at: string; by: string }
+>;
+export type ConsentFailed = Event<'connection.consent_failed', Base & { state_hash: string; error: string; at: string }>;
+export type ConsentChanged = Event<
+  'consent.granted' | 'consent.revoked',
+  Base & { category: ConsentCategory; actor_id: string; evidence: string; at: string }
+>;
+export type TokensRefreshed = Event<'connection.tokens_refreshed', Base & { tokens_sealed: string; at: string }>;
+export type ConnectionNeedsReauth = Event<'connection.needs_reauth', Base & { reason: string; error: string | null; at: string }>;
+export type ConnectionDisconnected = Event<'connection.disconnected', Base & { reason: string; at: string; by: string }>;
+
+/** A provider erasure removed the disconnected connection (spec "Credentials and users"); consent events stay with the user. */
+export type ConnectionErased = Event<'connection.erased', Base & { job_id: string | null; at: string }>;
+
+export type ConnectionEvent =
+  | ConsentRequested
+  | ConnectionEstablished
+  | ConsentFailed
+  | ConsentChanged
+  | TokensRefreshed
+  | ConnectionNeedsReauth
+  | ConnectionDisconnected
+  | ConnectionErased;
+
+export const connectionStream = (userId: string, provider: string) => `connection-${userId}-${provider}`;
+export const TOKEN_PURPOSE = 'provider token v1';
+export const VERIFIER_PURPOSE = 'pkce verifier v1';
+export const connectionOwner = (userId: string, provider: string) => `${userId}:${provider}`;
+export const CONSENT_STATE_TTL_MS = 10 * 60 * 1000;
+
+export type ConnectionStatus = 'none' | 'active' | 'needs_reauth' | 'disconnected';
+export type PendingConsent = { redirectUri: string | null; verifierSealed: string | null; expiresAt: string; by: string };
+
+export type ConnectionState = {
+  status: ConnectionStatus;
+  tenantId: string | null;
+  categories: ConsentCategory[];
+  application: string | null;
+  tokensSealed: string | null;
+  pending: Record<string, PendingConsent>;
+};
+
+export const connectionState: StreamState<ConnectionState, ConnectionEvent> = {
+  initialState: () => ({ status: 'none', tenantId: null, categories: [], application: null, tokensSealed: null, pending: {} }),
+  evolve: (state, event) => {
+    const d = event.data;
+    switch (event.type) {
+      case 'connection.consent_requested':
+        return {
+          ...state,
+          tenantId: d.tenant_id,
+          pending: { ...state.pending, [event.data.state_hash]: { redirectUri: event.data.redirect_uri, verifierSealed: event.data.verifier_sealed, expiresAt: event.data.expires_at, by: event.data.by } },
+        };
+      case 'connection.established':
+        return { ...state, status: 'active', categories: event.data.categories, application: event.data.application, tokensSealed: event.data.tokens_sealed, pending: without(state.pending, event.data.state_hash) };
+      case 'connection.consent_failed':
+        return { ...state, pending: without(state.pending, event.data.state_hash) };
+      case 'connection.tokens_refreshed':
+        return { ...state, tokensSealed: event.data.tokens_sealed };
+      case 'connection.needs_reauth':
+        return { ...state, status: 'needs_reauth' };
+      case 'connection.disconnected':
+        return { ...state, status: 'disconnected', categories: [], tokensSealed: null };
+      case 'connection.erased':
+        return { ...state, status: 'none', pending: {} };
+      default:
+        return state;
+    }
+  },
+};
+
+function without<T>(record: Record<string, T>, key: string): Record<string, T> {
+  const { [key]: _gone, ...rest } = record;
+  return rest;
+}
+
+/** A connection that holds a grant: erasing its provider is a 409 and it counts as connected. */
+export const holdsGrant = (status: ConnectionStatus) => status === 'active' || status === 'needs_reauth';

@@ -1,0 +1,64 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { EventStore } from '../../src/eventstore/eventStore.js';
+import { authorizeUrl, type OAuthClient } from '../../src/connectors/oauthClient.js';
+import { connectedProvider } from '../../src/connectors/providers.js';
+import { sealValue } from '../../src/crypto/sealedValue.js';
+import { sha256Hex } from '../../src/shared/secrets.js';
+import { loadProviderDataHead } from '../deletions/providerData.js';
+import { DomainError } from '../shared/domainError.js';
+import { handleCommand, loadState } from '../shared/commandHandler.js';
+import { isVisibleTo, userState, userStream } from '../users/user.js';
+import { CONSENT_STATE_TTL_MS, connectionOwner, connectionState, connectionStream, VERIFIER_PURPOSE, type ConsentRequested } from './connection.js';
+
+export const RequestConsentInput = z.object({
+  tenantId: z.string().uuid(),
+  userId: z.string().uuid(),
+  provider: z.string().min(1),
+  /** Where the user is sent after the callback; null: the built-in result page. */
+  redirectUri: z.string().url().nullable(),
+  /** The instance's callback registered at the provider (PUBLIC_BASE_URL + /oauth/{provider}/callback). */
+  callbackUrl: z.string().url(),
+  at: z.string().datetime(),
+  by: z.string().min(1),
+});
+export type RequestConsent = z.infer<typeof RequestConsentInput>;
+
+/** The consent state is a random secret the user's browser carries; only its hash is stored. */
+export const stateHash = (state: string) => sha256Hex(`consent-state:${state}`);
+
+/**
+ * POST /v1/users/{id}/connections/{provider}: starts the authorisation code grant (contracts §7),
+ * with PKCE (S256) where the provider supports it. 404 for an unknown or another tenant's user,
+ * 409 while an erasure of that provider's data runs (spec "Provider erasure").
+ */
+export async function requestConsent(eventStore: EventStore, sealingKey: Buffer, client: OAuthClient, input: RequestConsent): Promise<{ authorizeUrl: string; position: number }> {
+  const cmd = RequestConsentInput.parse(input);
+  const provider = connectedProvider(cmd.provider);
+  if (!provider) throw new DomainError('not_found', `unknown provider ${cmd.provider}`);
+  const user = (await loadState(eventStore, userStream(cmd.userId), userState)).state;
+  if (!isVisibleTo(user, cmd.tenantId) || user.status !== 'active') throw new DomainError('not_found', 'user not found');
+  const head = await loadProviderDataHead(eventStore, cmd.userId, cmd.provider);
+  if (head.erasingJob) throw new DomainError('conflict', `an erasure of ${cmd.provider} data of this user is running (job ${head.erasingJob}); connect once it is done`);
+
+  const state = randomBytes(32).toString('base64url');
+  const verifier = provider.oauth.pkce ? randomBytes(48).toString('base64url') : null;
+  const hash = stateHash(state);
+  const event: ConsentRequested = {
+    type: 'connection.consent_requested',
+    data: {
+      tenant_id: cmd.tenantId,
+      user_id: cmd.userId,
+      provider: cmd.provider,
+      state_hash: hash,
+      redirect_uri: cmd.redirectUri,
+      verifier_sealed: verifier ? sealValue(sealingKey, VERIFIER_PURPOSE, connectionOwner(cmd.userId, cmd.provider), verifier) : null,
+      expires_at: new Date(Date.parse(cmd.at) + CONSENT_STATE_TTL_MS).toISOString(),
+      at: cmd.at,
+      by: cmd.by,
+    },
+  };
+  const result = await handleCommand(eventStore, connectionStream(cmd.userId, cmd.provider), connectionState, () => event);
+  const challenge = verifier ? createHash('sha256').update(verifier).digest('base64url') : null;
+  return { authorizeUrl: authorizeUrl(provider, client, { redirectUri: cmd.callbackUrl, state, codeChallenge: challenge }), position: result.position };
+}

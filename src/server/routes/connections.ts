@@ -1,0 +1,236 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { completeConsent } from '../../../commands/connections/completeConsent.js';
+import { connectionOwner, TOKEN_PURPOSE } from '../../../commands/connections/connection.js';
+import { disconnect } from '../../../commands/connections/disconnect.js';
+import { requestConsent, stateHash } from '../../../commands/connections/requestConsent.js';
+import { findConsentState, listConsentHistory, toConsentEventView } from '../../../queries/connections/consentHistory.js';
+import { listConnections, toConnectionView } from '../../../queries/connections/listConnections.js';
+import { instanceUrls, resolveProviderClient } from '../../../queries/connections/providerKeys.js';
+import { getUser } from '../../../queries/users/getUser.js';
+import type { AppContext } from '../../app/context.js';
+import { revokeGrant, type TokenSet } from '../../connectors/oauthClient.js';
+import { connectedProvider } from '../../connectors/providers.js';
+import { openValue } from '../../crypto/sealedValue.js';
+import { UUID_RE } from '../../shared/ids.js';
+import { problems } from '../problems.js';
+import { DateTime, PageQuery, pageOf, Uuid, withProblems } from '../schemas.js';
+import { startProviderErasure } from './providerErasure.js';
+import { resultPage } from './consentResultPage.js';
+import type { RouteOptions } from './routeOptions.js';
+
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** Spec "Providers and connections": absolute https, or http for localhost only. */
+export const RedirectUri = z
+  .string()
+  .max(2048)
+  .refine((v) => {
+    let u: URL;
+    try {
+      u = new URL(v);
+    } catch {
+      return false;
+    }
+    return u.protocol === 'https:' || (u.protocol === 'http:' && LOCAL_HOSTS.has(u.hostname));
+  }, 'redirect_uri must be an absolute https URL (http only for localhost)')
+  .describe('Where the user is sent after consenting, with query status and provider; absolute https (http only for localhost)');
+
+const Health = z.object({ healthy: z.boolean(), reason: z.string().nullable(), action: z.string().nullable(), since: DateTime, retry_at: DateTime.nullable() });
+export const Connection = z
+  .object({
+    provider: z.string(),
+    status: z.enum(['active', 'needs_reauth', 'disconnected']),
+    scopes: z.array(z.string()),
+    last_sync_at: DateTime.nullable(),
+    initial_backfill_at: DateTime.nullable(),
+    created_at: DateTime,
+    updated_at: DateTime,
+    connected_at: DateTime,
+    health: Health.describe('Whether the connection syncs; reason and action (reconnect: the user must consent again; none: the caller only waits until retry_at)'),
+  })
+  .describe('Connection');
+const ConsentEvent = z
+  .object({ id: z.number().int(), at: DateTime, provider: z.string(), category: z.string(), action: z.enum(['granted', 'revoked']), actor_id: z.string(), evidence: z.string() })
+  .describe('Consent event');
+
+const UserProvider = z.object({ id: z.string().describe('User id (uuid)'), provider: z.string().describe('Provider slug') });
+const TenantParam = z.object({ tenant_id: z.string().describe('Tenant id (uuid)') });
+
+async function requireUser(ctx: AppContext, tenantId: string, id: string): Promise<string> {
+  if (!UUID_RE.test(id)) throw problems.notFound('user not found');
+  const userId = id.toLowerCase();
+  if (!(await getUser(ctx.readStore, tenantId, userId))) throw problems.notFound('user not found');
+  return userId;
+}
+
+/** Connections of a user (spec "Providers and connections"); the list is mirrored on the admin routes. */
+export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors, admin }) => {
+  const auth = admin ? 'admin' : 'tenant';
+  app.get(
+    '/users/:id/connections',
+    {
+      config: { auth },
+      schema: {
+        summary: "The user's provider connections with their health",
+        tags: ['connections'],
+        params: admin ? z.object({ id: z.string() }).extend(TenantParam.shape) : z.object({ id: z.string().describe('User id (uuid)') }),
+        response: withProblems({ 200: z.object({ data: z.array(Connection) }) }),
+      },
+    },
+    async (request) => {
+      const userId = await requireUser(ctx, request.tenantId!, request.params.id);
+      return { data: (await listConnections(ctx.readStore, request.tenantId!, userId)).map(toConnectionView) };
+    },
+  );
+  if (admin) return;
+
+  app.post(
+    '/users/:id/connections/:provider',
+    {
+      config: { auth: 'tenant', audit: 'connection.consent_requested' },
+      schema: {
+        summary: 'Start the consent flow of a provider: answers the address to send the user to',
+        description: 'Authorisation code grant with PKCE where the provider supports it; the state is single use and expires after 10 minutes. 409 when the provider is not enabled for the tenant or an erasure of its data runs.',
+        tags: ['connections'],
+        params: UserProvider,
+        body: z.object({ redirect_uri: RedirectUri.optional() }).nullish(),
+        response: withProblems({ 200: z.object({ authorize_url: z.string() }) }, [400, 401, 403, 404, 409]),
+      },
+    },
+    async (request) => {
+      const tenantId = request.tenantId!;
+      const { provider } = request.params;
+      const descriptor = connectedProvider(provider);
+      if (!descriptor) throw problems.notFound(`unknown provider ${provider}`);
+      const userId = await requireUser(ctx, tenantId, request.params.id);
+      const client = await resolveProviderClient(ctx.readStore, ctx.sealingKey, ctx.config.providers, tenantId, provider);
+      if (!client) throw problems.conflict(`${descriptor.name} is not enabled for this tenant: set its keys (or the instance's ${provider.toUpperCase()}_CLIENT_ID and _CLIENT_SECRET)`);
+      const result = await requestConsent(ctx.eventStore, ctx.sealingKey, client, {
+        tenantId,
+        userId,
+        provider,
+        redirectUri: request.body?.redirect_uri ?? null,
+        callbackUrl: instanceUrls(ctx.config.publicBaseUrl, provider).redirect,
+        at: new Date().toISOString(),
+        by: request.principal!.actorId,
+      });
+      // The callback finds the state through the read model.
+      await ctx.settle(result.position, ['connections']);
+      return { authorize_url: result.authorizeUrl };
+    },
+  );
+
+  app.delete(
+    '/users/:id/connections/:provider',
+    {
+      config: { auth: 'tenant', audit: 'connection.disconnected' },
+      schema: {
+        summary: 'Disconnect a provider (grant revoked best effort); with delete_data=true its data is erased too',
+        tags: ['connections'],
+        params: UserProvider,
+        querystring: z.object({ delete_data: z.enum(['true', 'false']).optional().describe('true: erase the provider data after disconnecting (202 with the job)') }),
+        response: withProblems({ 202: z.object({ job_id: Uuid }), 204: z.null() }),
+      },
+    },
+    async (request, reply) => {
+      const tenantId = request.tenantId!;
+      const { provider } = request.params;
+      const descriptor = connectedProvider(provider);
+      if (!descriptor) throw problems.notFound(`unknown provider ${provider}`);
+      const userId = await requireUser(ctx, tenantId, request.params.id);
+      const by = request.principal!.actorId;
+      const result = await disconnect(ctx.eventStore, { tenantId, userId, provider, reason: 'disconnected by the tenant', at: new Date().toISOString(), by });
+      if (result.position) await ctx.settle(result.position, ['connections']);
+      if (result.tokensSealed) {
+        const client = await resolveProviderClient(ctx.readStore, ctx.sealingKey, ctx.config.providers, tenantId, provider);
+        if (client) {
+          try {
+            const tokens = JSON.parse(openValue(ctx.sealingKey, TOKEN_PURPOSE, connectionOwner(userId, provider), result.tokensSealed)) as TokenSet;
+            await revokeGrant(descriptor, client, tokens.accessToken);
+          } catch {
+            // Best effort (spec): tokens that no longer open simply expire at the provider.
+          }
+        }
+      }
+      if (request.query.delete_data === 'true') {
+        const jobId = await startProviderErasure(ctx, { tenantId, userId, provider, by, connected: false });
+        return reply.code(202).send({ job_id: jobId });
+      }
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/users/:id/consents/history',
+    {
+      config: { auth: 'tenant' },
+      schema: {
+        summary: "The user's consent events, newest first",
+        tags: ['connections'],
+        params: z.object({ id: z.string().describe('User id (uuid)') }),
+        querystring: PageQuery,
+        response: withProblems({ 200: pageOf(ConsentEvent) }),
+      },
+    },
+    async (request) => {
+      const userId = await requireUser(ctx, request.tenantId!, request.params.id);
+      const scope = `consents:${userId}`;
+      const after = request.query.cursor ? cursors.decode(request.query.cursor, scope) : null;
+      const page = await listConsentHistory(ctx.readStore, userId, { after, limit: request.query.limit });
+      return { data: page.items.map(toConsentEventView), next_cursor: page.next ? cursors.encode(page.next, scope) : null };
+    },
+  );
+};
+
+/** GET /oauth/{provider}/callback: the provider's redirect target (no credentials). */
+export const oauthCallbackRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx }) => {
+  app.get(
+    '/oauth/:provider/callback',
+    {
+      schema: {
+        summary: "The provider's redirect target after consent",
+        description: 'Sends the user to the redirect_uri given when the flow started, with query status (connected or error) and provider; without one, shows a result page.',
+        tags: ['connections'],
+        params: z.object({ provider: z.string() }),
+        querystring: z.object({ state: z.string().max(512).optional(), code: z.string().max(4096).optional(), error: z.string().max(512).optional(), scope: z.string().max(2048).optional() }).passthrough(),
+      },
+    },
+    async (request, reply) => {
+      const { provider } = request.params;
+      const descriptor = connectedProvider(provider);
+      const q = request.query;
+      const pending = descriptor && q.state ? await findConsentState(ctx.readStore, stateHash(q.state)) : null;
+      if (!descriptor || !pending || pending.provider !== provider) {
+        return reply.code(400).type('text/html; charset=utf-8').send(resultPage(provider, 'error', 'This consent link is unknown, already used or expired. Start the connection again.'));
+      }
+      const client = await resolveProviderClient(ctx.readStore, ctx.sealingKey, ctx.config.providers, pending.tenant_id, provider);
+      const outcome = client
+        ? await completeConsent(ctx.eventStore, ctx.sealingKey, client, {
+            tenantId: pending.tenant_id,
+            userId: pending.user_id,
+            provider: descriptor,
+            stateHash: stateHash(q.state!),
+            code: q.code ?? null,
+            error: q.error ?? null,
+            scope: q.scope ?? null,
+            callbackUrl: instanceUrls(ctx.config.publicBaseUrl, provider).redirect,
+            application: client.application,
+            at: new Date().toISOString(),
+          })
+        : { status: 'error' as const, redirectUri: null, error: `${descriptor.name} is no longer enabled for this service`, position: 0 };
+      if (outcome.position) await ctx.settle(outcome.position, ['connections']);
+      if (outcome.redirectUri) {
+        const to = new URL(outcome.redirectUri);
+        to.searchParams.set('status', outcome.status);
+        to.searchParams.set('provider', provider);
+        return reply.redirect(to.toString(), 302);
+      }
+      const ok = outcome.status === 'connected';
+      return reply
+        .code(ok ? 200 : 400)
+        .type('text/html; charset=utf-8')
+        .send(resultPage(descriptor.name, outcome.status, ok ? `Your ${descriptor.name} account is connected. You can close this page.` : `The connection did not succeed: ${outcome.error ?? 'unknown error'}.`));
+    },
+  );
+};
