@@ -2,6 +2,7 @@ import type { DataWritten, EtlJobFailed, EtlJobParked } from '../../commands/ing
 import type { DataErased, UserDeleted } from '../../commands/deletions/erasureEvents.js';
 import type { TagCreated } from '../../commands/tags/tag.js';
 import type { UserRegistered } from '../../commands/users/user.js';
+import type { ConnectionDisconnected, ConnectionEstablished, ConnectionNeedsReauth } from '../../commands/connections/connection.js';
 import type { WebhookEndpointDisabled } from '../../commands/webhooks/webhookEndpoint.js';
 import type { RecordedEvent } from '../eventstore/eventStore.js';
 import { deterministicId } from '../shared/ids.js';
@@ -38,7 +39,19 @@ export type Enrichment = {
   uploadProvider: (streamName: string) => Promise<string | null>;
 };
 
-type Source = RecordedEvent<UserRegistered | UserDeleted | TagCreated | DataWritten | DataErased | EtlJobFailed | EtlJobParked | WebhookEndpointDisabled>;
+type Source = RecordedEvent<
+  | UserRegistered
+  | UserDeleted
+  | TagCreated
+  | DataWritten
+  | DataErased
+  | EtlJobFailed
+  | EtlJobParked
+  | WebhookEndpointDisabled
+  | ConnectionEstablished
+  | ConnectionNeedsReauth
+  | ConnectionDisconnected
+>;
 
 /**
  * The domain events that mean a webhook event, and the webhook event each one means. Types
@@ -54,6 +67,9 @@ export const WEBHOOK_SOURCE_TYPES: readonly Source['type'][] = [
   'etl.job_parked',
   'webhook_endpoint.disabled',
   'tag.created',
+  'connection.established',
+  'connection.needs_reauth',
+  'connection.disconnected',
 ];
 
 export async function toWebhookEvent(event: RecordedEvent, enrich: Enrichment): Promise<WebhookEvent | null> {
@@ -101,6 +117,28 @@ export async function toWebhookEvent(event: RecordedEvent, enrich: Enrichment): 
     }
     case 'tag.created':
       return out('tag.created', e.data.tenant_id, { user_id: e.data.user_id, external_ref: await enrich.externalRef(e.data.user_id), tag_id: e.data.tag_id });
+    case 'connection.established': {
+      const base = { user_id: e.data.user_id, external_ref: await enrich.externalRef(e.data.user_id), provider: e.data.provider };
+      // A reconnect after needs_reauth makes the connection healthy again: news about its health, not a new connection.
+      if (e.data.reconnect) return out('connection.health_changed', e.data.tenant_id, { ...base, reason: 'reconnected', action: null, retry_at: null });
+      return out('connection.created', e.data.tenant_id, base);
+    }
+    case 'connection.needs_reauth':
+      return out('connection.needs_reauth', e.data.tenant_id, {
+        user_id: e.data.user_id,
+        external_ref: await enrich.externalRef(e.data.user_id),
+        provider: e.data.provider,
+        reason: e.data.reason,
+        action: 'reconnect',
+        last_error: e.data.error,
+      });
+    case 'connection.disconnected':
+      return out('connection.disconnected', e.data.tenant_id, {
+        user_id: e.data.user_id,
+        external_ref: await enrich.externalRef(e.data.user_id),
+        provider: e.data.provider,
+        reason: e.data.reason,
+      });
     case 'webhook_endpoint.disabled':
       // The tenant knows when it disabled an endpoint itself; only the engine's own decision is news.
       if (!e.data.automatic) return null;
