@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerAuditCommands } from './auditCommands.js';
+import { registerConsentsCommands } from './consentsCommands.js';
 import { registerDataKeysCommands } from './dataKeysCommands.js';
 import { registerKeysCommands } from './keysCommands.js';
 import { registerProjectionsCommands } from './projectionsCommands.js';
@@ -17,5 +18,6 @@ export function buildProgram(open: OpenContext): Command {
   registerAuditCommands(program, open);
   registerProjectionsCommands(program, open);
   registerDataKeysCommands(program, open);
+  registerConsentsCommands(program, open);
   return program;
 }
