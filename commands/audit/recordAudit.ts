@@ -4,7 +4,7 @@ import type { Event, EventStore } from '../../src/eventstore/eventStore.js';
 export const AuditEntryInput = z.object({
   /** Whose log: a tenant id, or `admin` for the instance admin's own log. */
   log: z.string().min(1),
-  actor: z.enum(['admin', 'tenant', 'system']),
+  actor: z.enum(['admin', 'tenant', 'user', 'system']),
   actor_id: z.string().min(1),
   action: z.string().min(1),
   method: z.string().nullable(),

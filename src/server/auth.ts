@@ -60,7 +60,7 @@ export const authPlugin = fp<{ ctx: AppContext }>(async (app, { ctx }) => {
   });
 });
 
-async function authenticate(ctx: AppContext, request: FastifyRequest): Promise<Principal> {
+export async function authenticate(ctx: AppContext, request: FastifyRequest): Promise<Principal> {
   const header = request.headers.authorization;
   const match = header ? /^Bearer[ ]+(\S+)\s*$/i.exec(header) : null;
   if (!match) throw problems.unauthorized('missing bearer credentials');

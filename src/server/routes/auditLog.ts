@@ -9,7 +9,7 @@ const AuditEntry = z
   .object({
     id: z.string(),
     at: DateTime,
-    actor: z.enum(['admin', 'tenant', 'system']),
+    actor: z.enum(['admin', 'tenant', 'user', 'system']),
     actor_id: z.string().describe('admin, or the id of the tenant key that made the call'),
     action: z.string(),
     method: z.string().nullable(),
@@ -24,7 +24,7 @@ const AuditEntry = z
 const toEntry = (d: AuditDoc) => ({
   id: d.id,
   at: d.at,
-  actor: d.actor as 'admin' | 'tenant' | 'system',
+  actor: d.actor as 'admin' | 'tenant' | 'user' | 'system',
   actor_id: d.actor_id,
   action: d.action,
   method: d.method,

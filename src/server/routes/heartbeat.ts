@@ -3,6 +3,9 @@ import { z } from 'zod';
 import type { HeartbeatSeriesDoc } from '../../../projections/records/heartbeatSeriesProjection.js';
 import { getHeartbeatSeries, listHrv, listRrIntervals, seriesIdsByKey } from '../../../queries/records/listHeartbeat.js';
 import { DateTime, pageOf, withProblems } from '../schemas.js';
+import type { ReadStore } from '../../readstore/readStore.js';
+import type { Window } from '../../../queries/records/window.js';
+import type { PageRequest } from '../../../queries/shared/page.js';
 import { Provenance, provenanceOf } from './recordSchemas.js';
 import { cursorScope, PagingQuery, readableUser, UserParams, WindowQuery, windowOf } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
@@ -58,6 +61,29 @@ export const toHrv = (d: HeartbeatSeriesDoc) => ({
   ...provenanceOf(d),
 });
 
+/** A page of RR intervals with their series id: shared by the REST list and the agent interface. */
+export async function rrIntervalPage(readStore: ReadStore, userId: string, seriesId: number | undefined, window: Window, page: PageRequest) {
+  let seriesKey: string | undefined;
+  if (seriesId !== undefined) {
+    const series = await getHeartbeatSeries(readStore, userId, seriesId);
+    if (!series) return { items: [], next: null };
+    seriesKey = series._id;
+  }
+  const rows = await listRrIntervals(readStore, { userId, seriesKey, window }, page);
+  const ids = await seriesIdsByKey(
+    readStore,
+    userId,
+    rows.items.map((r) => r.series_key),
+  );
+  const items = rows.items.flatMap((r) => {
+    const id = ids.get(r.series_key);
+    // A beat whose series row is not (yet) visible is left out rather than answered without its series.
+    if (id === undefined) return [];
+    return [{ series_id: id, timestamp: r.timestamp, rr_ms: r.rr_ms, preceded_by_gap: r.preceded_by_gap, ...provenanceOf(r) }];
+  });
+  return { items, next: rows.next };
+}
+
 /** GET /v1/users/{id}/rr-intervals and /v1/users/{id}/hrv (spec "Reads"). */
 export const heartbeatRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors }) => {
   app.get(
@@ -79,25 +105,8 @@ export const heartbeatRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, 
       const window = windowOf(q);
       const scope = cursorScope('rr-intervals', user.id, { series_id: q.series_id ?? null, start: q.start, end: q.end });
       const after = q.cursor ? cursors.decode(q.cursor, scope) : null;
-      let seriesKey: string | undefined;
-      if (q.series_id !== undefined) {
-        const series = await getHeartbeatSeries(ctx.readStore, user.id, q.series_id);
-        if (!series) return { data: [], next_cursor: null };
-        seriesKey = series._id;
-      }
-      const page = await listRrIntervals(ctx.readStore, { userId: user.id, seriesKey, window }, { after, limit: q.limit });
-      const ids = await seriesIdsByKey(
-        ctx.readStore,
-        user.id,
-        page.items.map((r) => r.series_key),
-      );
-      const data = page.items.flatMap((r) => {
-        const seriesId = ids.get(r.series_key);
-        // A beat whose series row is not (yet) visible is left out rather than answered without its series.
-        if (seriesId === undefined) return [];
-        return [{ series_id: seriesId, timestamp: r.timestamp, rr_ms: r.rr_ms, preceded_by_gap: r.preceded_by_gap, ...provenanceOf(r) }];
-      });
-      return { data, next_cursor: page.next ? cursors.encode(page.next, scope) : null };
+      const page = await rrIntervalPage(ctx.readStore, user.id, q.series_id, window, { after, limit: q.limit });
+      return { data: page.items, next_cursor: page.next ? cursors.encode(page.next, scope) : null };
     },
   );
 

@@ -60,7 +60,7 @@ export const WebhookDelivery = z
   })
   .describe('Webhook delivery');
 
-const toEndpoint = (e: WebhookEndpointView) => ({
+export const toEndpoint = (e: WebhookEndpointView) => ({
   id: e.id,
   url: e.url,
   description: e.description,
@@ -73,7 +73,7 @@ const toEndpoint = (e: WebhookEndpointView) => ({
   updated_at: e.updated_at,
 });
 
-const toDelivery = (d: DeliveryDoc) => ({
+export const toDelivery = (d: DeliveryDoc) => ({
   id: d.id,
   event_id: d.event_id,
   event_type: d.event_type,

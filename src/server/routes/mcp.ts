@@ -1,0 +1,57 @@
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { buildMcpServer } from '../../mcp/mcpServer.js';
+import type { McpPrincipal } from '../../mcp/tools.js';
+import { authenticate } from '../auth.js';
+import { HttpProblem, problems } from '../problems.js';
+import type { RouteOptions } from './routeOptions.js';
+
+/**
+ * Spec "Agent interface (MCP)": a browser page of another site may not drive the agent interface
+ * with a credential it holds (Sec-Fetch-Site cross-site, or an Origin naming another host).
+ */
+function refuseCrossOrigin(request: FastifyRequest) {
+  if (request.headers['sec-fetch-site'] === 'cross-site') throw problems.forbidden('cross-origin requests to the agent interface are refused');
+  const origin = request.headers.origin;
+  if (origin === undefined) return;
+  let host: string | null = null;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    host = null;
+  }
+  if (host === null || host !== request.headers.host) throw problems.forbidden('cross-origin requests to the agent interface are refused');
+}
+
+/** POST /mcp: stateless Streamable HTTP with JSON answers; GET and DELETE have no session to serve. */
+export const mcpRoutes: FastifyPluginAsync<RouteOptions> = async (app, { ctx, cursors }) => {
+  app.post('/mcp', { config: { auth: 'none' }, schema: { hide: true } }, async (request, reply) => {
+    refuseCrossOrigin(request);
+    const principal = await authenticate(ctx, request);
+    if (principal.kind === 'admin') throw problems.forbidden('the agent interface needs a tenant API key or a user token with scope read');
+    if (principal.kind === 'user' && !principal.scopes.includes('read')) throw problems.forbidden('this user token has no read scope');
+    const server = buildMcpServer({ ctx, cursors, principal: principal as McpPrincipal }, request.id);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    reply.hijack();
+    reply.raw.setHeader('x-request-id', request.id);
+    reply.raw.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(request.raw, reply.raw, request.body);
+  });
+
+  for (const method of ['GET', 'DELETE'] as const) {
+    app.route({
+      method,
+      url: '/mcp',
+      config: { auth: 'none' },
+      schema: { hide: true },
+      handler: async (request) => {
+        refuseCrossOrigin(request);
+        throw new HttpProblem(405, 'the agent interface is stateless: POST only', { allow: 'POST' });
+      },
+    });
+  }
+};
