@@ -32,6 +32,8 @@ export type Sandbox = {
   close: () => Promise<void>;
 };
 
+export const CONTROL_PATH = '/_sandbox/control';
+
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
@@ -84,6 +86,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   async function handle(provider: ProviderDescriptor, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://sandbox');
     const o = provider.oauth;
+    if (req.method === 'POST' && url.pathname === CONTROL_PATH) return control(provider, url.searchParams, res);
     if (req.method === 'GET' && url.pathname === o.authorize.path) return authorize(provider, url.searchParams, res);
     if (req.method === 'POST' && url.pathname === o.token.path) return token(provider, req, res, await form(req));
     if (o.revoke && req.method === o.revoke.method && url.pathname === o.revoke.path) {
@@ -103,6 +106,24 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       if (answer) return send(res, answer.status, answer.body);
     }
     send(res, 404, { error: 'not found' });
+  }
+
+  function revokeAll(provider: string): void {
+    for (const t of tokens.values()) if (t.provider === provider) t.revoked = true;
+  }
+
+  /** Operators and demos steer the sandbox over HTTP: POST /_sandbox/control?action=fail&kind=rate_limited&times=2. */
+  function control(provider: ProviderDescriptor, q: URLSearchParams, res: ServerResponse): void {
+    const action = q.get('action');
+    const kind = q.get('kind');
+    if (action === 'fail' && (kind === 'invalid_grant' || kind === 'rate_limited' || kind === 'server_error' || kind === 'timeout')) {
+      failures.fail(provider.slug, kind, { times: Number(q.get('times') ?? 1) || 1, retryAfterSeconds: Number(q.get('retry_after') ?? 60) || 60 });
+    } else if (action === 'clear') failures.clear(provider.slug);
+    else if (action === 'revoke_consent') revokeAll(provider.slug);
+    else if (action === 'deny_consent') denied.add(provider.slug);
+    else if (action === 'allow_consent') denied.delete(provider.slug);
+    else return send(res, 400, { error: 'action: fail (kind invalid_grant|rate_limited|server_error|timeout, times, retry_after), clear, revoke_consent, deny_consent, allow_consent' });
+    send(res, 200, { provider: provider.slug, action });
   }
 
   function authorize(provider: ProviderDescriptor, q: URLSearchParams, res: ServerResponse): void {
@@ -155,9 +176,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   return {
     urls,
     failures,
-    revokeConsent: (provider) => {
-      for (const t of tokens.values()) if (t.provider === provider) t.revoked = true;
-    },
+    revokeConsent: revokeAll,
     denyConsent: (provider, deny = true) => {
       if (deny) denied.add(provider);
       else denied.delete(provider);

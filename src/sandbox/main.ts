@@ -1,0 +1,24 @@
+import { CONNECTED_PROVIDERS, settingPrefix } from '../connectors/providers.js';
+import { SANDBOX_CLIENTS } from './sandboxClients.js';
+import { CONTROL_PATH, startSandbox } from './sandboxServer.js';
+
+/**
+ * `npm run sandbox`: every provider on its own port from SANDBOX_PORT (default 9100), in the
+ * order of GET /v1/providers. Prints the settings that point the service at it.
+ */
+const base = Number(process.env.SANDBOX_PORT ?? 9100);
+if (!Number.isInteger(base) || base < 1 || base > 65535 - CONNECTED_PROVIDERS.length) {
+  process.stderr.write('SANDBOX_PORT must be a port number\n');
+  process.exit(1);
+}
+const ports = Object.fromEntries(CONNECTED_PROVIDERS.map((p, i) => [p.slug, base + i]));
+const sandbox = await startSandbox({ host: process.env.SANDBOX_HOST ?? '127.0.0.1', ports });
+process.stdout.write('Provider sandbox running. Start the service with:\n\n');
+for (const p of CONNECTED_PROVIDERS) {
+  const prefix = settingPrefix(p.slug);
+  process.stdout.write(`${prefix}_BASE_URL=${sandbox.urls[p.slug]} ${prefix}_CLIENT_ID=${SANDBOX_CLIENTS[p.slug]!.id} ${prefix}_CLIENT_SECRET=${SANDBOX_CLIENTS[p.slug]!.secret} \\\n`);
+}
+process.stdout.write(`  npm start\n\nMake a provider fail: curl -X POST '${sandbox.urls.oura}${CONTROL_PATH}?action=fail&kind=rate_limited&times=2'\n`);
+const stop = () => void sandbox.close().then(() => process.exit(0));
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);
