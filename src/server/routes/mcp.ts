@@ -25,7 +25,16 @@ function refuseCrossOrigin(request: FastifyRequest) {
 
 /** POST /mcp: stateless Streamable HTTP with JSON answers; GET and DELETE have no session to serve. */
 export const mcpRoutes: FastifyPluginAsync<RouteOptions> = async (app, { ctx, cursors }) => {
-  app.post('/mcp', { config: { auth: 'none' }, schema: { hide: true } }, async (request, reply) => {
+  app.post(
+    '/mcp',
+    {
+      config: { auth: 'none' },
+      schema: {
+        summary: 'Agent interface (MCP): JSON-RPC over stateless Streamable HTTP, JSON answers',
+        description: "Tenant API key (per-user tools need user_id) or a user token with scope read (its own user only). Tools, prompts and their input schemas are listed by the MCP methods tools/list and prompts/list.",
+        tags: ['mcp'],
+      },
+    }, async (request, reply) => {
     refuseCrossOrigin(request);
     const principal = await authenticate(ctx, request);
     if (principal.kind === 'admin') throw problems.forbidden('the agent interface needs a tenant API key or a user token with scope read');
@@ -47,7 +56,7 @@ export const mcpRoutes: FastifyPluginAsync<RouteOptions> = async (app, { ctx, cu
       method,
       url: '/mcp',
       config: { auth: 'none' },
-      schema: { hide: true },
+      schema: { summary: 'Not served: the agent interface is stateless (405)', tags: ['mcp'] },
       handler: async (request) => {
         refuseCrossOrigin(request);
         throw new HttpProblem(405, 'the agent interface is stateless: POST only', { allow: 'POST' });
