@@ -1,5 +1,6 @@
 import { CONNECTIONS, type ConnectionDoc } from '../../projections/connections/connectionsProjection.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
+import type { ConnectionFacts } from '../users/getFreshness.js';
 
 /** The Connection resource (spec "Connection"): what the tenant sees of a connection. */
 export type ConnectionView = Pick<
@@ -32,4 +33,19 @@ export async function getConnection(readStore: ReadStore, tenantId: string, user
 /** Active connections of a tenant's provider: the ones new keys naming another application send back to consent. */
 export async function activeConnectionsOf(readStore: ReadStore, tenantId: string, provider: string): Promise<ConnectionDoc[]> {
   return readStore.find<ConnectionDoc>(CONNECTIONS, { filter: { tenant_id: tenantId, provider, status: 'active' } });
+}
+
+/**
+ * What a user's connections tell freshness (contracts §6): `disconnected` and `needs_reauth` come
+ * from the connection, with its refusal as `last_error`. No pulls run yet, so nothing is syncing
+ * from a connection and `next_pull_at` is null.
+ */
+export async function connectionFacts(readStore: ReadStore, tenantId: string, userId: string): Promise<ConnectionFacts[]> {
+  return (await listConnections(readStore, tenantId, userId)).map((c) => ({
+    provider: c.provider,
+    status: c.status,
+    last_notification_at: null,
+    next_pull_at: null,
+    last_error: c.status === 'needs_reauth' ? c.last_error : null,
+  }));
 }

@@ -201,3 +201,23 @@ describe('tenant keys naming another application (spec "Connection" state table)
     expect((await connections(user.id, own.apiKey))[0]).toMatchObject({ status: 'active', health: { healthy: true } });
   });
 });
+
+describe('freshness from connections (contracts §6)', () => {
+  it('lists a connected provider without data as stale, then needs_reauth with the refusal as last_error, then disconnected', async () => {
+    const own = await t.createTenant('conn-fresh');
+    const user = await t.createUser(own.apiKey);
+    const freshness = async () => {
+      const res = await t.call('GET', `/v1/users/${user.id}/freshness`, { key: own.apiKey });
+      expectStatus(res, 200);
+      return (res.json() as { data: { provider: string; kind: string; state: string; last_error: string | null; next_pull_at: string | null }[] }).data;
+    };
+    await connectThroughSandbox(t, own.apiKey, user.id, 'oura', { redirect_uri: 'https://app.example.com/cb' });
+    expect(await freshness()).toEqual([expect.objectContaining({ provider: 'oura', kind: 'oauth', state: 'stale', last_error: null })]);
+    expectStatus(await t.call('PUT', `/v1/admin/tenants/${own.id}/providers/oura/keys`, { key: t.adminKey, body: { keys: { CLIENT_ID: 'ANOTHERAPPLICATION', CLIENT_SECRET: 'x' } } }), 200);
+    const [reauth] = await freshness();
+    expect(reauth).toMatchObject({ provider: 'oura', state: 'needs_reauth' });
+    expect(reauth!.last_error).toMatch(/another application/);
+    expectStatus(await t.call('DELETE', `/v1/users/${user.id}/connections/oura`, { key: own.apiKey }), 204);
+    expect(await freshness()).toEqual([expect.objectContaining({ provider: 'oura', state: 'disconnected', last_error: null })]);
+  });
+});

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { getFreshness } from '../../../queries/users/getFreshness.js';
+import { connectionFacts } from '../../../queries/connections/listConnections.js';
 import { DateTime, withProblems } from '../schemas.js';
 import { readableUser, UserParams } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
@@ -36,7 +37,7 @@ export const freshnessRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, 
     },
     async (request) => {
       const user = await readableUser(ctx, request.tenantId!, request.params.id);
-      return { data: await getFreshness(ctx.readStore, user.id) };
+      return { data: await getFreshness(ctx.readStore, user.id, { connections: await connectionFacts(ctx.readStore, request.tenantId!, user.id) }) };
     },
   );
 };
