@@ -1,18 +1,24 @@
+import type { ProviderSettings } from '../../src/config.js';
 import type { EventStore } from '../../src/eventstore/eventStore.js';
+import { revokeGrant, type TokenSet } from '../../src/connectors/oauthClient.js';
 import { CONNECTED_PROVIDERS } from '../../src/connectors/providers.js';
+import { openValue } from '../../src/crypto/sealedValue.js';
+import { resolveProviderClient } from '../../queries/connections/providerKeys.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
 import { CONNECTIONS, CONSENT_EVENTS, CONSENT_STATES, connectionDocId, type ConnectionDoc } from '../../projections/connections/connectionsProjection.js';
 import { tombstone, type ErasureHook } from '../deletions/erasureSteps.js';
-import { handleCommand } from '../shared/commandHandler.js';
-import { connectionState, connectionStream, holdsGrant, type ConnectionErased } from './connection.js';
+import { handleCommand, loadState } from '../shared/commandHandler.js';
+import { connectionOwner, connectionState, connectionStream, holdsGrant, TOKEN_PURPOSE, type ConnectionErased } from './connection.js';
 
 /**
  * What erasure does to connections (spec "Credentials and users" and "Provider erasure"): a
  * user still holding a grant cannot have the provider erased (409); a provider erasure removes
  * the disconnected connection and unused consent states, keeping the consent history (kept while
- * the user exists); a user's deletion erases the connection streams, history included.
+ * the user exists); a user's deletion revokes the grants at the providers (best effort, spec
+ * "User": deleting → removed) and erases the connection streams, history included.
  */
-export function connectionErasureHook(eventStore: EventStore, readStore: ReadStore): ErasureHook {
+export function connectionErasureHook(deps: { eventStore: EventStore; readStore: ReadStore; sealingKey: Buffer; providers: Record<string, ProviderSettings> }): ErasureHook {
+  const { eventStore, readStore } = deps;
   return {
     name: 'connections',
     isConnected: async (tenantId, userId, provider) => {
@@ -27,7 +33,20 @@ export function connectionErasureHook(eventStore: EventStore, readStore: ReadSto
       );
     },
     eraseUser: async (job) => {
-      for (const p of CONNECTED_PROVIDERS) await tombstone(eventStore, connectionStream(job.userId, p.slug));
+      for (const p of CONNECTED_PROVIDERS) {
+        const stream = connectionStream(job.userId, p.slug);
+        const { state } = await loadState(eventStore, stream, connectionState);
+        if (holdsGrant(state.status) && state.tokensSealed) {
+          try {
+            const client = await resolveProviderClient(readStore, deps.sealingKey, deps.providers, job.tenantId, p.slug);
+            const tokens = JSON.parse(openValue(deps.sealingKey, TOKEN_PURPOSE, connectionOwner(job.userId, p.slug), state.tokensSealed)) as TokenSet;
+            if (client) await revokeGrant(p, client, tokens.accessToken);
+          } catch {
+            // Best effort: a grant that cannot be revoked expires at the provider.
+          }
+        }
+        await tombstone(eventStore, stream);
+      }
       await readStore.applyChanges([
         { op: 'deleteMany', collection: CONNECTIONS, filter: { user_id: job.userId } },
         { op: 'deleteMany', collection: CONSENT_STATES, filter: { user_id: job.userId } },

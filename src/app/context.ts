@@ -82,7 +82,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     thread: mode === 'all' && config.projectorThread ? { config, names: recordProjections.map((p) => p.name) } : undefined,
   });
   const reactors = new ReactorRuntime(eventStore, readStore, [], log);
-  const erasureHooks: ErasureHook[] = [connectionErasureHook(eventStore, readStore)];
+  const erasureHooks: ErasureHook[] = [connectionErasureHook({ eventStore, readStore, sealingKey, providers: config.providers })];
   const deletions = new DeletionJobRunner({
     eventStore,
     readStore,

@@ -221,3 +221,30 @@ describe('freshness from connections (contracts §6)', () => {
     expect(await freshness()).toEqual([expect.objectContaining({ provider: 'oura', state: 'disconnected', last_error: null })]);
   });
 });
+
+describe('admin mirror (spec "Instance admin routes")', () => {
+  it('GET /v1/admin/tenants/{tenant_id}/users/{id}/connections answers the same list; another tenant in the path is 404', async () => {
+    const user = await t.createUser(tenant.apiKey);
+    await connectThroughSandbox(t, tenant.apiKey, user.id, 'oura', { redirect_uri: 'https://app.example.com/cb' });
+    const mine = await connections(user.id);
+    const res = await t.call('GET', `/v1/admin/tenants/${tenant.id}/users/${user.id}/connections`, { key: t.adminKey });
+    expectStatus(res, 200);
+    expect((res.json() as { data: Conn[] }).data).toEqual(mine);
+    expectProblem(await t.call('GET', `/v1/admin/tenants/${other.id}/users/${user.id}/connections`, { key: t.adminKey }), 404);
+    expectProblem(await t.call('GET', `/v1/admin/tenants/${tenant.id}/users/${user.id}/connections`, { key: tenant.apiKey }), 403);
+  });
+});
+
+describe('user deletion (spec "User": provider connections revoked best effort)', () => {
+  it('revokes the user’s grants at the providers and erases the connections and consent history', async () => {
+    const user = await t.createUser(tenant.apiKey);
+    await connectThroughSandbox(t, tenant.apiKey, user.id, 'fitbit', { redirect_uri: 'https://app.example.com/cb' });
+    const before = sandbox.revocations('fitbit');
+    const job = await t.waitForDeletion(tenant.apiKey, await t.deleteUser(tenant.apiKey, user.id));
+    expect(job.status).toBe('done');
+    expect(sandbox.revocations('fitbit')).toBe(before + 1);
+    expect(await t.ctx.readStore.count('connections', { user_id: user.id })).toBe(0);
+    expect(await t.ctx.readStore.count('consent_events', { user_id: user.id })).toBe(0);
+    expect(await t.ctx.eventStore.readStream(`connection-${user.id}-fitbit`).catch(() => [])).toEqual([]);
+  });
+});
