@@ -1,20 +1,14 @@
 import type { EventStore, RecordedEvent } from '../../src/eventstore/eventStore.js';
 import { StreamDeletedError } from '../../src/eventstore/eventStore.js';
 import { CONNECTED_PROVIDERS } from '../../src/connectors/providers.js';
+import type { ConsentEventDoc } from '../../projections/connections/connectionsProjection.js';
 import { connectionStream, type ConsentChanged } from './connection.js';
 
 /** What a user has consented to: per provider, the categories granted and not revoked since. */
 export type ConsentState = Record<string, string[]>;
 
-export type ReplayedConsent = {
-  id: number;
-  at: string;
-  provider: string;
-  category: string;
-  action: 'granted' | 'revoked';
-  actor_id: string;
-  evidence: string;
-};
+/** A consent event as the history answers it (spec "Consent event"). */
+export type ReplayedConsent = Omit<ConsentEventDoc, '_id' | 'tenant_id' | 'user_id'>;
 
 /** Pure: the consent state after one more consent event. */
 export function applyConsent(state: ConsentState, e: ReplayedConsent): ConsentState {

@@ -55,3 +55,8 @@ export function plainValue(name: string, value: string | undefined): string | nu
 export function firstReason(...reasons: (string | null)[]): string | null {
   return reasons.find((r) => r !== null) ?? null;
 }
+
+/** The shared rules for CLIENT_ID and CLIENT_SECRET, then the provider's own (`extra`), first reason wins. */
+export function clientKeysReason(keys: Readonly<Record<string, string>>, ...extra: (string | null)[]): string | null {
+  return firstReason(plainValue('CLIENT_ID', keys.CLIENT_ID), plainValue('CLIENT_SECRET', keys.CLIENT_SECRET), ...extra);
+}

@@ -1,4 +1,4 @@
-import { CLIENT_KEYS, firstReason, plainValue, type ProviderDescriptor } from '../providerDescriptor.js';
+import { CLIENT_KEYS, clientKeysReason, type ProviderDescriptor } from '../providerDescriptor.js';
 
 /** Fitbit Web API: consent on www.fitbit.com, tokens, revocation and data on api.fitbit.com; PKCE supported. */
 export const fitbit: ProviderDescriptor = {
@@ -8,9 +8,8 @@ export const fitbit: ProviderDescriptor = {
   dataTypes: ['activities', 'heartrate_intraday', 'sleep', 'weight', 'body_fat', 'spo2', 'hrv', 'nutrition'],
   keys: CLIENT_KEYS,
   validateKeys: (k) =>
-    firstReason(
-      plainValue('CLIENT_ID', k.CLIENT_ID),
-      plainValue('CLIENT_SECRET', k.CLIENT_SECRET),
+    clientKeysReason(
+      k,
       /^[0-9A-Z]{6}$/.test(k.CLIENT_ID ?? '') ? null : 'Fitbit client ids are 6 upper-case letters or digits',
     ),
   oauth: {

@@ -1,4 +1,4 @@
-import { CLIENT_KEYS, firstReason, plainValue, type ProviderDescriptor } from '../providerDescriptor.js';
+import { CLIENT_KEYS, clientKeysReason, type ProviderDescriptor } from '../providerDescriptor.js';
 
 const ENVIRONMENTS = ['production', 'evaluation'];
 
@@ -14,9 +14,8 @@ export const garmin: ProviderDescriptor = {
   dataTypes: ['dailies', 'epochs', 'sleeps', 'activities', 'bodyComps', 'hrv', 'pulseox', 'respiration'],
   keys: [...CLIENT_KEYS, { name: 'ENVIRONMENT', required: false, secret: false }],
   validateKeys: (k) =>
-    firstReason(
-      plainValue('CLIENT_ID', k.CLIENT_ID),
-      plainValue('CLIENT_SECRET', k.CLIENT_SECRET),
+    clientKeysReason(
+      k,
       k.ENVIRONMENT === undefined || ENVIRONMENTS.includes(k.ENVIRONMENT) ? null : `ENVIRONMENT must be one of ${ENVIRONMENTS.join(', ')}`,
     ),
   oauth: {

@@ -1,4 +1,4 @@
-import { CLIENT_KEYS, firstReason, plainValue, type ProviderDescriptor } from '../providerDescriptor.js';
+import { CLIENT_KEYS, clientKeysReason, type ProviderDescriptor } from '../providerDescriptor.js';
 
 /** Oura API v2: authorisation on cloud.ouraring.com, tokens and data on api.ouraring.com. */
 export const oura: ProviderDescriptor = {
@@ -7,7 +7,7 @@ export const oura: ProviderDescriptor = {
   kind: 'oauth',
   dataTypes: ['daily_activity', 'daily_sleep', 'sleep', 'daily_readiness', 'heartrate', 'workout', 'daily_spo2', 'personal_info'],
   keys: CLIENT_KEYS,
-  validateKeys: (k) => firstReason(plainValue('CLIENT_ID', k.CLIENT_ID), plainValue('CLIENT_SECRET', k.CLIENT_SECRET)),
+  validateKeys: (k) => clientKeysReason(k),
   oauth: {
     authorize: { origin: 'https://cloud.ouraring.com', path: '/oauth/authorize' },
     token: { origin: 'https://api.ouraring.com', path: '/oauth/token' },

@@ -1,4 +1,4 @@
-import { CLIENT_KEYS, firstReason, plainValue, type ProviderDescriptor } from '../providerDescriptor.js';
+import { CLIENT_KEYS, clientKeysReason, type ProviderDescriptor } from '../providerDescriptor.js';
 
 /** Strava API v3: consent, tokens and deauthorisation on www.strava.com; client ids are numbers. */
 export const strava: ProviderDescriptor = {
@@ -8,7 +8,7 @@ export const strava: ProviderDescriptor = {
   dataTypes: ['activities', 'streams'],
   keys: CLIENT_KEYS,
   validateKeys: (k) =>
-    firstReason(plainValue('CLIENT_ID', k.CLIENT_ID), plainValue('CLIENT_SECRET', k.CLIENT_SECRET), /^[0-9]{1,12}$/.test(k.CLIENT_ID ?? '') ? null : 'Strava client ids are numbers'),
+    clientKeysReason(k, /^[0-9]{1,12}$/.test(k.CLIENT_ID ?? '') ? null : 'Strava client ids are numbers'),
   oauth: {
     authorize: { origin: 'https://www.strava.com', path: '/oauth/authorize' },
     token: { origin: 'https://www.strava.com', path: '/oauth/token' },

@@ -1,6 +1,5 @@
-import { CLIENT_KEYS, firstReason, plainValue, type ProviderDescriptor } from '../providerDescriptor.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { CLIENT_KEYS, clientKeysReason, type ProviderDescriptor } from '../providerDescriptor.js';
+import { UUID_RE } from '../../shared/ids.js';
 
 /** WHOOP developer platform: every address on api.prod.whoop.com; client ids are UUIDs. */
 export const whoop: ProviderDescriptor = {
@@ -10,7 +9,7 @@ export const whoop: ProviderDescriptor = {
   dataTypes: ['cycle', 'recovery', 'sleep', 'workout', 'body_measurement', 'profile'],
   keys: CLIENT_KEYS,
   validateKeys: (k) =>
-    firstReason(plainValue('CLIENT_ID', k.CLIENT_ID), plainValue('CLIENT_SECRET', k.CLIENT_SECRET), UUID.test(k.CLIENT_ID ?? '') ? null : 'WHOOP client ids are UUIDs'),
+    clientKeysReason(k, UUID_RE.test(k.CLIENT_ID ?? '') ? null : 'WHOOP client ids are UUIDs'),
   oauth: {
     authorize: { origin: 'https://api.prod.whoop.com', path: '/oauth/oauth2/auth' },
     token: { origin: 'https://api.prod.whoop.com', path: '/oauth/oauth2/token' },

@@ -1,4 +1,4 @@
-import { CLIENT_KEYS, firstReason, plainValue, type ProviderDescriptor } from '../providerDescriptor.js';
+import { CLIENT_KEYS, clientKeysReason, type ProviderDescriptor } from '../providerDescriptor.js';
 
 /** Withings public API: consent on account.withings.com, tokens (action=requesttoken) and data on wbsapi.withings.net. */
 export const withings: ProviderDescriptor = {
@@ -8,9 +8,8 @@ export const withings: ProviderDescriptor = {
   dataTypes: ['measure', 'activity', 'sleep', 'workouts'],
   keys: CLIENT_KEYS,
   validateKeys: (k) =>
-    firstReason(
-      plainValue('CLIENT_ID', k.CLIENT_ID),
-      plainValue('CLIENT_SECRET', k.CLIENT_SECRET),
+    clientKeysReason(
+      k,
       /^[0-9a-f]{64}$/.test(k.CLIENT_ID ?? '') ? null : 'Withings client ids are 64 lower-case hexadecimal characters',
     ),
   oauth: {
