@@ -40,6 +40,7 @@ import { tokensRoutes } from './routes/tokens.js';
 import { usersRoutes } from './routes/users.js';
 import { webhooksRoutes } from './routes/webhooks.js';
 import { mcpRoutes } from './routes/mcp.js';
+import { fhirRoutes } from './routes/fhir.js';
 
 /** The HTTP face of the service: one plugin per capability, all state in `ctx`. */
 export async function buildServer(ctx: AppContext) {
@@ -104,6 +105,7 @@ export async function buildServer(ctx: AppContext) {
   await app.register(connectionsRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   await app.register(oauthCallbackRoutes, opts);
   await app.register(mcpRoutes, opts);
+  await app.register(fhirRoutes, { ...opts, prefix: '/v1' });
   // The admin table (spec "Instance admin routes"): the same handlers, admin key, tenant from the path.
   for (const plugin of [sleepRoutes, sampleStatsRoutes, coverageRoutes]) await app.register(plugin, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   await app.ready();
