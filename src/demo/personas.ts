@@ -38,6 +38,8 @@ const RING: Source = { provider: DEMO_PROVIDER, source: 'oura', device: 'Demo Ri
 const SCALE: Source = { provider: DEMO_PROVIDER, source: 'withings', device: 'Demo Scale', body_worn: false, bundle: 'com.withings.wiscaleNG', model: 'Body+' };
 
 const provenance = (s: Source): Provenance => ({ provider: s.provider, source: s.source, device: s.device, body_worn: s.body_worn });
+/** The fields samples carry about the device that measured them. */
+const deviceFields = (s: Source) => ({ source_name: s.device, source_bundle_id: s.bundle, device_model: s.model, product_type: null, was_user_entered: false });
 const meta = (persona: DemoPersona) => ({ synthetic: true, demo_persona: persona, timezone: 'UTC' });
 
 /** What shapes a persona's days: baselines the generator varies around. */
@@ -145,11 +147,7 @@ export function demoDay(persona: DemoPersona, day: string, seed: string): Normal
     unit,
     start_date: iso(start),
     end_date: iso(end),
-    source_name: s.device,
-    source_bundle_id: s.bundle,
-    device_model: s.model,
-    product_type: null,
-    was_user_entered: false,
+    ...deviceFields(s),
     metadata: m,
   });
 
@@ -244,11 +242,7 @@ export function demoDay(persona: DemoPersona, day: string, seed: string): Normal
         value: ph.phase === 'awake' ? 'awake' : `asleep_${ph.phase === 'light' ? 'core' : ph.phase}`,
         start_date: ph.start_date,
         end_date: ph.end_date,
-        source_name: s.device,
-        source_bundle_id: s.bundle,
-        device_model: s.model,
-        product_type: null,
-        was_user_entered: false,
+        ...deviceFields(s),
         metadata: m,
       };
       if (s === WATCH) out.push(sleepCategory);

@@ -2,6 +2,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ARCHIVE_PAGE, userArchive } from '../../src/archive/userArchive.js';
 import { fixtureA, fixtureB, fixtureC, postUpload, requestFor, waitForEtl } from '../ingest/uploadHelpers.js';
+import { readAllPages } from '../support/pages.js';
 import { expectProblem, expectStatus, startTestApp, type TenantHandle, type TestApp, type UserBody } from '../support/server.js';
 
 type Row = Record<string, unknown>;
@@ -11,18 +12,7 @@ let tenant: TenantHandle;
 let user: UserBody;
 let lines: Row[];
 
-async function readAll(path: string, query: Record<string, string> = {}): Promise<Row[]> {
-  const out: Row[] = [];
-  let cursor: string | null = null;
-  do {
-    const res = await t.call('GET', `/v1/users/${user.id}${path}`, { key: tenant.apiKey, query: { view: 'all', limit: '1000', ...query, ...(cursor ? { cursor } : {}) } });
-    expectStatus(res, 200);
-    const page = res.json() as { data: Row[]; next_cursor: string | null };
-    out.push(...page.data);
-    cursor = page.next_cursor;
-  } while (cursor);
-  return out;
-}
+const readAll = (path: string, query: Record<string, string> = {}) => readAllPages(t, tenant.apiKey, `/v1/users/${user.id}${path}`, { view: 'all', ...query });
 
 const strip = (rows: Row[]) => rows.map(({ kind: _kind, ...rest }) => rest);
 const ofKind = (kind: string) => lines.filter((l) => l.kind === kind);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoDays } from '../../src/demo/fillDemoUser.js';
+import { readAllPages } from '../support/pages.js';
 import { expectProblem, expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 
 type Row = Record<string, unknown>;
@@ -12,18 +13,7 @@ let mix: DemoAnswer;
 
 const demo = (tenantId: string, body?: unknown, key = t.adminKey) => t.call('POST', `/v1/admin/tenants/${tenantId}/demo-user`, { key, body });
 
-async function readAll(apiKey: string, userId: string, path: string, query: Record<string, string> = {}): Promise<Row[]> {
-  const out: Row[] = [];
-  let cursor: string | null = null;
-  do {
-    const res = await t.call('GET', `/v1/users/${userId}${path}`, { key: apiKey, query: { limit: '1000', ...query, ...(cursor ? { cursor } : {}) } });
-    expectStatus(res, 200);
-    const page = res.json() as { data: Row[]; next_cursor: string | null };
-    out.push(...page.data);
-    cursor = page.next_cursor;
-  } while (cursor);
-  return out;
-}
+const readAll = (apiKey: string, userId: string, path: string, query: Record<string, string> = {}) => readAllPages(t, apiKey, `/v1/users/${userId}${path}`, query);
 
 beforeAll(async () => {
   t = await startTestApp();
