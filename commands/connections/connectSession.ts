@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+import type { Event, EventStore } from '../../src/eventstore/eventStore.js';
+import { sha256Hex } from '../../src/shared/secrets.js';
+import { DomainError } from '../shared/domainError.js';
+import { handleCommand, loadState, type StreamState } from '../shared/commandHandler.js';
+import { isVisibleTo, userState, userStream } from '../users/user.js';
+
+/**
+ * A connect session (POST /v1/users/{id}/connect-sessions): a short-lived link to the hosted page
+ * that lists the providers with the user's status and starts the consent flow. The link carries
+ * a random secret; only its hash names the session's stream, so the page needs no credential
+ * and a leaked event log opens no page.
+ */
+export type ConnectSessionCreated = Event<
+  'connect_session.created',
+  { tenant_id: string; user_id: string; redirect_uri: string | null; expires_at: string; at: string; by: string }
+>;
+
+export const CONNECT_SESSION_TTL_SECONDS = { default: 3600, max: 86_400 } as const;
+export const connectSessionStream = (secret: string) => `connect-session-${sha256Hex(`connect-session:${secret}`)}`;
+
+type SessionState = { session: ConnectSessionCreated['data'] | null };
+const sessionState: StreamState<SessionState, ConnectSessionCreated> = {
+  initialState: () => ({ session: null }),
+  evolve: (_state, event) => ({ session: event.data }),
+};
+
+export async function createConnectSession(
+  eventStore: EventStore,
+  input: { tenantId: string; userId: string; redirectUri: string | null; ttlSeconds: number; at: string; by: string },
+): Promise<{ secret: string; expiresAt: string }> {
+  const user = (await loadState(eventStore, userStream(input.userId), userState)).state;
+  if (!isVisibleTo(user, input.tenantId) || user.status !== 'active') throw new DomainError('not_found', 'user not found');
+  const secret = `cs_${randomBytes(32).toString('base64url')}`;
+  const expiresAt = new Date(Date.parse(input.at) + input.ttlSeconds * 1000).toISOString();
+  await handleCommand(eventStore, connectSessionStream(secret), sessionState, (): ConnectSessionCreated => ({
+    type: 'connect_session.created',
+    data: { tenant_id: input.tenantId, user_id: input.userId, redirect_uri: input.redirectUri, expires_at: expiresAt, at: input.at, by: input.by },
+  }));
+  return { secret, expiresAt };
+}
+
+/** The session a link names, while it lives and its user is active; null otherwise. */
+export async function openConnectSession(eventStore: EventStore, secret: string, now: Date): Promise<ConnectSessionCreated['data'] | null> {
+  if (!/^cs_[A-Za-z0-9_-]{43}$/.test(secret)) return null;
+  const { session } = (await loadState(eventStore, connectSessionStream(secret), sessionState)).state;
+  if (!session || Date.parse(session.expires_at) <= now.getTime()) return null;
+  const user = (await loadState(eventStore, userStream(session.user_id), userState)).state;
+  return isVisibleTo(user, session.tenant_id) && user.status === 'active' ? session : null;
+}
