@@ -1,3 +1,4 @@
+import { mulberry32 } from '../shared/seededRandom.js';
 import type { CategoryRecord, NormalizedRecord, Provenance, QuantityRecord, SleepPhase, SleepSessionRecord, WorkoutRecord } from '../../commands/ingestion/records.js';
 
 export const DEMO_PERSONAS = ['mix', 'runner', 'sleep', 'weight'] as const;
@@ -9,17 +10,7 @@ export const DEMO_PROVIDER = 'demo';
 const DAY_MS = 86_400_000;
 const MIN_MS = 60_000;
 
-/** mulberry32: a small seeded generator; the same seed gives the same data on every machine. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 function seedOf(...parts: (string | number)[]): number {
   let h = 2166136261;

@@ -24,6 +24,7 @@ import { SqliteEventStore } from '../../src/eventstore/sqliteEventStore.js';
 import { ProjectorRuntime } from '../../src/projector/projectorRuntime.js';
 import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
 import { deterministicId } from '../../src/shared/ids.js';
+import { mulberry32 } from '../../src/shared/seededRandom.js';
 
 export const DEFAULT_TOTAL = 100_000;
 export const MAX_BATCH = 50;
@@ -34,18 +35,6 @@ export type PlannedBatch = { index: number; stream: string; events: (UserRegiste
 
 export const eventsPath = (dataDir: string) => join(dataDir, 'events.sqlite');
 export const readModelsPath = (dataDir: string) => join(dataDir, 'readmodels.sqlite');
-
-/** Small seeded PRNG: the worker and the test derive the same plan from the seed. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * The whole run, batch by batch: `total` user.registered events with client-supplied
