@@ -12,6 +12,8 @@ export const DemoRecipe = z.object({
   persona: z.enum(DEMO_PERSONAS),
   seed: z.string().min(1),
   days: z.array(z.string().regex(/^\d{4}-\d{2}-\d{2}$/)).max(90),
+  /** Where the persona's slow trends are measured from (personas.ts `demoDay`). */
+  anchor: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
 });
 export type DemoRecipe = z.infer<typeof DemoRecipe>;
 
@@ -19,6 +21,6 @@ export const demoParser: DeviceParser = {
   slug: DEMO_PROVIDER,
   async *parse(payload: Buffer): AsyncIterable<ParseItem> {
     const recipe = DemoRecipe.parse(JSON.parse(payload.toString('utf8')));
-    for (const day of recipe.days) for (const record of demoDay(recipe.persona, day, recipe.seed)) yield { record };
+    for (const day of recipe.days) for (const record of demoDay(recipe.persona, day, recipe.seed, recipe.anchor)) yield { record };
   },
 };

@@ -46,7 +46,8 @@ export async function fillDemoUser(ctx: AppContext, input: FillDemoUser) {
     const present = await ctx.readStore.find('samples', { filter: { user_id: user.id, day, provider: DEMO_PROVIDER }, limit: 1 });
     if (present.length === 0) missing.push(day);
   }
-  const rowsWritten = missing.length ? await writeDays(ctx, { tenantId: input.tenantId, userId: user.id, persona: input.persona, days: missing }) : 0;
+  const anchor = user.created_at.slice(0, 10);
+  const rowsWritten = missing.length ? await writeDays(ctx, { tenantId: input.tenantId, userId: user.id, persona: input.persona, days: missing, anchor }) : 0;
   return { user, days: input.days, rows_written: rowsWritten, persona: input.persona };
 }
 
@@ -62,9 +63,9 @@ async function findOrCreateUser(ctx: AppContext, tenantId: string, externalRef: 
   return user;
 }
 
-async function writeDays(ctx: AppContext, w: { tenantId: string; userId: string; persona: DemoPersona; days: string[] }): Promise<number> {
+async function writeDays(ctx: AppContext, w: { tenantId: string; userId: string; persona: DemoPersona; days: string[]; anchor: string }): Promise<number> {
   // Seeded by the user: the same user's days are the same whenever they are made.
-  const recipe: DemoRecipe = { format: 'wellstream-demo/1', persona: w.persona, seed: w.userId, days: w.days };
+  const recipe: DemoRecipe = { format: 'wellstream-demo/1', persona: w.persona, seed: w.userId, days: w.days, anchor: w.anchor };
   const payload = Buffer.from(JSON.stringify(recipe));
   const sha256 = createHash('sha256').update(payload).digest('hex');
   const head = await loadProviderDataHead(ctx.eventStore, w.userId, DEMO_PROVIDER);

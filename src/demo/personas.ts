@@ -109,18 +109,24 @@ function sleepPhases(start: number, end: number, r: () => number, quality: numbe
 const minutesOf = (phases: SleepPhase[], kind: SleepPhase['phase']) =>
   phases.filter((p) => p.phase === kind).reduce((s, p) => s + (Date.parse(p.end_date) - Date.parse(p.start_date)) / 1000, 0);
 
+/** Days a weight trend runs before it levels off (a diet does not go on for ever). */
+const TREND_DAYS = 180;
+
 /**
  * One UTC day of a persona: every record the day holds, from every source the persona wears.
- * Deterministic in (seed, persona, day): regenerating a day yields the same records, with the
- * same external ids, so the store keeps one copy.
+ * Deterministic in (seed, persona, day, anchor): regenerating a day yields the same records, with
+ * the same external ids, so the store keeps one copy. `anchorDay` (the user's first demo day
+ * reference: the day the user was created) is where slow trends are measured from; the weight
+ * trend starts 90 days before it, so any window of demo days shows it, and levels off later.
  */
-export function demoDay(persona: DemoPersona, day: string, seed: string): NormalizedRecord[] {
+export function demoDay(persona: DemoPersona, day: string, seed: string, anchorDay = day): NormalizedRecord[] {
   const dayMs = Date.parse(`${day}T00:00:00Z`);
   const r = rng(seedOf(seed, persona, day));
   const p = PROFILES[persona];
   const m = meta(persona);
   const out: NormalizedRecord[] = [];
   const dayIndex = Math.floor(dayMs / DAY_MS);
+  const trendDays = Math.min(TREND_DAYS, Math.max(0, dayIndex - Math.floor(Date.parse(`${anchorDay}T00:00:00Z`) / DAY_MS) + 90));
 
   // Yesterday's training shows in tonight's recovery: higher resting HR, lower HRV.
   const yesterday = plannedWorkout(persona, dayMs - DAY_MS, rng(seedOf(seed, persona, 'workout', dayIndex - 1)));
@@ -267,9 +273,9 @@ export function demoDay(persona: DemoPersona, day: string, seed: string): Normal
   // Weighed every morning (the weight persona) or about twice a week; a trend plus water swings.
   if (persona === 'weight' || r() < 0.3) {
     const t = sleepEnd + 15 * MIN_MS;
-    const mass = p.massKg + p.massTrendKgPerDay * (dayIndex % 365) + 0.35 * Math.sin((dayIndex / 7) * 2 * Math.PI) + gauss(r) * 0.25;
+    const mass = p.massKg + p.massTrendKgPerDay * trendDays + 0.35 * Math.sin((dayIndex / 7) * 2 * Math.PI) + gauss(r) * 0.25;
     out.push(quantity(SCALE, 'body_mass', 'kg', round(mass, 2), t));
-    out.push(quantity(SCALE, 'body_fat_percentage', '%', round(p.fatPct + (p.massTrendKgPerDay * (dayIndex % 365)) / 3 + gauss(r) * 0.4, 1), t));
+    out.push(quantity(SCALE, 'body_fat_percentage', '%', round(p.fatPct + (p.massTrendKgPerDay * trendDays) / 3 + gauss(r) * 0.4, 1), t));
   }
   return out;
 }

@@ -68,9 +68,11 @@ describe('demo personas: seeded, plausible synthetic days', () => {
     expect(nightly(after('hard'), 'hrv_rmssd')).toBeLessThan(nightly(after('rest'), 'hrv_rmssd'));
   });
 
-  it('the weight persona is weighed every morning and trends down', () => {
-    const ds = days('2026-02-01', 60);
-    const mass = ds.map((d) => quantities(demoDay('weight', d, 's'), 'body_mass')[0]!.value);
-    expect(mean(mass.slice(-14))).toBeLessThan(mean(mass.slice(0, 14)) - 2);
+  it('the weight persona is weighed every morning and trends down over the 90 days before the anchor, then levels off', () => {
+    const ds = days('2026-02-01', 90);
+    const mass = ds.map((d) => quantities(demoDay('weight', d, 's', '2026-05-02'), 'body_mass')[0]!.value);
+    expect(mean(mass.slice(-14))).toBeLessThan(mean(mass.slice(0, 14)) - 4);
+    const later = days('2027-06-01', 30).map((d) => quantities(demoDay('weight', d, 's', '2026-05-02'), 'body_mass')[0]!.value);
+    expect(Math.abs(mean(later.slice(-14)) - mean(later.slice(0, 14)))).toBeLessThan(1);
   });
 });
