@@ -18,8 +18,8 @@ type Operation = { method: string; path: string; params: { name: string; in: str
 type Doc = { paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; requestBody?: unknown }>> };
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
-/** Pages a person's browser lands on (the end of a provider's consent flow): their errors are pages too. */
-const BROWSER_PAGES = /^\/oauth\//;
+/** Pages a person's browser lands on (the end of a provider's consent flow, the hosted connect page): their errors are pages too. */
+const BROWSER_PAGES = /^\/(oauth|connect)\//;
 const RUNS_PER_OPERATION = 30;
 
 let t: TestApp;
