@@ -10,7 +10,8 @@ import { startTestApp, type TenantHandle, type TestApp, type UserBody } from '..
  * Issue 13 "Errors at the edges": every operation of /openapi.yaml, called with malformed,
  * oversized, wrong-typed and boundary values and with wrong credentials, never answers a 5xx;
  * every error is RFC 9457 problem+json with a request id (the FHIR view's are OperationOutcomes,
- * contracts §10); a refused request changes nothing in the event store beyond its audit entry.
+ * contracts §10; the agent interface's transport refusals JSON-RPC errors); a refused request
+ * changes nothing in the event store beyond its audit entry.
  * Seeded, so a failure reproduces.
  */
 
@@ -20,6 +21,8 @@ type Doc = { paths: Record<string, Record<string, { parameters?: { name: string;
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 /** Pages a person's browser lands on (the end of a provider's consent flow, the hosted connect page): their errors are pages too. */
 const BROWSER_PAGES = /^\/(oauth|connect)\//;
+/** The agent interface speaks JSON-RPC (MCP Streamable HTTP): its transport refusals are JSON-RPC error objects. */
+const JSON_RPC = /^\/mcp$/;
 const RUNS_PER_OPERATION = 30;
 
 let t: TestApp;
@@ -103,6 +106,7 @@ describe('fuzzing every operation of /openapi.yaml (Errors 1; issue 13 "Errors a
         body: op.hasBody ? fc.option(body, { nil: undefined }) : fc.constant(undefined),
         idempotencyKey: fc.option(fc.oneof(fc.string({ maxLength: 20 }), fc.constant('k'.repeat(300))), { nil: undefined }),
         requestId: fc.option(fc.oneof(fc.string({ maxLength: 20 }), fc.constant('r'.repeat(200))), { nil: undefined }),
+        accept: fc.constantFrom(undefined, 'application/json, text/event-stream', 'application/json', '*/*', 'text/html'),
       });
       await fc.assert(
         fc.asyncProperty(request, async (r) => {
@@ -115,6 +119,7 @@ describe('fuzzing every operation of /openapi.yaml (Errors 1; issue 13 "Errors a
           if (r.credential !== null) headers.authorization = r.credential.startsWith('svc_') ? `Bearer ${r.credential}` : r.credential;
           if (r.idempotencyKey !== undefined) headers['idempotency-key'] = r.idempotencyKey;
           if (r.requestId !== undefined) headers['x-request-id'] = r.requestId;
+          if (r.accept !== undefined) headers.accept = r.accept;
           let payload: string | undefined;
           if (r.body && 'json' in r.body) {
             payload = JSON.stringify(r.body.json) ?? 'null';
@@ -130,10 +135,12 @@ describe('fuzzing every operation of /openapi.yaml (Errors 1; issue 13 "Errors a
           if (res.statusCode >= 500) failures.push(`${where}: ${res.body.slice(0, 200)}`);
           if (res.statusCode >= 400) {
             const type = String(res.headers['content-type'] ?? '');
+            // Errors fastify raises before a route runs (a path segment over 100 characters: 414) are problems on every route.
             const fhir = op.path.includes('/fhir');
             const page = BROWSER_PAGES.test(op.path);
-            const expected = page ? /^(text\/html|application\/problem\+json)/ : fhir ? /^application\/(fhir\+)?json/ : /^application\/problem\+json/;
-            if (!expected.test(type)) failures.push(`${where}: content-type ${type}`);
+            const rpc = JSON_RPC.test(op.path) && /^application\/json/.test(type) && (JSON.parse(res.body) as { error?: unknown }).error !== undefined;
+            const expected = page ? /^(text\/html|application\/problem\+json)/ : fhir ? /^application\/(fhir\+json|problem\+json)/ : /^application\/problem\+json/;
+            if (!expected.test(type) && !rpc) failures.push(`${where}: content-type ${type}`);
             else if (type.startsWith('application/problem+json')) {
               const problem = JSON.parse(res.body) as { request_id?: string; status?: number };
               if (problem.status !== res.statusCode || !problem.request_id || problem.request_id !== res.headers['x-request-id']) failures.push(`${where}: ${res.body.slice(0, 200)}`);
