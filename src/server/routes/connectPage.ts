@@ -1,5 +1,5 @@
 /** The hosted connect page: plain server-rendered HTML, one form per provider, readable without scripts or styles. */
-const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+import { escapeHtml as escape } from './consentResultPage.js';
 
 export type ConnectPageProvider = { slug: string; name: string; enabled: boolean; status: 'active' | 'needs_reauth' | 'disconnected' | null };
 
