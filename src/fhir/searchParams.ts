@@ -1,4 +1,3 @@
-import { QUANTITY_CATALOG } from '../catalog/quantityCatalog.js';
 import { parseTimeParam } from '../shared/timeWindow.js';
 import { LOINC } from './observationOfSample.js';
 
@@ -6,10 +5,9 @@ export class FhirSearchError extends Error {
   override name = 'FhirSearchError';
 }
 
-/** Quantity types an Observation search reads, in catalog order: those with a LOINC code, narrowed by `code`. */
-export function typesForCodes(code: string | undefined): string[] {
-  const withLoinc = QUANTITY_CATALOG.filter((t) => t.loinc_code !== null);
-  if (code === undefined) return withLoinc.map((t) => t.type);
+/** The LOINC codes of a `code` parameter (null without one): bare codes or `http://loinc.org|<code>`, comma separated. */
+export function loincCodesOf(code: string | undefined): string[] | null {
+  if (code === undefined) return null;
   const wanted = code.split(',').map((c) => {
     const bar = c.indexOf('|');
     if (bar === -1) return c.trim();
@@ -17,7 +15,7 @@ export function typesForCodes(code: string | undefined): string[] {
     return c.slice(bar + 1).trim();
   });
   if (wanted.some((c) => c === '')) throw new FhirSearchError('code has an empty value');
-  return withLoinc.filter((t) => wanted.includes(t.loinc_code!)).map((t) => t.type);
+  return wanted;
 }
 
 const DAY_MS = 86_400_000;

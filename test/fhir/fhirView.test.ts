@@ -1,7 +1,8 @@
 import { Client } from 'fhir-kit-client';
 import type { Bundle, CapabilityStatement, Observation, OperationOutcome, Patient } from 'fhir/r4.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ingestSamples, quantity } from '../server/records/pipelineFixtures.js';
+import { sleepSession } from '../projections/records/fixtures.js';
+import { ingestRecords, ingestSamples, quantity } from '../server/records/pipelineFixtures.js';
 import { startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { validateR4 } from './r4Validator.js';
 
@@ -39,6 +40,7 @@ beforeAll(async () => {
     // No LOINC code in the catalog: not served as an Observation.
     quantity({ type: 'flights_climbed', unit: 'count', start_date: at(9), value: 3 }),
   ]);
+  await ingestRecords(t, { userId, tenantId: tenant.id }, [sleepSession()]);
 });
 
 afterAll(async () => {
@@ -80,8 +82,8 @@ describe('FHIR R4 view (contracts §10, reads rule 5)', () => {
 
   it('Observation search pages by next links to the end; every resource validates, vital signs against their R4 profiles', async () => {
     const { pages, observations } = await allObservations({ _count: 5 });
-    expect(pages.length).toBe(4);
-    expect(observations.length).toBe(20);
+    expect(pages.length).toBe(5);
+    expect(observations.length).toBe(21);
     for (const o of observations) validateR4(o);
     const byCode = (code: string) => observations.filter((o) => o.code.coding!.some((c) => c.code === code));
     const hr = byCode('8867-4');
@@ -98,6 +100,9 @@ describe('FHIR R4 view (contracts §10, reads rule 5)', () => {
     expect(steps.category).toBeUndefined();
     expect(steps.effectivePeriod).toEqual({ start: at(1), end: new Date(Date.parse(at(1)) + 60_000).toISOString() });
     expect(byCode('8302-2')[0]!.valueQuantity).toMatchObject({ value: 180, code: 'cm' });
+    const sleep = byCode('93832-4')[0]!;
+    expect(sleep).toMatchObject({ effectivePeriod: { start: '2026-11-01T22:00:00.000Z', end: '2026-11-02T06:00:00.000Z' }, valueQuantity: { value: 420, code: 'min' } });
+    expect(sleep.component!.map((c) => [c.code.coding![0]!.code, c.valueQuantity!.value])).toEqual([['93831-6', 90], ['93830-8', 225], ['93829-0', 105]]);
   });
 
   it('the FHIR answer holds the same samples as the REST answer of the same query, in both views', async () => {
@@ -107,6 +112,15 @@ describe('FHIR R4 view (contracts §10, reads rule 5)', () => {
       const ids = (rest.json() as { data: { id: number }[] }).data.map((s) => `sample-${s.id}`);
       expect(observations.map((o) => o.id)).toEqual(ids);
     }
+  });
+
+  it('sleep sessions are Observations with the same records as the sleep route', async () => {
+    const { observations } = await allObservations({ code: '93832-4' });
+    const rest = await t.call('GET', `/v1/users/${userId}/sleep`, { key: tenant.apiKey });
+    expect(observations.map((o) => o.id)).toEqual((rest.json() as { data: { id: number }[] }).data.map((s) => `sleep-${s.id}`));
+    const one = (await fhir.read({ resourceType: 'Observation', id: observations[0]!.id! })) as unknown as Observation;
+    validateR4(one);
+    expect(one).toEqual(observations[0]);
   });
 
   it('code lists and date prefixes narrow the search', async () => {

@@ -2,12 +2,10 @@ import type { Bundle, OperationOutcome, Patient } from 'fhir/r4.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z, ZodError } from 'zod';
-import { getSample } from '../../../queries/records/getSample.js';
-import { listSamples } from '../../../queries/records/listSamples.js';
 import type { UserDoc } from '../../../projections/users/usersProjection.js';
 import { capabilityStatement } from '../../fhir/capabilityStatement.js';
-import { observationOfSample, sampleIdOf } from '../../fhir/observationOfSample.js';
-import { FhirSearchError, typesForCodes, windowForDates } from '../../fhir/searchParams.js';
+import { readObservation, sourcesFor } from '../../fhir/observationSources.js';
+import { FhirSearchError, loincCodesOf, windowForDates } from '../../fhir/searchParams.js';
 import type { Scalar } from '../../readstore/readStore.js';
 import { InvalidCursorError } from '../../shared/cursor.js';
 import { HttpProblem } from '../problems.js';
@@ -109,41 +107,41 @@ export const fhirRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx
 
   app.get(
     '/users/:id/fhir/Observation',
-    { config, schema: { summary: 'FHIR Observation search over quantity samples', tags, params: UserParams, querystring: SearchQuery } },
+    { config, schema: { summary: 'FHIR Observation search over quantity samples and sleep sessions', tags, params: UserParams, querystring: SearchQuery } },
     async (request, reply) => {
       const q = request.query;
       const user = await readableUser(ctx, request.tenantId!, request.params.id);
-      const types = typesForCodes(q.code);
+      const sources = sourcesFor(loincCodesOf(q.code));
       const dates = q.date === undefined ? [] : Array.isArray(q.date) ? q.date : [q.date];
       const window = windowForDates(dates);
-      // One cursor over the types in catalog order: the type's index, then the keyset within it.
+      // One cursor over the sources in their fixed order: the source's index, then the keyset within it.
       const scope = cursorScope('fhir-observation', user.id, { code: q.code ?? null, date: dates, view: q.view });
       const decoded = q._cursor ? cursors.decode(q._cursor, scope) : null;
-      let typeIndex = decoded ? Number(decoded[0]) : 0;
+      let sourceIndex = decoded ? Number(decoded[0]) : 0;
       let after: Scalar[] | null = decoded && decoded.length > 1 ? decoded.slice(1) : null;
-      if (!Number.isInteger(typeIndex) || typeIndex < 0) throw new InvalidCursorError('malformed cursor');
+      if (!Number.isInteger(sourceIndex) || sourceIndex < 0) throw new InvalidCursorError('malformed cursor');
       const entries: Bundle['entry'] = [];
       let next: Scalar[] | null = null;
       const base = `${baseOf(request)}/v1/users/${user.id}/fhir`;
-      while (typeIndex < types.length && entries.length < q._count) {
-        const page = await listSamples(ctx.readStore, { userId: user.id, type: types[typeIndex]!, window, view: q.view }, { after, limit: q._count - entries.length });
-        for (const s of page.items) {
-          const resource = observationOfSample(s, user.id);
+      const query = { userId: user.id, window, view: q.view };
+      while (sourceIndex < sources.length && entries.length < q._count) {
+        const page = await sources[sourceIndex]!.list(ctx.readStore, query, { after, limit: q._count - entries.length });
+        for (const resource of page.items) {
           entries.push({ fullUrl: `${base}/Observation/${resource.id}`, resource, search: { mode: 'match' } });
         }
         if (page.next) {
-          next = [typeIndex, ...page.next];
+          next = [sourceIndex, ...page.next];
           break;
         }
-        typeIndex += 1;
+        sourceIndex += 1;
         after = null;
       }
-      // A page that filled up exactly as a type ended: a next link only if a later type has a sample.
+      // A page that filled up exactly as a source ended: a next link only if a later source has a record.
       if (next === null && entries.length === q._count) {
-        for (; typeIndex < types.length; typeIndex += 1) {
-          const probe = await listSamples(ctx.readStore, { userId: user.id, type: types[typeIndex]!, window, view: q.view }, { limit: 1 });
+        for (; sourceIndex < sources.length; sourceIndex += 1) {
+          const probe = await sources[sourceIndex]!.list(ctx.readStore, query, { limit: 1 });
           if (probe.items.length) {
-            next = [typeIndex];
+            next = [sourceIndex];
             break;
           }
         }
@@ -170,11 +168,9 @@ export const fhirRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx
     { config, schema: { summary: 'FHIR Observation read', tags, params: UserParams.extend({ observation_id: z.string() }) } },
     async (request, reply) => {
       const user = await readableUser(ctx, request.tenantId!, request.params.id);
-      const sampleId = sampleIdOf(request.params.observation_id);
-      const sample = sampleId === null ? null : await getSample(ctx.readStore, user.id, sampleId);
-      const loinc = sample ? typesForCodes(undefined).includes(sample.type) : false;
-      if (!sample || !loinc) throw new HttpProblem(404, `Observation/${request.params.observation_id} not found`);
-      return send(reply, observationOfSample(sample, user.id));
+      const observation = await readObservation(ctx.readStore, user.id, request.params.observation_id);
+      if (!observation) throw new HttpProblem(404, `Observation/${request.params.observation_id} not found`);
+      return send(reply, observation);
     },
   );
 };
