@@ -25,9 +25,9 @@ export type FreshnessEntry = {
 };
 
 /**
- * What a provider connection adds (connections do not exist yet: device providers only). The
- * connection's status decides `disconnected` and `needs_reauth`; a pull's failure or progress
- * will join the ETL jobs' (`failing`, `syncing`, `last_error`).
+ * What a provider connection adds: its status decides `disconnected` and `needs_reauth` (with the
+ * refusal as `last_error`). Provider pulls (sync runs) do not exist yet; when they do, a pull's
+ * failure or progress joins the ETL jobs' (`failing`, `syncing`, `last_error`, `next_pull_at`).
  */
 export type ConnectionFacts = {
   provider: string;
@@ -127,7 +127,7 @@ export async function latestRecordEnd(readStore: ReadStore, userId: string, prov
 
 type JobFacts = { syncing: boolean; failing: boolean; lastError: string | null; lastErrorId: number };
 
-/** One entry per provider, sorted by provider. `now` and `connections` are the caller's (connections: none yet). */
+/** One entry per provider, sorted by provider. `now` and `connections` are the caller's. */
 export async function getFreshness(
   readStore: ReadStore,
   userId: string,
