@@ -135,6 +135,16 @@ describe('MCP tools (spec "Agent interface (MCP)")', () => {
     expect(ok.headers['mcp-session-id']).toBeUndefined();
   });
 
+  it('a user being deleted reads as user not found', async () => {
+    const doomed = (await t.createUser(tenant.apiKey)).id;
+    await t.deleteUser(tenant.apiKey, doomed);
+    const client = await connect(tenant.apiKey);
+    const r = await call(client, 'get_daily', { user_id: doomed });
+    expect(r.isError).toBe(true);
+    expect(r.text).toBe('user not found');
+    await client.close();
+  });
+
   it('explain_sources names the shown source, the rule and the counts', async () => {
     const client = await connect(tenant.apiKey);
     const a = (await call(client, 'explain_sources', { user_id: userId, metric: 'heart_rate' })).answer();

@@ -10,7 +10,7 @@ const AuditEntry = z
     id: z.string(),
     at: DateTime,
     actor: z.enum(['admin', 'tenant', 'user', 'system']),
-    actor_id: z.string().describe('admin, or the id of the tenant key that made the call'),
+    actor_id: z.string().describe('admin, the id of the tenant key that made the call, or of the user token (agent interface)'),
     action: z.string(),
     method: z.string().nullable(),
     path: z.string().nullable(),
