@@ -18,18 +18,19 @@ async function main() {
   }
   const log = createLogger(config.logLevel);
   const ctx = await createContext(config, { log });
+  const demo = process.argv.includes('--demo') || ['1', 'true'].includes((process.env.DEMO ?? '').toLowerCase());
   if (ctx.generatedAdminKey) {
     // Printed once, on the start that generated it; afterwards it is only in DATA_DIR/admin.key.
     process.stdout.write(
       `\nGenerated the instance admin key (saved to ${config.dataDir}/admin.key, mode 0600):\n\n  ${ctx.generatedAdminKey}\n\n` +
-        `Next: npm run cli -- tenants create demo\n\n`,
+        (demo ? '' : `Next: npm run cli -- tenants create demo\n\n`),
     );
   }
   const app = await buildServer(ctx);
   await app.listen({ port: config.port, host: config.host });
   log.info({ backend: config.backend.kind, dataDir: config.dataDir }, 'wellstream listening');
   // `npm start -- --demo` or DEMO=1: a demo tenant with synthetic users (src/demo/demoStart.ts).
-  if (process.argv.includes('--demo') || ['1', 'true'].includes((process.env.DEMO ?? '').toLowerCase())) {
+  if (demo) {
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const host = ['0.0.0.0', '::', ''].includes(config.host) ? 'localhost' : config.host;
