@@ -8,6 +8,9 @@ import { HttpProblem } from '../server/problems.js';
 import { PROMPTS, renderPrompt } from './prompts.js';
 import { TOOL_BY_NAME, TOOLS, ToolRefusal, type ToolCallSummary, type ToolContext } from './tools.js';
 
+type Outcome = 'ok' | 'refused' | 'failed';
+const OUTCOME_STATUS: Record<Outcome, number> = { ok: 200, refused: 400, failed: 500 };
+
 const toolError = (message: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text: message }] });
 
 /** A refusal's short message; anything else is a fault of the service and stays one. */
@@ -43,26 +46,27 @@ export function buildMcpServer(tc: ToolContext, requestId: string): Server {
     const tool = TOOL_BY_NAME.get(request.params.name);
     if (!tool) return toolError(`unknown tool ${request.params.name}`);
     const summary: ToolCallSummary = { userId: null, start: null, end: null };
-    let result: CallToolResult;
-    let outcome: 'ok' | 'refused';
-    const parsed = tool.input.safeParse(request.params.arguments ?? {});
-    if (!parsed.success) {
-      result = toolError(argumentError(parsed.error));
-      outcome = 'refused';
-    } else {
+    // A call that failed on a fault of the service is audited too, then answered as a JSON-RPC error.
+    let outcome: Outcome = 'failed';
+    try {
+      const parsed = tool.input.safeParse(request.params.arguments ?? {});
+      if (!parsed.success) {
+        outcome = 'refused';
+        return toolError(argumentError(parsed.error));
+      }
       try {
         const answer = await tool.run(tc, parsed.data, summary);
-        result = { content: [{ type: 'text', text: JSON.stringify(answer) }] };
         outcome = 'ok';
+        return { content: [{ type: 'text', text: JSON.stringify(answer) }] };
       } catch (err) {
         const message = refusalMessage(err);
         if (message === null) throw err;
-        result = toolError(message);
         outcome = 'refused';
+        return toolError(message);
       }
+    } finally {
+      await audit(tc, requestId, tool.name, summary, outcome);
     }
-    await audit(tc, requestId, tool.name, summary, outcome);
-    return result;
   });
 
   server.setRequestHandler(ListPromptsRequestSchema, async () => ({
@@ -86,7 +90,7 @@ function windowQuery(s: ToolCallSummary): string {
   return text ? `?${text}` : '';
 }
 
-async function audit(tc: ToolContext, requestId: string, tool: string, s: ToolCallSummary, outcome: 'ok' | 'refused') {
+async function audit(tc: ToolContext, requestId: string, tool: string, s: ToolCallSummary, outcome: Outcome) {
   const p = tc.principal;
   await recordAudit(tc.ctx.eventStore, [
     {
@@ -97,7 +101,7 @@ async function audit(tc: ToolContext, requestId: string, tool: string, s: ToolCa
       method: 'POST',
       // The audit route shows no details: the tool and its window read as a path, the user as the target.
       path: `/mcp/tools/${tool}${windowQuery(s)}`,
-      status: outcome === 'ok' ? 200 : 400,
+      status: OUTCOME_STATUS[outcome],
       tenant_id: p.tenantId,
       request_id: requestId,
       target: s.userId,
