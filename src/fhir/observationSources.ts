@@ -2,6 +2,7 @@ import type { Observation } from 'fhir/r4.js';
 import { getSample } from '../../queries/records/getSample.js';
 import { listSamples } from '../../queries/records/listSamples.js';
 import { getSleepSession, listSleepSessions } from '../../queries/records/listSleep.js';
+import { getWorkout, listWorkouts } from '../../queries/records/listWorkouts.js';
 import type { View } from '../../queries/records/mergedPage.js';
 import type { Window } from '../../queries/records/window.js';
 import type { Page, PageRequest } from '../../queries/shared/page.js';
@@ -9,6 +10,7 @@ import { findQuantityType, QUANTITY_CATALOG } from '../catalog/quantityCatalog.j
 import type { ReadStore } from '../readstore/readStore.js';
 import { observationOfSample, sampleIdOf } from './observationOfSample.js';
 import { observationOfSleep, sleepIdOf, SLEEP_DURATION_LOINC } from './observationOfSleep.js';
+import { observationOfWorkout, WORKOUT_LOINC, workoutIdOf } from './observationOfWorkout.js';
 
 type ListQuery = { userId: string; window: Window; view: View };
 
@@ -17,7 +19,7 @@ export type ObservationSource = { code: string; list: (readStore: ReadStore, q: 
 
 const mapPage = <T>(page: Page<T>, map: (row: T) => Observation): Page<Observation> => ({ items: page.items.map(map), next: page.next });
 
-/** Every source in a fixed order: the catalog's quantity types with a LOINC code, then sleep sessions. */
+/** Every source in a fixed order: the catalog's quantity types with a LOINC code, then sleep sessions, then workouts. */
 const SOURCES: readonly ObservationSource[] = [
   ...QUANTITY_CATALOG.filter((t) => t.loinc_code !== null).map(
     (t): ObservationSource => ({
@@ -29,6 +31,10 @@ const SOURCES: readonly ObservationSource[] = [
     code: SLEEP_DURATION_LOINC,
     list: async (readStore, q, page) => mapPage(await listSleepSessions(readStore, q, page), (s) => observationOfSleep(s, q.userId)),
   },
+  {
+    code: WORKOUT_LOINC,
+    list: async (readStore, q, page) => mapPage(await listWorkouts(readStore, q, page), (w) => observationOfWorkout(w, q.userId)),
+  },
 ];
 
 /** The sources a search reads, in the fixed order; all of them without a code filter. */
@@ -36,7 +42,7 @@ export function sourcesFor(codes: readonly string[] | null): ObservationSource[]
   return SOURCES.filter((s) => codes === null || codes.includes(s.code));
 }
 
-/** Observation/{id}: `sample-<id>` or `sleep-<id>`; null for any other id, another user's record or a sample type without LOINC. */
+/** Observation/{id}: `sample-<id>`, `sleep-<id>` or `workout-<id>`; null for any other id, another user's record or a sample type without LOINC. */
 export async function readObservation(readStore: ReadStore, userId: string, id: string): Promise<Observation | null> {
   const sampleId = sampleIdOf(id);
   if (sampleId !== null) {
@@ -47,6 +53,11 @@ export async function readObservation(readStore: ReadStore, userId: string, id: 
   if (sleepId !== null) {
     const session = await getSleepSession(readStore, userId, sleepId);
     return session ? observationOfSleep(session, userId) : null;
+  }
+  const workoutId = workoutIdOf(id);
+  if (workoutId !== null) {
+    const workout = await getWorkout(readStore, userId, workoutId);
+    return workout ? observationOfWorkout(workout, userId) : null;
   }
   return null;
 }

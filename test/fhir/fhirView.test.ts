@@ -1,7 +1,7 @@
 import { Client } from 'fhir-kit-client';
 import type { Bundle, CapabilityStatement, Observation, OperationOutcome, Patient } from 'fhir/r4.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sleepSession } from '../projections/records/fixtures.js';
+import { sleepSession, workout } from '../projections/records/fixtures.js';
 import { ingestRecords, ingestSamples, quantity } from '../server/records/pipelineFixtures.js';
 import { startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { validateR4 } from './r4Validator.js';
@@ -41,6 +41,7 @@ beforeAll(async () => {
     quantity({ type: 'flights_climbed', unit: 'count', start_date: at(9), value: 3 }),
   ]);
   await ingestRecords(t, { userId, tenantId: tenant.id }, [sleepSession()]);
+  await ingestRecords(t, { userId, tenantId: tenant.id }, [workout()]);
 });
 
 afterAll(async () => {
@@ -83,7 +84,7 @@ describe('FHIR R4 view (contracts §10, reads rule 5)', () => {
   it('Observation search pages by next links to the end; every resource validates, vital signs against their R4 profiles', async () => {
     const { pages, observations } = await allObservations({ _count: 5 });
     expect(pages.length).toBe(5);
-    expect(observations.length).toBe(21);
+    expect(observations.length).toBe(22);
     for (const o of observations) validateR4(o);
     const byCode = (code: string) => observations.filter((o) => o.code.coding!.some((c) => c.code === code));
     const hr = byCode('8867-4');
@@ -118,6 +119,17 @@ describe('FHIR R4 view (contracts §10, reads rule 5)', () => {
     const { observations } = await allObservations({ code: '93832-4' });
     const rest = await t.call('GET', `/v1/users/${userId}/sleep`, { key: tenant.apiKey });
     expect(observations.map((o) => o.id)).toEqual((rest.json() as { data: { id: number }[] }).data.map((s) => `sleep-${s.id}`));
+    const one = (await fhir.read({ resourceType: 'Observation', id: observations[0]!.id! })) as unknown as Observation;
+    validateR4(one);
+    expect(one).toEqual(observations[0]);
+  });
+
+  it('workouts are Observations of their duration with the same records as the workouts route', async () => {
+    const { observations } = await allObservations({ code: '101691-4' });
+    const rest = await t.call('GET', `/v1/users/${userId}/workouts`, { key: tenant.apiKey });
+    const workouts = (rest.json() as { data: { id: number; type: string; start_date: string; end_date: string }[] }).data;
+    expect(observations.map((o) => o.id)).toEqual(workouts.map((w) => `workout-${w.id}`));
+    expect(observations[0]).toMatchObject({ code: { text: `workout: ${workouts[0]!.type}` }, effectivePeriod: { start: workouts[0]!.start_date, end: workouts[0]!.end_date } });
     const one = (await fhir.read({ resourceType: 'Observation', id: observations[0]!.id! })) as unknown as Observation;
     validateR4(one);
     expect(one).toEqual(observations[0]);
