@@ -4,7 +4,7 @@ import { coverageReport, dayCondition } from '../../../queries/records/coverage.
 import type { Doc } from '../../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { tempDir } from '../../support/tmp.js';
-import type { QuantityRecord } from '../../../commands/ingestion/records.js';
+import { quantity } from '../../server/records/pipelineFixtures.js';
 import { samplesProjection } from '../../../projections/records/samplesProjection.js';
 import { ingested, project } from '../../projections/records/harness.js';
 import { daily } from '../../projections/records/fixtures.js';
@@ -18,22 +18,7 @@ const stream = (provider: string, source: string) => ({ provider, source, body_w
 /** A step count stored through the samples projection, which keeps the coverage counters. */
 const sample = (start: string, type: string, provider = 'device-a', source = 'apple') => {
   ++n;
-  const record: QuantityRecord = {
-    kind: 'quantity',
-    external_id: `s${n}`,
-    type,
-    value: 10,
-    unit: 'count',
-    start_date: start,
-    end_date: new Date(Date.parse(start) + 60_000).toISOString(),
-    source_name: null,
-    source_bundle_id: null,
-    device_model: null,
-    product_type: null,
-    was_user_entered: false,
-    metadata: {},
-    ...stream(provider, source),
-  };
+  const record = quantity({ external_id: `s${n}`, type, value: 10, start_date: start, ...stream(provider, source) });
   return ingested('quantity', n, [record], { provider, user_id: U, ingested_at: `2026-11-0${(n % 5) + 1}T00:00:00.000Z` });
 };
 

@@ -4,7 +4,7 @@ import { bucketSamples, formatWithOffset, sampleStats, statsWindow, type StatsRo
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { InvalidTimeWindowError } from '../../../src/shared/timeWindow.js';
 import { tempDir } from '../../support/tmp.js';
-import type { QuantityRecord } from '../../../commands/ingestion/records.js';
+import { quantity } from '../../server/records/pipelineFixtures.js';
 import { samplesProjection } from '../../../projections/records/samplesProjection.js';
 import { ingested, project, USER } from '../../projections/records/harness.js';
 
@@ -163,25 +163,7 @@ describe('sampleStats: the read behind the statistics (spec Reads rule 2; Merged
   /** One step count of one stream, stored through the samples projection (flags and rollups included). */
   const sample = (id: number, start: string, value: number, over: { provider?: string; source?: string; body_worn?: boolean } = {}) => {
     const { provider = 'device-a', source = 'apple', body_worn = true } = over;
-    const record: QuantityRecord = {
-      kind: 'quantity',
-      external_id: `s${id}`,
-      type: 'step_count',
-      value,
-      unit: 'count',
-      start_date: start,
-      end_date: new Date(Date.parse(start) + 60_000).toISOString(),
-      source_name: null,
-      source_bundle_id: null,
-      device_model: null,
-      product_type: null,
-      was_user_entered: false,
-      metadata: {},
-      provider,
-      source,
-      body_worn,
-      device: null,
-    };
+    const record = quantity({ external_id: `s${id}`, value, start_date: start, provider, source, body_worn });
     return ingested('quantity', ++position, [record], { provider });
   };
 
