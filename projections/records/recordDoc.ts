@@ -28,3 +28,7 @@ export const ownedFields = (d: Pick<RecordsIngestedData, 'user_id' | 'tenant_id'
 
 /** UTC date of an RFC 3339 UTC time as records carry it (`toISOString()`). */
 export const utcDay = (iso: string): string => iso.slice(0, 10);
+
+/** The UTC date of an instant (epoch ms), and the instant a UTC date starts. */
+export const utcDayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+export const dayStartMs = (day: string): number => Date.parse(`${day}T00:00:00Z`);

@@ -1,5 +1,6 @@
 import type { Filter, ReadStore } from '../../src/readstore/readStore.js';
-import { dayStartMs, SAMPLE_ROLLUPS, utcDayOf, type RollupDoc } from '../../projections/records/sampleRollups/dayRollup.js';
+import { dayStartMs, utcDayOf } from '../../projections/records/recordDoc.js';
+import { SAMPLE_ROLLUPS, type RollupDoc } from '../../projections/records/sampleRollups/dayRollup.js';
 import {
   combine,
   groupColumns,

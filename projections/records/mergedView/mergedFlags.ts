@@ -5,6 +5,7 @@ import type { MergeRule } from '../../../src/merge/sampleMergeRule.js';
 import type { SourcePriorities } from '../../../src/merge/sourceRanking.js';
 import type { Derivation, Projection } from '../../../src/projector/projection.js';
 import type { Change, CollectionSpec, Doc, ReadStore, UpdateChange } from '../../../src/readstore/readStore.js';
+import { dayStartMs, utcDayOf } from '../recordDoc.js';
 
 export const PRIORITIES_SET = 'source_priorities.set';
 
@@ -15,8 +16,6 @@ const DAY_MS = 86_400_000;
 const WINDOW_ROWS = 40_000;
 const MAX_WINDOW_DAYS = 366;
 
-export const utcDayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
-export const dayStartMs = (day: string): number => Date.parse(`${day}T00:00:00Z`);
 
 /** A stored record as the merged view sees it: its interval, its stream, and the row it came from. */
 export type Member = { key: string; start: number; end: number; source: string; body_worn: boolean; provider: string; hidden: boolean; row: Doc };

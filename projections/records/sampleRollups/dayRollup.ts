@@ -106,6 +106,3 @@ export function rollupDay(owner: { user_id: string; tenant_id: string; type: str
   return out;
 }
 
-/** UTC date of an instant. */
-export const utcDayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
-export const dayStartMs = (day: string): number => Date.parse(`${day}T00:00:00Z`);

@@ -1,7 +1,8 @@
 import { sampleMergeRule } from '../../../src/merge/sampleMergeRule.js';
 import type { Change } from '../../../src/readstore/readStore.js';
 import type { MergedKind } from '../mergedView/mergedFlags.js';
-import { rollupDay, SAMPLE_ROLLUPS, utcDayOf } from './dayRollup.js';
+import { utcDayOf } from '../recordDoc.js';
+import { rollupDay, SAMPLE_ROLLUPS } from './dayRollup.js';
 
 const DAY_MS = 86_400_000;
 
