@@ -2,7 +2,7 @@ import type { Filter, ReadStore } from '../../src/readstore/readStore.js';
 import { REJECTED_RECORDS } from '../../projections/ingestion/rejectedRecordsProjection.js';
 import { SAMPLE_ROLLUPS } from '../../projections/records/sampleRollups/dayRollup.js';
 import { DAY_GROUP, groupColumns } from '../../projections/records/sampleRollups/rollupLayout.js';
-import { mergedFilter, type View } from './mergedPage.js';
+import { mergedFilter, type View } from './view.js';
 import type { Window } from './window.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { Filter, ReadStore } from '../../src/readstore/readStore.js';
 import type { CategorySampleDoc } from '../../projections/records/categorySamplesProjection.js';
 import { findPage, type Page, type PageRequest } from '../shared/page.js';
-import { mergedFilter, withPrimary, type View } from './mergedPage.js';
+import { mergedFilter, withPrimary, type View } from './view.js';
 import { windowFilter, type Window } from './window.js';
 
 export type ListCategorySamples = { userId: string; type?: string; window: Window; view: View };

@@ -1,7 +1,7 @@
 import type { Filter, ReadStore } from '../../src/readstore/readStore.js';
 import type { DailySummaryDoc } from '../../projections/records/dailySummariesProjection.js';
 import { findPage, type Page, type PageRequest } from '../shared/page.js';
-import { mergedFilter, withPrimary, type View } from './mergedPage.js';
+import { mergedFilter, withPrimary, type View } from './view.js';
 import { dateWindowFilter, type Window } from './window.js';
 
 export type ListDailySummaries = { userId: string; window: Window; view: View };

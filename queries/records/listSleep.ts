@@ -1,7 +1,7 @@
 import type { Filter, ReadStore } from '../../src/readstore/readStore.js';
 import type { SleepPhaseDoc, SleepSessionDoc } from '../../projections/records/sleepProjection.js';
 import { findPage, type Page, type PageRequest } from '../shared/page.js';
-import { mergedFilter, withPrimary, type View } from './mergedPage.js';
+import { mergedFilter, withPrimary, type View } from './view.js';
 import { windowFilter, type Window } from './window.js';
 
 export type ListSleepSessions = { userId: string; window: Window; view: View };

@@ -14,7 +14,7 @@ import {
   type Stat,
   type StatGroup,
 } from '../../projections/records/sampleRollups/rollupLayout.js';
-import type { View } from './mergedPage.js';
+import type { View } from './view.js';
 
 const QUARTER_MS = 900_000;
 const DAY_MS = 86_400_000;

@@ -6,7 +6,7 @@ import { InvalidTimeWindowError, parseTimeParam } from '../../src/shared/timeWin
 import { canonicalTimeZone } from '../../src/shared/timeZones.js';
 import { offsetSegments } from '../../src/shared/zoneOffsets.js';
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
-import { mergedFilter, type View } from './mergedPage.js';
+import { mergedFilter, type View } from './view.js';
 import { quarterAligned, statsFromRollups, type Interval } from './rollupStats.js';
 
 /**

@@ -3,7 +3,7 @@ import { getSample } from '../../queries/records/getSample.js';
 import { listSamples } from '../../queries/records/listSamples.js';
 import { getSleepSession, listSleepSessions } from '../../queries/records/listSleep.js';
 import { getWorkout, listWorkouts } from '../../queries/records/listWorkouts.js';
-import type { View } from '../../queries/records/mergedPage.js';
+import type { View } from '../../queries/records/view.js';
 import type { Window } from '../../queries/records/window.js';
 import type { Page, PageRequest } from '../../queries/shared/page.js';
 import { findQuantityType, QUANTITY_CATALOG } from '../catalog/quantityCatalog.js';

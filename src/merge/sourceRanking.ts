@@ -20,7 +20,7 @@ export const BUILTIN_SOURCE_ORDER: Readonly<Record<MetricGroup, readonly string[
 
 export type Stream = { source: string; body_worn: boolean; provider: string };
 
-/** User orders keyed by metric, group or `*` (the later source-priorities route fills this). */
+/** User orders keyed by metric, group or `*` (set by PUT /v1/users/{id}/source-priorities). */
 export type SourcePriorities = Readonly<Record<string, readonly string[]>>;
 
 export function sourceOrderFor(metric: string, group: MetricGroup, priorities: SourcePriorities = {}): readonly string[] {
