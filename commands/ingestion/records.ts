@@ -217,6 +217,12 @@ export type ParseContext = {
   provider: string;
   /** When the payload was received. Parsers judge plausibility against it, never the clock, so a re-run gives the same records. */
   receivedAt: string;
+  /**
+   * For a payload pulled from or pushed by a provider: the provider's data type the payload holds
+   * (`PulledPayload.dataType`, src/connectors/pullConnector.ts), which picks its decoder. Null for
+   * device uploads, whose format is the provider itself.
+   */
+  dataType: string | null;
 };
 
 /**

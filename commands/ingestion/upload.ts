@@ -27,6 +27,8 @@ export type UploadAccepted = Event<
      * uploads accepted before data keys existed (generation 0, raw payload stored in the clear).
      */
     key_generation?: number;
+    /** A pulled or pushed payload's data type (ParseContext.dataType); absent on device uploads. */
+    data_type?: string;
   }
 >;
 export type EtlTier = 'upload' | 'sync' | 'backfill';

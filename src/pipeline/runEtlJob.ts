@@ -66,7 +66,7 @@ export async function runEtlJob(
     expectedRevision = result.nextExpectedRevision;
   };
 
-  for await (const item of parser.parse(payload, { provider: upload.provider, receivedAt: upload.accepted_at })) {
+  for await (const item of parser.parse(payload, { provider: upload.provider, receivedAt: upload.accepted_at, dataType: upload.data_type ?? null })) {
     if ('rejected' in item) {
       // Keyed by content: the same bad line sent again is still one rejected record.
       const key = sha256Hex(`${upload.provider}\u0000${item.rejected.reason}\u0000${item.rejected.excerpt}`);

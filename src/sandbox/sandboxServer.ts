@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { CONNECTED_PROVIDERS, connectedProvider } from '../connectors/providers.js';
 import type { ProviderDescriptor } from '../connectors/providerDescriptor.js';
+import { SANDBOX_DATA } from './data/index.js';
 import { FailurePlan, type Failure } from './failures.js';
 import { SANDBOX_CLIENTS } from './sandboxClients.js';
 import { tokenAnswer, tokenError } from './tokenAnswers.js';
@@ -13,11 +14,25 @@ import { tokenAnswer, tokenError } from './tokenAnswers.js';
  * it, refresh), revocation, and data APIs (src/sandbox/data/). Each provider listens on its own
  * port because the providers share paths (`/oauth/token`), and `<SLUG>_BASE_URL` keeps paths.
  */
-export type Grant = { provider: string; code: string; redirectUri: string; challenge: string | null; scope: string; used: boolean };
-export type IssuedToken = { provider: string; access: string; refresh: string; scope: string; expiresAt: number; revoked: boolean };
+export type Grant = { provider: string; code: string; redirectUri: string; challenge: string | null; scope: string; used: boolean; user: string };
+export type IssuedToken = { provider: string; access: string; refresh: string; scope: string; expiresAt: number; revoked: boolean; user: string };
 
-export type DataHandler = (ctx: { path: string; query: URLSearchParams; token: IssuedToken; now: Date }) => { status: number; body: unknown } | null;
+/**
+ * A provider's data API in the sandbox (src/sandbox/data/<slug>.ts). `token.user` is the sandbox
+ * user the grant belongs to: handlers answer that user's data, generated deterministically from
+ * it, so every pull of the same window answers the same records. A handler answers null for a
+ * path it does not serve (404). `headers` are added to the answer (Link, rate-limit headers).
+ */
+export type DataHandler = (ctx: {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  form: URLSearchParams;
+  token: IssuedToken;
+  now: Date;
+}) => { status: number; body: unknown; headers?: Record<string, string> } | null;
 
+/** `data` replaces the providers' data APIs (default: src/sandbox/data/, every provider's). */
 export type SandboxOptions = { host?: string; ports?: Partial<Record<string, number>>; now?: () => Date; data?: Partial<Record<string, DataHandler>> };
 
 export type Sandbox = {
@@ -47,8 +62,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const servers: Server[] = [];
   const urls: Record<string, string> = {};
 
-  const issue = (provider: string, scope: string): IssuedToken => {
-    const t: IssuedToken = { provider, access: randomBytes(24).toString('base64url'), refresh: randomBytes(24).toString('base64url'), scope, expiresAt: now().getTime() + 86_400_000, revoked: false };
+  const data = options.data ?? SANDBOX_DATA;
+  const issue = (provider: string, scope: string, user: string): IssuedToken => {
+    const t: IssuedToken = {
+      provider,
+      access: randomBytes(24).toString('base64url'),
+      refresh: randomBytes(24).toString('base64url'),
+      scope,
+      expiresAt: now().getTime() + 86_400_000,
+      revoked: false,
+      user,
+    };
     tokens.set(`a:${t.access}`, t);
     tokens.set(`r:${t.refresh}`, t);
     return t;
@@ -96,14 +120,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       revoked.set(provider.slug, (revoked.get(provider.slug) ?? 0) + 1);
       return send(res, 200, {});
     }
-    const handler = options.data?.[provider.slug];
-    if (req.method === 'GET' && handler) {
+    const handler = data[provider.slug];
+    if (handler) {
       const access = bearer(req);
       const t = access ? tokens.get(`a:${access}`) : undefined;
       if (failed(provider, res, 'data')) return;
       if (!t || t.revoked || t.expiresAt <= now().getTime()) return send(res, 401, { error: 'invalid_token' });
-      const answer = handler({ path: url.pathname, query: url.searchParams, token: t, now: now() });
-      if (answer) return send(res, answer.status, answer.body);
+      const body = req.method === 'GET' ? new URLSearchParams() : await form(req);
+      const answer = handler({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, form: body, token: t, now: now() });
+      if (answer) return send(res, answer.status, answer.body, answer.headers);
     }
     send(res, 404, { error: 'not found' });
   }
@@ -140,7 +165,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       const scope = q.get('scope') ?? '';
       const method = q.get('code_challenge_method');
       if (q.get('code_challenge') && method !== 'S256') return send(res, 400, { error: 'invalid_request', error_description: 'only S256' });
-      grants.set(code, { provider: provider.slug, code, redirectUri: redirect, challenge: q.get('code_challenge'), scope, used: false });
+      // The sandbox plays one person per provider application, as a provider's test account does:
+      // every consent (a reconnect included) reaches the same data.
+      const user = createHash('sha256').update(`${provider.slug}:${client.id}`).digest('hex').slice(0, 16);
+      grants.set(code, { provider: provider.slug, code, redirectUri: redirect, challenge: q.get('code_challenge'), scope, used: false, user });
       back.searchParams.set('code', code);
       // Strava reports the scopes the athlete accepted on the redirect, not in the token answer.
       if (provider.slug === 'strava') back.searchParams.set('scope', scope);
@@ -162,13 +190,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       if (body.get('redirect_uri') !== grant.redirectUri) return tokenError(provider.slug, res, 'invalid_grant', 'redirect_uri differs from the authorisation request');
       if (grant.challenge && s256(body.get('code_verifier') ?? '') !== grant.challenge) return tokenError(provider.slug, res, 'invalid_grant', 'code_verifier does not match');
       grant.used = true;
-      return tokenAnswer(provider.slug, res, issue(provider.slug, grant.scope), now());
+      return tokenAnswer(provider.slug, res, issue(provider.slug, grant.scope, grant.user), now());
     }
     if (grantType === 'refresh_token') {
       const old = tokens.get(`r:${body.get('refresh_token') ?? ''}`);
       if (!old || old.revoked) return tokenError(provider.slug, res, 'invalid_grant', 'refresh token revoked or unknown');
       old.revoked = true;
-      return tokenAnswer(provider.slug, res, issue(provider.slug, old.scope), now());
+      return tokenAnswer(provider.slug, res, issue(provider.slug, old.scope, old.user), now());
     }
     tokenError(provider.slug, res, 'unsupported_grant_type', `grant_type ${grantType ?? '(none)'}`);
   }

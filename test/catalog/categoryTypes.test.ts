@@ -16,7 +16,7 @@ describe('category type vocabulary (contracts §6 keys; docs/formats/device-a.md
       JSON.stringify({ kind: 'category', uuid: `CAT-${i}`, type, value: 1, start_date: '2026-11-01T08:00:00Z', end_date: '2026-11-01T08:30:00Z' }),
     );
     const records: NormalizedRecord[] = [];
-    for await (const item of healthKitParser.parse(gzipSync(lines.join('\n') + '\n'), { provider: 'device-a', receivedAt: '2026-11-22T00:00:00.000Z' })) {
+    for await (const item of healthKitParser.parse(gzipSync(lines.join('\n') + '\n'), { provider: 'device-a', receivedAt: '2026-11-22T00:00:00.000Z', dataType: null })) {
       expect('rejected' in item ? item.rejected : null).toBeNull();
       if ('record' in item) records.push(item.record);
     }

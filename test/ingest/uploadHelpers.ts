@@ -122,7 +122,7 @@ export function listFiles(dir: string): string[] {
 /** Runs the slug's own parser over a payload, as the ETL does: the expectation of every read. */
 export async function parsePayload(slug: string, payload: Buffer): Promise<{ records: NormalizedRecord[]; rejected: RejectedItem[] }> {
   const items: ParseItem[] = [];
-  for await (const item of deviceParsers[slug]!.parse(payload, { provider: slug, receivedAt: new Date().toISOString() })) items.push(item);
+  for await (const item of deviceParsers[slug]!.parse(payload, { provider: slug, receivedAt: new Date().toISOString(), dataType: null })) items.push(item);
   return {
     records: items.flatMap((i) => ('record' in i ? [i.record] : [])),
     rejected: items.flatMap((i) => ('rejected' in i ? [i.rejected] : [])),

@@ -27,7 +27,7 @@ type Parsed = { items: ParseItem[]; records: NormalizedRecord[]; rejected: Rejec
 
 async function parseGz(gz: Buffer): Promise<Parsed> {
   const items: ParseItem[] = [];
-  for await (const item of healthKitParser.parse(gz, { provider: 'device-a', receivedAt: '2026-11-22T00:00:00.000Z' })) items.push(item);
+  for await (const item of healthKitParser.parse(gz, { provider: 'device-a', receivedAt: '2026-11-22T00:00:00.000Z', dataType: null })) items.push(item);
   return {
     items,
     records: items.flatMap((i) => ('record' in i ? [i.record] : [])),
@@ -587,7 +587,7 @@ describe('healthKitParser: rules in detail', () => {
   it('stops cleanly when the consumer stops early', async () => {
     const text = Array.from({ length: 5000 }, (_, i) => line({ kind: 'quantity', uuid: `S-${i}`, type: 'HKQuantityTypeIdentifierStepCount', value: i, unit: 'count', start_date: '2026-11-01T08:00:00Z', end_date: '2026-11-01T08:01:00Z' })).join('\n');
     let n = 0;
-    for await (const item of healthKitParser.parse(gzipSync(text), { provider: 'device-a', receivedAt: '2026-11-22T00:00:00.000Z' })) {
+    for await (const item of healthKitParser.parse(gzipSync(text), { provider: 'device-a', receivedAt: '2026-11-22T00:00:00.000Z', dataType: null })) {
       expect('record' in item).toBe(true);
       if (++n === 10) break;
     }
@@ -622,7 +622,7 @@ describe('healthKitParser: streaming (records.ts DeviceParser: a big upload neve
     let rejected = 0;
     let converted = 0;
     let last: QuantityRecord | undefined;
-    for await (const item of healthKitParser.parse(gz, { provider: 'device-a', receivedAt: '2026-11-22T00:00:00.000Z' })) {
+    for await (const item of healthKitParser.parse(gz, { provider: 'device-a', receivedAt: '2026-11-22T00:00:00.000Z', dataType: null })) {
       if ('rejected' in item) rejected++;
       else {
         records++;

@@ -13,7 +13,7 @@ const P = 'device-b';
 
 async function parse(payload: Buffer | string): Promise<{ records: NormalizedRecord[]; rejected: RejectedItem[]; items: ParseItem[] }> {
   const items: ParseItem[] = [];
-  for await (const item of healthConnectParser.parse(Buffer.isBuffer(payload) ? payload : Buffer.from(payload), { provider: P, receivedAt: '2026-11-22T00:00:00.000Z' })) items.push(item);
+  for await (const item of healthConnectParser.parse(Buffer.isBuffer(payload) ? payload : Buffer.from(payload), { provider: P, receivedAt: '2026-11-22T00:00:00.000Z', dataType: null })) items.push(item);
   return {
     items,
     records: items.flatMap((i) => ('record' in i ? [i.record] : [])),

@@ -4,7 +4,7 @@ import type { ParseItem, QuantityRecord, RejectedItem, SleepSessionRecord, Worko
 import { gadgetbridgeParser } from '../../../../src/connectors/devices/deviceC/gadgetbridgeParser.js';
 import { at, buildGadgetbridgeDb, buildGadgetbridgeExport, DEVICES, insertDevice } from '../../../fixtures/device-c/buildGadgetbridgeExport.js';
 
-const ctx = { provider: 'device-c', receivedAt: '2026-11-22T00:00:00.000Z' };
+const ctx = { provider: 'device-c', receivedAt: '2026-11-22T00:00:00.000Z', dataType: null };
 const MI = DEVICES.miBand6.identifier;
 const GTR = DEVICES.gtr4.identifier;
 const BAND8 = DEVICES.band8.identifier;
