@@ -64,6 +64,8 @@ export type PullContext = {
 
 export interface PullConnector {
   descriptor: ProviderDescriptor;
+  /** The data API's documented origins by name, `data` first (`ProviderRequest.origin`); `<SLUG>_BASE_URL` replaces them all. */
+  origins: Readonly<Record<string, string>>;
   /**
    * Yields every payload the window needs, page by page, in an order that lets the engine store
    * each before asking for the next (a crash mid-run loses at most the page in flight; the
