@@ -10,7 +10,10 @@ export const UPLOAD_ID = /^[A-Za-z0-9._-]{1,128}$/;
 export const AcceptUploadInput = z.object({
   tenantId: z.string().uuid(),
   userId: z.string().uuid(),
-  tokenId: z.string().uuid(),
+  /** Who stores it: the user token's id for a device upload, `sync-run:<id>` for a pull, `push:<provider>` for a push. */
+  actor: z.string().min(1).max(200).optional(),
+  /** A device upload's user token id (older callers); the actor when `actor` is absent. */
+  tokenId: z.string().uuid().optional(),
   provider: z.string().min(1),
   uploadId: z.string().regex(UPLOAD_ID),
   objectKey: z.string().min(1),
@@ -19,8 +22,11 @@ export const AcceptUploadInput = z.object({
   contentType: z.string(),
   /** The generation of the user's data of this provider (its ledger, commands/deletions/providerData.ts) the payload was sealed for. */
   generation: z.number().int().min(0).default(0),
+  tier: z.enum(['upload', 'sync', 'backfill']).default('upload'),
+  /** A pulled or pushed payload's data type (ParseContext.dataType). */
+  dataType: z.string().min(1).max(100).optional(),
   at: z.string().datetime(),
-});
+}).refine((c) => c.actor !== undefined || c.tokenId !== undefined, { message: 'an actor or a token id is required' });
 export type AcceptUpload = z.infer<typeof AcceptUploadInput>;
 
 export type AcceptUploadOutcome = { replayed: boolean; accepted: NonNullable<UploadState['accepted']> };
@@ -48,10 +54,12 @@ export function decideAcceptUpload(cmd: AcceptUpload, state: UploadState, user: 
         sha256: cmd.sha256,
         bytes: cmd.bytes,
         content_type: cmd.contentType,
-        tier: 'upload',
+        tier: cmd.tier,
         accepted_at: cmd.at,
-        token_id: cmd.tokenId,
+        // The actor: named token_id since device uploads were the first writers.
+        token_id: (cmd.actor ?? cmd.tokenId)!,
         key_generation: cmd.generation,
+        ...(cmd.dataType ? { data_type: cmd.dataType } : {}),
       },
     },
   ];

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { Readable, Writable } from 'node:stream';
@@ -6,17 +5,9 @@ import multipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { loadProviderDataHead } from '../../../commands/deletions/providerData.js';
-import { refusalOf, registerDataWrite } from '../../../commands/deletions/registerDataWrite.js';
-import { acceptUpload, findUpload, UPLOAD_ID } from '../../../commands/ingestion/acceptUpload.js';
-import { uploadStream } from '../../../commands/ingestion/upload.js';
-import { loadState } from '../../../commands/shared/commandHandler.js';
-import { DomainError } from '../../../commands/shared/domainError.js';
-import { userState, userStream } from '../../../commands/users/user.js';
+import { UPLOAD_ID } from '../../../commands/ingestion/acceptUpload.js';
 import { DEVICE_SLUGS } from '../../connectors/devices/index.js';
-import { DataKeyDestroyedError } from '../../crypto/dataKeys.js';
-import { sealBytes } from '../../crypto/payloadCipher.js';
-import { rawNamespace } from '../../rawstore/rawNamespaces.js';
+import { storeProviderPayload } from '../../pipeline/storeProviderPayload.js';
 import { HttpProblem, problems } from '../problems.js';
 import { withProblems } from '../schemas.js';
 import type { RouteOptions } from './routeOptions.js';
@@ -78,72 +69,18 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
       }
 
       const { payload, contentType } = await readPayload(request, slug);
-      const sha256 = createHash('sha256').update(payload).digest('hex');
-      // Spec "Provider erasure": while the provider's data is being erased, uploads are refused and nothing is kept.
-      const head = await loadProviderDataHead(ctx.eventStore, principal.userId, slug);
-      const refusal = refusalOf(head);
-      if (refusal) throw refusal;
-      const generation = head.generation;
-      const previous = await findUpload(ctx.eventStore, principal.userId, slug, uploadId, generation);
-      if (previous) {
-        if (previous.sha256 !== sha256) throw problems.unprocessable('Upload-Id was already used with a different body');
-        return reply
-          .code(202)
-          .header('idempotent-replayed', 'true')
-          .send({ upload_id: uploadId, provider: slug, bytes: previous.bytes, status: 'accepted' as const });
-      }
-
-      // Stored sealed with the data key of this generation (docs/erasure.md): once the data is
-      // erased, a copy of the payload left anywhere opens no more.
-      const dataKey = await ctx.dataKeys.issue({ userId: principal.userId, provider: slug, generation }, principal.tenantId).catch(async (err: unknown) => {
-        // Erased since the ledger was read: the user deleted (410) or the provider's data (409).
-        if (err instanceof DataKeyDestroyedError) throw refusalOf(await loadProviderDataHead(ctx.eventStore, principal.userId, slug), generation) ?? err;
-        throw err;
-      });
-      const stored = await ctx.rawStore.put(sealBytes(dataKey.key, payload, dataKey.keyId), rawNamespace(principal.userId, slug, generation), { sha256 }).catch(async (err: unknown) => {
-        // An erasure that began meanwhile sweeps the namespace, possibly under this very write:
-        // for a user deletion that is the spec's 410 (token accepted just before deletion began).
-        const user = (await loadState(ctx.eventStore, userStream(principal.userId), userState)).state;
-        if (user.status !== 'active') throw new DomainError('gone', 'the user is being deleted');
-        const now = refusalOf(await loadProviderDataHead(ctx.eventStore, principal.userId, slug), generation);
-        if (now) throw now;
-        throw err;
-      });
-      // Refused from here on: the payload just stored goes (the erasure may have swept it already).
-      const forget = () => ctx.rawStore.delete(stored.key);
-      const at = new Date().toISOString();
-      await registerDataWrite(ctx.eventStore, {
+      const result = await storeProviderPayload(ctx, {
         tenantId: principal.tenantId,
         userId: principal.userId,
         provider: slug,
-        generation,
-        writeStream: uploadStream(principal.userId, slug, uploadId, generation),
-        at,
-      }).catch(async (err: unknown) => {
-        await forget();
-        throw err;
-      });
-      const result = await acceptUpload(ctx.eventStore, {
-        tenantId: principal.tenantId,
-        userId: principal.userId,
-        tokenId: principal.tokenId,
-        provider: slug,
-        uploadId,
-        objectKey: stored.key,
-        // The payload's own digest and size, as sent (Upload-Id replays compare them), not the sealed object's.
-        sha256,
-        bytes: payload.length,
+        payloadId: uploadId,
+        body: payload,
         contentType,
-        generation,
-        at,
-      }).catch(async (err: unknown) => {
-        await forget();
-        throw err;
+        tier: 'upload',
+        actor: principal.tokenId,
       });
-      // A racing request with the same Upload-Id was accepted first, with its own sealed copy.
-      if (result.replayed && result.accepted.object_key !== stored.key) await forget();
       if (!result.replayed) {
-        await ctx.settle(result.position, ['etl_jobs']);
+        await ctx.settle(result.position ?? undefined, ['etl_jobs']);
         ctx.etl.kick();
       } else reply.header('idempotent-replayed', 'true');
       return reply.code(202).send({ upload_id: uploadId, provider: slug, bytes: result.accepted.bytes, status: 'accepted' as const });
