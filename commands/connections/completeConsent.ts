@@ -1,7 +1,7 @@
 import { ConcurrencyError, type EventStore } from '../../src/eventstore/eventStore.js';
 import { exchangeCode, ProviderCallError, type OAuthClient } from '../../src/connectors/oauthClient.js';
 import type { ConsentCategory, ProviderDescriptor } from '../../src/connectors/providerDescriptor.js';
-import { openValue, sealValue } from '../../src/crypto/sealedValue.js';
+import { openValue, sealValue, type ValueSealer } from '../../src/crypto/sealedValue.js';
 import { loadState } from '../shared/commandHandler.js';
 import {
   connectionOwner,
@@ -47,7 +47,7 @@ export const splitScopes = (scope: string) => scope.split(/[\s,]+/).filter((s) =
  * second finds its append refused and answers an error. Reconnecting after needs_reauth makes the
  * connection usable again (spec "Connection").
  */
-export async function completeConsent(eventStore: EventStore, sealingKey: Buffer, client: OAuthClient, cb: ConsentCallback): Promise<ConsentOutcome> {
+export async function completeConsent(eventStore: EventStore, sealer: ValueSealer, client: OAuthClient, cb: ConsentCallback): Promise<ConsentOutcome> {
   const stream = connectionStream(cb.userId, cb.provider.slug);
   const { state, revision } = await loadState(eventStore, stream, connectionState);
   const pending = state.pending[cb.stateHash];
@@ -64,14 +64,14 @@ export async function completeConsent(eventStore: EventStore, sealingKey: Buffer
 
   let tokens;
   try {
-    const verifier = pending.verifierSealed ? openValue(sealingKey, VERIFIER_PURPOSE, connectionOwner(cb.userId, cb.provider.slug), pending.verifierSealed) : null;
+    const verifier = pending.verifierSealed ? openValue(sealer, VERIFIER_PURPOSE, connectionOwner(cb.userId, cb.provider.slug), pending.verifierSealed) : null;
     tokens = await exchangeCode(cb.provider, client, { code: cb.code, redirectUri: cb.callbackUrl, verifier }, new Date(cb.at));
   } catch (err) {
     return fail(err instanceof ProviderCallError ? err.message : 'the code could not be exchanged');
   }
   const scopes = splitScopes(tokens.scope ?? cb.scope ?? Object.keys(cb.provider.oauth.scopes).join(' '));
   const categories = categoriesOf(cb.provider, scopes);
-  const sealed = sealValue(sealingKey, TOKEN_PURPOSE, connectionOwner(cb.userId, cb.provider.slug), JSON.stringify(tokens));
+  const sealed = sealValue(sealer, TOKEN_PURPOSE, connectionOwner(cb.userId, cb.provider.slug), JSON.stringify(tokens));
   const events: ConnectionEvent[] = [
     {
       type: 'connection.established',

@@ -25,6 +25,8 @@ export type ConsentChanged = Event<
   Base & { category: ConsentCategory; actor_id: string; evidence: string; at: string }
 >;
 export type TokensRefreshed = Event<'connection.tokens_refreshed', Base & { tokens_sealed: string; at: string }>;
+/** The same tokens sealed again under the current SEALING_KEY (`datakeys reseal`, a rotation's second half). */
+export type TokensResealed = Event<'connection.tokens_resealed', Base & { tokens_sealed: string; at: string }>;
 export type ConnectionNeedsReauth = Event<'connection.needs_reauth', Base & { reason: string; error: string | null; at: string }>;
 export type ConnectionDisconnected = Event<'connection.disconnected', Base & { reason: string; at: string; by: string }>;
 
@@ -37,6 +39,7 @@ export type ConnectionEvent =
   | ConsentFailed
   | ConsentChanged
   | TokensRefreshed
+  | TokensResealed
   | ConnectionNeedsReauth
   | ConnectionDisconnected
   | ConnectionErased;
@@ -71,10 +74,11 @@ export const connectionState: StreamState<ConnectionState, ConnectionEvent> = {
           pending: { ...state.pending, [event.data.state_hash]: { redirectUri: event.data.redirect_uri, verifierSealed: event.data.verifier_sealed, expiresAt: event.data.expires_at, by: event.data.by } },
         };
       case 'connection.established':
-        return { ...state, status: 'active', categories: event.data.categories, application: event.data.application, tokensSealed: event.data.tokens_sealed, pending: without(state.pending, event.data.state_hash) };
+        return { ...state, status: 'active', tenantId: d.tenant_id, categories: event.data.categories, application: event.data.application, tokensSealed: event.data.tokens_sealed, pending: without(state.pending, event.data.state_hash) };
       case 'connection.consent_failed':
         return { ...state, pending: without(state.pending, event.data.state_hash) };
       case 'connection.tokens_refreshed':
+      case 'connection.tokens_resealed':
         return { ...state, tokensSealed: event.data.tokens_sealed };
       case 'connection.needs_reauth':
         return { ...state, status: 'needs_reauth' };

@@ -2,7 +2,7 @@ import type { ProviderSettings } from '../../src/config.js';
 import type { EventStore } from '../../src/eventstore/eventStore.js';
 import { revokeGrant, type TokenSet } from '../../src/connectors/oauthClient.js';
 import { CONNECTED_PROVIDERS } from '../../src/connectors/providers.js';
-import { openValue } from '../../src/crypto/sealedValue.js';
+import { openValue, type ValueSealer } from '../../src/crypto/sealedValue.js';
 import { resolveProviderClient } from '../../queries/connections/providerKeys.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
 import { CONNECTIONS, CONSENT_EVENTS, CONSENT_STATES, connectionDocId, type ConnectionDoc } from '../../projections/connections/connectionsProjection.js';
@@ -17,7 +17,7 @@ import { connectionOwner, connectionState, connectionStream, holdsGrant, TOKEN_P
  * the user exists); a user's deletion revokes the grants at the providers (best effort, spec
  * "User": deleting → removed) and erases the connection streams, history included.
  */
-export function connectionErasureHook(deps: { eventStore: EventStore; readStore: ReadStore; sealingKey: Buffer; providers: Record<string, ProviderSettings> }): ErasureHook {
+export function connectionErasureHook(deps: { eventStore: EventStore; readStore: ReadStore; sealer: ValueSealer; providers: Record<string, ProviderSettings> }): ErasureHook {
   const { eventStore, readStore } = deps;
   return {
     name: 'connections',
@@ -38,8 +38,8 @@ export function connectionErasureHook(deps: { eventStore: EventStore; readStore:
         const { state } = await loadState(eventStore, stream, connectionState);
         if (holdsGrant(state.status) && state.tokensSealed) {
           try {
-            const client = await resolveProviderClient(readStore, deps.sealingKey, deps.providers, job.tenantId, p.slug);
-            const tokens = JSON.parse(openValue(deps.sealingKey, TOKEN_PURPOSE, connectionOwner(job.userId, p.slug), state.tokensSealed)) as TokenSet;
+            const client = await resolveProviderClient(readStore, deps.sealer, deps.providers, job.tenantId, p.slug);
+            const tokens = JSON.parse(openValue(deps.sealer, TOKEN_PURPOSE, connectionOwner(job.userId, p.slug), state.tokensSealed)) as TokenSet;
             if (client) await revokeGrant(p, client, tokens.accessToken);
           } catch {
             // Best effort: a grant that cannot be revoked expires at the provider.

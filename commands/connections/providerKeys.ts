@@ -23,22 +23,26 @@ export type ProviderKeysReplaced = Event<
   }
 >;
 export type ProviderKeysRemoved = Event<'provider_keys.removed', { tenant_id: string; provider: string; at: string; by: string }>;
-export type ProviderKeysEvent = ProviderKeysReplaced | ProviderKeysRemoved;
+/** The same values sealed again under the current SEALING_KEY (`datakeys reseal`, a rotation's second half). */
+export type ProviderKeysResealed = Event<'provider_keys.resealed', { tenant_id: string; provider: string; sealed_values: Record<string, string>; at: string; by: string }>;
+export type ProviderKeysEvent = ProviderKeysReplaced | ProviderKeysRemoved | ProviderKeysResealed;
 
 export const PROVIDER_KEY_PURPOSE = 'provider key v1';
 export const providerKeyOwner = (tenantId: string, provider: string, name: string) => `${tenantId}:${provider}:${name}`;
 export const providerKeysStream = (tenantId: string, provider: string) => `provider-keys-${tenantId}-${provider}`;
 
-export type ProviderKeysState = { set: boolean; application: string | null; createdAt: string | null };
+export type ProviderKeysState = { set: boolean; application: string | null; createdAt: string | null; sealedValues: Record<string, string> };
 
 export const providerKeysState: StreamState<ProviderKeysState, ProviderKeysEvent> = {
-  initialState: () => ({ set: false, application: null, createdAt: null }),
+  initialState: () => ({ set: false, application: null, createdAt: null, sealedValues: {} }),
   evolve: (state, event) => {
     switch (event.type) {
       case 'provider_keys.replaced':
-        return { set: true, application: event.data.application, createdAt: event.data.created_at };
+        return { set: true, application: event.data.application, createdAt: event.data.created_at, sealedValues: event.data.sealed_values };
       case 'provider_keys.removed':
-        return { set: false, application: null, createdAt: null };
+        return { set: false, application: null, createdAt: null, sealedValues: {} };
+      case 'provider_keys.resealed':
+        return { ...state, sealedValues: event.data.sealed_values };
       default:
         return state;
     }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { EventStore } from '../../src/eventstore/eventStore.js';
 import { connectedProvider } from '../../src/connectors/providers.js';
-import { sealValue } from '../../src/crypto/sealedValue.js';
+import { sealValue, type ValueSealer } from '../../src/crypto/sealedValue.js';
 import { sha256Hex } from '../../src/shared/secrets.js';
 import { DomainError } from '../shared/domainError.js';
 import { handleCommand } from '../shared/commandHandler.js';
@@ -34,7 +34,7 @@ export function applicationOf(keys: Readonly<Record<string, string>>): string {
  * key would otherwise be stored and never used); the provider's own rules run before anything is
  * stored and refuse with a 422 and their reason. Answers whether the application changed.
  */
-export function decideReplaceProviderKeys(cmd: ReplaceProviderKeys, state: ProviderKeysState, sealingKey: Buffer): { event: ProviderKeysReplaced; applicationChanged: boolean } {
+export function decideReplaceProviderKeys(cmd: ReplaceProviderKeys, state: ProviderKeysState, sealer: ValueSealer): { event: ProviderKeysReplaced; applicationChanged: boolean } {
   const provider = connectedProvider(cmd.provider);
   if (!provider) throw new DomainError('not_found', `unknown provider ${cmd.provider}`);
   const known = new Set(provider.keys.map((k) => k.name));
@@ -46,7 +46,7 @@ export function decideReplaceProviderKeys(cmd: ReplaceProviderKeys, state: Provi
   if (reason) throw new DomainError('unprocessable', `${provider.name} refuses these keys: ${reason}`);
   const application = applicationOf(cmd.keys);
   const sealed: Record<string, string> = {};
-  for (const [name, value] of Object.entries(cmd.keys)) sealed[name] = sealValue(sealingKey, PROVIDER_KEY_PURPOSE, providerKeyOwner(cmd.tenantId, cmd.provider, name), value);
+  for (const [name, value] of Object.entries(cmd.keys)) sealed[name] = sealValue(sealer, PROVIDER_KEY_PURPOSE, providerKeyOwner(cmd.tenantId, cmd.provider, name), value);
   return {
     event: {
       type: 'provider_keys.replaced',
@@ -56,11 +56,11 @@ export function decideReplaceProviderKeys(cmd: ReplaceProviderKeys, state: Provi
   };
 }
 
-export async function replaceProviderKeys(eventStore: EventStore, sealingKey: Buffer, input: ReplaceProviderKeys) {
+export async function replaceProviderKeys(eventStore: EventStore, sealer: ValueSealer, input: ReplaceProviderKeys) {
   const cmd = ReplaceProviderKeysInput.parse(input);
   let applicationChanged = false;
   const result = await handleCommand(eventStore, providerKeysStream(cmd.tenantId, cmd.provider), providerKeysState, (state) => {
-    const decided = decideReplaceProviderKeys(cmd, state, sealingKey);
+    const decided = decideReplaceProviderKeys(cmd, state, sealer);
     applicationChanged = decided.applicationChanged;
     return decided.event;
   });

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { EventStore } from '../../src/eventstore/eventStore.js';
 import { authorizeUrl, type OAuthClient } from '../../src/connectors/oauthClient.js';
 import { connectedProvider } from '../../src/connectors/providers.js';
-import { sealValue } from '../../src/crypto/sealedValue.js';
+import { sealValue, type ValueSealer } from '../../src/crypto/sealedValue.js';
 import { sha256Hex } from '../../src/shared/secrets.js';
 import { loadProviderDataHead } from '../deletions/providerData.js';
 import { DomainError } from '../shared/domainError.js';
@@ -32,7 +32,7 @@ export const stateHash = (state: string) => sha256Hex(`consent-state:${state}`);
  * with PKCE (S256) where the provider supports it. 404 for an unknown or another tenant's user,
  * 409 while an erasure of that provider's data runs (spec "Provider erasure").
  */
-export async function requestConsent(eventStore: EventStore, sealingKey: Buffer, client: OAuthClient, input: RequestConsent): Promise<{ authorizeUrl: string; position: number }> {
+export async function requestConsent(eventStore: EventStore, sealer: ValueSealer, client: OAuthClient, input: RequestConsent): Promise<{ authorizeUrl: string; position: number }> {
   const cmd = RequestConsentInput.parse(input);
   const provider = connectedProvider(cmd.provider);
   if (!provider) throw new DomainError('not_found', `unknown provider ${cmd.provider}`);
@@ -52,7 +52,7 @@ export async function requestConsent(eventStore: EventStore, sealingKey: Buffer,
       provider: cmd.provider,
       state_hash: hash,
       redirect_uri: cmd.redirectUri,
-      verifier_sealed: verifier ? sealValue(sealingKey, VERIFIER_PURPOSE, connectionOwner(cmd.userId, cmd.provider), verifier) : null,
+      verifier_sealed: verifier ? sealValue(sealer, VERIFIER_PURPOSE, connectionOwner(cmd.userId, cmd.provider), verifier) : null,
       expires_at: new Date(Date.parse(cmd.at) + CONSENT_STATE_TTL_MS).toISOString(),
       at: cmd.at,
       by: cmd.by,

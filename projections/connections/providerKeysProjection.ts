@@ -20,11 +20,12 @@ export const providerKeysDocId = (tenantId: string, provider: string) => `${tena
 export const providerKeysProjection = defineProjection<ProviderKeysEvent>({
   name: 'provider_keys',
   collections: [{ name: PROVIDER_KEYS, indexes: [{ fields: [['tenant_id', 1], ['provider', 1]] }] }],
-  eventTypes: ['provider_keys.replaced', 'provider_keys.removed'],
+  eventTypes: ['provider_keys.replaced', 'provider_keys.removed', 'provider_keys.resealed'],
   evolve: (event) => {
     const d = event.data;
     const id = providerKeysDocId(d.tenant_id, d.provider);
     if (event.type === 'provider_keys.removed') return [{ op: 'delete', collection: PROVIDER_KEYS, id }];
+    if (event.type === 'provider_keys.resealed') return [{ op: 'update', collection: PROVIDER_KEYS, id, set: { sealed_values: event.data.sealed_values } }];
     return [
       {
         op: 'put',

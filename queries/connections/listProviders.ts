@@ -1,3 +1,4 @@
+import type { ValueSealer } from '../../src/crypto/sealedValue.js';
 import type { ProviderSettings } from '../../src/config.js';
 import { CONNECTED_PROVIDERS } from '../../src/connectors/providers.js';
 import { PROVIDER_KINDS } from '../../src/connectors/providerKinds.js';
@@ -14,10 +15,10 @@ export type ProviderEntry = { slug: string; name: string; kind: 'oauth' | 'push'
  * enabled for the tenant when the tenant has its own working keys or the instance has
  * `<SLUG>_CLIENT_ID` and `<SLUG>_CLIENT_SECRET`; device providers need no keys.
  */
-export async function listProviders(readStore: ReadStore, sealingKey: Buffer, settings: Record<string, ProviderSettings>, tenantId: string): Promise<ProviderEntry[]> {
+export async function listProviders(readStore: ReadStore, sealer: ValueSealer, settings: Record<string, ProviderSettings>, tenantId: string): Promise<ProviderEntry[]> {
   const out: ProviderEntry[] = [];
   for (const p of CONNECTED_PROVIDERS) {
-    const client = await resolveProviderClient(readStore, sealingKey, settings, tenantId, p.slug);
+    const client = await resolveProviderClient(readStore, sealer, settings, tenantId, p.slug);
     out.push({ slug: p.slug, name: p.name, kind: p.kind, enabled: client !== null, data_types: [...p.dataTypes] });
   }
   for (const [slug, kind] of Object.entries(PROVIDER_KINDS)) {

@@ -2,7 +2,7 @@ import { PROVIDER_KEY_PURPOSE, providerKeyOwner } from '../../commands/connectio
 import { PROVIDER_KEYS, providerKeysDocId, type ProviderKeysDoc } from '../../projections/connections/providerKeysProjection.js';
 import type { ProviderSettings } from '../../src/config.js';
 import { connectedProvider } from '../../src/connectors/providers.js';
-import { openValue } from '../../src/crypto/sealedValue.js';
+import { openValue, type ValueSealer } from '../../src/crypto/sealedValue.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
 
 /** The Tenant provider keys resource (spec), without values. */
@@ -27,7 +27,7 @@ export function instanceUrls(publicBaseUrl: string, provider: string) {
 /** The tenant's keys opened with the configured sealing key; a value that no longer opens makes the keys `error`. */
 export async function openTenantKeys(
   readStore: ReadStore,
-  sealingKey: Buffer,
+  sealer: ValueSealer,
   tenantId: string,
   provider: string,
 ): Promise<{ doc: ProviderKeysDoc; values: Record<string, string> | null; error: string | null } | null> {
@@ -35,17 +35,17 @@ export async function openTenantKeys(
   if (!doc) return null;
   try {
     const values: Record<string, string> = {};
-    for (const [name, sealed] of Object.entries(doc.sealed_values)) values[name] = openValue(sealingKey, PROVIDER_KEY_PURPOSE, providerKeyOwner(tenantId, provider, name), sealed);
+    for (const [name, sealed] of Object.entries(doc.sealed_values)) values[name] = openValue(sealer, PROVIDER_KEY_PURPOSE, providerKeyOwner(tenantId, provider, name), sealed);
     return { doc, values, error: null };
   } catch {
     return { doc, values: null, error: 'the stored keys no longer open with the configured SEALING_KEY; set them again or remove them' };
   }
 }
 
-export async function getProviderKeys(readStore: ReadStore, sealingKey: Buffer, publicBaseUrl: string, tenantId: string, provider: string): Promise<ProviderKeysResource | null> {
+export async function getProviderKeys(readStore: ReadStore, sealer: ValueSealer, publicBaseUrl: string, tenantId: string, provider: string): Promise<ProviderKeysResource | null> {
   const descriptor = connectedProvider(provider);
   if (!descriptor) return null;
-  const opened = await openTenantKeys(readStore, sealingKey, tenantId, provider);
+  const opened = await openTenantKeys(readStore, sealer, tenantId, provider);
   const doc = opened?.doc;
   return {
     provider,
@@ -71,13 +71,13 @@ export type ProviderClient = { clientId: string; clientSecret: string; applicati
  */
 export async function resolveProviderClient(
   readStore: ReadStore,
-  sealingKey: Buffer,
+  sealer: ValueSealer,
   settings: Record<string, ProviderSettings>,
   tenantId: string,
   provider: string,
 ): Promise<ProviderClient | null> {
   const instance = settings[provider] ?? {};
-  const opened = await openTenantKeys(readStore, sealingKey, tenantId, provider);
+  const opened = await openTenantKeys(readStore, sealer, tenantId, provider);
   if (opened) {
     if (!opened.values) return null;
     return { clientId: opened.values.CLIENT_ID!, clientSecret: opened.values.CLIENT_SECRET!, application: opened.doc.application, values: opened.values, baseUrl: instance.baseUrl };

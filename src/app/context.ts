@@ -23,6 +23,7 @@ import { RuntimeMonitor } from './runtimeStats.js';
 import { WebhookEngine } from '../webhooks/webhookEngine.js';
 import { WEBHOOK_SECRET_SEALING, WebhookSecrets } from '../webhooks/secretSealing.js';
 import { sealingKeyringOf } from '../crypto/sealingKeyringOf.js';
+import { ValueSealer } from '../crypto/sealedValue.js';
 import { openStores } from './stores.js';
 
 export type AppContext = {
@@ -43,7 +44,10 @@ export type AppContext = {
   adminKeyHash: string;
   /** Set when this start generated the admin key; main prints it once. */
   generatedAdminKey: string | null;
+  /** Keys cursor MACs (src/shared/cursor.ts); sealing goes through the keyrings below, never this directly. */
   sealingKey: Buffer;
+  /** Seals and opens provider keys, OAuth tokens and PKCE verifiers (src/crypto/sealedValue.ts). */
+  valueSealer: ValueSealer;
   runtime: RuntimeMonitor;
   /** Webhook delivery (src/webhooks): runs with the background work of the service. */
   webhooks: WebhookEngine;
@@ -82,7 +86,8 @@ export async function createContext(config: Config, options: ContextOptions = {}
     thread: mode === 'all' && config.projectorThread ? { config, names: recordProjections.map((p) => p.name) } : undefined,
   });
   const reactors = new ReactorRuntime(eventStore, readStore, [], log);
-  const erasureHooks: ErasureHook[] = [connectionErasureHook({ eventStore, readStore, sealingKey, providers: config.providers })];
+  const valueSealer = ValueSealer.fromConfig(config);
+  const erasureHooks: ErasureHook[] = [connectionErasureHook({ eventStore, readStore, sealer: valueSealer, providers: config.providers })];
   const deletions = new DeletionJobRunner({
     eventStore,
     readStore,
@@ -145,6 +150,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     adminKeyHash: sha256Hex(admin.key),
     generatedAdminKey: admin.generated ? admin.key : null,
     sealingKey,
+    valueSealer,
     runtime,
     webhooks,
     webhookSecrets,

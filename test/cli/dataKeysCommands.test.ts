@@ -11,6 +11,12 @@ import { loadConfig } from '../../src/config.js';
 import { DataKeys, dataKeyId } from '../../src/crypto/dataKeys.js';
 import { SealingKeyring } from '../../src/crypto/sealingKeys.js';
 import { WEBHOOK_SECRET_SEALING, WebhookSecrets } from '../../src/webhooks/secretSealing.js';
+import { replaceProviderKeys } from '../../commands/connections/replaceProviderKeys.js';
+import { PROVIDER_KEY_PURPOSE, providerKeyOwner, providerKeysState, providerKeysStream } from '../../commands/connections/providerKeys.js';
+import { connectionOwner, connectionState, connectionStream, TOKEN_PURPOSE } from '../../commands/connections/connection.js';
+import { ValueSealer } from '../../src/crypto/sealedValue.js';
+
+const sealerOf = (key: Buffer, previous: Buffer[] = []) => new ValueSealer((purpose) => new SealingKeyring(key, previous, { info: `wellstream ${purpose}`, name: purpose }));
 import { tempDir } from '../support/tmp.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -28,7 +34,7 @@ function reseal(dataDir: string, env: Record<string, string>): Promise<{ code: n
 }
 
 describe('cli: datakeys reseal (docs/erasure.md: rotating SEALING_KEY)', () => {
-  it('seals every data key and live webhook signing secret again under the new SEALING_KEY while the previous one is still given; then the previous one can go', { timeout: 60_000 }, async () => {
+  it('seals every data key, live webhook signing secret, tenant provider key and OAuth token again under the new SEALING_KEY while the previous one is still given; then the previous one can go', { timeout: 60_000 }, async () => {
     const dataDir = tempDir('wellstream-cli-datakeys-');
     const oldKey = randomBytes(32);
     const newKey = randomBytes(32);
@@ -46,6 +52,17 @@ describe('cli: datakeys reseal (docs/erasure.md: rotating SEALING_KEY)', () => {
     const gone = randomUUID();
     await createWebhook(stores.eventStore, oldSecrets, webhook(gone), { allowPrivateTargets: false });
     await deleteWebhook(stores.eventStore, { tenantId, endpointId: gone, at: new Date().toISOString(), by: 'test' });
+    const oldSealer = sealerOf(oldKey);
+    const clientSecret = 'sandbox-oura-secret-value';
+    await replaceProviderKeys(stores.eventStore, oldSealer, { tenantId, provider: 'oura', keys: { CLIENT_ID: 'OURACLIENT01', CLIENT_SECRET: clientSecret }, at: new Date().toISOString(), by: 'test' });
+    const userId = refs[0]!.userId;
+    const tokens = JSON.stringify({ accessToken: 'access-token-value', refreshToken: 'refresh-token-value', expiresAt: null, scope: 'daily' });
+    await stores.eventStore.appendToStream(connectionStream(userId, 'oura'), [
+      {
+        type: 'connection.established',
+        data: { tenant_id: tenantId, user_id: userId, provider: 'oura', state_hash: 'h', scopes: ['daily'], categories: ['activity'], application: 'a', tokens_sealed: oldSealer.seal(TOKEN_PURPOSE, connectionOwner(userId, 'oura'), tokens), reconnect: false, at: new Date().toISOString(), by: 'test' },
+      },
+    ]);
     await stores.eventStore.close();
     await stores.readStore.close();
 
@@ -53,10 +70,28 @@ describe('cli: datakeys reseal (docs/erasure.md: rotating SEALING_KEY)', () => {
     expect(run.code, run.stderr).toBe(0);
     // The destroyed key is gone from the log altogether.
     // The deleted endpoint is not counted: nothing signs with its secret again.
-    expect(JSON.parse(run.stdout.trim().split('\n').pop()!)).toEqual({ keys: 2, resealed: 2, webhook_secrets: 1, webhook_secrets_resealed: 1 });
-    expect(run.stdout + run.stderr).not.toContain(secret);
+    expect(JSON.parse(run.stdout.trim().split('\n').pop()!)).toEqual({
+      keys: 2,
+      resealed: 2,
+      webhook_secrets: 1,
+      webhook_secrets_resealed: 1,
+      provider_keys: 1,
+      provider_keys_resealed: 1,
+      connection_tokens: 1,
+      connection_tokens_resealed: 1,
+    });
+    for (const plain of [secret, clientSecret, 'access-token-value']) expect(run.stdout + run.stderr).not.toContain(plain);
     const again = await reseal(dataDir, { SEALING_KEY: newKey.toString('base64'), SEALING_KEY_PREVIOUS: oldKey.toString('base64') });
-    expect(JSON.parse(again.stdout.trim().split('\n').pop()!)).toEqual({ keys: 2, resealed: 0, webhook_secrets: 1, webhook_secrets_resealed: 0 });
+    expect(JSON.parse(again.stdout.trim().split('\n').pop()!)).toEqual({
+      keys: 2,
+      resealed: 0,
+      webhook_secrets: 1,
+      webhook_secrets_resealed: 0,
+      provider_keys: 1,
+      provider_keys_resealed: 0,
+      connection_tokens: 1,
+      connection_tokens_resealed: 0,
+    });
 
     const after = await openStores(loadConfig({ DATA_DIR: dataDir } as NodeJS.ProcessEnv));
     try {
@@ -67,6 +102,12 @@ describe('cli: datakeys reseal (docs/erasure.md: rotating SEALING_KEY)', () => {
       // The same secret, so receivers keep verifying; it opens with the new key alone.
       const { state } = await loadState(after.eventStore, webhookEndpointStream(live), webhookEndpointState);
       expect(new WebhookSecrets(new SealingKeyring(newKey, [], WEBHOOK_SECRET_SEALING)).open(state.secretSealed, live)).toBe(secret);
+      // Provider keys and OAuth tokens open with the new key alone too.
+      const newSealer = sealerOf(newKey);
+      const keysState = (await loadState(after.eventStore, providerKeysStream(tenantId, 'oura'), providerKeysState)).state;
+      expect(newSealer.open(PROVIDER_KEY_PURPOSE, providerKeyOwner(tenantId, 'oura', 'CLIENT_SECRET'), keysState.sealedValues.CLIENT_SECRET!)).toBe(clientSecret);
+      const conn = (await loadState(after.eventStore, connectionStream(userId, 'oura'), connectionState)).state;
+      expect(JSON.parse(newSealer.open(TOKEN_PURPOSE, connectionOwner(userId, 'oura'), conn.tokensSealed!))).toEqual(JSON.parse(tokens));
     } finally {
       await after.eventStore.close();
       await after.readStore.close();

@@ -107,7 +107,7 @@ describe('tenant provider keys (spec "Tenant provider keys")', () => {
   it('keys that no longer open with the SEALING_KEY are in error and disable the provider for the tenant', async () => {
     const doc = (await t.ctx.readStore.get('provider_keys', `${tenant.id}:strava`))!;
     const sealed = doc.sealed_values as Record<string, string>;
-    await t.ctx.readStore.applyChanges([{ op: 'update', collection: 'provider_keys', id: doc._id, set: { sealed_values: { ...sealed, CLIENT_SECRET: sealed.CLIENT_SECRET!.replace(/^s1\.(.)/, (_m, c: string) => `s1.${c === 'A' ? 'B' : 'A'}`) } } }]);
+    await t.ctx.readStore.applyChanges([{ op: 'update', collection: 'provider_keys', id: doc._id, set: { sealed_values: { ...sealed, CLIENT_SECRET: sealed.CLIENT_SECRET!.replace(/^(s2\.[^.]+\.)(.)/, (_m, head: string, c: string) => `${head}${c === 'A' ? 'B' : 'A'}`) } } }]);
     const res = await t.call('GET', keysUrl(tenant.id, 'strava'), { key: t.adminKey });
     expect(res.json()).toMatchObject({ status: 'error', set: true });
     expect((res.json() as { error: string }).error).toMatch(/SEALING_KEY/);

@@ -63,7 +63,7 @@ export const connectSessionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async 
     const connections = new Map((await listConnections(ctx.readStore, session.tenant_id, session.user_id)).map((c) => [c.provider, c.status]));
     const providers: ConnectPageProvider[] = [];
     for (const p of CONNECTED_PROVIDERS) {
-      const client = await resolveProviderClient(ctx.readStore, ctx.sealingKey, ctx.config.providers, session.tenant_id, p.slug);
+      const client = await resolveProviderClient(ctx.readStore, ctx.valueSealer, ctx.config.providers, session.tenant_id, p.slug);
       providers.push({ slug: p.slug, name: p.name, enabled: client !== null, status: connections.get(p.slug) ?? null });
     }
     return connectPage(`/connect/${secret}`, providers, message);
@@ -92,10 +92,10 @@ export const connectSessionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async 
       const html = () => reply.type('text/html; charset=utf-8').header('cache-control', 'no-store');
       if (!session) return html().code(404).send(connectPage('', [], gone));
       const descriptor = connectedProvider(provider);
-      const client = descriptor ? await resolveProviderClient(ctx.readStore, ctx.sealingKey, ctx.config.providers, session.tenant_id, provider) : null;
+      const client = descriptor ? await resolveProviderClient(ctx.readStore, ctx.valueSealer, ctx.config.providers, session.tenant_id, provider) : null;
       if (!descriptor || !client) return html().code(404).send(await page(secret, `${provider} is not available.`));
       try {
-        const result = await requestConsent(ctx.eventStore, ctx.sealingKey, client, {
+        const result = await requestConsent(ctx.eventStore, ctx.valueSealer, client, {
           tenantId: session.tenant_id,
           userId: session.user_id,
           provider,

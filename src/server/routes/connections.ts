@@ -104,9 +104,9 @@ export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       const descriptor = connectedProvider(provider);
       if (!descriptor) throw problems.notFound(`unknown provider ${provider}`);
       const userId = await requireUser(ctx, tenantId, request.params.id);
-      const client = await resolveProviderClient(ctx.readStore, ctx.sealingKey, ctx.config.providers, tenantId, provider);
+      const client = await resolveProviderClient(ctx.readStore, ctx.valueSealer, ctx.config.providers, tenantId, provider);
       if (!client) throw problems.conflict(`${descriptor.name} is not enabled for this tenant: set its keys (or the instance's ${provider.toUpperCase()}_CLIENT_ID and _CLIENT_SECRET)`);
-      const result = await requestConsent(ctx.eventStore, ctx.sealingKey, client, {
+      const result = await requestConsent(ctx.eventStore, ctx.valueSealer, client, {
         tenantId,
         userId,
         provider,
@@ -143,10 +143,10 @@ export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       const result = await disconnect(ctx.eventStore, { tenantId, userId, provider, reason: 'disconnected by the tenant', at: new Date().toISOString(), by });
       if (result.position) await ctx.settle(result.position, ['connections']);
       if (result.tokensSealed) {
-        const client = await resolveProviderClient(ctx.readStore, ctx.sealingKey, ctx.config.providers, tenantId, provider);
+        const client = await resolveProviderClient(ctx.readStore, ctx.valueSealer, ctx.config.providers, tenantId, provider);
         if (client) {
           try {
-            const tokens = JSON.parse(openValue(ctx.sealingKey, TOKEN_PURPOSE, connectionOwner(userId, provider), result.tokensSealed)) as TokenSet;
+            const tokens = JSON.parse(openValue(ctx.valueSealer, TOKEN_PURPOSE, connectionOwner(userId, provider), result.tokensSealed)) as TokenSet;
             await revokeGrant(descriptor, client, tokens.accessToken);
           } catch {
             // Best effort (spec): tokens that no longer open simply expire at the provider.
@@ -204,9 +204,9 @@ export const oauthCallbackRoutes: FastifyPluginAsyncZod<RouteOptions> = async (a
       if (!descriptor || !pending || pending.provider !== provider) {
         return reply.code(400).type('text/html; charset=utf-8').send(resultPage(provider, 'error', 'This consent link is unknown, already used or expired. Start the connection again.'));
       }
-      const client = await resolveProviderClient(ctx.readStore, ctx.sealingKey, ctx.config.providers, pending.tenant_id, provider);
+      const client = await resolveProviderClient(ctx.readStore, ctx.valueSealer, ctx.config.providers, pending.tenant_id, provider);
       const outcome = client
-        ? await completeConsent(ctx.eventStore, ctx.sealingKey, client, {
+        ? await completeConsent(ctx.eventStore, ctx.valueSealer, client, {
             tenantId: pending.tenant_id,
             userId: pending.user_id,
             provider: descriptor,

@@ -46,7 +46,7 @@ const KeysBody = z.object({
  * tenant's keys now name must consent again. Answers how many were set to needs_reauth.
  */
 async function sendBackToConsent(ctx: AppContext, tenantId: string, provider: string): Promise<number> {
-  const client = await resolveProviderClient(ctx.readStore, ctx.sealingKey, ctx.config.providers, tenantId, provider);
+  const client = await resolveProviderClient(ctx.readStore, ctx.valueSealer, ctx.config.providers, tenantId, provider);
   const application = client?.application ?? null;
   let count = 0;
   let position = 0;
@@ -75,7 +75,7 @@ export const providersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, 
       config: { auth: 'tenant' },
       schema: { summary: 'Connectors of this instance and how each works', tags: ['connections'], response: withProblems({ 200: z.object({ data: z.array(ProviderEntry) }) }, [401, 403]) },
     },
-    async (request) => ({ data: await listProviders(ctx.readStore, ctx.sealingKey, ctx.config.providers, request.tenantId!) }),
+    async (request) => ({ data: await listProviders(ctx.readStore, ctx.valueSealer, ctx.config.providers, request.tenantId!) }),
   );
 };
 
@@ -85,7 +85,7 @@ export const providersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, 
  */
 export const providerKeysRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx }) => {
   const resource = async (tenantId: string, provider: string) => {
-    const found = await getProviderKeys(ctx.readStore, ctx.sealingKey, ctx.config.publicBaseUrl, tenantId, provider);
+    const found = await getProviderKeys(ctx.readStore, ctx.valueSealer, ctx.config.publicBaseUrl, tenantId, provider);
     if (!found) throw problems.notFound(`unknown provider ${provider}`);
     return found;
   };
@@ -116,7 +116,7 @@ export const providerKeysRoutes: FastifyPluginAsyncZod<RouteOptions> = async (ap
       const { provider } = request.params;
       known(provider);
       const tenantId = request.tenantId!;
-      const result = await replaceProviderKeys(ctx.eventStore, ctx.sealingKey, { tenantId, provider, keys: request.body.keys, at: new Date().toISOString(), by: request.principal!.actorId });
+      const result = await replaceProviderKeys(ctx.eventStore, ctx.valueSealer, { tenantId, provider, keys: request.body.keys, at: new Date().toISOString(), by: request.principal!.actorId });
       // Effective at once in this process: the next connect reads the new keys.
       await ctx.settle(result.position, ['provider_keys']);
       const reauthRequired = await sendBackToConsent(ctx, tenantId, provider);

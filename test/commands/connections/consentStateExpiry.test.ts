@@ -21,7 +21,7 @@ describe('consent state lifetime (spec "Limits": 10 minutes, single use)', () =>
     const tenant = await t.createTenant('expiry');
     const user = await t.createUser(tenant.apiKey);
     const issued = Date.parse('2026-01-01T10:00:00Z');
-    const { authorizeUrl } = await requestConsent(t.ctx.eventStore, t.ctx.sealingKey, client, {
+    const { authorizeUrl } = await requestConsent(t.ctx.eventStore, t.ctx.valueSealer, client, {
       tenantId: tenant.id,
       userId: user.id,
       provider: 'oura',
@@ -32,7 +32,7 @@ describe('consent state lifetime (spec "Limits": 10 minutes, single use)', () =>
     });
     const state = new URL(authorizeUrl).searchParams.get('state')!;
     const callback = (atMs: number) =>
-      completeConsent(t.ctx.eventStore, t.ctx.sealingKey, client, {
+      completeConsent(t.ctx.eventStore, t.ctx.valueSealer, client, {
         tenantId: tenant.id,
         userId: user.id,
         provider: connectedProvider('oura')!,
