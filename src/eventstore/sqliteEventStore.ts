@@ -4,6 +4,7 @@ import { brotliCompressSync, brotliDecompressSync, constants as zlib } from 'nod
 import Database from 'better-sqlite3';
 import { Observable, Subject } from 'rxjs';
 import {
+  checkAppendSize,
   ConcurrencyError,
   IdempotencyConflictError,
   StreamDeletedError,
@@ -18,7 +19,7 @@ import {
   type SubscribeOptions,
 } from './eventStore.js';
 import { uuidv7 } from '../shared/ids.js';
-import { BUSY_TIMEOUT_MS, isBusy, nextPause, withWriteLock } from '../shared/sqliteWriteLock.js';
+import { BUSY_TIMEOUT_MS, isBusy, nextPause } from '../shared/sqliteWriteLock.js';
 import { emptyWriteAheadLog, eraseOnDelete } from '../shared/sqlitePurge.js';
 
 type EventRow = {
@@ -33,14 +34,20 @@ type EventRow = {
   created_at: number;
 };
 
-type QueuedAppend = {
+/**
+ * A write waiting for the next group commit: an append, or a stream's deletion. Deletions go
+ * through the same queue so that writes commit in the order they were asked for: an append
+ * queued before a delete can never land after it.
+ */
+type QueuedWrite = {
   queuedAt: number;
   streamName: string;
-  events: readonly Event[];
-  expected: ExpectedRevision;
-  resolve: (r: AppendResult) => void;
+  resolve: (r: AppendResult | undefined) => void;
   reject: (e: unknown) => void;
-};
+} & (
+  | { kind: 'append'; events: readonly Event[]; expected: ExpectedRevision }
+  | { kind: 'delete'; expected: ExpectedRevision; hard: boolean }
+);
 
 type StreamRow = { stream: string; revision: number; deleted: number };
 
@@ -84,7 +91,7 @@ export class SqliteEventStore implements EventStore {
   private readonly channel: BroadcastChannel | null;
   private readonly pollIntervalMs: number;
   private closed = false;
-  private queue: QueuedAppend[] = [];
+  private queue: QueuedWrite[] = [];
   /** Current pause between retries of a group that found the write lock taken (0: none). */
   private busyPause = 0;
   private readonly stmts;
@@ -154,16 +161,22 @@ export class SqliteEventStore implements EventStore {
     options: { expectedRevision?: ExpectedRevision } = {},
   ): Promise<AppendResult> {
     if (events.length === 0) throw new Error('appendToStream needs at least one event');
-    return new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({ streamName, events, expected: options.expectedRevision ?? 'any', resolve, reject, queuedAt: Date.now() });
+    const result = await this.enqueue({ kind: 'append', streamName, events, expected: options.expectedRevision ?? 'any' });
+    return result!;
+  }
+
+  private enqueue(write: Omit<QueuedWrite, 'resolve' | 'reject' | 'queuedAt'>): Promise<AppendResult | undefined> {
+    return new Promise<AppendResult | undefined>((resolve, reject) => {
+      this.queue.push({ ...write, resolve, reject, queuedAt: Date.now() } as QueuedWrite);
       if (this.queue.length === 1) setImmediate(() => this.commitQueued());
     });
   }
 
   /**
-   * Group commit: appends that arrive in the same turn of the event loop share one transaction
-   * and so one fsync. Each runs in its own savepoint, so one append's concurrency error leaves the
-   * others alone, and each caller is answered only after the commit is durable.
+   * Group commit: writes that arrive in the same turn of the event loop share one transaction
+   * and so one fsync. Each runs in its own savepoint, in the order it was queued, so one append's
+   * concurrency error leaves the others alone, and each caller is answered only after the commit
+   * is durable.
    */
   private commitQueued(): void {
     const group = this.queue;
@@ -172,14 +185,16 @@ export class SqliteEventStore implements EventStore {
       for (const a of group) a.reject(new Error('event store is closed'));
       return;
     }
-    const outcomes: ({ ok: AppendResult } | { err: unknown })[] = [];
+    const outcomes: ({ ok: AppendResult | undefined } | { err: unknown })[] = [];
     try {
       outcomes.length = 0;
       this.db
         .transaction(() => {
           for (const a of group) {
             try {
-              outcomes.push({ ok: this.appendInSavepoint(a.streamName, a.events, a.expected) });
+              outcomes.push({
+                ok: a.kind === 'append' ? this.appendInSavepoint(a.streamName, a.events, a.expected) : this.deleteInSavepoint(a.streamName, a.expected, a.hard),
+              });
             } catch (err) {
               // Some SQLite errors (I/O, full disk) roll back the whole transaction, not just the
               // savepoint: then nothing of the group stands and every caller must hear so.
@@ -206,7 +221,7 @@ export class SqliteEventStore implements EventStore {
     group.forEach((a, i) => {
       const o = outcomes[i]!;
       if ('ok' in o) {
-        if (!o.ok.replayed) last = Math.max(last, o.ok.lastPosition);
+        if (o.ok && !o.ok.replayed) last = Math.max(last, o.ok.lastPosition);
         a.resolve(o.ok);
       } else a.reject(o.err);
     });
@@ -371,22 +386,24 @@ export class SqliteEventStore implements EventStore {
   }
 
   async deleteStream(streamName: string, options: { expectedRevision?: ExpectedRevision; hard?: boolean } = {}): Promise<void> {
-    await withWriteLock(() =>
-      this.db
-      .transaction(() => {
-        const stream = this.stmts.getStream.get(streamName);
-        if (stream?.deleted === STREAM_TOMBSTONED) throw new StreamDeletedError(streamName);
-        const live = stream && stream.deleted === 0 ? stream.revision : NO_STREAM;
-        checkExpected(streamName, options.expectedRevision ?? 'any', live);
-        this.stmts.deleteEvents.run(streamName);
-        if (stream) this.stmts.markDeleted.run(options.hard ? STREAM_TOMBSTONED : STREAM_SOFT_DELETED, streamName);
-        else if (options.hard) {
-          this.stmts.upsertStream.run(streamName, NO_STREAM);
-          this.stmts.markDeleted.run(STREAM_TOMBSTONED, streamName);
-        }
-      })
-      .immediate(),
-    );
+    await this.enqueue({ kind: 'delete', streamName, expected: options.expectedRevision ?? 'any', hard: options.hard ?? false });
+  }
+
+  /** A deletion in the group's transaction, in its place in the queue. */
+  private deleteInSavepoint(streamName: string, expected: ExpectedRevision, hard: boolean): undefined {
+    this.db.transaction(() => {
+      const stream = this.stmts.getStream.get(streamName);
+      if (stream?.deleted === STREAM_TOMBSTONED) throw new StreamDeletedError(streamName);
+      const live = stream && stream.deleted === 0 ? stream.revision : NO_STREAM;
+      checkExpected(streamName, expected, live);
+      this.stmts.deleteEvents.run(streamName);
+      if (stream) this.stmts.markDeleted.run(hard ? STREAM_TOMBSTONED : STREAM_SOFT_DELETED, streamName);
+      else if (hard) {
+        this.stmts.upsertStream.run(streamName, NO_STREAM);
+        this.stmts.markDeleted.run(STREAM_TOMBSTONED, streamName);
+      }
+    })();
+    return undefined;
   }
 
   /** Deleted streams' rows were zeroed as they went (secure_delete); this empties the log that still holds them. */
