@@ -67,6 +67,9 @@ export const QUANTITY_CATALOG: readonly QuantityType[] = [
   q({ type: 'distance', unit: 'm', ucum_unit: 'm', loinc_code: null, group: 'activity', match: 'count', aggregation: 'sum' }),
   q({ type: 'total_energy_burned', unit: 'kcal', ucum_unit: 'kcal', loinc_code: null, group: 'activity', match: 'count', aggregation: 'sum' }),
   q({ type: 'basal_metabolic_rate', unit: 'kcal/d', ucum_unit: 'kcal/d', loinc_code: null, group: 'body', match: 'nightly', aggregation: 'avg' }),
+  // Providers' own nightly scores, 0-100 (connectors, docs/connectors/): one type per concept so sources compare.
+  q({ type: 'sleep_score', unit: 'count', ucum_unit: '{score}', loinc_code: null, group: 'sleep', match: 'nightly', aggregation: 'avg' }),
+  q({ type: 'readiness_score', unit: 'count', ucum_unit: '{score}', loinc_code: null, group: 'recovery', match: 'nightly', aggregation: 'avg' }),
 ];
 
 const byType = new Map(QUANTITY_CATALOG.map((t) => [t.type, t]));
