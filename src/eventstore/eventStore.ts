@@ -138,6 +138,36 @@ export class IdempotencyConflictError extends Error {
   }
 }
 
+/**
+ * Largest append, in bytes of event types, data and metadata as JSON: EventStoreDB's default
+ * MaxAppendSize (1 MiB). The embedded store holds to it too, so that what works on one machine
+ * works on the production backends. Record events stay far below it (the record batcher cuts
+ * them at 512 KiB before sealing).
+ */
+export const MAX_APPEND_BYTES = 1024 * 1024;
+
+export class EventTooLargeError extends Error {
+  readonly code = 'EVENT_TOO_LARGE';
+  constructor(readonly streamName: string, readonly bytes: number | null, readonly limit: number) {
+    super(`append to ${streamName} is ${bytes === null ? 'over' : `${bytes} bytes, over`} the event store's limit of ${limit} bytes per append`);
+    this.name = 'EventTooLargeError';
+  }
+}
+
+export function appendBytes(events: readonly Event[]): number {
+  let bytes = 0;
+  for (const e of events) {
+    bytes += Buffer.byteLength(e.type) + Buffer.byteLength(JSON.stringify(e.data));
+    if (e.metadata) bytes += Buffer.byteLength(JSON.stringify(e.metadata));
+  }
+  return bytes;
+}
+
+export function checkAppendSize(streamName: string, events: readonly Event[], limit = MAX_APPEND_BYTES): void {
+  const bytes = appendBytes(events);
+  if (bytes > limit) throw new EventTooLargeError(streamName, bytes, limit);
+}
+
 export function matchesFilter(filter: AllFilter | undefined, streamName: string, type: string): boolean {
   if (!filter) return true;
   if (filter.eventTypes && filter.eventTypes.length > 0 && !filter.eventTypes.includes(type)) return false;

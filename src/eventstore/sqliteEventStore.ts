@@ -161,6 +161,7 @@ export class SqliteEventStore implements EventStore {
     options: { expectedRevision?: ExpectedRevision } = {},
   ): Promise<AppendResult> {
     if (events.length === 0) throw new Error('appendToStream needs at least one event');
+    checkAppendSize(streamName, events);
     const result = await this.enqueue({ kind: 'append', streamName, events, expected: options.expectedRevision ?? 'any' });
     return result!;
   }
