@@ -1,3 +1,4 @@
+import { FITBIT_DATA_TYPES } from './dataTypes.js';
 import { CLIENT_KEYS, clientKeysReason, type ProviderDescriptor } from '../providerDescriptor.js';
 
 /** Fitbit Web API: consent on www.fitbit.com, tokens, revocation and data on api.fitbit.com; PKCE supported. */
@@ -5,7 +6,7 @@ export const fitbit: ProviderDescriptor = {
   slug: 'fitbit',
   name: 'Fitbit',
   kind: 'oauth',
-  dataTypes: ['activities', 'heartrate_intraday', 'sleep', 'weight', 'body_fat', 'spo2', 'hrv', 'nutrition'],
+  dataTypes: FITBIT_DATA_TYPES,
   keys: CLIENT_KEYS,
   validateKeys: (k) =>
     clientKeysReason(
@@ -25,6 +26,7 @@ export const fitbit: ProviderDescriptor = {
       weight: ['body'],
       nutrition: ['nutrition'],
       oxygen_saturation: ['heart'],
+      respiratory_rate: ['heart'],
       profile: ['profile'],
     },
     clientAuth: 'basic',

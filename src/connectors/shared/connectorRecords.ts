@@ -13,7 +13,8 @@ export { isObject, RecordError, type Json };
 
 const MAX_EXCERPT_BYTES = 1024;
 
-function excerptOf(v: unknown): string {
+/** At most 1 KiB of an offending input, for a rejected item. */
+export function excerptOf(v: unknown): string {
   let s: string;
   try {
     s = typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v));
