@@ -6,7 +6,7 @@ export const whoop: ProviderDescriptor = {
   slug: 'whoop',
   name: 'WHOOP',
   kind: 'oauth',
-  dataTypes: ['cycle', 'recovery', 'sleep', 'workout', 'body_measurement', 'profile'],
+  dataTypes: ['cycle', 'recovery', 'sleep', 'workout', 'body_measurement'],
   keys: CLIENT_KEYS,
   validateKeys: (k) =>
     clientKeysReason(k, UUID_RE.test(k.CLIENT_ID ?? '') ? null : 'WHOOP client ids are UUIDs'),
