@@ -39,15 +39,15 @@ type EventRow = {
  * through the same queue so that writes commit in the order they were asked for: an append
  * queued before a delete can never land after it.
  */
-type QueuedWrite = {
+type WriteRequest =
+  | { kind: 'append'; streamName: string; events: readonly Event[]; expected: ExpectedRevision }
+  | { kind: 'delete'; streamName: string; expected: ExpectedRevision; hard: boolean };
+
+type QueuedWrite = WriteRequest & {
   queuedAt: number;
-  streamName: string;
   resolve: (r: AppendResult | undefined) => void;
   reject: (e: unknown) => void;
-} & (
-  | { kind: 'append'; events: readonly Event[]; expected: ExpectedRevision }
-  | { kind: 'delete'; expected: ExpectedRevision; hard: boolean }
-);
+};
 
 type StreamRow = { stream: string; revision: number; deleted: number };
 
@@ -166,9 +166,9 @@ export class SqliteEventStore implements EventStore {
     return result!;
   }
 
-  private enqueue(write: Omit<QueuedWrite, 'resolve' | 'reject' | 'queuedAt'>): Promise<AppendResult | undefined> {
+  private enqueue(write: WriteRequest): Promise<AppendResult | undefined> {
     return new Promise<AppendResult | undefined>((resolve, reject) => {
-      this.queue.push({ ...write, resolve, reject, queuedAt: Date.now() } as QueuedWrite);
+      this.queue.push({ ...write, resolve, reject, queuedAt: Date.now() });
       if (this.queue.length === 1) setImmediate(() => this.commitQueued());
     });
   }

@@ -1,5 +1,8 @@
 import { MongoClient, MongoServerError, type AnyBulkWriteOperation, type Collection, type Db, type Document } from 'mongodb';
+import { fenceClaim, fenceHeld, MongoLeases } from './mongoLeases.js';
+import type { LeaseStore } from './leases.js';
 import {
+  assertForward,
   CheckpointMismatchError,
   TIE_BREAKER,
   withTieBreaker,
@@ -27,6 +30,8 @@ type CheckpointDoc = {
   lastEventAt: string | null;
   /** Set while a batch towards this position is being applied. */
   pendingTo?: number;
+  /** Highest lease generation that claimed this checkpoint (src/readstore/mongoLeases.ts). */
+  fence?: number;
 };
 
 /** Stored documents: the caller's fields plus the replay guard's `_p`/`_i`. */
@@ -167,11 +172,12 @@ export class MongoReadStore implements ReadStore {
   }
 
   async applyBatch(batch: ApplyBatch): Promise<void> {
+    assertForward(batch);
     await this.claim(batch);
     const steps = batch.changes.flatMap((c) => opsFor(c, { position: c.position, index: c.index }).map((op) => ({ collection: c.collection, op })));
     await this.run(steps, () => this.assertClaim(batch));
     const advanced = await this.checkpoints.updateOne(
-      { _id: batch.projection, position: batch.expectedPosition, status: batch.mode, pendingTo: batch.position },
+      { _id: batch.projection, position: batch.expectedPosition, status: batch.mode, pendingTo: batch.position, ...fenceHeld(batch.fence) },
       {
         $set: {
           position: batch.position,
@@ -205,13 +211,18 @@ export class MongoReadStore implements ReadStore {
     );
   }
 
+  leases(): LeaseStore {
+    return new MongoLeases(this.db);
+  }
+
   async close(): Promise<void> {
     await this.client.close();
   }
 
   private async claim(batch: ApplyBatch): Promise<void> {
-    const filter = { _id: batch.projection, position: batch.expectedPosition, status: batch.mode };
-    const take = async () => (await this.checkpoints.updateOne(filter, { $set: { pendingTo: batch.position } })).matchedCount === 1;
+    const fence = fenceClaim(batch.fence);
+    const filter = { _id: batch.projection, position: batch.expectedPosition, status: batch.mode, ...fence.filter };
+    const take = async () => (await this.checkpoints.updateOne(filter, { $set: { pendingTo: batch.position }, ...fence.update })).matchedCount === 1;
     if (await take()) return;
     // A projection without a checkpoint starts live at 0, as on the embedded store.
     if (batch.expectedPosition === 0 && batch.mode === 'live') {
@@ -223,6 +234,7 @@ export class MongoReadStore implements ReadStore {
           updatedAt: new Date().toISOString(),
           lastEventAt: null,
           pendingTo: batch.position,
+          ...(batch.fence ? { fence: batch.fence.generation } : {}),
         });
         return;
       } catch (err) {

@@ -1,3 +1,5 @@
+import type { Fence, LeaseStore } from './leases.js';
+
 /**
  * Read-model store port. Documents live in named collections, keyed by a string `_id`.
  * The operations are the ones projections need: idempotent replace, counter-style updates,
@@ -108,6 +110,12 @@ export type ApplyBatch = {
   mode: Checkpoint['status'];
   lastEventAt: string | null;
   changes: readonly PositionedChange[];
+  /**
+   * The lease the writer holds for this checkpoint (several service processes): the batch is
+   * refused with LeaseLostError, in the same transaction, unless the lease still has this
+   * generation.
+   */
+  fence?: Fence;
 };
 
 /** Grouped counts and sums, computed where the data is (coverage reports, statistics). */
@@ -168,7 +176,19 @@ export interface ReadStore {
    * write-ahead log. MongoDB has no such operation (its storage engine reuses freed blocks).
    */
   purgeDeleted?(): Promise<void>;
+  /** Leases of background work shared by several service processes (src/readstore/leases.ts). */
+  leases?(): LeaseStore;
   close(): Promise<void>;
+}
+
+/**
+ * A checkpoint never moves backwards: a batch must end at or after where it starts. Checked by
+ * every adapter before it writes (a runner fed the same events twice would otherwise rewind).
+ */
+export function assertForward(batch: ApplyBatch): void {
+  if (batch.position < batch.expectedPosition) {
+    throw new CheckpointMismatchError(batch.projection, batch.expectedPosition, batch.position, 'backwards');
+  }
 }
 
 export const TIE_BREAKER = '_id';

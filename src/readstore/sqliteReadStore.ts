@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { applyUpdate } from './documentUpdate.js';
 import {
+  assertForward,
   CheckpointMismatchError,
   withTieBreaker,
   type AggregateQuery,
@@ -20,6 +21,8 @@ import {
 import { BUSY_TIMEOUT_MS, withWriteLock } from '../shared/sqliteWriteLock.js';
 import { emptyWriteAheadLog, eraseOnDelete } from '../shared/sqlitePurge.js';
 import { filterSql, keysetSql, orderSql } from './sqliteQuery.js';
+import type { LeaseStore } from './leases.js';
+import { checkFence, LEASES_DDL, SqliteLeases } from './sqliteLeases.js';
 import { col, columnHoldsAll, columnValue, SqliteTable, tableName } from './sqliteTable.js';
 
 type CheckpointRow = { projection: string; position: number; status: 'live' | 'rebuilding'; updated_at: string; last_event_at: string | null };
@@ -53,6 +56,13 @@ export class SqliteReadStore implements ReadStore {
       projection TEXT PRIMARY KEY, position INTEGER NOT NULL, status TEXT NOT NULL,
       updated_at TEXT NOT NULL, last_event_at TEXT);
       CREATE TABLE IF NOT EXISTS _collections (name TEXT PRIMARY KEY, spec TEXT NOT NULL, signature TEXT NOT NULL)`);
+    this.db.exec(LEASES_DDL);
+  }
+
+  private leaseStore: SqliteLeases | null = null;
+
+  leases(): LeaseStore {
+    return (this.leaseStore ??= new SqliteLeases(this.db));
   }
 
   async ensureCollections(specs: readonly CollectionSpec[], options: EnsureOptions = {}): Promise<string[]> {
@@ -174,9 +184,11 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async applyBatch(batch: ApplyBatch): Promise<void> {
+    assertForward(batch);
     await withWriteLock(() =>
       this.db
       .transaction(() => {
+        checkFence(this.db, batch.fence);
         const cp = this.readCheckpoint(batch.projection);
         const position = cp?.position ?? 0;
         const status = cp?.status ?? 'live';
