@@ -1,10 +1,20 @@
 import type { DeviceParser } from '../../commands/ingestion/records.js';
 import type { PullConnector, PushConnector } from './pullConnector.js';
+import { garminConnector } from './garmin/connector.js';
+import { withingsConnector } from './withings/pull.js';
+import { ouraConnector } from './oura/pull.js';
+import { whoopConnector } from './whoop/pull.js';
 
 /** The connectors of this build, by provider slug (one line each; their code is in src/connectors/<slug>/). */
-export const PULL_CONNECTORS: Readonly<Partial<Record<string, PullConnector>>> = {};
+export const PULL_CONNECTORS: Readonly<Partial<Record<string, PullConnector>>> = {
+  withings: withingsConnector,
+  oura: ouraConnector,
+  whoop: whoopConnector,
+};
 
-export const PUSH_CONNECTORS: Readonly<Partial<Record<string, PushConnector>>> = {};
+export const PUSH_CONNECTORS: Readonly<Partial<Record<string, PushConnector>>> = {
+  garmin: garminConnector,
+};
 
 /** The connectors' decoders, for the ETL (src/pipeline/etlParsers.ts). */
 export const connectorParsers: Readonly<Record<string, DeviceParser>> = Object.fromEntries(
