@@ -27,9 +27,13 @@ import {
   type WrongExpectedVersionError,
 } from '@eventstore/db-client';
 import { Observable } from 'rxjs';
+import { readAllFiltered } from './esdbFilteredRead.js';
 import {
   type AckableEvent,
+  checkAppendSize,
   ConcurrencyError,
+  EventTooLargeError,
+  MAX_APPEND_BYTES,
   IdempotencyConflictError,
   StreamDeletedError,
   matchesFilter,
@@ -45,13 +49,18 @@ import {
 } from './eventStore.js';
 
 export type EventStoreDBEventStoreOptions = {
-  /** e.g. `esdb://localhost:2113?tls=false` */
+  /**
+   * e.g. `esdb://localhost:2113?tls=false`, or with security on
+   * `esdb://wellstream:<password>@node1:2113,node2:2113,node3:2113?tls=true&tlsCAFile=/certs/ca.crt`
+   */
   connectionString: string;
+  /** The server's MaxAppendSize, when it was changed from the default (1 MiB). */
+  maxAppendBytes?: number;
 };
 
 /** Events looked at, beyond the batch itself, when an `any`/`stream_exists` append may be a re-send. */
 const REPLAY_TAIL = 64;
-/** readAll filters client side (see readAll), so pages grow up to this size. */
+/** Largest page of one $all read. */
 const MAX_PAGE = 4096;
 const MAX_RESUBSCRIBES = 5;
 const RESUBSCRIBE_BASE_MS = 250;
@@ -78,8 +87,28 @@ export class EventStoreDBEventStore implements EventStore {
   /** Completes the live subscriptions when the store closes, like the SQLite adapter does. */
   private readonly liveSubscriptions = new Set<() => void>();
 
+  private readonly maxAppendBytes: number;
+
   constructor(options: EventStoreDBEventStoreOptions) {
     this.client = EventStoreDBClient.connectionString(options.connectionString);
+    this.maxAppendBytes = options.maxAppendBytes ?? MAX_APPEND_BYTES;
+  }
+
+  /**
+   * Opens the store and checks, before the service takes traffic, that its user may read $all
+   * (projections, waits and reactors all read it). With security on, $all is readable by
+   * $admins only unless its ACL grants more: a missing right is a clear start-up error naming
+   * it, not a projector failing later.
+   */
+  static async connect(options: EventStoreDBEventStoreOptions): Promise<EventStoreDBEventStore> {
+    const store = new EventStoreDBEventStore(options);
+    try {
+      await store.headPosition();
+    } catch (err) {
+      await store.close().catch(() => {});
+      throw err;
+    }
+    return store;
   }
 
   async appendToStream(
@@ -88,6 +117,8 @@ export class EventStoreDBEventStore implements EventStore {
     options: { expectedRevision?: ExpectedRevision } = {},
   ): Promise<AppendResult> {
     if (events.length === 0) throw new Error('appendToStream needs at least one event');
+    // Refused here, before any request, with the same error the embedded store gives.
+    checkAppendSize(streamName, events, this.maxAppendBytes);
     const expected = options.expectedRevision ?? 'any';
     const esdbExpected = toAppendExpected(expected);
     const ids = events.map((e) => (e.id ? normalizeEventId(e.id) : undefined));
@@ -181,22 +212,22 @@ export class EventStoreDBEventStore implements EventStore {
   }
 
   /**
-   * The v6 client cannot pass a filter to a $all read (only subscriptions take one), so reads
-   * page through $all and filter here. Pages start small and grow, because callers such as
-   * waitFor ask for a single next matching event.
+   * Filtered on the server (esdbFilteredRead.ts): the server pages through $all and answers only
+   * matching events, so a wait for "the next event of these types" costs one request however long
+   * the log. With both filter dimensions, types go to the server and prefixes are checked here.
    */
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     const maxCount = options.maxCount ?? 1000;
     if (maxCount <= 0) return [];
     const filter = options.filter;
-    const filtered = hasFilter(filter);
+    const serverFilter = toServerFilter(filter);
     const out: RecordedEvent[] = [];
     let floor = positiveBigInt(options.after);
     // $all reads are inclusive of fromPosition; `floor` drops what was already seen.
     let from: ReadPosition = floor === null ? START : { commit: floor, prepare: floor };
-    let pageSize = filtered ? Math.min(MAX_PAGE, Math.max(64, maxCount * 2)) : Math.min(MAX_PAGE, maxCount + 1);
     for (;;) {
-      const page = await this.readAllPage(from, pageSize, FORWARDS);
+      const want = Math.min(MAX_PAGE, maxCount - out.length + 1);
+      const page = await this.readAllFilteredPage(from, want, serverFilter);
       for (const resolved of page) {
         const e = resolved.event;
         if (!e) continue;
@@ -207,9 +238,8 @@ export class EventStoreDBEventStore implements EventStore {
         if (out.length >= maxCount) return out;
       }
       const last = page[page.length - 1]?.event;
-      if (page.length < pageSize || !last) return out;
+      if (page.length < want || !last) return out;
       from = last.position;
-      pageSize = Math.min(MAX_PAGE, pageSize * 2);
     }
   }
 
@@ -452,8 +482,20 @@ export class EventStoreDBEventStore implements EventStore {
 
   private async readAllPage(fromPosition: ReadPosition, maxCount: number, direction: Direction): Promise<AllStreamResolvedEvent[]> {
     const out: AllStreamResolvedEvent[] = [];
-    for await (const resolved of this.client.readAll({ fromPosition, maxCount, direction })) out.push(resolved);
+    try {
+      for await (const resolved of this.client.readAll({ fromPosition, maxCount, direction })) out.push(resolved);
+    } catch (err) {
+      throw translateAccessError(err);
+    }
     return out;
+  }
+
+  private async readAllFilteredPage(fromPosition: ReadPosition, maxCount: number, filter: Filter): Promise<AllStreamResolvedEvent[]> {
+    try {
+      return await readAllFiltered(this.client, { fromPosition, maxCount, filter });
+    } catch (err) {
+      throw translateAccessError(err);
+    }
   }
 
   private async lastRevision(streamName: string): Promise<bigint | null> {
@@ -482,6 +524,10 @@ export class EventStoreDBEventStore implements EventStore {
    */
   private async translateWriteError(err: unknown, streamName: string, expected: ExpectedRevision, softDelete: boolean): Promise<unknown> {
     const type = errorType(err);
+    if (type === ErrorType.MAXIMUM_APPEND_SIZE_EXCEEDED) {
+      // The server's MaxAppendSize is set below ours: its limit is the one that holds.
+      return new EventTooLargeError(streamName, null, Number((err as { maxAppendSize?: number }).maxAppendSize ?? this.maxAppendBytes));
+    }
     if (type === ErrorType.WRONG_EXPECTED_VERSION) {
       return new ConcurrencyError(streamName, expected, toActual((err as WrongExpectedVersionError).actualVersion));
     }
@@ -557,12 +603,28 @@ function errorType(err: unknown): string | undefined {
   return typeof type === 'string' ? type : undefined;
 }
 
-function positiveBigInt(n: number | null | undefined): bigint | null {
-  return n !== null && n !== undefined && n > 0 ? BigInt(Math.trunc(n)) : null;
+/** Reads of $all refused for want of rights, said in the words an operator acts on. */
+export class EventStoreAccessError extends Error {
+  readonly code = 'EVENTSTORE_ACCESS_DENIED';
+  constructor(cause: unknown) {
+    super(
+      'EventStoreDB refused to let this service read $all (wrong credentials, or a user without the right). ' +
+        'Connect as a user in the $admins group, or grant the ' +
+        "user read on $all (the $acl of the stream $$all's metadata) and membership of $ops (scavenges for erasure); " +
+        'put the credentials in EVENTSTORE_URL (esdb://user:password@host:2113?tls=true).',
+      { cause },
+    );
+    this.name = 'EventStoreAccessError';
+  }
 }
 
-function hasFilter(filter?: AllFilter): boolean {
-  return !!filter && (!!filter.eventTypes?.length || !!filter.streamPrefixes?.length);
+function translateAccessError(err: unknown): unknown {
+  const type = errorType(err);
+  return type === ErrorType.ACCESS_DENIED ? new EventStoreAccessError(err) : err;
+}
+
+function positiveBigInt(n: number | null | undefined): bigint | null {
+  return n !== null && n !== undefined && n > 0 ? BigInt(Math.trunc(n)) : null;
 }
 
 /**
