@@ -11,7 +11,7 @@ export const garmin: ProviderDescriptor = {
   slug: 'garmin',
   name: 'Garmin',
   kind: 'push',
-  dataTypes: ['dailies', 'epochs', 'sleeps', 'activities', 'bodyComps', 'hrv', 'pulseox', 'respiration'],
+  dataTypes: ['dailies', 'epochs', 'sleeps', 'activities', 'activityDetails', 'bodyComps', 'hrv', 'stressDetails', 'pulseox', 'respiration', 'userMetrics'],
   keys: [...CLIENT_KEYS, { name: 'ENVIRONMENT', required: false, secret: false }],
   validateKeys: (k) =>
     clientKeysReason(
