@@ -12,7 +12,7 @@ export function tokenAnswer(provider: string, res: ServerResponse, t: IssuedToke
   let body: unknown;
   switch (provider) {
     case 'withings':
-      body = { status: 0, body: { userid: '363', ...base } };
+      body = { status: 0, body: { userid: String(sandboxNumericUser(t.user)), ...base } };
       break;
     case 'strava': {
       const { scope: _scope, ...rest } = base;
@@ -23,7 +23,7 @@ export function tokenAnswer(provider: string, res: ServerResponse, t: IssuedToke
       body = { ...base, user_id: 'SANDBX' };
       break;
     case 'polar':
-      body = { access_token: t.access, token_type: 'bearer', expires_in: expiresIn, x_user_id: 10_000_001 };
+      body = { access_token: t.access, token_type: 'bearer', expires_in: expiresIn, x_user_id: sandboxNumericUser(t.user) };
       break;
     default:
       body = base;
@@ -37,4 +37,9 @@ export function tokenError(provider: string, res: ServerResponse, error: string,
     return;
   }
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error, error_description: description }));
+}
+
+/** A provider's numeric id of the sandbox user (Withings userid, Polar x_user_id), derived from it so each application's user keeps one. */
+export function sandboxNumericUser(user: string): number {
+  return 10_000_000 + (parseInt(user.slice(0, 8), 16) % 90_000_000);
 }
