@@ -1,5 +1,6 @@
 import type { DeviceParser } from '../../commands/ingestion/records.js';
 import type { PullConnector, PushConnector } from './pullConnector.js';
+import { fitbitConnector } from './fitbit/pull.js';
 import { garminConnector } from './garmin/connector.js';
 import { withingsConnector } from './withings/pull.js';
 import { ouraConnector } from './oura/pull.js';
@@ -7,6 +8,7 @@ import { whoopConnector } from './whoop/pull.js';
 
 /** The connectors of this build, by provider slug (one line each; their code is in src/connectors/<slug>/). */
 export const PULL_CONNECTORS: Readonly<Partial<Record<string, PullConnector>>> = {
+  fitbit: fitbitConnector,
   withings: withingsConnector,
   oura: ouraConnector,
   whoop: whoopConnector,
