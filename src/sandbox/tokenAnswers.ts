@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { fitbitUserId } from './data/fitbit.js';
 import type { IssuedToken } from './sandboxServer.js';
 
 /**
@@ -20,7 +21,7 @@ export function tokenAnswer(provider: string, res: ServerResponse, t: IssuedToke
       break;
     }
     case 'fitbit':
-      body = { ...base, user_id: 'SANDBX' };
+      body = { ...base, user_id: fitbitUserId(t.user) };
       break;
     case 'polar':
       body = { access_token: t.access, token_type: 'bearer', expires_in: expiresIn, x_user_id: sandboxNumericUser(t.user) };
