@@ -1,7 +1,11 @@
 import type { DataHandler } from '../sandboxServer.js';
+import { fitbitData } from './fitbit.js';
+import { garminData } from './garmin.js';
 import { withingsData } from './withings.js';
 
 /** Every provider's data API in the sandbox, one file per provider beside this one. */
 export const SANDBOX_DATA: Partial<Record<string, DataHandler>> = {
+  fitbit: fitbitData,
+  garmin: garminData,
   withings: withingsData,
 };
