@@ -23,15 +23,18 @@ export function providerHttp(o: ProviderHttpOptions): ProviderHttp {
   return async (r: ProviderRequest): Promise<ProviderAnswer> => {
     const url = requestUrl(o, r);
     const headers: Record<string, string> = { authorization: `Bearer ${await o.accessToken()}`, accept: 'application/json' };
-    let body: URLSearchParams | undefined;
+    let body: URLSearchParams | string | undefined;
     if (r.form) {
       headers['content-type'] = 'application/x-www-form-urlencoded';
       body = new URLSearchParams(r.form);
+    } else if (r.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(r.json);
     }
     const timeout = AbortSignal.timeout(o.timeoutMs ?? PROVIDER_CALL_TIMEOUT_MS);
     let res: Response;
     try {
-      res = await fetch(url, { method: r.method ?? (r.form ? 'POST' : 'GET'), headers, body, signal: o.signal ? AbortSignal.any([o.signal, timeout]) : timeout });
+      res = await fetch(url, { method: r.method ?? (r.form || r.json !== undefined ? 'POST' : 'GET'), headers, body, signal: o.signal ? AbortSignal.any([o.signal, timeout]) : timeout });
     } catch (err) {
       if (o.signal?.aborted) throw err;
       const reason = (err as Error).name === 'TimeoutError' ? 'time-out' : (err as Error).message;

@@ -20,6 +20,8 @@ export type ProviderRequest = {
   query?: Record<string, string>;
   /** A form body (Withings' POST actions); sent as application/x-www-form-urlencoded. */
   form?: Record<string, string>;
+  /** A JSON body (Polar's user registration); sent as application/json. */
+  json?: unknown;
   /** Absolute `next` links some providers answer with; used instead of path + query when set. */
   url?: string;
   /** Which of the provider's documented origins the path belongs to, when it has several (Polar, Oura). Default `data`. */

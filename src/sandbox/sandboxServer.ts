@@ -28,6 +28,8 @@ export type DataHandler = (ctx: {
   path: string;
   query: URLSearchParams;
   form: URLSearchParams;
+  /** The parsed body of a request sent as application/json (Polar's user registration); null otherwise. */
+  json?: unknown;
   token: IssuedToken;
   now: Date;
 }) => { status: number; body: unknown; headers?: Record<string, string> } | null;
@@ -126,8 +128,18 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       const t = access ? tokens.get(`a:${access}`) : undefined;
       if (failed(provider, res, 'data')) return;
       if (!t || t.revoked || t.expiresAt <= now().getTime()) return send(res, 401, { error: 'invalid_token' });
-      const body = req.method === 'GET' ? new URLSearchParams() : await form(req);
-      const answer = handler({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, form: body, token: t, now: now() });
+      const raw = req.method === 'GET' ? '' : await text(req);
+      const isJson = /^application\/json/i.test(req.headers['content-type'] ?? '');
+      let json: unknown = null;
+      if (isJson && raw) {
+        try {
+          json = JSON.parse(raw);
+        } catch {
+          return send(res, 400, { error: 'invalid JSON body' });
+        }
+      }
+      const body = isJson ? new URLSearchParams() : new URLSearchParams(raw);
+      const answer = handler({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, form: body, json, token: t, now: now() });
       if (answer) return send(res, answer.status, answer.body, answer.headers);
     }
     send(res, 404, { error: 'not found' });
@@ -225,8 +237,12 @@ function bearer(req: IncomingMessage): string | null {
   return h?.startsWith('Bearer ') ? h.slice(7) : null;
 }
 
-async function form(req: IncomingMessage): Promise<URLSearchParams> {
+async function text(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function form(req: IncomingMessage): Promise<URLSearchParams> {
+  return new URLSearchParams(await text(req));
 }
