@@ -2,6 +2,7 @@ import { ConcurrencyError, type EventStore } from '../../src/eventstore/eventSto
 import { exchangeCode, ProviderCallError, type OAuthClient } from '../../src/connectors/oauthClient.js';
 import type { ConsentCategory, ProviderDescriptor } from '../../src/connectors/providerDescriptor.js';
 import { openValue, sealValue, type ValueSealer } from '../../src/crypto/sealedValue.js';
+import { PROVIDER_USER_ID_READERS } from '../../src/connectors/providerUserIds.js';
 import { loadState } from '../shared/commandHandler.js';
 import {
   connectionOwner,
@@ -66,6 +67,9 @@ export async function completeConsent(eventStore: EventStore, sealer: ValueSeale
   try {
     const verifier = pending.verifierSealed ? openValue(sealer, VERIFIER_PURPOSE, connectionOwner(cb.userId, cb.provider.slug), pending.verifierSealed) : null;
     tokens = await exchangeCode(cb.provider, client, { code: cb.code, redirectUri: cb.callbackUrl, verifier }, new Date(cb.at));
+    // Providers that name the user only through a call (Garmin): pushes are routed by this id.
+    const readUserId = PROVIDER_USER_ID_READERS[cb.provider.slug];
+    if (readUserId) tokens = { ...tokens, providerUserId: await readUserId({ baseUrl: client.baseUrl, accessToken: tokens.accessToken }) };
   } catch (err) {
     return fail(err instanceof ProviderCallError ? err.message : 'the code could not be exchanged');
   }
@@ -75,13 +79,19 @@ export async function completeConsent(eventStore: EventStore, sealer: ValueSeale
   const events: ConnectionEvent[] = [
     {
       type: 'connection.established',
-      data: { ...base, state_hash: cb.stateHash, scopes, categories, application: cb.application, tokens_sealed: sealed, reconnect: state.status !== 'none', at: cb.at, by: pending.by },
+      data: { ...base, state_hash: cb.stateHash, scopes, categories, application: cb.application, tokens_sealed: sealed, reconnect: state.status !== 'none', at: cb.at, by: pending.by, ...providerUserIdOf(tokens) },
     },
     ...consentChanges(state, categories, { ...base, actor_id: pending.by, at: cb.at }, `authorization code grant at ${cb.provider.name}; scopes: ${scopes.join(' ') || '(none)'}`),
   ];
   const position = await append(eventStore, stream, revision, events);
   if (position === null) return { status: 'error', redirectUri: pending.redirectUri, error: 'the consent state was already used', position: 0 };
   return { status: 'connected', redirectUri: pending.redirectUri, error: null, position };
+}
+
+/** The provider's id of the user, when the token answer or a call named it (kept on the connection so pushes find it). */
+function providerUserIdOf(tokens: object): { provider_user_id?: string } {
+  const id = (tokens as { providerUserId?: unknown }).providerUserId;
+  return typeof id === 'string' ? { provider_user_id: id } : {};
 }
 
 /**

@@ -17,7 +17,18 @@ export type ConsentRequested = Event<
 >;
 export type ConnectionEstablished = Event<
   'connection.established',
-  Base & { state_hash: string; scopes: string[]; categories: ConsentCategory[]; application: string; tokens_sealed: string; reconnect: boolean; at: string; by: string }
+  Base & {
+    state_hash: string;
+    scopes: string[];
+    categories: ConsentCategory[];
+    application: string;
+    tokens_sealed: string;
+    reconnect: boolean;
+    at: string;
+    by: string;
+    /** The provider's id of the user (Garmin's userId), when known: pushes name the user by it. */
+    provider_user_id?: string;
+  }
 >;
 export type ConsentFailed = Event<'connection.consent_failed', Base & { state_hash: string; error: string; at: string }>;
 export type ConsentChanged = Event<

@@ -10,6 +10,8 @@ export type ConnectionDoc = {
   status: 'active' | 'needs_reauth' | 'disconnected';
   scopes: string[];
   application: string;
+  /** The provider's id of the user (Garmin's userId), null when the provider names none: pushes are routed by it. */
+  provider_user_id?: string | null;
   last_sync_at: string | null;
   initial_backfill_at: string | null;
   created_at: string;
@@ -44,7 +46,10 @@ export const connectionDocId = (userId: string, provider: string) => `${userId}:
 export const connectionsProjection = defineProjection<ConnectionEvent>({
   name: 'connections',
   collections: [
-    { name: CONNECTIONS, indexes: [{ fields: [['user_id', 1], ['provider', 1]] }, { fields: [['tenant_id', 1], ['provider', 1], ['status', 1]] }] },
+    {
+      name: CONNECTIONS,
+      indexes: [{ fields: [['user_id', 1], ['provider', 1]] }, { fields: [['tenant_id', 1], ['provider', 1], ['status', 1]] }, { fields: [['provider', 1], ['provider_user_id', 1]] }],
+    },
     { name: CONSENT_STATES, indexes: [{ fields: [['user_id', 1], ['provider', 1]] }] },
     { name: CONSENT_EVENTS, indexes: [{ fields: [['user_id', 1], ['id', -1]] }] },
   ],
@@ -82,6 +87,7 @@ export const connectionsProjection = defineProjection<ConnectionEvent>({
               status: 'active',
               scopes: event.data.scopes,
               application: event.data.application,
+              provider_user_id: event.data.provider_user_id ?? null,
               updated_at: at,
               connected_at: at,
               health: { healthy: true, reason: null, action: null, since: at, retry_at: null },

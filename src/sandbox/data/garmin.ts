@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DataHandler } from '../sandboxServer.js';
+import { GARMIN_USER_ID_PATH } from '../../connectors/garmin/userId.js';
 import type { SummaryType } from '../../connectors/garmin/vocabulary.js';
 
 /**
@@ -11,7 +12,6 @@ import type { SummaryType } from '../../connectors/garmin/vocabulary.js';
  * the same summaries. The sandbox person lives in Europe/Berlin (offsets +01:00 / +02:00, DST
  * included).
  */
-export const GARMIN_USER_ID_PATH = '/wellness-api/rest/user/id';
 const ZONE = 'Europe/Berlin';
 
 /** The Garmin user id of a sandbox user: a stable UUID-shaped id, as Garmin's are. */
