@@ -28,6 +28,8 @@ import { menstrualCyclesRoutes } from './routes/menstrualCycles.js';
 import { sampleStatsRoutes } from './routes/sampleStats.js';
 import { coverageRoutes } from './routes/coverage.js';
 import { pipelineRoutes } from './routes/pipeline.js';
+import { rejectedRecordsRoutes } from './routes/rejectedRecords.js';
+import { consoleRoutes } from './routes/console.js';
 import { sourcePrioritiesRoutes } from './routes/sourcePriorities.js';
 import { freshnessRoutes } from './routes/freshness.js';
 import { ADMIN_PREFIX } from './routes/routeOptions.js';
@@ -93,6 +95,7 @@ export async function buildServer(ctx: AppContext) {
   await app.register(sampleStatsRoutes, { ...opts, prefix: '/v1' });
   await app.register(coverageRoutes, { ...opts, prefix: '/v1' });
   await app.register(pipelineRoutes, { ...opts, prefix: '/v1' });
+  await app.register(rejectedRecordsRoutes, { ...opts, prefix: '/v1' });
   await app.register(sourcePrioritiesRoutes, { ...opts, prefix: '/v1' });
   await app.register(freshnessRoutes, { ...opts, prefix: '/v1' });
   await app.register(tagsRoutes, { ...opts, prefix: '/v1' });
@@ -108,6 +111,7 @@ export async function buildServer(ctx: AppContext) {
   await app.register(connectSessionsRoutes, opts);
   await app.register(mcpRoutes, opts);
   await app.register(fhirRoutes, { ...opts, prefix: '/v1' });
+  await app.register(consoleRoutes);
   // The admin table (spec "Instance admin routes"): the same handlers, admin key, tenant from the path.
   for (const plugin of [sleepRoutes, sampleStatsRoutes, coverageRoutes]) await app.register(plugin, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   await app.ready();

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { createTenant } from '../../../commands/tenants/createTenant.js';
 import { issueApiKey } from '../../../commands/tenants/issueApiKey.js';
 import { revokeApiKey } from '../../../commands/tenants/revokeApiKey.js';
-import { findApiKeyById } from '../../../queries/tenants/findApiKey.js';
+import { findApiKeyById, listApiKeys } from '../../../queries/tenants/findApiKey.js';
 import { getTenant, listTenants } from '../../../queries/tenants/listTenants.js';
 import { UUID_RE } from '../../shared/ids.js';
 import { newSecret, sha256Hex } from '../../shared/secrets.js';
@@ -68,6 +68,23 @@ export const adminTenantsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (ap
     async (request) => {
       const t = (await getTenant(ctx.readStore, request.tenantId!))!;
       return { id: t.id, name: t.name, created_at: t.created_at };
+    },
+  );
+
+  app.get(
+    '/v1/admin/tenants/:tenant_id/api-keys',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        summary: "A tenant's API keys, oldest first (ids and dates; the secrets are never kept)",
+        tags: ['admin'],
+        params: TenantParam,
+        response: withProblems({ 200: z.object({ data: z.array(z.object({ id: Uuid, created_at: DateTime, revoked_at: DateTime.nullable() })) }) }),
+      },
+    },
+    async (request) => {
+      const keys = await listApiKeys(ctx.readStore, request.tenantId!);
+      return { data: keys.map((k) => ({ id: k.key_id, created_at: k.created_at, revoked_at: k.revoked_at })) };
     },
   );
 

@@ -1,0 +1,85 @@
+import type { SleepPhase } from '../types.js';
+import { fmtDuration, fmtTime } from '../util.js';
+
+/** Rows of the hypnogram, top to bottom: the usual order of sleep depth. Other phase names get rows below. */
+const LEVELS = ['awake', 'rem', 'light', 'deep'];
+const COLOURS: Record<string, string> = { awake: '#c62828', rem: '#7b1fa2', light: '#1e88e5', deep: '#0d47a1' };
+
+/** A night's phases as a step chart over time (SVG), with the phases as a table beside it. */
+export function Hypnogram({ phases, tz }: { phases: SleepPhase[]; tz: string }) {
+  if (phases.length === 0) return <p class="muted">This session has no phases.</p>;
+  const levels = [...LEVELS, ...[...new Set(phases.map((p) => p.phase))].filter((p) => !LEVELS.includes(p)).sort()];
+  const t0 = Math.min(...phases.map((p) => Date.parse(p.start_date)));
+  const t1 = Math.max(...phases.map((p) => Date.parse(p.end_date)));
+  const W = 800;
+  const rowH = 34;
+  const left = 70;
+  const H = levels.length * rowH + 24;
+  const x = (t: number) => left + ((t - t0) / Math.max(1, t1 - t0)) * (W - left - 10);
+  const totals = new Map<string, number>();
+  for (const p of phases) totals.set(p.phase, (totals.get(p.phase) ?? 0) + p.duration_s);
+  const ticks = [];
+  for (let t = Math.ceil(t0 / 3_600_000) * 3_600_000; t <= t1; t += 3_600_000) ticks.push(t);
+  const summary = levels.filter((l) => totals.has(l)).map((l) => `${l} ${fmtDuration(totals.get(l)!)}`).join(', ');
+  return (
+    <div data-testid="hypnogram" data-phases={phases.length}>
+      <svg viewBox={`0 0 ${W} ${H}`} class="hypnogram" role="img" aria-label={`Hypnogram from ${fmtTime(phases[0]!.start_date, tz)} to ${fmtTime(new Date(t1).toISOString(), tz)}: ${summary}`}>
+        {levels.map((l, i) => (
+          <g key={l}>
+            <text x={4} y={i * rowH + rowH / 2 + 4} class="axis-label">
+              {l}
+            </text>
+            <line x1={left} x2={W - 10} y1={i * rowH + rowH / 2} y2={i * rowH + rowH / 2} class="grid" />
+          </g>
+        ))}
+        {ticks.map((t) => (
+          <text key={t} x={x(t)} y={H - 6} class="axis-label" text-anchor="middle">
+            {fmtTime(new Date(t).toISOString(), tz).slice(-5)}
+          </text>
+        ))}
+        {phases.map((p) => {
+          const i = levels.indexOf(p.phase);
+          return (
+            <rect
+              key={p.id}
+              data-phase={p.phase}
+              x={x(Date.parse(p.start_date))}
+              y={i * rowH + 6}
+              width={Math.max(1, x(Date.parse(p.end_date)) - x(Date.parse(p.start_date)))}
+              height={rowH - 12}
+              fill={COLOURS[p.phase] ?? '#546e7a'}
+            >
+              <title>{`${p.phase}: ${fmtTime(p.start_date, tz)} – ${fmtTime(p.end_date, tz)} (${fmtDuration(p.duration_s)})`}</title>
+            </rect>
+          );
+        })}
+      </svg>
+      <details>
+        <summary>Phases table ({phases.length})</summary>
+        <div class="scroll">
+          <table data-testid="phases-table">
+            <caption class="sr-only">Sleep phases</caption>
+            <thead>
+              <tr>
+                <th scope="col">Phase</th>
+                <th scope="col">Start ({tz})</th>
+                <th scope="col">End</th>
+                <th scope="col">Duration (s)</th>
+              </tr>
+            </thead>
+            <tbody>
+              {phases.map((p) => (
+                <tr key={p.id} data-phase-id={p.id}>
+                  <td>{p.phase}</td>
+                  <td>{fmtTime(p.start_date, tz)}</td>
+                  <td>{fmtTime(p.end_date, tz)}</td>
+                  <td data-field="duration_s">{p.duration_s}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </details>
+    </div>
+  );
+}

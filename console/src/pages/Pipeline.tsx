@@ -1,0 +1,157 @@
+import { useState } from 'preact/hooks';
+import { api, ApiError, allPages, enc, get, type Page } from '../api.js';
+import { Badge, Loadable } from '../components/Status.js';
+import { UserPicker } from '../components/UserPicker.js';
+import type { EtlJob, RejectedRecord, SyncRun } from '../types.js';
+import { fmtTime, useAsync } from '../util.js';
+
+const STATUSES = ['parked', 'pending', 'running'] as const;
+
+export function PipelinePage({ userId }: { userId: string | undefined }) {
+  return (
+    <section aria-labelledby="pipeline-h">
+      <h1 id="pipeline-h">Pipeline</h1>
+      <EtlJobs />
+      <section aria-labelledby="per-user-h" class="card">
+        <h2 id="per-user-h">Per user: rejected records and sync runs</h2>
+        <UserPicker section="pipeline" userId={userId} />
+        {userId ? (
+          <>
+            <Rejected key={`r${userId}`} userId={userId} />
+            <SyncRuns key={`s${userId}`} userId={userId} />
+          </>
+        ) : (
+          <p class="muted">Choose a user.</p>
+        )}
+      </section>
+    </section>
+  );
+}
+
+function EtlJobs() {
+  const [status, setStatus] = useState<(typeof STATUSES)[number]>('parked');
+  const [cursor, setCursor] = useState<string | undefined>(undefined);
+  const jobs = useAsync(() => get<Page<EtlJob>>('/v1/pipeline/etl-jobs', { status, cursor, limit: 50 }), [status, cursor]);
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const retry = async (job: EtlJob) => {
+    try {
+      const after = await api<EtlJob>('POST', `/v1/pipeline/etl-jobs/${job.id}/retry`);
+      setMessage({ ok: true, text: `Job ${after.id} is ${after.status} again.` });
+      jobs.reload();
+    } catch (err) {
+      setMessage({ ok: false, text: err instanceof Error ? err.message : String(err) });
+    }
+  };
+  return (
+    <section aria-labelledby="etl-h" class="card">
+      <h2 id="etl-h">ETL jobs</h2>
+      <div role="group" aria-label="Job status" class="tabs">
+        {STATUSES.map((s) => (
+          <button key={s} type="button" aria-pressed={status === s} class={status === s ? '' : 'secondary'} onClick={() => { setStatus(s); setCursor(undefined); }}>
+            {s}
+          </button>
+        ))}
+      </div>
+      {message && <p role={message.ok ? 'status' : 'alert'} class={message.ok ? 'ok-text' : 'error'}>{message.text}</p>}
+      <Loadable state={jobs} label="ETL jobs">
+        {(page) =>
+          page.data.length === 0 ? (
+            <p class="muted">No {status} jobs.</p>
+          ) : (
+            <div class="scroll">
+              <table data-testid="etl-table">
+                <caption class="sr-only">{status} ETL jobs, newest first</caption>
+                <thead><tr><th scope="col">Job</th><th scope="col">User</th><th scope="col">Provider</th><th scope="col">Tier</th><th scope="col">Attempts</th><th scope="col">Error</th><th scope="col">Created</th><th scope="col">Next attempt</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead>
+                <tbody>
+                  {page.data.map((j) => (
+                    <tr key={j.id} data-job-id={j.id}>
+                      <td>{j.id}</td>
+                      <td><a class="mono" href={`#/users/${enc(j.user_id)}`}>{j.user_id.slice(0, 8)}</a></td>
+                      <td>{j.provider}</td>
+                      <td>{j.tier}</td>
+                      <td>{j.attempts}</td>
+                      <td class="excerpt">{j.error ?? ''}</td>
+                      <td>{fmtTime(j.created_at)}</td>
+                      <td>{fmtTime(j.next_attempt_at)}</td>
+                      <td>{j.status === 'parked' && <button type="button" class="small" onClick={() => void retry(j)} aria-label={`Retry job ${j.id}`}>Retry</button>}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              {page.next_cursor && <button type="button" class="secondary" onClick={() => setCursor(page.next_cursor!)}>Older</button>}
+            </div>
+          )
+        }
+      </Loadable>
+    </section>
+  );
+}
+
+function Rejected({ userId }: { userId: string }) {
+  const rows = useAsync(() => allPages<RejectedRecord>(`/v1/users/${enc(userId)}/rejected-records`, { limit: 1000 }, 1000), [userId]);
+  return (
+    <section aria-labelledby="rejected-h">
+      <h3 id="rejected-h">Rejected records</h3>
+      <Loadable state={rows} label="rejected records">
+        {(r) =>
+          r.length === 0 ? (
+            <p class="muted">None: every line of this user's uploads was stored.</p>
+          ) : (
+            <div class="scroll">
+              <table data-testid="rejected-table">
+                <caption class="sr-only">Records the ETL could not store, newest first</caption>
+                <thead><tr><th scope="col">Provider</th><th scope="col">Where</th><th scope="col">Reason</th><th scope="col">Excerpt</th><th scope="col">Rejected</th></tr></thead>
+                <tbody>
+                  {r.map((x, i) => (
+                    <tr key={i}><td>{x.provider}</td><td>{x.location}</td><td>{x.reason}</td><td class="excerpt mono">{x.excerpt}</td><td>{fmtTime(x.rejected_at)}</td></tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </Loadable>
+    </section>
+  );
+}
+
+/** Sync runs per connection. A build without the sync-runs route answers its own 404 ("no route"): shown as such. */
+function SyncRuns({ userId }: { userId: string }) {
+  const runs = useAsync(async () => {
+    try {
+      return { available: true, runs: await allPages<SyncRun>(`/v1/users/${enc(userId)}/sync-runs`, { limit: 1000 }, 1000) };
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404 && err.detail.startsWith('no route')) return { available: false, runs: [] as SyncRun[] };
+      throw err;
+    }
+  }, [userId]);
+  return (
+    <section aria-labelledby="syncruns-h">
+      <h3 id="syncruns-h">Sync runs</h3>
+      <Loadable state={runs} label="sync runs">
+        {({ available, runs: list }) => {
+          if (!available) return <p class="muted" data-testid="sync-runs-unavailable">This service does not pull from providers yet (no sync-runs route), so there are no sync runs to show.</p>;
+          if (list.length === 0) return <p class="muted">No sync runs for this user.</p>;
+          const providers = [...new Set(list.map((r) => r.provider))].sort();
+          return providers.map((p) => (
+            <div key={p} class="scroll">
+              <table data-testid="sync-runs-table" data-provider={p}>
+                <caption>{p}</caption>
+                <thead><tr><th scope="col">Run</th><th scope="col">Trigger</th><th scope="col">Status</th><th scope="col">Window</th><th scope="col">Attempts</th><th scope="col">Stored</th><th scope="col">Error</th><th scope="col">Next attempt</th></tr></thead>
+                <tbody>
+                  {list.filter((r) => r.provider === p).map((r) => (
+                    <tr key={r.id}>
+                      <td>{r.id}</td><td>{r.trigger}{r.data_type ? ` (${r.data_type})` : ''}</td><td><Badge state={r.status} /></td>
+                      <td>{fmtTime(r.window_start)} – {fmtTime(r.window_end)}</td><td>{r.attempts}</td><td>{r.objects_stored ?? '—'}</td>
+                      <td class="excerpt">{r.error ?? ''}</td><td>{fmtTime(r.next_attempt_at)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          ));
+        }}
+      </Loadable>
+    </section>
+  );
+}

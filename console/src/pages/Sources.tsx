@@ -1,0 +1,204 @@
+import { useEffect, useState } from 'preact/hooks';
+import { QUANTITY_CATALOG } from '../../../src/catalog/quantityCatalog.js';
+import { api, enc, get } from '../api.js';
+import { Loadable } from '../components/Status.js';
+import { UserPicker } from '../components/UserPicker.js';
+import type { Page } from '../api.js';
+import type { Priorities, Sample, Stats } from '../types.js';
+import { daysBack, fmtNum, fmtTime, useAsync } from '../util.js';
+
+const GROUPS = ['*', 'activity', 'heart', 'recovery', 'body', 'sleep', 'workouts'];
+const KEYS = [...GROUPS, ...QUANTITY_CATALOG.map((q) => q.type), 'sleep_analysis'];
+
+export function SourcesPage({ userId }: { userId: string | undefined }) {
+  return (
+    <section aria-labelledby="sources-h">
+      <h1 id="sources-h">Source order</h1>
+      <UserPicker section="sources" userId={userId} />
+      {userId ? <SourcesEditor key={userId} userId={userId} /> : <p class="muted">Choose a user to see and edit their order of sources per metric.</p>}
+    </section>
+  );
+}
+
+function SourcesEditor({ userId }: { userId: string }) {
+  const base = `/v1/users/${enc(userId)}`;
+  const saved = useAsync(() => get<Priorities>(`${base}/source-priorities`), [userId]);
+  // The sources the user has data from: offered when adding to an order.
+  const known = useAsync(async () => {
+    const { start, end } = daysBack(90);
+    const stats = await Promise.all(['heart_rate', 'step_count'].map((type) => get<Stats>(`${base}/samples/stats`, { type, start, end, view: 'all' }).catch(() => null)));
+    return [...new Set(stats.flatMap((s) => s?.buckets.map((b) => b.source || b.provider) ?? []))].sort();
+  }, [userId]);
+  const [draft, setDraft] = useState<Record<string, string[]> | null>(null);
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const [newKey, setNewKey] = useState('heart_rate');
+  const [addTo, setAddTo] = useState<Record<string, string>>({});
+  const [version, setVersion] = useState(0);
+  useEffect(() => {
+    if (saved.data) setDraft(structuredClone(saved.data.priorities));
+  }, [saved.data]);
+
+  const update = (f: (d: Record<string, string[]>) => void) => {
+    const d = structuredClone(draft ?? {});
+    f(d);
+    setDraft(d);
+    setMessage(null);
+  };
+  const move = (key: string, i: number, by: number) =>
+    update((d) => {
+      const list = d[key]!;
+      const [item] = list.splice(i, 1);
+      list.splice(i + by, 0, item!);
+    });
+  const save = async () => {
+    try {
+      const answer = await api<Priorities>('PUT', `${base}/source-priorities`, { priorities: draft ?? {} });
+      setDraft(structuredClone(answer.priorities));
+      setMessage({ ok: true, text: `Saved at ${fmtTime(answer.updated_at)}; the merged view uses it from now on.` });
+      saved.reload();
+      setVersion((v) => v + 1);
+    } catch (err) {
+      setMessage({ ok: false, text: err instanceof Error ? err.message : String(err) });
+    }
+  };
+
+  return (
+    <Loadable state={saved} label="the source order">
+      {(s) => (
+        <div class="card">
+          <p class="muted">
+            Best source first. A metric's own order wins over its group's, the group's over <code>*</code>; sources not listed rank after the listed ones. Last saved: {fmtTime(s.updated_at)}.
+          </p>
+          <datalist id="known-sources">
+            {(known.data ?? []).map((k) => (
+              <option key={k} value={k} />
+            ))}
+          </datalist>
+          {Object.keys(draft ?? {}).length === 0 && <p>No order of the user's own: the built-in order per group applies.</p>}
+          <ul class="orders" data-testid="orders">
+            {Object.entries(draft ?? {}).map(([key, list]) => (
+              <li key={key} data-key={key}>
+                <h3>{key}</h3>
+                <ol>
+                  {list.map((src, i) => (
+                    <li key={src}>
+                      <span>{src}</span>{' '}
+                      <button type="button" class="small" disabled={i === 0} onClick={() => move(key, i, -1)} aria-label={`Move ${src} up in ${key}`}>
+                        ↑
+                      </button>
+                      <button type="button" class="small" disabled={i === list.length - 1} onClick={() => move(key, i, 1)} aria-label={`Move ${src} down in ${key}`}>
+                        ↓
+                      </button>
+                      <button type="button" class="small" onClick={() => update((d) => { d[key] = d[key]!.filter((x) => x !== src); if (!d[key]!.length) delete d[key]; })} aria-label={`Remove ${src} from ${key}`}>
+                        ✕
+                      </button>
+                    </li>
+                  ))}
+                </ol>
+                <form class="inline" onSubmit={(e) => { e.preventDefault(); const v = (addTo[key] ?? '').trim(); if (v && !list.includes(v)) update((d) => d[key]!.push(v)); setAddTo({ ...addTo, [key]: '' }); }}>
+                  <label>
+                    Add a source to {key}{' '}
+                    <input list="known-sources" value={addTo[key] ?? ''} onInput={(e) => setAddTo({ ...addTo, [key]: e.currentTarget.value })} maxLength={64} />
+                  </label>
+                  <button type="submit" class="small">Add</button>
+                </form>
+              </li>
+            ))}
+          </ul>
+          <form class="inline" onSubmit={(e) => { e.preventDefault(); if (!draft?.[newKey]) update((d) => (d[newKey] = [])); }}>
+            <label>
+              Order for{' '}
+              <select value={newKey} onChange={(e) => setNewKey(e.currentTarget.value)}>
+                {KEYS.filter((k) => !draft?.[k]).map((k) => (
+                  <option key={k} value={k}>
+                    {k}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <button type="submit" class="secondary">Add metric or group</button>
+          </form>
+          <p>
+            <button type="button" onClick={save}>Save order (PUT)</button>{' '}
+            <button type="button" class="secondary" onClick={() => { setDraft(structuredClone(s.priorities)); setMessage(null); }}>Discard changes</button>
+          </p>
+          {message && <p role={message.ok ? 'status' : 'alert'} class={message.ok ? 'ok-text' : 'error'}>{message.text}</p>}
+          <MergedPreview base={base} version={version} />
+        </div>
+      )}
+    </Loadable>
+  );
+}
+
+/** Which records of one metric and day the merged view shows under the saved order, beside every stored one. */
+function MergedPreview({ base, version }: { base: string; version: number }) {
+  const [type, setType] = useState('heart_rate');
+  const [day, setDay] = useState(daysBack(2).start);
+  const next = new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+  const records = useAsync(async () => {
+    const q = { type, start: day, end: next, limit: 1000 };
+    const [merged, all] = await Promise.all([get<Page<Sample>>(`${base}/samples`, { ...q, view: 'merged' }), get<Page<Sample>>(`${base}/samples`, { ...q, view: 'all' })]);
+    return { shown: new Set(merged.data.map((r) => r.id)), all: all.data, more: Boolean(all.next_cursor) };
+  }, [base, type, day, version]);
+  return (
+    <section aria-labelledby="preview-h">
+      <h2 id="preview-h">Preview: what the merged view shows</h2>
+      <div class="toolbar">
+        <label>
+          Metric{' '}
+          <select value={type} onChange={(e) => setType(e.currentTarget.value)}>
+            {QUANTITY_CATALOG.map((q) => (
+              <option key={q.type} value={q.type}>{q.type}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Day (UTC) <input type="date" value={day} onInput={(e) => e.currentTarget.value && setDay(e.currentTarget.value)} />
+        </label>
+      </div>
+      <Loadable state={records} label="the preview">
+        {(r) => {
+          const counts = new Map<string, [number, number]>();
+          for (const s of r.all) {
+            const k = s.source ?? s.provider;
+            const c = counts.get(k) ?? [0, 0];
+            c[0] += 1;
+            if (r.shown.has(s.id)) c[1] += 1;
+            counts.set(k, c);
+          }
+          return r.all.length === 0 ? (
+            <p class="muted">No {type} records that day.</p>
+          ) : (
+            <>
+              <table data-testid="preview-summary">
+                <caption>Records per source{r.more ? ' (first 1000 of the day)' : ''}</caption>
+                <thead>
+                  <tr><th scope="col">Source</th><th scope="col">Stored</th><th scope="col">Shown in the merged view</th></tr>
+                </thead>
+                <tbody>
+                  {[...counts.entries()].map(([k, [n, shown]]) => (
+                    <tr key={k} data-source={k}><th scope="row">{k}</th><td>{n}</td><td data-field="shown">{shown}</td></tr>
+                  ))}
+                </tbody>
+              </table>
+              <details>
+                <summary>Every record</summary>
+                <div class="scroll">
+                  <table>
+                    <caption class="sr-only">Records of the day, with whether the merged view shows each</caption>
+                    <thead><tr><th scope="col">Start</th><th scope="col">Value</th><th scope="col">Source</th><th scope="col">Merged view</th></tr></thead>
+                    <tbody>
+                      {r.all.map((s) => (
+                        <tr key={s.id}><td>{fmtTime(s.start_date)}</td><td>{fmtNum(s.value)} {s.unit}</td><td>{s.source ?? s.provider}</td><td>{r.shown.has(s.id) ? 'shown' : 'hidden'}</td></tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
+              </details>
+            </>
+          );
+        }}
+      </Loadable>
+    </section>
+  );
+}

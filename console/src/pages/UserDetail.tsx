@@ -1,0 +1,249 @@
+import { useEffect, useState } from 'preact/hooks';
+import { QUANTITY_CATALOG } from '../../../src/catalog/quantityCatalog.js';
+import { allPages, enc, get } from '../api.js';
+import { CoverageHeatmap } from '../components/Heatmap.js';
+import { HealthBadges } from '../components/HealthBadges.js';
+import { Hypnogram } from '../components/Hypnogram.js';
+import { MetricChart } from '../components/MetricChart.js';
+import { RouteMap } from '../components/RouteMap.js';
+import { Loadable } from '../components/Status.js';
+import type { Connection, Coverage, Freshness, RoutePoint, SleepPhase, SleepSession, User, Workout } from '../types.js';
+import { browserZone, daysBack, fmtDuration, fmtNum, fmtTime, useAsync } from '../util.js';
+
+const WINDOWS = [7, 14, 30, 90];
+const ZONES = [...new Set(['UTC', browserZone(), 'Europe/Berlin', 'America/New_York', 'America/Los_Angeles', 'Asia/Tokyo'])];
+
+export function UserDetailPage({ userId }: { userId: string }) {
+  const [days, setDays] = useState(30);
+  const [interval, setInterval] = useState<'day' | 'hour'>('day');
+  const [tz, setTz] = useState('UTC');
+  const [metric, setMetric] = useState<string | null>(null);
+  const { start, end } = daysBack(days);
+  const base = `/v1/users/${enc(userId)}`;
+
+  const user = useAsync(() => get<User>(base), [userId]);
+  const health = useAsync(async () => {
+    const [f, c] = await Promise.all([get<{ data: Freshness[] }>(`${base}/freshness`), get<{ data: Connection[] }>(`${base}/connections`)]);
+    return { freshness: f.data, connections: c.data };
+  }, [userId]);
+  const coverage = useAsync(() => get<Coverage>(`${base}/coverage`, { start, end }), [userId, start, end]);
+
+  const present = new Set((coverage.data?.days ?? []).flatMap((d) => Object.keys(d.metrics)));
+  const metrics = QUANTITY_CATALOG.filter((q) => present.has(q.type));
+  useEffect(() => {
+    if (metrics.length && (!metric || !metrics.some((m) => m.type === metric))) setMetric(metrics.some((m) => m.type === 'heart_rate') ? 'heart_rate' : metrics[0]!.type);
+  }, [metrics.map((m) => m.type).join()]);
+  const chosen = metrics.find((m) => m.type === metric);
+
+  return (
+    <section aria-labelledby="user-h">
+      <p>
+        <a href="#/users">← Users</a>
+      </p>
+      <Loadable state={user} label="the user">
+        {(u) => (
+          <header class="user-head">
+            <h1 id="user-h">{u.external_ref ?? u.id}</h1>
+            <p class="muted">
+              <span class="mono">{u.id}</span> · {u.status} · created {fmtTime(u.created_at)} · <a href={`#/sources/${enc(u.id)}`}>Source order</a> · <a href={`#/pipeline/${enc(u.id)}`}>Pipeline</a>
+            </p>
+          </header>
+        )}
+      </Loadable>
+
+      <form class="toolbar" aria-label="Window and time zone" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Window{' '}
+          <select value={days} onChange={(e) => setDays(Number(e.currentTarget.value))}>
+            {WINDOWS.map((d) => (
+              <option key={d} value={d}>
+                last {d} days
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Interval{' '}
+          <select value={interval} onChange={(e) => setInterval(e.currentTarget.value as 'day' | 'hour')}>
+            <option value="day">day</option>
+            <option value="hour">hour</option>
+          </select>
+        </label>
+        <label>
+          Time zone{' '}
+          <select value={tz} onChange={(e) => setTz(e.currentTarget.value)}>
+            {ZONES.map((z) => (
+              <option key={z} value={z}>
+                {z}
+              </option>
+            ))}
+          </select>
+        </label>
+        <span class="muted">
+          {start} to {end} (end excluded)
+        </span>
+      </form>
+
+      <section aria-labelledby="health-h" class="card">
+        <h2 id="health-h">Sources: freshness and connection health</h2>
+        <Loadable state={health} label="freshness and connections">
+          {(h) => <HealthBadges freshness={h.freshness} connections={h.connections} />}
+        </Loadable>
+      </section>
+
+      <section aria-labelledby="coverage-h" class="card">
+        <h2 id="coverage-h">Coverage</h2>
+        <Loadable state={coverage} label="coverage">
+          {(c) => <CoverageHeatmap coverage={c} start={start} end={end} />}
+        </Loadable>
+      </section>
+
+      <section aria-labelledby="metric-h" class="card">
+        <h2 id="metric-h">Metrics</h2>
+        {metrics.length === 0 ? (
+          <p class="muted">{coverage.data ? 'No quantity samples in this window.' : 'Waiting for coverage…'}</p>
+        ) : (
+          <>
+            <label>
+              Metric{' '}
+              <select value={metric ?? ''} onChange={(e) => setMetric(e.currentTarget.value)} data-testid="metric-select">
+                {metrics.map((m) => (
+                  <option key={m.type} value={m.type}>
+                    {m.type}
+                  </option>
+                ))}
+              </select>
+            </label>
+            {chosen && <MetricChart userId={userId} type={chosen.type} start={start} end={end} interval={interval} tz={tz} aggregation={chosen.aggregation} />}
+          </>
+        )}
+      </section>
+
+      <SleepSection base={base} start={start} end={end} tz={tz} />
+      <WorkoutsSection base={base} start={start} end={end} tz={tz} />
+    </section>
+  );
+}
+
+function SleepSection({ base, start, end, tz }: { base: string; start: string; end: string; tz: string }) {
+  const sessions = useAsync(() => allPages<SleepSession>(`${base}/sleep`, { start, end, limit: 1000 }), [base, start, end]);
+  const [chosen, setChosen] = useState<number | null>(null);
+  const list = sessions.data ?? [];
+  const session = list.find((s) => s.id === chosen) ?? list[list.length - 1];
+  const phases = useAsync(async () => (session ? allPages<SleepPhase>(`${base}/sleep/${session.id}/phases`, { limit: 1000 }) : []), [base, session?.id]);
+  return (
+    <section aria-labelledby="sleep-h" class="card">
+      <h2 id="sleep-h">Sleep</h2>
+      <Loadable state={sessions} label="sleep sessions">
+        {(all) =>
+          all.length === 0 ? (
+            <p class="muted">No sleep sessions in this window.</p>
+          ) : (
+            <>
+              <label>
+                Night{' '}
+                <select value={session?.id} onChange={(e) => setChosen(Number(e.currentTarget.value))} data-testid="sleep-select">
+                  {all.map((s) => (
+                    <option key={s.id} value={s.id}>
+                      {fmtTime(s.bedtime_start, tz)} ({s.source ?? s.provider})
+                    </option>
+                  ))}
+                </select>
+              </label>
+              {session && (
+                <dl class="counts" data-testid="sleep-summary" data-session-id={session.id}>
+                  <div><dt>Asleep</dt><dd data-field="total_sleep_seconds" data-value={session.total_sleep_seconds ?? ''}>{fmtDuration(session.total_sleep_seconds)}</dd></div>
+                  <div><dt>Deep</dt><dd>{fmtDuration(session.deep_sleep_seconds)}</dd></div>
+                  <div><dt>REM</dt><dd>{fmtDuration(session.rem_sleep_seconds)}</dd></div>
+                  <div><dt>Light</dt><dd>{fmtDuration(session.light_sleep_seconds)}</dd></div>
+                  <div><dt>Awake</dt><dd>{fmtDuration(session.awake_seconds)}</dd></div>
+                  <div><dt>Score</dt><dd>{fmtNum(session.sleep_score)}</dd></div>
+                  <div><dt>Source</dt><dd>{session.source ?? session.provider}</dd></div>
+                </dl>
+              )}
+              <Loadable state={phases} label="sleep phases">
+                {(p) => <Hypnogram phases={p} tz={tz} />}
+              </Loadable>
+            </>
+          )
+        }
+      </Loadable>
+    </section>
+  );
+}
+
+function WorkoutsSection({ base, start, end, tz }: { base: string; start: string; end: string; tz: string }) {
+  const workouts = useAsync(() => allPages<Workout>(`${base}/workouts`, { start, end, limit: 1000 }), [base, start, end]);
+  const [chosen, setChosen] = useState<number | null>(null);
+  const list = workouts.data ?? [];
+  const workout = list.find((w) => w.id === chosen) ?? list[list.length - 1];
+  const route = useAsync(async () => (workout ? allPages<RoutePoint>(`${base}/workouts/${workout.id}/route`, { limit: 1000 }) : []), [base, workout?.id]);
+  return (
+    <section aria-labelledby="workouts-h" class="card">
+      <h2 id="workouts-h">Workouts</h2>
+      <Loadable state={workouts} label="workouts">
+        {(all) =>
+          all.length === 0 ? (
+            <p class="muted">No workouts in this window.</p>
+          ) : (
+            <div class="split">
+              <div class="scroll">
+                <table data-testid="workouts-table">
+                  <caption class="sr-only">Workouts; choose one to see its route</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Start ({tz})</th>
+                      <th scope="col">Type</th>
+                      <th scope="col">Duration</th>
+                      <th scope="col">Distance (m)</th>
+                      <th scope="col">Energy (kcal)</th>
+                      <th scope="col">HR avg / max</th>
+                      <th scope="col">Source</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {all.map((w) => (
+                      <tr key={w.id} data-workout-id={w.id} aria-selected={w.id === workout?.id}>
+                        <td>
+                          <button type="button" class="link" onClick={() => setChosen(w.id)} aria-pressed={w.id === workout?.id}>
+                            {fmtTime(w.start_date, tz)}
+                          </button>
+                        </td>
+                        <td>{w.type}</td>
+                        <td>{fmtDuration(w.duration_s)}</td>
+                        <td data-field="distance_m">{fmtNum(w.distance_m)}</td>
+                        <td data-field="active_energy_kcal">{fmtNum(w.active_energy_kcal)}</td>
+                        <td>
+                          {fmtNum(w.avg_heart_rate)} / {fmtNum(w.max_heart_rate)}
+                        </td>
+                        <td>{w.source ?? w.provider}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              <div>
+                <h3>Route{workout ? ` of ${workout.type} ${fmtTime(workout.start_date, tz)}` : ''}</h3>
+                <Loadable state={route} label="the route">
+                  {(points) => <RouteMap points={points} />}
+                </Loadable>
+                {workout?.track && (
+                  <dl class="counts">
+                    {Object.entries(workout.track)
+                      .filter(([, v]) => typeof v === 'number')
+                      .map(([k, v]) => (
+                        <div key={k}>
+                          <dt>{k.replace(/_/g, ' ')}</dt>
+                          <dd>{fmtNum(v as number, 2)}</dd>
+                        </div>
+                      ))}
+                  </dl>
+                )}
+              </div>
+            </div>
+          )
+        }
+      </Loadable>
+    </section>
+  );
+}

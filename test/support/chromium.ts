@@ -1,0 +1,42 @@
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+/**
+ * The browser tests' one way to a headless Chromium: the system's own (Debian `chromium`), never a
+ * downloaded one. Detected once; where it is missing the browser tests skip with one line.
+ */
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const chromiumAvailable = existsSync(CHROMIUM_PATH);
+export const chromiumMissing = `skipped: no Chromium at ${CHROMIUM_PATH} (apt-get install chromium, or set CHROMIUM_PATH)`;
+
+/** Flags for a quiet, offline, sandbox-less headless run (containers run as root). Playwright gives each launch a fresh profile directory. */
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ARGS });
+}
+
+/** A page whose console errors and failed requests fail the test that reads `errors`. */
+export async function openPage(browser: Browser, viewport = { width: 1280, height: 800 }): Promise<{ page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(`console: ${m.text()}`);
+  });
+  return { page, errors };
+}
+
+/** A port free right now on the loopback (for a service whose public address must be known before it listens). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
