@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { z } from 'zod';
 import { PROVIDER_KINDS } from './connectors/providerKinds.js';
 
@@ -27,6 +28,12 @@ const EnvSchema = z.object({
   UPLOADS_IN_FLIGHT: z.coerce.number().int().min(1).default(8),
   ETL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   DELETION_JOB_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
+  LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(10_000),
+  LEASE_RENEW_MS: z.coerce.number().int().min(100).max(300_000).default(3_000),
+  INSTANCE_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9._:-]{1,64}$/, 'INSTANCE_ID must be 1 to 64 letters, digits or . _ : -')
+    .optional(),
   PROJECTOR_THREAD: z
     .enum(['true', 'false', '1', '0'])
     .default('true')
@@ -52,6 +59,11 @@ export type Config = {
   projectorThread: boolean;
   /** A deletion job's attempt not done after this long is failed with the reason (docs/erasure.md). */
   deletionJobTimeoutMs: number;
+  /**
+   * Leases of background work shared by several service processes (docs/architecture.md):
+   * `instanceId` names this process in them (with a per-start suffix added by each holder).
+   */
+  leases: { leaseMs: number; renewMs: number; instanceId: string };
   /**
    * Per oauth or push provider: the instance's own client keys (`<SLUG>_CLIENT_ID`,
    * `<SLUG>_CLIENT_SECRET`, used when a tenant has none) and `<SLUG>_BASE_URL`, which replaces the
@@ -102,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     .filter((k) => k.length > 0)
     .map((k) => Buffer.from(k, 'base64'));
   if (previousSealingKeys.some((k) => k.length !== 32)) throw new ConfigError('SEALING_KEY_PREVIOUS must be comma-separated 32-byte keys, base64-encoded');
+  if (e.LEASE_RENEW_MS * 2 > e.LEASE_MS) throw new ConfigError('LEASE_RENEW_MS must be at most half of LEASE_MS, so that a lease is renewed before it runs out');
   let schedule: number[] | undefined;
   if (e.WEBHOOK_RETRY_SCHEDULE) {
     schedule = e.WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => Number(s.trim()));
@@ -127,6 +140,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     etlConcurrency: e.ETL_CONCURRENCY,
     projectorThread: e.PROJECTOR_THREAD,
     deletionJobTimeoutMs: e.DELETION_JOB_TIMEOUT_SECONDS * 1000,
+    leases: { leaseMs: e.LEASE_MS, renewMs: e.LEASE_RENEW_MS, instanceId: e.INSTANCE_ID ?? `${hostname()}-${process.pid}` },
     providers: providerSettings(env),
   };
 }

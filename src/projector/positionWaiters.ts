@@ -13,6 +13,11 @@ export class PositionWaiters {
     private readonly name: string,
     private readonly eventTypes: readonly string[],
     private readonly eventStore: EventStore,
+    /**
+     * Where the projection stands in the store, when another process may be the one applying it
+     * (leases, several service processes): a wait then follows the stored checkpoint.
+     */
+    private readonly observe?: () => Promise<number>,
   ) {}
 
   advance(position: number): void {
@@ -26,6 +31,10 @@ export class PositionWaiters {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (this.position >= target) return;
+      if (this.observe) {
+        this.advance(await this.observe());
+        if (this.position >= target) return;
+      }
       const relevant = await this.eventStore.readAll({ after: this.position, maxCount: 1, filter: { eventTypes: this.eventTypes } });
       if (relevant.length === 0 || relevant[0]!.globalPosition > target) return;
       if (Date.now() > deadline) throw new Error(`projection ${this.name} did not reach ${target}`);

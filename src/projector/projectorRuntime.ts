@@ -2,10 +2,13 @@ import type { Subscription } from 'rxjs';
 import type { Logger } from 'pino';
 import type { EventStore, RecordedEvent } from '../eventstore/eventStore.js';
 import { CheckpointMismatchError, type Change, type PositionedChange, type ReadStore } from '../readstore/readStore.js';
+import { LeaseLostError, type Fence } from '../readstore/leases.js';
 import type { Config } from '../config.js';
 import { PositionWaiters } from './positionWaiters.js';
 import type { Derivation, Projection } from './projection.js';
 import { ProjectorThread } from './threadedRunner.js';
+import { LeaseKeeper, type LeaseSettings } from './leaseKeeper.js';
+import { storedPosition } from './storedPosition.js';
 
 export type ProjectionStatus = {
   name: string;
@@ -37,7 +40,13 @@ export type ProjectorOptions = {
   onBatch?: (projection: string, position: number) => void;
   /** These projections run on a projector thread of their own, which opens the stores from `config`. */
   thread?: { config: Config; names: readonly string[] };
+  /**
+   * Several service processes share the stores: each projection runs only while this process
+   * holds its lease (named after the projection), and its batches are fenced by it.
+   */
+  leases?: LeaseSettings;
 };
+
 
 /** How much of the buffer an event takes: its records, for the batches of ingested records. */
 const weightOf = (e: RecordedEvent): number => {
@@ -54,6 +63,7 @@ const weightOf = (e: RecordedEvent): number => {
 export class ProjectorRuntime {
   private readonly runners = new Map<string, Runner>();
   private thread: ProjectorThread | null = null;
+  private keeper: LeaseKeeper | null = null;
 
   constructor(
     private readonly eventStore: EventStore,
@@ -83,19 +93,26 @@ export class ProjectorRuntime {
   async start(options: { declare?: boolean } = {}): Promise<void> {
     if (options.declare !== false) await this.init();
     const threaded = new Set(this.options.thread?.names ?? []);
+    const leases = this.options.leases;
+    if (leases) this.keeper = new LeaseKeeper(leases, this.log);
     for (const p of this.projections) {
       if (threaded.has(p.name)) continue;
-      const runner = new Runner(p, this.eventStore, this.readStore, this.log, this.options);
+      const runner = new Runner(p, this.eventStore, this.readStore, this.log, this.options, leases ? storedPosition(this.readStore, p.name) : undefined);
       this.runners.set(p.name, runner);
-      await runner.start();
+      if (this.keeper) this.keeper.hold(p.name, { start: (fence) => runner.start(fence), stop: () => runner.stop() });
+      else await runner.start();
     }
+    await this.keeper?.start();
     if (this.options.thread && threaded.size) {
-      this.thread = new ProjectorThread(this.options.thread.config, this.projections.filter((p) => threaded.has(p.name)), this.eventStore, this.log);
+      const names = this.projections.filter((p) => threaded.has(p.name));
+      this.thread = new ProjectorThread(this.options.thread.config, names, this.eventStore, this.log, undefined, leases ? this.readStore : undefined);
       await this.thread.start();
     }
   }
 
   async stop(): Promise<void> {
+    await this.keeper?.stop();
+    this.keeper = null;
     await Promise.all([...this.runners.values()].map((r) => r.stop()));
     this.runners.clear();
     await this.thread?.stop();
@@ -256,15 +273,28 @@ export function pushChanges(p: Projection, e: RecordedEvent, out: PositionedChan
   }
 }
 
+/**
+ * Applies one projection from its stored checkpoint. Each (re)start raises `epoch`: deliveries of
+ * an earlier subscription and a flush begun before it are dropped, the buffer starts empty and
+ * the next batch is expected at the checkpoint as stored, so nothing is applied twice and the
+ * checkpoint never moves backwards (issue 14). Restarts are serialised.
+ */
 class Runner {
   private sub: Subscription | null = null;
   private buffer: RecordedEvent[] = [];
   private buffered = 0;
+  /** The last event taken from the subscription: a delivery at or before it is a repeat. */
   private lastBuffered = 0;
+  /** The checkpoint as this runner stored or read it: where its next batch starts. */
+  private applied = 0;
   private flushing: Promise<void> | null = null;
-  private stopped = false;
+  private restarting: Promise<void> = Promise.resolve();
+  private active = false;
+  private epoch = 0;
   private paused = false;
   private retryTimer: NodeJS.Timeout | null = null;
+  /** The lease this runner writes under, when several processes share the store. */
+  private fence: Fence | undefined;
   readonly waiters: PositionWaiters;
 
   constructor(
@@ -273,35 +303,49 @@ class Runner {
     private readonly readStore: ReadStore,
     private readonly log?: Logger,
     private readonly options: ProjectorOptions = {},
+    observe?: () => Promise<number>,
   ) {
-    this.waiters = new PositionWaiters(p.name, p.eventTypes, eventStore);
+    this.waiters = new PositionWaiters(p.name, p.eventTypes, eventStore, observe);
   }
 
-  private get position(): number {
-    return this.waiters.position;
+  start(fence?: Fence): Promise<void> {
+    this.active = true;
+    this.fence = fence;
+    return this.restart();
   }
 
-  async start(): Promise<void> {
-    // A restart after a dropped subscription resumes from the stored checkpoint: what is still
-    // buffered would be delivered again, and could move the checkpoint backwards.
-    await this.flushing;
-    this.buffer = [];
-    this.buffered = 0;
-    const cp = await this.readStore.getCheckpoint(this.p.name);
-    if (cp?.status === 'rebuilding') {
-      this.scheduleRestart(1000);
-      return;
-    }
-    this.waiters.position = cp?.position ?? 0;
-    this.waiters.advance(this.waiters.position);
-    this.lastBuffered = this.position;
-    this.subscribe();
+  /** Resubscribes from the stored checkpoint with an empty buffer. */
+  private restart(): Promise<void> {
+    const run = async () => {
+      const epoch = ++this.epoch;
+      this.sub?.unsubscribe();
+      this.sub = null;
+      this.paused = false;
+      this.buffer = [];
+      this.buffered = 0;
+      while (this.flushing) await this.flushing;
+      if (!this.active || epoch !== this.epoch) return;
+      const cp = await this.readStore.getCheckpoint(this.p.name);
+      if (!this.active || epoch !== this.epoch) return;
+      if (cp?.status === 'rebuilding') {
+        this.scheduleRestart(1000);
+        return;
+      }
+      this.applied = cp?.position ?? 0;
+      this.lastBuffered = this.applied;
+      this.waiters.advance(this.applied);
+      this.subscribe(epoch);
+    };
+    const next = this.restarting.then(run);
+    this.restarting = next.catch(() => {});
+    return next;
   }
 
-  private subscribe(): void {
+  private subscribe(epoch: number): void {
     this.paused = false;
     this.sub = this.eventStore.subscribeToAll({ after: this.lastBuffered, filter: { eventTypes: this.p.eventTypes } }).subscribe({
       next: (e) => {
+        if (epoch !== this.epoch || e.globalPosition <= this.lastBuffered) return;
         this.buffer.push(e);
         this.buffered += weightOf(e);
         this.lastBuffered = e.globalPosition;
@@ -309,6 +353,7 @@ class Runner {
         this.kick();
       },
       error: (err) => {
+        if (epoch !== this.epoch) return;
         this.log?.error({ err, projection: this.p.name }, 'projection subscription dropped; resubscribing from checkpoint');
         this.sub = null;
         this.scheduleRestart(1000);
@@ -324,66 +369,87 @@ class Runner {
   }
 
   private kick(): void {
-    if (this.flushing || this.stopped) return;
-    this.flushing = this.flush()
-      .catch((err) => this.onFlushError(err))
+    if (this.flushing || !this.active) return;
+    const epoch = this.epoch;
+    this.flushing = this.flush(epoch)
+      .catch((err) => this.onFlushError(err, epoch))
       .finally(() => {
         this.flushing = null;
-        if (this.buffer.length && !this.stopped) this.kick();
-        else if (this.paused && !this.stopped && !this.retryTimer) this.subscribe();
+        if (!this.active || epoch !== this.epoch) return;
+        if (this.buffer.length) this.kick();
+        else if (this.paused && !this.retryTimer) this.subscribe(epoch);
       });
   }
 
-  private async flush(): Promise<void> {
+  private async flush(epoch: number): Promise<void> {
     const maxChanges = this.options.maxChangesPerBatch ?? 2_000;
     const derive = this.p.derive;
-    while (this.buffer.length && !this.stopped) {
+    const current = () => this.active && epoch === this.epoch;
+    while (this.buffer.length && current()) {
+      const buffer = this.buffer;
       const changes: PositionedChange[] = [];
       let n = 0;
-      if (derive?.isBarrier(this.buffer[0]!)) pushChanges(this.p, this.buffer[n++]!, changes);
+      if (derive?.isBarrier(buffer[0]!)) pushChanges(this.p, buffer[n++]!, changes);
       else {
-        while (n < this.buffer.length && n < BATCH && changes.length < maxChanges && !derive?.isBarrier(this.buffer[n]!)) pushChanges(this.p, this.buffer[n++]!, changes);
+        while (n < buffer.length && n < BATCH && changes.length < maxChanges && !derive?.isBarrier(buffer[n]!)) pushChanges(this.p, buffer[n++]!, changes);
       }
-      const last = this.buffer[n - 1]!;
-      const batch = { projection: this.p.name, position: last.globalPosition, mode: 'live' as const, lastEventAt: last.createdAt.toISOString() };
+      const last = buffer[n - 1]!;
+      const batch = { projection: this.p.name, position: last.globalPosition, mode: 'live' as const, lastEventAt: last.createdAt.toISOString(), fence: this.fence };
       if (derive) {
-        const interim = (c: PositionedChange[]) => this.readStore.applyBatch({ ...batch, position: this.position, expectedPosition: this.position, changes: c });
-        if (!(await deriveBatch(this.readStore, derive, this.buffer.slice(0, n), changes, interim, () => this.stopped))) return;
+        const interim = (c: PositionedChange[]) => this.readStore.applyBatch({ ...batch, position: this.applied, expectedPosition: this.applied, changes: c });
+        if (!(await deriveBatch(this.readStore, derive, buffer.slice(0, n), changes, interim, () => !current()))) return;
       }
-      await this.readStore.applyBatch({ ...batch, expectedPosition: this.position, changes });
-      for (const e of this.buffer.splice(0, n)) this.buffered -= weightOf(e);
-      this.waiters.advance(last.globalPosition);
-      this.options.onBatch?.(this.p.name, this.position);
+      if (!current()) return;
+      await this.readStore.applyBatch({ ...batch, expectedPosition: this.applied, changes });
+      this.applied = last.globalPosition;
+      this.waiters.advance(this.applied);
+      this.options.onBatch?.(this.p.name, this.applied);
+      if (!current()) return;
+      for (const e of buffer.splice(0, n)) this.buffered -= weightOf(e);
       // A batch ran synchronously: give requests, timers and other runners a turn before the next.
       await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
-  private onFlushError(err: unknown): void {
+  private onFlushError(err: unknown, epoch: number): void {
+    if (epoch !== this.epoch) return;
+    // Whatever was buffered is dropped: the restart reads from the stored checkpoint.
+    this.epoch++;
+    this.sub?.unsubscribe();
+    this.sub = null;
+    this.buffer = [];
+    this.buffered = 0;
+    if (err instanceof LeaseLostError) {
+      // Another process holds the projection now; the lease keeper stops this runner.
+      this.log?.warn({ projection: this.p.name }, 'projection lease lost; leaving the projection to its new holder');
+      return;
+    }
     if (err instanceof CheckpointMismatchError) {
       this.log?.info({ projection: this.p.name }, 'checkpoint moved (rebuild elsewhere); restarting from the stored checkpoint');
     } else {
       this.log?.error({ err, projection: this.p.name }, 'projection batch failed; retrying from checkpoint');
     }
-    this.sub?.unsubscribe();
-    this.sub = null;
-    this.buffer = [];
-    this.buffered = 0;
     this.scheduleRestart(err instanceof CheckpointMismatchError ? 500 : 2000);
   }
 
   private scheduleRestart(ms: number): void {
-    if (this.stopped || this.retryTimer) return;
+    if (!this.active || this.retryTimer) return;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
-      if (!this.stopped) this.start().catch((err) => this.onFlushError(err));
+      if (this.active) this.restart().catch((err) => this.onFlushError(err, this.epoch));
     }, ms);
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
+    this.active = false;
+    this.epoch++;
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
     this.sub?.unsubscribe();
-    await this.flushing;
+    this.sub = null;
+    this.buffer = [];
+    this.buffered = 0;
+    while (this.flushing) await this.flushing;
+    await this.restarting;
   }
 }

@@ -7,6 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { projections } from '../../projections/index.js';
 import { createLogger } from '../app/logger.js';
 import { openStores } from '../app/stores.js';
+import { leaseSettingsOf } from '../app/leaseSettings.js';
 import type { Config } from '../config.js';
 import { dataKeysOf } from '../crypto/dataKeysOf.js';
 import { OpeningEventStore } from '../crypto/openingEventStore.js';
@@ -14,7 +15,7 @@ import { EventOpener } from '../crypto/recordSealing.js';
 import { ProjectorRuntime } from './projectorRuntime.js';
 import type { ProjectorThreadMessage } from './threadedRunner.js';
 
-const { config, names, maxChangesPerBatch } = workerData as { config: Config; names: string[]; maxChangesPerBatch: number };
+const { config, names, maxChangesPerBatch, leased } = workerData as { config: Config; names: string[]; maxChangesPerBatch: number; leased: boolean };
 const port = parentPort!;
 const post = (m: ProjectorThreadMessage) => port.postMessage(m);
 const log = createLogger(config.logLevel).child({ thread: 'projector' });
@@ -25,7 +26,12 @@ const runtime = new ProjectorRuntime(
   stores.readStore,
   projections.filter((p) => names.includes(p.name)),
   log,
-  { maxChangesPerBatch, onBatch: (projection, position) => post({ kind: 'position', projection, position }) },
+  {
+    maxChangesPerBatch,
+    onBatch: (projection, position) => post({ kind: 'position', projection, position }),
+    // The thread holds the leases of its projections itself, with its own connection to the store.
+    leases: leased ? leaseSettingsOf(config, stores.readStore, 'projector-thread') : undefined,
+  },
 );
 port.on('message', (m: 'stop') => {
   if (m !== 'stop') return;

@@ -2,6 +2,8 @@ import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { EventStore } from '../eventstore/eventStore.js';
+import type { ReadStore } from '../readstore/readStore.js';
+import { storedPosition } from './storedPosition.js';
 import { siblingModule, startWorker } from '../shared/workerThreads.js';
 import { PositionWaiters } from './positionWaiters.js';
 import type { Projection } from './projection.js';
@@ -30,14 +32,25 @@ export class ProjectorThread {
     eventStore: EventStore,
     private readonly log?: Logger,
     private readonly maxChangesPerBatch = 10_000,
+    /**
+     * Given when several processes share the stores: the thread then runs a projection only while
+     * it holds its lease, and waits here follow the stored checkpoints (another process may be
+     * the one applying them).
+     */
+    leasedOn?: ReadStore,
   ) {
-    this.waiters = new Map(projections.map((p) => [p.name, new PositionWaiters(p.name, p.eventTypes, eventStore)]));
+    this.leased = !!leasedOn;
+    this.waiters = new Map(
+      projections.map((p) => [p.name, new PositionWaiters(p.name, p.eventTypes, eventStore, leasedOn ? storedPosition(leasedOn, p.name) : undefined)]),
+    );
   }
+
+  private readonly leased: boolean;
 
   async start(): Promise<void> {
     this.stopping = false;
     const worker = startWorker(siblingModule(import.meta.url, 'projectorThread'), {
-      workerData: { config: this.config, names: this.projections.map((p) => p.name), maxChangesPerBatch: this.maxChangesPerBatch },
+      workerData: { config: this.config, names: this.projections.map((p) => p.name), maxChangesPerBatch: this.maxChangesPerBatch, leased: this.leased },
       // The runners' buffers are bounded (20,000 records); a cap makes V8 collect instead of growing.
       resourceLimits: { maxOldGenerationSizeMb: PROJECTOR_THREAD_HEAP_MB },
     });
