@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { fitbitUserId } from './data/fitbit.js';
+import { stravaAthleteId } from './data/strava.js';
 import type { IssuedToken } from './sandboxServer.js';
 
 /**
@@ -17,7 +18,7 @@ export function tokenAnswer(provider: string, res: ServerResponse, t: IssuedToke
       break;
     case 'strava': {
       const { scope: _scope, ...rest } = base;
-      body = { ...rest, expires_at: Math.floor(t.expiresAt / 1000), athlete: { id: 134815, firstname: 'Sandbox', lastname: 'Athlete' } };
+      body = { ...rest, expires_at: Math.floor(t.expiresAt / 1000), athlete: { id: stravaAthleteId(t.user), firstname: 'Sandbox', lastname: 'Athlete' } };
       break;
     }
     case 'fitbit':
