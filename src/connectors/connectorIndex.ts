@@ -2,6 +2,7 @@ import type { DeviceParser } from '../../commands/ingestion/records.js';
 import type { PullConnector, PushConnector } from './pullConnector.js';
 import { fitbitConnector } from './fitbit/pull.js';
 import { garminConnector } from './garmin/connector.js';
+import { stravaConnector } from './strava/pull.js';
 import { withingsConnector } from './withings/pull.js';
 import { ouraConnector } from './oura/pull.js';
 import { whoopConnector } from './whoop/pull.js';
@@ -9,6 +10,7 @@ import { whoopConnector } from './whoop/pull.js';
 /** The connectors of this build, by provider slug (one line each; their code is in src/connectors/<slug>/). */
 export const PULL_CONNECTORS: Readonly<Partial<Record<string, PullConnector>>> = {
   fitbit: fitbitConnector,
+  strava: stravaConnector,
   withings: withingsConnector,
   oura: ouraConnector,
   whoop: whoopConnector,

@@ -3,6 +3,7 @@ import { fitbitData } from './fitbit.js';
 import { garminData } from './garmin.js';
 import { ouraData } from './oura.js';
 import { whoopData } from './whoop.js';
+import { stravaData } from './strava.js';
 import { withingsData } from './withings.js';
 
 /** Every provider's data API in the sandbox, one file per provider beside this one. */
@@ -11,5 +12,6 @@ export const SANDBOX_DATA: Partial<Record<string, DataHandler>> = {
   garmin: garminData,
   oura: ouraData,
   whoop: whoopData,
+  strava: stravaData,
   withings: withingsData,
 };
