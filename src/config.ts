@@ -72,7 +72,13 @@ export type Config = {
   providers: Record<string, ProviderSettings>;
 };
 
-export type ProviderSettings = { clientId?: string; clientSecret?: string; baseUrl?: string };
+export type ProviderSettings = {
+  clientId?: string;
+  clientSecret?: string;
+  baseUrl?: string;
+  /** Push providers: the secret path segment of the instance's inbound address (`<SLUG>_INBOUND_SECRET`, docs/connectors/garmin.md). */
+  inboundSecret?: string;
+};
 
 function providerSettings(env: NodeJS.ProcessEnv): Record<string, ProviderSettings> {
   const out: Record<string, ProviderSettings> = {};
@@ -81,7 +87,9 @@ function providerSettings(env: NodeJS.ProcessEnv): Record<string, ProviderSettin
     const prefix = slug.toUpperCase().replace(/[^A-Z0-9]/g, '_');
     const baseUrl = env[`${prefix}_BASE_URL`] || undefined;
     if (baseUrl !== undefined && !/^https?:\/\/[^/]+\/?$/.test(baseUrl)) throw new ConfigError(`${prefix}_BASE_URL must be a scheme, host and optional port (http://127.0.0.1:9000)`);
-    out[slug] = { clientId: env[`${prefix}_CLIENT_ID`] || undefined, clientSecret: env[`${prefix}_CLIENT_SECRET`] || undefined, baseUrl };
+    const inboundSecret = kind === 'push' ? env[`${prefix}_INBOUND_SECRET`] || undefined : undefined;
+    if (inboundSecret !== undefined && !/^[A-Za-z0-9._~-]{24,256}$/.test(inboundSecret)) throw new ConfigError(`${prefix}_INBOUND_SECRET must be 24 to 256 letters, digits or . _ ~ -`);
+    out[slug] = { clientId: env[`${prefix}_CLIENT_ID`] || undefined, clientSecret: env[`${prefix}_CLIENT_SECRET`] || undefined, baseUrl, ...(inboundSecret ? { inboundSecret } : {}) };
   }
   return out;
 }

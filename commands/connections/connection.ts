@@ -93,6 +93,11 @@ export const connectionState: StreamState<ConnectionState, ConnectionEvent> = {
         return { ...state, tokensSealed: event.data.tokens_sealed };
       case 'connection.needs_reauth':
         return { ...state, status: 'needs_reauth' };
+      // A grant's categories also change alone (the user narrowed the permissions at the provider).
+      case 'consent.granted':
+        return state.categories.includes(event.data.category) ? state : { ...state, categories: [...state.categories, event.data.category].sort() };
+      case 'consent.revoked':
+        return { ...state, categories: state.categories.filter((c) => c !== event.data.category) };
       case 'connection.disconnected':
         return { ...state, status: 'disconnected', categories: [], tokensSealed: null };
       case 'connection.erased':

@@ -36,6 +36,7 @@ import { ADMIN_PREFIX } from './routes/routeOptions.js';
 import { providerKeysRoutes, providersRoutes } from './routes/providers.js';
 import { connectionsRoutes, oauthCallbackRoutes } from './routes/connections.js';
 import { connectSessionsRoutes } from './routes/connectSessions.js';
+import { inboundRoutes } from './routes/inbound.js';
 import { tagsRoutes } from './routes/tags.js';
 import { archiveRoutes } from './routes/archive.js';
 import { demoUserRoutes } from './routes/demoUser.js';
@@ -109,6 +110,7 @@ export async function buildServer(ctx: AppContext) {
   await app.register(connectionsRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   await app.register(oauthCallbackRoutes, opts);
   await app.register(connectSessionsRoutes, opts);
+  await app.register(inboundRoutes, opts);
   await app.register(mcpRoutes, opts);
   await app.register(fhirRoutes, { ...opts, prefix: '/v1' });
   await app.register(consoleRoutes);

@@ -12,11 +12,14 @@ export const garmin: ProviderDescriptor = {
   name: 'Garmin',
   kind: 'push',
   dataTypes: ['dailies', 'epochs', 'sleeps', 'activities', 'activityDetails', 'bodyComps', 'hrv', 'stressDetails', 'pulseox', 'respiration', 'userMetrics'],
-  keys: [...CLIENT_KEYS, { name: 'ENVIRONMENT', required: false, secret: false }],
+  // INBOUND_SECRET: the last path segment of the inbound address the tenant registers in its Garmin
+  // application's endpoint configuration (Garmin does not sign pushes; docs/connectors/garmin.md).
+  keys: [...CLIENT_KEYS, { name: 'ENVIRONMENT', required: false, secret: false }, { name: 'INBOUND_SECRET', required: false, secret: true }],
   validateKeys: (k) =>
     clientKeysReason(
       k,
       k.ENVIRONMENT === undefined || ENVIRONMENTS.includes(k.ENVIRONMENT) ? null : `ENVIRONMENT must be one of ${ENVIRONMENTS.join(', ')}`,
+      k.INBOUND_SECRET === undefined || /^[A-Za-z0-9._~-]{24,256}$/.test(k.INBOUND_SECRET) ? null : 'INBOUND_SECRET must be 24 to 256 letters, digits or . _ ~ -',
     ),
   oauth: {
     authorize: { origin: 'https://connect.garmin.com', path: '/oauth2Confirm' },

@@ -9,7 +9,8 @@ export type AccountChange = { kind: AccountNotification; providerUserId: string;
 
 /** One inbound Garmin request, split by user. */
 export type GarminNotification = {
-  payloads: PushedPayload[];
+  /** Each with the time its summaries cover (the sync run's window); null when they name none. */
+  payloads: (PushedPayload & { window: { start: Date; end: Date } | null })[];
   accountChanges: AccountChange[];
   /** Ping-mode items (a `callbackURL` to pull from): not supported, push mode must be configured. */
   pings: number;
@@ -42,7 +43,7 @@ export function splitNotification(body: Buffer): GarminNotification {
   const known = keys.filter((k) => SUMMARY_KEYS.has(k) || ACCOUNT_KEYS.has(k));
   if (known.length === 0) invalid(`the body names no Garmin notification type (one of ${[...SUMMARY_TYPES, ...ACCOUNT_NOTIFICATIONS].join(', ')})`);
 
-  const payloads: PushedPayload[] = [];
+  const payloads: GarminNotification['payloads'] = [];
   const accountChanges: AccountChange[] = [];
   let pings = 0;
   for (const key of known) {
@@ -72,8 +73,27 @@ export function splitNotification(body: Buffer): GarminNotification {
         contentType: 'application/json',
         ref: `push:${key}:${createHash('sha256').update(part).digest('hex')}`,
         providerUserId: userId,
+        window: windowOf(summaries),
       });
     }
   }
   return { payloads, accountChanges, pings };
+}
+
+/** The span the summaries cover: from the earliest start to the latest start + duration. */
+function windowOf(summaries: unknown[]): { start: Date; end: Date } | null {
+  let start = Infinity;
+  let end = -Infinity;
+  for (const s of summaries) {
+    if (!isObject(s)) continue;
+    const inner = isObject(s.summary) ? s.summary : s;
+    const t = [inner.startTimeInSeconds, inner.measurementTimeInSeconds].find((v): v is number => typeof v === 'number' && Number.isFinite(v));
+    const from = t !== undefined ? t * 1000 : typeof s.calendarDate === 'string' ? Date.parse(`${s.calendarDate}T00:00:00Z`) : NaN;
+    if (!Number.isFinite(from)) continue;
+    const duration = typeof inner.durationInSeconds === 'number' && inner.durationInSeconds > 0 ? inner.durationInSeconds * 1000 : t === undefined ? 86_400_000 : 0;
+    start = Math.min(start, from);
+    end = Math.max(end, from + duration);
+  }
+  if (!Number.isFinite(start)) return null;
+  return { start: new Date(start), end: new Date(Math.max(end, start + 1000)) };
 }

@@ -1,4 +1,5 @@
 import type { SleepPhase } from '../../../commands/ingestion/records.js';
+import type { ConsentCategory } from '../providerDescriptor.js';
 
 /**
  * Garmin's activity types (the `activityType` of activity summaries, upper snake case) → the
@@ -133,3 +134,21 @@ export type AccountNotification = (typeof ACCOUNT_NOTIFICATIONS)[number];
 /** Garmin's permission names → what they allow (userPermissionsChange lists the ones the user kept). */
 export const DATA_PERMISSION = 'HEALTH_EXPORT';
 export const ACTIVITY_PERMISSION = 'ACTIVITY_EXPORT';
+
+/**
+ * The consent category (contracts §7) each summary type falls under: a push of a type whose
+ * category the connection no longer holds (the user narrowed Garmin's permissions) is not stored.
+ */
+export const SUMMARY_CATEGORY: Readonly<Record<SummaryType, ConsentCategory>> = {
+  dailies: 'activity',
+  epochs: 'activity',
+  stressDetails: 'activity',
+  userMetrics: 'activity',
+  sleeps: 'sleep',
+  activities: 'workouts',
+  activityDetails: 'workouts',
+  bodyComps: 'body',
+  hrv: 'heart',
+  pulseox: 'heart',
+  respiration: 'heart',
+};
