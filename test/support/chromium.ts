@@ -21,6 +21,8 @@ export function launchChromium(): Promise<Browser> {
 export async function openPage(browser: Browser, viewport = { width: 1280, height: 800 }): Promise<{ page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport });
   const page = await context.newPage();
+  // A wait that never ends fails with the step's name, well before the test's own time-out.
+  page.setDefaultTimeout(10_000);
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
   page.on('console', (m) => {

@@ -8,7 +8,7 @@ export function UserPicker({ section, userId }: { section: string; userId: strin
   return (
     <label class="toolbar">
       User{' '}
-      <select value={userId ?? ''} onChange={(e) => (location.hash = `#/${section}/${enc(e.currentTarget.value)}`)}>
+      <select aria-label="User" value={userId ?? ''} onChange={(e) => (location.hash = `#/${section}/${enc(e.currentTarget.value)}`)}>
         <option value="">— choose a user —</option>
         {(users.data ?? []).map((u) => (
           <option key={u.id} value={u.id}>

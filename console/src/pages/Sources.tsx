@@ -108,7 +108,7 @@ function SourcesEditor({ userId }: { userId: string }) {
           <form class="inline" onSubmit={(e) => { e.preventDefault(); if (!draft?.[newKey]) update((d) => (d[newKey] = [])); }}>
             <label>
               Order for{' '}
-              <select value={newKey} onChange={(e) => setNewKey(e.currentTarget.value)}>
+              <select aria-label="Order for" value={newKey} onChange={(e) => setNewKey(e.currentTarget.value)}>
                 {KEYS.filter((k) => !draft?.[k]).map((k) => (
                   <option key={k} value={k}>
                     {k}
@@ -146,7 +146,7 @@ function MergedPreview({ base, version }: { base: string; version: number }) {
       <div class="toolbar">
         <label>
           Metric{' '}
-          <select value={type} onChange={(e) => setType(e.currentTarget.value)}>
+          <select aria-label="Metric" value={type} onChange={(e) => setType(e.currentTarget.value)}>
             {QUANTITY_CATALOG.map((q) => (
               <option key={q.type} value={q.type}>{q.type}</option>
             ))}

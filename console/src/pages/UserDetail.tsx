@@ -14,11 +14,11 @@ const WINDOWS = [7, 14, 30, 90];
 const ZONES = [...new Set(['UTC', browserZone(), 'Europe/Berlin', 'America/New_York', 'America/Los_Angeles', 'Asia/Tokyo'])];
 
 export function UserDetailPage({ userId }: { userId: string }) {
-  const [days, setDays] = useState(30);
-  const [interval, setInterval] = useState<'day' | 'hour'>('day');
+  const [span, setSpan] = useState(() => daysBack(30));
+  const { start, end } = span;
+  const [interval, setBucket] = useState<'day' | 'hour'>('day');
   const [tz, setTz] = useState('UTC');
   const [metric, setMetric] = useState<string | null>(null);
-  const { start, end } = daysBack(days);
   const base = `/v1/users/${enc(userId)}`;
 
   const user = useAsync(() => get<User>(base), [userId]);
@@ -51,27 +51,30 @@ export function UserDetailPage({ userId }: { userId: string }) {
         )}
       </Loadable>
 
-      <form class="toolbar" aria-label="Window and time zone" onSubmit={(e) => e.preventDefault()}>
+      <form class="toolbar" aria-label="Window, interval and time zone" onSubmit={(e) => e.preventDefault()}>
         <label>
-          Window{' '}
-          <select value={days} onChange={(e) => setDays(Number(e.currentTarget.value))}>
-            {WINDOWS.map((d) => (
-              <option key={d} value={d}>
-                last {d} days
-              </option>
-            ))}
-          </select>
+          From <input type="date" value={start} max={end} required onChange={(e) => e.currentTarget.value && e.currentTarget.value <= end && setSpan({ start: e.currentTarget.value, end })} />
         </label>
         <label>
+          To (excluded) <input type="date" value={end} min={start} required onChange={(e) => e.currentTarget.value && e.currentTarget.value >= start && setSpan({ start, end: e.currentTarget.value })} />
+        </label>
+        <span role="group" aria-label="Quick windows" class="tabs">
+          {WINDOWS.map((d) => (
+            <button key={d} type="button" class="secondary small" onClick={() => setSpan(daysBack(d))}>
+              {d} days
+            </button>
+          ))}
+        </span>
+        <label>
           Interval{' '}
-          <select value={interval} onChange={(e) => setInterval(e.currentTarget.value as 'day' | 'hour')}>
+          <select aria-label="Interval" value={interval} onChange={(e) => setBucket(e.currentTarget.value as 'day' | 'hour')}>
             <option value="day">day</option>
             <option value="hour">hour</option>
           </select>
         </label>
         <label>
           Time zone{' '}
-          <select value={tz} onChange={(e) => setTz(e.currentTarget.value)}>
+          <select aria-label="Time zone" value={tz} onChange={(e) => setTz(e.currentTarget.value)}>
             {ZONES.map((z) => (
               <option key={z} value={z}>
                 {z}
@@ -79,9 +82,6 @@ export function UserDetailPage({ userId }: { userId: string }) {
             ))}
           </select>
         </label>
-        <span class="muted">
-          {start} to {end} (end excluded)
-        </span>
       </form>
 
       <section aria-labelledby="health-h" class="card">
@@ -106,7 +106,7 @@ export function UserDetailPage({ userId }: { userId: string }) {
           <>
             <label>
               Metric{' '}
-              <select value={metric ?? ''} onChange={(e) => setMetric(e.currentTarget.value)} data-testid="metric-select">
+              <select aria-label="Metric" value={metric ?? ''} onChange={(e) => setMetric(e.currentTarget.value)} data-testid="metric-select">
                 {metrics.map((m) => (
                   <option key={m.type} value={m.type}>
                     {m.type}
@@ -142,7 +142,7 @@ function SleepSection({ base, start, end, tz }: { base: string; start: string; e
             <>
               <label>
                 Night{' '}
-                <select value={session?.id} onChange={(e) => setChosen(Number(e.currentTarget.value))} data-testid="sleep-select">
+                <select aria-label="Night" value={session?.id} onChange={(e) => setChosen(Number(e.currentTarget.value))} data-testid="sleep-select">
                   {all.map((s) => (
                     <option key={s.id} value={s.id}>
                       {fmtTime(s.bedtime_start, tz)} ({s.source ?? s.provider})

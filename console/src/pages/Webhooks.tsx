@@ -76,7 +76,7 @@ function Deliveries({ webhookId }: { webhookId: string }) {
       <div class="toolbar">
         <label>
           Status{' '}
-          <select value={status} onChange={(e) => { setStatus(e.currentTarget.value); setCursor(undefined); }}>
+          <select aria-label="Status" value={status} onChange={(e) => { setStatus(e.currentTarget.value); setCursor(undefined); }}>
             <option value="">any</option>
             {['pending', 'running', 'done', 'parked'].map((s) => (
               <option key={s} value={s}>{s}</option>

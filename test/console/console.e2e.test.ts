@@ -1,0 +1,270 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consoleAssetsDir } from '../../src/server/routes/console.js';
+import { FIXTURE_A_NDJSON, postUpload, requestFor, waitForEtl } from '../ingest/uploadHelpers.js';
+import { chromiumAvailable, chromiumMissing, launchChromium, openPage } from '../support/chromium.js';
+import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
+import { gzipSync } from 'node:zlib';
+
+/**
+ * The operator console (issue "Operator console", docs/console.md) in a real headless Chromium
+ * against one running service: sign in, open users, and check that every number a chart or table
+ * holds is the number the API answers for the same query. `CONSOLE_SCREENSHOTS=<dir>` also writes
+ * the screenshots docs/console.md shows.
+ */
+type Bucket = { start: string; provider: string; source: string; count: number; sum: number; avg: number };
+type Stats = { buckets: Bucket[] };
+type Coverage = { pending_jobs: number; parked_jobs: number; rejected_records: number; days: { provider: string; date: string; records: number }[] };
+
+const SHOTS = process.env.CONSOLE_SCREENSHOTS;
+
+if (!chromiumAvailable) {
+  it.skip(`console end-to-end: ${chromiumMissing}`, () => {});
+} else {
+  let t: TestApp;
+  let tenant: TenantHandle;
+  let base: string;
+  let browser: Browser;
+  let demoUserId: string;
+  let uploadUserId: string;
+
+  const api = async <T,>(path: string, query: Record<string, string> = {}, key = tenant.apiKey): Promise<T> => {
+    const res = await t.call('GET', path, { key, query });
+    expectStatus(res, 200);
+    return res.json() as T;
+  };
+  const seriesKey = (b: Bucket) => (b.source && b.source !== b.provider ? `${b.provider} · ${b.source}` : b.provider);
+  const shot = async (page: Page, name: string) => {
+    if (!SHOTS) return;
+    mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  };
+  const signIn = async (page: Page, key: string) => {
+    await page.goto(`${base}/console/`);
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Sections' }).waitFor();
+  };
+
+  beforeAll(async () => {
+    // A clean clone has built assets after `npm ci` (prepare); a checkout that skipped it builds here.
+    if (!consoleAssetsDir()) execFileSync('npm', ['run', '-s', 'build:console'], { stdio: 'inherit' });
+    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    tenant = await t.createTenant('console');
+    const demo = await t.call('POST', `/v1/admin/tenants/${tenant.id}/demo-user`, { key: t.adminKey, body: { persona: 'mix', days: 7 } });
+    expectStatus(demo, 200);
+    demoUserId = (demo.json() as { user: { id: string } }).user.id;
+    // A HealthKit upload with a workout route, plus one line the ETL must reject.
+    const uploader = await t.createUser(tenant.apiKey, { external_ref: 'runner-with-route' });
+    uploadUserId = uploader.id;
+    const token = await t.mintToken(tenant.apiKey, uploader.id, { scopes: ['upload'] });
+    const payload = gzipSync(`${FIXTURE_A_NDJSON.trimEnd()}\n{"kind":"quantity","this line":"is not a record"}\n`);
+    expectStatus(await postUpload(t, 'device-a', token.token, 'console-e2e', requestFor('device-a', payload)), 202);
+    await waitForEtl(t, tenant.apiKey, demoUserId);
+    await waitForEtl(t, tenant.apiKey, uploader.id);
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  describe('console', () => {
+    it('refuses a wrong key with a message, signs in with the tenant key and finds users by external_ref', async () => {
+      const { page, errors } = await openPage(browser);
+      await page.goto(`${base}/console/`);
+      await shot(page, 'sign-in');
+      await page.getByLabel('API key').fill('svc_sk_' + 'x'.repeat(43));
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/unknown, revoked or expired/);
+      await page.getByLabel('API key').fill(tenant.apiKey);
+      await page.keyboard.press('Enter');
+      await page.getByRole('heading', { name: 'Users' }).waitFor();
+      const listed = await page.$$eval('[data-testid=users-table] tbody tr', (rows) => rows.map((r) => r.getAttribute('data-user-id')));
+      const users = await api<{ data: { id: string }[] }>('/v1/users', { limit: '1000' });
+      expect(listed.sort()).toEqual(users.data.map((u) => u.id).sort());
+      await page.getByLabel('Search by external_ref').fill('route');
+      await expect.poll(() => page.$$eval('[data-testid=users-table] tbody tr', (rows) => rows.map((r) => r.getAttribute('data-user-id')))).toEqual([uploadUserId]);
+      await shot(page, 'users');
+      // The key is in the page's memory only.
+      const stored = await page.evaluate('[localStorage.length, sessionStorage.length, document.cookie]');
+      expect(stored).toEqual([0, 0, '']);
+      // The one failed request is the refused sign-in.
+      expect(errors).toEqual(['console: Failed to load resource: the server responded with a status of 401 (Unauthorized)']);
+    });
+
+    it('a demo user: heatmap, statistics (merged against every source, both time zones), hypnogram and health badges hold what the API answers', async () => {
+      const { page, errors } = await openPage(browser);
+      await signIn(page, tenant.apiKey);
+      await page.goto(`${base}/console/#/users/${demoUserId}`);
+      const start = await page.getByLabel('From', { exact: true }).inputValue();
+      const end = await page.getByLabel('To (excluded)', { exact: true }).inputValue();
+      const prefix = `/v1/users/${demoUserId}`;
+
+      await page.waitForSelector('[data-testid=coverage-heatmap] td[data-records]', { state: 'attached' });
+      const coverage = await api<Coverage>(`${prefix}/coverage`, { start, end });
+      const cells = await page.$$eval('[data-testid=coverage-heatmap] td[data-records]', (tds) => tds.map((td) => [td.getAttribute('data-provider'), td.getAttribute('data-date'), Number(td.getAttribute('data-records'))] as const));
+      expect(coverage.days.length).toBeGreaterThan(0);
+      for (const d of coverage.days) expect(cells).toContainEqual([d.provider, d.date, d.records]);
+      expect(cells.filter(([, , n]) => n > 0)).toHaveLength(coverage.days.filter((d) => d.records > 0).length);
+      for (const f of ['pending_jobs', 'parked_jobs', 'rejected_records'] as const) {
+        expect(Number(await page.locator(`[data-testid=coverage-counts] [data-field=${f}]`).textContent())).toBe(coverage[f]);
+      }
+
+      const checkStats = async (tz: string) => {
+        await page.waitForSelector(`[data-testid=metric-chart][data-tz="${tz}"] [data-testid=stats-table] tbody tr`, { state: 'attached' });
+        const q = { type: 'heart_rate', start, end, interval: 'day', tz };
+        const merged = await api<Stats>(`${prefix}/samples/stats`, { ...q, view: 'merged' });
+        const all = await api<Stats>(`${prefix}/samples/stats`, { ...q, view: 'all' });
+        const rows = await page.$$eval('[data-testid=stats-table] tbody tr', (trs) =>
+          trs.map((tr) => ({
+            start: tr.getAttribute('data-start'),
+            winner: tr.querySelector('[data-field=winner]')!.textContent,
+            merged: tr.querySelector('[data-field=merged]')!.getAttribute('data-value'),
+            sources: Object.fromEntries([...tr.querySelectorAll('[data-source]')].map((td) => [td.getAttribute('data-source'), [td.getAttribute('data-value'), td.getAttribute('data-count')]])),
+          })),
+        );
+        expect(new Set(all.buckets.map(seriesKey)).size).toBeGreaterThan(1); // the mix persona has two sources
+        expect(rows.map((r) => r.start)).toEqual([...new Set(all.buckets.map((b) => b.start))]);
+        for (const b of merged.buckets) {
+          const row = rows.find((r) => r.start === b.start)!;
+          expect(row.winner).toContain(seriesKey(b));
+          if (merged.buckets.filter((m) => m.start === b.start).length === 1) expect(Number(row.merged)).toBe(b.avg);
+        }
+        for (const b of all.buckets) expect(rows.find((r) => r.start === b.start)!.sources[seriesKey(b)]).toEqual([String(b.avg), String(b.count)]);
+      };
+      await checkStats('UTC');
+      await shot(page, 'user');
+      await page.getByLabel('Time zone', { exact: true }).selectOption('Asia/Tokyo');
+      await checkStats('Asia/Tokyo');
+
+      await page.waitForSelector('[data-testid=hypnogram]');
+      const sessionId = await page.locator('[data-testid=sleep-summary]').getAttribute('data-session-id');
+      const phases = await api<{ data: { id: number; phase: string; duration_s: number }[] }>(`${prefix}/sleep/${sessionId}/phases`, { limit: '1000' });
+      expect(phases.data.length).toBeGreaterThan(0);
+      expect(await page.$$eval('[data-testid=hypnogram] rect[data-phase]', (rects) => rects.map((r) => r.getAttribute('data-phase')))).toEqual(phases.data.map((p) => p.phase));
+      expect(await page.$$eval('[data-testid=phases-table] [data-field=duration_s]', (tds) => tds.map((td) => Number(td.textContent)))).toEqual(phases.data.map((p) => p.duration_s));
+
+      const freshness = await api<{ data: { provider: string; state: string; lag_seconds: number | null }[] }>(`${prefix}/freshness`);
+      for (const f of freshness.data) {
+        const row = page.locator(`[data-testid=health-table] tr[data-provider="${f.provider}"]`);
+        expect(await row.locator('[data-field=state]').textContent()).toBe(f.state.replace(/_/g, ' '));
+      }
+      expect(errors).toEqual([]);
+    });
+
+    it('an uploaded workout shows its route as a polyline of every route point; the pipeline page lists the rejected line and the sync-runs state', async () => {
+      const { page, errors } = await openPage(browser);
+      await signIn(page, tenant.apiKey);
+      await page.goto(`${base}/console/#/users/${uploadUserId}`);
+      // The fixture's records are from 2026-11-01: the window is set by hand.
+      await page.getByLabel('From', { exact: true }).fill('2026-10-28');
+      await page.getByLabel('To (excluded)', { exact: true }).fill('2026-11-04');
+      await page.waitForSelector('[data-testid=route]');
+      const workouts = await api<{ data: { id: number }[] }>(`/v1/users/${uploadUserId}/workouts`, { start: '2026-10-28', end: '2026-11-04' });
+      const last = workouts.data[workouts.data.length - 1]!;
+      const points = await api<{ data: unknown[] }>(`/v1/users/${uploadUserId}/workouts/${last.id}/route`, { limit: '1000' });
+      expect(points.data.length).toBeGreaterThan(1);
+      expect(Number(await page.locator('[data-testid=route]').getAttribute('data-points'))).toBe(points.data.length);
+      const drawn = await page.locator('[data-testid=route] polyline').getAttribute('points');
+      expect(drawn!.trim().split(/\s+/)).toHaveLength(points.data.length);
+      await shot(page, 'user-workout');
+
+      await page.goto(`${base}/console/#/pipeline/${uploadUserId}`);
+      const rejected = await api<{ data: { reason: string }[] }>(`/v1/users/${uploadUserId}/rejected-records`);
+      expect(rejected.data.length).toBeGreaterThan(0);
+      await page.waitForSelector('[data-testid=rejected-table] tbody tr');
+      expect(await page.locator('[data-testid=rejected-table] tbody tr').count()).toBe(rejected.data.length);
+      const syncRuns = await t.call('GET', `/v1/users/${uploadUserId}/sync-runs`, { key: tenant.apiKey });
+      if (syncRuns.statusCode === 404) await page.getByTestId('sync-runs-unavailable').waitFor();
+      else await page.getByRole('heading', { name: 'Sync runs', exact: true }).waitFor();
+      await shot(page, 'pipeline');
+      expect(errors).toEqual([]);
+    });
+
+    it('source order: a change saved through the page is the PUT the API keeps; webhooks list endpoints with health and deliveries', async () => {
+      const { page, errors } = await openPage(browser);
+      await signIn(page, tenant.apiKey);
+      await page.goto(`${base}/console/#/sources/${demoUserId}`);
+      await page.getByLabel('Order for').selectOption('heart_rate');
+      await page.getByRole('button', { name: 'Add metric or group' }).click();
+      await page.getByLabel('Add a source to heart_rate').fill('oura');
+      await page.getByLabel('Add a source to heart_rate').press('Enter');
+      await page.getByLabel('Add a source to heart_rate').fill('apple');
+      await page.getByLabel('Add a source to heart_rate').press('Enter');
+      await page.getByRole('button', { name: 'Save order (PUT)' }).click();
+      await page.getByText(/^Saved at/).waitFor();
+      const saved = await api<{ priorities: Record<string, string[]> }>(`/v1/users/${demoUserId}/source-priorities`);
+      expect(saved.priorities).toEqual({ heart_rate: ['oura', 'apple'] });
+      await page.waitForSelector('[data-testid=preview-summary] tbody tr');
+      await shot(page, 'sources');
+
+      const hook = await t.call('POST', '/v1/webhooks', { key: tenant.apiKey, body: { url: 'http://127.0.0.1:9/hook', description: 'nobody listens here' } });
+      expectStatus(hook, 201);
+      const hookId = (hook.json() as { id: string }).id;
+      await page.goto(`${base}/console/#/webhooks/${hookId}`);
+      await page.waitForSelector(`[data-testid=webhooks-table] tr[data-webhook-id="${hookId}"]`);
+      await page.getByRole('button', { name: 'Send test event' }).click();
+      await page.waitForSelector('[data-testid=deliveries] li[data-delivery-id]');
+      const deliveries = await api<{ data: { id: number; attempts: number }[] }>(`/v1/webhooks/${hookId}/deliveries`);
+      const shown = await page.$$eval('[data-testid=deliveries] li[data-delivery-id]', (lis) => lis.map((li) => Number(li.getAttribute('data-delivery-id'))));
+      expect(shown).toEqual(deliveries.data.map((d) => d.id).slice(0, shown.length));
+      await shot(page, 'webhooks');
+      expect(errors).toEqual([]);
+    });
+
+    it('admin: tenants, keys issued and revoked through the page as the API lists them, and the audit log', async () => {
+      const { page, errors } = await openPage(browser);
+      await signIn(page, t.adminKey);
+      await page.goto(`${base}/console/#/admin/${tenant.id}`);
+      await page.waitForSelector(`[data-testid=tenants-table] tr[data-tenant-id="${tenant.id}"]`);
+      await page.waitForSelector('[data-testid=keys-table] tbody tr');
+      const before = await api<{ data: { id: string }[] }>(`/v1/admin/tenants/${tenant.id}/api-keys`, {}, t.adminKey);
+      await page.getByRole('button', { name: 'Issue a key' }).click();
+      await page.getByText(/^Key .* issued\.$/).waitFor();
+      const issued = await page.getByLabel('New API key').inputValue();
+      expect(issued).toMatch(/^svc_sk_[A-Za-z0-9]{43}$/);
+      const after = await api<{ data: { id: string; revoked_at: string | null }[] }>(`/v1/admin/tenants/${tenant.id}/api-keys`, {}, t.adminKey);
+      expect(after.data).toHaveLength(before.data.length + 1);
+      const fresh = after.data.find((k) => !before.data.some((b) => b.id === k.id))!;
+      page.once('dialog', (d) => void d.accept());
+      await page.getByRole('button', { name: `Revoke key ${fresh.id}` }).click();
+      await page.getByText(`Key ${fresh.id} revoked.`).waitFor();
+      const revoked = await api<{ data: { id: string; revoked_at: string | null }[] }>(`/v1/admin/tenants/${tenant.id}/api-keys`, {}, t.adminKey);
+      expect(revoked.data.find((k) => k.id === fresh.id)!.revoked_at).not.toBeNull();
+      expectStatus(await t.call('GET', '/v1/users', { key: issued }), 401);
+      await page.waitForSelector('[data-testid=audit-table] tbody tr');
+      await shot(page, 'admin');
+      expect(errors.filter((e) => !e.includes('status of 401'))).toEqual([]);
+    });
+
+    it('is usable by keyboard with labelled controls, and fits a phone-width screen', async () => {
+      const { page, errors } = await openPage(browser, { width: 390, height: 844 });
+      await page.goto(`${base}/console/`);
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate('document.activeElement.id')).toBe('key');
+      await page.keyboard.type(tenant.apiKey);
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Enter');
+      await page.getByRole('navigation', { name: 'Sections' }).waitFor();
+      await page.goto(`${base}/console/#/users/${demoUserId}`);
+      await page.waitForSelector('[data-testid=hypnogram]');
+      await page.waitForSelector('[data-testid=stats-table]', { state: 'attached' });
+      const unlabelled = await page.$$eval('input, select, button', (els) =>
+        els.filter((el) => {
+          const e = el as typeof el & { labels?: ArrayLike<unknown> | null };
+          return !(e.labels?.length || e.getAttribute('aria-label') || (el.tagName === 'BUTTON' && el.textContent?.trim()));
+        }).map((el) => el.outerHTML.slice(0, 80)),
+      );
+      expect(unlabelled).toEqual([]);
+      // The page itself does not scroll sideways; wide tables scroll inside their own box.
+      expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
+      await shot(page, 'user-phone');
+      expect(errors).toEqual([]);
+    });
+  });
+}
