@@ -1,5 +1,6 @@
 import type { PullConnector, PullContext, PulledPayload } from '../pullConnector.js';
-import { tokenPages, stringOrNull } from '../shared/tokenPaging.js';
+import { pulls } from '../shared/pullSelection.js';
+import { stringOrNull, tokenPages } from '../shared/tokenPaging.js';
 import { DAY_MS, utcDate } from '../shared/providerTimes.js';
 import { ouraParser } from './parser.js';
 import { oura } from './provider.js';
@@ -27,26 +28,22 @@ export const HEARTRATE_MAX_SPAN_MS = 30 * DAY_MS;
 
 const paging = { tokenParam: 'next_token', nextToken: (b: Record<string, unknown>) => stringOrNull(b.next_token) };
 
-/** Oura answers 401 for a collection outside the grant; an unknown grant (no scopes reported) asks for all. */
-const granted = (ctx: PullContext, scope: string) => ctx.scopes.length === 0 || ctx.scopes.includes(scope);
-const wanted = (ctx: PullContext, dataType: string) => ctx.dataType === null || ctx.dataType === dataType;
-
 async function* pullOura(ctx: PullContext): AsyncIterable<PulledPayload> {
   const { start, end } = ctx.window;
   if (end.getTime() <= start.getTime()) return;
   const dates = { start_date: utcDate(start.getTime(), -1), end_date: utcDate(end.getTime() - 1, 1) };
   for (const [dataType, c] of Object.entries(BY_DATE)) {
-    if (!wanted(ctx, dataType) || !granted(ctx, c.scope)) continue;
+    if (!pulls(ctx, dataType, c.scope)) continue;
     yield* tokenPages(ctx, dataType, { path: c.path, query: dates }, paging);
   }
-  if (wanted(ctx, 'heartrate') && granted(ctx, HEARTRATE.scope)) {
+  if (pulls(ctx, 'heartrate', HEARTRATE.scope)) {
     for (let from = start.getTime(); from < end.getTime(); from += HEARTRATE_MAX_SPAN_MS) {
       const to = Math.min(from + HEARTRATE_MAX_SPAN_MS, end.getTime());
       const query = { start_datetime: new Date(from).toISOString(), end_datetime: new Date(to).toISOString() };
       yield* tokenPages(ctx, 'heartrate', { path: HEARTRATE.path, query }, paging);
     }
   }
-  if (wanted(ctx, 'personal_info') && granted(ctx, PERSONAL_INFO.scope)) {
+  if (pulls(ctx, 'personal_info', PERSONAL_INFO.scope)) {
     yield* tokenPages(ctx, 'personal_info', { path: PERSONAL_INFO.path }, { ...paging, nextToken: () => null });
   }
 }

@@ -1,4 +1,4 @@
-import type { Metadata, NormalizedRecord, ParseItem, Provenance, QuantityRecord } from '../../../commands/ingestion/records.js';
+import type { DeviceParser, Metadata, NormalizedRecord, ParseContext, ParseItem, Provenance, QuantityRecord } from '../../../commands/ingestion/records.js';
 import { converter, toStorageUnit, UnitConversionError } from '../../catalog/units.js';
 import { isObject, RecordError, type Json } from '../devices/deviceB/recordError.js';
 import { iso } from './providerTimes.js';
@@ -141,4 +141,26 @@ export function fieldsExcept(doc: Json, omit: readonly string[]): Metadata {
   const out: Metadata = {};
   for (const [k, v] of Object.entries(doc)) if (!omit.includes(k)) out[k] = v;
   return out;
+}
+
+export type DocumentDecoder = (doc: Json, p: Provenance, ctx: ParseContext) => NormalizedRecord[];
+
+/**
+ * A connector's parser: per data type, the member of the answer holding the documents (null: the
+ * answer is one document) and the decoder of one. `vendor` is the records' source; every record
+ * starts body-worn (the decoders clear it for what the user typed in).
+ */
+export function documentParser(slug: string, vendor: { name: string; source: string }, decoders: Readonly<Record<string, { list: string | null; decode: DocumentDecoder }>>): DeviceParser {
+  return {
+    slug,
+    async *parse(payload: Buffer, ctx: ParseContext): AsyncIterable<ParseItem> {
+      const d = ctx.dataType ? decoders[ctx.dataType] : undefined;
+      if (!d) {
+        yield { rejected: { location: 'body', reason: `${vendor.name} payload of unknown data type ${JSON.stringify(ctx.dataType)}`, excerpt: '' } };
+        return;
+      }
+      const p: Provenance = { provider: ctx.provider, source: vendor.source, device: null, body_worn: true };
+      yield* decodeDocuments(payload, d.list, (doc) => d.decode(doc, p, ctx), `${vendor.name} ${ctx.dataType}`);
+    },
+  };
 }

@@ -1,4 +1,5 @@
 import type { PullConnector, PullContext, PulledPayload } from '../pullConnector.js';
+import { pulls } from '../shared/pullSelection.js';
 import { stringOrNull, tokenPages } from '../shared/tokenPaging.js';
 import { whoopParser } from './parser.js';
 import { whoop } from './provider.js';
@@ -22,19 +23,15 @@ const BODY = { path: '/developer/v2/user/measurement/body', scope: 'read:body_me
 
 const paging = { tokenParam: 'nextToken', nextToken: (b: Record<string, unknown>) => stringOrNull(b.next_token) };
 
-/** WHOOP answers 401 for a collection outside the grant; an unknown grant (no scopes reported) asks for all. */
-const granted = (ctx: PullContext, scope: string) => ctx.scopes.length === 0 || ctx.scopes.includes(scope);
-const wanted = (ctx: PullContext, dataType: string) => ctx.dataType === null || ctx.dataType === dataType;
-
 async function* pullWhoop(ctx: PullContext): AsyncIterable<PulledPayload> {
   const { start, end } = ctx.window;
   if (end.getTime() <= start.getTime()) return;
   const query = { start: start.toISOString(), end: end.toISOString(), limit: String(WHOOP_PAGE_LIMIT) };
   for (const [dataType, c] of Object.entries(COLLECTIONS)) {
-    if (!wanted(ctx, dataType) || !granted(ctx, c.scope)) continue;
+    if (!pulls(ctx, dataType, c.scope)) continue;
     yield* tokenPages(ctx, dataType, { path: c.path, query }, paging);
   }
-  if (wanted(ctx, 'body_measurement') && granted(ctx, BODY.scope)) {
+  if (pulls(ctx, 'body_measurement', BODY.scope)) {
     yield* tokenPages(ctx, 'body_measurement', { path: BODY.path }, { ...paging, nextToken: () => null });
   }
 }
