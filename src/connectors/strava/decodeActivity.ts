@@ -29,6 +29,8 @@ function zoneOf(a: Json): { name: string | null; offset: string | null } {
 function idOf(a: Json): string {
   const id = a.id;
   if ((typeof id !== 'number' || !Number.isInteger(id)) && (typeof id !== 'string' || !/^\d+$/.test(id))) throw new RecordError('id is missing');
+  // Past 2^53 a JSON number no longer names one activity: two could share an external id.
+  if (typeof id === 'number' && !Number.isSafeInteger(id)) throw new RecordError(`id ${id} is too large to read exactly`);
   return String(id);
 }
 
