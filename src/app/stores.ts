@@ -18,8 +18,10 @@ export async function openStores(config: Config, options: OpenOptions = {}): Pro
   if (config.backend.kind === 'production') {
     const { EventStoreDBEventStore } = await import('../eventstore/eventStoreDBEventStore.js');
     const { MongoReadStore } = await import('../readstore/mongoReadStore.js');
-    const eventStore = new EventStoreDBEventStore({ connectionString: config.backend.eventstoreUrl });
+    // Fails at start-up, saying which right is missing, when the user may not read $all.
+    const eventStore = await EventStoreDBEventStore.connect({ connectionString: config.backend.eventstoreUrl });
     const { GridFsRawStore } = await import('../rawstore/gridFsRawStore.js');
+    // Both share one MongoClient (src/readstore/mongoConnection.ts).
     const readStore = await MongoReadStore.connect({ url: config.backend.mongodbUrl, database: config.backend.mongodbDatabase });
     const rawStore = await GridFsRawStore.connect(config.backend.mongodbUrl, config.backend.mongodbDatabase);
     return { eventStore, readStore, rawStore };

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { GridFSBucket, MongoClient, type Db } from 'mongodb';
+import { GridFSBucket, type Db } from 'mongodb';
+import { acquireMongoClient, type MongoHandle } from '../readstore/mongoConnection.js';
 import { checkNamespace, parseRawKey, rawKey, RawObjectMissingError, type PutOptions, type RawObject, type RawStore } from './rawStore.js';
 
 /**
@@ -12,15 +13,23 @@ export class GridFsRawStore implements RawStore {
   private readonly bucket: GridFSBucket;
 
   private constructor(
-    private readonly client: MongoClient,
+    private readonly handle: MongoHandle,
     db: Db,
   ) {
     this.bucket = new GridFSBucket(db, { bucketName: 'raw', writeConcern: { w: 'majority', journal: true } });
   }
 
+  /** Shares the process's MongoClient with the read store (src/readstore/mongoConnection.ts). */
   static async connect(url: string, database: string): Promise<GridFsRawStore> {
-    const client = await new MongoClient(url).connect();
-    return new GridFsRawStore(client, client.db(database));
+    const handle = await acquireMongoClient(url);
+    const db = handle.client.db(database);
+    try {
+      await ensureRawIndexes(db);
+    } catch (err) {
+      await handle.release();
+      throw err;
+    }
+    return new GridFsRawStore(handle, db);
   }
 
   async put(data: Buffer, namespace: string, options: PutOptions = {}): Promise<RawObject> {
@@ -60,7 +69,15 @@ export class GridFsRawStore implements RawStore {
   }
 
   async close(): Promise<void> {
-    await this.client.close();
+    await this.handle.release();
   }
 
+}
+
+/**
+ * Erasure finds a user's objects by `metadata.namespace`: without this index each erasure would
+ * scan every file of every user. (GridFS makes its own filename index on first write.)
+ */
+export async function ensureRawIndexes(db: Db): Promise<void> {
+  await db.collection('raw.files').createIndex({ 'metadata.namespace': 1 });
 }

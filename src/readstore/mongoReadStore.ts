@@ -1,4 +1,5 @@
-import { MongoClient, MongoServerError, type AnyBulkWriteOperation, type Collection, type Db, type Document } from 'mongodb';
+import { MongoServerError, type AnyBulkWriteOperation, type Collection, type Db, type Document } from 'mongodb';
+import { acquireMongoClient, type MongoHandle } from './mongoConnection.js';
 import { fenceClaim, fenceHeld, MongoLeases } from './mongoLeases.js';
 import type { LeaseStore } from './leases.js';
 import {
@@ -32,6 +33,8 @@ type CheckpointDoc = {
   pendingTo?: number;
   /** Highest lease generation that claimed this checkpoint (src/readstore/mongoLeases.ts). */
   fence?: number;
+  /** Raised by every rebuild start: documents written by batches of an earlier epoch are strays. */
+  epoch?: number;
 };
 
 /** Stored documents: the caller's fields plus the replay guard's `_p`/`_i`. */
@@ -39,15 +42,17 @@ interface StoredDoc extends Document {
   _id: string;
 }
 
-/** Position and index of the change that last wrote a document (see applyBatch). */
-type Tag = { position: number; index: number };
+/** Position and index of the change that last wrote a document, and the checkpoint's epoch (see applyBatch). */
+type Tag = { position: number; index: number; epoch: number };
 
 type Step = { collection: string; op: AnyBulkWriteOperation<StoredDoc> };
 
 const CHECKPOINTS = '_checkpoints';
 const CHUNK = 1000;
-/** Bookkeeping fields of the replay guard; never returned to callers. */
-const HIDDEN = { _p: 0, _i: 0 } as const;
+/** Bookkeeping fields of the replay guard and of expiry; never returned to callers. */
+const HIDDEN = { _p: 0, _i: 0, _e: 0, _expires: 0 } as const;
+/** The BSON date a TTL index reads, kept beside a collection's `expireAt` field (an ISO instant). */
+const EXPIRES = '_expires';
 const OPERATORS = new Set(['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$exists']);
 const DUPLICATE_KEY = 11000;
 const NAMESPACE_NOT_FOUND = 26;
@@ -71,7 +76,16 @@ const NAMESPACE_EXISTS = 48;
  * 3. Advance: the checkpoint moves to `position` only while the claim still holds.
  *
  * A replay re-reads the events from the old checkpoint, so the stored state converges to the
- * one a single run produces. Known limit: a deleteMany whose filter reads a field that changes
+ * one a single run produces.
+ *
+ * Epochs: a rebuild revokes claims, but a live batch's bulk write already on the wire still lands
+ * after the rebuild dropped the collections, tagged with positions far ahead of the rebuild's; the
+ * guard would then skip every rebuild change to those documents, leaving them as the stray wrote
+ * them. Every rebuild start raises the checkpoint's `epoch`, and documents carry the epoch that
+ * wrote them (`_e`): a change of a later epoch removes an earlier epoch's document before it
+ * applies (the rebuild replays the stray's event in its turn), and a change of an earlier epoch
+ * leaves later documents alone (a stray put fails on the duplicate `_id`, reported as the lost
+ * claim it is). Known limit: a deleteMany whose filter reads a field that changes
  * within the replayed range may see a document that the replay re-created from scratch (after
  * it was deleted) in a different state than the first run saw; filters on immutable fields
  * (owner ids) are exact.
@@ -80,36 +94,45 @@ export class MongoReadStore implements ReadStore {
   readonly kind = 'mongodb' as const;
   private readonly checkpoints: Collection<CheckpointDoc>;
 
+  /** Collections whose documents expire, and the field holding their expiry (CollectionSpec.expireAt). */
+  private readonly expiring = new Map<string, string>();
+
   private constructor(
-    private readonly client: MongoClient,
+    private readonly handle: MongoHandle,
     private readonly db: Db,
   ) {
     this.checkpoints = db.collection<CheckpointDoc>(CHECKPOINTS);
   }
 
   static async connect({ url, database }: { url: string; database: string }): Promise<MongoReadStore> {
-    // Undefined members must disappear, as they do in the embedded store's JSON, not turn into null.
-    const client = await MongoClient.connect(url, { ignoreUndefined: true });
-    return new MongoReadStore(client, client.db(database));
+    // One client per process, shared with the raw store (src/readstore/mongoConnection.ts).
+    const handle = await acquireMongoClient(url);
+    return new MongoReadStore(handle, handle.client.db(database));
   }
 
   /** Documents have no fixed shape here: nothing is ever recreated. */
   async ensureCollections(specs: readonly CollectionSpec[], options: EnsureOptions = {}): Promise<string[]> {
     for (const spec of specs) {
       const coll = this.coll(spec.name);
+      if (spec.expireAt) this.expiring.set(spec.name, checkField(spec.expireAt));
       const indexes = options.indexes === false ? [] : (spec.indexes ?? []).filter((ix) => !(ix.fields.length === 1 && ix.fields[0]![0] === '_id'));
-      if (indexes.length === 0) {
+      if (indexes.length === 0 && !(spec.expireAt && options.indexes !== false)) {
         await this.db.createCollection(spec.name).catch((err: unknown) => {
           if (!hasCode(err, NAMESPACE_EXISTS)) throw err;
         });
         continue;
       }
       for (const index of indexes) {
-        await coll.createIndex(new Map(index.fields.map(([f, d]) => [checkField(f), d])), index.unique ? { unique: true } : {});
+        // A unique index keeps its exact keys: with `_id` appended it would constrain nothing.
+        if (index.unique) await coll.createIndex(new Map(index.fields.map(([f, d]) => [checkField(f), d])), { unique: true });
+        else await coll.createIndex(new Map(indexKeys(index.fields)), {});
       }
+      // The server removes expired documents itself; the service's own purge stays for the embedded store.
+      if (spec.expireAt) await coll.createIndex({ [EXPIRES]: 1 }, { expireAfterSeconds: 0 });
     }
     return [];
   }
+
 
   async dropCollections(names: readonly string[]): Promise<void> {
     for (const name of names) {
@@ -125,38 +148,20 @@ export class MongoReadStore implements ReadStore {
   }
 
   async find<T extends Doc = Doc>(collection: string, query: FindQuery = {}): Promise<T[]> {
-    const coll = this.coll(collection);
-    const sort = withTieBreaker(query.sort);
-    let filter = toMongoFilter(query.filter);
-    if (query.after) {
-      const keyset = keysetFilter(sort, query.after);
-      if (!keyset) return [];
-      filter = Object.keys(filter).length ? { $and: [filter, keyset] } : keyset;
-    }
-    // MongoDB reads a limit of 0 as "no limit".
-    if (query.limit === 0) return [];
-    const projection = query.fields ? Object.fromEntries([['_id', 1], ...query.fields.map((f) => [checkField(f), 1])]) : HIDDEN;
-    const cursor = coll.find(filter, { projection, sort: new Map(sort.map(([f, d]) => [checkField(f), d])) });
-    if (query.limit !== undefined && query.limit > 0) cursor.limit(query.limit);
+    const command = findCommand(query);
+    if (!command) return [];
+    const cursor = this.coll(collection).find(command.filter, { projection: command.projection, sort: command.sort });
+    if (command.limit !== undefined) cursor.limit(command.limit);
     return (await cursor.toArray()) as unknown as T[];
   }
+
 
   async count(collection: string, filter?: Filter): Promise<number> {
     return this.coll(collection).countDocuments(toMongoFilter(filter));
   }
 
   async aggregate(collection: string, query: AggregateQuery): Promise<AggregateRow[]> {
-    const id: Document = {};
-    query.groupBy.forEach((f, i) => (id[`g${i}`] = `$${checkField(f)}`));
-    const group: Document = { _id: id, n: { $sum: 1 } };
-    (query.sum ?? []).forEach((f, i) => (group[`s${i}`] = { $sum: `$${checkField(f)}` }));
-    (query.min ?? []).forEach((f, i) => (group[`lo${i}`] = { $min: `$${checkField(f)}` }));
-    (query.max ?? []).forEach((f, i) => (group[`hi${i}`] = { $max: `$${checkField(f)}` }));
-    const sort: Document = {};
-    query.groupBy.forEach((_, i) => (sort[`_id.g${i}`] = 1));
-    const pipeline: Document[] = [{ $match: toMongoFilter(query.filter) }, { $group: group }];
-    if (query.groupBy.length) pipeline.push({ $sort: sort });
-    if (query.limit !== undefined) pipeline.push({ $limit: query.limit });
+    const pipeline = aggregatePipeline(query);
     const rows = await this.coll(collection).aggregate(pipeline, { allowDiskUse: true }).toArray();
     return rows.map((r) => ({
       group: Object.fromEntries(query.groupBy.map((f, i) => [f, (r._id as Document)[`g${i}`] ?? null])),
@@ -168,14 +173,22 @@ export class MongoReadStore implements ReadStore {
   }
 
   async applyChanges(changes: readonly Change[]): Promise<void> {
-    await this.run(changes.flatMap((c) => opsFor(c).map((op) => ({ collection: c.collection, op }))));
+    await this.run(changes.flatMap((c) => opsFor(c, undefined, this.expiring.get(c.collection)).map((op) => ({ collection: c.collection, op }))));
   }
 
   async applyBatch(batch: ApplyBatch): Promise<void> {
     assertForward(batch);
-    await this.claim(batch);
-    const steps = batch.changes.flatMap((c) => opsFor(c, { position: c.position, index: c.index }).map((op) => ({ collection: c.collection, op })));
-    await this.run(steps, () => this.assertClaim(batch));
+    const epoch = await this.claim(batch);
+    const steps = batch.changes.flatMap((c) =>
+      opsFor(c, { position: c.position, index: c.index, epoch }, this.expiring.get(c.collection)).map((op) => ({ collection: c.collection, op })),
+    );
+    try {
+      await this.run(steps, () => this.assertClaim(batch));
+    } catch (err) {
+      // A batch that lost its claim part-way (a rebuild started) can fail on a document of the new epoch.
+      if (!(err instanceof CheckpointMismatchError) && !(await this.claimHeld(batch))) throw await this.mismatch(batch);
+      throw err;
+    }
     const advanced = await this.checkpoints.updateOne(
       { _id: batch.projection, position: batch.expectedPosition, status: batch.mode, pendingTo: batch.position, ...fenceHeld(batch.fence) },
       {
@@ -204,9 +217,13 @@ export class MongoReadStore implements ReadStore {
     const updatedAt = new Date().toISOString();
     await this.checkpoints.updateOne(
       { _id: projection },
-      position === 0
-        ? { $set: { position, status, updatedAt, lastEventAt: null }, $unset: { pendingTo: '' } }
-        : { $set: { position, status, updatedAt }, $setOnInsert: { lastEventAt: null }, $unset: { pendingTo: '' } },
+      {
+        ...(position === 0
+          ? { $set: { position, status, updatedAt, lastEventAt: null }, $unset: { pendingTo: '' } }
+          : { $set: { position, status, updatedAt }, $setOnInsert: { lastEventAt: null }, $unset: { pendingTo: '' } }),
+        // A rebuild starts a new epoch: whatever a batch of the old one still writes is a stray.
+        ...(status === 'rebuilding' ? { $inc: { epoch: 1 } } : {}),
+      },
       { upsert: true },
     );
   }
@@ -216,14 +233,19 @@ export class MongoReadStore implements ReadStore {
   }
 
   async close(): Promise<void> {
-    await this.client.close();
+    await this.handle.release();
   }
 
-  private async claim(batch: ApplyBatch): Promise<void> {
+  /** Takes the checkpoint for the batch; answers its epoch. */
+  private async claim(batch: ApplyBatch): Promise<number> {
     const fence = fenceClaim(batch.fence);
     const filter = { _id: batch.projection, position: batch.expectedPosition, status: batch.mode, ...fence.filter };
-    const take = async () => (await this.checkpoints.updateOne(filter, { $set: { pendingTo: batch.position }, ...fence.update })).matchedCount === 1;
-    if (await take()) return;
+    const take = async () => {
+      const doc = await this.checkpoints.findOneAndUpdate(filter, { $set: { pendingTo: batch.position }, ...fence.update }, { returnDocument: 'after', projection: { epoch: 1 } });
+      return doc ? (doc.epoch ?? 0) : null;
+    };
+    const taken = await take();
+    if (taken !== null) return taken;
     // A projection without a checkpoint starts live at 0, as on the embedded store.
     if (batch.expectedPosition === 0 && batch.mode === 'live') {
       try {
@@ -235,11 +257,13 @@ export class MongoReadStore implements ReadStore {
           lastEventAt: null,
           pendingTo: batch.position,
           ...(batch.fence ? { fence: batch.fence.generation } : {}),
+          epoch: 0,
         });
-        return;
+        return 0;
       } catch (err) {
         if (!hasCode(err, DUPLICATE_KEY)) throw err;
-        if (await take()) return;
+        const again = await take();
+        if (again !== null) return again;
       }
     }
     throw await this.mismatch(batch);
@@ -247,11 +271,15 @@ export class MongoReadStore implements ReadStore {
 
   /** Stops a batch whose claim was revoked (a rebuild started) before it writes much more. */
   private async assertClaim(batch: ApplyBatch): Promise<void> {
+    if (!(await this.claimHeld(batch))) throw await this.mismatch(batch);
+  }
+
+  private async claimHeld(batch: ApplyBatch): Promise<boolean> {
     const held = await this.checkpoints.findOne(
       { _id: batch.projection, position: batch.expectedPosition, status: batch.mode, pendingTo: batch.position },
       { projection: { _id: 1 } },
     );
-    if (!held) throw await this.mismatch(batch);
+    return held !== null;
   }
 
   private async mismatch(batch: ApplyBatch): Promise<CheckpointMismatchError> {
@@ -286,27 +314,48 @@ export class MongoReadStore implements ReadStore {
   }
 }
 
-function opsFor(c: Change, tag?: Tag): AnyBulkWriteOperation<StoredDoc>[] {
+export function opsFor(c: Change, tag?: Tag, expireAt?: string): AnyBulkWriteOperation<StoredDoc>[] {
   switch (c.op) {
-    case 'put':
+    case 'put': {
+      const doc = withExpiry(c.doc, expireAt);
+      if (!tag) return [{ replaceOne: { filter: { _id: c.doc._id }, replacement: doc, upsert: true } }];
+      // A document of a later epoch means this batch is a stray: the upsert then fails on the
+      // duplicate `_id`, and applyBatch reports the lost claim.
       return [
         {
           replaceOne: {
-            filter: { _id: c.doc._id },
-            replacement: tag ? { ...c.doc, _p: tag.position, _i: tag.index } : c.doc,
+            filter: { _id: c.doc._id, ...notLaterEpoch(tag) },
+            replacement: { ...doc, _p: tag.position, _i: tag.index, _e: tag.epoch },
             upsert: true,
           },
         },
       ];
+    }
     case 'update':
-      return updateOps(c, tag);
+      return updateOps(c, tag, expireAt);
     case 'delete':
-      return [{ deleteOne: { filter: { _id: c.id } } }];
+      return [{ deleteOne: { filter: tag ? { _id: c.id, ...notLaterEpoch(tag) } : { _id: c.id } } }];
     case 'deleteMany': {
       const filter = toMongoFilter(c.filter);
-      return [{ deleteMany: { filter: tag ? { $and: [filter, notYetApplied(tag)] } : filter } }];
+      return [{ deleteMany: { filter: tag ? { $and: [filter, notYetApplied(tag), notLaterEpoch(tag)] } : filter } }];
     }
   }
+}
+
+/** Documents not written in an epoch after the tag's (documents from before epochs existed included). */
+function notLaterEpoch(tag: Tag): Document {
+  return { _e: { $not: { $gt: tag.epoch } } };
+}
+
+function withExpiry<T extends Record<string, unknown>>(doc: T, expireAt: string | undefined): T {
+  const at = expireAt ? expiryDate(doc[expireAt]) : null;
+  return at ? { ...doc, [EXPIRES]: at } : doc;
+}
+
+function expiryDate(value: unknown): Date | null {
+  if (typeof value !== 'string') return null;
+  const t = Date.parse(value);
+  return Number.isNaN(t) ? null : new Date(t);
 }
 
 /**
@@ -315,20 +364,22 @@ function opsFor(c: Change, tag?: Tag): AnyBulkWriteOperation<StoredDoc>[] {
  * refuses $setOnInsert on a path another operator of the same update touches; both cases first
  * make sure the document exists, then update it without upsert.
  */
-function updateOps(c: UpdateChange, tag?: Tag): AnyBulkWriteOperation<StoredDoc>[] {
+function updateOps(c: UpdateChange, tag?: Tag, expireAt?: string): AnyBulkWriteOperation<StoredDoc>[] {
   const filter = { _id: c.id };
-  const set: Document = { ...c.set };
+  const set: Document = withExpiry({ ...c.set }, expireAt);
   if (tag) {
     set._p = tag.position;
     set._i = tag.index;
+    set._e = tag.epoch;
   }
   const update: Document = {};
   if (nonEmpty(set)) update.$set = set;
-  if (c.unset?.length) update.$unset = Object.fromEntries(c.unset.map((k) => [k, '']));
+  const unset = expireAt && c.unset?.includes(expireAt) ? [...c.unset, EXPIRES] : c.unset;
+  if (unset?.length) update.$unset = Object.fromEntries(unset.map((k) => [k, '']));
   if (nonEmpty(c.inc)) update.$inc = c.inc;
   if (nonEmpty(c.min)) update.$min = c.min;
   if (nonEmpty(c.max)) update.$max = c.max;
-  const onInsert: Document = c.upsert ? { ...c.setOnInsert } : {};
+  const onInsert: Document = c.upsert ? withExpiry({ ...c.setOnInsert }, expireAt) : {};
   const touched = [set, c.inc ?? {}, c.min ?? {}, c.max ?? {}].flatMap((o) => Object.keys(o)).concat(c.unset ?? []);
   const clash = Object.keys(onInsert).some((p) => touched.some((q) => overlaps(p, q)));
 
@@ -339,8 +390,12 @@ function updateOps(c: UpdateChange, tag?: Tag): AnyBulkWriteOperation<StoredDoc>
     return [{ updateOne: { filter, update, upsert: c.upsert === true } }];
   }
   const ops: AnyBulkWriteOperation<StoredDoc>[] = [];
-  if (c.upsert) ops.push({ updateOne: { filter, update: { $setOnInsert: insertedFields(onInsert, c.set) }, upsert: true } });
-  ops.push({ updateOne: { filter: tag ? { ...filter, ...notYetApplied(tag) } : filter, update } });
+  // A document of an earlier epoch is a stray of a batch that raced a rebuild: the rebuild
+  // replays its event too, so the change starts from no document, as it did the first time.
+  if (tag) ops.push({ deleteOne: { filter: { _id: c.id, _e: { $lt: tag.epoch } } } });
+  const inserted = insertedFields(onInsert, c.set);
+  if (c.upsert) ops.push({ updateOne: { filter, update: { $setOnInsert: tag ? { ...inserted, _e: tag.epoch } : inserted }, upsert: true } });
+  ops.push({ updateOne: { filter: tag ? { ...filter, ...notYetApplied(tag), ...notLaterEpoch(tag) } : filter, update } });
   return ops;
 }
 
@@ -358,7 +413,7 @@ function insertedFields(onInsert: Document, set: Record<string, unknown> | undef
 }
 
 /** Matches documents no change at or after `tag` has written yet. */
-function notYetApplied({ position, index }: Tag): Document {
+function notYetApplied({ position, index }: Pick<Tag, 'position' | 'index'>): Document {
   return { $or: [{ _p: { $exists: false } }, { _p: { $lt: position } }, { _p: position, _i: { $lt: index } }] };
 }
 
@@ -418,6 +473,73 @@ function keysetFilter(sort: SortSpec, after: readonly Scalar[]): Document | null
     prefix[field] = value;
   }
   return branches.length ? { $or: branches } : null;
+}
+
+/** The pipeline an aggregate sends (exported for the query-plan suite). */
+export function aggregatePipeline(query: AggregateQuery): Document[] {
+  const id: Document = {};
+  query.groupBy.forEach((f, i) => (id[`g${i}`] = `$${checkField(f)}`));
+  const group: Document = { _id: id, n: { $sum: 1 } };
+  (query.sum ?? []).forEach((f, i) => (group[`s${i}`] = { $sum: `$${checkField(f)}` }));
+  (query.min ?? []).forEach((f, i) => (group[`lo${i}`] = { $min: `$${checkField(f)}` }));
+  (query.max ?? []).forEach((f, i) => (group[`hi${i}`] = { $max: `$${checkField(f)}` }));
+  const sort: Document = {};
+  query.groupBy.forEach((_, i) => (sort[`_id.g${i}`] = 1));
+  const pipeline: Document[] = [{ $match: toMongoFilter(query.filter) }, { $group: group }];
+  if (query.groupBy.length) pipeline.push({ $sort: sort });
+  if (query.limit !== undefined) pipeline.push({ $limit: query.limit });
+  return pipeline;
+}
+
+export type FindCommand = { filter: Document; sort: Map<string, 1 | -1>; projection: Document; limit?: number };
+
+/**
+ * The filter, sort, projection and limit a find sends (null: nothing can match). Exported for the
+ * query-plan suite, which explains exactly these.
+ */
+export function findCommand(query: FindQuery): FindCommand | null {
+  const sort = withTieBreaker(query.sort);
+  let filter = toMongoFilter(query.filter);
+  if (query.after) {
+    const keyset = keysetFilter(sort, query.after);
+    if (!keyset) return null;
+    // The exact keyset condition is an $or, which bounds no index scan; the range it implies on
+    // the leading sort key does, so the scan starts at the cursor instead of at the filter's start.
+    const leading = leadingBound(sort, query.after);
+    filter = { $and: [...(Object.keys(filter).length ? [filter] : []), ...(leading ? [leading] : []), keyset] };
+  }
+  // MongoDB reads a limit of 0 as "no limit".
+  if (query.limit === 0) return null;
+  const projection = query.fields ? Object.fromEntries([['_id', 1], ...query.fields.map((f) => [checkField(f), 1])]) : HIDDEN;
+  return {
+    filter,
+    sort: new Map(sort.map(([f, d]) => [checkField(f), d])),
+    projection,
+    ...(query.limit !== undefined && query.limit > 0 ? { limit: query.limit } : {}),
+  };
+}
+
+/**
+ * Index keys as declared, then `_id` in the direction of the last one: every query sorts with `_id`
+ * as its final tie-breaker (withTieBreaker), and only an index that ends in the same key, in the
+ * same relative direction, gives the sorted page straight from an index scan (no blocking sort).
+ */
+export function indexKeys(fields: SortSpec): [string, 1 | -1][] {
+  const keys = fields.map(([f, d]) => [checkField(f), d] as [string, 1 | -1]);
+  if (keys.some(([f]) => f === TIE_BREAKER)) return keys;
+  return [...keys, [TIE_BREAKER, keys[keys.length - 1]?.[1] ?? 1]];
+}
+
+/**
+ * A condition on the first sort key that every document after the cursor meets (a superset of the
+ * keyset): from the cursor's value on, in sort order. Null (and missing) sorts before every value,
+ * so it stays reachable in descending order, and ascending from null bounds nothing.
+ */
+export function leadingBound(sort: SortSpec, after: readonly Scalar[]): Document | null {
+  const [field, dir] = sort[0]!;
+  const value = after[0] as Scalar;
+  if (value === null) return dir === 1 ? null : { [field]: null };
+  return { [field]: dir === 1 ? { $gte: value } : { $not: { $gt: value } } };
 }
 
 function toCheckpoint(doc: CheckpointDoc): Checkpoint {

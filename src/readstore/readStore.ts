@@ -40,6 +40,12 @@ export type CollectionSpec = {
   columns?: readonly string[];
   /** Declared columns that hold booleans (or null): an embedded store keeps them as 0/1 only. */
   booleans?: readonly string[];
+  /**
+   * Top-level field holding an ISO instant after which a document may go without anyone asking
+   * (MongoDB: a TTL index). Expired documents must already read as absent to their users: the
+   * removal only keeps the collection small.
+   */
+  expireAt?: string;
 };
 
 export type EnsureOptions = {

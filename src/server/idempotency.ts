@@ -10,6 +10,8 @@ export const IDEMPOTENCY_COLLECTION = 'idempotency_keys';
 export const IDEMPOTENCY_COLLECTION_SPEC: CollectionSpec = {
   name: IDEMPOTENCY_COLLECTION,
   indexes: [{ fields: [['tenant_id', 1], ['resource_user_id', 1]] }, { fields: [['expires_at', 1]] }],
+  // MongoDB drops expired keys itself (a TTL index); purgeExpiredKeys still runs for the embedded store.
+  expireAt: 'expires_at',
 };
 const WINDOW_MS = 24 * 60 * 60 * 1000;
 /**
