@@ -5,6 +5,7 @@ import { garminConnector } from './garmin/connector.js';
 import { stravaConnector } from './strava/pull.js';
 import { withingsConnector } from './withings/pull.js';
 import { ouraConnector } from './oura/pull.js';
+import { polarConnector } from './polar/pull.js';
 import { whoopConnector } from './whoop/pull.js';
 
 /** The connectors of this build, by provider slug (one line each; their code is in src/connectors/<slug>/). */
@@ -13,6 +14,7 @@ export const PULL_CONNECTORS: Readonly<Partial<Record<string, PullConnector>>> =
   strava: stravaConnector,
   withings: withingsConnector,
   oura: ouraConnector,
+  polar: polarConnector,
   whoop: whoopConnector,
 };
 

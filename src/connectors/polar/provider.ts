@@ -6,7 +6,7 @@ export const polar: ProviderDescriptor = {
   slug: 'polar',
   name: 'Polar',
   kind: 'oauth',
-  dataTypes: ['exercises', 'activities', 'sleep', 'nightly_recharge', 'continuous_heart_rate'],
+  dataTypes: ['exercises', 'activities', 'physical_information', 'sleep', 'nightly_recharge', 'continuous_heart_rate'],
   keys: CLIENT_KEYS,
   validateKeys: (k) =>
     clientKeysReason(k, UUID_RE.test(k.CLIENT_ID ?? '') ? null : 'Polar client ids are UUIDs'),

@@ -18,7 +18,10 @@ export function stableId(...parts: (string | number)[]): number {
 
 /** Epoch milliseconds of a local wall time on `date` (YYYY-MM-DD) in `zone`; minutes may exceed a day. */
 export function localMs(date: string, minutes: number, zone: string): number {
-  return DateTime.fromISO(`${date}T00:00:00`, { zone }).plus({ minutes }).toMillis();
+  const wall = Date.parse(`${date}T00:00:00Z`) + minutes * 60_000;
+  // The offset at the guess, then at the corrected instant (right on both sides of a change).
+  const guess = wall - offsetMinutes(wall, zone) * 60_000;
+  return wall - offsetMinutes(guess, zone) * 60_000;
 }
 
 /** The local date of an instant in `zone`. */
@@ -26,9 +29,19 @@ export function localDay(ms: number, zone: string): string {
   return DateTime.fromMillis(ms, { zone }).toISODate()!;
 }
 
-/** The offset of `zone` at an instant, in minutes east of UTC. */
+const QUARTER_HOUR = 900_000;
+const offsets = new Map<string, number>();
+
+/** The offset of `zone` at an instant, in minutes east of UTC (zones change offset on quarter hours at the finest). */
 export function offsetMinutes(ms: number, zone: string): number {
-  return DateTime.fromMillis(ms, { zone }).offset;
+  const key = `${zone}|${Math.floor(ms / QUARTER_HOUR)}`;
+  let v = offsets.get(key);
+  if (v === undefined) {
+    if (offsets.size > 50_000) offsets.clear();
+    v = DateTime.fromMillis(ms, { zone }).offset;
+    offsets.set(key, v);
+  }
+  return v;
 }
 
 /** Dates from `first` to `last` inclusive (YYYY-MM-DD), at most `max` of them. */
