@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Event, EventStore } from '../../src/eventstore/eventStore.js';
+import { StreamDeletedError, type Event, type EventStore } from '../../src/eventstore/eventStore.js';
 import { sha256Hex } from '../../src/shared/secrets.js';
 import { DomainError } from '../shared/domainError.js';
 import { handleCommand, loadState, type StreamState } from '../shared/commandHandler.js';
@@ -16,8 +16,12 @@ export type ConnectSessionCreated = Event<
   { tenant_id: string; user_id: string; redirect_uri: string | null; expires_at: string; at: string; by: string }
 >;
 
+/** Names, in the user's list of sessions, a session stream: the user's deletion erases every one (the stream name alone does not tell its user). */
+export type ConnectSessionIssued = Event<'connect_session.issued', { tenant_id: string; user_id: string; session_stream: string; at: string }>;
+
 export const CONNECT_SESSION_TTL_SECONDS = { default: 3600, max: 86_400 } as const;
 export const connectSessionStream = (secret: string) => `connect-session-${sha256Hex(`connect-session:${secret}`)}`;
+export const userConnectSessionsStream = (userId: string) => `connect-sessions-of-${userId}`;
 
 type SessionState = { session: ConnectSessionCreated['data'] | null };
 const sessionState: StreamState<SessionState, ConnectSessionCreated> = {
@@ -33,6 +37,14 @@ export async function createConnectSession(
   if (!isVisibleTo(user, input.tenantId) || user.status !== 'active') throw new DomainError('not_found', 'user not found');
   const secret = `cs_${randomBytes(32).toString('base64url')}`;
   const expiresAt = new Date(Date.parse(input.at) + input.ttlSeconds * 1000).toISOString();
+  // Listed before it exists: a deletion that reads the list erases it, or tombstones its name first.
+  const issued: ConnectSessionIssued = { type: 'connect_session.issued', data: { tenant_id: input.tenantId, user_id: input.userId, session_stream: connectSessionStream(secret), at: input.at } };
+  try {
+    await eventStore.appendToStream(userConnectSessionsStream(input.userId), [issued]);
+  } catch (err) {
+    if (err instanceof StreamDeletedError) throw new DomainError('not_found', 'user not found');
+    throw err;
+  }
   await handleCommand(eventStore, connectSessionStream(secret), sessionState, (): ConnectSessionCreated => ({
     type: 'connect_session.created',
     data: { tenant_id: input.tenantId, user_id: input.userId, redirect_uri: input.redirectUri, expires_at: expiresAt, at: input.at, by: input.by },
@@ -47,4 +59,16 @@ export async function openConnectSession(eventStore: EventStore, secret: string,
   if (!session || Date.parse(session.expires_at) <= now.getTime()) return null;
   const user = (await loadState(eventStore, userStream(session.user_id), userState)).state;
   return isVisibleTo(user, session.tenant_id) && user.status === 'active' ? session : null;
+}
+
+/** A user's deletion: every connect session of the user is tombstoned (its link opens nothing, its events are gone), then the list. */
+export async function eraseConnectSessions(eventStore: EventStore, userId: string, tombstone: (stream: string) => Promise<void>): Promise<void> {
+  let listed: { data: unknown }[] = [];
+  try {
+    listed = await eventStore.readStream(userConnectSessionsStream(userId));
+  } catch (err) {
+    if (!(err instanceof StreamDeletedError)) throw err;
+  }
+  for (const e of listed) await tombstone((e.data as ConnectSessionIssued['data']).session_stream);
+  await tombstone(userConnectSessionsStream(userId));
 }

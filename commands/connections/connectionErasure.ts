@@ -8,6 +8,7 @@ import type { ReadStore } from '../../src/readstore/readStore.js';
 import { CONNECTIONS, CONSENT_EVENTS, CONSENT_STATES, connectionDocId, type ConnectionDoc } from '../../projections/connections/connectionsProjection.js';
 import { tombstone, type ErasureHook } from '../deletions/erasureSteps.js';
 import { handleCommand, loadState } from '../shared/commandHandler.js';
+import { eraseConnectSessions } from './connectSession.js';
 import { connectionOwner, connectionState, connectionStream, holdsGrant, TOKEN_PURPOSE, type ConnectionErased } from './connection.js';
 
 /**
@@ -47,6 +48,7 @@ export function connectionErasureHook(deps: { eventStore: EventStore; readStore:
         }
         await tombstone(eventStore, stream);
       }
+      await eraseConnectSessions(eventStore, job.userId, (stream) => tombstone(eventStore, stream));
       await readStore.applyChanges([
         { op: 'deleteMany', collection: CONNECTIONS, filter: { user_id: job.userId } },
         { op: 'deleteMany', collection: CONSENT_STATES, filter: { user_id: job.userId } },
