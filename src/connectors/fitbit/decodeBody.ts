@@ -1,7 +1,7 @@
-import type { ParseItem } from '../../../commands/ingestion/records.js';
+import type { Metadata, ParseItem } from '../../../commands/ingestion/records.js';
 import { RecordError, type Json } from '../devices/deviceB/recordError.js';
 import { readDate } from '../shared/providerTimes.js';
-import { zonedInstant, type LocalZone } from '../shared/zonedLocalTime.js';
+import { zonedInstant, type LocalZone, type ZonedInstant } from '../shared/zonedLocalTime.js';
 import { arrayAt, each, num, objectAt, quantity, requireNum, type Worn, zoneMetadata } from './fitbitPayload.js';
 
 /**
@@ -22,38 +22,35 @@ function when(log: Json, zone: LocalZone, field: string) {
   return zonedInstant(`${date}T${time}`, zone, `${field}.time`);
 }
 
-export function decodeWeight(answer: unknown, zone: LocalZone): ParseItem[] {
-  const logs = arrayAt(objectAt(answer, 'answer').weight, 'weight');
+/** Each log of the answer's `key` list, decoded alone with its id, time and scale. */
+function eachLog(answer: unknown, key: 'weight' | 'fat', zone: LocalZone, decode: (log: Json, c: { id: string | number; at: ZonedInstant; worn: Worn; manual: boolean; metadata: Metadata }) => ParseItem[]): ParseItem[] {
+  const logs = arrayAt(objectAt(answer, 'answer')[key], key);
   return logs.flatMap((x, i) =>
-    each(`weight[${i}]`, x, () => {
-      const log = objectAt(x, `weight[${i}]`);
+    each(`${key}[${i}]`, x, () => {
+      const log = objectAt(x, `${key}[${i}]`);
       const id = log.logId;
       if (typeof id !== 'number' && typeof id !== 'string') throw new RecordError('logId is missing');
-      const at = when(log, zone, `weight[${i}]`);
-      const kg = requireNum(log.weight, `weight[${i}].weight`);
-      if (kg <= 0 || kg > 650) throw new RecordError(`weight ${kg} kg is not plausible`);
-      const { worn, manual } = scaleOf(log);
-      const metadata = { ...zoneMetadata(zone, at), log_id: id, log_source: log.source ?? null };
-      const out: ParseItem[] = [{ record: quantity({ id: `body_mass:${id}`, type: 'body_mass', value: kg, unit: 'kg', start: at.ms, end: at.ms, worn, manual, metadata }) }];
-      const bmi = num(log.bmi, `weight[${i}].bmi`);
-      if (bmi !== null && bmi > 0) out.push({ record: quantity({ id: `body_mass_index:${id}`, type: 'body_mass_index', value: bmi, unit: 'count', start: at.ms, end: at.ms, worn, manual, metadata }) });
-      return out;
+      const at = when(log, zone, `${key}[${i}]`);
+      return decode(log, { id, at, ...scaleOf(log), metadata: { ...zoneMetadata(zone, at), log_id: id, log_source: log.source ?? null } });
     }),
   );
 }
 
+export function decodeWeight(answer: unknown, zone: LocalZone): ParseItem[] {
+  return eachLog(answer, 'weight', zone, (log, { id, at, worn, manual, metadata }) => {
+    const kg = requireNum(log.weight, 'weight');
+    if (kg <= 0 || kg > 650) throw new RecordError(`weight ${kg} kg is not plausible`);
+    const out: ParseItem[] = [{ record: quantity({ id: `body_mass:${id}`, type: 'body_mass', value: kg, unit: 'kg', start: at.ms, end: at.ms, worn, manual, metadata }) }];
+    const bmi = num(log.bmi, 'bmi');
+    if (bmi !== null && bmi > 0) out.push({ record: quantity({ id: `body_mass_index:${id}`, type: 'body_mass_index', value: bmi, unit: 'count', start: at.ms, end: at.ms, worn, manual, metadata }) });
+    return out;
+  });
+}
+
 export function decodeBodyFat(answer: unknown, zone: LocalZone): ParseItem[] {
-  const logs = arrayAt(objectAt(answer, 'answer').fat, 'fat');
-  return logs.flatMap((x, i) =>
-    each(`fat[${i}]`, x, () => {
-      const log = objectAt(x, `fat[${i}]`);
-      const id = log.logId;
-      if (typeof id !== 'number' && typeof id !== 'string') throw new RecordError('logId is missing');
-      const at = when(log, zone, `fat[${i}]`);
-      const fat = requireNum(log.fat, `fat[${i}].fat`);
-      if (fat <= 0 || fat >= 100) throw new RecordError(`fat ${fat} % is not plausible`);
-      const { worn, manual } = scaleOf(log);
-      return [{ record: quantity({ id: `body_fat_percentage:${id}`, type: 'body_fat_percentage', value: fat, unit: '%', start: at.ms, end: at.ms, worn, manual, metadata: { ...zoneMetadata(zone, at), log_id: id, log_source: log.source ?? null } }) }];
-    }),
-  );
+  return eachLog(answer, 'fat', zone, (log, { id, at, worn, manual, metadata }) => {
+    const fat = requireNum(log.fat, 'fat');
+    if (fat <= 0 || fat >= 100) throw new RecordError(`fat ${fat} % is not plausible`);
+    return [{ record: quantity({ id: `body_fat_percentage:${id}`, type: 'body_fat_percentage', value: fat, unit: '%', start: at.ms, end: at.ms, worn, manual, metadata }) }];
+  });
 }
