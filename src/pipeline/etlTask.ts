@@ -4,6 +4,7 @@ import type { DeviceParser } from '../../commands/ingestion/records.js';
 import type { UploadAccepted } from '../../commands/ingestion/upload.js';
 import { loadState } from '../../commands/shared/commandHandler.js';
 import { userState, userStream } from '../../commands/users/user.js';
+import { uploadState } from '../../commands/ingestion/upload.js';
 import { DataKeyDestroyedError, type DataKeys } from '../crypto/dataKeys.js';
 import { isSealedBytes, openBytes } from '../crypto/payloadCipher.js';
 import { eventSealer } from '../crypto/recordSealing.js';
@@ -12,7 +13,12 @@ import type { RawStore } from '../rawstore/rawStore.js';
 import { EtlCancelledError, runEtlJob } from './runEtlJob.js';
 
 /** One claimed job's run, as handed to an ETL thread: plain data, since it is cloned across. */
-export type EtlTask = { jobStream: string; upload: UploadAccepted['data'] };
+export type EtlTask = {
+  jobStream: string;
+  upload: UploadAccepted['data'];
+  /** The claim's attempt: once the job stream shows a later one, another worker took the job over. */
+  attempt?: number;
+};
 
 /** What a run ends with; a failure is thrown. */
 export type EtlRunOutcome = Extract<EtlOutcome, { kind: 'succeeded' | 'discarded' }>;
@@ -31,7 +37,11 @@ export async function runEtlTask(deps: EtlTaskDeps, task: EtlTask): Promise<EtlR
   if (!parser) throw new Error(`no parser for ${upload.provider}`);
   const generation = upload.key_generation ?? 0;
   const userGone = async () => (await loadState(deps.eventStore, userStream(upload.user_id), userState)).state.status !== 'active';
+  const takenOver = async () =>
+    task.attempt !== undefined && (await loadState(deps.eventStore, task.jobStream, uploadState)).state.attempt !== task.attempt;
   const erased = async () => {
+    // Checked before every append: a run whose job was taken over stops without appending more.
+    if (await takenOver()) return true;
     if (await userGone()) return true;
     const head = await loadProviderDataHead(deps.eventStore, upload.user_id, upload.provider);
     return head.closed || head.erasingJob !== null || head.generation !== generation;
@@ -46,7 +56,10 @@ export async function runEtlTask(deps: EtlTaskDeps, task: EtlTask): Promise<EtlR
   } catch (err) {
     // An error that crosses a thread boundary arrives as a plain Error with only its message, so
     // the cancellation travels as an outcome instead.
-    if (err instanceof EtlCancelledError) return { kind: 'discarded', reason: (await userGone()) ? 'user deleted' : 'data erased' };
+    if (err instanceof EtlCancelledError) {
+      if (await takenOver()) return { kind: 'discarded', reason: 'taken over by another worker' };
+      return { kind: 'discarded', reason: (await userGone()) ? 'user deleted' : 'data erased' };
+    }
     if (err instanceof StreamDeletedError || err instanceof DataKeyDestroyedError) return { kind: 'discarded', reason: 'data erased' };
     throw err;
   }

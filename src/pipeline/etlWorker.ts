@@ -14,6 +14,8 @@ import type { ReadStore } from '../readstore/readStore.js';
 import type { EtlRunner } from './etlPool.js';
 import { PollLoop } from '../shared/pollLoop.js';
 import { runEtlTask } from './etlTask.js';
+import type { LeaseSettings } from '../projector/leaseKeeper.js';
+import type { Lease } from '../readstore/leases.js';
 
 export type EtlWorkerOptions = {
   eventStore: EventStore;
@@ -34,7 +36,17 @@ export type EtlWorkerOptions = {
   leaseMs?: number;
   /** One process owns the embedded store: jobs found running at start-up were orphaned by a crash. */
   takeOverRunningAtStart?: boolean;
+  /**
+   * Several service processes: each job is also leased in the read store (`etl-job:<stream>`)
+   * and the lease renewed while it runs, so a long job is never taken over while its worker is
+   * alive, and a dead worker's job is taken over once its lease ran out (not the job's
+   * `lease_until`). A worker whose lease was taken stops before its next append and records no
+   * outcome.
+   */
+  leases?: LeaseSettings;
 };
+
+const jobLease = (stream: string) => `etl-job:${stream}`;
 
 /**
  * Takes due jobs from the ETL queue (the etl_jobs read model), claims each with an append on its
@@ -83,8 +95,10 @@ export class EtlWorker {
       sort: [['next_attempt_at', 1]],
       limit: free * 4,
     });
+    const leases = this.o.leases;
     const orphans = await this.o.readStore.find<EtlJobDoc>('etl_jobs', {
-      filter: this.takeOver ? { status: 'running' } : { status: 'running', lease_until: { $lte: now } },
+      // Under leases a running job is an orphan when its lease can be taken (tried below).
+      filter: this.takeOver || leases ? { status: 'running' } : { status: 'running', lease_until: { $lte: now } },
       sort: [['next_attempt_at', 1]],
       limit: free * 4,
     });
@@ -92,9 +106,14 @@ export class EtlWorker {
     for (const job of candidates) {
       if (this.running.size >= this.concurrency) break;
       if (this.running.has(job._id)) continue;
-      const claim = await startEtlJob(this.o.eventStore, job._id, this.id, this.leaseMs, { takeOverRunning: this.takeOver });
-      if (!claim) continue;
-      const work = this.run(claim).finally(() => {
+      const lease = leases ? await leases.store.acquire(jobLease(job._id), leases.holder, leases.leaseMs) : null;
+      if (leases && !lease) continue;
+      const claim = await startEtlJob(this.o.eventStore, job._id, this.id, this.leaseMs, { takeOverRunning: this.takeOver || !!lease });
+      if (!claim) {
+        if (lease) await leases!.store.remove(lease);
+        continue;
+      }
+      const work = (lease ? this.runLeased(claim, lease) : this.run(claim)).finally(() => {
         this.running.delete(job._id);
         this.kick();
       });
@@ -103,7 +122,32 @@ export class EtlWorker {
     this.takeOver = false;
   }
 
-  private async run(claim: ClaimedJob): Promise<void> {
+  /** Runs a job while renewing its lease; a job whose lease was taken records no outcome. */
+  private async runLeased(claim: ClaimedJob, lease: Lease): Promise<void> {
+    const leases = this.o.leases!;
+    let held: Lease | null = lease;
+    const renew = async () => {
+      try {
+        held = held && (await leases.store.renew(held, leases.leaseMs));
+        if (!held) this.o.log?.warn({ job: claim.stream }, 'etl job lease was taken by another worker; this run stops');
+      } catch (err) {
+        this.o.log?.warn({ err, job: claim.stream }, 'could not renew an etl job lease');
+      }
+    };
+    let renewing: Promise<void> | null = null;
+    const timer = setInterval(() => {
+      renewing ??= renew().finally(() => (renewing = null));
+    }, leases.renewMs);
+    try {
+      await this.run(claim, () => held === null);
+    } finally {
+      clearInterval(timer);
+      await renewing;
+      if (held) await leases.store.remove(held).catch(() => {});
+    }
+  }
+
+  private async run(claim: ClaimedJob, lost: () => boolean = () => false): Promise<void> {
     const upload = claim.state.accepted!;
     const log = this.o.log?.child({ job: claim.stream, provider: upload.provider, attempt: claim.state.attempt });
     try {
@@ -113,7 +157,11 @@ export class EtlWorker {
         return;
       }
       const started = Date.now();
-      const outcome = await this.runner.run({ jobStream: claim.stream, upload });
+      const outcome = await this.runner.run({ jobStream: claim.stream, upload, attempt: claim.state.attempt });
+      if (lost()) {
+        log?.warn('etl job lease lost while it ran; leaving the job to the worker that took it');
+        return;
+      }
       await finishEtlJob(this.o.eventStore, claim.stream, claim.state, claim.revision, outcome);
       if (outcome.kind === 'succeeded') log?.info({ records: outcome.records, rejected: outcome.rejected, ms: Date.now() - started }, 'etl job done');
       else log?.info({ reason: outcome.reason }, 'etl job discarded');
@@ -129,6 +177,7 @@ export class EtlWorker {
         log?.warn('etl job was taken over by another worker; dropping this run');
         return;
       }
+      if (lost()) return;
       const message = err instanceof Error ? err.message : String(err);
       log?.warn({ err: message }, 'etl job failed');
       try {

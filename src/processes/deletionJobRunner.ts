@@ -10,6 +10,7 @@ import type { DeletionJobDoc } from '../../projections/deletions/deletionJobsPro
 import { ConcurrencyError } from '../eventstore/eventStore.js';
 import { deterministicId } from '../shared/ids.js';
 import { PollLoop } from '../shared/pollLoop.js';
+import { LeaseKeeper, type LeaseSettings } from '../projector/leaseKeeper.js';
 
 export type DeletionJobRunnerOptions = Omit<ErasureDeps, 'settle' | 'signal' | 'onStep'> & {
   /** Waits until every projection has applied the log up to `position` (default: head), at most `timeoutMs`. */
@@ -26,7 +27,15 @@ export type DeletionJobRunnerOptions = Omit<ErasureDeps, 'settle' | 'signal' | '
   takeOverRunningAtStart?: boolean;
   /** Arms an attempt's deadline; answers its disarm. A timer by default (tests expire it themselves). */
   deadline?: (ms: number, expire: () => void) => () => void;
+  /**
+   * Several service processes: jobs run only in the process holding the runner's lease. Taking
+   * it takes over the jobs found running (their runner's process died or lost the lease).
+   */
+  leases?: LeaseSettings;
 };
+
+/** The lease of the deletion runner (several service processes). */
+export const DELETION_RUNNER_LEASE = 'deletion-runner';
 
 const timerDeadline = (ms: number, expire: () => void) => {
   const timer = setTimeout(expire, ms);
@@ -60,8 +69,19 @@ export class DeletionJobRunner {
     this.takeOver = o.takeOverRunningAtStart ?? false;
   }
 
+  private keeper: LeaseKeeper | null = null;
+
   start(): void {
-    this.loop.start();
+    if (!this.o.leases) return this.loop.start();
+    this.keeper = new LeaseKeeper(this.o.leases, this.o.log);
+    this.keeper.hold(DELETION_RUNNER_LEASE, {
+      start: () => {
+        this.takeOver = true;
+        this.loop.start();
+      },
+      stop: () => this.stopJobs(),
+    });
+    void this.keeper.start().catch((err: unknown) => this.o.log?.error({ err }, 'deletion runner could not start its lease'));
   }
 
   /** Looks for work now (a job was just requested). */
@@ -71,6 +91,12 @@ export class DeletionJobRunner {
 
   /** Stops taking jobs and stops the running ones at their next step; they resume on the next start. */
   async stop(): Promise<void> {
+    if (this.keeper) await this.keeper.stop();
+    this.keeper = null;
+    await this.stopJobs();
+  }
+
+  private async stopJobs(): Promise<void> {
     this.loop.stop();
     for (const r of this.running.values()) r.abort.abort(new Error('the service is stopping'));
     await Promise.allSettled([...this.running.values()].map((r) => r.done));

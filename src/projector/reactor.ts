@@ -1,7 +1,9 @@
 import { concatMap, defer, type Subscription } from 'rxjs';
 import type { Logger } from 'pino';
 import type { Event, EventStore, RecordedEvent } from '../eventstore/eventStore.js';
-import type { ReadStore } from '../readstore/readStore.js';
+import { CheckpointMismatchError, type ReadStore } from '../readstore/readStore.js';
+import { LeaseLostError, type Fence } from '../readstore/leases.js';
+import { LeaseKeeper, type LeaseSettings } from './leaseKeeper.js';
 
 /**
  * A reactor turns events into further commands (a process manager). Unlike a projection it has
@@ -20,31 +22,51 @@ export function defineReactor<E extends Event>(r: Reactor<E>): Reactor {
 
 const checkpointName = (r: Reactor) => `reactor:${r.name}`;
 
+type Running = { sub: Subscription; fence: Fence | undefined; position: number };
+
+/**
+ * Runs reactors from their checkpoints. With `leases` (several service processes) each reactor
+ * runs only in the process holding its lease (named like its checkpoint), and its checkpoint
+ * advances by a fenced, conditional write: a process that lost the lease cannot move it, and it
+ * never moves backwards.
+ */
 export class ReactorRuntime {
-  private subs: Subscription[] = [];
+  private readonly running = new Map<string, Running>();
   private stopped = false;
   private readonly inFlight = new Set<Promise<unknown>>();
+  private keeper: LeaseKeeper | null = null;
 
   constructor(
     private readonly eventStore: EventStore,
     private readonly readStore: ReadStore,
     private readonly reactors: readonly Reactor[],
     private readonly log?: Logger,
+    private readonly leases?: LeaseSettings,
   ) {}
 
   async start(): Promise<void> {
-    for (const r of this.reactors) await this.run(r);
+    this.stopped = false;
+    if (!this.leases) {
+      for (const r of this.reactors) await this.run(r, undefined);
+      return;
+    }
+    this.keeper = new LeaseKeeper(this.leases, this.log);
+    for (const r of this.reactors) this.keeper.hold(checkpointName(r), { start: (fence) => this.run(r, fence), stop: () => this.halt(r) });
+    await this.keeper.start();
   }
 
-  private async run(r: Reactor): Promise<void> {
+  private async run(r: Reactor, fence: Fence | undefined): Promise<void> {
     if (this.stopped) return;
+    await this.halt(r);
     const cp = await this.readStore.getCheckpoint(checkpointName(r));
-    const sub = this.eventStore
-      .subscribeToAll({ after: cp?.position ?? 0, filter: { eventTypes: r.eventTypes } })
+    const state: Running = { sub: null as unknown as Subscription, fence, position: cp?.position ?? 0 };
+    state.sub = this.eventStore
+      .subscribeToAll({ after: state.position, filter: { eventTypes: r.eventTypes } })
       .pipe(
         concatMap((event) =>
           defer(async () => {
-            const work = this.handleWithRetry(r, event);
+            if (this.running.get(r.name) !== state || event.globalPosition <= state.position) return;
+            const work = this.handleWithRetry(r, event, state);
             this.inFlight.add(work);
             try {
               await work;
@@ -56,22 +78,45 @@ export class ReactorRuntime {
       )
       .subscribe({
         error: (err) => {
+          if (this.running.get(r.name) !== state) return;
+          this.running.delete(r.name);
+          if (err instanceof LeaseLostError) {
+            this.log?.warn({ reactor: r.name }, 'reactor lease lost; leaving it to its new holder');
+            return;
+          }
           this.log?.error({ err, reactor: r.name }, 'reactor stopped on an error; restarting from its checkpoint');
-          setTimeout(() => void this.run(r), 2000);
+          setTimeout(() => void this.run(r, state.fence).catch((e: unknown) => this.log?.error({ err: e, reactor: r.name }, 'reactor restart failed')), 2000);
         },
       });
-    this.subs.push(sub);
+    this.running.set(r.name, state);
   }
 
-  private async handleWithRetry(r: Reactor, event: RecordedEvent): Promise<void> {
+  private async halt(r: Reactor): Promise<void> {
+    const state = this.running.get(r.name);
+    if (!state) return;
+    this.running.delete(r.name);
+    state.sub.unsubscribe();
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async handleWithRetry(r: Reactor, event: RecordedEvent, state: Running): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      if (this.stopped) return;
+      if (this.stopped || this.running.get(r.name) !== state) return;
       try {
         await r.handle(event);
-        await this.readStore.setCheckpoint(checkpointName(r), event.globalPosition, 'live');
+        await this.readStore.applyBatch({
+          projection: checkpointName(r),
+          expectedPosition: state.position,
+          position: event.globalPosition,
+          mode: 'live',
+          lastEventAt: event.createdAt.toISOString(),
+          changes: [],
+          fence: state.fence,
+        });
+        state.position = event.globalPosition;
         return;
       } catch (err) {
-        if (attempt >= 5) throw err;
+        if (attempt >= 5 || err instanceof LeaseLostError || err instanceof CheckpointMismatchError) throw err;
         this.log?.warn({ err, reactor: r.name, attempt }, 'reactor step failed; retrying');
         await new Promise((res) => setTimeout(res, 200 * 2 ** attempt));
       }
@@ -80,8 +125,9 @@ export class ReactorRuntime {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const s of this.subs) s.unsubscribe();
-    this.subs = [];
+    await this.keeper?.stop();
+    this.keeper = null;
+    for (const r of this.reactors) await this.halt(r);
     await Promise.allSettled([...this.inFlight]);
   }
 }

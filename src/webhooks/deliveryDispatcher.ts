@@ -10,6 +10,7 @@ import {
 } from '../../commands/webhooks/webhookEndpoint.js';
 import type { EventStore, RecordedEvent } from '../eventstore/eventStore.js';
 import { PositionWaiters } from '../projector/positionWaiters.js';
+import { LeaseLostError, type Fence } from '../readstore/leases.js';
 import { CheckpointMismatchError, type Change, type PositionedChange, type ReadStore } from '../readstore/readStore.js';
 import { DELIVERIES, DISPATCH_ENDPOINTS, deliveryKey, type DeliveryDoc, type DispatchEndpointDoc } from './deliveryDocs.js';
 import type { EndpointDirectory } from './endpointDirectory.js';
@@ -58,9 +59,14 @@ export class DeliveryDispatcher {
     private readonly enrichment: Enrichment,
     private readonly onCommitted: (c: Committed) => Promise<void>,
     private readonly log?: Logger,
+    /** Several service processes: waits follow the stored checkpoint, as another process may be dispatching. */
+    observe?: () => Promise<number>,
   ) {
-    this.waiters = new PositionWaiters(DISPATCHER_CHECKPOINT, DISPATCHED_TYPES, eventStore);
+    this.waiters = new PositionWaiters(DISPATCHER_CHECKPOINT, DISPATCHED_TYPES, eventStore, observe);
   }
+
+  /** The lease the dispatcher writes under (several service processes); its batches are fenced by it. */
+  fence: Fence | undefined;
 
   /** Loads the endpoints as of the checkpoint; the subscription starts with `run`. */
   async load(): Promise<void> {
@@ -100,11 +106,12 @@ export class DeliveryDispatcher {
     if (this.flushing || this.stopped) return;
     this.flushing = this.flush()
       .catch((err) => {
-        if (!(err instanceof CheckpointMismatchError)) this.log?.error({ err }, 'webhook dispatch batch failed; resuming from its checkpoint');
+        if (!(err instanceof CheckpointMismatchError || err instanceof LeaseLostError)) this.log?.error({ err }, 'webhook dispatch batch failed; resuming from its checkpoint');
         this.sub?.unsubscribe();
         this.sub = null;
         this.buffer = [];
-        this.restart(1000);
+        // A lost lease: another process dispatches now; the lease keeper stops this one.
+        if (!(err instanceof LeaseLostError)) this.restart(1000);
       })
       .finally(() => {
         this.flushing = null;
@@ -221,6 +228,7 @@ export class DeliveryDispatcher {
       mode: 'live',
       lastEventAt: last.createdAt.toISOString(),
       changes,
+      fence: this.fence,
     });
     this.position = last.globalPosition;
     return { deliveries, stopped: [...stopped] };

@@ -4,7 +4,10 @@ import { disableWebhookEndpoint } from '../../commands/webhooks/disableWebhookEn
 import type { EventStore } from '../eventstore/eventStore.js';
 import type { ReadStore } from '../readstore/readStore.js';
 import { webhookEngineCollections } from './deliveryDocs.js';
-import { DeliveryDispatcher } from './deliveryDispatcher.js';
+import { DeliveryDispatcher, DISPATCHER_CHECKPOINT } from './deliveryDispatcher.js';
+import { LeaseKeeper, type LeaseSettings } from '../projector/leaseKeeper.js';
+import { storedPosition } from '../projector/storedPosition.js';
+import type { Fence } from '../readstore/leases.js';
 import { DeliveryWorker, DEFAULT_LIMITS, type WorkerLimits } from './deliveryWorker.js';
 import { DeliveryWrites } from './deliveryWrites.js';
 import { EndpointDirectory } from './endpointDirectory.js';
@@ -24,6 +27,11 @@ export type WebhookEngineOptions = {
   /** The engine's clock (tests move it to reach the 5-day disable rule). */
   now?: () => number;
   log?: Logger;
+  /**
+   * Several service processes: dispatching and sending run only in the process holding the
+   * engine's lease (named like the dispatcher's checkpoint), so a delivery has one sender.
+   */
+  leases?: LeaseSettings;
 };
 
 /**
@@ -37,6 +45,7 @@ export class WebhookEngine {
   private readonly dispatcher: DeliveryDispatcher;
   private readonly http: Agent;
   private running = false;
+  private keeper: LeaseKeeper | null = null;
 
   constructor(private readonly options: WebhookEngineOptions) {
     const now = options.now ?? Date.now;
@@ -66,6 +75,7 @@ export class WebhookEngine {
         this.worker.offer(deliveries);
       },
       options.log,
+      options.leases ? storedPosition(options.readStore, DISPATCHER_CHECKPOINT) : undefined,
     );
   }
 
@@ -76,10 +86,24 @@ export class WebhookEngine {
 
   async start(): Promise<void> {
     await this.init();
+    this.running = true;
+    if (!this.options.leases) return this.startWork(undefined);
+    this.keeper = new LeaseKeeper(this.options.leases, this.options.log);
+    this.keeper.hold(DISPATCHER_CHECKPOINT, { start: (fence) => this.startWork(fence), stop: () => this.stopWork() });
+    await this.keeper.start();
+  }
+
+  private async startWork(fence: Fence | undefined): Promise<void> {
+    this.dispatcher.fence = fence;
     await this.dispatcher.load();
     await this.worker.start();
     this.dispatcher.run();
-    this.running = true;
+  }
+
+  private async stopWork(): Promise<void> {
+    await this.dispatcher.stop();
+    await this.worker.stop();
+    await this.writes.close();
   }
 
   /**
@@ -94,9 +118,9 @@ export class WebhookEngine {
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
-    await this.dispatcher.stop();
-    await this.worker.stop();
-    await this.writes.close();
+    if (this.keeper) await this.keeper.stop();
+    else await this.stopWork();
+    this.keeper = null;
     await this.http.close();
   }
 }
