@@ -25,6 +25,7 @@ import { WEBHOOK_SECRET_SEALING, WebhookSecrets } from '../webhooks/secretSealin
 import { sealingKeyringOf } from '../crypto/sealingKeyringOf.js';
 import { ValueSealer } from '../crypto/sealedValue.js';
 import { openStores } from './stores.js';
+import { leaseSettingsOf } from './leaseSettings.js';
 
 export type AppContext = {
   config: Config;
@@ -81,11 +82,14 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const sealingKey = resolveSealingKey(config.dataDir, config.sealingKey);
   const mode = options.runBackground === undefined || options.runBackground === true ? 'all' : options.runBackground === false ? 'none' : options.runBackground;
   const dataKeys = dataKeysOf(config, eventStore);
+  // Several service processes may share the stores: background work runs under leases (docs/architecture.md).
+  const leases = (role: string) => (mode === 'none' ? undefined : leaseSettingsOf(config, readStore, role));
   // Projections read sealed record events opened (src/crypto/recordSealing.ts).
   const projectors = new ProjectorRuntime(new OpeningEventStore(eventStore, new EventOpener(dataKeys)), readStore, projections, log, {
     thread: mode === 'all' && config.projectorThread ? { config, names: recordProjections.map((p) => p.name) } : undefined,
+    leases: leases('projections'),
   });
-  const reactors = new ReactorRuntime(eventStore, readStore, [], log);
+  const reactors = new ReactorRuntime(eventStore, readStore, [], log, leases('reactors'));
   const valueSealer = ValueSealer.fromConfig(config);
   const erasureHooks: ErasureHook[] = [connectionErasureHook({ eventStore, readStore, sealer: valueSealer, providers: config.providers })];
   const deletions = new DeletionJobRunner({
@@ -98,6 +102,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     timeoutMs: config.deletionJobTimeoutMs,
     takeOverRunningAtStart: config.backend.kind === 'embedded',
     log,
+    leases: leases('deletions'),
   });
   const etl = new EtlWorker({
     eventStore,
@@ -108,6 +113,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     log,
     concurrency: config.etlConcurrency,
     takeOverRunningAtStart: config.backend.kind === 'embedded',
+    leases: leases('etl'),
     // ETL pool (src/pipeline/etlPool.ts): jobs normalised on worker threads with their own store connections.
     pool: new EtlThreadPool(config),
   });
@@ -120,6 +126,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     scheduleSeconds: config.webhookRetryScheduleSeconds,
     now: options.webhookClock,
     log,
+    leases: leases('webhooks'),
   });
   const runBackground = mode !== 'none';
   const runtime = new RuntimeMonitor();
