@@ -13,13 +13,14 @@ import { oura } from './provider.js';
  * place. Heart rate is asked by instant (`start_datetime`/`end_datetime`), at most 30 days per
  * request as Oura allows. Every collection pages with `next_token`.
  */
-const BY_DATE: Readonly<Record<string, { path: string; scope: string }>> = {
+const BY_DATE: Readonly<Record<string, { path: string; scope: string | readonly string[] }>> = {
   daily_activity: { path: '/v2/usercollection/daily_activity', scope: 'daily' },
   daily_sleep: { path: '/v2/usercollection/daily_sleep', scope: 'daily' },
   daily_readiness: { path: '/v2/usercollection/daily_readiness', scope: 'daily' },
   sleep: { path: '/v2/usercollection/sleep', scope: 'daily' },
   workout: { path: '/v2/usercollection/workout', scope: 'workout' },
-  daily_spo2: { path: '/v2/usercollection/daily_spo2', scope: 'spo2' },
+  // Oura's documentation names the scope spo2Daily; grants made under either name are read.
+  daily_spo2: { path: '/v2/usercollection/daily_spo2', scope: ['spo2', 'spo2Daily'] },
 };
 const HEARTRATE = { path: '/v2/usercollection/heartrate', scope: 'heartrate' };
 const PERSONAL_INFO = { path: '/v2/usercollection/personal_info', scope: 'personal' };

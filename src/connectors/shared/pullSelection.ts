@@ -8,6 +8,8 @@ import type { PullContext } from '../pullConnector.js';
  */
 export const wantedType = (ctx: PullContext, dataType: string): boolean => ctx.dataType === null || ctx.dataType === dataType;
 
-export const grantedScope = (ctx: PullContext, scope: string): boolean => ctx.scopes.length === 0 || ctx.scopes.includes(scope);
+/** `scope` may list the several names a provider gives one grant (Oura: `spo2` and `spo2Daily`). */
+export const grantedScope = (ctx: PullContext, scope: string | readonly string[]): boolean =>
+  ctx.scopes.length === 0 || (typeof scope === 'string' ? [scope] : scope).some((s) => ctx.scopes.includes(s));
 
-export const pulls = (ctx: PullContext, dataType: string, scope: string): boolean => wantedType(ctx, dataType) && grantedScope(ctx, scope);
+export const pulls = (ctx: PullContext, dataType: string, scope: string | readonly string[]): boolean => wantedType(ctx, dataType) && grantedScope(ctx, scope);

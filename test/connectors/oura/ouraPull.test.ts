@@ -94,6 +94,11 @@ describe('Oura pull', () => {
     expect(new Set(only.payloads.map((p) => p.dataType))).toEqual(new Set(['workout']));
     const daily = await runPull(sandbox, ouraConnector, { accessToken: token, window: WINDOW, scopes: ['daily'] });
     expect(new Set(daily.payloads.map((p) => p.dataType))).toEqual(new Set(['daily_activity', 'daily_sleep', 'daily_readiness', 'sleep']));
+    // The SpO2 grant goes by two names.
+    for (const scope of ['spo2', 'spo2Daily']) {
+      const spo2 = await runPull(sandbox, ouraConnector, { accessToken: token, window: WINDOW, scopes: [scope] });
+      expect(new Set(spo2.payloads.map((p) => p.dataType))).toEqual(new Set(['daily_spo2']));
+    }
   });
 
   it('surfaces a 429 as rate_limited with Retry-After, a 401 as refused and a 5xx as unavailable', async () => {
