@@ -17,7 +17,7 @@ export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ARGS });
 }
 
-/** A page whose console errors and failed requests fail the test that reads `errors`. */
+/** A page whose script errors and failed requests (status, method, path) land in `errors` for the test to check. */
 export async function openPage(browser: Browser, viewport = { width: 1280, height: 800 }): Promise<{ page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport });
   const page = await context.newPage();
@@ -26,7 +26,12 @@ export async function openPage(browser: Browser, viewport = { width: 1280, heigh
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
   page.on('console', (m) => {
-    if (m.type() === 'error') errors.push(`console: ${m.text()}`);
+    // Failed loads are reported below with their address instead.
+    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(`console: ${m.text()}`);
+  });
+  page.on('response', (r) => {
+    // A browser asks every site for /favicon.ico by itself; that miss is no page's fault.
+    if (r.status() >= 400 && new URL(r.url()).pathname !== '/favicon.ico') errors.push(`${r.status()} ${r.request().method()} ${new URL(r.url()).pathname}`);
   });
   return { page, errors };
 }
