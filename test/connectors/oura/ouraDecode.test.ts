@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NormalizedRecord } from '../../../commands/ingestion/records.js';
 import { ouraConnector } from '../../../src/connectors/oura/pull.js';
-import { ouraActivity } from '../../../src/connectors/oura/vocabulary.js';
+import { OURA_ACTIVITIES, ouraActivity } from '../../../src/connectors/oura/vocabulary.js';
 import { decode } from '../sandboxPull.js';
 
 /**
@@ -190,6 +190,16 @@ describe('Oura decoding', () => {
     expect(workouts[0]!.metadata).toMatchObject({ timezone: '-05:00', activity: 'running', intensity: 'moderate' });
     expect(workouts[3]!.metadata.activity).toBe('unicycling');
     expect(ouraActivity('strength_training')).toBe('strength_training');
+  });
+
+  it('activity names: every listed name reads as its canonical activity in camelCase or snake_case', () => {
+    for (const [key, canonical] of OURA_ACTIVITIES) {
+      expect(canonical).toMatch(/^[a-z][a-z_]*$/);
+      expect(ouraActivity(key)).toBe(canonical);
+      expect(ouraActivity(key.toUpperCase())).toBe(canonical);
+    }
+    expect(ouraActivity('strengthTraining')).toBe('strength_training');
+    expect(ouraActivity('cross_country_skiing')).toBe('skiing');
   });
 
   it('personal info: weight and height as entered, dated when received, email not kept', async () => {

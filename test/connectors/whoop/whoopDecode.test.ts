@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NormalizedRecord } from '../../../commands/ingestion/records.js';
 import { whoopConnector } from '../../../src/connectors/whoop/pull.js';
-import { whoopActivity } from '../../../src/connectors/whoop/sports.js';
+import { WHOOP_SPORTS, whoopActivity } from '../../../src/connectors/whoop/sports.js';
 import { decode } from '../sandboxPull.js';
 
 /**
@@ -172,6 +172,15 @@ describe('WHOOP decoding', () => {
     expect(c).toMatchObject({ type: 'hiking', active_energy_kcal: null, avg_heart_rate: null, metadata: { score_state: 'PENDING_SCORE' } });
     expect(whoopActivity(null, 9999)).toBe('other');
     expect(whoopActivity('Functional Fitness', null)).toBe('cross_training');
+  });
+
+  it('sports: every documented sport id and name reads as its canonical activity, a snake_case word', () => {
+    for (const [id, name, canonical] of WHOOP_SPORTS) {
+      expect(canonical).toMatch(/^[a-z][a-z_]*$/);
+      expect(whoopActivity(name, null)).toBe(canonical);
+      expect(whoopActivity(name.toLowerCase().replace(/[^a-z]+/g, '-'), null)).toBe(canonical);
+      expect(whoopActivity(null, id)).toBe(canonical);
+    }
   });
 
   it('body measurement: height and weight as entered, dated when received', async () => {
