@@ -1,7 +1,6 @@
 import type { NormalizedRecord, ParseItem } from '../../../commands/ingestion/records.js';
+import { excerptOf } from '../shared/connectorRecords.js';
 import { SummaryError, type Summary } from './fields.js';
-
-const MAX_EXCERPT_CHARS = 1000;
 
 /** What a decoder needs besides the summary: the provider slug and where the summary sits in the payload. */
 export type DecodeContext = { provider: string; location: string };
@@ -10,26 +9,20 @@ export type SummaryDecoder = (s: Summary, ctx: DecodeContext) => ParseItem[];
 
 export const record = (r: NormalizedRecord): ParseItem => ({ record: r });
 
-export function rejected(location: string, reason: string, excerptOf: unknown): ParseItem {
-  let excerpt: string;
-  try {
-    excerpt = JSON.stringify(excerptOf) ?? String(excerptOf);
-  } catch {
-    excerpt = String(excerptOf);
-  }
-  return { rejected: { location, reason, excerpt: excerpt.slice(0, MAX_EXCERPT_CHARS) } };
+export function rejected(location: string, reason: string, offending: unknown): ParseItem {
+  return { rejected: { location, reason, excerpt: excerptOf(offending) } };
 }
 
 /**
  * Runs one part of a summary (one sample of a map): a SummaryError rejects that part only, so one
  * implausible heart-rate sample does not cost the day. Other errors are bugs and propagate.
  */
-export function part(ctx: DecodeContext, what: string, excerptOf: unknown, build: () => NormalizedRecord | null): ParseItem[] {
+export function part(ctx: DecodeContext, what: string, offending: unknown, build: () => NormalizedRecord | null): ParseItem[] {
   try {
     const r = build();
     return r ? [record(r)] : [];
   } catch (err) {
     if (!(err instanceof SummaryError)) throw err;
-    return [rejected(ctx.location, `${what}: ${err.message}`, excerptOf)];
+    return [rejected(ctx.location, `${what}: ${err.message}`, offending)];
   }
 }

@@ -1,35 +1,18 @@
 import type { Metadata } from '../../../commands/ingestion/records.js';
+import * as shared from '../shared/connectorRecords.js';
+import { isObject, RecordError as SummaryError, type Json as Summary } from '../shared/connectorRecords.js';
 
-/** One summary object of a Garmin notification, as sent. */
-export type Summary = Record<string, unknown>;
+/**
+ * Reading Garmin's summaries: the shared connector readers by field name (Garmin leaves out what
+ * the device did not measure), Garmin's epoch seconds, offsets in seconds and time-offset maps.
+ * A summary (or part of one) that cannot be stored throws SummaryError: its message becomes the
+ * rejected item's reason.
+ */
+export { isObject, SummaryError, type Summary };
 
-/** A summary (or part of one) that cannot be stored: its message becomes the rejected item's reason. */
-export class SummaryError extends Error {}
-
-export function isObject(v: unknown): v is Summary {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** A finite number, or null when the field is absent or null (Garmin leaves out what the device did not measure). */
-export function optionalNumber(s: Summary, field: string): number | null {
-  const v = s[field];
-  if (v === undefined || v === null) return null;
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw new SummaryError(`${field} is not a number`);
-  return v;
-}
-
-export function requiredNumber(s: Summary, field: string): number {
-  const v = optionalNumber(s, field);
-  if (v === null) throw new SummaryError(`${field} is missing`);
-  return v;
-}
-
-export function optionalString(s: Summary, field: string): string | null {
-  const v = s[field];
-  if (v === undefined || v === null || v === '') return null;
-  if (typeof v !== 'string') throw new SummaryError(`${field} is not a string`);
-  return v;
-}
+export const optionalNumber = (s: Summary, field: string): number | null => shared.optionalNumber(s[field], field);
+export const requiredNumber = (s: Summary, field: string): number => shared.requiredNumber(s[field], field);
+export const optionalString = (s: Summary, field: string): string | null => (s[field] === '' ? null : shared.optionalString(s[field], field));
 
 /** Garmin's epoch seconds (UTC), checked to be a plausible instant. */
 export function epochSeconds(s: Summary, field: string): number {

@@ -1,5 +1,5 @@
 import type { Metadata, Provenance, QuantityRecord } from '../../../commands/ingestion/records.js';
-import { toStorageUnit } from '../../catalog/units.js';
+import { quantity as sharedQuantity } from '../shared/connectorRecords.js';
 import { SummaryError } from './fields.js';
 
 /**
@@ -19,32 +19,10 @@ export type QuantitySpec = {
   range: readonly [min: number, max: number];
 };
 
-export function quantity(
-  p: Provenance,
-  externalId: string,
-  spec: QuantitySpec,
-  start: string,
-  end: string,
-  metadata: Metadata,
-  wasUserEntered = false,
-): QuantityRecord {
+/** A sample in the catalog's storage unit (shared builder), after Garmin's plausibility range. */
+export function quantity(p: Provenance, externalId: string, spec: QuantitySpec, start: string, end: string, metadata: Metadata): QuantityRecord {
   const [min, max] = spec.range;
   if (spec.value < min || spec.value > max) throw new SummaryError(`${spec.type} ${spec.value} ${spec.unit} is outside ${min}..${max}`);
-  const stored = toStorageUnit(spec.type, spec.value, spec.unit);
-  return {
-    kind: 'quantity',
-    ...p,
-    external_id: externalId,
-    type: spec.type,
-    value: stored.value,
-    unit: stored.unit,
-    start_date: start,
-    end_date: end,
-    source_name: 'Garmin Connect',
-    source_bundle_id: null,
-    device_model: p.device,
-    product_type: null,
-    was_user_entered: wasUserEntered,
-    metadata: { ...metadata, original_value: spec.value, original_unit: spec.unit },
-  };
+  const record = sharedQuantity(p, { external_id: externalId, type: spec.type, value: spec.value, unit: spec.unit, start: Date.parse(start), end: Date.parse(end), metadata });
+  return { ...record, device_model: p.device };
 }
