@@ -1,4 +1,4 @@
-import type { Filter, Scalar, SortSpec } from './readStore.js';
+import { TIE_BREAKER, type Filter, type Scalar, type SortSpec } from './readStore.js';
 import type { SqliteTable } from './sqliteTable.js';
 
 /** SQLite keeps booleans as 1/0 (columns and JSON alike); parameters must match. */
@@ -56,25 +56,65 @@ export function orderSql(t: SqliteTable, sort: SortSpec): string {
   return sort.map(([f, d]) => `${t.expr(f)} ${d === -1 ? 'DESC' : 'ASC'}`).join(', ');
 }
 
-/** Rows strictly after `after` in `sort` order. Uniform directions use a row-value comparison, which SQLite serves from an index. */
-export function keysetSql(t: SqliteTable, sort: SortSpec, after: readonly Scalar[], params: unknown[]): string {
+/** One range of the rows after a cursor, as a WHERE term and its parameters. */
+export type KeysetBranch = { sql: string; params: unknown[] };
+
+/**
+ * The rows strictly after `after` in `sort` order, as disjoint ranges listed in that order: read
+ * one after the other, each by an index range scan, until the page is full. NULL (and missing)
+ * sorts first ascending and last descending, as in MongoDB; a row-value comparison cannot reach
+ * it (a comparison with NULL is never true), so the ranges of NULLs are their own. Consecutive
+ * ranges of one direction without NULLs between them merge into one row-value comparison, which
+ * SQLite serves from an index: an ascending cursor without nulls is a single range.
+ */
+export function keysetBranches(t: SqliteTable, sort: SortSpec, after: readonly Scalar[]): KeysetBranch[] {
   if (after.length !== sort.length) throw new Error('cursor does not match the sort');
-  const dirs = new Set(sort.map(([, d]) => d));
-  if (dirs.size === 1) {
-    const op = sort[0]![1] === 1 ? '>' : '<';
-    params.push(...after.map(sqlValue));
-    return `(${sort.map(([f]) => t.expr(f)).join(', ')}) ${op} (${after.map(() => '?').join(', ')})`;
-  }
-  const ors: string[] = [];
-  for (let i = 0; i < sort.length; i++) {
-    const ands: string[] = [];
-    for (let j = 0; j < i; j++) {
-      ands.push(`${t.expr(sort[j]![0])} = ?`);
-      params.push(sqlValue(after[j]!));
+  const branches: KeysetBranch[] = [];
+  const prefix = (to: number): KeysetBranch => {
+    const sql: string[] = [];
+    const params: unknown[] = [];
+    for (let j = 0; j < to; j++) {
+      if (after[j] === null) sql.push(`${t.expr(sort[j]![0])} IS NULL`);
+      else {
+        sql.push(`${t.expr(sort[j]![0])} = ?`);
+        params.push(sqlValue(after[j]!));
+      }
     }
-    ands.push(`${t.expr(sort[i]![0])} ${sort[i]![1] === 1 ? '>' : '<'} ?`);
-    params.push(sqlValue(after[i]!));
-    ors.push(`(${ands.join(' AND ')})`);
+    return { sql: sql.join(' AND '), params };
+  };
+  const and = (p: KeysetBranch, sql: string, params: unknown[]): KeysetBranch => ({ sql: p.sql ? `${p.sql} AND ${sql}` : sql, params: [...p.params, ...params] });
+  // A row-value comparison over the fields start..end being extended towards the first field.
+  let run: { start: number; end: number; dir: 1 | -1 } | null = null;
+  const flush = () => {
+    if (!run) return;
+    const fields = sort.slice(run.start, run.end + 1).map(([f]) => t.expr(f));
+    const values = after.slice(run.start, run.end + 1).map((v) => sqlValue(v as Scalar));
+    const op = run.dir === 1 ? '>' : '<';
+    const cmp = fields.length === 1 ? `${fields[0]} ${op} ?` : `(${fields.join(', ')}) ${op} (${values.map(() => '?').join(', ')})`;
+    branches.push(and(prefix(run.start), cmp, values));
+    run = null;
+  };
+  for (let i = sort.length - 1; i >= 0; i--) {
+    const [field, dir] = sort[i]!;
+    const value = after[i]!;
+    const expr = t.expr(field);
+    if (value === null) {
+      flush();
+      // Ascending, every value comes after the nulls; descending, nothing comes after them.
+      if (dir === 1) branches.push(and(prefix(i), `${expr} IS NOT NULL`, []));
+      continue;
+    }
+    if (run && run.start === i + 1 && run.dir === dir) run.start = i;
+    else {
+      flush();
+      run = { start: i, end: i, dir };
+    }
+    // Descending, the nulls of this field come after its smaller values (the tie-breaker is never null).
+    if (dir === -1 && field !== TIE_BREAKER) {
+      flush();
+      branches.push(and(prefix(i), `${expr} IS NULL`, []));
+    }
   }
-  return `(${ors.join(' OR ')})`;
+  flush();
+  return branches;
 }

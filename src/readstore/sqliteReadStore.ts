@@ -20,7 +20,7 @@ import {
 } from './readStore.js';
 import { BUSY_TIMEOUT_MS, withWriteLock } from '../shared/sqliteWriteLock.js';
 import { emptyWriteAheadLog, eraseOnDelete } from '../shared/sqlitePurge.js';
-import { filterSql, keysetSql, orderSql } from './sqliteQuery.js';
+import { filterSql, keysetBranches, orderSql } from './sqliteQuery.js';
 import type { LeaseStore } from './leases.js';
 import { checkFence, LEASES_DDL, SqliteLeases } from './sqliteLeases.js';
 import { col, columnHoldsAll, columnValue, SqliteTable, tableName } from './sqliteTable.js';
@@ -124,20 +124,33 @@ export class SqliteReadStore implements ReadStore {
   async find<T extends Doc = Doc>(collection: string, query: FindQuery = {}): Promise<T[]> {
     const t = this.table(collection);
     if (!t) return [];
-    const params: unknown[] = [];
-    const where = [filterSql(t, query.filter ?? {}, params)];
     const sort = withTieBreaker(query.sort);
-    if (query.after) where.push(keysetSql(t, sort, query.after, params));
     const projection = query.fields ? t.projection(query.fields) : null;
-    let sql = `SELECT ${projection?.selectList ?? t.selectList} FROM ${t.table} WHERE ${where.join(' AND ')} ORDER BY ${orderSql(t, sort)}`;
-    if (query.limit !== undefined) {
-      sql += ' LIMIT ?';
-      params.push(query.limit);
-    }
-    const rows = this.rawStmt(sql).all(...params) as unknown[][];
     const decode = projection?.decode ?? ((r: unknown[]) => t.decode(r));
-    return rows.map((r) => decode(r) as T);
+    // After a cursor, the ranges that follow it in order (keysetBranches), read until the page is full.
+    const branches = query.after ? keysetBranches(t, sort, query.after) : [null];
+    let remaining = query.limit;
+    const out: T[] = [];
+    for (const branch of branches) {
+      if (remaining !== undefined && remaining <= 0) break;
+      const params: unknown[] = [];
+      const where = [filterSql(t, query.filter ?? {}, params)];
+      if (branch) {
+        where.push(branch.sql);
+        params.push(...branch.params);
+      }
+      let sql = `SELECT ${projection?.selectList ?? t.selectList} FROM ${t.table} WHERE ${where.join(' AND ')} ORDER BY ${orderSql(t, sort)}`;
+      if (remaining !== undefined) {
+        sql += ' LIMIT ?';
+        params.push(remaining);
+      }
+      const rows = this.rawStmt(sql).all(...params) as unknown[][];
+      for (const r of rows) out.push(decode(r) as T);
+      if (remaining !== undefined) remaining -= rows.length;
+    }
+    return out;
   }
+
 
   async count(collection: string, filter: Filter = {}): Promise<number> {
     const t = this.table(collection);

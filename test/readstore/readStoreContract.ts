@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CheckpointMismatchError, type Doc, type ReadStore } from '../../src/readstore/readStore.js';
+import { CheckpointMismatchError, type Doc, type PositionedChange, type ReadStore } from '../../src/readstore/readStore.js';
 
 /** The read-model store port's contract; every adapter runs it. Collection names are unique per test. */
 export function readStoreContract(name: string, make: () => Promise<ReadStore>) {
@@ -151,6 +151,86 @@ export function readStoreContract(name: string, make: () => Promise<ReadStore>) 
         { group: { day: '2026-01-02' }, count: 2, sum: { v: 11 }, min: { t: 2 }, max: { t: 3 } },
       ]);
       expect(await store.aggregate(c, { groupBy: ['day'], limit: 1 })).toEqual([{ group: { day: '2026-01-01' }, count: 2, sum: {}, min: {}, max: {} }]);
+    });
+
+    it('pages over NULL and missing sort keys in both directions: nulls first ascending, last descending, none skipped or repeated', async () => {
+      const ts: (number | null | undefined)[] = [3, null, 1, undefined, 2, null, 1, undefined, 3, 2];
+      await store.applyChanges(ts.map((t, i) => put({ _id: `n${i}`, key: `n${i}`, user: 'u', ...(t === undefined ? {} : { t }) })));
+      const pageAll = async (dir: 1 | -1, limit: number) => {
+        const seen: string[] = [];
+        let after: (string | number | null)[] | undefined;
+        for (let guard = 0; guard < 50; guard++) {
+          const page = await store.find(c, { filter: { user: 'u' }, sort: [['t', dir]], limit, after });
+          if (page.length === 0) return seen;
+          seen.push(...page.map((d) => d._id));
+          const last = page[page.length - 1]!;
+          after = [(last.t as number | undefined) ?? null, last._id];
+        }
+        throw new Error('paging did not end');
+      };
+      const nulls = ['n1', 'n3', 'n5', 'n7'];
+      const ascending = [...nulls, 'n2', 'n6', 'n4', 'n9', 'n0', 'n8'];
+      const descending = ['n8', 'n0', 'n9', 'n4', 'n6', 'n2', ...nulls.slice().reverse()];
+      for (const limit of [1, 2, 3, 4, 20]) {
+        expect(await pageAll(1, limit)).toEqual(ascending);
+        expect(await pageAll(-1, limit)).toEqual(descending);
+      }
+    });
+
+    it('replay guard: a batch that failed part-way is replayed whole and the result is that of one run (counters once, last write wins, deletes kept)', async () => {
+      const proj = `p-${c}`;
+      const other = `${c}x`;
+      await store.ensureCollections([{ name: other }]);
+      const batch = (changes: PositionedChange[], bad: boolean) => ({
+        projection: proj,
+        expectedPosition: 0,
+        position: 30,
+        mode: 'live' as const,
+        lastEventAt: null,
+        // A change to a collection name no store accepts makes the batch fail after the others
+        // were sent (all of them on a store without transactions).
+        changes: bad ? [...changes, { op: 'put' as const, collection: 'no such collection!', doc: { _id: 'x' }, position: 30, index: 9 }] : changes,
+      });
+      const changes: PositionedChange[] = [
+        { op: 'update', collection: c, id: 'ctr', upsert: true, setOnInsert: { key: 'ctr', first: 10 }, inc: { n: 1 }, max: { hi: 5 }, position: 10, index: 0 },
+        { op: 'put', collection: c, doc: { _id: 'doc', key: 'doc', v: 1 }, position: 10, index: 1 },
+        { op: 'update', collection: c, id: 'doc', set: { v: 2 }, inc: { n: 1 }, position: 20, index: 0 },
+        { op: 'update', collection: c, id: 'ctr', upsert: true, setOnInsert: { key: 'ctr', first: 20 }, inc: { n: 2 }, set: { s: 'second' }, position: 20, index: 1 },
+        { op: 'put', collection: other, doc: { _id: 'gone' }, position: 20, index: 2 },
+        { op: 'delete', collection: other, id: 'gone', position: 30, index: 0 },
+        { op: 'update', collection: c, id: 'doc', inc: { n: 10 }, position: 30, index: 1 },
+        { op: 'deleteMany', collection: c, filter: { key: 'tmp' }, position: 30, index: 2 },
+      ];
+      await expect(store.applyBatch(batch(changes, true))).rejects.toThrow();
+      expect((await store.getCheckpoint(proj))?.position ?? 0).toBe(0);
+      await store.applyBatch(batch(changes, false));
+      expect(await store.get(c, 'ctr')).toEqual({ _id: 'ctr', key: 'ctr', first: 10, n: 3, hi: 5, s: 'second' });
+      expect(await store.get(c, 'doc')).toEqual({ _id: 'doc', key: 'doc', v: 2, n: 11 });
+      expect(await store.get(other, 'gone')).toBeNull();
+      expect((await store.getCheckpoint(proj))?.position).toBe(30);
+      // The same batch once more, as a runner that did not see the advance would send it: refused, nothing doubled.
+      await expect(store.applyBatch(batch(changes, false))).rejects.toBeInstanceOf(CheckpointMismatchError);
+      expect((await store.get(c, 'ctr'))?.n).toBe(3);
+      await store.dropCollections([other]);
+    });
+
+    it('replay guard: a rebuild restarted from position 0 reaches the same documents as the first run', async () => {
+      const proj = `r-${c}`;
+      const changes: PositionedChange[] = [
+        { op: 'update', collection: c, id: 'r', upsert: true, setOnInsert: { key: 'r' }, inc: { n: 1 }, position: 5, index: 0 },
+        { op: 'update', collection: c, id: 'r', set: { s: 'a' }, inc: { n: 1 }, position: 6, index: 0 },
+      ];
+      const run = async () => {
+        await store.setCheckpoint(proj, 0, 'rebuilding');
+        await store.dropCollections([c]);
+        await store.ensureCollections([{ name: c, columns: ['n', 's'] }], { indexes: false });
+        await store.applyBatch({ projection: proj, expectedPosition: 0, position: 6, mode: 'rebuilding', lastEventAt: null, changes });
+        await store.setCheckpoint(proj, 6, 'live');
+      };
+      await run();
+      await run();
+      expect(await store.get(c, 'r')).toEqual({ _id: 'r', key: 'r', n: 2, s: 'a' });
+      expect(await store.getCheckpoint(proj)).toMatchObject({ position: 6, status: 'live' });
     });
 
     it('dropCollections removes the documents; reads of a dropped collection are empty', async () => {
