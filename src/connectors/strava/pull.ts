@@ -35,7 +35,7 @@ export function rateLimitWait(answer: ProviderAnswer, nowMs: number): number | n
 
 async function* pull(ctx: PullContext): AsyncIterable<PulledPayload> {
   if (ctx.scopes.length > 0 && !ctx.scopes.some((s) => s.split(',').some((x) => ACTIVITY_SCOPES.includes(x.trim())))) return;
-  if (ctx.dataType !== null && ctx.dataType !== 'activities' && ctx.dataType !== 'streams') return;
+  // Strava's only data are activities: whatever a notification names, the window's list and streams are pulled.
   if (ctx.window.end <= ctx.window.start) return;
   // `after` and `before` compare whole seconds with the activity's start, both exclusive.
   const after = String(Math.floor(ctx.window.start.getTime() / 1000) - 1);
