@@ -97,7 +97,7 @@ describe('Garmin push notifications', () => {
     expect((await t.ctx.readStore.find<SyncRunDoc>(SYNC_RUNS, { filter: { user_id: userId } })).length).toBe(before);
   });
 
-  it('refuses bodies Garmin does not send with a 400 problem, other content types with 415, a wrong secret with 401; nothing is stored', async () => {
+  it('refuses bodies Garmin does not send with a 400 problem, other content types with 415, over 16 MiB with 413, a wrong secret with 401; nothing is stored', async () => {
     const runs = (await t.ctx.readStore.find<SyncRunDoc>(SYNC_RUNS, { filter: { user_id: userId } })).length;
     for (const bad of ['{not json', '[]', '{"steps": []}', '{"dailies": {}}', '{"dailies": [{"summaryId": "no user"}]}']) {
       const res = await post(bad);
@@ -105,6 +105,8 @@ describe('Garmin push notifications', () => {
       expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
     }
     expect((await post('{}', SECRET, 'text/plain')).status).toBe(415);
+    const huge = await post(JSON.stringify({ dailies: [{ userId: garminUser, padding: 'x'.repeat(16 * 1024 * 1024) }] }));
+    expect(huge.status).toBe(413);
     const wrong = await post(JSON.stringify(garminNotification(garminUser, 'dailies', WINDOW)), 'not-the-secret-000000000000000');
     expect(wrong.status).toBe(401);
     await t.ctx.projectors.waitForIdle();
