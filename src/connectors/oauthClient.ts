@@ -4,7 +4,14 @@ import { providerUrl } from './providers.js';
 /** The client a connection uses: the tenant's keys or the instance's, and where the provider answers. */
 export type OAuthClient = { clientId: string; clientSecret: string; baseUrl: string | undefined };
 
-export type TokenSet = { accessToken: string; refreshToken: string | null; expiresAt: string | null; scope: string | null };
+export type TokenSet = {
+  accessToken: string;
+  refreshToken: string | null;
+  expiresAt: string | null;
+  scope: string | null;
+  /** The provider's id of the user when its token answer names one (Withings userid, Polar x_user_id, Fitbit user_id, Strava athlete.id). */
+  providerUserId?: string;
+};
 
 /**
  * How a provider refused: `refused` (invalid_grant, invalid_client, 401: the user must consent
@@ -103,12 +110,23 @@ async function tokenCall(p: ProviderDescriptor, client: OAuthClient, body: URLSe
       : typeof json.expires_in === 'number'
         ? new Date(now.getTime() + json.expires_in * 1000).toISOString()
         : null;
+  const userId = tokenAnswerUserId(json);
   return {
     accessToken: json.access_token,
     refreshToken: typeof json.refresh_token === 'string' ? json.refresh_token : null,
     expiresAt,
     scope: typeof json.scope === 'string' ? json.scope : null,
+    ...(userId ? { providerUserId: userId } : {}),
   };
+}
+
+/** The user a token answer names: Polar's data paths need it (x_user_id); the others are kept for the record. */
+function tokenAnswerUserId(json: Record<string, unknown>): string | null {
+  const athlete = json.athlete as Record<string, unknown> | undefined;
+  for (const v of [json.x_user_id, json.userid, json.user_id, athlete && typeof athlete === 'object' ? athlete.id : undefined]) {
+    if ((typeof v === 'string' && v) || (typeof v === 'number' && Number.isFinite(v))) return String(v);
+  }
+  return null;
 }
 
 export function throwForStatus(p: ProviderDescriptor, res: Response, json: Record<string, unknown>): void {
