@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { firstValueFrom, take, toArray } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConcurrencyError, IdempotencyConflictError, StreamDeletedError, type EventStore, type RecordedEvent } from '../../src/eventstore/eventStore.js';
+import { ConcurrencyError, EventTooLargeError, IdempotencyConflictError, MAX_APPEND_BYTES, StreamDeletedError, type EventStore, type RecordedEvent } from '../../src/eventstore/eventStore.js';
 
 const ev = (type: string, n = 0, id?: string) => ({ type, data: { n }, metadata: { by: 'test' }, ...(id ? { id } : {}) });
 
@@ -149,6 +149,46 @@ export function eventStoreContract(name: string, make: () => Promise<EventStore>
       await store.deleteStream(`${s}-h`, { expectedRevision: 0, hard: true });
       await expect(store.readStream(`${s}-h`)).rejects.toBeInstanceOf(StreamDeletedError);
       await expect(store.appendToStream(`${s}-h`, [ev('A', 2)])).rejects.toBeInstanceOf(StreamDeletedError);
+    });
+
+    it('a job re-run after a crash appends the same content-digest ids at the same explicit revisions: each append answers replayed and nothing is doubled (idempotency per stream, as the ETL writes)', async () => {
+      const ids = [randomUUID(), randomUUID(), randomUUID()];
+      const job = async (upTo: number) => {
+        let expected: number | 'no_stream' = 'no_stream';
+        const results = [];
+        for (let n = 0; n < upTo; n++) {
+          const r = await store.appendToStream(`${s}-job`, [ev('records.ingested', n, ids[n])], { expectedRevision: expected });
+          results.push(r);
+          expected = r.nextExpectedRevision;
+        }
+        return results;
+      };
+      const first = await job(2);
+      const rerun = await job(3);
+      expect(rerun.map((r) => r.replayed)).toEqual([true, true, false]);
+      expect(rerun.slice(0, 2).map((r) => r.lastPosition)).toEqual(first.map((r) => r.lastPosition));
+      expect((await store.readStream(`${s}-job`)).map((e) => [e.id.toLowerCase(), e.data.n])).toEqual(ids.map((id, n) => [id, n]));
+    });
+
+    it('stores an event just under the append limit whole (a record batch with sealing overhead) and reads it back by stream, by $all and by subscription', async () => {
+      const type = `${s}Big`;
+      const payload = 'r'.repeat(900 * 1024);
+      const r = await store.appendToStream(`${s}-big`, [{ type, data: { payload, n: 1 }, metadata: { by: 'test' } }]);
+      const [byStream] = await store.readStream(`${s}-big`);
+      expect(byStream!.data.payload).toBe(payload);
+      const [byAll] = await store.readAll({ after: r.lastPosition - 1, filter: { eventTypes: [type] } });
+      expect((byAll!.data.payload as string).length).toBe(payload.length);
+      const [live] = await firstValueFrom(store.subscribeToAll({ filter: { eventTypes: [type] } }).pipe(take(1), toArray()));
+      expect((live!.data.payload as string).length).toBe(payload.length);
+    });
+
+    it('refuses an append over the 1 MiB limit with EventTooLargeError and writes nothing, one big event or several', async () => {
+      await expect(store.appendToStream(`${s}-huge`, [{ type: 'A', data: { s: 'x'.repeat(MAX_APPEND_BYTES) } }])).rejects.toBeInstanceOf(EventTooLargeError);
+      const halves = [1, 2, 3].map((n) => ({ type: 'A', data: { n, s: 'x'.repeat(400 * 1024) } }));
+      await expect(store.appendToStream(`${s}-huge`, halves, { expectedRevision: 'no_stream' })).rejects.toBeInstanceOf(EventTooLargeError);
+      expect(await store.readStream(`${s}-huge`)).toEqual([]);
+      const ok = await store.appendToStream(`${s}-huge`, halves.slice(0, 2), { expectedRevision: 'no_stream' });
+      expect(ok.nextExpectedRevision).toBe(1);
     });
 
     it('exports IdempotencyConflictError for callers that need to tell it apart', () => {

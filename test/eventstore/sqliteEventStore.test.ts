@@ -69,7 +69,7 @@ describe('SqliteEventStore (embedded default)', () => {
   it('bounds one read of the log by the size of the data it decodes, and a subscription still delivers every event in order', async () => {
     const store = new SqliteEventStore({ path: ':memory:', pollIntervalMs: 20 });
     const MiB = 1024 * 1024;
-    for (let i = 0; i < 20; i++) await store.appendToStream(`s-${i}`, [{ type: 'Big', data: { i, blob: String(i % 10).repeat(MiB) } }]);
+    for (let i = 0; i < 20; i++) await store.appendToStream(`s-${i}`, [{ type: 'Big', data: { i, blob: String(i % 10).repeat(MiB - 64) } }]);
     const first = await store.readAll({ maxCount: 500 });
     expect(first.length).toBeGreaterThan(0);
     expect(first.length).toBeLessThanOrEqual(9);
