@@ -50,7 +50,8 @@ describe('Strava decoding', () => {
   it('makes the workout from the activity and its streams: UTC start, the zone named in timezone, the route and per-second heart rate', async () => {
     const { records, rejected } = await parse('streams', streamsPayload(RIDE, Buffer.from(JSON.stringify(STREAMS))));
     expect(rejected).toEqual([]);
-    const [w, ...heart] = records;
+    const w = records[0]!;
+    const heart = records.slice(1);
     expect(w).toMatchObject({
       kind: 'workout',
       external_id: '16371234567',
@@ -66,7 +67,7 @@ describe('Strava decoding', () => {
       body_worn: true,
       metadata: { timezone: 'Europe/Paris', utc_offset: '+02:00', sport_type: 'GravelRide', start_date_local: '2026-07-01T18:00:00Z' },
     });
-    if (w!.kind !== 'workout') throw new Error(w!.kind);
+    if (w.kind !== 'workout') throw new Error(w.kind);
     // The point without a position is no route point; its heart rate of 0 is no sample.
     expect(w.route.map((p) => p.timestamp)).toEqual(['2026-07-01T16:00:00.000Z', '2026-07-01T16:00:01.000Z', '2026-07-01T16:00:05.000Z']);
     expect(w.route[1]).toEqual({ timestamp: '2026-07-01T16:00:01.000Z', latitude: 48.8501, longitude: 2.3502, altitude_m: 35.4, speed_mps: 4.1, course_deg: null, horizontal_accuracy_m: null });
