@@ -20,6 +20,7 @@ import { webhookEndpointsProjection } from './webhooks/webhookEndpointsProjectio
 import { providerKeysProjection } from './connections/providerKeysProjection.js';
 import { connectionsProjection } from './connections/connectionsProjection.js';
 import { tagsProjection } from './tags/tagsProjection.js';
+import { syncRunsProjection } from './sync/syncRunsProjection.js';
 
 /**
  * The read models of ingested records: the bulk of the write volume. The service applies them on
@@ -46,4 +47,4 @@ export const recordProjections: readonly Projection[] = [
 export const MERGED_VIEW_PROJECTIONS: readonly string[] = recordProjections.filter((p) => p.eventTypes.includes(PRIORITIES_SET)).map((p) => p.name);
 
 /** Every projection the service runs; the CLI's status and rebuild act on this list. */
-export const projections: readonly Projection[] = [tenantsProjection, usersProjection, deletionJobsProjection, auditLogProjection, etlJobsProjection, webhookEndpointsProjection, tagsProjection, providerKeysProjection, connectionsProjection, ...recordProjections];
+export const projections: readonly Projection[] = [tenantsProjection, usersProjection, deletionJobsProjection, auditLogProjection, etlJobsProjection, webhookEndpointsProjection, tagsProjection, providerKeysProjection, connectionsProjection, syncRunsProjection, ...recordProjections];

@@ -28,6 +28,9 @@ const EnvSchema = z.object({
   UPLOADS_IN_FLIGHT: z.coerce.number().int().min(1).default(8),
   ETL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   DELETION_JOB_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
+  SYNC_INTERVAL_MINUTES: z.coerce.number().int().min(1).max(10_080).default(60),
+  SYNC_BACKFILL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
+  SYNC_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(5),
   LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(10_000),
   LEASE_RENEW_MS: z.coerce.number().int().min(100).max(300_000).default(3_000),
   INSTANCE_ID: z
@@ -59,6 +62,8 @@ export type Config = {
   projectorThread: boolean;
   /** A deletion job's attempt not done after this long is failed with the reason (docs/erasure.md). */
   deletionJobTimeoutMs: number;
+  /** Provider pulls (src/connectors/sync, docs/connections.md "Sync runs"): schedule, first backfill, attempts. */
+  sync: { intervalMs: number; backfillDays: number; maxAttempts: number };
   /**
    * Leases of background work shared by several service processes (docs/architecture.md):
    * `instanceId` names this process in them (with a per-start suffix added by each holder).
@@ -148,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     etlConcurrency: e.ETL_CONCURRENCY,
     projectorThread: e.PROJECTOR_THREAD,
     deletionJobTimeoutMs: e.DELETION_JOB_TIMEOUT_SECONDS * 1000,
+    sync: { intervalMs: e.SYNC_INTERVAL_MINUTES * 60_000, backfillDays: e.SYNC_BACKFILL_DAYS, maxAttempts: e.SYNC_MAX_ATTEMPTS },
     leases: { leaseMs: e.LEASE_MS, renewMs: e.LEASE_RENEW_MS, instanceId: e.INSTANCE_ID ?? `${hostname()}-${process.pid}` },
     providers: providerSettings(env),
   };

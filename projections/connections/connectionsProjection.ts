@@ -1,4 +1,5 @@
 import type { ConnectionEvent } from '../../commands/connections/connection.js';
+import type { ConnectionSyncEvent, SyncHealth } from '../../commands/sync/connectionSync.js';
 import { defineProjection } from '../../src/projector/projection.js';
 
 /** A user's connection to a provider, as GET …/connections answers it (plus what the service needs to find it). */
@@ -18,6 +19,8 @@ export type ConnectionDoc = {
   updated_at: string;
   connected_at: string;
   health: { healthy: boolean; reason: string | null; action: string | null; since: string; retry_at: string | null };
+  /** Health as pulls see it (rate limited, provider unavailable, pulls failing); shown while the connection is active. */
+  sync_health?: SyncHealth | null;
   last_error: string | null;
 };
 
@@ -43,7 +46,7 @@ export const CONSENT_STATES = 'consent_states';
 export const CONSENT_EVENTS = 'consent_events';
 export const connectionDocId = (userId: string, provider: string) => `${userId}:${provider}`;
 
-export const connectionsProjection = defineProjection<ConnectionEvent>({
+export const connectionsProjection = defineProjection<ConnectionEvent | ConnectionSyncEvent>({
   name: 'connections',
   collections: [
     {
@@ -62,6 +65,8 @@ export const connectionsProjection = defineProjection<ConnectionEvent>({
     'connection.needs_reauth',
     'connection.disconnected',
     'connection.erased',
+    'connection_sync.synced',
+    'connection_sync.health_changed',
   ],
   evolve: (event) => {
     const d = event.data;
@@ -91,6 +96,7 @@ export const connectionsProjection = defineProjection<ConnectionEvent>({
               updated_at: at,
               connected_at: at,
               health: { healthy: true, reason: null, action: null, since: at, retry_at: null },
+              sync_health: null,
               last_error: null,
             },
             setOnInsert: { created_at: at, last_sync_at: null, initial_backfill_at: null },
@@ -120,6 +126,17 @@ export const connectionsProjection = defineProjection<ConnectionEvent>({
           { op: 'delete', collection: CONNECTIONS, id },
           { op: 'deleteMany', collection: CONSENT_STATES, filter: { user_id: d.user_id, provider: d.provider } },
         ];
+      case 'connection_sync.synced':
+        return [
+          {
+            op: 'update',
+            collection: CONNECTIONS,
+            id,
+            set: { last_sync_at: event.data.at, ...(event.data.initial_backfill ? { initial_backfill_at: event.data.at } : {}) },
+          },
+        ];
+      case 'connection_sync.health_changed':
+        return [{ op: 'update', collection: CONNECTIONS, id, set: { sync_health: event.data.health } }];
       case 'consent.granted':
       case 'consent.revoked':
         return [

@@ -1,6 +1,7 @@
 import { CONNECTIONS, type ConnectionDoc } from '../../projections/connections/connectionsProjection.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
 import type { ConnectionFacts } from '../users/getFreshness.js';
+import { pullFacts, type PullSchedule } from '../sync/syncFacts.js';
 
 /** The Connection resource (spec "Connection"): what the tenant sees of a connection. */
 export type ConnectionView = Pick<
@@ -17,7 +18,8 @@ export const toConnectionView = (d: ConnectionDoc): ConnectionView => ({
   created_at: d.created_at,
   updated_at: d.updated_at,
   connected_at: d.connected_at,
-  health: d.health,
+  // An active connection's health is what its pulls say; otherwise the connection's own (reconnect).
+  health: d.status === 'active' && d.sync_health ? d.sync_health : d.health,
 });
 
 /** One per provider the user ever connected, disconnected ones included (their health says so). */
@@ -37,15 +39,24 @@ export async function activeConnectionsOf(readStore: ReadStore, tenantId: string
 
 /**
  * What a user's connections tell freshness (contracts §6): `disconnected` and `needs_reauth` come
- * from the connection, with its refusal as `last_error`. No pulls run yet, so nothing is syncing
- * from a connection and `next_pull_at` is null.
+ * from the connection, with its refusal as `last_error`; `syncing`, `failing`, `next_pull_at`,
+ * `last_notification_at` and `last_received_at` from its pulls (queries/sync/syncFacts.ts).
  */
-export async function connectionFacts(readStore: ReadStore, tenantId: string, userId: string): Promise<ConnectionFacts[]> {
-  return (await listConnections(readStore, tenantId, userId)).map((c) => ({
-    provider: c.provider,
-    status: c.status,
-    last_notification_at: null,
-    next_pull_at: null,
-    last_error: c.status === 'needs_reauth' ? c.last_error : null,
-  }));
+export async function connectionFacts(readStore: ReadStore, tenantId: string, userId: string, pulls?: PullSchedule): Promise<ConnectionFacts[]> {
+  const connections = await listConnections(readStore, tenantId, userId);
+  const out: ConnectionFacts[] = [];
+  for (const c of connections) {
+    const p = await pullFacts(readStore, c, pulls);
+    out.push({
+      provider: c.provider,
+      status: c.status,
+      last_notification_at: p.lastNotificationAt,
+      next_pull_at: p.nextPullAt,
+      syncing: p.syncing,
+      failing: p.failing,
+      last_received_at: p.lastReceivedAt,
+      last_error: c.status === 'needs_reauth' ? c.last_error : p.lastError,
+    });
+  }
+  return out;
 }

@@ -26,8 +26,9 @@ export type FreshnessEntry = {
 
 /**
  * What a provider connection adds: its status decides `disconnected` and `needs_reauth` (with the
- * refusal as `last_error`). Provider pulls (sync runs) do not exist yet; when they do, a pull's
- * failure or progress joins the ETL jobs' (`failing`, `syncing`, `last_error`, `next_pull_at`).
+ * refusal as `last_error`); its pulls (sync runs, queries/sync/syncFacts.ts) join the ETL jobs'
+ * progress and failures (`syncing`, `failing`, `last_error`) and give `next_pull_at`,
+ * `last_notification_at` and `last_received_at`.
  */
 export type ConnectionFacts = {
   provider: string;

@@ -26,6 +26,8 @@ import { sealingKeyringOf } from '../crypto/sealingKeyringOf.js';
 import { ValueSealer } from '../crypto/sealedValue.js';
 import { openStores } from './stores.js';
 import { leaseSettingsOf } from './leaseSettings.js';
+import { createSync, type SyncOptions } from '../connectors/sync/syncWiring.js';
+import type { SyncWorker } from '../connectors/sync/syncWorker.js';
 
 export type AppContext = {
   config: Config;
@@ -34,6 +36,8 @@ export type AppContext = {
   readStore: ReadStore;
   rawStore: RawStore;
   etl: EtlWorker;
+  /** Provider pulls (src/connectors/sync): runs queued, claimed on leases and carried out. */
+  sync: SyncWorker;
   projectors: ProjectorRuntime;
   reactors: ReactorRuntime;
   /** User deletions and provider erasures (docs/erasure.md). */
@@ -67,7 +71,7 @@ export type AppContext = {
  * models only (short CLI commands, which must not take over a running server's jobs).
  * `none`: nothing runs (rebuilds, status).
  */
-export type ContextOptions = {
+export type ContextOptions = SyncOptions & {
   log?: Logger;
   runBackground?: boolean | 'all' | 'projections' | 'none';
   /** The webhook engine's clock (tests move it; the 5-day disable rule). */
@@ -89,9 +93,23 @@ export async function createContext(config: Config, options: ContextOptions = {}
     thread: mode === 'all' && config.projectorThread ? { config, names: recordProjections.map((p) => p.name) } : undefined,
     leases: leases('projections'),
   });
-  const reactors = new ReactorRuntime(eventStore, readStore, [], log, leases('reactors'));
   const valueSealer = ValueSealer.fromConfig(config);
-  const erasureHooks: ErasureHook[] = [connectionErasureHook({ eventStore, readStore, sealer: valueSealer, providers: config.providers })];
+  const sync = createSync(
+    {
+      config,
+      eventStore,
+      readStore,
+      rawStore,
+      dataKeys,
+      sealer: valueSealer,
+      settle: (position, names) => projectors.waitForIdle(position, undefined, names),
+      kickEtl: () => etl.kick(),
+      log,
+    },
+    options,
+  );
+  const reactors = new ReactorRuntime(eventStore, readStore, [sync.reactor], log, leases('reactors'));
+  const erasureHooks: ErasureHook[] = [connectionErasureHook({ eventStore, readStore, sealer: valueSealer, providers: config.providers }), sync.erasureHook];
   const deletions = new DeletionJobRunner({
     eventStore,
     readStore,
@@ -135,6 +153,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     await reactors.start();
     deletions.start();
     etl.start();
+    if (sync.polling) sync.worker.start();
     await webhooks.start();
   } else {
     await webhooks.init();
@@ -149,6 +168,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     readStore,
     rawStore,
     etl,
+    sync: sync.worker,
     projectors,
     reactors,
     deletions,
@@ -168,6 +188,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
       runtime.close();
       await webhooks.stop();
       await deletions.stop();
+      await sync.worker.stop();
       await etl.stop();
       await reactors.stop();
       await projectors.stop();

@@ -35,6 +35,7 @@ import { freshnessRoutes } from './routes/freshness.js';
 import { ADMIN_PREFIX } from './routes/routeOptions.js';
 import { providerKeysRoutes, providersRoutes } from './routes/providers.js';
 import { connectionsRoutes, oauthCallbackRoutes } from './routes/connections.js';
+import { syncRunsRoutes } from './routes/syncRuns.js';
 import { connectSessionsRoutes } from './routes/connectSessions.js';
 import { inboundRoutes } from './routes/inbound.js';
 import { tagsRoutes } from './routes/tags.js';
@@ -108,6 +109,8 @@ export async function buildServer(ctx: AppContext) {
   await app.register(providerKeysRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   await app.register(connectionsRoutes, { ...opts, prefix: '/v1' });
   await app.register(connectionsRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
+  await app.register(syncRunsRoutes, { ...opts, prefix: '/v1' });
+  await app.register(syncRunsRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   await app.register(oauthCallbackRoutes, opts);
   await app.register(connectSessionsRoutes, opts);
   await app.register(inboundRoutes, opts);

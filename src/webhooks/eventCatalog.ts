@@ -3,6 +3,8 @@ import type { DataErased, UserDeleted } from '../../commands/deletions/erasureEv
 import type { TagCreated } from '../../commands/tags/tag.js';
 import type { UserRegistered } from '../../commands/users/user.js';
 import type { ConnectionDisconnected, ConnectionEstablished, ConnectionNeedsReauth } from '../../commands/connections/connection.js';
+import type { SyncRunFailed } from '../../commands/sync/syncRun.js';
+import type { SyncHealthChanged } from '../../commands/sync/connectionSync.js';
 import type { WebhookEndpointDisabled } from '../../commands/webhooks/webhookEndpoint.js';
 import type { RecordedEvent } from '../eventstore/eventStore.js';
 import { deterministicId } from '../shared/ids.js';
@@ -51,6 +53,8 @@ type Source = RecordedEvent<
   | ConnectionEstablished
   | ConnectionNeedsReauth
   | ConnectionDisconnected
+  | SyncRunFailed
+  | SyncHealthChanged
 >;
 
 /**
@@ -70,6 +74,8 @@ export const WEBHOOK_SOURCE_TYPES: readonly Source['type'][] = [
   'connection.established',
   'connection.needs_reauth',
   'connection.disconnected',
+  'sync.run_failed',
+  'connection_sync.health_changed',
 ];
 
 export async function toWebhookEvent(event: RecordedEvent, enrich: Enrichment): Promise<WebhookEvent | null> {
@@ -139,6 +145,36 @@ export async function toWebhookEvent(event: RecordedEvent, enrich: Enrichment): 
         provider: e.data.provider,
         reason: e.data.reason,
       });
+    case 'sync.run_failed':
+      // A pull that spent its attempts or was refused; its retries in between are not news.
+      return out('sync.failed', e.data.tenant_id, {
+        user_id: e.data.user_id,
+        external_ref: await enrich.externalRef(e.data.user_id),
+        provider: e.data.provider,
+        reason: e.data.reason === 'refused' ? 'provider_refused' : e.data.reason === 'not_enabled' ? 'provider_not_enabled' : 'pull_failed',
+        last_error: e.data.error,
+        consecutive_failures: e.data.attempts,
+        retry_at: null,
+        sync_run_id: e.data.run_id,
+      });
+    case 'connection_sync.health_changed': {
+      if (!e.data.announce) return null;
+      const { health, previous } = e.data;
+      // Broken since when the trouble began; on recovery, how long it lasted.
+      const brokenSince = health.healthy ? (previous && !previous.healthy ? previous.since : null) : health.since;
+      return out('connection.health_changed', e.data.tenant_id, {
+        user_id: e.data.user_id,
+        external_ref: await enrich.externalRef(e.data.user_id),
+        provider: e.data.provider,
+        healthy: health.healthy,
+        reason: health.reason,
+        action: health.action,
+        retry_at: health.retry_at,
+        previous_reason: previous?.reason ?? null,
+        broken_since: brokenSince,
+        broken_seconds: brokenSince ? Math.max(0, Math.floor((Date.parse(e.data.at) - Date.parse(brokenSince)) / 1000)) : 0,
+      });
+    }
     case 'webhook_endpoint.disabled':
       // The tenant knows when it disabled an endpoint itself; only the engine's own decision is news.
       if (!e.data.automatic) return null;

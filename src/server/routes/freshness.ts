@@ -37,7 +37,7 @@ export const freshnessRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, 
     },
     async (request) => {
       const user = await readableUser(ctx, request.tenantId!, request.params.id);
-      return { data: await getFreshness(ctx.readStore, user.id, { connections: await connectionFacts(ctx.readStore, request.tenantId!, user.id) }) };
+      return { data: await getFreshness(ctx.readStore, user.id, { connections: await connectionFacts(ctx.readStore, request.tenantId!, user.id, ctx.sync.pullSchedule()) }) };
     },
   );
 };

@@ -1,0 +1,56 @@
+import { SYNC_RUNS, type SyncRunDoc } from '../../projections/sync/syncRunsProjection.js';
+import { CONNECTED_PROVIDERS } from '../../src/connectors/providers.js';
+import type { EventStore } from '../../src/eventstore/eventStore.js';
+import type { ReadStore } from '../../src/readstore/readStore.js';
+import { tombstone, type ErasureHook } from '../deletions/erasureSteps.js';
+import { connectionSyncStream } from './connectionSync.js';
+import { UNFINISHED } from './syncRun.js';
+import { cancelSyncRun } from './syncRunTransitions.js';
+
+/** How often a provider erasure looks again whether a pull still runs. */
+const QUIESCE_POLL_MS = 250;
+
+/**
+ * What erasure does to sync runs (spec "Credentials and users": pull jobs and the sync log go with
+ * the provider's data; spec "Provider erasure": a pull still running delays the job). Unfinished
+ * runs are cancelled first, so no worker starts them again; the erasure waits until none runs on
+ * a live lease; then the run streams and the connection's sync stream are tombstoned (the
+ * sync_runs rows go with `user.erased` / `provider_data.erased`).
+ */
+export function syncErasureHook(deps: { eventStore: EventStore; readStore: ReadStore; now?: () => Date }): ErasureHook {
+  const now = deps.now ?? (() => new Date());
+  const runsOf = (userId: string, provider?: string) =>
+    deps.readStore.find<SyncRunDoc>(SYNC_RUNS, { filter: { user_id: userId, ...(provider ? { provider } : {}) }, sort: [['id', 1]], limit: 100_000 });
+  const cancelAll = async (userId: string, provider: string | undefined, reason: string) => {
+    for (const run of await runsOf(userId, provider)) if (UNFINISHED.includes(run.status)) await cancelSyncRun(deps.eventStore, run._id, reason, now());
+  };
+  const erase = async (userId: string, provider?: string) => {
+    const runs = await runsOf(userId, provider);
+    for (const run of runs) await tombstone(deps.eventStore, run._id);
+    for (const p of provider ? [provider] : CONNECTED_PROVIDERS.map((c) => c.slug)) await tombstone(deps.eventStore, connectionSyncStream(userId, p));
+  };
+  return {
+    name: 'sync-runs',
+    quiesceProvider: async (userId, provider, signal) => {
+      await cancelAll(userId, provider, "the provider's data is being erased");
+      // A pull that was running keeps its lease until its next renewal is refused: wait it out.
+      for (;;) {
+        signal.throwIfAborted();
+        const running = await deps.readStore.find<SyncRunDoc>(SYNC_RUNS, {
+          filter: { user_id: userId, provider, status: 'running', lease_until: { $gt: now().toISOString() } },
+          limit: 1,
+        });
+        if (running.length === 0) return;
+        await new Promise((r) => setTimeout(r, QUIESCE_POLL_MS));
+      }
+    },
+    eraseProvider: async (job) => {
+      await cancelAll(job.userId, job.provider, "the provider's data is being erased");
+      await erase(job.userId, job.provider);
+    },
+    eraseUser: async (job) => {
+      await cancelAll(job.userId, undefined, 'the user is being deleted');
+      await erase(job.userId);
+    },
+  };
+}

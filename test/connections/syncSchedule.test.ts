@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SANDBOX_CLIENTS } from '../../src/sandbox/sandboxClients.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
+import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
+import { eventually } from '../webhooks/receiver.js';
+import { connectThroughSandbox } from './consentFlow.js';
+import { plan, testConnector, testData } from './syncTestConnector.js';
+
+/**
+ * Scheduled pulls (issue 11: a per-connection schedule) and what freshness says of pulls
+ * (contracts §6: syncing, failing, next_pull_at, last_received_at). The engine's clock is the
+ * test's; the worker runs only when the test says.
+ */
+
+type Run = { id: number; trigger: string; status: string; window_start: string; window_end: string };
+
+let sandbox: Sandbox;
+let t: TestApp;
+let tenant: TenantHandle;
+let offsetMs = 0;
+const clock = () => new Date(Date.now() + offsetMs);
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ data: { oura: testData } });
+  t = await startTestApp(
+    { OURA_BASE_URL: sandbox.urls.oura!, OURA_CLIENT_ID: SANDBOX_CLIENTS.oura!.id, OURA_CLIENT_SECRET: SANDBOX_CLIENTS.oura!.secret, SYNC_INTERVAL_MINUTES: '60' },
+    { pullConnectors: { oura: testConnector }, syncClock: clock, syncSettings: { retryBaseMs: 60_000 }, syncPolling: false },
+  );
+  tenant = await t.createTenant('sync-schedule');
+});
+afterAll(async () => {
+  await t?.close();
+  await sandbox?.close();
+});
+
+const runs = async (userId: string) => {
+  const res = await t.call('GET', `/v1/users/${userId}/sync-runs`, { key: tenant.apiKey });
+  expectStatus(res, 200);
+  return (res.json() as { data: Run[] }).data;
+};
+const runDue = async () => {
+  const outcomes = await t.ctx.sync.runDue();
+  await t.ctx.settle();
+  return outcomes;
+};
+async function connectedUser(): Promise<{ id: string }> {
+  const user = await t.createUser(tenant.apiKey);
+  await connectThroughSandbox(t, tenant.apiKey, user.id, 'oura');
+  await eventually(async () => {
+    await t.ctx.settle();
+    return (await runs(user.id)).some((r) => r.trigger === 'backfill');
+  });
+  return { id: user.id };
+}
+
+describe('scheduled pulls and freshness (contracts §6)', () => {
+  it('queues one scheduled run per interval after the backfill, from where the data ends minus an hour; freshness shows syncing, then next_pull_at, and failing after a failed pull', async () => {
+    const { id } = await connectedUser();
+    const fresh = async () => {
+      const res = await t.call('GET', `/v1/users/${id}/freshness`, { key: tenant.apiKey });
+      expectStatus(res, 200);
+      return (res.json() as { data: { provider: string; state: string; next_pull_at: string | null; last_received_at: string | null; last_error: string | null }[] }).data.find((e) => e.provider === 'oura')!;
+    };
+    expect((await fresh()).state).toBe('syncing');
+    await runDue();
+    const after = await fresh();
+    expect(after.next_pull_at).not.toBeNull();
+    expect(after.last_received_at).not.toBeNull();
+    const nextPull = Date.parse(after.next_pull_at!);
+    expect(nextPull).toBeGreaterThan(clock().getTime());
+    expect(nextPull - clock().getTime()).toBeLessThanOrEqual(3_600_000);
+    // Nothing is scheduled before the slot begins.
+    expect((await runDue()).length).toBe(0);
+    offsetMs += nextPull - clock().getTime() + 1_000;
+    plan.failAfter = 0;
+    await runDue();
+    const scheduled = (await runs(id)).filter((r) => r.trigger === 'scheduled');
+    expect(scheduled.length).toBe(1);
+    const backfill = (await runs(id)).find((r) => r.trigger === 'backfill')!;
+    expect(Date.parse(scheduled[0]!.window_start)).toBe(Date.parse(backfill.window_end) - 3_600_000);
+    expect(scheduled[0]!.status).toBe('retrying');
+    // The stored payloads' ETL jobs end first (a job in progress reads as syncing).
+    await eventually(async () => (await t.ctx.readStore.find('etl_jobs', { filter: { user_id: id, status: { $in: ['pending', 'running'] } } })).length === 0, 60_000);
+    const failing = await fresh();
+    expect(failing.state).toBe('failing');
+    expect(failing.last_error).toBe('the connector stopped mid-run');
+    // The same slot is not scheduled twice.
+    plan.failAfter = null;
+    offsetMs += 61_000;
+    await runDue();
+    expect((await runs(id)).filter((r) => r.trigger === 'scheduled').length).toBe(1);
+    expect((await fresh()).state).not.toBe('failing');
+  });
+});
