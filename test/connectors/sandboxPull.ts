@@ -1,11 +1,9 @@
-import { createHash } from 'node:crypto';
 import { authorizeUrl, exchangeCode, type TokenSet } from '../../src/connectors/oauthClient.js';
 import { providerHttp } from '../../src/connectors/providerHttp.js';
 import type { NormalizedRecord, RejectedItem } from '../../commands/ingestion/records.js';
 import type { PullConnector, PullContext, PulledPayload, PullWindow } from '../../src/connectors/pullConnector.js';
 import { SANDBOX_CLIENTS } from '../../src/sandbox/sandboxClients.js';
 import type { Sandbox } from '../../src/sandbox/sandboxServer.js';
-import { sandboxNumericUser } from '../../src/sandbox/tokenAnswers.js';
 
 /**
  * Runs a connector against the provider sandbox the way the sync engine does: a grant through
@@ -13,16 +11,15 @@ import { sandboxNumericUser } from '../../src/sandbox/tokenAnswers.js';
  */
 const REDIRECT = 'https://health.example.com/oauth/cb';
 
-/** The token set of a consent at the sandbox, and the provider's id of its user (the sandbox plays one user per application). */
-export async function sandboxGrant(sandbox: Sandbox, connector: PullConnector): Promise<TokenSet & { providerUserId: string }> {
+/** The token set of a consent at the sandbox, with the provider's id of its user when the token answer names it. */
+export async function sandboxGrant(sandbox: Sandbox, connector: PullConnector): Promise<Omit<TokenSet, 'providerUserId'> & { providerUserId: string | null }> {
   const p = connector.descriptor;
   const slug = p.slug;
   const client = { clientId: SANDBOX_CLIENTS[slug]!.id, clientSecret: SANDBOX_CLIENTS[slug]!.secret, baseUrl: sandbox.urls[slug] };
   const res = await fetch(authorizeUrl(p, client, { redirectUri: REDIRECT, state: 'state-of-the-test', codeChallenge: null }), { redirect: 'manual' });
   const code = new URL(res.headers.get('location')!).searchParams.get('code')!;
   const tokens = await exchangeCode(p, client, { code, redirectUri: REDIRECT, verifier: null });
-  const user = createHash('sha256').update(`${slug}:${client.clientId}`).digest('hex').slice(0, 16);
-  return { ...tokens, providerUserId: String(sandboxNumericUser(user)) };
+  return { ...tokens, providerUserId: tokens.providerUserId ?? null };
 }
 
 export type PullRun = { ctx: PullContext; payloads: PulledPayload[] };

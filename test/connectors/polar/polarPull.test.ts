@@ -13,7 +13,7 @@ const NOW = new Date('2026-11-23T10:00:00.000Z');
 const WINDOW = { start: new Date('2026-11-16T00:00:00.000Z'), end: new Date('2026-11-23T00:00:00.000Z') };
 
 let sandbox: Sandbox;
-let grant: { accessToken: string; providerUserId: string };
+let grant: { accessToken: string; providerUserId: string | null };
 beforeAll(async () => {
   sandbox = await startSandbox({ now: () => NOW, data: { polar: polarSandbox() } });
   grant = await sandboxGrant(sandbox, polarConnector);
@@ -26,6 +26,8 @@ const pull = (o: { dataType?: string } = {}) => runPull(sandbox, polarConnector,
 
 describe('Polar pull', () => {
   it('registers the user, pulls every data type and decodes it all; a transaction is offered again until acknowledged', async () => {
+    // The token answer names the user (x_user_id): its data paths are under /v3/users/{x_user_id}.
+    expect(grant.providerUserId).toMatch(/^\d+$/);
     const first = await pull();
     const types = new Set(first.payloads.map((p) => p.dataType));
     expect([...types].sort()).toEqual(['activities', 'continuous_heart_rate', 'exercises', 'nightly_recharge', 'physical_information', 'sleep']);
