@@ -14,9 +14,7 @@ import type { AppContext } from '../../app/context.js';
 import { garmin } from '../../connectors/garmin/provider.js';
 import { splitNotification, type AccountChange } from '../../connectors/garmin/receive.js';
 import { SUMMARY_CATEGORY, type SummaryType } from '../../connectors/garmin/vocabulary.js';
-import { recordPushRun } from '../../connectors/pushRuns.js';
-import { storeProviderPayload } from '../../pipeline/storeProviderPayload.js';
-import { sha256Hex } from '../../shared/secrets.js';
+import { recordPushedPayloads } from '../../connectors/sync/syncTriggers.js';
 import { HttpProblem, problems } from '../problems.js';
 import { withProblems } from '../schemas.js';
 import type { RouteOptions } from './routeOptions.js';
@@ -78,7 +76,6 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
       let stored = 0;
       let ignored = 0;
       let lastEtlPosition = 0;
-      let lastConnectionPosition = 0;
       for (const payload of notification.payloads) {
         const connections = (await matches(await connectionsOfProviderUser(ctx.readStore, garmin.slug, payload.providerUserId))).filter((c) => c.status === 'active');
         if (connections.length === 0) {
@@ -86,7 +83,6 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
           continue;
         }
         const category = SUMMARY_CATEGORY[payload.dataType as SummaryType];
-        const payloadId = `push.${sha256Hex(payload.ref).slice(0, 40)}`;
         for (const c of connections) {
           const { state } = await loadState(ctx.eventStore, connectionStream(c.user_id, garmin.slug), connectionState);
           if (state.status !== 'active' || !state.categories.includes(category)) {
@@ -94,38 +90,19 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
             continue;
           }
           try {
-            const result = await storeProviderPayload(ctx, {
-              tenantId: c.tenant_id,
-              userId: c.user_id,
-              provider: garmin.slug,
-              payloadId,
-              body: payload.body,
-              contentType: payload.contentType,
-              tier: 'sync',
-              dataType: payload.dataType,
-              actor: `push:${garmin.slug}`,
-              at,
-            });
-            if (result.position !== null) lastEtlPosition = Math.max(lastEtlPosition, result.position);
+            // The run is named by the part's content (its ref holds the body's digest): a redelivery names it again and stores nothing twice.
+            await recordPushedPayloads(
+              { eventStore: ctx.eventStore, rawStore: ctx.rawStore, dataKeys: ctx.dataKeys, now: () => at, afterStored: async (position) => void (lastEtlPosition = Math.max(lastEtlPosition, position)) },
+              { userId: c.user_id, provider: garmin.slug, dataType: payload.dataType, window: payload.window ?? { start: at, end: new Date(at.getTime() + 1000) }, notificationId: payload.ref, payloads: [payload] },
+            );
           } catch (err) {
-            // The user is being deleted or the provider's data erased: nothing is kept, and Garmin must not retry.
+            // The user is being deleted, the provider's data erased, or the same delivery is being stored right now: nothing more to keep.
             if (err instanceof DomainError) {
               ignored++;
               continue;
             }
             throw err;
           }
-          const run = await recordPushRun(ctx.eventStore, {
-            tenantId: c.tenant_id,
-            userId: c.user_id,
-            provider: garmin.slug,
-            dataType: payload.dataType,
-            key: payloadId.slice('push.'.length),
-            window: payload.window ?? { start: at, end: new Date(at.getTime() + 1000) },
-            objectsStored: 1,
-            at,
-          });
-          if (run !== null) lastConnectionPosition = Math.max(lastConnectionPosition, run);
           stored++;
         }
       }
@@ -136,10 +113,7 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
         if (connections.length === 0) ignored++;
         for (const c of connections) {
           const position = await applyAccountChange(ctx, c, change, at);
-          if (position > 0) {
-            accountChanges++;
-            lastConnectionPosition = Math.max(lastConnectionPosition, position);
-          }
+          if (position > 0) accountChanges++;
         }
       }
 
@@ -151,7 +125,8 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
         await ctx.settle(lastEtlPosition, ['etl_jobs']);
         ctx.etl.kick();
       }
-      if (lastConnectionPosition > 0) await ctx.settle(Math.max(lastConnectionPosition, lastEtlPosition));
+      // Read-your-writes for the runs and connections this delivery changed.
+      if (stored > 0 || accountChanges > 0) await ctx.settle(undefined, ['sync_runs', 'connections']);
       return { stored, ignored, account_changes: accountChanges, pings: notification.pings };
     },
   );
