@@ -97,6 +97,13 @@ describe('WHOOP pull', () => {
     }
   });
 
+  it('the sandbox holds WHOOP\u2019s own limits: a page of more than 25 or a bad nextToken is refused', async () => {
+    const { ctx } = await runPull(sandbox, whoopConnector, { accessToken: token, window: { start: WINDOW.start, end: WINDOW.start } });
+    await expect(ctx.http({ path: '/developer/v2/cycle', query: { limit: '26' } })).rejects.toMatchObject({ kind: 'refused' });
+    await expect(ctx.http({ path: '/developer/v2/activity/sleep', query: { nextToken: 'not-a-token' } })).rejects.toMatchObject({ kind: 'refused' });
+    expect((await ctx.http({ path: '/developer/v2/cycle', query: { limit: '25' } })).status).toBe(200);
+  });
+
   it('pulls only the data type a notification names, and only what the granted scopes cover', async () => {
     const only = await runPull(sandbox, whoopConnector, { accessToken: token, window: WINDOW, dataType: 'recovery' });
     expect(new Set(only.payloads.map((p) => p.dataType))).toEqual(new Set(['recovery']));
