@@ -25,7 +25,8 @@ const userTag = (user: string) => stableId(user, 'strava-athlete') % 1000;
 function activityOn(user: string, date: string): Activity | null {
   const r = seeded(user, date, 'strava-activity');
   const pick = r();
-  const sport: Sport | null = pick < 0.3 ? 'Ride' : pick < 0.6 ? 'Run' : pick < 0.68 ? 'Swim' : pick < 0.75 ? 'WeightTraining' : null;
+  // Never two rest days in a row: every even day has at least a run, so any few days hold an activity.
+  const sport: Sport | null = pick < 0.3 ? 'Ride' : pick < 0.6 ? 'Run' : pick < 0.68 ? 'Swim' : pick < 0.75 ? 'WeightTraining' : dayNumber(date) % 2 === 0 ? 'Run' : null;
   if (!sport) return null;
   const place = dayNumber(date) % 9 === 0 ? TRIP : HOME;
   const startMinute = Math.round(sport === 'Ride' ? between(r, 17 * 60, 18 * 60 + 30) : between(r, 7 * 60, 8 * 60 + 30));
