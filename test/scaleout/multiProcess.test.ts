@@ -1,0 +1,237 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { projections } from '../../projections/index.js';
+import { SqliteEventStore } from '../../src/eventstore/sqliteEventStore.js';
+import { projectionStatus } from '../../src/projector/projectorRuntime.js';
+import type { ReadStore } from '../../src/readstore/readStore.js';
+import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
+import { runCli } from '../cli/cliProcess.js';
+import { fixtureA, fixtureB, requestFor } from '../ingest/uploadHelpers.js';
+import { tempDir } from '../support/tmp.js';
+
+/**
+ * Issue 14, "several service processes": three service processes (`src/main.ts`, real child
+ * processes on their own ports) share one embedded DATA_DIR. Writes and device uploads go to all
+ * three; the first one, which took every lease when it started alone, is killed with SIGKILL
+ * while uploads are being normalised and projected. The other two take its work over (leases of
+ * 2 s here), every job and the user deletion finish, and every read model equals a clean rebuild
+ * from the events: nothing skipped, nothing applied twice. Every wait is for a condition, under
+ * one generous limit.
+ */
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+const ADMIN_KEY = `svc_ak_${Array.from({ length: 43 }, (_, i) => BASE62[(i * 7 + 3) % 62]).join('')}`;
+const LIMIT_MS = 150_000;
+
+type Service = { port: number; child: ChildProcess; output: () => string };
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function until<T>(what: string, deadline: number, probe: () => Promise<T | undefined | false>): Promise<T> {
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The leases of the service's background work (src/readstore/leases.ts). */
+const LEASES = [...projections.map((p) => p.name), 'webhook-dispatcher', 'deletion-runner'];
+
+async function leaseHolders(dataDir: string): Promise<Map<string, { holder: string; generation: number }>> {
+  const reads = new SqliteReadStore({ path: join(dataDir, 'readmodels.sqlite') });
+  try {
+    const out = new Map<string, { holder: string; generation: number }>();
+    for (const name of LEASES) {
+      const lease = await reads.leases().get(name);
+      if (lease && lease.expiresAt > Date.now()) out.set(name, { holder: lease.holder.split('/')[0]!, generation: lease.generation });
+    }
+    return out;
+  } finally {
+    await reads.close();
+  }
+}
+
+function startService(dataDir: string, port: number, instance: string): Service {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    ADMIN_API_KEY: ADMIN_KEY,
+    LOG_LEVEL: 'warn',
+    LEASE_MS: '2000',
+    LEASE_RENEW_MS: '500',
+    INSTANCE_ID: instance,
+  };
+  for (const k of ['EVENTSTORE_URL', 'MONGODB_URL', 'SEALING_KEY', 'DEMO']) delete env[k];
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.setEncoding('utf8').on('data', (s: string) => (output += s));
+  child.stderr!.setEncoding('utf8').on('data', (s: string) => (output += s));
+  return { port, child, output: () => output.slice(-4000) };
+}
+
+async function call(s: Service, method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: () => unknown }> {
+  const init: RequestInit = { method, headers: { authorization: `Bearer ${key}`, ...headers } };
+  if (body !== undefined) {
+    if (Buffer.isBuffer(body)) init.body = body;
+    else {
+      init.body = JSON.stringify(body);
+      (init.headers as Record<string, string>)['content-type'] = 'application/json';
+    }
+  }
+  const res = await fetch(`http://127.0.0.1:${s.port}${path}`, init);
+  const text = await res.text();
+  return { status: res.status, json: () => JSON.parse(text) };
+}
+
+async function expectCall(s: Service, status: number, method: string, path: string, key: string, body?: unknown, headers?: Record<string, string>) {
+  const res = await call(s, method, path, key, body, headers);
+  if (res.status !== status) throw new Error(`${method} ${path} on :${s.port}: expected ${status}, got ${res.status}: ${JSON.stringify(res.json())}`);
+  return res.json() as Record<string, unknown>;
+}
+
+async function upload(s: Service, token: string, slug: string, payload: Buffer): Promise<void> {
+  const req = requestFor(slug, payload);
+  await expectCall(s, 202, 'POST', `/v1/ingest/${slug}`, token, req.body, { 'content-type': req.contentType, 'upload-id': `mp-${randomUUID()}`, ...(req.headers ?? {}) });
+}
+
+/** Every collection of every projection, sorted by _id, one JSON line per document. */
+async function dumpReadModels(readStore: ReadStore): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  for (const p of projections) {
+    for (const c of p.collections) out.set(`${p.name}/${c.name}`, (await readStore.find(c.name, { sort: [['_id', 1]] })).map((d) => JSON.stringify(d)));
+  }
+  return out;
+}
+
+function firstDifference(live: string[], rebuilt: string[]): string {
+  for (let i = 0; i < Math.max(live.length, rebuilt.length); i++) {
+    if (live[i] !== rebuilt[i]) return `counts ${live.length}/${rebuilt.length}; first difference at #${i}: live ${live[i]} vs rebuilt ${rebuilt[i]}`;
+  }
+  return 'equal';
+}
+
+describe('several service processes on one embedded DATA_DIR (issue 14)', () => {
+  it('share the work, take a killed process’s work over, and end with every read model equal to a clean rebuild', { timeout: LIMIT_MS + 60_000 }, async () => {
+    const deadline = Date.now() + LIMIT_MS;
+    const dataDir = tempDir('wellstream-scaleout-');
+    const services: Service[] = [];
+    try {
+      // The first starts alone (it creates the data directory and its keys, and takes every lease).
+      services.push(startService(dataDir, await freePort(), 'p0'));
+      const ready = (s: Service) => until(`:${s.port} listening\n${s.output()}`, deadline, async () => (await fetch(`http://127.0.0.1:${s.port}/v1/users`)).status === 401);
+      await ready(services[0]!);
+      await until('the first process holds every lease', deadline, async () => {
+        const held = await leaseHolders(dataDir);
+        return LEASES.every((n) => held.get(n)?.holder === 'p0');
+      });
+      services.push(startService(dataDir, await freePort(), 'p1'), startService(dataDir, await freePort(), 'p2'));
+      await Promise.all(services.slice(1).map(ready));
+      // The newcomers find the work taken: one writer each.
+      expect([...(await leaseHolders(dataDir)).values()].every((l) => l.holder === 'p0')).toBe(true);
+      const [doomed, a, b] = services as [Service, Service, Service];
+      const tenant = await expectCall(a, 201, 'POST', '/v1/admin/tenants', ADMIN_KEY, { name: 'scale-out' });
+      const apiKey = tenant.api_key as string;
+
+      // Users made through every process, each with an upload token.
+      const users: { id: string; token: string }[] = [];
+      for (let i = 0; i < 6; i++) {
+        const via = services[i % 3]!;
+        const user = await expectCall(via, 201, 'POST', '/v1/users', apiKey, { external_ref: `mp-${i}` });
+        const token = await expectCall(via, 201, 'POST', `/v1/users/${String(user.id)}/tokens`, apiKey, { scopes: ['upload'] });
+        users.push({ id: user.id as string, token: token.token as string });
+      }
+
+      // First wave through every process; then the process holding every lease dies mid-work,
+      // with a user's deletion just requested through it.
+      for (const [i, u] of users.entries()) await upload(services[i % 3]!, u.token, 'device-a', fixtureA());
+      const erased = users[5]!;
+      const deletion = await expectCall(doomed, 202, 'DELETE', `/v1/users/${erased.id}`, apiKey);
+      doomed.child.kill('SIGKILL');
+      await new Promise((r) => doomed.child.once('exit', r));
+
+      // Second wave through the survivors, while they take the dead process's leases over.
+      const kept = users.slice(0, 5);
+      for (const [i, u] of kept.entries()) await upload([a, b][i % 2]!, u.token, 'device-b', fixtureB());
+      await expectCall(b, 201, 'POST', '/v1/users', apiKey, { external_ref: 'mp-late' });
+
+      await until('the deletion finished', deadline, async () => {
+        const job = await expectCall(a, 200, 'GET', `/v1/deletions/${String(deletion.job_id)}`, apiKey);
+        return job.status === 'done' || job.status === 'failed' ? job : undefined;
+      }).then((job) => expect(job.status).toBe('done'));
+      for (const u of kept) {
+        await until(`user ${u.id}'s uploads normalised`, deadline, async () => {
+          const c = await expectCall([a, b][users.indexOf(u) % 2]!, 200, 'GET', `/v1/users/${u.id}/coverage`, apiKey, undefined, {});
+          return c.pending_jobs === 0 && (c.days as unknown[]).length > 0;
+        });
+      }
+      // Every projection caught up with the log (read from the files, as a third reader).
+      {
+        const events = new SqliteEventStore({ path: join(dataDir, 'events.sqlite') });
+        const reads = new SqliteReadStore({ path: join(dataDir, 'readmodels.sqlite') });
+        try {
+          let behind: unknown[] = [];
+          await until(`every projection caught up (${JSON.stringify(behind)})`, deadline, async () => {
+            behind = (await projectionStatus(events, reads, projections)).filter((p) => p.lag !== 0 || p.status === 'rebuilding');
+            return behind.length === 0;
+          }).catch((err: Error) => {
+            throw new Error(`${err.message}: ${JSON.stringify(behind)}\n${a.output()}\n${b.output()}`);
+          });
+          const jobs = await reads.find<{ _id: string; status: string; attempts: number }>('etl_jobs');
+          // The erased user's job went with the user; every other job ran to its end.
+          expect(jobs.length).toBe(kept.length * 2);
+          expect(jobs.filter((j) => j.status !== 'done')).toEqual([]);
+          const outcomes = (await events.readAll({ maxCount: 100_000, filter: { eventTypes: ['etl.job_succeeded', 'etl.job_discarded'] } })).map((e) => e.streamName);
+          expect(new Set(outcomes).size).toBe(outcomes.length);
+        } finally {
+          await events.close();
+          await reads.close();
+        }
+      }
+      // The dead process's work moved to the survivors, each lease in a new generation.
+      const held = await leaseHolders(dataDir);
+      expect(LEASES.filter((n) => !['p1', 'p2'].includes(held.get(n)?.holder ?? '') || held.get(n)!.generation < 2)).toEqual([]);
+      for (const s of [a, b]) s.child.kill('SIGTERM');
+      await Promise.all([a, b].map((s) => (s.child.exitCode !== null ? null : new Promise((r) => s.child.once('exit', r)))));
+
+      const live = await (async () => {
+        const reads = new SqliteReadStore({ path: join(dataDir, 'readmodels.sqlite') });
+        try {
+          return await dumpReadModels(reads);
+        } finally {
+          await reads.close();
+        }
+      })();
+      const rebuild = await runCli(dataDir, 'projections', 'rebuild', '--json', '--no-progress');
+      expect(rebuild.code, rebuild.stderr).toBe(0);
+      const reads = new SqliteReadStore({ path: join(dataDir, 'readmodels.sqlite') });
+      try {
+        const rebuilt = await dumpReadModels(reads);
+        const differences = [...live.keys()].map((k) => [k, firstDifference(live.get(k)!, rebuilt.get(k)!)]).filter(([, d]) => d !== 'equal');
+        expect(differences).toEqual([]);
+        // The test read something: the kept users' records are there.
+        expect([...live.entries()].filter(([k, v]) => k.startsWith('samples/') && v.length > 0).length).toBeGreaterThan(0);
+      } finally {
+        await reads.close();
+      }
+    } finally {
+      for (const s of services) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
+    }
+  });
+});
