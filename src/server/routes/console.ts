@@ -2,8 +2,9 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
-import type { FastifyPluginAsync } from 'fastify';
-import { sendProblem } from '../problems.js';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { problems, sendProblem } from '../problems.js';
 
 /**
  * The built console lives in `dist/console` beside the package's root, found by walking up from
@@ -25,25 +26,36 @@ export function consoleAssetsDir(from = dirname(fileURLToPath(import.meta.url)))
  */
 const CONSOLE_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
-/** The operator console (docs/console.md): static assets under /console/, no credentials needed to load them. */
+const tags = ['console'];
+const AssetParams = z.object({ file: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, 'an asset file name').describe('Asset file name as the build wrote it') });
+
+/**
+ * The operator console (docs/console.md): a page and its built assets under /console/, loaded
+ * without credentials (the page asks for a key and sends it only to the API). The build is flat
+ * (index.html and assets/), so two routes serve it and nothing else of the disk is reachable.
+ */
 export const consoleRoutes: FastifyPluginAsync<{ assetsDir?: string | null }> = async (app, opts) => {
   const root = opts.assetsDir === undefined ? consoleAssetsDir() : opts.assetsDir;
-  app.get('/console', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/console/', 301));
-  if (!root) {
-    app.get('/console/*', { schema: { hide: true } }, async (request, reply) =>
-      sendProblem(request, reply, 503, 'the console is not built: run `npm run build` (or `npm install`) in the checkout'),
-    );
-    return;
-  }
-  await app.register(fastifyStatic, {
-    root,
-    prefix: '/console/',
-    index: 'index.html',
-    decorateReply: false,
-    setHeaders: (res) => {
-      res.setHeader('content-security-policy', CONSOLE_CSP);
-      res.setHeader('x-content-type-options', 'nosniff');
-      res.setHeader('referrer-policy', 'no-referrer');
-    },
+  const security = (reply: FastifyReply) =>
+    reply.header('content-security-policy', CONSOLE_CSP).header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
+  // A checkout without the build has no console to serve: not found, with the way to build it (not a 5xx: nothing failed).
+  const notBuilt = (request: FastifyRequest, reply: FastifyReply) =>
+    sendProblem(request, reply, 404, 'the console is not built: run `npm run build` (or `npm install`) in the checkout');
+
+  if (root) await app.register(fastifyStatic, { root, serve: false, index: false, cacheControl: false });
+
+  app.get('/console', { schema: { summary: 'The operator console (redirects to /console/)', tags } }, async (_request, reply) => reply.redirect('/console/', 301));
+
+  app.get('/console/', { schema: { summary: 'The operator console page (HTML; sign in with a tenant or admin key)', tags } }, async (request, reply) => {
+    if (!root) return notBuilt(request, reply);
+    // The page names its hashed assets: it is read afresh every time, the assets may be kept.
+    return security(reply).header('cache-control', 'no-cache').sendFile('index.html');
+  });
+
+  app.get('/console/assets/:file', { schema: { summary: "The operator console's scripts and styles", tags, params: AssetParams } }, async (request, reply) => {
+    if (!root) return notBuilt(request, reply);
+    const { file } = request.params as z.infer<typeof AssetParams>;
+    if (!existsSync(join(root, 'assets', file))) throw problems.notFound('no such console asset');
+    return security(reply).header('cache-control', 'public, max-age=31536000, immutable').sendFile(`assets/${file}`);
   });
 };
