@@ -281,7 +281,7 @@ export class EventStoreDBEventStore implements EventStore {
           });
         } catch (err) {
           stop();
-          subscriber.error(err);
+          subscriber.error(translateAccessError(err));
           return;
         }
         current = sub;
@@ -312,7 +312,7 @@ export class EventStoreDBEventStore implements EventStore {
           failures += 1;
           if (failures > MAX_RESUBSCRIBES) {
             stop();
-            subscriber.error(err ?? new Error('EventStoreDB subscription to $all ended'));
+            subscriber.error(err ? translateAccessError(err) : new Error('EventStoreDB subscription to $all ended'));
             return;
           }
           retryTimer = setTimeout(connect, RESUBSCRIBE_BASE_MS * 2 ** (failures - 1));

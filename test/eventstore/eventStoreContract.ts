@@ -173,10 +173,10 @@ export function eventStoreContract(name: string, make: () => Promise<EventStore>
     it('stores an event just under the append limit whole (a record batch with sealing overhead) and reads it back by stream, by $all and by subscription', async () => {
       const type = `${s}Big`;
       const payload = 'r'.repeat(900 * 1024);
-      const r = await store.appendToStream(`${s}-big`, [{ type, data: { payload, n: 1 }, metadata: { by: 'test' } }]);
+      await store.appendToStream(`${s}-big`, [{ type, data: { payload, n: 1 }, metadata: { by: 'test' } }]);
       const [byStream] = await store.readStream(`${s}-big`);
       expect(byStream!.data.payload).toBe(payload);
-      const [byAll] = await store.readAll({ after: r.lastPosition - 1, filter: { eventTypes: [type] } });
+      const [byAll] = await store.readAll({ filter: { eventTypes: [type] } });
       expect((byAll!.data.payload as string).length).toBe(payload.length);
       const [live] = await firstValueFrom(store.subscribeToAll({ filter: { eventTypes: [type] } }).pipe(take(1), toArray()));
       expect((live!.data.payload as string).length).toBe(payload.length);
