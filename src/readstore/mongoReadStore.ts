@@ -85,7 +85,7 @@ const NAMESPACE_EXISTS = 48;
  * wrote them (`_e`): a change of a later epoch removes an earlier epoch's document before it
  * applies (the rebuild replays the stray's event in its turn), and a change of an earlier epoch
  * leaves later documents alone (a stray put fails on the duplicate `_id`, reported as the lost
- * claim it is). Known limit: a deleteMany whose filter reads a field that changes
+ * claim it is). Epochs are per projection, which is sound because no collection belongs to two. Known limit: a deleteMany whose filter reads a field that changes
  * within the replayed range may see a document that the replay re-created from scratch (after
  * it was deleted) in a different state than the first run saw; filters on immutable fields
  * (owner ids) are exact.

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { aggregatePipeline, findCommand, indexKeys, MongoReadStore } from '../../src/readstore/mongoReadStore.js';
 import { withTieBreaker, type CollectionSpec, type Filter, type SortSpec } from '../../src/readstore/readStore.js';
+import { projections } from '../../projections/index.js';
 import { hotCollections, recordHotQueries } from './indexedQueries.js';
 
 /**
@@ -135,6 +136,12 @@ describe('MongoDB read store: requests (no server needed)', () => {
     expect(ops[3]!.updateOne!.filter).toMatchObject({ _id: 'b', _e: { $not: { $gt: 4 } } });
     expect(ops[3]!.updateOne!.update!.$set).toEqual({ _p: 20, _i: 0, _e: 4 });
     expect(ops[4]!.deleteOne!.filter).toEqual({ _id: 'z', _e: { $not: { $gt: 4 } } });
+  });
+
+  it('no collection belongs to two projections (epochs and rebuild drops are per projection)', () => {
+    const owners = new Map<string, string[]>();
+    for (const p of projections) for (const c of p.collections) owners.set(c.name, [...(owners.get(c.name) ?? []), p.name]);
+    expect([...owners].filter(([, o]) => o.length > 1)).toEqual([]);
   });
 
   it('a rebuild start raises the epoch; its end does not', async () => {
