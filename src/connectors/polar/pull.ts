@@ -83,8 +83,25 @@ async function openTransaction(ctx: PullContext, userId: string, kind: string): 
 async function transactionItems(ctx: PullContext, url: string, key: string): Promise<string[]> {
   const answer = await ctx.http(at(url));
   if (answer.status !== 200) return [];
-  const list = answer.json<Record<string, unknown>>()[key];
-  return Array.isArray(list) ? list.filter((u): u is string => typeof u === 'string') : [];
+  const list = listOf(answer, key);
+  return list.filter((u): u is string => typeof u === 'string');
+}
+
+/** Opens a transaction of `kind` and fetches each item it lists (`doc`: the item read as JSON, `{}` when it is not). */
+async function* transactionAnswers(ctx: PullContext, userId: string, kind: string, key: string): AsyncGenerator<{ url: string; answer: ProviderAnswer; doc: Record<string, unknown> }> {
+  const tx = await openTransaction(ctx, userId, kind);
+  for (const url of tx ? await transactionItems(ctx, tx, key) : []) {
+    ctx.signal.throwIfAborted();
+    const answer = await ctx.http(at(url));
+    if (answer.status !== 200) continue;
+    let doc: unknown;
+    try {
+      doc = answer.json();
+    } catch {
+      doc = null;
+    }
+    yield { url, answer, doc: isObject(doc) ? doc : {} };
+  }
 }
 
 function granted(ctx: PullContext): boolean {
@@ -103,7 +120,7 @@ async function* pull(ctx: PullContext): AsyncIterable<PulledPayload> {
   if (wants('sleep') || wants('nightly_recharge') || wants('activities') || wants('continuous_heart_rate')) {
     const nights = await ctx.http({ path: '/v3/users/sleep' });
     if (nights.status === 200) {
-      for (const n of listOf(nights, 'nights')) {
+      for (const n of listOf(nights, 'nights').filter(isObject)) {
         try {
           const start = readInstant(n.sleep_start_time, 'sleep_start_time');
           const end = readInstant(n.sleep_end_time, 'sleep_end_time');
@@ -121,13 +138,8 @@ async function* pull(ctx: PullContext): AsyncIterable<PulledPayload> {
     if (recharge.status === 200) yield { ...payload('nightly_recharge', recharge, '/v3/users/nightly-recharge'), body: jsonEnvelope({ offsets: offsets.all(), answer: recharge.body }) };
   }
   if (wants('exercises')) {
-    const tx = await openTransaction(ctx, userId, 'exercise');
-    for (const url of tx ? await transactionItems(ctx, tx, 'exercises') : []) {
-      ctx.signal.throwIfAborted();
-      const summary = await ctx.http(at(url));
-      if (summary.status !== 200) continue;
-      yield payload('exercises', summary, pathOf(url));
-      const e = summary.json<Record<string, unknown>>();
+    for await (const { url, answer, doc: e } of transactionAnswers(ctx, userId, 'exercise', 'exercises')) {
+      yield payload('exercises', answer, pathOf(url));
       let start: { ms: number; offset: string } | null = null;
       try {
         start = exerciseStart(e);
@@ -146,25 +158,16 @@ async function* pull(ctx: PullContext): AsyncIterable<PulledPayload> {
     }
   }
   if (wants('activities')) {
-    const tx = await openTransaction(ctx, userId, 'activity');
-    for (const url of tx ? await transactionItems(ctx, tx, 'activity-log') : []) {
-      ctx.signal.throwIfAborted();
-      const day = await ctx.http(at(url));
-      if (day.status !== 200) continue;
-      yield payload('activities', day, pathOf(url));
-      const date = day.json<Record<string, unknown>>().date;
-      if (typeof date !== 'string') continue;
+    for await (const { url, answer, doc } of transactionAnswers(ctx, userId, 'activity', 'activity-log')) {
+      yield payload('activities', answer, pathOf(url));
+      if (typeof doc.date !== 'string') continue;
       const steps = await ctx.http(at(`${url}/step-samples`));
       if (steps.status !== 200) continue;
-      yield { ...payload('activities', steps, pathOf(`${url}/step-samples`)), body: jsonEnvelope({ date, offset: offsets.of(date), answer: steps.body }) };
+      yield { ...payload('activities', steps, pathOf(`${url}/step-samples`)), body: jsonEnvelope({ date: doc.date, offset: offsets.of(doc.date), answer: steps.body }) };
     }
   }
   if (wants('physical_information')) {
-    const tx = await openTransaction(ctx, userId, 'physical-information');
-    for (const url of tx ? await transactionItems(ctx, tx, 'physical-informations') : []) {
-      const info = await ctx.http(at(url));
-      if (info.status === 200) yield payload('physical_information', info, pathOf(url));
-    }
+    for await (const { url, answer } of transactionAnswers(ctx, userId, 'physical-information', 'physical-informations')) yield payload('physical_information', answer, pathOf(url));
   }
   if (wants('continuous_heart_rate')) {
     for (const date of windowDates(ctx)) {
@@ -186,10 +189,12 @@ function windowDates(ctx: PullContext): string[] {
   return out;
 }
 
-function listOf(answer: ProviderAnswer, key: string): Record<string, unknown>[] {
+/** The array an answer holds under `key`, or none when the answer is not JSON or lacks it. */
+function listOf(answer: ProviderAnswer, key: string): unknown[] {
   try {
-    const v = answer.json<Record<string, unknown>>()[key];
-    return Array.isArray(v) ? v.filter(isObject) : [];
+    const body: unknown = answer.json();
+    const v = isObject(body) ? body[key] : undefined;
+    return Array.isArray(v) ? v : [];
   } catch {
     return [];
   }
