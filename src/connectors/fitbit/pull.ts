@@ -1,6 +1,7 @@
 import { ProviderCallError } from '../oauthClient.js';
 import type { ProviderAnswer, ProviderRequest, PullConnector, PullContext, PulledPayload } from '../pullConnector.js';
 import { isObject } from '../devices/deviceB/recordError.js';
+import { grantedScope } from '../shared/pullSelection.js';
 import { localZone, nextDate, zonedDates, type LocalZone } from '../shared/zonedLocalTime.js';
 import { COLLECTIONS, FITBIT_DATA_TYPES, isFitbitDataType, SCOPE_OF, type FitbitDataType } from './dataTypes.js';
 import { wrapAnswer, type ProfileZone } from './fitbitPayload.js';
@@ -15,10 +16,9 @@ const LOG_PAGE = 100;
 type Planned = { dataType: FitbitDataType; request: ProviderRequest; date?: string };
 
 /** The data types a run pulls: the one a notification named (or its collection's), else all, less those the grant does not cover. */
-export function wantedDataTypes(ctx: Pick<PullContext, 'dataType' | 'scopes'>): FitbitDataType[] {
+export function wantedDataTypes(ctx: PullContext): FitbitDataType[] {
   const named = ctx.dataType === null ? FITBIT_DATA_TYPES : isFitbitDataType(ctx.dataType) ? [ctx.dataType] : (COLLECTIONS[ctx.dataType] ?? []);
-  // A grant whose scopes are not known (none recorded) is read as granting everything asked for.
-  return named.filter((t) => ctx.scopes.length === 0 || ctx.scopes.includes(SCOPE_OF[t]));
+  return named.filter((t) => grantedScope(ctx, SCOPE_OF[t]));
 }
 
 /** The requests of one data type over the local dates the window touches. */
@@ -73,7 +73,7 @@ export function rateLimitLeft(answer: ProviderAnswer): { remaining: number; rese
 }
 
 async function profileZone(ctx: PullContext): Promise<ProfileZone> {
-  if (ctx.scopes.length > 0 && !ctx.scopes.includes('profile')) return { timezone: null, offsetFromUTCMillis: 0 };
+  if (!grantedScope(ctx, 'profile')) return { timezone: null, offsetFromUTCMillis: 0 };
   const answer = await ctx.http({ path: '/1/user/-/profile.json' });
   if (answer.status !== 200) return { timezone: null, offsetFromUTCMillis: 0 };
   const user = answer.json<{ user?: unknown }>().user;

@@ -1,6 +1,7 @@
 import { ProviderCallError } from '../oauthClient.js';
 import type { ProviderAnswer, PullConnector, PullContext, PulledPayload } from '../pullConnector.js';
 import { isObject } from '../shared/connectorRecords.js';
+import { grantedScope } from '../shared/pullSelection.js';
 import { hasStreams } from './decodeActivity.js';
 import { streamsPayload, stravaParser } from './parser.js';
 import { strava } from './provider.js';
@@ -34,7 +35,7 @@ export function rateLimitWait(answer: ProviderAnswer, nowMs: number): number | n
 }
 
 async function* pull(ctx: PullContext): AsyncIterable<PulledPayload> {
-  if (ctx.scopes.length > 0 && !ctx.scopes.some((s) => s.split(',').some((x) => ACTIVITY_SCOPES.includes(x.trim())))) return;
+  if (!grantedScope(ctx, ACTIVITY_SCOPES)) return;
   // Strava's only data are activities: whatever a notification names, the window's list and streams are pulled.
   if (ctx.window.end <= ctx.window.start) return;
   // `after` and `before` compare whole seconds with the activity's start, both exclusive.
