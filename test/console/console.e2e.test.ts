@@ -40,7 +40,8 @@ if (!chromiumAvailable) {
   const shot = async (page: Page, name: string) => {
     if (!SHOTS) return;
     mkdirSync(SHOTS, { recursive: true });
-    await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+    // Keys shown once are masked: a screenshot is no place for a secret, even a test instance's.
+    await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true, mask: [page.locator('.once input')] });
   };
   const signIn = async (page: Page, key: string) => {
     await page.goto(`${base}/console/`);
@@ -101,6 +102,8 @@ if (!chromiumAvailable) {
       const { page, errors } = await openPage(browser);
       await signIn(page, tenant.apiKey);
       await page.goto(`${base}/console/#/users/${demoUserId}`);
+      // The demo user has 7 days; a 14-day window shows them with a few empty days around.
+      await page.getByRole('button', { name: '14 days' }).click();
       const start = await page.getByLabel('From', { exact: true }).inputValue();
       const end = await page.getByLabel('To (excluded)', { exact: true }).inputValue();
       const prefix = `/v1/users/${demoUserId}`;

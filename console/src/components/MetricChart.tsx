@@ -71,11 +71,12 @@ function ChartBody({ q, merged, all }: { q: ChartQuery; merged: Stats; all: Stat
       series,
       tzDate: (ts: number) => uPlot.tzDate(new Date(ts * 1000), q.tz),
       axes: [{}, { label: `${q.type} (${q.aggregation === 'sum' ? 'sum' : 'mean'}, ${model.unit})`, size: 60 }],
-      scales: { x: { time: true } },
+      // The axis spans the window the API widened to whole intervals, however few buckets hold data.
+      scales: { x: { time: true, range: [Date.parse(all.start) / 1000, Date.parse(all.end) / 1000] } },
       legend: { live: true },
     };
     return { options, data: [xs, ...ys] as uPlot.AlignedData };
-  }, [model, q.tz, q.type, q.aggregation]);
+  }, [model, all.start, all.end, q.tz, q.type, q.aggregation]);
 
   if (model.starts.length === 0) return <p class="muted">No {q.type} in this window.</p>;
   const figureName = q.aggregation === 'sum' ? 'sum' : 'avg';

@@ -50,6 +50,9 @@ function SourcesEditor({ userId }: { userId: string }) {
       const [item] = list.splice(i, 1);
       list.splice(i + by, 0, item!);
     });
+  // Keys without an order yet; the choice falls back to the first of them once its key has one.
+  const freeKeys = KEYS.filter((k) => !draft?.[k]);
+  const chosenKey = freeKeys.includes(newKey) ? newKey : (freeKeys[0] ?? '');
   const save = async () => {
     try {
       const answer = await api<Priorities>('PUT', `${base}/source-priorities`, { priorities: draft ?? {} });
@@ -105,11 +108,11 @@ function SourcesEditor({ userId }: { userId: string }) {
               </li>
             ))}
           </ul>
-          <form class="inline" onSubmit={(e) => { e.preventDefault(); if (!draft?.[newKey]) update((d) => (d[newKey] = [])); }}>
+          <form class="inline" onSubmit={(e) => { e.preventDefault(); if (chosenKey && !draft?.[chosenKey]) update((d) => (d[chosenKey] = [])); }}>
             <label>
               Order for{' '}
-              <select aria-label="Order for" value={newKey} onChange={(e) => setNewKey(e.currentTarget.value)}>
-                {KEYS.filter((k) => !draft?.[k]).map((k) => (
+              <select aria-label="Order for" value={chosenKey} onChange={(e) => setNewKey(e.currentTarget.value)}>
+                {freeKeys.map((k) => (
                   <option key={k} value={k}>
                     {k}
                   </option>
