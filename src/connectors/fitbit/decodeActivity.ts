@@ -1,7 +1,7 @@
 import type { DailySummaryRecord, ParseItem, WorkoutRecord } from '../../../commands/ingestion/records.js';
 import { isObject, RecordError, type Json } from '../devices/deviceB/recordError.js';
 import { iso, readDate, readInstant } from '../shared/providerTimes.js';
-import { zonedInstant, type LocalZone } from '../shared/zonedLocalTime.js';
+import { zonedInstant, zonedOffset, type LocalZone } from '../shared/zonedLocalTime.js';
 import { arrayAt, each, num, objectAt, PROVIDER, requireNum, zoneMetadata } from './fitbitPayload.js';
 import { DISTANCE_METRES, fitbitActivityType } from './vocabulary.js';
 
@@ -54,12 +54,12 @@ export function decodeActivitySummary(answer: unknown, date: unknown, zone: Loca
  * `startTime` carries the offset (unlike Fitbit's other times); `duration` and `activeDuration`
  * are milliseconds; `distance` is in `distanceUnit`. Logs made by hand have `logType: manual`.
  */
-export function decodeActivityLogs(answer: unknown): ParseItem[] {
+export function decodeActivityLogs(answer: unknown, zone: LocalZone): ParseItem[] {
   const logs = arrayAt(objectAt(answer, 'answer').activities, 'activities');
-  return logs.flatMap((log, i) => each(`activities[${i}]`, log, () => [{ record: workout(objectAt(log, `activities[${i}]`)) }]));
+  return logs.flatMap((log, i) => each(`activities[${i}]`, log, () => [{ record: workout(objectAt(log, `activities[${i}]`), zone) }]));
 }
 
-function workout(a: Json): WorkoutRecord {
+function workout(a: Json, zone: LocalZone): WorkoutRecord {
   const id = a.logId;
   if (typeof id !== 'number' && typeof id !== 'string') throw new RecordError('logId is missing');
   const start = readInstant(a.startTime, 'startTime');
@@ -91,7 +91,8 @@ function workout(a: Json): WorkoutRecord {
     steps: num(a.steps, 'steps'),
     route: [],
     metadata: {
-      timezone: start.offset,
+      // The profile's zone name when the log was made in it (its offset then is the log's), else the log's offset.
+      timezone: zone.name && zonedOffset(start.ms, zone) === start.offset ? zone.name : start.offset,
       utc_offset: start.offset,
       activity_name: a.activityName ?? null,
       activity_type_id: a.activityTypeId ?? null,

@@ -42,6 +42,11 @@ export function zonedInstant(local: unknown, zone: LocalZone, field: string): Zo
   return { ms: Date.UTC(y, mo - 1, d, h, mi, s, ms) - zone.offsetMs, offset: offsetText(zone.offsetMs) };
 }
 
+/** The offset ("+01:00") `zone` is at an instant. */
+export function zonedOffset(ms: number, zone: LocalZone): string {
+  return offsetText(zone.name ? DateTime.fromMillis(ms, { zone: zone.name }).offset * 60_000 : zone.offsetMs);
+}
+
 /** The local calendar date of an instant in `zone`. */
 export function zonedDate(ms: number, zone: LocalZone): string {
   if (zone.name) return DateTime.fromMillis(ms, { zone: zone.name }).toISODate()!;

@@ -111,13 +111,14 @@ describe('Fitbit decoding', () => {
     const { records, rejected } = await decode('activity_logs', {
       activities: [
         { logId: 11, activityName: 'Run', activityTypeId: 90009, logType: 'auto_detected', startTime: '2026-07-01T18:00:00.000+02:00', duration: 1_800_000, activeDuration: 1_740_000, calories: 350, distance: 3.1, distanceUnit: 'Mile', steps: 5000, averageHeartRate: 152, source: { type: 'tracker', name: 'Charge 6' } },
-        { logId: 12, activityName: 'Underwater Hockey', logType: 'manual', startTime: '2026-07-02T10:00:00.000+02:00', duration: 3_600_000 },
+        { logId: 12, activityName: 'Underwater Hockey', logType: 'manual', startTime: '2026-07-02T10:00:00.000-04:00', duration: 3_600_000 },
         { logId: 13, activityName: 'Run', startTime: '2026-07-03T10:00:00.000', duration: 60_000 },
       ],
       pagination: { next: '' },
     });
     expect(records[0]).toMatchObject({ kind: 'workout', external_id: 'activity:11', type: 'running', start_date: '2026-07-01T16:00:00.000Z', end_date: '2026-07-01T16:30:00.000Z', duration_s: 1740, distance_m: 4989, active_energy_kcal: 350, avg_heart_rate: 152, steps: 5000, device: 'Charge 6', body_worn: true });
-    expect(records[1]).toMatchObject({ type: 'other', device: null, body_worn: false, metadata: { manual: true, activity_name: 'Underwater Hockey' } });
+    expect(records[0]).toMatchObject({ metadata: { timezone: 'Europe/Paris', utc_offset: '+02:00' } });
+    expect(records[1]).toMatchObject({ type: 'other', device: null, body_worn: false, metadata: { manual: true, activity_name: 'Underwater Hockey', timezone: '-04:00' } });
     expect(rejected).toEqual([expect.objectContaining({ location: 'activities[2]', reason: expect.stringContaining('offset') })]);
   });
 

@@ -72,7 +72,7 @@ describe('Fitbit pull', () => {
     }
     const workouts = ofKind(records, 'workout');
     expect(workouts.length).toBeGreaterThan(1);
-    for (const w of workouts) expect(w).toMatchObject({ device: 'Charge 6', body_worn: true, metadata: { timezone: '+01:00' } });
+    for (const w of workouts) expect(w).toMatchObject({ device: 'Charge 6', body_worn: true, metadata: { timezone: 'Europe/Paris', utc_offset: '+01:00' } });
     const ids = records.map((r) => r.external_id);
     expect(new Set(ids).size).toBe(ids.length);
   });
