@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { CONNECTED_PROVIDERS, connectedProvider } from '../connectors/providers.js';
 import type { ProviderDescriptor } from '../connectors/providerDescriptor.js';
 import { SANDBOX_DATA } from './data/index.js';
+import { garminControlPush } from './data/garmin.js';
 import { FailurePlan, type Failure } from './failures.js';
 import { SANDBOX_CLIENTS } from './sandboxClients.js';
 import { tokenAnswer, tokenError } from './tokenAnswers.js';
@@ -159,7 +160,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     else if (action === 'revoke_consent') revokeAll(provider.slug);
     else if (action === 'deny_consent') denied.add(provider.slug);
     else if (action === 'allow_consent') denied.delete(provider.slug);
-    else return send(res, 400, { error: 'action: fail (kind invalid_grant|rate_limited|server_error|timeout, times, retry_after), clear, revoke_consent, deny_consent, allow_consent' });
+    else if (action === 'push' && provider.slug === 'garmin') {
+      void garminControlPush(q, sandboxUserOf(provider.slug), now()).then((a) => send(res, a.status, a.body));
+      return;
+    } else return send(res, 400, { error: 'action: fail (kind invalid_grant|rate_limited|server_error|timeout, times, retry_after), clear, revoke_consent, deny_consent, allow_consent; Garmin: push (url, type, start, end)' });
     send(res, 200, { provider: provider.slug, action });
   }
 
@@ -177,9 +181,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       const scope = q.get('scope') ?? '';
       const method = q.get('code_challenge_method');
       if (q.get('code_challenge') && method !== 'S256') return send(res, 400, { error: 'invalid_request', error_description: 'only S256' });
-      // The sandbox plays one person per provider application, as a provider's test account does:
-      // every consent (a reconnect included) reaches the same data.
-      const user = createHash('sha256').update(`${provider.slug}:${client.id}`).digest('hex').slice(0, 16);
+      const user = sandboxUserOf(provider.slug);
       grants.set(code, { provider: provider.slug, code, redirectUri: redirect, challenge: q.get('code_challenge'), scope, used: false, user });
       back.searchParams.set('code', code);
       // Strava reports the scopes the athlete accepted on the redirect, not in the token answer.
@@ -226,6 +228,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       await Promise.all(servers.map((s) => new Promise<void>((resolve) => { s.closeAllConnections(); s.close(() => resolve()); })));
     },
   };
+}
+
+/**
+ * The sandbox plays one person per provider application, as a provider's test account does: every
+ * consent (a reconnect included) reaches the same data.
+ */
+export function sandboxUserOf(slug: string): string {
+  return createHash('sha256').update(`${slug}:${SANDBOX_CLIENTS[slug]!.id}`).digest('hex').slice(0, 16);
 }
 
 export function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

@@ -343,3 +343,28 @@ export async function pushTo(url: string, body: Record<string, unknown[]>): Prom
   await res.arrayBuffer();
   return res.status;
 }
+
+/**
+ * `POST /_sandbox/control?action=push&url=…&type=dailies&start=…&end=…` on Garmin's port: the
+ * sandbox pushes its person's notification of that summary type and window (default: the last
+ * day) to `url`, as Garmin would to a registered endpoint; `type=deregistrations` deregisters.
+ * Answers what the partner's endpoint answered.
+ */
+export async function garminControlPush(q: URLSearchParams, sandboxUser: string, now: Date): Promise<{ status: number; body: unknown }> {
+  const type = q.get('type') ?? '';
+  const url = q.get('url') ?? '';
+  if (!/^https?:\/\//.test(url)) return { status: 400, body: { error: 'url: the absolute http(s) address to push to' } };
+  const start = q.get('start') ? new Date(q.get('start')!) : new Date(now.getTime() - 86_400_000);
+  const end = q.get('end') ? new Date(q.get('end')!) : now;
+  if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime()) || start >= end) return { status: 400, body: { error: 'start and end: ISO instants, start before end' } };
+  const userId = garminUserIdOf(sandboxUser);
+  let body: Record<string, unknown[]>;
+  if (type === 'deregistrations') body = garminDeregistration(userId);
+  else if (Object.hasOwn(GENERATORS, type)) body = garminNotification(userId, type as SummaryType, { start, end });
+  else return { status: 400, body: { error: `type: one of ${[...Object.keys(GENERATORS), 'deregistrations'].join(', ')}` } };
+  try {
+    return { status: 200, body: { pushed: type, user_id: userId, answered: await pushTo(url, body) } };
+  } catch {
+    return { status: 502, body: { error: 'the endpoint did not answer' } };
+  }
+}

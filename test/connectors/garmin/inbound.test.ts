@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectionDoc } from '../../../projections/connections/connectionsProjection.js';
 import { SYNC_RUNS, type SyncRunDoc } from '../../../projections/sync/syncRunsProjection.js';
 import { garminDeregistration, garminNotification, garminPermissionsChange, garminUserIdOf, pushTo } from '../../../src/sandbox/data/garmin.js';
 import { SANDBOX_CLIENTS } from '../../../src/sandbox/sandboxClients.js';
-import { startSandbox, type Sandbox } from '../../../src/sandbox/sandboxServer.js';
+import { CONTROL_PATH, sandboxUserOf, startSandbox, type Sandbox } from '../../../src/sandbox/sandboxServer.js';
 import { connectThroughSandbox } from '../../connections/consentFlow.js';
 import { waitForEtl } from '../../ingest/uploadHelpers.js';
 import { expectProblem, expectStatus, startTestApp, type TenantHandle, type TestApp } from '../../support/server.js';
@@ -54,8 +53,7 @@ afterAll(async () => {
 describe('Garmin push notifications', () => {
   it('the connection knows the Garmin user id read at consent (GET /wellness-api/rest/user/id)', () => {
     // The sandbox plays one person per application, and answers GET /wellness-api/rest/user/id with their Garmin id.
-    const sandboxUser = createHash('sha256').update(`garmin:${SANDBOX_CLIENTS.garmin!.id}`).digest('hex').slice(0, 16);
-    expect(garminUser).toBe(garminUserIdOf(sandboxUser));
+    expect(garminUser).toBe(garminUserIdOf(sandboxUserOf('garmin')));
   });
 
   it('stores each push raw, normalises it, serves it through the read routes and lists a notification sync run with its data type', async () => {
@@ -82,6 +80,18 @@ describe('Garmin push notifications', () => {
     expect(pushed.map((r) => r.data_type).sort()).toEqual(['activityDetails', 'dailies', 'hrv', 'sleeps']);
     expect(pushed.every((r) => r.status === 'succeeded' && r.objects_stored === 1)).toBe(true);
   }, 60_000);
+
+  it('the sandbox pushes on request over HTTP (control action push), as Garmin does to a registered endpoint', async () => {
+    const control = new URL(CONTROL_PATH, sandbox.urls.garmin);
+    control.search = new URLSearchParams({ action: 'push', url: inbound(), type: 'respiration', start: '2026-03-27T00:00:00Z', end: '2026-03-28T00:00:00Z' }).toString();
+    const res = await fetch(control, { method: 'POST' });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ pushed: 'respiration', user_id: garminUser, answered: 200 });
+    const runs = await t.call('GET', `/v1/users/${userId}/sync-runs`, { key: tenant.apiKey });
+    expect((runs.json() as { data: { data_type: string | null }[] }).data.map((r) => r.data_type)).toContain('respiration');
+    control.search = new URLSearchParams({ action: 'push', url: inbound(), type: 'steps' }).toString();
+    expect((await fetch(control, { method: 'POST' })).status).toBe(400);
+  });
 
   it('a delivery Garmin retries stores nothing twice and records no second run', async () => {
     const body = garminNotification(garminUser, 'epochs', WINDOW);
