@@ -4,8 +4,21 @@ import type { EventStore } from '../../src/eventstore/eventStore.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
 import { tombstone, type ErasureHook } from '../deletions/erasureSteps.js';
 import { connectionSyncStream } from './connectionSync.js';
-import { UNFINISHED } from './syncRun.js';
+import { SYNC_RUN_PREFIX, syncRunStream, UNFINISHED } from './syncRun.js';
 import { cancelSyncRun } from './syncRunTransitions.js';
+
+/** The run streams of a user (of one provider), from the queueing events in the log. */
+async function runStreamsOf(eventStore: EventStore, userId: string, provider?: string): Promise<string[]> {
+  const prefix = provider ? syncRunStream(userId, provider, '') : `${SYNC_RUN_PREFIX}${userId}-`;
+  const streams = new Set<string>();
+  let after: number | null = null;
+  for (;;) {
+    const events = await eventStore.readAll({ after, maxCount: 1000, filter: { streamPrefixes: [prefix], eventTypes: ['sync.run_queued'] } });
+    for (const e of events) streams.add(e.streamName);
+    if (events.length < 1000) return [...streams];
+    after = events[events.length - 1]!.globalPosition;
+  }
+}
 
 /** How often a provider erasure looks again whether a pull still runs. */
 const QUIESCE_POLL_MS = 250;
@@ -25,8 +38,8 @@ export function syncErasureHook(deps: { eventStore: EventStore; readStore: ReadS
     for (const run of await runsOf(userId, provider)) if (UNFINISHED.includes(run.status)) await cancelSyncRun(deps.eventStore, run._id, reason, now());
   };
   const erase = async (userId: string, provider?: string) => {
-    const runs = await runsOf(userId, provider);
-    for (const run of runs) await tombstone(deps.eventStore, run._id);
+    // Found in the log, not the read model: a user's erasure drops the read-model rows meanwhile.
+    for (const stream of await runStreamsOf(deps.eventStore, userId, provider)) await tombstone(deps.eventStore, stream);
     for (const p of provider ? [provider] : CONNECTED_PROVIDERS.map((c) => c.slug)) await tombstone(deps.eventStore, connectionSyncStream(userId, p));
   };
   return {

@@ -70,7 +70,7 @@ afterAll(async () => {
   await sandbox?.close();
 });
 beforeEach(async () => {
-  Object.assign(plan, { pages: 3, failAfter: null, pulls: 0, hold: null });
+  Object.assign(plan, { pages: 3, failAfter: null, pulls: 0, hold: null, seen: [] });
   sandbox.failures.clear();
   // Runs an earlier test left queued go first, so each test sees only its own.
   await drain();
@@ -356,5 +356,40 @@ describe('GET /v1/users/{id}/sync-runs (spec "Providers and connections")', () =
     const admin = await t.call('GET', `/v1/admin/tenants/${tenant.id}/users/${id}/sync-runs`, { key: t.adminKey });
     expectStatus(admin, 200);
     expect((admin.json() as { data: Run[] }).data.map((r) => r.id)).toEqual([page1.data[0]!.id, page2.data[0]!.id]);
+  });
+});
+
+describe('erasure (spec "Credentials and users": pull jobs and the sync log go with the data)', () => {
+  it("a user's deletion cancels the queued runs and erases them: nothing is pulled for the user afterwards", async () => {
+    const { id } = await connectedUser();
+    expectStatus(await t.call('POST', `/v1/users/${id}/connections/oura/sync`, { key: tenant.apiKey }), 202);
+    await settle();
+    const streams = (await t.ctx.readStore.find<SyncRunDoc>(SYNC_RUNS, { filter: { user_id: id } })).map((r) => r._id);
+    expect(streams.length).toBe(2);
+    const jobId = await t.deleteUser(tenant.apiKey, id);
+    expect((await t.waitForDeletion(tenant.apiKey, jobId)).status).toBe('done');
+    await settle();
+    expect(await t.ctx.readStore.find<SyncRunDoc>(SYNC_RUNS, { filter: { user_id: id } })).toEqual([]);
+    for (const s of streams) await expect(t.ctx.eventStore.readStream(s)).rejects.toThrow();
+    await drain();
+    expect(plan.pulls).toBe(0);
+  });
+
+  it("disconnecting with delete_data=true cancels the connection's runs and erases them with the provider's data", async () => {
+    const { id } = await connectedUser();
+    await drain();
+    const streams = (await t.ctx.readStore.find<SyncRunDoc>(SYNC_RUNS, { filter: { user_id: id } })).map((r) => r._id);
+    expect(streams.length).toBe(1);
+    const res = await t.call('DELETE', `/v1/users/${id}/connections/oura`, { key: tenant.apiKey, query: { delete_data: 'true' } });
+    expectStatus(res, 202);
+    const job = await eventually(async () => {
+      const j = await t.call('GET', `/v1/deletions/${(res.json() as { job_id: string }).job_id}`, { key: tenant.apiKey });
+      const body = j.json() as { status: string };
+      return body.status === 'done' || body.status === 'failed' ? body : null;
+    }, 30_000);
+    expect(job.status).toBe('done');
+    await settle();
+    expect((await runs(id)).data).toEqual([]);
+    for (const s of streams) await expect(t.ctx.eventStore.readStream(s)).rejects.toThrow();
   });
 });

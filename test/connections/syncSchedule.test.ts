@@ -4,6 +4,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
 import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { eventually } from '../webhooks/receiver.js';
 import { connectThroughSandbox } from './consentFlow.js';
+import { queueNotificationRun } from '../../src/connectors/sync/syncTriggers.js';
 import { plan, testConnector, testData } from './syncTestConnector.js';
 
 /**
@@ -90,5 +91,53 @@ describe('scheduled pulls and freshness (contracts §6)', () => {
     await runDue();
     expect((await runs(id)).filter((r) => r.trigger === 'scheduled').length).toBe(1);
     expect((await fresh()).state).not.toBe('failing');
+  });
+});
+
+describe('tokens during pulls (issue 11: tokens refreshed before expiry)', () => {
+  it('a token about to expire is refreshed before the pull calls with it, and the new tokens are kept sealed on the connection; a refused refresh fails the run and needs the user again', async () => {
+    const { id } = await connectedUser();
+    await runDue();
+    const refreshed = async () => (await t.ctx.eventStore.readStream(`connection-${id}-oura`)).filter((e) => e.type === 'connection.tokens_refreshed');
+    expect(await refreshed()).toHaveLength(0);
+    // The sandbox's tokens last a day: a day later (less the refresh margin) they are due for refresh.
+    offsetMs += 86_400_000 - 2 * 60_000;
+    expectStatus(await t.call('POST', `/v1/users/${id}/connections/oura/sync`, { key: tenant.apiKey }), 202);
+    for (let pass = 0; pass < 20 && (await runDue()).length > 0; pass++);
+    const manual = (await runs(id)).find((r) => r.trigger === 'manual')!;
+    expect(manual.status).toBe('succeeded');
+    const events = await refreshed();
+    expect(events).toHaveLength(1);
+    // Sealed, never the token itself.
+    expect(JSON.stringify(events[0]!.data)).not.toMatch(/access_?token|refresh_?token/i);
+
+    offsetMs += 86_400_000;
+    sandbox.failures.fail('oura', 'invalid_grant');
+    expectStatus(await t.call('POST', `/v1/users/${id}/connections/oura/sync`, { key: tenant.apiKey }), 202);
+    for (let pass = 0; pass < 20 && (await runDue()).length > 0; pass++);
+    const [last] = (await runs(id)).filter((r) => r.trigger === 'manual');
+    expect(last!.status).toBe('failed');
+    const conn = await t.call('GET', `/v1/users/${id}/connections`, { key: tenant.apiKey });
+    expect((conn.json() as { data: { status: string; health: { action: string } }[] }).data[0]).toMatchObject({ status: 'needs_reauth', health: { action: 'reconnect' } });
+  });
+});
+
+const notifyDeps = () => ({ eventStore: t.ctx.eventStore, now: () => t.ctx.sync.now(), kick: () => t.ctx.sync.kick() });
+
+describe('notification runs (spec "Sync run": trigger notification with data_type)', () => {
+  it('a provider notification queues one run of the named data type and window; the same notification again queues nothing more', async () => {
+    const { id } = await connectedUser();
+    const window = { start: new Date(clock().getTime() - 3_600_000), end: clock() };
+    const first = await queueNotificationRun(notifyDeps(), { userId: id, provider: 'oura', dataType: 'sleep', window, notificationId: 'delivery-1' });
+    const again = await queueNotificationRun(notifyDeps(), { userId: id, provider: 'oura', dataType: 'sleep', window, notificationId: 'delivery-1' });
+    expect(first.created).toBe(true);
+    expect(again).toMatchObject({ created: false, id: first.id });
+    await t.ctx.settle();
+    const run = (await runs(id)).find((r) => r.trigger === 'notification')! as Run & { data_type: string | null };
+    expect(run).toMatchObject({ id: first.id, status: 'queued', data_type: 'sleep', window_start: window.start.toISOString(), window_end: window.end.toISOString() });
+    plan.seen = [];
+    for (let pass = 0; pass < 20 && (await runDue()).length > 0; pass++);
+    expect(plan.seen).toContain('sleep');
+    await expect(queueNotificationRun(notifyDeps(), { userId: id, provider: 'whoop', dataType: null, window, notificationId: 'x' })).rejects.toMatchObject({ code: 'not_found' });
   });
 });

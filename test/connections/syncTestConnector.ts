@@ -7,7 +7,7 @@ import type { DataHandler } from '../../src/sandbox/sandboxServer.js';
  * sandbox): the sync engine's tests plan its pages and failures.
  */
 /** What the test connector does on its next pulls. */
-export const plan = { pages: 3, failAfter: null as number | null, pulls: 0, hold: null as Promise<void> | null };
+export const plan = { pages: 3, failAfter: null as number | null, pulls: 0, hold: null as Promise<void> | null, seen: [] as (string | null)[] };
 
 /** A page per request, its body naming the window: the same window answers the same bytes. */
 export const testData: DataHandler = ({ path, query, token }) =>
@@ -18,6 +18,7 @@ export const testConnector: PullConnector = {
   origins: { data: 'https://api.ouraring.com' },
   async *pull(ctx: PullContext): AsyncIterable<PulledPayload> {
     plan.pulls++;
+    plan.seen.push(ctx.dataType);
     if (plan.hold) await plan.hold;
     for (let n = 0; n < plan.pages; n++) {
       if (plan.failAfter !== null && n === plan.failAfter) throw new Error('the connector stopped mid-run');
