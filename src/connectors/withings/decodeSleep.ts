@@ -1,5 +1,5 @@
 import type { CategoryRecord, NormalizedRecord, SleepSessionRecord } from '../../../commands/ingestion/records.js';
-import { fieldsExcept, isObject, optionalNumber, RecordError, type Json } from '../shared/connectorRecords.js';
+import { fieldsExcept, isObject, optionalNumber, quantity, RecordError, type Json } from '../shared/connectorRecords.js';
 import { iso } from '../shared/providerTimes.js';
 import { SLEEP_MODELS, withingsProvenance } from './provenance.js';
 import { epochSeconds } from './withingsAnswer.js';
@@ -11,8 +11,33 @@ import { epochSeconds } from './withingsAnswer.js';
  * the night. Both are stored as sent and told apart by their fields.
  */
 export function decodeSleepEntry(entry: Json, body: Json): NormalizedRecord[] {
-  if ('state' in entry) return [sleepState(entry, body)];
+  if ('state' in entry) return [sleepState(entry, body), ...sleepSeries(entry, body)];
   return [sleepSummary(entry, body)];
+}
+
+/** `get` series asked with `data_fields=hr,rr`: `{"<epoch seconds>": value}` per segment. */
+const SERIES: readonly { field: string; type: string; unit: string; max: number }[] = [
+  { field: 'hr', type: 'heart_rate', unit: 'count/min', max: 300 },
+  { field: 'rr', type: 'respiratory_rate', unit: 'count/min', max: 100 },
+];
+
+function sleepSeries(seg: Json, body: Json): NormalizedRecord[] {
+  const m = modelOf(seg.model ?? body.model);
+  const p = withingsProvenance(m.device, m.bodyWorn);
+  const out: NormalizedRecord[] = [];
+  for (const s of SERIES) {
+    const series = seg[s.field];
+    if (series === undefined || series === null) continue;
+    if (!isObject(series)) throw new RecordError(`${s.field} is not an object of epoch seconds to values`);
+    for (const [epoch, v] of Object.entries(series)) {
+      const at = epochSeconds(/^\d+$/.test(epoch) ? Number(epoch) : epoch, `${s.field} key`);
+      const value = optionalNumber(v, `${s.field}[${epoch}]`);
+      if (!value) continue;
+      if (value < 0 || value > s.max) throw new RecordError(`${s.field}[${epoch}] ${value} is not a plausible ${s.type}`);
+      out.push(quantity(p, { external_id: `sleep${s.field}-${epoch}`, type: s.type, value, unit: s.unit, start: at, end: at, metadata: { timezone: null, context: 'sleep' } }));
+    }
+  }
+  return out;
 }
 
 /** `get` states: 0 awake, 1 light, 2 deep, 3 REM, 4 entered by hand, 5 unspecified. */

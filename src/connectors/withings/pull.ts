@@ -73,7 +73,7 @@ async function* pull(ctx: PullContext): AsyncIterable<PulledPayload> {
         if (!isObject(night) || typeof night.startdate !== 'number' || typeof night.enddate !== 'number' || night.enddate <= night.startdate) continue;
         // `get` answers at most 24 hours at once; a night is shorter.
         const to = Math.min(night.enddate, night.startdate + 86_400);
-        for await (const s of pages(ctx, 'sleep', { path: '/v2/sleep', form: { action: 'get', startdate: String(night.startdate), enddate: String(to) } })) yield s.payload;
+        for await (const s of pages(ctx, 'sleep', { path: '/v2/sleep', form: { action: 'get', startdate: String(night.startdate), enddate: String(to), data_fields: 'hr,rr' } })) yield s.payload;
       }
     }
   }

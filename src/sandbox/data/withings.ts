@@ -203,6 +203,18 @@ function workout(user: string, date: string) {
   };
 }
 
+/** Heart and breathing rates of a segment, one value every 10 minutes, keyed by epoch seconds as `get` sends them. */
+function segmentSeries(user: string, s: Segment, fields: ReadonlySet<string>): Record<string, Record<string, number>> {
+  const r = seeded(user, 'withings-series', s.startdate);
+  const hr: Record<string, number> = {};
+  const rr: Record<string, number> = {};
+  for (let t = s.startdate; t < s.enddate; t += 600) {
+    hr[String(t)] = between(r, s.state === 0 ? 58 : 47, s.state === 0 ? 68 : 60);
+    rr[String(t)] = between(r, 12, 17);
+  }
+  return { ...(fields.has('hr') ? { hr } : {}), ...(fields.has('rr') ? { rr } : {}) };
+}
+
 function page<T>(items: T[], offset: number, key: string, extra: Record<string, unknown> = {}): Answer {
   const slice = items.slice(offset, offset + PAGE);
   const more = offset + PAGE < items.length;
@@ -265,7 +277,10 @@ export const withingsData: DataHandler = ({ method, path, query, form, token, no
     if (from === null || to === null || from >= to) return err(503, 'Invalid Params: startdate and enddate');
     if (to - from > DAY_S) return err(503, 'Invalid Params: the range of get is at most 24 hours');
     const nights = [localDay(from * 1000, ZONE), shiftDate(localDay(from * 1000, ZONE), 1)].map((d) => night(user, d)).filter((n) => n.summary.enddate * 1000 <= nowMs);
-    const series = nights.flatMap((n) => n.segments.filter((s) => s.enddate > from && s.startdate < to).map((s) => ({ ...s, model: 32, model_id: 63 })));
+    const fields = new Set((p.get('data_fields') ?? '').split(','));
+    const series = nights.flatMap((n) =>
+      n.segments.filter((s) => s.enddate > from && s.startdate < to).map((s) => ({ ...s, model: 32, model_id: 63, ...segmentSeries(user, s, fields) })),
+    );
     return ok({ series, model: 32, model_id: 63 });
   }
   return err(2554, `Unknown action ${action ?? '(none)'} for ${path}`);

@@ -92,6 +92,8 @@ describe('Withings activity, sleep and workouts', () => {
     const states = await decode(withingsConnector, 'sleep', answer({ series: [{ startdate: 1_774_821_600, enddate: 1_774_822_500, state: 0, model: 32 }, { startdate: 1_774_822_500, enddate: 1_774_824_300, state: 2, model: 32 }, { startdate: 1_774_824_300, enddate: 1_774_825_000, state: 9 }], model: 32 }));
     expect(states.records.map((r) => r.kind === 'category' && r.value)).toEqual(['awake', 'asleep_deep']);
     expect(states.rejected[0]!.reason).toMatch(/state 9/);
+    const withRates = await decode(withingsConnector, 'sleep', answer({ series: [{ startdate: 1_774_821_600, enddate: 1_774_822_500, state: 1, hr: { '1774821600': 55, '1774822200': 0 }, rr: { '1774821600': 14 } }] }));
+    expect(withRates.records.map((r) => r.kind === 'quantity' ? [r.type, r.value, r.start_date] : r.kind)).toEqual(['category', ['heart_rate', 55, '2026-03-29T22:00:00.000Z'], ['respiratory_rate', 14, '2026-03-29T22:00:00.000Z']]);
   });
 
   it('reads workouts: category to activity, effective duration, 0 heart rate as unknown, manual values only where nothing was measured', async () => {

@@ -40,8 +40,10 @@ describe('Withings pull', () => {
     expect(count((r) => r.kind === 'daily_summary')).toBeGreaterThanOrEqual(14);
     expect(count((r) => r.kind === 'workout')).toBeGreaterThan(2);
     for (const r of records) if (r.kind === 'quantity' && r.type === 'body_mass') expect(r.value).toBeGreaterThan(60);
-    // Every measure lies in the window; nothing after the sandbox's now.
-    for (const r of records) if (r.kind === 'quantity') expect(Date.parse(r.start_date)).toBeLessThan(WINDOW.end.getTime());
+    // Every measure lies in the window (getmeas takes it in Unix seconds).
+    for (const r of records) if (r.kind === 'quantity' && r.metadata.meastype !== undefined) expect(Date.parse(r.start_date)).toBeLessThan(WINDOW.end.getTime());
+    // Sleep stages come with the night's heart and breathing rates (`get` with data_fields=hr,rr).
+    expect(count((r) => r.kind === 'quantity' && r.type === 'respiratory_rate' && r.metadata.context === 'sleep')).toBeGreaterThan(14 * 30);
     const external = records.map((r) => r.external_id);
     expect(new Set(external).size).toBe(external.length);
   });
