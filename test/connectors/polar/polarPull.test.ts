@@ -74,6 +74,16 @@ describe('Polar pull', () => {
     await expect(pull({ dataType: 'sleep' })).rejects.toMatchObject({ kind: 'unavailable' });
   });
 
+  it('registers once: the registration a pull made answers 409 when repeated, and another user’s paths are refused', async () => {
+    await pull({ dataType: 'physical_information' });
+    const post = (path: string, body: unknown) =>
+      fetch(`${sandbox.urls.polar}${path}`, { method: 'POST', headers: { authorization: `Bearer ${grant.accessToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await post('/v3/users', { 'member-id': 'again' })).status).toBe(409);
+    expect((await post('/v3/users', {})).status).toBe(400);
+    const other = await fetch(`${sandbox.urls.polar}/v3/users/1/exercise-transactions`, { method: 'POST', headers: { authorization: `Bearer ${grant.accessToken}` } });
+    expect(other.status).toBe(403);
+  });
+
   it('needs the Polar user id of the token answer', async () => {
     await expect(runPull(sandbox, polarConnector, { accessToken: grant.accessToken, providerUserId: null, window: WINDOW })).rejects.toThrow(/x_user_id/);
   });
