@@ -4,7 +4,6 @@ import type { DeviceParser } from '../../commands/ingestion/records.js';
 import type { UploadAccepted } from '../../commands/ingestion/upload.js';
 import { loadState } from '../../commands/shared/commandHandler.js';
 import { userState, userStream } from '../../commands/users/user.js';
-import { uploadState } from '../../commands/ingestion/upload.js';
 import { DataKeyDestroyedError, type DataKeys } from '../crypto/dataKeys.js';
 import { isSealedBytes, openBytes } from '../crypto/payloadCipher.js';
 import { eventSealer } from '../crypto/recordSealing.js';
@@ -16,8 +15,11 @@ import { EtlCancelledError, runEtlJob } from './runEtlJob.js';
 export type EtlTask = {
   jobStream: string;
   upload: UploadAccepted['data'];
-  /** The claim's attempt: once the job stream shows a later one, another worker took the job over. */
-  attempt?: number;
+  /**
+   * Revision of the claim's `etl.job_started` on the job stream: once the stream shows a later
+   * claim, another worker took the job over (attempt numbers repeat across take-overs).
+   */
+  claimRevision?: number;
 };
 
 /** What a run ends with; a failure is thrown. */
@@ -37,8 +39,11 @@ export async function runEtlTask(deps: EtlTaskDeps, task: EtlTask): Promise<EtlR
   if (!parser) throw new Error(`no parser for ${upload.provider}`);
   const generation = upload.key_generation ?? 0;
   const userGone = async () => (await loadState(deps.eventStore, userStream(upload.user_id), userState)).state.status !== 'active';
-  const takenOver = async () =>
-    task.attempt !== undefined && (await loadState(deps.eventStore, task.jobStream, uploadState)).state.attempt !== task.attempt;
+  const takenOver = async () => {
+    if (task.claimRevision === undefined) return false;
+    const later = await deps.eventStore.readStream(task.jobStream, { fromRevision: task.claimRevision + 1 });
+    return later.some((e) => e.type === 'etl.job_started');
+  };
   const erased = async () => {
     // Checked before every append: a run whose job was taken over stops without appending more.
     if (await takenOver()) return true;

@@ -157,7 +157,7 @@ export class EtlWorker {
         return;
       }
       const started = Date.now();
-      const outcome = await this.runner.run({ jobStream: claim.stream, upload, attempt: claim.state.attempt });
+      const outcome = await this.runner.run({ jobStream: claim.stream, upload, claimRevision: claim.revision });
       if (lost()) {
         log?.warn('etl job lease lost while it ran; leaving the job to the worker that took it');
         return;
