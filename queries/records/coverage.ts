@@ -1,3 +1,5 @@
+import { UNFINISHED } from '../../commands/sync/syncRun.js';
+import { SYNC_RUNS } from '../../projections/sync/syncRunsProjection.js';
 import type { Filter, ReadStore } from '../../src/readstore/readStore.js';
 import { REJECTED_RECORDS } from '../../projections/ingestion/rejectedRecordsProjection.js';
 import { SAMPLE_ROLLUPS } from '../../projections/records/sampleRollups/dayRollup.js';
@@ -20,8 +22,8 @@ import type { Window } from './window.js';
  *   listed with `records: 0`, since it matched and was synced. `last_synced_at` is the latest
  *   `ingested_at` of the provider's records of that day in either view;
  * - `pending_jobs` and `parked_jobs` take the provider filter (not the dates: a job has no day);
- *   `rejected_records` counts every provider and day (spec). Provider pulls do not exist yet, so
- *   pending_jobs counts ETL jobs only;
+ *   `rejected_records` counts every provider and day (spec). pending_jobs counts ETL jobs and
+ *   provider pulls (sync runs queued, running, or waiting for a retry or a rate limit);
  * - a "day" of the 10000-day limit is one entry of `days` (one provider, one date).
  */
 export const MAX_COVERAGE_DAYS = 10_000;
@@ -151,8 +153,9 @@ export async function coverageReport(
   const collections = opts.collections ?? COVERAGE_COLLECTIONS;
   const providerFilter: Filter = q.provider !== undefined ? { provider: q.provider } : {};
 
-  const [pending, parked, rejected] = await Promise.all([
+  const [pending, pulls, parked, rejected] = await Promise.all([
     readStore.count('etl_jobs', { user_id: q.userId, status: { $in: ['pending', 'running'] }, ...providerFilter }),
+    readStore.count(SYNC_RUNS, { user_id: q.userId, status: { $in: [...UNFINISHED] }, ...providerFilter }),
     readStore.count('etl_jobs', { user_id: q.userId, status: 'parked', ...providerFilter }),
     readStore.count(REJECTED_RECORDS, { user_id: q.userId }),
   ]);
@@ -178,7 +181,7 @@ export async function coverageReport(
   const kept = truncated ? sorted.slice(0, maxDays) : sorted;
 
   return {
-    pending_jobs: pending,
+    pending_jobs: pending + pulls,
     parked_jobs: parked,
     rejected_records: rejected,
     truncated,

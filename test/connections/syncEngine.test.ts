@@ -297,6 +297,10 @@ describe('POST /v1/users/{id}/connections/{provider}/sync (spec "Providers and c
     const { id } = await connectedUser();
     const queued = await t.call('POST', `/v1/users/${id}/connections/oura/sync`, { key: tenant.apiKey });
     expectStatus(queued, 202);
+    // Spec "Coverage report": pending_jobs counts provider pulls pending or running (nothing is stored yet: no ETL job).
+    const pending = async () => ((await t.call('GET', `/v1/users/${id}/coverage`, { key: tenant.apiKey })).json() as { pending_jobs: number }).pending_jobs;
+    await settle();
+    expect(await pending()).toBe(2);
     expectStatus(await t.call('DELETE', `/v1/users/${id}/connections/oura`, { key: tenant.apiKey }), 204);
     const cancelled = await eventually(async () => {
       await settle();
@@ -305,6 +309,7 @@ describe('POST /v1/users/{id}/connections/{provider}/sync (spec "Providers and c
     });
     expect(cancelled.length).toBe(2);
     expect(cancelled.every((r) => r.finished_at !== null)).toBe(true);
+    expect(await pending()).toBe(0);
     expectProblem(await t.call('POST', `/v1/users/${id}/connections/oura/sync`, { key: tenant.apiKey }), 409);
     await drain();
     expect((await runs(id)).data.every((r) => r.status === 'cancelled')).toBe(true);
