@@ -138,19 +138,20 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
  * when it uses the instance's. Remembers whether any matched (for the 401).
  */
 function secretMatcher(ctx: AppContext, secret: string) {
-  const byTenant = new Map<string, boolean>();
+  // Per tenant: the application it connects Garmin with now, when the address's secret is that application's.
+  const byTenant = new Map<string, string | null>();
   let matched = false;
   const matches = async (connections: ConnectionDoc[]): Promise<ConnectionDoc[]> => {
     const out: ConnectionDoc[] = [];
     for (const c of connections) {
-      let ok = byTenant.get(c.tenant_id);
-      if (ok === undefined) {
+      let application = byTenant.get(c.tenant_id);
+      if (application === undefined) {
         const client = await resolveProviderClient(ctx.readStore, ctx.valueSealer, ctx.config.providers, c.tenant_id, garmin.slug);
         const expected = !client ? undefined : client.application === 'instance' ? ctx.config.providers[garmin.slug]?.inboundSecret : client.values.INBOUND_SECRET;
-        ok = sameSecret(secret, expected) && (client?.application === c.application);
-        byTenant.set(c.tenant_id, ok);
+        application = client && sameSecret(secret, expected) ? client.application : null;
+        byTenant.set(c.tenant_id, application);
       }
-      if (ok) {
+      if (application !== null && application === c.application) {
         matched = true;
         out.push(c);
       }

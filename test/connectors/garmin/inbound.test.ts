@@ -160,6 +160,13 @@ describe('Garmin push notifications', () => {
     const sleepAfter = await post(JSON.stringify(garminNotification(garminUser, 'sleeps', { start: new Date('2026-04-02T00:00:00Z'), end: new Date('2026-04-03T00:00:00Z') })));
     expect(await sleepAfter.json()).toMatchObject({ stored: 0, ignored: 1 });
 
+    // Given back at Garmin: the categories are granted again, with Garmin as actor, and sleep is stored again.
+    expect(await pushTo(inbound(), garminPermissionsChange(garminUser, ['ACTIVITY_EXPORT', 'HEALTH_EXPORT'], new Date()))).toBe(200);
+    const again = await t.call('GET', `/v1/users/${userId}/consents/history`, { key: tenant.apiKey, query: { limit: '4' } });
+    expect((again.json() as { data: { action: string; category: string; actor_id: string }[] }).data.map((e) => [e.action, e.actor_id]).sort()).toEqual(Array(4).fill(['granted', 'garmin']));
+    const sleepBack = await post(JSON.stringify(garminNotification(garminUser, 'sleeps', { start: new Date('2026-04-02T00:00:00Z'), end: new Date('2026-04-03T00:00:00Z') })));
+    expect(await sleepBack.json()).toMatchObject({ stored: 1, ignored: 0 });
+
     expect(await pushTo(inbound(), garminDeregistration(garminUser))).toBe(200);
     const connections = await t.call('GET', `/v1/users/${userId}/connections`, { key: tenant.apiKey });
     expect((connections.json() as { data: { provider: string; status: string; health: { reason: string } }[] }).data).toEqual([
