@@ -70,7 +70,13 @@ const ADMIN_NAV = [['admin', 'Admin']] as const;
 function App() {
   const [role, setRole] = useState<Role | null>(currentRole());
   const parts = useHash();
-  if (!role) return <SignIn onSignedIn={(r) => { setRole(r); location.hash = r === 'admin' ? '#/admin' : '#/users'; }} />;
+  // A link into the console (the demo start prints one) survives the sign-in when the key's role may open it.
+  const signedIn = (r: Role) => {
+    setRole(r);
+    const fits = r === 'admin' ? parts[0] === 'admin' : TENANT_NAV.some(([id]) => id === parts[0]);
+    if (!fits) location.hash = r === 'admin' ? '#/admin' : '#/users';
+  };
+  if (!role) return <SignIn onSignedIn={signedIn} />;
   const nav = role === 'admin' ? ADMIN_NAV : TENANT_NAV;
   const section = parts[0] ?? nav[0][0];
   let page;

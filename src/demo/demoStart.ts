@@ -47,6 +47,10 @@ export async function setUpDemo(ctx: AppContext, baseUrl: string, now = new Date
     '',
     `  ${curl}`,
     '',
+    'The same user in the operator console (sign in with the API key):',
+    '',
+    `  ${baseUrl}/console/#/users/${mix.user.id}`,
+    '',
   ];
   return lines.join('\n');
 }

@@ -100,8 +100,11 @@ if (!chromiumAvailable) {
 
     it('a demo user: heatmap, statistics (merged against every source, both time zones), hypnogram and health badges hold what the API answers', async () => {
       const { page, errors } = await openPage(browser);
-      await signIn(page, tenant.apiKey);
+      // A link into the console (as the demo start prints) opens its page once signed in.
       await page.goto(`${base}/console/#/users/${demoUserId}`);
+      await page.getByLabel('API key').fill(tenant.apiKey);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { level: 1, name: 'demo-user' }).waitFor();
       // The demo user has 7 days; a 14-day window shows them with a few empty days around.
       await page.getByRole('button', { name: '14 days' }).click();
       const start = await page.getByLabel('From', { exact: true }).inputValue();
