@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { allPages, api, enc, get, type Page } from '../api.js';
+import { OutcomeLine, useAction } from '../components/Action.js';
 import { Loadable } from '../components/Status.js';
 import type { ApiKey, AuditEntry, Tenant } from '../types.js';
 import { fmtTime, useAsync } from '../util.js';
@@ -77,15 +78,7 @@ function TenantKeys({ tenantId, name }: { tenantId: string; name: string }) {
   const base = `/v1/admin/tenants/${enc(tenantId)}/api-keys`;
   const keys = useAsync(() => get<{ data: ApiKey[] }>(base), [tenantId]);
   const [issued, setIssued] = useState<string | null>(null);
-  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
-  const act = async (what: () => Promise<string>) => {
-    try {
-      setMessage({ ok: true, text: await what() });
-      keys.reload();
-    } catch (err) {
-      setMessage({ ok: false, text: err instanceof Error ? err.message : String(err) });
-    }
-  };
+  const { outcome, act } = useAction(keys.reload);
   return (
     <section aria-labelledby="keys-h" class="card">
       <h2 id="keys-h">API keys of {name}</h2>
@@ -118,7 +111,7 @@ function TenantKeys({ tenantId, name }: { tenantId: string; name: string }) {
       <button type="button" onClick={() => void act(async () => { const k = await api<{ id: string; api_key: string }>('POST', base); setIssued(k.api_key); return `Key ${k.id} issued.`; })}>
         Issue a key
       </button>
-      {message && <p role={message.ok ? 'status' : 'alert'} class={message.ok ? 'ok-text' : 'error'}>{message.text}</p>}
+      <OutcomeLine outcome={outcome} />
       {issued && <ShownOnce label="New API key" secret={issued} />}
     </section>
   );

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, allPages, enc, get, type Page } from '../api.js';
+import { OutcomeLine, useAction } from '../components/Action.js';
 import { Badge, Loadable } from '../components/Status.js';
 import { UserPicker } from '../components/UserPicker.js';
 import type { EtlJob, RejectedRecord, SyncRun } from '../types.js';
@@ -32,16 +33,12 @@ function EtlJobs() {
   const [status, setStatus] = useState<(typeof STATUSES)[number]>('parked');
   const [cursor, setCursor] = useState<string | undefined>(undefined);
   const jobs = useAsync(() => get<Page<EtlJob>>('/v1/pipeline/etl-jobs', { status, cursor, limit: 50 }), [status, cursor]);
-  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
-  const retry = async (job: EtlJob) => {
-    try {
+  const { outcome, act } = useAction(jobs.reload);
+  const retry = (job: EtlJob) =>
+    act(async () => {
       const after = await api<EtlJob>('POST', `/v1/pipeline/etl-jobs/${job.id}/retry`);
-      setMessage({ ok: true, text: `Job ${after.id} is ${after.status} again.` });
-      jobs.reload();
-    } catch (err) {
-      setMessage({ ok: false, text: err instanceof Error ? err.message : String(err) });
-    }
-  };
+      return `Job ${after.id} is ${after.status} again.`;
+    });
   return (
     <section aria-labelledby="etl-h" class="card">
       <h2 id="etl-h">ETL jobs</h2>
@@ -52,7 +49,7 @@ function EtlJobs() {
           </button>
         ))}
       </div>
-      {message && <p role={message.ok ? 'status' : 'alert'} class={message.ok ? 'ok-text' : 'error'}>{message.text}</p>}
+      <OutcomeLine outcome={outcome} />
       <Loadable state={jobs} label="ETL jobs">
         {(page) =>
           page.data.length === 0 ? (

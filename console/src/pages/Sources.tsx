@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { QUANTITY_CATALOG } from '../../../src/catalog/quantityCatalog.js';
 import { api, enc, get } from '../api.js';
+import { OutcomeLine, useAction } from '../components/Action.js';
 import { Loadable } from '../components/Status.js';
 import { UserPicker } from '../components/UserPicker.js';
 import type { Page } from '../api.js';
@@ -30,7 +31,7 @@ function SourcesEditor({ userId }: { userId: string }) {
     return [...new Set(stats.flatMap((s) => s?.buckets.map((b) => b.source || b.provider) ?? []))].sort();
   }, [userId]);
   const [draft, setDraft] = useState<Record<string, string[]> | null>(null);
-  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const { outcome, act, clear } = useAction();
   const [newKey, setNewKey] = useState('heart_rate');
   const [addTo, setAddTo] = useState<Record<string, string>>({});
   const [version, setVersion] = useState(0);
@@ -42,7 +43,7 @@ function SourcesEditor({ userId }: { userId: string }) {
     const d = structuredClone(draft ?? {});
     f(d);
     setDraft(d);
-    setMessage(null);
+    clear();
   };
   const move = (key: string, i: number, by: number) =>
     update((d) => {
@@ -53,17 +54,14 @@ function SourcesEditor({ userId }: { userId: string }) {
   // Keys without an order yet; the choice falls back to the first of them once its key has one.
   const freeKeys = KEYS.filter((k) => !draft?.[k]);
   const chosenKey = freeKeys.includes(newKey) ? newKey : (freeKeys[0] ?? '');
-  const save = async () => {
-    try {
+  const save = () =>
+    act(async () => {
       const answer = await api<Priorities>('PUT', `${base}/source-priorities`, { priorities: draft ?? {} });
       setDraft(structuredClone(answer.priorities));
-      setMessage({ ok: true, text: `Saved at ${fmtTime(answer.updated_at)}; the merged view uses it from now on.` });
       saved.reload();
       setVersion((v) => v + 1);
-    } catch (err) {
-      setMessage({ ok: false, text: err instanceof Error ? err.message : String(err) });
-    }
-  };
+      return `Saved at ${fmtTime(answer.updated_at)}; the merged view uses it from now on.`;
+    });
 
   return (
     <Loadable state={saved} label="the source order">
@@ -123,9 +121,9 @@ function SourcesEditor({ userId }: { userId: string }) {
           </form>
           <p>
             <button type="button" onClick={save}>Save order (PUT)</button>{' '}
-            <button type="button" class="secondary" onClick={() => { setDraft(structuredClone(s.priorities)); setMessage(null); }}>Discard changes</button>
+            <button type="button" class="secondary" onClick={() => { setDraft(structuredClone(s.priorities)); clear(); }}>Discard changes</button>
           </p>
-          {message && <p role={message.ok ? 'status' : 'alert'} class={message.ok ? 'ok-text' : 'error'}>{message.text}</p>}
+          <OutcomeLine outcome={outcome} />
           <MergedPreview base={base} version={version} />
         </div>
       )}

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, enc, get, type Page } from '../api.js';
+import { OutcomeLine, useAction } from '../components/Action.js';
 import { Badge, Loadable } from '../components/Status.js';
 import type { Delivery, Webhook } from '../types.js';
 import { fmtTime, useAsync } from '../util.js';
@@ -60,16 +61,8 @@ function Deliveries({ webhookId }: { webhookId: string }) {
   const [status, setStatus] = useState('');
   const [cursor, setCursor] = useState<string | undefined>(undefined);
   const deliveries = useAsync(() => get<Page<Delivery>>(`${base}/deliveries`, { status, cursor, limit: 50 }), [webhookId, status, cursor]);
-  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
   const [since, setSince] = useState(() => new Date(Date.now() - 86_400_000).toISOString().slice(0, 16));
-  const act = async (what: () => Promise<string>) => {
-    try {
-      setMessage({ ok: true, text: await what() });
-      deliveries.reload();
-    } catch (err) {
-      setMessage({ ok: false, text: err instanceof Error ? err.message : String(err) });
-    }
-  };
+  const { outcome, act } = useAction(deliveries.reload);
   return (
     <section aria-labelledby="deliveries-h" class="card">
       <h2 id="deliveries-h">Deliveries</h2>
@@ -93,7 +86,7 @@ function Deliveries({ webhookId }: { webhookId: string }) {
           Send test event
         </button>
       </div>
-      {message && <p role={message.ok ? 'status' : 'alert'} class={message.ok ? 'ok-text' : 'error'}>{message.text}</p>}
+      <OutcomeLine outcome={outcome} />
       <Loadable state={deliveries} label="deliveries">
         {(page) =>
           page.data.length === 0 ? (
