@@ -1,5 +1,5 @@
 import { PROVIDER_DATA_ERASED, USER_ERASED, type ProviderDataErased, type UserErased } from '../../commands/deletions/erasureEvents.js';
-import { TRIGGER_PRIORITY, type SyncRunEvent, type SyncRunStatus, type SyncTrigger } from '../../commands/sync/syncRun.js';
+import { SYNC_RUN_EVENT_TYPES, TRIGGER_PRIORITY, type SyncRunEvent, type SyncRunStatus, type SyncTrigger } from '../../commands/sync/syncRun.js';
 import { defineProjection } from '../../src/projector/projection.js';
 
 /** One sync run as GET …/sync-runs answers it, plus what the sync worker finds due runs by. */
@@ -41,17 +41,7 @@ export const syncRunsProjection = defineProjection<SyncRunEvent | UserErased | P
       columns: ['lease_until', 'tenant_id', 'trigger'],
     },
   ],
-  eventTypes: [
-    'sync.run_queued',
-    'sync.run_started',
-    'sync.run_lease_renewed',
-    'sync.run_attempt_failed',
-    'sync.run_succeeded',
-    'sync.run_failed',
-    'sync.run_cancelled',
-    USER_ERASED,
-    PROVIDER_DATA_ERASED,
-  ],
+  eventTypes: [...SYNC_RUN_EVENT_TYPES, USER_ERASED, PROVIDER_DATA_ERASED],
   evolve: (event) => {
     const id = event.streamName;
     const update = (set: Record<string, unknown>, inc?: Record<string, number>) => [{ op: 'update' as const, collection: SYNC_RUNS, id, set, ...(inc ? { inc } : {}) }];

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { claimSyncRun } from '../../commands/sync/syncRunTransitions.js';
 import { SYNC_RUNS, type SyncRunDoc } from '../../projections/sync/syncRunsProjection.js';
+import type { SyncRunView } from '../../queries/sync/listSyncRuns.js';
 import { SyncWorker } from '../../src/connectors/sync/syncWorker.js';
 import { DEFAULT_SYNC_SETTINGS, type SyncSettings } from '../../src/connectors/sync/syncSchedule.js';
 import { SANDBOX_CLIENTS } from '../../src/sandbox/sandboxClients.js';
@@ -17,22 +18,7 @@ import { plan, testConnector, testData } from './syncTestConnector.js';
  * the sync engine is the test's, and the worker runs only when the test says (`runDue`).
  */
 
-type Run = {
-  id: number;
-  provider: string;
-  trigger: string;
-  status: string;
-  data_type: string | null;
-  window_start: string;
-  window_end: string;
-  attempts: number;
-  objects_stored: number | null;
-  error: string | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  next_attempt_at: string | null;
-};
+type Run = SyncRunView;
 type Conn = { provider: string; status: string; last_sync_at: string | null; initial_backfill_at: string | null; health: { healthy: boolean; reason: string | null; action: string | null; retry_at: string | null } };
 
 const settings: Partial<SyncSettings> = { retryBaseMs: 60_000, leaseMs: 60_000, maxAttempts: 3, intervalMs: 7 * 86_400_000, backfillDays: 30 };
