@@ -121,9 +121,9 @@ if (!chromiumAvailable) {
         expect(Number(await page.locator(`[data-testid=coverage-counts] [data-field=${f}]`).textContent())).toBe(coverage[f]);
       }
 
-      const checkStats = async (tz: string) => {
-        await page.waitForSelector(`[data-testid=metric-chart][data-tz="${tz}"] [data-testid=stats-table] tbody tr`, { state: 'attached' });
-        const q = { type: 'heart_rate', start, end, interval: 'day', tz };
+      const checkStats = async (tz: string, interval: 'day' | 'hour') => {
+        await page.waitForSelector(`[data-testid=metric-chart][data-tz="${tz}"][data-interval="${interval}"] [data-testid=stats-table] tbody tr`, { state: 'attached' });
+        const q = { type: 'heart_rate', start, end, interval, tz };
         const merged = await api<Stats>(`${prefix}/samples/stats`, { ...q, view: 'merged' });
         const all = await api<Stats>(`${prefix}/samples/stats`, { ...q, view: 'all' });
         const rows = await page.$$eval('[data-testid=stats-table] tbody tr', (trs) =>
@@ -139,14 +139,19 @@ if (!chromiumAvailable) {
         for (const b of merged.buckets) {
           const row = rows.find((r) => r.start === b.start)!;
           expect(row.winner).toContain(seriesKey(b));
-          if (merged.buckets.filter((m) => m.start === b.start).length === 1) expect(Number(row.merged)).toBe(b.avg);
+          // One merged row: its avg as answered; a winner change inside the bucket: the rows' count-weighted mean.
+          const rowsOfBucket = merged.buckets.filter((m) => m.start === b.start);
+          if (rowsOfBucket.length === 1) expect(Number(row.merged)).toBe(b.avg);
+          else expect(Number(row.merged)).toBeCloseTo(rowsOfBucket.reduce((s, m) => s + m.sum, 0) / rowsOfBucket.reduce((s, m) => s + m.count, 0), 9);
         }
         for (const b of all.buckets) expect(rows.find((r) => r.start === b.start)!.sources[seriesKey(b)]).toEqual([String(b.avg), String(b.count)]);
       };
-      await checkStats('UTC');
+      await checkStats('UTC', 'day');
       await shot(page, 'user');
       await page.getByLabel('Time zone', { exact: true }).selectOption('Asia/Tokyo');
-      await checkStats('Asia/Tokyo');
+      await checkStats('Asia/Tokyo', 'day');
+      await page.getByLabel('Interval', { exact: true }).selectOption('hour');
+      await checkStats('Asia/Tokyo', 'hour');
 
       await page.waitForSelector('[data-testid=hypnogram]');
       const sessionId = await page.locator('[data-testid=sleep-summary]').getAttribute('data-session-id');
@@ -219,6 +224,15 @@ if (!chromiumAvailable) {
       const deliveries = await api<{ data: { id: number; attempts: number }[] }>(`/v1/webhooks/${hookId}/deliveries`);
       const shown = await page.$$eval('[data-testid=deliveries] li[data-delivery-id]', (lis) => lis.map((li) => Number(li.getAttribute('data-delivery-id'))));
       expect(shown).toEqual(deliveries.data.map((d) => d.id).slice(0, shown.length));
+      // One click replays a delivery: a new delivery of the same event, replay_of naming the first.
+      const original = shown[shown.length - 1]!;
+      await page.getByRole('button', { name: `Replay delivery ${original}` }).click();
+      const replayed = Number(/Replayed as delivery (\d+)\./.exec((await page.getByText(/^Replayed as delivery/).textContent())!)![1]);
+      const replay = await api<{ replay_of: number | null; event_id: string }>(`/v1/webhooks/${hookId}/deliveries/${replayed}`);
+      const first = await api<{ event_id: string }>(`/v1/webhooks/${hookId}/deliveries/${original}`);
+      expect(replay.replay_of).toBe(original);
+      expect(replay.event_id).toBe(first.event_id);
+      await page.waitForSelector(`[data-testid=deliveries] li[data-delivery-id="${replayed}"]`);
       await shot(page, 'webhooks');
       expect(errors).toEqual([]);
     });
