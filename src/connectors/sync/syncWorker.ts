@@ -16,6 +16,8 @@ export type SyncWorkerOptions = PullDeps & {
   takeOverRunningAtStart?: boolean;
   /** Waits until the sync_runs read model holds the log up to `position` (runs just scheduled are then found). */
   settleRuns?: (position: number) => Promise<void>;
+  /** How often polling looks for connections whose scheduled pull is due (default a minute; `runDue` always does). */
+  scheduleEveryMs?: number;
   /** Queue scheduled runs in this process (default true). */
   schedule?: boolean;
 };
@@ -33,6 +35,7 @@ export class SyncWorker {
   private readonly running = new Map<string, Promise<PullOutcome>>();
   private readonly loop: PollLoop;
   private takeOver: boolean;
+  private lastScheduled = 0;
 
   constructor(private readonly o: SyncWorkerOptions) {
     this.takeOver = o.takeOverRunningAtStart ?? false;
@@ -69,17 +72,20 @@ export class SyncWorker {
 
   /** One pass: queue scheduled runs, claim what is due, and wait for those pulls to end (tests drive it with their own clock). */
   async runDue(): Promise<PullOutcome[]> {
-    const started = await this.claimDue();
+    const started = await this.claimDue(true);
     return Promise.all(started);
   }
 
   private async poll(): Promise<void> {
-    await this.claimDue();
+    await this.claimDue(false);
   }
 
-  private async claimDue(): Promise<Promise<PullOutcome>[]> {
+  private async claimDue(scheduleNow: boolean): Promise<Promise<PullOutcome>[]> {
     const now = this.o.now();
-    if (this.o.schedule !== false) {
+    // Slots are an interval long: looking for due ones once a minute is enough, and spares the read store.
+    const scheduleDue = scheduleNow || now.getTime() - this.lastScheduled >= (this.o.scheduleEveryMs ?? 60_000);
+    if (this.o.schedule !== false && scheduleDue) {
+      this.lastScheduled = now.getTime();
       const scheduled = await scheduleDueRuns(this.o, now);
       if (scheduled > 0) await this.o.settleRuns?.(scheduled);
     }
