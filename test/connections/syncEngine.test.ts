@@ -21,7 +21,7 @@ import { plan, testConnector, testData } from './syncTestConnector.js';
 type Run = SyncRunView;
 type Conn = { provider: string; status: string; last_sync_at: string | null; initial_backfill_at: string | null; health: { healthy: boolean; reason: string | null; action: string | null; retry_at: string | null } };
 
-const settings: Partial<SyncSettings> = { retryBaseMs: 60_000, leaseMs: 60_000, maxAttempts: 3, intervalMs: 7 * 86_400_000, backfillDays: 30 };
+const settings: Partial<SyncSettings> = { retryBaseMs: 60_000, leaseMs: 60_000, maxAttempts: 3, callTimeoutMs: 300, intervalMs: 7 * 86_400_000, backfillDays: 30 };
 // Scheduled pulls are tested in syncSchedule.test.ts: here the interval is long, so the clock moves of these tests schedule nothing.
 
 let sandbox: Sandbox;
@@ -200,6 +200,18 @@ describe('failed attempts (spec "Sync run": retrying, rate_limited, failed)', ()
     await receiver.waitFor((all) => all.some((r) => (r.verified as { type?: string; data?: { user_id?: string } } | null)?.data?.user_id === id && (r.verified as { type: string }).type === 'sync.failed'));
     const failed = receiver.at('/sync').map((r) => r.verified as { type: string; data: Record<string, unknown> }).find((e) => e.type === 'sync.failed' && e.data.user_id === id);
     expect(failed!.data).toMatchObject({ provider: 'oura', reason: 'pull_failed', consecutive_failures: 3, sync_run_id: run!.id });
+  });
+
+  it('a provider that does not answer in time: the attempt is retrying, and the next one succeeds', async () => {
+    const { id } = await connectedUser();
+    sandbox.failures.fail('oura', 'timeout');
+    expect(await runDue()).toEqual(['retrying']);
+    const [run] = (await runs(id)).data;
+    expect(run).toMatchObject({ status: 'retrying', attempts: 1 });
+    expect(run!.error).toContain('time-out');
+    offsetMs += 61_000;
+    await drain();
+    expect((await runs(id)).data[0]).toMatchObject({ status: 'succeeded', attempts: 1, objects_stored: 3 });
   });
 
   it('a refused grant fails the run at once and sends the connection to needs_reauth with action reconnect', async () => {

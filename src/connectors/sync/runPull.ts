@@ -72,7 +72,7 @@ export async function runPull(deps: PullDeps, hold: PullHold): Promise<PullOutco
     const ctx: PullContext = {
       window: { start: new Date(q.window_start), end: new Date(q.window_end) },
       dataType: q.data_type,
-      http: providerHttp({ provider, baseUrl: client.baseUrl, origins: connector.origins, accessToken: () => tokens.accessToken(), signal: hold.signal }),
+      http: providerHttp({ provider, baseUrl: client.baseUrl, origins: connector.origins, accessToken: () => tokens.accessToken(), signal: hold.signal, timeoutMs: deps.settings.callTimeoutMs }),
       providerUserId: tokens.providerUserId(),
       scopes: connection?.scopes ?? [],
       signal: hold.signal,

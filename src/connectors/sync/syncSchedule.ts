@@ -13,6 +13,8 @@ export type SyncSettings = {
   retryBaseMs: number;
   /** A claim holds the run this long; the worker renews it every third of it while it pulls. */
   leaseMs: number;
+  /** A provider call not answered within this is a time-out (`unavailable`: the attempt is retried). */
+  callTimeoutMs?: number;
 };
 
 export const DEFAULT_SYNC_SETTINGS: SyncSettings = { intervalMs: 60 * 60_000, backfillDays: 30, maxAttempts: 5, retryBaseMs: 60_000, leaseMs: 2 * 60_000 };
