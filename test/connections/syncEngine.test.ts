@@ -355,6 +355,11 @@ describe('GET /v1/users/{id}/sync-runs (spec "Providers and connections")', () =
     expectProblem(await t.call('GET', `/v1/users/${id}/sync-runs/abc`, { key: tenant.apiKey }), 400);
     expectProblem(await t.call('GET', `/v1/users/${id}/sync-runs`, { key: tenant.apiKey, query: { cursor: 'garbage' } }), 400);
     expectProblem(await t.call('GET', `/v1/users/${id}/sync-runs`, { key: tenant.apiKey, query: { limit: '0' } }), 400);
+    // The admin mirror: the manual run already queued is answered (200), its Location under the admin routes.
+    const adminSync = await t.call('POST', `/v1/admin/tenants/${tenant.id}/users/${id}/connections/oura/sync`, { key: t.adminKey });
+    expectStatus(adminSync, 200);
+    expect(adminSync.headers.location).toBe(`/v1/admin/tenants/${tenant.id}/users/${id}/sync-runs/${page1.data[0]!.id}`);
+    expectStatus(await t.call('GET', adminSync.headers.location as string, { key: t.adminKey }), 200);
     // The admin mirror answers the same list.
     const admin = await t.call('GET', `/v1/admin/tenants/${tenant.id}/users/${id}/sync-runs`, { key: t.adminKey });
     expectStatus(admin, 200);

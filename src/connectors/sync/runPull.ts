@@ -117,7 +117,13 @@ export async function runPull(deps: PullDeps, hold: PullHold): Promise<PullOutco
       await cancelSyncRun(deps.eventStore, hold.current().stream, `the connection is ${err.status}`, deps.now());
       return 'cancelled';
     }
-    return recordFailure(deps, hold, err, finish);
+    try {
+      return await recordFailure(deps, hold, err, finish);
+    } catch (e) {
+      // Cancelled or taken over while the failure was being recorded: not this worker's to record.
+      if (e instanceof LeaseLostError) return 'lost';
+      throw e;
+    }
   }
 }
 
