@@ -176,6 +176,18 @@ describe('failed attempts (spec "Sync run": retrying, rate_limited, failed)', ()
     offsetMs += 121_000;
     await drain();
     expect((await runs(id)).data[0]).toMatchObject({ status: 'succeeded', attempts: 1, objects_stored: 3 });
+    // Both changes of health are announced: rate limited (wait), then healthy again.
+    const health = () =>
+      receiver
+        .at('/sync')
+        .map((r) => r.verified as { type: string; data: Record<string, unknown> } | null)
+        .filter((e) => e?.type === 'connection.health_changed' && e.data.user_id === id)
+        .map((e) => e!.data);
+    await receiver.waitFor(() => health().length >= 2);
+    expect(health()).toEqual([
+      expect.objectContaining({ provider: 'oura', healthy: false, reason: 'rate_limited', action: 'wait', retry_at: run!.next_attempt_at, previous_reason: null }),
+      expect.objectContaining({ provider: 'oura', healthy: true, reason: null, action: null, previous_reason: 'rate_limited', broken_since: expect.any(String) }),
+    ]);
   });
 
   it('a provider unavailable on every attempt: retrying with growing waits, then failed after the last attempt, with sync.failed delivered', async () => {
