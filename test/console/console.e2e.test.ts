@@ -4,6 +4,10 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleAssetsDir } from '../../src/server/routes/console.js';
+import { SANDBOX_CLIENTS } from '../../src/sandbox/sandboxClients.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
+import { connectThroughSandbox } from '../connections/consentFlow.js';
+import { eventually } from '../webhooks/receiver.js';
 import { FIXTURE_A_NDJSON, postUpload, requestFor, waitForEtl } from '../ingest/uploadHelpers.js';
 import { chromiumAvailable, chromiumMissing, launchChromium, openPage } from '../support/chromium.js';
 import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
@@ -25,6 +29,7 @@ if (!chromiumAvailable) {
   it.skip(`console end-to-end: ${chromiumMissing}`, () => {});
 } else {
   let t: TestApp;
+  let sandbox: Sandbox;
   let tenant: TenantHandle;
   let base: string;
   let browser: Browser;
@@ -53,7 +58,12 @@ if (!chromiumAvailable) {
   beforeAll(async () => {
     // A clean clone has built assets after `npm ci` (prepare); a checkout that skipped it builds here.
     if (!consoleAssetsDir()) execFileSync('npm', ['run', '-s', 'build:console'], { stdio: 'inherit' });
-    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+    sandbox = await startSandbox();
+    // Pulls run when the test says (syncPolling off), so the sync runs the page shows stand still.
+    t = await startTestApp(
+      { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', OURA_BASE_URL: sandbox.urls.oura!, OURA_CLIENT_ID: SANDBOX_CLIENTS.oura!.id, OURA_CLIENT_SECRET: SANDBOX_CLIENTS.oura!.secret },
+      { syncPolling: false },
+    );
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     tenant = await t.createTenant('console');
     const demo = await t.call('POST', `/v1/admin/tenants/${tenant.id}/demo-user`, { key: t.adminKey, body: { persona: 'mix', days: 7 } });
@@ -65,6 +75,15 @@ if (!chromiumAvailable) {
     const token = await t.mintToken(tenant.apiKey, uploader.id, { scopes: ['upload'] });
     const payload = gzipSync(`${FIXTURE_A_NDJSON.trimEnd()}\n{"kind":"quantity","this line":"is not a record"}\n`);
     expectStatus(await postUpload(t, 'device-a', token.token, 'console-e2e', requestFor('device-a', payload)), 202);
+    // The same user connects Oura through the sandbox: its backfill pull runs to the end.
+    expectStatus((await connectThroughSandbox(t, tenant.apiKey, uploader.id, 'oura')).callback, 200);
+    // The connection's reactor queues the backfill on its own time: wait for it, then run it out.
+    await eventually(async () => {
+      await t.ctx.settle();
+      return (await api<{ data: unknown[] }>(`/v1/users/${uploader.id}/sync-runs`)).data.length > 0;
+    });
+    for (let pass = 0; pass < 20 && (await t.ctx.sync.runDue()).length > 0; pass++) await t.ctx.settle();
+    await t.ctx.settle();
     await waitForEtl(t, tenant.apiKey, demoUserId);
     await waitForEtl(t, tenant.apiKey, uploader.id);
     browser = await launchChromium();
@@ -72,6 +91,7 @@ if (!chromiumAvailable) {
   afterAll(async () => {
     await browser?.close();
     await t?.close();
+    await sandbox?.close();
   });
 
   describe('console', () => {
@@ -175,14 +195,21 @@ if (!chromiumAvailable) {
       // The fixture's records are from 2026-11-01: the window is set by hand.
       await page.getByLabel('From', { exact: true }).fill('2026-10-28');
       await page.getByLabel('To (excluded)', { exact: true }).fill('2026-11-04');
+      // The uploaded run has a route (Oura's workouts from the sandbox have none): choose it in the table.
+      const workouts = await api<{ data: { id: number; provider: string }[] }>(`/v1/users/${uploadUserId}/workouts`, { start: '2026-10-28', end: '2026-11-04' });
+      const run = workouts.data.find((w) => w.provider === 'device-a')!;
+      await page.locator(`[data-testid=workouts-table] tr[data-workout-id="${run.id}"] button`).click();
       await page.waitForSelector('[data-testid=route]');
-      const workouts = await api<{ data: { id: number }[] }>(`/v1/users/${uploadUserId}/workouts`, { start: '2026-10-28', end: '2026-11-04' });
-      const last = workouts.data[workouts.data.length - 1]!;
-      const points = await api<{ data: unknown[] }>(`/v1/users/${uploadUserId}/workouts/${last.id}/route`, { limit: '1000' });
+      const points = await api<{ data: unknown[] }>(`/v1/users/${uploadUserId}/workouts/${run.id}/route`, { limit: '1000' });
       expect(points.data.length).toBeGreaterThan(1);
       expect(Number(await page.locator('[data-testid=route]').getAttribute('data-points'))).toBe(points.data.length);
       const drawn = await page.locator('[data-testid=route] polyline').getAttribute('points');
       expect(drawn!.trim().split(/\s+/)).toHaveLength(points.data.length);
+      // The Oura connection's health as the connections route answers it.
+      const oura = (await api<{ data: { provider: string; status: string; health: { healthy: boolean } }[] }>(`/v1/users/${uploadUserId}/connections`)).data.find((c) => c.provider === 'oura')!;
+      const cell = await page.locator('[data-testid=health-table] tr[data-provider=oura] [data-field=connection]').textContent();
+      expect(cell).toContain(oura.status);
+      expect(cell).toContain(oura.health.healthy ? 'healthy' : '');
       await shot(page, 'user-workout');
 
       await page.goto(`${base}/console/#/pipeline/${uploadUserId}`);
@@ -190,10 +217,21 @@ if (!chromiumAvailable) {
       expect(rejected.data.length).toBeGreaterThan(0);
       await page.waitForSelector('[data-testid=rejected-table] tbody tr');
       expect(await page.locator('[data-testid=rejected-table] tbody tr').count()).toBe(rejected.data.length);
-      const syncRuns = await t.call('GET', `/v1/users/${uploadUserId}/sync-runs`, { key: tenant.apiKey });
-      if (syncRuns.statusCode === 404) await page.getByTestId('sync-runs-unavailable').waitFor();
-      else await page.getByRole('heading', { name: 'Sync runs', exact: true }).waitFor();
+      // Sync runs per connection: the backfill the Oura connection made, as the API lists it.
+      const runs = await api<{ data: { id: number; provider: string; status: string; objects_stored: number | null }[] }>(`/v1/users/${uploadUserId}/sync-runs`);
+      expect(runs.data.length).toBeGreaterThan(0);
+      await page.waitForSelector('[data-testid=sync-runs-table][data-provider=oura] tr[data-run-id]');
+      const rows = await page.$$eval('[data-testid=sync-runs-table] tr[data-run-id]', (trs) =>
+        trs.map((tr) => ({ id: Number(tr.getAttribute('data-run-id')), status: tr.querySelector('[data-field=status]')!.textContent, stored: tr.querySelector('[data-field=objects_stored]')!.textContent })),
+      );
+      expect(rows).toEqual(runs.data.map((r) => ({ id: r.id, status: r.status.replace(/_/g, ' '), stored: r.objects_stored === null ? '—' : String(r.objects_stored) })));
       await shot(page, 'pipeline');
+      // A manual pull from the page is the API's: a queued manual run (nothing runs it here).
+      await page.getByRole('button', { name: 'Pull now: oura' }).click();
+      const queued = Number(/queued as run (\d+)/.exec((await page.getByText(/^Pull of oura queued as run/).textContent())!)![1]);
+      const after = await api<{ data: { id: number; trigger: string; status: string }[] }>(`/v1/users/${uploadUserId}/sync-runs`);
+      expect(after.data.find((r) => r.id === queued)).toMatchObject({ trigger: 'manual', status: 'queued' });
+      await page.waitForSelector(`[data-testid=sync-runs-table] tr[data-run-id="${queued}"]`);
       expect(errors).toEqual([]);
     });
 

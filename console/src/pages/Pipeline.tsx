@@ -3,7 +3,7 @@ import { api, ApiError, allPages, enc, get, type Page } from '../api.js';
 import { OutcomeLine, useAction } from '../components/Action.js';
 import { Badge, Loadable } from '../components/Status.js';
 import { UserPicker } from '../components/UserPicker.js';
-import type { EtlJob, RejectedRecord, SyncRun } from '../types.js';
+import type { Connection, EtlJob, RejectedRecord, SyncRun } from '../types.js';
 import { fmtTime, useAsync } from '../util.js';
 
 const STATUSES = ['parked', 'pending', 'running'] as const;
@@ -112,41 +112,71 @@ function Rejected({ userId }: { userId: string }) {
   );
 }
 
-/** Sync runs per connection. A build without the sync-runs route answers its own 404 ("no route"): shown as such. */
+/**
+ * Sync runs per connection, newest first as the API lists them, with a manual pull per provider
+ * (the same POST as the API: 409 with the reason when the connection does not sync). A build
+ * without the sync-runs route answers its own 404 ("no route"): shown as such.
+ */
 function SyncRuns({ userId }: { userId: string }) {
+  const base = `/v1/users/${enc(userId)}`;
   const runs = useAsync(async () => {
     try {
-      return { available: true, runs: await allPages<SyncRun>(`/v1/users/${enc(userId)}/sync-runs`, { limit: 1000 }, 1000) };
+      return { available: true, runs: await allPages<SyncRun>(`${base}/sync-runs`, { limit: 1000 }, 1000) };
     } catch (err) {
       if (err instanceof ApiError && err.status === 404 && err.detail.startsWith('no route')) return { available: false, runs: [] as SyncRun[] };
       throw err;
     }
   }, [userId]);
+  const connections = useAsync(() => get<{ data: Connection[] }>(`${base}/connections`), [userId]);
+  const { outcome, act } = useAction(() => {
+    runs.reload();
+    connections.reload();
+  });
+  const pull = (provider: string) =>
+    act(async () => {
+      const run = await api<SyncRun>('POST', `${base}/connections/${enc(provider)}/sync`, {});
+      return `Pull of ${provider} queued as run ${run.id} (${run.status}).`;
+    });
   return (
     <section aria-labelledby="syncruns-h">
       <h3 id="syncruns-h">Sync runs</h3>
+      <OutcomeLine outcome={outcome} />
       <Loadable state={runs} label="sync runs">
         {({ available, runs: list }) => {
           if (!available) return <p class="muted" data-testid="sync-runs-unavailable">This service does not pull from providers yet (no sync-runs route), so there are no sync runs to show.</p>;
-          if (list.length === 0) return <p class="muted">No sync runs for this user.</p>;
-          const providers = [...new Set(list.map((r) => r.provider))].sort();
-          return providers.map((p) => (
-            <div key={p} class="scroll">
-              <table data-testid="sync-runs-table" data-provider={p}>
-                <caption>{p}</caption>
-                <thead><tr><th scope="col">Run</th><th scope="col">Trigger</th><th scope="col">Status</th><th scope="col">Window</th><th scope="col">Attempts</th><th scope="col">Stored</th><th scope="col">Error</th><th scope="col">Next attempt</th></tr></thead>
-                <tbody>
-                  {list.filter((r) => r.provider === p).map((r) => (
-                    <tr key={r.id}>
-                      <td>{r.id}</td><td>{r.trigger}{r.data_type ? ` (${r.data_type})` : ''}</td><td><Badge state={r.status} /></td>
-                      <td>{fmtTime(r.window_start)} – {fmtTime(r.window_end)}</td><td>{r.attempts}</td><td>{r.objects_stored ?? '—'}</td>
-                      <td class="excerpt">{r.error ?? ''}</td><td>{fmtTime(r.next_attempt_at)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          ));
+          const connected = (connections.data?.data ?? []).filter((c) => c.status !== 'disconnected').map((c) => c.provider);
+          const providers = [...new Set([...connected, ...list.map((r) => r.provider)])].sort();
+          if (providers.length === 0) return <p class="muted">No connections and no sync runs for this user.</p>;
+          return providers.map((p) => {
+            const mine = list.filter((r) => r.provider === p);
+            return (
+              <div key={p} class="scroll">
+                <table data-testid="sync-runs-table" data-provider={p}>
+                  <caption>
+                    {p}{' '}
+                    {connected.includes(p) && (
+                      <button type="button" class="small secondary" onClick={() => void pull(p)} aria-label={`Pull now: ${p}`}>
+                        Pull now
+                      </button>
+                    )}
+                  </caption>
+                  <thead><tr><th scope="col">Run</th><th scope="col">Trigger</th><th scope="col">Status</th><th scope="col">Window</th><th scope="col">Attempts</th><th scope="col">Stored</th><th scope="col">Error</th><th scope="col">Next attempt</th></tr></thead>
+                  <tbody>
+                    {mine.length === 0 && (
+                      <tr><td colSpan={8} class="muted">No runs yet.</td></tr>
+                    )}
+                    {mine.map((r) => (
+                      <tr key={r.id} data-run-id={r.id}>
+                        <td>{r.id}</td><td>{r.trigger}{r.data_type ? ` (${r.data_type})` : ''}</td><td data-field="status"><Badge state={r.status} /></td>
+                        <td>{fmtTime(r.window_start)} – {fmtTime(r.window_end)}</td><td data-field="attempts">{r.attempts}</td><td data-field="objects_stored">{r.objects_stored ?? '—'}</td>
+                        <td class="excerpt">{r.error ?? ''}</td><td>{fmtTime(r.next_attempt_at)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            );
+          });
         }}
       </Loadable>
     </section>
