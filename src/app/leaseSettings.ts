@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Config } from '../config.js';
 import type { LeaseSettings } from '../projector/leaseKeeper.js';
 import type { ReadStore } from '../readstore/readStore.js';
@@ -12,8 +13,27 @@ export function leaseSettingsOf(config: Config, readStore: ReadStore, role: stri
   if (!readStore.leases) return undefined;
   return {
     store: readStore.leases(),
-    holder: `${config.leases.instanceId}/${role}/${randomUUID().slice(0, 8)}`,
+    holder: `${config.leases.instanceId}/${role}/${hostname()}:${process.pid}/${randomUUID().slice(0, 8)}`,
     leaseMs: config.leases.leaseMs,
     renewMs: config.leases.renewMs,
+    isGone: processGone,
   };
+}
+
+/**
+ * A holder that was a process of this machine which no longer exists: its leases need not run
+ * out (a restart after a crash resumes the work at once). A process that exists, or one of another
+ * machine, is never taken for gone. Holders name their host and process id (above).
+ */
+export function processGone(holder: string): boolean {
+  const origin = /\/([^/]+):(\d+)\/[^/]+$/.exec(holder);
+  if (!origin || origin[1] !== hostname()) return false;
+  const pid = Number(origin[2]);
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
 }

@@ -9,6 +9,12 @@ export type LeaseSettings = {
   leaseMs: number;
   /** How often held leases are renewed and free ones tried. */
   renewMs: number;
+  /**
+   * True when a lease's holder is known to be gone (a process of this machine that no longer
+   * exists): its leases are taken at once instead of after they run out. Never true for a holder
+   * that may be alive; fencing keeps even a wrong answer from letting two holders write.
+   */
+  isGone?: (holder: string) => boolean;
 };
 
 /** Work that one process at a time may do: started when its lease is taken, stopped when it is lost. */
@@ -92,7 +98,13 @@ export class LeaseKeeper {
   }
 
   private async take(e: Entry): Promise<void> {
-    const lease = await this.settings.store.acquire(e.name, this.settings.holder, this.settings.leaseMs);
+    const { store, holder, leaseMs, isGone } = this.settings;
+    let lease = await store.acquire(e.name, holder, leaseMs);
+    if (!lease && isGone) {
+      // Taken as at the instant its lease would run out: of several takers, one wins.
+      const current = await store.get(e.name);
+      if (current && isGone(current.holder)) lease = await store.acquire(e.name, holder, leaseMs, Math.max(Date.now(), current.expiresAt));
+    }
     if (!lease) return;
     e.lease = lease;
     this.log?.info({ lease: e.name, generation: lease.generation }, 'lease taken; starting its work');

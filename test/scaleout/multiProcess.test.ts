@@ -18,7 +18,8 @@ import { tempDir } from '../support/tmp.js';
  * processes on their own ports) share one embedded DATA_DIR. Writes and device uploads go to all
  * three; the first one, which took every lease when it started alone, is killed with SIGKILL
  * while uploads are being normalised and projected. The other two take its work over (leases of
- * 2 s here), every job and the user deletion finish, and every read model equals a clean rebuild
+ * 2 s here; the survivors see that the holder's process is gone and need not wait even that),
+ * every job and the user deletion finish, and every read model equals a clean rebuild
  * from the events: nothing skipped, nothing applied twice. Every wait is for a condition, under
  * one generous limit.
  */
