@@ -35,6 +35,8 @@ export const syncRunsProjection = defineProjection<SyncRunEvent | UserErased | P
       name: SYNC_RUNS,
       indexes: [
         { fields: [['status', 1], ['next_attempt_at', 1]] },
+        // Running runs whose lease ran out (their process died): the worker takes them over.
+        { fields: [['status', 1], ['lease_until', 1]] },
         { fields: [['user_id', 1], ['id', -1]] },
         { fields: [['user_id', 1], ['provider', 1], ['id', -1]] },
       ],

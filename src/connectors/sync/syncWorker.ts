@@ -101,7 +101,7 @@ export class SyncWorker {
     });
     const orphans = await this.o.readStore.find<SyncRunDoc>(SYNC_RUNS, {
       filter: this.takeOver ? { status: 'running', provider } : { status: 'running', lease_until: { $lte: iso }, provider },
-      sort: [['id', 1]],
+      sort: [['lease_until', 1]],
       limit: free * 4,
     });
     this.takeOver = false;
