@@ -30,6 +30,8 @@ async function append(eventStore: EventStore, run: HeldRun, events: SyncRunEvent
   }
 }
 
+export const ABANDONED = 'the attempt ended without an outcome (its process stopped)';
+
 /** Whether a worker may take the run now: due after its wait, or running on a lease that ran out. */
 export function isClaimable(s: SyncRunState, now: Date): boolean {
   if (!s.queued) return false;
@@ -45,13 +47,21 @@ export function isClaimable(s: SyncRunState, now: Date): boolean {
 export async function claimSyncRun(eventStore: EventStore, stream: string, worker: string, leaseMs: number, now: Date): Promise<HeldRun | null> {
   const run: LoadedRun | null = await loadSyncRun(eventStore, stream);
   if (!run || !isClaimable(run.state, now)) return null;
+  const events: SyncRunEvent[] = [];
+  // An attempt whose process stopped (its lease ran out) failed without an answer: it counts, so a
+  // pull that keeps ending its process runs out of attempts like any other failure.
+  if (run.state.status === 'running') {
+    events.push({
+      type: 'sync.run_attempt_failed',
+      data: { ...base(run.state), attempt: run.state.attempt, status: 'retrying', error: ABANDONED, failed_at: now.toISOString(), next_attempt_at: now.toISOString() },
+    });
+  }
+  events.push({
+    type: 'sync.run_started',
+    data: { ...base(run.state), attempt: run.state.attempts + events.length + 1, worker, started_at: now.toISOString(), lease_until: new Date(now.getTime() + leaseMs).toISOString() },
+  });
   try {
-    return await append(eventStore, run, [
-      {
-        type: 'sync.run_started',
-        data: { ...base(run.state), attempt: run.state.attempts + 1, worker, started_at: now.toISOString(), lease_until: new Date(now.getTime() + leaseMs).toISOString() },
-      },
-    ]);
+    return await append(eventStore, run, events);
   } catch (err) {
     if (err instanceof LeaseLostError) return null;
     throw err;

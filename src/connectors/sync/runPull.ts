@@ -61,6 +61,11 @@ export async function runPull(deps: PullDeps, hold: PullHold): Promise<PullOutco
       await cancelSyncRun(deps.eventStore, hold.current().stream, 'the user is being deleted', deps.now());
       return 'cancelled';
     }
+    // Attempts spent by processes that stopped mid-pull (claimSyncRun counted them): no more.
+    if (hold.current().state.retries >= deps.settings.maxAttempts) {
+      await finish((run) => failSyncRun(deps.eventStore, run, { reason: 'exhausted', error: hold.current().state.error ?? 'attempts spent' }, deps.now()));
+      return 'failed';
+    }
     const client = provider && connector ? await resolveProviderClient(deps.readStore, deps.sealer, deps.providers, q.tenant_id, q.provider) : null;
     if (!provider || !connector || !client) {
       await finish((run) => failSyncRun(deps.eventStore, run, { reason: 'not_enabled', error: `${provider?.name ?? q.provider} is not enabled for this tenant` }, deps.now()));
