@@ -74,6 +74,25 @@ function ChartBody({ q, merged, all }: { q: ChartQuery; merged: Stats; all: Stat
       // The axis spans the window the API widened to whole intervals, however few buckets hold data.
       scales: { x: { time: true, range: [Date.parse(all.start) / 1000, Date.parse(all.end) / 1000] } },
       legend: { live: true },
+      // Under each bucket, a band in the colour of the source the merged view shows there.
+      hooks: {
+        draw: [
+          (u: uPlot) => {
+            const step = q.interval === 'hour' ? 3600 : 86_400;
+            const band = 6 * devicePixelRatio;
+            const bottom = u.bbox.top + u.bbox.height;
+            model.rows.forEach((r, i) => {
+              const top = r.merged[0];
+              const k = top ? model.sources.indexOf(seriesKey(top)) : -1;
+              if (k < 0) return;
+              const x0 = u.valToPos(xs[i]!, 'x', true);
+              const x1 = u.valToPos(xs[i]! + step, 'x', true);
+              u.ctx.fillStyle = PALETTE[k % PALETTE.length]!;
+              u.ctx.fillRect(x0, bottom - band, Math.max(1, x1 - x0 - devicePixelRatio), band);
+            });
+          },
+        ],
+      },
     };
     return { options, data: [xs, ...ys] as uPlot.AlignedData };
   }, [model, all.start, all.end, q.tz, q.type, q.aggregation]);
@@ -84,7 +103,7 @@ function ChartBody({ q, merged, all }: { q: ChartQuery; merged: Stats; all: Stat
     <div data-testid="metric-chart" data-type={q.type} data-interval={q.interval} data-tz={q.tz}>
       {(merged.truncated || all.truncated) && <p class="warn-text">The statistics are truncated: they hold the earliest 50,000 buckets.</p>}
       <p class="muted" data-testid="winners">
-        The merged view shows:{' '}
+        The merged view shows (the band along the bottom of the chart, in the source's colour):{' '}
         {[...model.wins.entries()].map(([s, n], i) => (
           <span key={s}>
             {i ? ', ' : ''}
