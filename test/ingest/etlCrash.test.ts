@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { httpCall } from '../support/httpCall.js';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MAX_RECORDS_PER_EVENT } from '../../commands/ingestion/records.js';
@@ -104,19 +105,8 @@ async function startService(dataDir: string, extraEnv: Record<string, string> = 
   return { child, base, stderr: () => stderr, exited };
 }
 
-async function call(s: Service, method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}) {
-  const init: RequestInit = { method, headers: { authorization: `Bearer ${key}`, ...headers } };
-  if (body !== undefined) {
-    if (Buffer.isBuffer(body)) init.body = body;
-    else {
-      init.body = JSON.stringify(body);
-      (init.headers as Record<string, string>)['content-type'] = 'application/json';
-    }
-  }
-  const res = await fetch(`${s.base}${path}`, init);
-  const text = await res.text();
-  return { status: res.status, json: () => JSON.parse(text) as Record<string, unknown>, text };
-}
+const call = (s: Service, method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}) =>
+  httpCall(s.base, method, path, key, body, headers);
 
 async function coverageOf(s: Service, apiKey: string, userId: string): Promise<Coverage> {
   const res = await call(s, 'GET', `/v1/users/${userId}/coverage?view=all`, apiKey);

@@ -11,6 +11,7 @@ import type { ReadStore } from '../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
 import { runCli } from '../cli/cliProcess.js';
 import { fixtureA, fixtureB, requestFor } from '../ingest/uploadHelpers.js';
+import { httpCall } from '../support/httpCall.js';
 import { tempDir } from '../support/tmp.js';
 
 /**
@@ -87,24 +88,13 @@ function startService(dataDir: string, port: number, instance: string): Service 
   return { port, child, output: () => output.slice(-4000) };
 }
 
-async function call(s: Service, method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: () => unknown }> {
-  const init: RequestInit = { method, headers: { authorization: `Bearer ${key}`, ...headers } };
-  if (body !== undefined) {
-    if (Buffer.isBuffer(body)) init.body = body;
-    else {
-      init.body = JSON.stringify(body);
-      (init.headers as Record<string, string>)['content-type'] = 'application/json';
-    }
-  }
-  const res = await fetch(`http://127.0.0.1:${s.port}${path}`, init);
-  const text = await res.text();
-  return { status: res.status, json: () => JSON.parse(text) };
-}
+const call = (s: Service, method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}) =>
+  httpCall(`http://127.0.0.1:${s.port}`, method, path, key, body, headers);
 
 async function expectCall(s: Service, status: number, method: string, path: string, key: string, body?: unknown, headers?: Record<string, string>) {
   const res = await call(s, method, path, key, body, headers);
   if (res.status !== status) throw new Error(`${method} ${path} on :${s.port}: expected ${status}, got ${res.status}: ${JSON.stringify(res.json())}`);
-  return res.json() as Record<string, unknown>;
+  return res.json();
 }
 
 async function upload(s: Service, token: string, slug: string, payload: Buffer): Promise<void> {
