@@ -99,12 +99,13 @@ export class LeaseKeeper {
 
   private async take(e: Entry): Promise<void> {
     const { store, holder, leaseMs, isGone } = this.settings;
-    let lease = await store.acquire(e.name, holder, leaseMs);
-    if (!lease && isGone) {
-      // Taken as at the instant its lease would run out: of several takers, one wins.
-      const current = await store.get(e.name);
-      if (current && isGone(current.holder)) lease = await store.acquire(e.name, holder, leaseMs, Math.max(Date.now(), current.expiresAt));
-    }
+    // A read first: standing by costs no write (on the embedded store, no turn of the write lock).
+    const current = await store.get(e.name);
+    const taken = current !== null && current.holder !== holder && current.expiresAt > Date.now();
+    let lease = null;
+    if (!taken) lease = await store.acquire(e.name, holder, leaseMs);
+    // A gone holder's lease is taken as at the instant it would run out: of several takers, one wins.
+    else if (isGone?.(current.holder)) lease = await store.acquire(e.name, holder, leaseMs, Math.max(Date.now(), current.expiresAt));
     if (!lease) return;
     e.lease = lease;
     this.log?.info({ lease: e.name, generation: lease.generation }, 'lease taken; starting its work');
