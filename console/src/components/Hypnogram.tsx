@@ -1,5 +1,6 @@
 import type { SleepPhase } from '../types.js';
 import { fmtDuration, fmtTime } from '../util.js';
+import { TableDetails } from './TableDetails.js';
 
 /** Rows of the hypnogram, top to bottom: the usual order of sleep depth. Other phase names get rows below. */
 const LEVELS = ['awake', 'rem', 'light', 'deep'];
@@ -54,32 +55,26 @@ export function Hypnogram({ phases, tz }: { phases: SleepPhase[]; tz: string }) 
           );
         })}
       </svg>
-      <details>
-        <summary>Phases table ({phases.length})</summary>
-        <div class="scroll">
-          <table data-testid="phases-table">
-            <caption class="sr-only">Sleep phases</caption>
-            <thead>
-              <tr>
-                <th scope="col">Phase</th>
-                <th scope="col">Start ({tz})</th>
-                <th scope="col">End</th>
-                <th scope="col">Duration (s)</th>
-              </tr>
-            </thead>
-            <tbody>
-              {phases.map((p) => (
-                <tr key={p.id} data-phase-id={p.id}>
-                  <td>{p.phase}</td>
-                  <td>{fmtTime(p.start_date, tz)}</td>
-                  <td>{fmtTime(p.end_date, tz)}</td>
-                  <td data-field="duration_s">{p.duration_s}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      </details>
+      <TableDetails summary={`Phases table (${phases.length})`} caption="Sleep phases" testid="phases-table">
+        <thead>
+          <tr>
+            <th scope="col">Phase</th>
+            <th scope="col">Start ({tz})</th>
+            <th scope="col">End</th>
+            <th scope="col">Duration (s)</th>
+          </tr>
+        </thead>
+        <tbody>
+          {phases.map((p) => (
+            <tr key={p.id} data-phase-id={p.id}>
+              <td>{p.phase}</td>
+              <td>{fmtTime(p.start_date, tz)}</td>
+              <td>{fmtTime(p.end_date, tz)}</td>
+              <td data-field="duration_s">{p.duration_s}</td>
+            </tr>
+          ))}
+        </tbody>
+      </TableDetails>
     </div>
   );
 }

@@ -4,6 +4,7 @@ import { enc, get } from '../api.js';
 import type { Bucket, Stats } from '../types.js';
 import { fmtNum, fmtTime, useAsync } from '../util.js';
 import { Loadable } from './Status.js';
+import { TableDetails } from './TableDetails.js';
 import { UPlotChart } from './UPlotChart.js';
 
 const PALETTE = ['#b3261e', '#1565c0', '#2e7d32', '#6a1b9a', '#ef6c00', '#00838f', '#5d4037'];
@@ -112,48 +113,44 @@ function ChartBody({ q, merged, all }: { q: ChartQuery; merged: Stats; all: Stat
         ))}
       </p>
       <UPlotChart options={options} data={data} label={`${q.type} per ${q.interval} in ${q.tz}: merged view and every source; the table below holds the numbers`} />
-      <details>
-        <summary>Data table ({model.rows.length} buckets)</summary>
-        <div class="scroll">
-          <table data-testid="stats-table">
-            <caption class="sr-only">
-              {q.type} per {q.interval}: the merged view's {figureName} and winning source, and each source's {figureName}
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Bucket start ({q.tz})</th>
-                <th scope="col">Winning source</th>
-                <th scope="col">Merged {figureName}</th>
-                <th scope="col">Merged count</th>
-                {model.sources.map((s) => (
-                  <th scope="col" key={s}>
-                    {s} {figureName}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {model.rows.map((r) => (
-                <tr key={r.start} data-start={r.start}>
-                  <td>{fmtTime(r.start, q.tz)}</td>
-                  <td data-field="winner">{r.merged.map(seriesKey).join(' + ') || '—'}</td>
-                  <td data-field="merged" data-value={r.mergedValue ?? ''}>
-                    {fmtNum(r.mergedValue)}
-                  </td>
-                  <td data-field="merged-count" data-value={r.merged.reduce((s, b) => s + b.count, 0)}>
-                    {r.merged.reduce((s, b) => s + b.count, 0)}
-                  </td>
-                  {r.bySource.map((b, i) => (
-                    <td key={model.sources[i]} data-source={model.sources[i]} data-value={b ? figure(b, q.aggregation) : ''} data-count={b?.count ?? ''}>
-                      {b ? fmtNum(figure(b, q.aggregation)) : '—'}
-                    </td>
-                  ))}
-                </tr>
+      <TableDetails
+        summary={`Data table (${model.rows.length} buckets)`}
+        caption={`${q.type} per ${q.interval}: the merged view's ${figureName} and winning source, and each source's ${figureName}`}
+        testid="stats-table"
+      >
+        <thead>
+          <tr>
+            <th scope="col">Bucket start ({q.tz})</th>
+            <th scope="col">Winning source</th>
+            <th scope="col">Merged {figureName}</th>
+            <th scope="col">Merged count</th>
+            {model.sources.map((s) => (
+              <th scope="col" key={s}>
+                {s} {figureName}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {model.rows.map((r) => (
+            <tr key={r.start} data-start={r.start}>
+              <td>{fmtTime(r.start, q.tz)}</td>
+              <td data-field="winner">{r.merged.map(seriesKey).join(' + ') || '—'}</td>
+              <td data-field="merged" data-value={r.mergedValue ?? ''}>
+                {fmtNum(r.mergedValue)}
+              </td>
+              <td data-field="merged-count" data-value={r.merged.reduce((s, b) => s + b.count, 0)}>
+                {r.merged.reduce((s, b) => s + b.count, 0)}
+              </td>
+              {r.bySource.map((b, i) => (
+                <td key={model.sources[i]} data-source={model.sources[i]} data-value={b ? figure(b, q.aggregation) : ''} data-count={b?.count ?? ''}>
+                  {b ? fmtNum(figure(b, q.aggregation)) : '—'}
+                </td>
               ))}
-            </tbody>
-          </table>
-        </div>
-      </details>
+            </tr>
+          ))}
+        </tbody>
+      </TableDetails>
     </div>
   );
 }

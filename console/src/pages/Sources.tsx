@@ -3,6 +3,7 @@ import { QUANTITY_CATALOG } from '../../../src/catalog/quantityCatalog.js';
 import { api, enc, get } from '../api.js';
 import { OutcomeLine, useAction } from '../components/Action.js';
 import { Loadable } from '../components/Status.js';
+import { TableDetails } from '../components/TableDetails.js';
 import { UserPicker } from '../components/UserPicker.js';
 import type { Page } from '../api.js';
 import type { Priorities, Sample, Stats } from '../types.js';
@@ -182,20 +183,14 @@ function MergedPreview({ base, version }: { base: string; version: number }) {
                   ))}
                 </tbody>
               </table>
-              <details>
-                <summary>Every record</summary>
-                <div class="scroll">
-                  <table>
-                    <caption class="sr-only">Records of the day, with whether the merged view shows each</caption>
-                    <thead><tr><th scope="col">Start</th><th scope="col">Value</th><th scope="col">Source</th><th scope="col">Merged view</th></tr></thead>
-                    <tbody>
-                      {r.all.map((s) => (
-                        <tr key={s.id}><td>{fmtTime(s.start_date)}</td><td>{fmtNum(s.value)} {s.unit}</td><td>{s.source ?? s.provider}</td><td>{r.shown.has(s.id) ? 'shown' : 'hidden'}</td></tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
-              </details>
+              <TableDetails summary="Every record" caption="Records of the day, with whether the merged view shows each">
+                <thead><tr><th scope="col">Start</th><th scope="col">Value</th><th scope="col">Source</th><th scope="col">Merged view</th></tr></thead>
+                <tbody>
+                  {r.all.map((s) => (
+                    <tr key={s.id}><td>{fmtTime(s.start_date)}</td><td>{fmtNum(s.value)} {s.unit}</td><td>{s.source ?? s.provider}</td><td>{r.shown.has(s.id) ? 'shown' : 'hidden'}</td></tr>
+                  ))}
+                </tbody>
+              </TableDetails>
             </>
           );
         }}
