@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { currentRole, signIn, signOut, type Role } from './api.js';
-import { AdminPage } from './pages/Admin.js';
+import { AdminPage, AuditLog } from './pages/Admin.js';
 import { PipelinePage } from './pages/Pipeline.js';
 import { SourcesPage } from './pages/Sources.js';
 import { UserDetailPage } from './pages/UserDetail.js';
@@ -64,6 +64,7 @@ const TENANT_NAV = [
   ['sources', 'Sources'],
   ['webhooks', 'Webhooks'],
   ['pipeline', 'Pipeline'],
+  ['audit', 'Audit log'],
 ] as const;
 const ADMIN_NAV = [['admin', 'Admin']] as const;
 
@@ -85,6 +86,13 @@ function App() {
   else if (section === 'sources') page = <SourcesPage userId={parts[1]} />;
   else if (section === 'webhooks') page = <WebhooksPage webhookId={parts[1]} />;
   else if (section === 'pipeline') page = <PipelinePage userId={parts[1]} />;
+  else if (section === 'audit')
+    page = (
+      <section aria-labelledby="tenant-audit-h">
+        <h1 id="tenant-audit-h">Audit log</h1>
+        <AuditLog path="/v1/audit-log" title="Calls that changed something, newest first" />
+      </section>
+    );
   else page = <UsersPage />;
   return (
     <>

@@ -272,6 +272,17 @@ if (!chromiumAvailable) {
       expect(replay.event_id).toBe(first.event_id);
       await page.waitForSelector(`[data-testid=deliveries] li[data-delivery-id="${replayed}"]`);
       await shot(page, 'webhooks');
+
+      // The tenant's own audit log holds those changes (applied to its read model in the background:
+      // the page opens once the last one is there), as the audit route lists them.
+      const audit = await eventually(async () => {
+        const log = await api<{ data: { id: string; action: string }[] }>('/v1/audit-log', { limit: '50' });
+        return log.data.some((e) => e.action === 'webhook.replay') && log;
+      });
+      expect(audit.data.map((e) => e.action)).toEqual(expect.arrayContaining(['user.source_priorities_set', 'webhook.test', 'webhook.replay']));
+      await page.goto(`${base}/console/#/audit`);
+      await page.waitForSelector('[data-testid=audit-table] tr[data-audit-id]');
+      expect(await page.$$eval('[data-testid=audit-table] tr[data-audit-id]', (trs) => trs.map((tr) => tr.getAttribute('data-audit-id')))).toEqual(audit.data.map((e) => e.id));
       expect(errors).toEqual([]);
     });
 

@@ -117,7 +117,8 @@ function TenantKeys({ tenantId, name }: { tenantId: string; name: string }) {
   );
 }
 
-function AuditLog({ path, title }: { path: string; title: string }) {
+/** An audit log, newest first, 50 entries a page: the admin's, a tenant's (admin key) or the tenant's own (tenant key). */
+export function AuditLog({ path, title }: { path: string; title: string }) {
   const [cursor, setCursor] = useState<string | undefined>(undefined);
   const log = useAsync(() => get<Page<AuditEntry>>(path, { cursor, limit: 50 }), [path, cursor]);
   return (
@@ -131,7 +132,7 @@ function AuditLog({ path, title }: { path: string; title: string }) {
               <thead><tr><th scope="col">At</th><th scope="col">Actor</th><th scope="col">Action</th><th scope="col">Status</th><th scope="col">Target</th></tr></thead>
               <tbody>
                 {page.data.map((a) => (
-                  <tr key={a.id}><td>{fmtTime(a.at)}</td><td>{a.actor} <span class="muted mono">{a.actor_id.slice(0, 8)}</span></td><td>{a.action}</td><td>{a.status ?? '—'}</td><td class="mono">{a.target ?? a.path ?? ''}</td></tr>
+                  <tr key={a.id} data-audit-id={a.id}><td>{fmtTime(a.at)}</td><td>{a.actor} <span class="muted mono">{a.actor_id.slice(0, 8)}</span></td><td>{a.action}</td><td>{a.status ?? '—'}</td><td class="mono">{a.target ?? a.path ?? ''}</td></tr>
                 ))}
               </tbody>
             </table>
