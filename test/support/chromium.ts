@@ -22,7 +22,7 @@ export async function openPage(browser: Browser, viewport = { width: 1280, heigh
   const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   // A wait that never ends fails with the step's name, well before the test's own time-out.
-  page.setDefaultTimeout(10_000);
+  page.setDefaultTimeout(20_000);
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
   page.on('console', (m) => {
