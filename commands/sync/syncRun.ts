@@ -30,7 +30,7 @@ export type SyncRunSucceeded = Event<'sync.run_succeeded', Base & { attempt: num
 /** Attempts spent (`exhausted`) or the grant refused (`refused`): the spec's `failed`. */
 export type SyncRunFailed = Event<
   'sync.run_failed',
-  Base & { run_id: number; attempt: number; attempts: number; reason: 'refused' | 'exhausted' | 'not_enabled'; error: string; finished_at: string }
+  Base & { run_id: number; attempt: number; attempts: number; reason: 'refused' | 'rejected' | 'exhausted' | 'not_enabled'; error: string; finished_at: string }
 >;
 export type SyncRunCancelled = Event<'sync.run_cancelled', Base & { reason: string; finished_at: string }>;
 

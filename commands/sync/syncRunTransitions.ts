@@ -87,7 +87,7 @@ export const failSyncAttempt = (eventStore: EventStore, run: HeldRun, f: { statu
     },
   ]);
 
-export const failSyncRun = (eventStore: EventStore, run: HeldRun, f: { reason: 'refused' | 'exhausted' | 'not_enabled'; error: string }, now: Date) =>
+export const failSyncRun = (eventStore: EventStore, run: HeldRun, f: { reason: 'refused' | 'rejected' | 'exhausted' | 'not_enabled'; error: string }, now: Date) =>
   append(eventStore, run, [
     {
       type: 'sync.run_failed',

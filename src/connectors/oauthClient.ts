@@ -14,14 +14,15 @@ export type TokenSet = {
 };
 
 /**
- * How a provider refused: `refused` (invalid_grant, invalid_client, 401: the user must consent
+ * How a provider refused: `refused` (invalid_grant, invalid_client, 401, 403: the user must consent
  * again), `rate_limited` (429, with the provider's Retry-After), `unavailable` (5xx, time-out,
- * refused connection: try again later).
+ * refused connection: try again later), `rejected` (another 4xx: the request itself was refused,
+ * so asking again or asking the user changes nothing; the run fails, the connection stays).
  */
 export class ProviderCallError extends Error {
   override name = 'ProviderCallError';
   constructor(
-    readonly kind: 'refused' | 'rate_limited' | 'unavailable',
+    readonly kind: 'refused' | 'rate_limited' | 'unavailable' | 'rejected',
     message: string,
     readonly retryAfterSeconds: number | null = null,
   ) {
@@ -129,6 +130,8 @@ function tokenAnswerUserId(json: Record<string, unknown>): string | null {
   return null;
 }
 
+const GRANT_ERRORS = new Set(['invalid_grant', 'invalid_client', 'unauthorized_client', 'invalid_token', 'access_denied']);
+
 export function throwForStatus(p: ProviderDescriptor, res: Response, json: Record<string, unknown>): void {
   if (res.ok) return;
   const detail = String(json.error_description ?? json.error ?? json.message ?? res.statusText).slice(0, 200);
@@ -137,5 +140,7 @@ export function throwForStatus(p: ProviderDescriptor, res: Response, json: Recor
     throw new ProviderCallError('rate_limited', `${p.name} rate limit: ${detail}`, Number.isFinite(retry) && retry >= 0 ? retry : 60);
   }
   if (res.status >= 500) throw new ProviderCallError('unavailable', `${p.name} answered ${res.status}: ${detail}`);
-  throw new ProviderCallError('refused', `${p.name} refused (${res.status}): ${detail}`);
+  // RFC 6749 §5.2: a token endpoint answers a dead grant with 400 and one of these codes.
+  if (res.status === 401 || res.status === 403 || GRANT_ERRORS.has(String(json.error ?? ''))) throw new ProviderCallError('refused', `${p.name} refused (${res.status}): ${detail}`);
+  throw new ProviderCallError('rejected', `${p.name} rejected the request (${res.status}): ${detail}`);
 }

@@ -151,7 +151,7 @@ export async function toWebhookEvent(event: RecordedEvent, enrich: Enrichment): 
         user_id: e.data.user_id,
         external_ref: await enrich.externalRef(e.data.user_id),
         provider: e.data.provider,
-        reason: e.data.reason === 'refused' ? 'provider_refused' : e.data.reason === 'not_enabled' ? 'provider_not_enabled' : 'pull_failed',
+        reason: e.data.reason === 'refused' ? 'provider_refused' : e.data.reason === 'not_enabled' ? 'provider_not_enabled' : e.data.reason === 'rejected' ? 'request_rejected' : 'pull_failed',
         last_error: e.data.error,
         consecutive_failures: e.data.attempts,
         retry_at: null,

@@ -56,7 +56,7 @@ afterAll(async () => {
   await sandbox?.close();
 });
 beforeEach(async () => {
-  Object.assign(plan, { pages: 3, failAfter: null, pulls: 0, hold: null, seen: [] });
+  Object.assign(plan, { pages: 3, failAfter: null, pulls: 0, hold: null, seen: [], answer400: false });
   sandbox.failures.clear();
   // Runs an earlier test left queued go first, so each test sees only its own.
   await drain();
@@ -236,6 +236,23 @@ describe('failed attempts (spec "Sync run": retrying, rate_limited, failed)', ()
     const conn = await connection(id);
     expect(conn.status).toBe('needs_reauth');
     expect(conn.health).toMatchObject({ healthy: false, action: 'reconnect' });
+  });
+});
+
+describe('requests the provider rejects (a 4xx other than 401, 403 and 429)', () => {
+  it('fail the run at once without retrying and keep the connection active: asking again, or asking the user, would change nothing', async () => {
+    const { id } = await connectedUser();
+    plan.answer400 = true;
+    expect(await runDue()).toEqual(['failed']);
+    const [run] = (await runs(id)).data;
+    expect(run).toMatchObject({ status: 'failed', attempts: 1, next_attempt_at: null });
+    expect(run!.error).toContain('400');
+    const conn = await connection(id);
+    expect(conn.status).toBe('active');
+    expect(conn.health).toMatchObject({ healthy: false, action: 'none' });
+    await receiver.waitFor((all) => all.some((r) => (r.verified as { type?: string; data?: { user_id?: string } } | null)?.data?.user_id === id && (r.verified as { type: string }).type === 'sync.failed'));
+    const failed = receiver.at('/sync').map((r) => r.verified as { type: string; data: Record<string, unknown> }).find((e) => e.type === 'sync.failed' && e.data.user_id === id);
+    expect(failed!.data).toMatchObject({ provider: 'oura', reason: 'request_rejected', sync_run_id: run!.id });
   });
 });
 

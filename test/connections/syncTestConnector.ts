@@ -7,11 +7,14 @@ import type { DataHandler } from '../../src/sandbox/sandboxServer.js';
  * sandbox): the sync engine's tests plan its pages and failures.
  */
 /** What the test connector does on its next pulls. */
-export const plan = { pages: 3, failAfter: null as number | null, pulls: 0, hold: null as Promise<void> | null, seen: [] as (string | null)[] };
+export const plan = { pages: 3, failAfter: null as number | null, pulls: 0, hold: null as Promise<void> | null, seen: [] as (string | null)[], answer400: false };
 
 /** A page per request, its body naming the window: the same window answers the same bytes. */
-export const testData: DataHandler = ({ path, query, token }) =>
-  path === '/test/page' ? { status: 200, body: { user: token.user, page: Number(query.get('n')), start: query.get('start'), end: query.get('end') } } : null;
+export const testData: DataHandler = ({ path, query, token }) => {
+  if (path !== '/test/page') return null;
+  if (plan.answer400) return { status: 400, body: { error: 'invalid_request', error_description: 'start_date is after end_date' } };
+  return { status: 200, body: { user: token.user, page: Number(query.get('n')), start: query.get('start'), end: query.get('end') } };
+};
 
 export const testConnector: PullConnector = {
   descriptor: oura,

@@ -148,6 +148,15 @@ async function recordFailure(
     await markNeedsReauth(deps.eventStore, { userId: q.user_id, provider: q.provider, reason: 'provider_refused', error, at: now.toISOString() });
     return 'failed';
   }
+  if (err instanceof ProviderCallError && err.kind === 'rejected') {
+    // The provider refused the request itself: another attempt would be refused the same way.
+    await finish((run) => failSyncRun(deps.eventStore, run, { reason: 'rejected', error }, now));
+    await recordSyncOutcome(deps.eventStore, hold.current(), {
+      synced: false,
+      health: { healthy: false, reason: 'sync_failed', action: 'none', since: now.toISOString(), retry_at: null },
+    });
+    return 'failed';
+  }
   const rateLimited = err instanceof ProviderCallError && err.kind === 'rate_limited';
   const retries = run.state.retries + (rateLimited ? 0 : 1);
   const attempts = run.state.attempts + 1;

@@ -25,7 +25,7 @@ export function withingsBody(answer: unknown, what: string): Json {
   if (REFUSED.has(status)) throw new ProviderCallError('refused', `Withings refused ${what} (status ${status})${detail}`);
   if (status === RATE_LIMITED) throw new ProviderCallError('rate_limited', `Withings rate limit on ${what} (status 601)`, 60);
   if (UNAVAILABLE.has(status)) throw new ProviderCallError('unavailable', `Withings could not answer ${what} (status ${status})${detail}`);
-  throw new Error(`Withings refused the request ${what} as malformed (status ${status})${detail}`);
+  throw new ProviderCallError('rejected', `Withings refused the request ${what} as malformed (status ${status})${detail}`);
 }
 
 /** The decoder's side: a stored answer's body, or a RecordError naming why it holds nothing to decode. */

@@ -89,11 +89,11 @@ describe('Oura pull', () => {
     expect(records.every((r) => r.kind === 'quantity' && r.type === 'heart_rate')).toBe(true);
   });
 
-  it('the sandbox holds Oura\u2019s own limits: more than 30 days of heart rate or a start after the end is refused', async () => {
+  it('the sandbox holds Oura\u2019s own limits: more than 30 days of heart rate or a start after the end is rejected (a request fault, not a refusal of the grant)', async () => {
     const { ctx } = await runPull(sandbox, ouraConnector, { accessToken: token, window: { start: WINDOW.start, end: WINDOW.start } });
     const ask = (query: Record<string, string>) => ctx.http({ path: '/v2/usercollection/heartrate', query });
-    await expect(ask({ start_datetime: '2026-09-01T00:00:00Z', end_datetime: '2026-10-15T00:00:00Z' })).rejects.toMatchObject({ kind: 'refused' });
-    await expect(ctx.http({ path: '/v2/usercollection/sleep', query: { start_date: '2026-11-10', end_date: '2026-11-01' } })).rejects.toMatchObject({ kind: 'refused' });
+    await expect(ask({ start_datetime: '2026-09-01T00:00:00Z', end_datetime: '2026-10-15T00:00:00Z' })).rejects.toMatchObject({ kind: 'rejected' });
+    await expect(ctx.http({ path: '/v2/usercollection/sleep', query: { start_date: '2026-11-10', end_date: '2026-11-01' } })).rejects.toMatchObject({ kind: 'rejected' });
     expect((await ask({ start_datetime: '2026-11-01T00:00:00Z', end_datetime: '2026-11-01T01:00:00Z' })).status).toBe(200);
   });
 

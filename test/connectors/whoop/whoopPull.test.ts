@@ -97,10 +97,10 @@ describe('WHOOP pull', () => {
     }
   });
 
-  it('the sandbox holds WHOOP\u2019s own limits: a page of more than 25 or a bad nextToken is refused', async () => {
+  it('the sandbox holds WHOOP\u2019s own limits: a page of more than 25 or a bad nextToken is rejected (a request fault, not a refusal of the grant)', async () => {
     const { ctx } = await runPull(sandbox, whoopConnector, { accessToken: token, window: { start: WINDOW.start, end: WINDOW.start } });
-    await expect(ctx.http({ path: '/developer/v2/cycle', query: { limit: '26' } })).rejects.toMatchObject({ kind: 'refused' });
-    await expect(ctx.http({ path: '/developer/v2/activity/sleep', query: { nextToken: 'not-a-token' } })).rejects.toMatchObject({ kind: 'refused' });
+    await expect(ctx.http({ path: '/developer/v2/cycle', query: { limit: '26' } })).rejects.toMatchObject({ kind: 'rejected' });
+    await expect(ctx.http({ path: '/developer/v2/activity/sleep', query: { nextToken: 'not-a-token' } })).rejects.toMatchObject({ kind: 'rejected' });
     expect((await ctx.http({ path: '/developer/v2/cycle', query: { limit: '25' } })).status).toBe(200);
   });
 
