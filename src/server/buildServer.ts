@@ -29,6 +29,7 @@ import { sampleStatsRoutes } from './routes/sampleStats.js';
 import { coverageRoutes } from './routes/coverage.js';
 import { pipelineRoutes } from './routes/pipeline.js';
 import { rejectedRecordsRoutes } from './routes/rejectedRecords.js';
+import { sourcePriorityPreviewRoutes } from './routes/sourcePriorityPreview.js';
 import { consoleRoutes } from './routes/console.js';
 import { sourcePrioritiesRoutes } from './routes/sourcePriorities.js';
 import { freshnessRoutes } from './routes/freshness.js';
@@ -99,6 +100,7 @@ export async function buildServer(ctx: AppContext) {
   await app.register(pipelineRoutes, { ...opts, prefix: '/v1' });
   await app.register(rejectedRecordsRoutes, { ...opts, prefix: '/v1' });
   await app.register(sourcePrioritiesRoutes, { ...opts, prefix: '/v1' });
+  await app.register(sourcePriorityPreviewRoutes, { ...opts, prefix: '/v1' });
   await app.register(freshnessRoutes, { ...opts, prefix: '/v1' });
   await app.register(tagsRoutes, { ...opts, prefix: '/v1' });
   await app.register(archiveRoutes, { ...opts, prefix: '/v1' });

@@ -1,0 +1,66 @@
+import { hiddenByBetterSource } from '../../src/merge/matchRules.js';
+import { sampleMergeRule } from '../../src/merge/sampleMergeRule.js';
+import type { SourcePriorities } from '../../src/merge/sourceRanking.js';
+import type { Doc, ReadStore } from '../../src/readstore/readStore.js';
+
+/** A preview reads the window's samples and every sample that can match them; above this it asks for a narrower window. */
+export const PREVIEW_MAX_ROWS = 20_000;
+
+export type PreviewRecord = {
+  id: number;
+  start_date: string;
+  end_date: string;
+  value: number;
+  unit: string;
+  provider: string;
+  source: string | null;
+  /** In the merged view as it is now (under the saved order). */
+  shown_now: boolean;
+  /** In the merged view under the order previewed. */
+  shown: boolean;
+};
+
+export type MergePreview = { order: readonly string[]; records: PreviewRecord[] } | { tooMany: true };
+
+/**
+ * Which samples of one type and window the merged view would show under an order not saved yet
+ * (the console's source-order preview): the same match rule, ranking and decision the samples
+ * projection applies (src/merge), over the stored samples and their neighbours, decided here
+ * without writing anything.
+ */
+export async function previewSampleMerge(readStore: ReadStore, q: { userId: string; type: string; start: number; end: number; priorities: SourcePriorities }): Promise<MergePreview> {
+  const rule = sampleMergeRule(q.type, q.priorities);
+  const lo = q.start - rule.reachMs - rule.lookbackMs;
+  const hi = q.end + rule.reachMs + rule.lookbackMs;
+  const rows = await readStore.find<Doc>('samples', {
+    filter: { user_id: q.userId, type: q.type, start_date: { $gte: new Date(lo).toISOString(), $lt: new Date(hi).toISOString() } },
+    sort: [['start_date', 1], ['id', 1]],
+    limit: PREVIEW_MAX_ROWS + 1,
+  });
+  if (rows.length > PREVIEW_MAX_ROWS) return { tooMany: true };
+  const all = rows.map((r) => ({
+    key: r._id,
+    start: Date.parse(r.start_date as string),
+    end: Date.parse(r.end_date as string),
+    source: r.source as string,
+    body_worn: r.body_worn === true,
+    provider: r.provider as string,
+    row: r,
+  }));
+  const members = all.filter((m) => m.start >= q.start && m.start < q.end);
+  const hidden = hiddenByBetterSource(members, all, rule.rule, rule.order);
+  return {
+    order: rule.order,
+    records: members.map(({ key, row }) => ({
+      id: row.id as number,
+      start_date: row.start_date as string,
+      end_date: row.end_date as string,
+      value: row.value as number,
+      unit: row.unit as string,
+      provider: row.provider as string,
+      source: (row.source as string | undefined) ?? null,
+      shown_now: row.hidden !== true,
+      shown: !hidden.has(key),
+    })),
+  };
+}
