@@ -85,7 +85,11 @@ export class ReactorRuntime {
             return;
           }
           this.log?.error({ err, reactor: r.name }, 'reactor stopped on an error; restarting from its checkpoint');
-          setTimeout(() => void this.run(r, state.fence).catch((e: unknown) => this.log?.error({ err: e, reactor: r.name }, 'reactor restart failed')), 2000);
+          setTimeout(() => {
+            // Not if the lease went meanwhile: a handler must not run in a process that lost it.
+            if (this.keeper && !this.keeper.isHeld(checkpointName(r))) return;
+            void this.run(r, state.fence).catch((e: unknown) => this.log?.error({ err: e, reactor: r.name }, 'reactor restart failed'));
+          }, 2000);
         },
       });
     this.running.set(r.name, state);
