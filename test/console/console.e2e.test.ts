@@ -105,6 +105,7 @@ if (!chromiumAvailable) {
       await page.getByLabel('API key').fill(tenant.apiKey);
       await page.keyboard.press('Enter');
       await page.getByRole('heading', { name: 'Users' }).waitFor();
+      await page.waitForSelector('[data-testid=users-table] tbody tr');
       const listed = await page.$$eval('[data-testid=users-table] tbody tr', (rows) => rows.map((r) => r.getAttribute('data-user-id')));
       const users = await api<{ data: { id: string }[] }>('/v1/users', { limit: '1000' });
       expect(listed.sort()).toEqual(users.data.map((u) => u.id).sort());
@@ -126,7 +127,9 @@ if (!chromiumAvailable) {
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByRole('heading', { level: 1, name: 'demo-user' }).waitFor();
       // The demo user has 7 days; a 14-day window shows them with a few empty days around.
+      const thirty = await page.getByLabel('From', { exact: true }).inputValue();
       await page.getByRole('button', { name: '14 days' }).click();
+      await expect.poll(() => page.getByLabel('From', { exact: true }).inputValue()).not.toBe(thirty);
       const start = await page.getByLabel('From', { exact: true }).inputValue();
       const end = await page.getByLabel('To (excluded)', { exact: true }).inputValue();
       const prefix = `/v1/users/${demoUserId}`;
@@ -245,6 +248,19 @@ if (!chromiumAvailable) {
       await page.getByLabel('Add a source to heart_rate').press('Enter');
       await page.getByLabel('Add a source to heart_rate').fill('apple');
       await page.getByLabel('Add a source to heart_rate').press('Enter');
+      // Before saving, the preview shows what this order would show, as the preview route answers it.
+      const day = await page.getByLabel('Day (UTC)').inputValue();
+      const next = new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+      const res = await t.call('POST', `/v1/users/${demoUserId}/source-priorities/preview`, { key: tenant.apiKey, body: { priorities: { heart_rate: ['oura', 'apple'] }, type: 'heart_rate', start: day, end: next } });
+      expectStatus(res, 200);
+      const previewed = (res.json() as { records: { source: string; shown: boolean; shown_now: boolean }[] }).records;
+      const count = (source: string, field: 'shown' | 'shown_now') => String(previewed.filter((r) => r.source === source && r[field]).length);
+      for (const source of ['apple', 'oura']) {
+        const row = page.locator(`[data-testid=preview-summary] tr[data-source=${source}]`);
+        await expect.poll(() => row.locator('[data-field=shown]').textContent()).toBe(count(source, 'shown'));
+        expect(await row.locator('[data-field=shown_now]').textContent()).toBe(count(source, 'shown_now'));
+      }
+      expect(count('oura', 'shown')).not.toBe(count('oura', 'shown_now'));
       await page.getByRole('button', { name: 'Save order (PUT)' }).click();
       await page.getByText(/^Saved at/).waitFor();
       const saved = await api<{ priorities: Record<string, string[]> }>(`/v1/users/${demoUserId}/source-priorities`);

@@ -5,8 +5,7 @@ import { OutcomeLine, useAction } from '../components/Action.js';
 import { Loadable } from '../components/Status.js';
 import { TableDetails } from '../components/TableDetails.js';
 import { UserPicker } from '../components/UserPicker.js';
-import type { Page } from '../api.js';
-import type { Priorities, Sample, Stats } from '../types.js';
+import type { Priorities, Stats } from '../types.js';
 import { daysBack, fmtNum, fmtTime, useAsync } from '../util.js';
 
 const GROUPS = ['*', 'activity', 'heart', 'recovery', 'body', 'sleep', 'workouts'];
@@ -125,26 +124,28 @@ function SourcesEditor({ userId }: { userId: string }) {
             <button type="button" class="secondary" onClick={() => { setDraft(structuredClone(s.priorities)); clear(); }}>Discard changes</button>
           </p>
           <OutcomeLine outcome={outcome} />
-          <MergedPreview base={base} version={version} />
+          <MergedPreview base={base} draft={draft ?? s.priorities} version={version} />
         </div>
       )}
     </Loadable>
   );
 }
 
-/** Which records of one metric and day the merged view shows under the saved order, beside every stored one. */
-function MergedPreview({ base, version }: { base: string; version: number }) {
+/**
+ * Which records of one metric and UTC day the merged view shows now and would show under the order
+ * being edited (POST …/source-priorities/preview: the service decides, nothing is saved).
+ */
+function MergedPreview({ base, draft, version }: { base: string; draft: Record<string, string[]>; version: number }) {
   const [type, setType] = useState('heart_rate');
   const [day, setDay] = useState(daysBack(2).start);
   const next = new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
-  const records = useAsync(async () => {
-    const q = { type, start: day, end: next, limit: 1000 };
-    const [merged, all] = await Promise.all([get<Page<Sample>>(`${base}/samples`, { ...q, view: 'merged' }), get<Page<Sample>>(`${base}/samples`, { ...q, view: 'all' })]);
-    return { shown: new Set(merged.data.map((r) => r.id)), all: all.data, more: Boolean(all.next_cursor) };
-  }, [base, type, day, version]);
+  // A key just added has no source yet: the order previewed is the rest.
+  const priorities = Object.fromEntries(Object.entries(draft).filter(([, list]) => list.length > 0));
+  const order = JSON.stringify(priorities);
+  const preview = useAsync(() => api<Preview>('POST', `${base}/source-priorities/preview`, { priorities, type, start: day, end: next }), [base, type, day, order, version]);
   return (
     <section aria-labelledby="preview-h">
-      <h2 id="preview-h">Preview: what the merged view shows</h2>
+      <h2 id="preview-h">Preview: what the merged view shows now and with this order</h2>
       <div class="toolbar">
         <label>
           Metric{' '}
@@ -158,36 +159,38 @@ function MergedPreview({ base, version }: { base: string; version: number }) {
           Day (UTC) <input type="date" value={day} onInput={(e) => e.currentTarget.value && setDay(e.currentTarget.value)} />
         </label>
       </div>
-      <Loadable state={records} label="the preview">
-        {(r) => {
-          const counts = new Map<string, [number, number]>();
-          for (const s of r.all) {
-            const k = s.source ?? s.provider;
-            const c = counts.get(k) ?? [0, 0];
+      <Loadable state={preview} label="the preview">
+        {(p) => {
+          const counts = new Map<string, [number, number, number]>();
+          for (const r of p.records) {
+            const k = r.source ?? r.provider;
+            const c = counts.get(k) ?? [0, 0, 0];
             c[0] += 1;
-            if (r.shown.has(s.id)) c[1] += 1;
+            if (r.shown_now) c[1] += 1;
+            if (r.shown) c[2] += 1;
             counts.set(k, c);
           }
-          return r.all.length === 0 ? (
+          return p.records.length === 0 ? (
             <p class="muted">No {type} records that day.</p>
           ) : (
             <>
+              <p class="muted">Order for {type} with these settings: {p.order.join(' › ')}</p>
               <table data-testid="preview-summary">
-                <caption>Records per source{r.more ? ' (first 1000 of the day)' : ''}</caption>
+                <caption>Records per source</caption>
                 <thead>
-                  <tr><th scope="col">Source</th><th scope="col">Stored</th><th scope="col">Shown in the merged view</th></tr>
+                  <tr><th scope="col">Source</th><th scope="col">Stored</th><th scope="col">Shown now</th><th scope="col">Shown with this order</th></tr>
                 </thead>
                 <tbody>
-                  {[...counts.entries()].map(([k, [n, shown]]) => (
-                    <tr key={k} data-source={k}><th scope="row">{k}</th><td>{n}</td><td data-field="shown">{shown}</td></tr>
+                  {[...counts.entries()].map(([k, [n, now, next]]) => (
+                    <tr key={k} data-source={k}><th scope="row">{k}</th><td>{n}</td><td data-field="shown_now">{now}</td><td data-field="shown">{next}</td></tr>
                   ))}
                 </tbody>
               </table>
-              <TableDetails summary="Every record" caption="Records of the day, with whether the merged view shows each">
-                <thead><tr><th scope="col">Start</th><th scope="col">Value</th><th scope="col">Source</th><th scope="col">Merged view</th></tr></thead>
+              <TableDetails summary="Every record" caption="Records of the day, with whether the merged view shows each now and with this order">
+                <thead><tr><th scope="col">Start</th><th scope="col">Value</th><th scope="col">Source</th><th scope="col">Now</th><th scope="col">With this order</th></tr></thead>
                 <tbody>
-                  {r.all.map((s) => (
-                    <tr key={s.id}><td>{fmtTime(s.start_date)}</td><td>{fmtNum(s.value)} {s.unit}</td><td>{s.source ?? s.provider}</td><td>{r.shown.has(s.id) ? 'shown' : 'hidden'}</td></tr>
+                  {p.records.map((r) => (
+                    <tr key={r.id}><td>{fmtTime(r.start_date)}</td><td>{fmtNum(r.value)} {r.unit}</td><td>{r.source ?? r.provider}</td><td>{r.shown_now ? 'shown' : 'hidden'}</td><td>{r.shown ? 'shown' : 'hidden'}</td></tr>
                   ))}
                 </tbody>
               </TableDetails>
@@ -198,3 +201,5 @@ function MergedPreview({ base, version }: { base: string; version: number }) {
     </section>
   );
 }
+
+type Preview = { type: string; order: string[]; records: { id: number; start_date: string; value: number; unit: string; provider: string; source: string | null; shown_now: boolean; shown: boolean }[] };
