@@ -180,7 +180,10 @@ export async function getFreshness(
     const j = jobs.get(provider);
     const c = connections.get(provider);
     const lastReceivedAt = latest(r?.at ?? null, c?.last_received_at ?? null);
-    const syncedThrough = r?.lastDay ? await latestRecordEnd(readStore, userId, provider, r.lastDay) : null;
+    const recordEnd = r?.lastDay ? await latestRecordEnd(readStore, userId, provider, r.lastDay) : null;
+    // A record of a period still running (a provider's daily summary of today) ends in the future;
+    // what was received covers the user's data only up to when it was received.
+    const syncedThrough = recordEnd !== null && lastReceivedAt !== null && recordEnd > lastReceivedAt ? lastReceivedAt : recordEnd;
     const failing = (j?.failing ?? false) || (c?.failing ?? false);
     const state = freshnessState(
       { connection: c?.status ?? null, syncing: (j?.syncing ?? false) || (c?.syncing ?? false), failing, lastReceivedAt },

@@ -79,6 +79,16 @@ describe('getFreshness (contracts §6)', () => {
     expect(LOOKBACK_DAYS).toBe(2);
   });
 
+  it('synced_through never passes when the data was received: a record of a period still running (a day of steps) covers the user only up to then', async () => {
+    const V = '33333333-3333-4333-8333-333333333333';
+    await store.applyChanges([
+      { op: 'put', collection: 'etl_jobs', doc: job({ provider: 'oura', status: 'done', user_id: V, finished_at: '2026-11-10T12:00:00.000Z', records: { quantity: 1 }, last_day: '2026-11-10' }) },
+      { op: 'put', collection: 'samples', doc: { ...record('samples', 'oura', { type: 'steps', start_date: '2026-11-10T02:00:00.000Z', end_date: '2026-11-11T02:00:00.000Z' }, '2026-11-10').doc, user_id: V } },
+    ]);
+    const [o] = await getFreshness(store, V, at('2026-11-10T13:00:00.000Z'));
+    expect(o).toMatchObject({ provider: 'oura', synced_through: '2026-11-10T12:00:00.000Z', last_received_at: '2026-11-10T12:00:00.000Z', lag_seconds: 3600 });
+  });
+
   it('last_received_at is the finish of the latest job that stored records (contracts §6: "last upload … that stored data")', async () => {
     const [a] = await getFreshness(store, U, at('2026-11-11T13:00:00.000Z'));
     expect(a!.last_received_at).toBe('2026-11-10T12:00:00.000Z');
