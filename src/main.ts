@@ -2,10 +2,14 @@ import { createContext } from './app/context.js';
 import { createLogger } from './app/logger.js';
 import { ConfigError, loadConfig } from './config.js';
 import { buildServer } from './server/buildServer.js';
+import { startDemoSandbox } from './demo/demoConnections.js';
 import { setUpDemo } from './demo/demoStart.js';
 
 /** `npm start`: the service on the configured backends (embedded SQLite under DATA_DIR by default). */
 async function main() {
+  const demo = process.argv.includes('--demo') || ['1', 'true'].includes((process.env.DEMO ?? '').toLowerCase());
+  // The demo brings its own provider sandbox when no provider is configured (src/demo/demoConnections.ts).
+  const sandbox = demo ? await startDemoSandbox(process.env) : null;
   let config;
   try {
     config = loadConfig();
@@ -18,7 +22,6 @@ async function main() {
   }
   const log = createLogger(config.logLevel);
   const ctx = await createContext(config, { log });
-  const demo = process.argv.includes('--demo') || ['1', 'true'].includes((process.env.DEMO ?? '').toLowerCase());
   if (ctx.generatedAdminKey) {
     // Printed once, on the start that generated it; afterwards it is only in DATA_DIR/admin.key.
     process.stdout.write(
@@ -34,7 +37,7 @@ async function main() {
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const host = ['0.0.0.0', '::', ''].includes(config.host) ? 'localhost' : config.host;
-    process.stdout.write(await setUpDemo(ctx, `http://${host.includes(':') ? `[${host}]` : host}:${port}`));
+    process.stdout.write(await setUpDemo(ctx, `http://${host.includes(':') ? `[${host}]` : host}:${port}`, { sandbox: sandbox !== null }));
   }
 
   let stopping = false;
@@ -44,6 +47,7 @@ async function main() {
     log.info({ signal }, 'shutting down');
     await app.close();
     await ctx.close();
+    await sandbox?.close();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));

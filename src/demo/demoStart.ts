@@ -3,6 +3,7 @@ import { getTenant } from '../../queries/tenants/listTenants.js';
 import type { AppContext } from '../app/context.js';
 import { deterministicId } from '../shared/ids.js';
 import { newSecret, sha256Hex } from '../shared/secrets.js';
+import { connectDemoUser } from './demoConnections.js';
 import { demoDays, fillDemoUser } from './fillDemoUser.js';
 import { DEMO_PERSONAS } from './personas.js';
 
@@ -15,7 +16,8 @@ export const DEMO_START_DAYS = 30;
  * persona, each with 30 days of synthetic data; answers what to print. Its API key is shown then
  * only (keys are stored hashed); later starts say where the demo stands and how to get a new key.
  */
-export async function setUpDemo(ctx: AppContext, baseUrl: string, now = new Date()): Promise<string> {
+export async function setUpDemo(ctx: AppContext, baseUrl: string, options: { sandbox?: boolean; now?: Date } = {}): Promise<string> {
+  const now = options.now ?? new Date();
   let apiKey: string | null = null;
   if (!(await getTenant(ctx.readStore, DEMO_TENANT_ID))) {
     apiKey = newSecret('tenantKey');
@@ -35,6 +37,8 @@ export async function setUpDemo(ctx: AppContext, baseUrl: string, now = new Date
   const mix = users[0]!;
   const days = demoDays(DEMO_START_DAYS, now);
   const end = new Date(Date.parse(`${days.at(-1)}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+  // With the in-process provider sandbox, the first user is also connected to providers through the consent flow.
+  const connected = options.sandbox ? await connectDemoUser(ctx, { baseUrl, tenantId: DEMO_TENANT_ID, userId: mix.user.id, now }) : [];
   const key = apiKey ?? '$WELLSTREAM_KEY';
   const curl = `curl -s -H "Authorization: Bearer ${key}" "${baseUrl}/v1/users/${mix.user.id}/samples/stats?type=heart_rate&interval=day&start=${days[0]}&end=${end}"`;
   const lines = [
@@ -51,6 +55,14 @@ export async function setUpDemo(ctx: AppContext, baseUrl: string, now = new Date
     '',
     `  ${baseUrl}/console/#/users/${mix.user.id}`,
     '',
+    ...(connected.length > 0
+      ? [
+          `${mix.user.external_ref} is connected to ${connected.join(' and ')} through the built-in provider sandbox; their backfill runs now. Its pulls:`,
+          '',
+          `  curl -s -H "Authorization: Bearer ${key}" "${baseUrl}/v1/users/${mix.user.id}/sync-runs"`,
+          '',
+        ]
+      : []),
   ];
   return lines.join('\n');
 }

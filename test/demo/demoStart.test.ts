@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/tmp.js';
+import { eventually } from '../webhooks/receiver.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const dataDir = tempDir('demo-start');
@@ -60,4 +61,25 @@ describe('a demo from the first start (npm start -- --demo, DEMO=1)', () => {
     expect(((await users.json()) as { data: unknown[] }).data).toHaveLength(4);
     await second.stop();
   }, 180_000);
+
+  it('connects demo-user to Oura and Withings through the built-in provider sandbox over HTTP (issue 11: the demo runs the whole flow); their backfills store records readable through the read routes', async () => {
+    const run = await startDemo(['--demo'], { DATA_DIR: tempDir('demo-sandbox') });
+    const key = /\n {2}(svc_sk_[A-Za-z0-9]{43})\n/.exec(run.out)![1]!;
+    expect(run.out).toContain('connected to oura and withings through the built-in provider sandbox');
+    const syncRuns = /"(http[^"]+\/sync-runs)"/.exec(run.out)![1]!;
+    const auth = { headers: { authorization: `Bearer ${key}` } };
+    const done = await eventually(async () => {
+      const runs = ((await (await fetch(syncRuns, auth)).json()) as { data: { provider: string; trigger: string; status: string; objects_stored: number | null }[] }).data;
+      return runs.length === 2 && runs.every((r) => r.status === 'succeeded') ? runs : undefined;
+    }, 120_000);
+    expect(done.map((r) => [r.provider, r.trigger]).sort()).toEqual([['oura', 'backfill'], ['withings', 'backfill']]);
+    for (const r of done) expect(r.objects_stored).toBeGreaterThan(0);
+    const sleep = await eventually(async () => {
+      const body = (await (await fetch(syncRuns.replace(/sync-runs$/, 'sleep?provider=oura'), auth)).json()) as { data: unknown[] };
+      return body.data.length > 0 ? body.data : undefined;
+    }, 60_000);
+    expect(sleep.length).toBeGreaterThan(0);
+    await run.stop();
+  }, 240_000);
 });
+

@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import { issueApiKey } from '../../commands/tenants/issueApiKey.js';
+import { revokeApiKey } from '../../commands/tenants/revokeApiKey.js';
+import type { AppContext } from '../app/context.js';
+import { CONNECTED_PROVIDERS, settingPrefix } from '../connectors/providers.js';
+import { SANDBOX_CLIENTS } from '../sandbox/sandboxClients.js';
+import { startSandbox, type Sandbox } from '../sandbox/sandboxServer.js';
+import { newSecret, sha256Hex } from '../shared/secrets.js';
+
+/** The providers the demo's first user is connected to, through the same consent flow a tenant's app drives. */
+export const DEMO_CONNECTED_PROVIDERS = ['oura', 'withings'] as const;
+
+/**
+ * Before the configuration is read: when no provider is configured at all, the demo starts the
+ * provider sandbox in this process and points every provider at it (`<SLUG>_BASE_URL` and the
+ * sandbox's client keys), so a demo shows pulls without any provider account. A provider the
+ * operator configured keeps its settings, and then the demo connects nothing.
+ */
+export async function startDemoSandbox(env: NodeJS.ProcessEnv): Promise<Sandbox | null> {
+  const configured = CONNECTED_PROVIDERS.some((p) => env[`${settingPrefix(p.slug)}_CLIENT_ID`] || env[`${settingPrefix(p.slug)}_BASE_URL`]);
+  if (configured) return null;
+  const sandbox = await startSandbox({ host: '127.0.0.1' });
+  for (const p of CONNECTED_PROVIDERS) {
+    const prefix = settingPrefix(p.slug);
+    env[`${prefix}_BASE_URL`] = sandbox.urls[p.slug];
+    env[`${prefix}_CLIENT_ID`] = SANDBOX_CLIENTS[p.slug]!.id;
+    env[`${prefix}_CLIENT_SECRET`] = SANDBOX_CLIENTS[p.slug]!.secret;
+  }
+  return sandbox;
+}
+
+/**
+ * Connects a demo user to each of DEMO_CONNECTED_PROVIDERS over HTTP, as a tenant's app would:
+ * `POST /v1/users/{id}/connections/{provider}` on the service, the sandbox's consent page (which
+ * consents at once and redirects), then the service's own callback. The backfill that the new
+ * grant queues runs in the background. The sandbox forgets its grants when the process stops, so
+ * every demo start connects again (a reconnect, pulling from where the data ends).
+ *
+ * The calls need a tenant key; the demo's own was shown once and is stored hashed, so a key is
+ * issued for these calls and revoked right after (both are in the tenant's audit log).
+ */
+export async function connectDemoUser(ctx: AppContext, o: { baseUrl: string; tenantId: string; userId: string; now?: Date }): Promise<string[]> {
+  const at = (o.now ?? new Date()).toISOString();
+  const key = newSecret('tenantKey');
+  const keyId = randomUUID();
+  const issued = await issueApiKey(ctx.eventStore, { tenantId: o.tenantId, keyId, keyHash: sha256Hex(key), at, by: 'demo-sandbox' });
+  await ctx.settle(issued.position, ['tenants']);
+  const connected: string[] = [];
+  try {
+    for (const provider of DEMO_CONNECTED_PROVIDERS) {
+      const started = await fetch(`${o.baseUrl}/v1/users/${o.userId}/connections/${provider}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      if (started.status !== 200) throw new Error(`connecting ${provider} answered ${started.status}`);
+      const { authorize_url } = (await started.json()) as { authorize_url: string };
+      const consent = await fetch(authorize_url, { redirect: 'manual' });
+      const location = consent.headers.get('location');
+      if (consent.status !== 302 || !location) throw new Error(`the sandbox's ${provider} consent answered ${consent.status}`);
+      // The callback is on PUBLIC_BASE_URL, which may name a proxy in front: call this process directly.
+      const back = new URL(location);
+      const callback = await fetch(`${o.baseUrl}${back.pathname}${back.search}`, { redirect: 'manual' });
+      await callback.arrayBuffer();
+      if (callback.status >= 400) throw new Error(`the ${provider} callback answered ${callback.status}`);
+      connected.push(provider);
+    }
+  } finally {
+    await revokeApiKey(ctx.eventStore, { tenantId: o.tenantId, keyId, at: new Date().toISOString(), by: 'demo-sandbox' });
+  }
+  return connected;
+}
