@@ -83,6 +83,8 @@ export type ProviderSettings = {
   baseUrl?: string;
   /** Push providers: the secret path segment of the instance's inbound address (`<SLUG>_INBOUND_SECRET`, docs/connectors/garmin.md). */
   inboundSecret?: string;
+  /** Fitbit: the subscriber verification code its developer console shows (`FITBIT_SUBSCRIBER_VERIFICATION_CODE`, docs/connections.md "Provider webhooks"). */
+  subscriberVerificationCode?: string;
 };
 
 function providerSettings(env: NodeJS.ProcessEnv): Record<string, ProviderSettings> {
@@ -94,7 +96,8 @@ function providerSettings(env: NodeJS.ProcessEnv): Record<string, ProviderSettin
     if (baseUrl !== undefined && !/^https?:\/\/[^/]+\/?$/.test(baseUrl)) throw new ConfigError(`${prefix}_BASE_URL must be a scheme, host and optional port (http://127.0.0.1:9000)`);
     const inboundSecret = kind === 'push' ? env[`${prefix}_INBOUND_SECRET`] || undefined : undefined;
     if (inboundSecret !== undefined && !/^[A-Za-z0-9._~-]{24,256}$/.test(inboundSecret)) throw new ConfigError(`${prefix}_INBOUND_SECRET must be 24 to 256 letters, digits or . _ ~ -`);
-    out[slug] = { clientId: env[`${prefix}_CLIENT_ID`] || undefined, clientSecret: env[`${prefix}_CLIENT_SECRET`] || undefined, baseUrl, ...(inboundSecret ? { inboundSecret } : {}) };
+    const subscriberVerificationCode = slug === 'fitbit' ? env[`${prefix}_SUBSCRIBER_VERIFICATION_CODE`] || undefined : undefined;
+    out[slug] = { clientId: env[`${prefix}_CLIENT_ID`] || undefined, clientSecret: env[`${prefix}_CLIENT_SECRET`] || undefined, baseUrl, ...(inboundSecret ? { inboundSecret } : {}), ...(subscriberVerificationCode ? { subscriberVerificationCode } : {}) };
   }
   return out;
 }

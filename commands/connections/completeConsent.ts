@@ -67,9 +67,10 @@ export async function completeConsent(eventStore: EventStore, sealer: ValueSeale
   try {
     const verifier = pending.verifierSealed ? openValue(sealer, VERIFIER_PURPOSE, connectionOwner(cb.userId, cb.provider.slug), pending.verifierSealed) : null;
     tokens = await exchangeCode(cb.provider, client, { code: cb.code, redirectUri: cb.callbackUrl, verifier }, new Date(cb.at));
-    // Providers that name the user only through a call (Garmin): pushes are routed by this id.
+    // Providers that name the user only through a call (Garmin, Oura, WHOOP): pushes and webhooks are routed by this id.
     const readUserId = PROVIDER_USER_ID_READERS[cb.provider.slug];
-    if (readUserId) tokens = { ...tokens, providerUserId: await readUserId({ baseUrl: client.baseUrl, accessToken: tokens.accessToken }) };
+    const providerUserId = readUserId ? await readUserId({ baseUrl: client.baseUrl, accessToken: tokens.accessToken }) : null;
+    if (providerUserId) tokens = { ...tokens, providerUserId };
   } catch (err) {
     return fail(err instanceof ProviderCallError ? err.message : 'the code could not be exchanged');
   }

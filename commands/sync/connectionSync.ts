@@ -14,7 +14,8 @@ export type SyncHealth = { healthy: boolean; reason: string | null; action: 'rec
 export type ManualSyncQueued = Event<'connection_sync.manual_queued', Base & { run_stream: string; at: string }>;
 export type ConnectionSynced = Event<
   'connection_sync.synced',
-  Base & { run_stream: string; trigger: string; window_end: string; initial_backfill: boolean; at: string }
+  /** `data_type`: the run pulled that one data type only (a notification naming one); absent in runs that pulled all. */
+  Base & { run_stream: string; trigger: string; data_type?: string | null; window_end: string; initial_backfill: boolean; at: string }
 >;
 /** `announce`: the health's kind changed (healthy, reason, action), which is `connection.health_changed`; a new retry_at alone is not. */
 export type SyncHealthChanged = Event<'connection_sync.health_changed', Base & { health: SyncHealth; previous: SyncHealth | null; announce: boolean; run_stream: string; at: string }>;
@@ -40,7 +41,8 @@ export const connectionSyncState: StreamState<ConnectionSyncState, ConnectionSyn
       case 'connection_sync.synced':
         return {
           ...state,
-          dataEnd: state.dataEnd && state.dataEnd > event.data.window_end ? state.dataEnd : event.data.window_end,
+          // A run of one data type says nothing of the others' data: where the connection's data ends stays.
+          dataEnd: event.data.data_type || (state.dataEnd && state.dataEnd > event.data.window_end) ? state.dataEnd : event.data.window_end,
           backfilled: state.backfilled || event.data.initial_backfill,
         };
       case 'connection_sync.health_changed':

@@ -20,7 +20,7 @@ export async function recordSyncOutcome(
     if (outcome.synced) {
       events.push({
         type: 'connection_sync.synced',
-        data: { ...base, run_stream: run.stream, trigger: q.trigger, window_end: q.window_end, initial_backfill: q.trigger === 'backfill' && !state.backfilled, at: outcome.health.since },
+        data: { ...base, run_stream: run.stream, trigger: q.trigger, ...(q.data_type ? { data_type: q.data_type } : {}), window_end: q.window_end, initial_backfill: q.trigger === 'backfill' && !state.backfilled, at: outcome.health.since },
       });
     }
     const before = state.health;

@@ -39,6 +39,7 @@ import { connectionsRoutes, oauthCallbackRoutes } from './routes/connections.js'
 import { syncRunsRoutes } from './routes/syncRuns.js';
 import { connectSessionsRoutes } from './routes/connectSessions.js';
 import { inboundRoutes } from './routes/inbound.js';
+import { providerWebhooksRoutes } from './routes/providerWebhooks.js';
 import { tagsRoutes } from './routes/tags.js';
 import { archiveRoutes } from './routes/archive.js';
 import { demoUserRoutes } from './routes/demoUser.js';
@@ -116,6 +117,7 @@ export async function buildServer(ctx: AppContext) {
   await app.register(oauthCallbackRoutes, opts);
   await app.register(connectSessionsRoutes, opts);
   await app.register(inboundRoutes, opts);
+  await app.register(providerWebhooksRoutes, opts);
   await app.register(mcpRoutes, opts);
   await app.register(fhirRoutes, { ...opts, prefix: '/v1' });
   await app.register(consoleRoutes);

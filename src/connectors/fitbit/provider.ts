@@ -7,7 +7,7 @@ export const fitbit: ProviderDescriptor = {
   name: 'Fitbit',
   kind: 'oauth',
   dataTypes: FITBIT_DATA_TYPES,
-  keys: CLIENT_KEYS,
+  keys: [...CLIENT_KEYS, { name: 'SUBSCRIBER_VERIFICATION_CODE', required: false, secret: true }],
   validateKeys: (k) =>
     clientKeysReason(
       k,

@@ -1,0 +1,221 @@
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConnectionDoc } from '../../projections/connections/connectionsProjection.js';
+import { webhookToken } from '../../src/connectors/webhooks/webhookSignatures.js';
+import { SANDBOX_CLIENTS } from '../../src/sandbox/sandboxClients.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
+import { connectThroughSandbox } from '../connections/consentFlow.js';
+import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
+
+/**
+ * Provider webhooks of the pull providers over HTTP (issue 11 item 5: `notification` runs from
+ * provider webhooks, with data_type; docs/connections.md "Provider webhooks"): a user connects
+ * each provider through the sandbox, then signed deliveries shaped as each provider documents
+ * them queue one notification run each. The worker does not poll, so runs stay queued.
+ */
+const PROVIDERS = ['oura', 'whoop', 'withings', 'fitbit', 'strava'] as const;
+type Slug = (typeof PROVIDERS)[number];
+const VERIFY_CODE = 'fitbit-subscriber-code-0123';
+const NOW = new Date('2026-03-28T10:15:00Z');
+const secret = (p: Slug) => SANDBOX_CLIENTS[p]!.secret;
+
+let sandbox: Sandbox;
+let t: TestApp;
+let base: string;
+let tenant: TenantHandle;
+let other: TenantHandle;
+let userId: string;
+let otherUserId: string;
+const providerUser: Partial<Record<Slug, string>> = {};
+
+type Delivery = { url: string; headers: Record<string, string>; body: string };
+
+/** A delivery as the provider sends it, signed with `key` (the application's client secret unless told). */
+function delivery(p: Slug, user: string, n: number, key = secret(p)): Delivery {
+  const ts = String(NOW.getTime());
+  switch (p) {
+    case 'oura': {
+      const body = JSON.stringify({ event_type: 'update', data_type: 'daily_sleep', object_id: `obj-${n}`, event_time: '2026-03-28T07:00:00+00:00', user_id: user });
+      return { url: '/webhooks/oura', headers: { 'content-type': 'application/json', 'x-oura-timestamp': ts, 'x-oura-signature': createHmac('sha256', key).update(ts + body).digest('hex').toUpperCase() }, body };
+    }
+    case 'whoop': {
+      const body = JSON.stringify({ user_id: Number(user), id: `5b2d-${n}`, type: 'recovery.updated', trace_id: `trace-${n}` });
+      return { url: '/webhooks/whoop', headers: { 'content-type': 'application/json', 'x-whoop-signature-timestamp': ts, 'x-whoop-signature': createHmac('sha256', key).update(ts + body).digest('base64') }, body };
+    }
+    case 'fitbit': {
+      const body = JSON.stringify([{ collectionType: 'sleep', date: `2026-03-2${n}`, ownerId: user, ownerType: 'user', subscriptionId: 'sub-1' }]);
+      return { url: '/webhooks/fitbit', headers: { 'content-type': 'application/json', 'x-fitbit-signature': createHmac('sha1', `${key}&`).update(body).digest('base64') }, body };
+    }
+    case 'withings': {
+      const start = Math.floor(NOW.getTime() / 1000) - 7200 - n;
+      const body = new URLSearchParams({ userid: user, appli: '1', startdate: String(start), enddate: String(start + 60) }).toString();
+      return { url: `/webhooks/withings/${webhookToken('withings', key)}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body };
+    }
+    case 'strava': {
+      const body = JSON.stringify({ object_type: 'activity', object_id: 1000 + n, aspect_type: 'create', updates: {}, owner_id: Number(user), subscription_id: 120475, event_time: Math.floor(NOW.getTime() / 1000) - 600 });
+      return { url: `/webhooks/strava/${webhookToken('strava', key)}`, headers: { 'content-type': 'application/json' }, body };
+    }
+  }
+}
+
+const EXPECTED_TYPE: Record<Slug, string> = { oura: 'daily_sleep', whoop: 'recovery', fitbit: 'sleep', withings: 'measure', strava: 'activities' };
+
+const send = (d: Delivery) => t.app.inject({ method: 'POST', url: d.url, headers: d.headers, payload: d.body });
+
+async function notificationRuns(user = userId, key = tenant.apiKey) {
+  const res = await t.call('GET', `/v1/users/${user}/sync-runs`, { key, query: { limit: '1000' } });
+  expectStatus(res, 200);
+  return (res.json() as { data: { trigger: string; provider: string; data_type: string | null; status: string; window_start: string; window_end: string }[] }).data.filter((r) => r.trigger === 'notification');
+}
+
+beforeAll(async () => {
+  sandbox = await startSandbox();
+  const env: Record<string, string> = { FITBIT_SUBSCRIBER_VERIFICATION_CODE: VERIFY_CODE };
+  for (const p of PROVIDERS) {
+    const prefix = p.toUpperCase();
+    env[`${prefix}_BASE_URL`] = sandbox.urls[p]!;
+    env[`${prefix}_CLIENT_ID`] = SANDBOX_CLIENTS[p]!.id;
+    env[`${prefix}_CLIENT_SECRET`] = secret(p);
+  }
+  t = await startTestApp(env, { syncPolling: false, syncClock: () => NOW });
+  base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  tenant = await t.createTenant('webhooks-a');
+  other = await t.createTenant('webhooks-b');
+  userId = (await t.createUser(tenant.apiKey)).id;
+  otherUserId = (await t.createUser(other.apiKey)).id;
+  for (const p of PROVIDERS) {
+    const { callback } = await connectThroughSandbox(t, tenant.apiKey, userId, p);
+    expect(callback.statusCode, p).toBe(200);
+    const doc = await t.ctx.readStore.get<ConnectionDoc>('connections', `${userId}:${p}`);
+    expect(doc?.provider_user_id, p).toBeTruthy();
+    providerUser[p] = doc!.provider_user_id!;
+  }
+}, 60_000);
+
+afterAll(async () => {
+  await t?.close();
+  await sandbox?.close();
+});
+
+describe('provider webhooks queue notification runs (issue 11 item 5)', () => {
+  it('Oura and WHOOP connections know the provider user id read after the code exchange (personal_info id, profile user_id)', () => {
+    expect(providerUser.oura).toMatch(/^[0-9a-f-]{36}$/);
+    expect(providerUser.whoop).toMatch(/^\d+$/);
+  });
+
+  for (const p of PROVIDERS) {
+    it(`${p}: a verified delivery queues exactly one notification run of its data type, visible in GET …/sync-runs; a repeat queues nothing more`, async () => {
+      const before = (await notificationRuns()).filter((r) => r.provider === p).length;
+      const d = delivery(p, providerUser[p]!, 1);
+      const first = await send(d);
+      expect(first.statusCode, first.body).toBe(p === 'fitbit' ? 204 : 200);
+      if (p !== 'fitbit') expect(first.json()).toEqual({ queued: 1, repeated: 0, ignored: 0, disconnected: 0 });
+      const runs = (await notificationRuns()).filter((r) => r.provider === p);
+      expect(runs).toHaveLength(before + 1);
+      expect(runs[0]).toMatchObject({ data_type: EXPECTED_TYPE[p], status: 'queued' });
+      expect(Date.parse(runs[0]!.window_end)).toBeLessThanOrEqual(NOW.getTime());
+      expect(Date.parse(runs[0]!.window_start)).toBeLessThan(Date.parse(runs[0]!.window_end));
+
+      const again = await send(d);
+      expect(again.statusCode).toBe(p === 'fitbit' ? 204 : 200);
+      if (p !== 'fitbit') expect(again.json()).toMatchObject({ queued: 0, repeated: 1 });
+      expect((await notificationRuns()).filter((r) => r.provider === p)).toHaveLength(before + 1);
+    });
+
+    it(`${p}: a delivery not signed by a known application is 401 and queues nothing`, async () => {
+      const before = (await notificationRuns()).length;
+      const res = await send(delivery(p, providerUser[p]!, 2, 'not-the-client-secret'));
+      expect(res.statusCode).toBe(401);
+      expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+      expect((await notificationRuns()).length).toBe(before);
+    });
+
+    it(`${p}: a delivery naming a provider user no connection has is acknowledged and queues nothing`, async () => {
+      const before = (await notificationRuns()).length;
+      const res = await send(delivery(p, p === 'oura' ? '00000000-0000-4000-8000-000000000000' : '987654321', 3));
+      expect(res.statusCode).toBeLessThan(300);
+      if (p !== 'fitbit') expect(res.json()).toMatchObject({ queued: 0, ignored: 1 });
+      expect((await notificationRuns()).length).toBe(before);
+    });
+  }
+
+  it('a verified delivery that is not the provider’s shape is 400 and queues nothing', async () => {
+    const before = (await notificationRuns()).length;
+    const ts = String(NOW.getTime());
+    const sign = (algo: 'sha1' | 'sha256', key: string, msg: string, enc: 'hex' | 'base64') => createHmac(algo, key).update(msg).digest(enc);
+    const bad = [
+      { url: '/webhooks/oura', headers: { 'content-type': 'application/json', 'x-oura-timestamp': ts, 'x-oura-signature': sign('sha256', secret('oura'), `${ts}{"user_id":"x"}`, 'hex') }, body: '{"user_id":"x"}' },
+      { url: '/webhooks/whoop', headers: { 'content-type': 'application/json', 'x-whoop-signature-timestamp': ts, 'x-whoop-signature': sign('sha256', secret('whoop'), `${ts}not json`, 'base64') }, body: 'not json' },
+      { url: '/webhooks/fitbit', headers: { 'content-type': 'application/json', 'x-fitbit-signature': sign('sha1', `${secret('fitbit')}&`, '[{"collectionType":"sleep","date":"yesterday","ownerId":"ABC"}]', 'base64') }, body: '[{"collectionType":"sleep","date":"yesterday","ownerId":"ABC"}]' },
+      { url: `/webhooks/withings/${webhookToken('withings', secret('withings'))}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'userid=1&appli=one' },
+      { url: `/webhooks/strava/${webhookToken('strava', secret('strava'))}`, headers: { 'content-type': 'application/json' }, body: '{"object_type":"activity"}' },
+    ];
+    for (const d of bad) {
+      const res = await send(d);
+      expect(res.statusCode, d.url).toBe(400);
+      expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+    }
+    expect((await notificationRuns()).length).toBe(before);
+  });
+
+  it('WHOOP *.deleted queues a run of its data type (deletions are not propagated, the data type is pulled again)', async () => {
+    const body = JSON.stringify({ user_id: Number(providerUser.whoop), id: 'w-9', type: 'workout.deleted', trace_id: 'trace-deleted' });
+    const ts = String(NOW.getTime());
+    const res = await send({ url: '/webhooks/whoop', headers: { 'content-type': 'application/json', 'x-whoop-signature-timestamp': ts, 'x-whoop-signature': createHmac('sha256', secret('whoop')).update(ts + body).digest('base64') }, body });
+    expect(res.json()).toMatchObject({ queued: 1 });
+    expect((await notificationRuns()).find((r) => r.provider === 'whoop' && r.data_type === 'workout')).toBeTruthy();
+  });
+
+  it('another tenant never sees the runs a notification queued for this tenant’s user (404 for the user)', async () => {
+    const res = await t.call('GET', `/v1/users/${userId}/sync-runs`, { key: other.apiKey });
+    expect(res.statusCode).toBe(404);
+    expect(await notificationRuns(otherUserId, other.apiKey)).toHaveLength(0);
+  });
+
+  describe('verification handshakes', () => {
+    it('Strava echoes hub.challenge when hub.verify_token is the address’s token, 401 otherwise (over HTTP)', async () => {
+      const token = webhookToken('strava', secret('strava'));
+      const ok = await fetch(`${base}/webhooks/strava/${token}?hub.mode=subscribe&hub.challenge=15f7d1a91c1f40f8a748fd134752feb3&hub.verify_token=${token}`);
+      expect(ok.status).toBe(200);
+      expect(await ok.json()).toEqual({ 'hub.challenge': '15f7d1a91c1f40f8a748fd134752feb3' });
+      expect((await fetch(`${base}/webhooks/strava/${token}?hub.mode=subscribe&hub.challenge=x&hub.verify_token=wrong`)).status).toBe(401);
+      expect((await fetch(`${base}/webhooks/strava/wrong-token?hub.mode=subscribe&hub.challenge=x&hub.verify_token=wrong-token`)).status).toBe(401);
+    });
+
+    it('Fitbit answers 204 to the subscriber verification code and 404 to any other', async () => {
+      expect((await fetch(`${base}/webhooks/fitbit?verify=${VERIFY_CODE}`)).status).toBe(204);
+      expect((await fetch(`${base}/webhooks/fitbit?verify=incorrect-code`)).status).toBe(404);
+    });
+
+    it('Oura echoes the challenge when verification_token is the application’s, 401 otherwise', async () => {
+      const ok = await fetch(`${base}/webhooks/oura?verification_token=${webhookToken('oura', secret('oura'))}&challenge=abc123`);
+      expect(ok.status).toBe(200);
+      expect(await ok.json()).toEqual({ challenge: 'abc123' });
+      expect((await fetch(`${base}/webhooks/oura?verification_token=nope&challenge=abc123`)).status).toBe(401);
+    });
+
+    it('Withings’ check of the callback address (HEAD and GET) answers 200 for the application’s address, 401 for another', async () => {
+      const url = `${base}/webhooks/withings/${webhookToken('withings', secret('withings'))}`;
+      expect((await fetch(url, { method: 'HEAD' })).status).toBe(200);
+      expect((await fetch(url)).status).toBe(200);
+      expect((await fetch(`${base}/webhooks/withings/not-a-token`, { method: 'HEAD' })).status).toBe(401);
+    });
+  });
+
+  it('Strava athlete deauthorization and Fitbit userRevokedAccess disconnect the connection (the provider as actor)', async () => {
+    const strava = JSON.stringify({ object_type: 'athlete', object_id: Number(providerUser.strava), aspect_type: 'update', updates: { authorized: 'false' }, owner_id: Number(providerUser.strava), subscription_id: 120475, event_time: 1774692000 });
+    const res = await send({ url: `/webhooks/strava/${webhookToken('strava', secret('strava'))}`, headers: { 'content-type': 'application/json' }, body: strava });
+    expect(res.json()).toMatchObject({ disconnected: 1 });
+    const fitbitBody = JSON.stringify([{ collectionType: 'userRevokedAccess', ownerId: providerUser.fitbit, ownerType: 'user', subscriptionId: 'sub-1' }]);
+    const fb = await send({ url: '/webhooks/fitbit', headers: { 'content-type': 'application/json', 'x-fitbit-signature': createHmac('sha1', `${secret('fitbit')}&`).update(fitbitBody).digest('base64') }, body: fitbitBody });
+    expect(fb.statusCode).toBe(204);
+    const list = await t.call('GET', `/v1/users/${userId}/connections`, { key: tenant.apiKey });
+    const status = Object.fromEntries((list.json() as { data: { provider: string; status: string }[] }).data.map((c) => [c.provider, c.status]));
+    expect(status).toMatchObject({ strava: 'disconnected', fitbit: 'disconnected', oura: 'active' });
+    // A disconnected connection takes no more notifications.
+    const before = (await notificationRuns()).length;
+    const later = await send(delivery('strava', providerUser.strava!, 7));
+    expect(later.json()).toMatchObject({ queued: 0, ignored: 1 });
+    expect((await notificationRuns()).length).toBe(before);
+  });
+});
