@@ -143,7 +143,7 @@ describe('provider webhooks queue notification runs (issue 11 item 5)', () => {
     const before = (await notificationRuns()).length;
     const ts = String(NOW.getTime());
     const sign = (algo: 'sha1' | 'sha256', key: string, msg: string, enc: 'hex' | 'base64') => createHmac(algo, key).update(msg).digest(enc);
-    const bad = [
+    const bad: Delivery[] = [
       { url: '/webhooks/oura', headers: { 'content-type': 'application/json', 'x-oura-timestamp': ts, 'x-oura-signature': sign('sha256', secret('oura'), `${ts}{"user_id":"x"}`, 'hex') }, body: '{"user_id":"x"}' },
       { url: '/webhooks/whoop', headers: { 'content-type': 'application/json', 'x-whoop-signature-timestamp': ts, 'x-whoop-signature': sign('sha256', secret('whoop'), `${ts}not json`, 'base64') }, body: 'not json' },
       { url: '/webhooks/fitbit', headers: { 'content-type': 'application/json', 'x-fitbit-signature': sign('sha1', `${secret('fitbit')}&`, '[{"collectionType":"sleep","date":"yesterday","ownerId":"ABC"}]', 'base64') }, body: '[{"collectionType":"sleep","date":"yesterday","ownerId":"ABC"}]' },
