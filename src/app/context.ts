@@ -11,6 +11,7 @@ import { EventOpener } from '../crypto/recordSealing.js';
 import { DeletionJobRunner } from '../processes/deletionJobRunner.js';
 import { ProjectorRuntime } from '../projector/projectorRuntime.js';
 import { ReactorRuntime } from '../projector/reactor.js';
+import { userSubscriptionsReactor } from '../connectors/webhooks/userSubscriptions.js';
 import type { ReadStore } from '../readstore/readStore.js';
 import type { RawStore } from '../rawstore/rawStore.js';
 import { EtlWorker } from '../pipeline/etlWorker.js';
@@ -108,7 +109,8 @@ export async function createContext(config: Config, options: ContextOptions = {}
     },
     options,
   );
-  const reactors = new ReactorRuntime(eventStore, readStore, [sync.reactor], log, leases('reactors'));
+  const subscriptions = userSubscriptionsReactor({ eventStore, readStore, sealer: valueSealer, providers: config.providers, publicBaseUrl: config.publicBaseUrl, now: () => sync.worker.now(), log });
+  const reactors = new ReactorRuntime(eventStore, readStore, [sync.reactor, subscriptions], log, leases('reactors'));
   const erasureHooks: ErasureHook[] = [connectionErasureHook({ eventStore, readStore, sealer: valueSealer, providers: config.providers }), sync.erasureHook];
   const deletions = new DeletionJobRunner({
     eventStore,

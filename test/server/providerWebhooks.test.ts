@@ -1,7 +1,11 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectionDoc } from '../../projections/connections/connectionsProjection.js';
+import { fitbitSubscriptionId, subscribeUser, userSubscriptionsReactor, type SubscriptionDeps } from '../../src/connectors/webhooks/userSubscriptions.js';
 import { webhookToken } from '../../src/connectors/webhooks/webhookSignatures.js';
+import { ConnectionTokens } from '../../src/connectors/sync/connectionTokens.js';
+import { connectedProvider } from '../../src/connectors/providers.js';
+import type { RecordedEvent } from '../../src/eventstore/eventStore.js';
 import { SANDBOX_CLIENTS } from '../../src/sandbox/sandboxClients.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
 import { connectThroughSandbox } from '../connections/consentFlow.js';
@@ -217,5 +221,44 @@ describe('provider webhooks queue notification runs (issue 11 item 5)', () => {
     const later = await send(delivery('strava', providerUser.strava!, 7));
     expect(later.json()).toMatchObject({ queued: 0, ignored: 1 });
     expect((await notificationRuns()).length).toBe(before);
+  });
+});
+
+describe('per-user subscriptions (Fitbit, Withings) after a backfill', () => {
+  const deps = (): SubscriptionDeps => ({ eventStore: t.ctx.eventStore, readStore: t.ctx.readStore, sealer: t.ctx.valueSealer, providers: t.ctx.config.providers, publicBaseUrl: t.ctx.config.publicBaseUrl, now: () => NOW });
+  /** What the sandbox holds for the user, asked with the connection's own token as the provider's list call. */
+  async function listed(p: 'fitbit' | 'withings', user: string): Promise<unknown[]> {
+    const provider = connectedProvider(p)!;
+    const client = { clientId: SANDBOX_CLIENTS[p]!.id, clientSecret: secret(p), baseUrl: sandbox.urls[p]! };
+    const token = await new ConnectionTokens({ eventStore: t.ctx.eventStore, sealer: t.ctx.valueSealer, provider, client, userId: user, now: () => NOW }).accessToken();
+    const res =
+      p === 'fitbit'
+        ? await fetch(`${sandbox.urls.fitbit}/1/user/-/apiSubscriptions.json`, { headers: { authorization: `Bearer ${token}` } })
+        : await fetch(`${sandbox.urls.withings}/notify`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: new URLSearchParams({ action: 'list' }) });
+    const body = (await res.json()) as { apiSubscriptions?: unknown[]; body?: { profiles: unknown[] } };
+    return body.apiSubscriptions ?? body.body!.profiles;
+  }
+  const synced = (provider: string, user: string, trigger: string) =>
+    ({ type: 'connection_sync.synced', data: { tenant_id: tenant.id, user_id: user, provider, run_stream: 'r', trigger, window_end: NOW.toISOString(), initial_backfill: trigger === 'backfill', at: NOW.toISOString() } }) as unknown as RecordedEvent;
+
+  it('a backfill’s success (not a scheduled pull’s) subscribes the Withings user to each category at the application’s webhook address, and the Fitbit user once; a replay makes no second subscription', async () => {
+    const user = (await t.createUser(tenant.apiKey)).id;
+    for (const p of ['withings', 'fitbit'] as const) expect((await connectThroughSandbox(t, tenant.apiKey, user, p)).callback.statusCode).toBe(200);
+    const reactor = userSubscriptionsReactor(deps());
+    await reactor.handle(synced('withings', user, 'scheduled'));
+    expect(await listed('withings', user)).toHaveLength(0);
+    for (let i = 0; i < 2; i++) {
+      await reactor.handle(synced('withings', user, 'backfill'));
+      await reactor.handle(synced('fitbit', user, 'backfill'));
+    }
+    const profiles = (await listed('withings', user)) as { appli: number; callbackurl: string }[];
+    expect(profiles.map((x) => x.appli).sort((a, b) => a - b)).toEqual([1, 4, 16, 44]);
+    expect(new Set(profiles.map((x) => x.callbackurl))).toEqual(new Set([`${t.ctx.config.publicBaseUrl}/webhooks/withings/${webhookToken('withings', secret('withings'))}`]));
+    expect(await listed('fitbit', user)).toEqual([expect.objectContaining({ subscriptionId: fitbitSubscriptionId(user) })]);
+  });
+
+  it('a connection without a usable grant is not subscribed, and the reactor goes on without failing (best effort)', async () => {
+    expect(await subscribeUser(deps(), { tenantId: tenant.id, userId: 'no-such-user', provider: 'withings' }).catch(() => -1)).toBe(-1);
+    expect(await userSubscriptionsReactor(deps()).handle(synced('withings', 'no-such-user', 'backfill'))).toBeUndefined();
   });
 });
