@@ -6,6 +6,8 @@ import { webhookToken } from '../../src/connectors/webhooks/webhookSignatures.js
 import { ConnectionTokens } from '../../src/connectors/sync/connectionTokens.js';
 import { connectedProvider } from '../../src/connectors/providers.js';
 import type { RecordedEvent } from '../../src/eventstore/eventStore.js';
+import { readOuraUserId } from '../../src/connectors/oura/userId.js';
+import { readWhoopUserId } from '../../src/connectors/whoop/userId.js';
 import { SANDBOX_CLIENTS } from '../../src/sandbox/sandboxClients.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
 import { connectThroughSandbox } from '../connections/consentFlow.js';
@@ -107,6 +109,12 @@ describe('provider webhooks queue notification runs (issue 11 item 5)', () => {
     expect(providerUser.whoop).toMatch(/^\d+$/);
   });
 
+  it('reading the Oura or WHOOP user id is best effort: a refused call answers none, so the consent does not fail for it', async () => {
+    expect(await readOuraUserId({ baseUrl: sandbox.urls.oura!, accessToken: 'not-a-token' })).toBeNull();
+    expect(await readWhoopUserId({ baseUrl: sandbox.urls.whoop!, accessToken: 'not-a-token' })).toBeNull();
+    expect(await readOuraUserId({ baseUrl: 'http://127.0.0.1:9', accessToken: 'x' })).toBeNull();
+  });
+
   for (const p of PROVIDERS) {
     it(`${p}: a verified delivery queues exactly one notification run of its data type, visible in GET …/sync-runs; a repeat queues nothing more`, async () => {
       const before = (await notificationRuns()).filter((r) => r.provider === p).length;
@@ -160,6 +168,18 @@ describe('provider webhooks queue notification runs (issue 11 item 5)', () => {
       expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
     }
     expect((await notificationRuns()).length).toBe(before);
+  });
+
+  it('a delivery signed by another tenant’s own application is verified but reaches only connections made with that application: this tenant’s user gets nothing', async () => {
+    const otherSecret = 'another-tenants-whoop-secret';
+    expectStatus(await t.call('PUT', `/v1/admin/tenants/${other.id}/providers/whoop/keys`, { key: t.adminKey, body: { keys: { CLIENT_ID: '0b7c1d2e-3f40-4a5b-8c6d-7e8f9a0b1c2d', CLIENT_SECRET: otherSecret } } }), 200);
+    const before = (await notificationRuns()).length;
+    const res = await send(delivery('whoop', providerUser.whoop!, 11, otherSecret));
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ queued: 0, repeated: 0, ignored: 1, disconnected: 0 });
+    expect((await notificationRuns()).length).toBe(before);
+    // The instance's application still verifies its own deliveries.
+    expect((await send(delivery('whoop', providerUser.whoop!, 12))).json()).toMatchObject({ queued: 1 });
   });
 
   it('WHOOP *.deleted queues a run of its data type (deletions are not propagated, the data type is pulled again)', async () => {

@@ -65,6 +65,20 @@ const header = (headers: Record<string, string | string[] | undefined>, name: st
   return typeof v === 'string' && v.length > 0 && v.length <= 1024 ? v : null;
 };
 
+/** Oura and WHOOP: an HMAC-SHA256 keyed by the client secret over the timestamp header followed by the body. */
+async function timestampSigned(
+  ctx: AppContext,
+  provider: string,
+  headers: Record<string, string | string[] | undefined>,
+  body: Buffer,
+  names: { signature: string; timestamp: string; encoding: 'hex' | 'base64' },
+): Promise<Set<string>> {
+  const signature = header(headers, names.signature);
+  const timestamp = header(headers, names.timestamp);
+  const message = Buffer.concat([Buffer.from(timestamp ?? ''), body]);
+  return verifiedApplications(ctx, provider, (a) => !!signature && !!timestamp && hmacMatches({ algorithm: 'sha256', key: a.clientSecret, message, given: signature, encoding: names.encoding }));
+}
+
 function parsed(parse: () => NotificationItem[]): NotificationItem[] {
   try {
     return parse();
@@ -220,10 +234,7 @@ export const providerWebhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async
     { bodyLimit: BODY_LIMIT, schema: { summary: 'Oura webhook notifications (x-oura-signature over x-oura-timestamp and the body)', tags, response: withProblems({ 200: Received }, [400, 401, 413, 415]) } },
     async (request) => {
       const body = raw(request.body);
-      const signature = header(request.headers, 'x-oura-signature');
-      const timestamp = header(request.headers, 'x-oura-timestamp');
-      const message = Buffer.concat([Buffer.from(timestamp ?? ''), body]);
-      const verified = await verifiedApplications(ctx, 'oura', (a) => !!signature && !!timestamp && hmacMatches({ algorithm: 'sha256', key: a.clientSecret, message, given: signature, encoding: 'hex' }));
+      const verified = await timestampSigned(ctx, 'oura', request.headers, body, { signature: 'x-oura-signature', timestamp: 'x-oura-timestamp', encoding: 'hex' });
       return apply(ctx, 'oura', verified, parsed(() => ouraNotification(body, ctx.sync.now())));
     },
   );
@@ -234,10 +245,7 @@ export const providerWebhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async
     { bodyLimit: BODY_LIMIT, schema: { summary: 'WHOOP webhooks (X-WHOOP-Signature over X-WHOOP-Signature-Timestamp and the body)', tags, response: withProblems({ 200: Received }, [400, 401, 413, 415]) } },
     async (request) => {
       const body = raw(request.body);
-      const signature = header(request.headers, 'x-whoop-signature');
-      const timestamp = header(request.headers, 'x-whoop-signature-timestamp');
-      const message = Buffer.concat([Buffer.from(timestamp ?? ''), body]);
-      const verified = await verifiedApplications(ctx, 'whoop', (a) => !!signature && !!timestamp && hmacMatches({ algorithm: 'sha256', key: a.clientSecret, message, given: signature, encoding: 'base64' }));
+      const verified = await timestampSigned(ctx, 'whoop', request.headers, body, { signature: 'x-whoop-signature', timestamp: 'x-whoop-signature-timestamp', encoding: 'base64' });
       return apply(ctx, 'whoop', verified, parsed(() => whoopNotification(body, ctx.sync.now())));
     },
   );
