@@ -2,6 +2,7 @@ import { PROVIDER_KEY_PURPOSE, providerKeyOwner } from '../../commands/connectio
 import { PROVIDER_KEYS, providerKeysDocId, type ProviderKeysDoc } from '../../projections/connections/providerKeysProjection.js';
 import type { ProviderSettings } from '../../src/config.js';
 import { connectedProvider } from '../../src/connectors/providers.js';
+import { WEBHOOK_PATHS } from '../../src/connectors/webhooks/webhookAddresses.js';
 import { openValue, type ValueSealer } from '../../src/crypto/sealedValue.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
 
@@ -19,9 +20,12 @@ export type ProviderKeysResource = {
   updated_by: string | null;
 };
 
-/** The instance's addresses to register at the provider, the same for every tenant. */
+/**
+ * The instance's addresses to register at the provider, the same for every tenant: `inbound` is
+ * where the provider sends its webhooks (a pull provider's) or pushes (Garmin's).
+ */
 export function instanceUrls(publicBaseUrl: string, provider: string) {
-  return { redirect: `${publicBaseUrl}/oauth/${provider}/callback`, inbound: `${publicBaseUrl}/inbound/${provider}` };
+  return { redirect: `${publicBaseUrl}/oauth/${provider}/callback`, inbound: `${publicBaseUrl}${WEBHOOK_PATHS[provider] ?? `/inbound/${provider}`}` };
 }
 
 /** The tenant's keys opened with the configured sealing key; a value that no longer opens makes the keys `error`. */

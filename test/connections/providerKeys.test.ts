@@ -53,7 +53,7 @@ describe('tenant provider keys (spec "Tenant provider keys")', () => {
       status: 'not_set',
       error: null,
       client_id: null,
-      urls: { redirect: 'https://health.example.com/oauth/strava/callback', inbound: 'https://health.example.com/inbound/strava' },
+      urls: { redirect: 'https://health.example.com/oauth/strava/callback', inbound: 'https://health.example.com/webhooks/strava' },
       created_at: null,
     });
   });
