@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import type { TestApp } from '../support/server.js';
 import { expectStatus } from '../support/server.js';
+import { eventually } from '../webhooks/receiver.js';
 
 /**
  * Runs the consent flow over HTTP: POST …/connections/{provider}, follow authorize_url to the
@@ -16,4 +17,48 @@ export async function connectThroughSandbox(t: TestApp, apiKey: string, userId: 
   const back = new URL(consent.headers.get('location')!);
   expect(back.pathname).toBe(`/oauth/${provider}/callback`);
   return { authorizeUrl, callback: await t.app.inject({ method: 'GET', url: back.pathname + back.search }) };
+}
+
+type RunSummary = { id: number; provider: string; trigger: string; status: string; objects_stored: number | null; error: string | null };
+
+/** The user's sync runs, newest first (GET /v1/users/{id}/sync-runs). */
+export async function syncRunsOf(t: TestApp, apiKey: string, userId: string): Promise<RunSummary[]> {
+  const res = await t.call('GET', `/v1/users/${userId}/sync-runs`, { key: apiKey });
+  expectStatus(res, 200);
+  return (res.json() as { data: RunSummary[] }).data;
+}
+
+/** Runs the sync engine until nothing is due (the tests' engines run only when told). */
+export async function drainSync(t: TestApp): Promise<void> {
+  for (let pass = 0; pass < 20; pass++) {
+    await t.ctx.settle();
+    if ((await t.ctx.sync.runDue()).length === 0) return;
+  }
+}
+
+/** Every payload stored for the user normalised: no ETL job or pull of the user left pending or running. */
+export async function normalised(t: TestApp, apiKey: string, userId: string): Promise<void> {
+  await eventually(async () => {
+    await t.ctx.settle();
+    const coverage = await t.call('GET', `/v1/users/${userId}/coverage`, { key: apiKey });
+    expectStatus(coverage, 200);
+    return (coverage.json() as { pending_jobs: number }).pending_jobs === 0;
+  }, 120_000);
+  await t.ctx.settle();
+}
+
+/**
+ * Connects the user through the sandbox, lets the backfill the grant queues run to its end and
+ * the ETL normalise what it stored; answers the backfill run.
+ */
+export async function backfillThroughSandbox(t: TestApp, apiKey: string, userId: string, provider: string): Promise<RunSummary> {
+  await connectThroughSandbox(t, apiKey, userId, provider);
+  const backfill = () => syncRunsOf(t, apiKey, userId).then((runs) => runs.find((r) => r.provider === provider && r.trigger === 'backfill'));
+  await eventually(async () => {
+    await t.ctx.settle();
+    return backfill();
+  });
+  await drainSync(t);
+  await normalised(t, apiKey, userId);
+  return (await backfill())!;
 }

@@ -8,7 +8,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
 import { allPages } from '../server/records/recordsHelper.js';
 import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { eventually, Receiver } from '../webhooks/receiver.js';
-import { connectThroughSandbox } from './consentFlow.js';
+import { connectThroughSandbox, drainSync, normalised } from './consentFlow.js';
 
 /**
  * Issue 11's acceptance, for every connector this build registers: a user connects to the
@@ -66,22 +66,6 @@ const connectionOf = async (userId: string, provider: string) => {
   expectStatus(res, 200);
   return (res.json() as { data: Conn[] }).data.find((c) => c.provider === provider)!;
 };
-/** Runs the engine until nothing is due. */
-const drain = async () => {
-  for (let pass = 0; pass < 20; pass++) {
-    await t.ctx.settle();
-    if ((await t.ctx.sync.runDue()).length === 0) return;
-  }
-};
-/** Every stored payload normalised: no ETL job of the user left pending or running. */
-const normalised = (userId: string) =>
-  eventually(async () => {
-    await t.ctx.settle();
-    const coverage = await t.call('GET', `/v1/users/${userId}/coverage`, { key: tenant.apiKey });
-    expectStatus(coverage, 200);
-    return (coverage.json() as { pending_jobs: number }).pending_jobs === 0;
-  }, 120_000);
-
 /**
  * The user's records of the provider through the read routes: sleep, workouts, daily summaries,
  * and the samples of every quantity type coverage names for it.
@@ -123,7 +107,7 @@ describe('every pull connector, connect → backfill → read → refusal → re
       await t.ctx.settle();
       return (await runsOf(user.id)).some((r) => r.trigger === 'backfill');
     });
-    await drain();
+    await drainSync(t);
     const [backfill] = await runsOf(user.id);
     expect(backfill, JSON.stringify(backfill)).toMatchObject({ trigger: 'backfill', status: 'succeeded' });
     expect(backfill!.objects_stored).toBeGreaterThan(0);
@@ -133,7 +117,7 @@ describe('every pull connector, connect → backfill → read → refusal → re
     expect(synced.health).toMatchObject({ healthy: true, action: null });
 
     // The normalised records read back, every one of this provider.
-    await normalised(user.id);
+    await normalised(t, tenant.apiKey, user.id);
     const now = new Date();
     const records = await recordsRead(user.id, provider, new Date(now.getTime() - 32 * 86_400_000), new Date(now.getTime() + 86_400_000));
     expect(records.length).toBeGreaterThan(0);
@@ -142,7 +126,7 @@ describe('every pull connector, connect → backfill → read → refusal → re
     // The provider refuses: the next pull fails, the connection needs the user again.
     sandbox.revokeConsent(provider);
     expectStatus(await t.call('POST', `/v1/users/${user.id}/connections/${provider}/sync`, { key: tenant.apiKey }), 202);
-    await drain();
+    await drainSync(t);
     const [refusedRun] = await runsOf(user.id);
     expect(refusedRun).toMatchObject({ trigger: 'manual', status: 'failed' });
     const refused = await connectionOf(user.id, provider);
@@ -159,10 +143,10 @@ describe('every pull connector, connect → backfill → read → refusal → re
       await t.ctx.settle();
       return (await runsOf(user.id)).filter((r) => r.trigger === 'backfill').length === 2;
     });
-    await drain();
+    await drainSync(t);
     const again = await t.call('POST', `/v1/users/${user.id}/connections/${provider}/sync`, { key: tenant.apiKey });
     expectStatus(again, 202);
-    await drain();
+    await drainSync(t);
     const latest = await runsOf(user.id);
     expect(latest.slice(0, 2).map((r) => [r.trigger, r.status])).toEqual([
       ['manual', 'succeeded'],
@@ -192,7 +176,7 @@ describe('every push connector, connect → push → read → withdrawal → rec
     const runs = await runsOf(user.id);
     expect(runs.length).toBeGreaterThan(0);
     expect(runs.every((r) => r.trigger === 'notification' && r.status === 'succeeded' && (r.objects_stored ?? 0) > 0)).toBe(true);
-    await normalised(user.id);
+    await normalised(t, tenant.apiKey, user.id);
     const records = await recordsRead(user.id, provider, new Date(day.getTime() - 86_400_000), new Date(day.getTime() + 2 * 86_400_000));
     expect(records.length).toBeGreaterThan(0);
     expect(records.every((r) => r.provider === provider)).toBe(true);
