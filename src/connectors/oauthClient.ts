@@ -25,6 +25,8 @@ export class ProviderCallError extends Error {
     readonly kind: 'refused' | 'rate_limited' | 'unavailable' | 'rejected',
     message: string,
     readonly retryAfterSeconds: number | null = null,
+    /** The provider's HTTP status, when it answered one. */
+    readonly status: number | null = null,
   ) {
     super(message);
   }
@@ -137,10 +139,10 @@ export function throwForStatus(p: ProviderDescriptor, res: Response, json: Recor
   const detail = String(json.error_description ?? json.error ?? json.message ?? res.statusText).slice(0, 200);
   if (res.status === 429) {
     const retry = Number(res.headers.get('retry-after'));
-    throw new ProviderCallError('rate_limited', `${p.name} rate limit: ${detail}`, Number.isFinite(retry) && retry >= 0 ? retry : 60);
+    throw new ProviderCallError('rate_limited', `${p.name} rate limit: ${detail}`, Number.isFinite(retry) && retry >= 0 ? retry : 60, 429);
   }
-  if (res.status >= 500) throw new ProviderCallError('unavailable', `${p.name} answered ${res.status}: ${detail}`);
+  if (res.status >= 500) throw new ProviderCallError('unavailable', `${p.name} answered ${res.status}: ${detail}`, null, res.status);
   // RFC 6749 §5.2: a token endpoint answers a dead grant with 400 and one of these codes.
-  if (res.status === 401 || res.status === 403 || GRANT_ERRORS.has(String(json.error ?? ''))) throw new ProviderCallError('refused', `${p.name} refused (${res.status}): ${detail}`);
-  throw new ProviderCallError('rejected', `${p.name} rejected the request (${res.status}): ${detail}`);
+  if (res.status === 401 || res.status === 403 || GRANT_ERRORS.has(String(json.error ?? ''))) throw new ProviderCallError('refused', `${p.name} refused (${res.status}): ${detail}`, null, res.status);
+  throw new ProviderCallError('rejected', `${p.name} rejected the request (${res.status}): ${detail}`, null, res.status);
 }

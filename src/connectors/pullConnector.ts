@@ -54,6 +54,8 @@ export type PulledPayload = {
 
 export type PullContext = {
   window: PullWindow;
+  /** What queued the run (Sync run `trigger`). */
+  trigger: 'backfill' | 'scheduled' | 'notification' | 'manual';
   /** Set when a notification named the single data type to pull (Sync run `data_type`). */
   dataType: string | null;
   http: ProviderHttp;
@@ -95,4 +97,11 @@ export interface PushConnector {
    */
   receive(request: { path: string; headers: Record<string, string | string[] | undefined>; body: Buffer }): PushedPayload[];
   parser: DeviceParser;
+  /**
+   * A push provider sends only what is new. When it can be asked to push a window's history
+   * (Garmin's Backfill API), the sync engine's backfill run (on connect) calls this: the provider
+   * answers at once and pushes the history later through the inbound route, so the run stores
+   * nothing itself. Its refusals are ProviderCallErrors, as a pull's.
+   */
+  history?: { origins: Readonly<Record<string, string>>; request(ctx: PullContext): Promise<void> };
 }

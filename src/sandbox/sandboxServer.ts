@@ -33,6 +33,8 @@ export type DataHandler = (ctx: {
   json?: unknown;
   token: IssuedToken;
   now: Date;
+  /** Where a push provider sends its notifications (the address a partner registers in its portal), once registered. */
+  pushUrl: string | null;
 }) => { status: number; body: unknown; headers?: Record<string, string> } | null;
 
 /** `data` replaces the providers' data APIs (default: src/sandbox/data/, every provider's). */
@@ -47,6 +49,8 @@ export type Sandbox = {
   denyConsent: (provider: string, deny?: boolean) => void;
   /** Calls each provider's revocation endpoint received. */
   revocations: (provider: string) => number;
+  /** Registers where a push provider sends notifications, as a partner does in the provider's portal. */
+  registerPush: (provider: string, url: string) => void;
   close: () => Promise<void>;
 };
 
@@ -58,6 +62,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const host = options.host ?? '127.0.0.1';
   const now = options.now ?? (() => new Date());
   const failures = new FailurePlan();
+  const pushUrls = new Map<string, string>();
   const grants = new Map<string, Grant>();
   const tokens = new Map<string, IssuedToken>();
   const denied = new Set<string>();
@@ -140,7 +145,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         }
       }
       const body = isJson ? new URLSearchParams() : new URLSearchParams(raw);
-      const answer = handler({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, form: body, json, token: t, now: now() });
+      const answer = handler({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, form: body, json, token: t, now: now(), pushUrl: pushUrls.get(provider.slug) ?? null });
       if (answer) return send(res, answer.status, answer.body, answer.headers);
     }
     send(res, 404, { error: 'not found' });
@@ -160,10 +165,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     else if (action === 'revoke_consent') revokeAll(provider.slug);
     else if (action === 'deny_consent') denied.add(provider.slug);
     else if (action === 'allow_consent') denied.delete(provider.slug);
-    else if (action === 'push' && provider.slug === 'garmin') {
+    else if (action === 'register_push' && provider.kind === 'push') {
+      const target = q.get('url') ?? '';
+      if (!/^https?:\/\//.test(target)) return send(res, 400, { error: 'url: the absolute http(s) address to push to' });
+      pushUrls.set(provider.slug, target);
+    } else if (action === 'push' && provider.slug === 'garmin') {
       void garminControlPush(q, sandboxUserOf(provider.slug), now()).then((a) => send(res, a.status, a.body));
       return;
-    } else return send(res, 400, { error: 'action: fail (kind invalid_grant|rate_limited|server_error|timeout, times, retry_after), clear, revoke_consent, deny_consent, allow_consent; Garmin: push (url, type, start, end)' });
+    } else return send(res, 400, { error: 'action: fail (kind invalid_grant|rate_limited|server_error|timeout, times, retry_after), clear, revoke_consent, deny_consent, allow_consent; push providers: register_push (url); Garmin: push (url, type, start, end)' });
     send(res, 200, { provider: provider.slug, action });
   }
 
@@ -224,6 +233,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       else denied.delete(provider);
     },
     revocations: (provider) => revoked.get(provider) ?? 0,
+    registerPush: (provider, url) => void pushUrls.set(provider, url),
     close: async () => {
       await Promise.all(servers.map((s) => new Promise<void>((resolve) => { s.closeAllConnections(); s.close(() => resolve()); })));
     },

@@ -164,18 +164,36 @@ describe('every push connector, connect → push → read → withdrawal → rec
 
   it.each(PUSHED)('%s', async (provider) => {
     const user = await t.createUser(tenant.apiKey, { external_ref: `acceptance-${provider}` });
+    const inbound = `${base}/inbound/${provider}/${INBOUND_SECRET}`;
+    // The partner's address, as registered in the provider's portal: where its pushes go.
+    sandbox.registerPush(provider, inbound);
     const { callback } = await connectThroughSandbox(t, tenant.apiKey, user.id, provider);
     expect(callback.statusCode).toBe(200);
     const providerUser = (await t.ctx.readStore.get<ConnectionDoc & { provider_user_id?: string }>('connections', `${user.id}:${provider}`))!.provider_user_id!;
     const day = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate()) - 2 * 86_400_000);
     const window = { start: day, end: new Date(day.getTime() + 86_400_000) };
-    const inbound = `${base}/inbound/${provider}/${INBOUND_SECRET}`;
+    const notifications = async () => (await runsOf(user.id)).filter((r) => r.trigger === 'notification');
+
+    // The backfill on connect asks the provider for the history, which it pushes like new data.
+    await eventually(async () => {
+      await t.ctx.settle();
+      return (await runsOf(user.id)).some((r) => r.trigger === 'backfill');
+    });
+    await drainSync(t);
+    expect((await runsOf(user.id)).find((r) => r.trigger === 'backfill')).toMatchObject({ status: 'succeeded', objects_stored: 0 });
+    const history = await eventually(async () => {
+      await t.ctx.settle();
+      // Every summary type with data in the window arrives as its own push, each a run stored whole.
+      const pushed = await notifications();
+      return pushed.length >= 5 && pushed.every((r) => r.status !== 'running') ? pushed : null;
+    }, 60_000);
+    expect(history.every((r) => r.status === 'succeeded' && (r.objects_stored ?? 0) > 0)).toBe(true);
 
     for (const type of ['dailies', 'sleeps'] as const) expect(await pushTo(inbound, garminNotification(providerUser, type, window))).toBe(200);
     await t.ctx.settle();
-    const runs = await runsOf(user.id);
+    const runs = await notifications();
     expect(runs.length).toBeGreaterThan(0);
-    expect(runs.every((r) => r.trigger === 'notification' && r.status === 'succeeded' && (r.objects_stored ?? 0) > 0)).toBe(true);
+    expect(runs.every((r) => r.status === 'succeeded' && (r.objects_stored ?? 0) > 0)).toBe(true);
     await normalised(t, tenant.apiKey, user.id);
     const records = await recordsRead(user.id, provider, new Date(day.getTime() - 86_400_000), new Date(day.getTime() + 2 * 86_400_000));
     expect(records.length).toBeGreaterThan(0);
@@ -189,11 +207,11 @@ describe('every push connector, connect → push → read → withdrawal → rec
 
     // Reconnected, pushes are stored again.
     await connectThroughSandbox(t, tenant.apiKey, user.id, provider);
-    const before = (await runsOf(user.id)).length;
+    const before = (await notifications()).length;
     const next = { start: window.end, end: new Date(window.end.getTime() + 86_400_000) };
     expect(await pushTo(inbound, garminNotification(providerUser, 'dailies', next))).toBe(200);
     await t.ctx.settle();
-    const after = await runsOf(user.id);
+    const after = await notifications();
     expect(after.length).toBeGreaterThan(before);
     expect(after[0]).toMatchObject({ trigger: 'notification', status: 'succeeded' });
   }, 120_000);

@@ -12,7 +12,7 @@ import type { Sandbox } from '../../src/sandbox/sandboxServer.js';
 const REDIRECT = 'https://health.example.com/oauth/cb';
 
 /** The token set of a consent at the sandbox, with the provider's id of its user when the token answer names it. */
-export async function sandboxGrant(sandbox: Sandbox, connector: PullConnector): Promise<Omit<TokenSet, 'providerUserId'> & { providerUserId: string | null }> {
+export async function sandboxGrant(sandbox: Sandbox, connector: Pick<PullConnector, 'descriptor'>): Promise<Omit<TokenSet, 'providerUserId'> & { providerUserId: string | null }> {
   const p = connector.descriptor;
   const slug = p.slug;
   const client = { clientId: SANDBOX_CLIENTS[slug]!.id, clientSecret: SANDBOX_CLIENTS[slug]!.secret, baseUrl: sandbox.urls[slug] };
@@ -31,6 +31,7 @@ export async function runPull(
 ): Promise<PullRun> {
   const ctx: PullContext = {
     window: o.window,
+    trigger: o.dataType ? 'notification' : 'backfill',
     dataType: o.dataType ?? null,
     providerUserId: o.providerUserId ?? null,
     scopes: o.scopes ?? [],

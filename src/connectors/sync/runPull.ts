@@ -76,6 +76,7 @@ export async function runPull(deps: PullDeps, hold: PullHold): Promise<PullOutco
     const connection = await getConnection(deps.readStore, q.tenant_id, q.user_id, q.provider);
     const ctx: PullContext = {
       window: { start: new Date(q.window_start), end: new Date(q.window_end) },
+      trigger: q.trigger,
       dataType: q.data_type,
       http: providerHttp({ provider, baseUrl: client.baseUrl, origins: connector.origins, accessToken: () => tokens.accessToken(), signal: hold.signal, timeoutMs: deps.settings.callTimeoutMs }),
       providerUserId: tokens.providerUserId(),

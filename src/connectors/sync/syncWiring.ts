@@ -8,8 +8,8 @@ import type { EventStore } from '../../eventstore/eventStore.js';
 import type { Reactor } from '../../projector/reactor.js';
 import type { RawStore } from '../../rawstore/rawStore.js';
 import type { ReadStore } from '../../readstore/readStore.js';
-import { PULL_CONNECTORS } from '../connectorIndex.js';
-import type { PullConnector } from '../pullConnector.js';
+import { PULL_CONNECTORS, PUSH_CONNECTORS } from '../connectorIndex.js';
+import type { PullConnector, PushConnector } from '../pullConnector.js';
 import { DEFAULT_SYNC_SETTINGS, type SyncSettings } from './syncSchedule.js';
 import { syncRunsReactor } from './syncTriggers.js';
 import { SyncWorker } from './syncWorker.js';
@@ -18,6 +18,7 @@ import { SyncWorker } from './syncWorker.js';
 export type SyncOptions = {
   syncClock?: () => Date;
   pullConnectors?: Readonly<Partial<Record<string, PullConnector>>>;
+  pushConnectors?: Readonly<Partial<Record<string, PushConnector>>>;
   syncSettings?: Partial<SyncSettings>;
   /** false: the worker does not poll; a test drives it with `runDue()`. */
   syncPolling?: boolean;
@@ -40,7 +41,9 @@ export function createSync(
 ): { worker: SyncWorker; reactor: Reactor; erasureHook: ErasureHook; polling: boolean } {
   const now = options.syncClock ?? (() => new Date());
   const settings: SyncSettings = { ...DEFAULT_SYNC_SETTINGS, ...deps.config.sync, ...options.syncSettings };
-  const connectors = options.pullConnectors ?? PULL_CONNECTORS;
+  const pulled = options.pullConnectors ?? PULL_CONNECTORS;
+  // A push provider that can be asked for its history gets a backfill run on connect, nothing else.
+  const connectors = { ...historyConnectors(options.pushConnectors ?? PUSH_CONNECTORS), ...pulled };
   const worker = new SyncWorker({
     eventStore: deps.eventStore,
     readStore: deps.readStore,
@@ -49,6 +52,7 @@ export function createSync(
     sealer: deps.sealer,
     providers: deps.config.providers,
     connectors,
+    scheduled: pulled,
     settings,
     now,
     afterStored: async (position) => {
@@ -69,4 +73,27 @@ export function createSync(
     kick: () => worker.kick(),
   });
   return { worker, reactor, erasureHook: syncErasureHook({ eventStore: deps.eventStore, readStore: deps.readStore, now }), polling: options.syncPolling !== false };
+}
+
+/**
+ * A push connector's history request as the connector of its backfill run: the run asks the
+ * provider to push the window (src/connectors/garmin/history.ts) and stores nothing itself. Any
+ * other run of it (a push delivery's run left running by a stopped process) has nothing to pull.
+ */
+export function historyConnectors(push: Readonly<Partial<Record<string, PushConnector>>>): Record<string, PullConnector> {
+  const out: Record<string, PullConnector> = {};
+  for (const [slug, c] of Object.entries(push)) {
+    const history = c?.history;
+    if (!c || !history) continue;
+    out[slug] = {
+      descriptor: c.descriptor,
+      origins: history.origins,
+      parser: c.parser,
+      async *pull(ctx) {
+        if (ctx.trigger !== 'backfill') throw new Error(`${c.descriptor.name} pushes its data: only a backfill asks it for anything`);
+        await history.request(ctx);
+      },
+    };
+  }
+  return out;
 }

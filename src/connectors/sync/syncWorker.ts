@@ -4,6 +4,7 @@ import { claimSyncRun, LeaseLostError, renewLease, type HeldRun } from '../../..
 import { SYNC_RUNS, type SyncRunDoc } from '../../../projections/sync/syncRunsProjection.js';
 import type { PullSchedule } from '../../../queries/sync/syncFacts.js';
 import { PollLoop } from '../../shared/pollLoop.js';
+import type { PullConnector } from '../pullConnector.js';
 import { runPull, type PullDeps, type PullOutcome } from './runPull.js';
 import { scheduleDueRuns } from './scheduleRuns.js';
 
@@ -20,6 +21,11 @@ export type SyncWorkerOptions = PullDeps & {
   scheduleEveryMs?: number;
   /** Queue scheduled runs in this process (default true). */
   schedule?: boolean;
+  /**
+   * The providers pulled on a schedule and on request (default: every connector). A push
+   * provider that can be asked for its history has a connector for its backfill run only.
+   */
+  scheduled?: Readonly<Partial<Record<string, PullConnector>>>;
 };
 
 /**
@@ -62,7 +68,7 @@ export class SyncWorker {
 
   /** Whether this service pulls the provider (it has a pull connector). */
   pulls(provider: string): boolean {
-    return this.o.connectors[provider] !== undefined;
+    return (this.o.scheduled ?? this.o.connectors)[provider] !== undefined;
   }
 
   async stop(): Promise<void> {
@@ -86,13 +92,13 @@ export class SyncWorker {
     const scheduleDue = scheduleNow || now.getTime() - this.lastScheduled >= (this.o.scheduleEveryMs ?? 60_000);
     if (this.o.schedule !== false && scheduleDue) {
       this.lastScheduled = now.getTime();
-      const scheduled = await scheduleDueRuns(this.o, now);
+      const scheduled = await scheduleDueRuns({ ...this.o, connectors: this.o.scheduled ?? this.o.connectors }, now);
       if (scheduled > 0) await this.o.settleRuns?.(scheduled);
     }
     const free = (this.o.concurrency ?? 2) - this.running.size;
     if (free <= 0) return [];
     const iso = now.toISOString();
-    // Only providers pulled here: a push delivery carries its own run (syncTriggers.ts).
+    // Only providers with a connector here: a push delivery carries its own run (syncTriggers.ts).
     const provider = { $in: Object.keys(this.o.connectors) };
     const due = await this.o.readStore.find<SyncRunDoc>(SYNC_RUNS, {
       filter: { status: { $in: ['queued', 'retrying', 'rate_limited'] }, next_attempt_at: { $lte: iso }, provider },
@@ -105,7 +111,8 @@ export class SyncWorker {
       limit: free * 4,
     });
     this.takeOver = false;
-    const candidates = [...orphans, ...due].sort((a, b) => a.priority - b.priority || a.id - b.id);
+    // A push provider's runs other than its backfill are its deliveries' own (syncTriggers.ts): never pulled.
+    const candidates = [...orphans, ...due].filter((r) => this.pulls(r.provider) || r.trigger === 'backfill').sort((a, b) => a.priority - b.priority || a.id - b.id);
     const started: Promise<PullOutcome>[] = [];
     const busy = new Set<string>();
     for (const run of candidates) {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DataHandler } from '../sandboxServer.js';
+import { BACKFILL_MAX_SECONDS, BACKFILL_PATH } from '../../connectors/garmin/history.js';
 import { GARMIN_USER_ID_PATH } from '../../connectors/garmin/userId.js';
 import type { SummaryType } from '../../connectors/garmin/vocabulary.js';
 
@@ -20,10 +21,38 @@ export function garminUserIdOf(sandboxUser: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
-export const garminData: DataHandler = ({ method, path, token }) => {
+export const garminData: DataHandler = ({ method, path, query, token, pushUrl }) => {
   if (method === 'GET' && path === GARMIN_USER_ID_PATH) return { status: 200, body: { userId: garminUserIdOf(token.user) } };
+  const type = BACKFILL_TYPE.get(path);
+  if (method === 'GET' && type) return backfill(type, query, garminUserIdOf(token.user), pushUrl);
   return null;
 };
+
+const BACKFILL_TYPE = new Map(Object.entries(BACKFILL_PATH).map(([type, path]) => [path, type as SummaryType]));
+/** Spans already asked for, per user and type: Garmin answers a repeated request with 409. */
+const askedSpans = new Set<string>();
+
+/**
+ * Garmin's Backfill API: 202 at once, then the window's summaries are pushed to the registered
+ * address (Sandbox.registerPush, or the control action `register_push`) as Garmin does later;
+ * with no address registered nothing is pushed. At most 90 days per request (400), a span asked
+ * for again is 409.
+ */
+function backfill(type: SummaryType, query: URLSearchParams, userId: string, pushUrl: string | null) {
+  const from = Number(query.get('summaryStartTimeInSeconds'));
+  const to = Number(query.get('summaryEndTimeInSeconds'));
+  if (!Number.isInteger(from) || !Number.isInteger(to) || from >= to) return { status: 400, body: { errorMessage: 'summaryStartTimeInSeconds and summaryEndTimeInSeconds: epoch seconds, start before end' } };
+  if (to - from > BACKFILL_MAX_SECONDS) return { status: 400, body: { errorMessage: 'a backfill request covers at most 90 days' } };
+  const span = `${userId}:${type}:${from}:${to}:${pushUrl ?? ''}`;
+  if (askedSpans.has(span)) return { status: 409, body: { errorMessage: 'duplicate backfill request' } };
+  askedSpans.add(span);
+  if (pushUrl) {
+    const body = garminNotification(userId, type, { start: new Date(from * 1000), end: new Date(to * 1000) });
+    // Pushed after the answer, as Garmin does: the partner's endpoint stores it as any push.
+    setTimeout(() => void pushTo(pushUrl, body).catch(() => undefined), 10);
+  }
+  return { status: 202, body: null };
+}
 
 /** A deterministic stream of numbers in [0, 1) for one (user, type, day). */
 function random(seed: string): () => number {

@@ -78,7 +78,7 @@ describe('Strava pull', () => {
       return { status: 200, headers: new Headers(), body, json: <T>() => JSON.parse(body.toString('utf8')) as T };
     };
     const payloads = [];
-    for await (const p of stravaConnector.pull({ window: WINDOW, dataType: null, http, providerUserId: null, scopes: [], signal: new AbortController().signal })) payloads.push(p);
+    for await (const p of stravaConnector.pull({ window: WINDOW, trigger: 'backfill', dataType: null, http, providerUserId: null, scopes: [], signal: new AbortController().signal })) payloads.push(p);
     expect(asked).toEqual(['1', '2']);
     const { records } = await parseAll(stravaConnector, payloads, NOW.toISOString());
     expect(workouts(records)).toHaveLength(102);
