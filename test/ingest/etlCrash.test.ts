@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -15,6 +14,7 @@ import { EventOpener } from '../../src/crypto/recordSealing.js';
 import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
 import { tempDir } from '../support/tmp.js';
 import { deviceAForm, fixtureB, parsePayload, sleep, type Coverage } from './uploadHelpers.js';
+import { freePort } from '../../bench/support/service.js';
 
 /**
  * Issue acceptance: "Kill the service during ETL: after restart every accepted upload is fully
@@ -66,13 +66,6 @@ function heartRateExport(upload: number, lines: number): Buffer {
   return gzipSync(out.join('\n'));
 }
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as { port: number };
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
-}
 
 type Service = { child: ChildProcess; base: string; stderr: () => string; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> };
 const started: ChildProcess[] = [];

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import { runCli } from '../cli/cliProcess.js';
 import { fixtureA, fixtureB, requestFor } from '../ingest/uploadHelpers.js';
 import { httpCall } from '../support/httpCall.js';
 import { tempDir } from '../support/tmp.js';
+import { freePort } from '../../bench/support/service.js';
 
 /**
  * Issue 14, "several service processes": three service processes (`src/main.ts`, real child
@@ -31,16 +31,6 @@ const LIMIT_MS = 150_000;
 
 type Service = { port: number; child: ChildProcess; output: () => string };
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function until<T>(what: string, deadline: number, probe: () => Promise<T | undefined | false>): Promise<T> {
   for (;;) {

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
 /**
@@ -37,13 +36,4 @@ export async function openPage(browser: Browser, viewport = { width: 1280, heigh
 }
 
 /** A port free right now on the loopback (for a service whose public address must be known before it listens). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../bench/support/service.js';
