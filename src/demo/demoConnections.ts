@@ -3,8 +3,8 @@ import { issueApiKey } from '../../commands/tenants/issueApiKey.js';
 import { revokeApiKey } from '../../commands/tenants/revokeApiKey.js';
 import type { AppContext } from '../app/context.js';
 import { CONNECTED_PROVIDERS, settingPrefix } from '../connectors/providers.js';
-import { SANDBOX_CLIENTS } from '../sandbox/sandboxClients.js';
 import { startSandbox, type Sandbox } from '../sandbox/sandboxServer.js';
+import { sandboxSettings } from '../sandbox/sandboxSettings.js';
 import { newSecret, sha256Hex } from '../shared/secrets.js';
 
 /** The providers the demo's first user is connected to, through the same consent flow a tenant's app drives. */
@@ -20,12 +20,7 @@ export async function startDemoSandbox(env: NodeJS.ProcessEnv): Promise<Sandbox 
   const configured = CONNECTED_PROVIDERS.some((p) => env[`${settingPrefix(p.slug)}_CLIENT_ID`] || env[`${settingPrefix(p.slug)}_BASE_URL`]);
   if (configured) return null;
   const sandbox = await startSandbox({ host: '127.0.0.1' });
-  for (const p of CONNECTED_PROVIDERS) {
-    const prefix = settingPrefix(p.slug);
-    env[`${prefix}_BASE_URL`] = sandbox.urls[p.slug];
-    env[`${prefix}_CLIENT_ID`] = SANDBOX_CLIENTS[p.slug]!.id;
-    env[`${prefix}_CLIENT_SECRET`] = SANDBOX_CLIENTS[p.slug]!.secret;
-  }
+  Object.assign(env, sandboxSettings(sandbox));
   return sandbox;
 }
 

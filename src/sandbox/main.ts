@@ -1,5 +1,5 @@
-import { CONNECTED_PROVIDERS, settingPrefix } from '../connectors/providers.js';
-import { SANDBOX_CLIENTS } from './sandboxClients.js';
+import { CONNECTED_PROVIDERS } from '../connectors/providers.js';
+import { sandboxSettings } from './sandboxSettings.js';
 import { CONTROL_PATH, startSandbox } from './sandboxServer.js';
 
 /**
@@ -15,8 +15,8 @@ const ports = Object.fromEntries(CONNECTED_PROVIDERS.map((p, i) => [p.slug, base
 const sandbox = await startSandbox({ host: process.env.SANDBOX_HOST ?? '127.0.0.1', ports });
 process.stdout.write('Provider sandbox running. Start the service with:\n\n');
 for (const p of CONNECTED_PROVIDERS) {
-  const prefix = settingPrefix(p.slug);
-  process.stdout.write(`${prefix}_BASE_URL=${sandbox.urls[p.slug]} ${prefix}_CLIENT_ID=${SANDBOX_CLIENTS[p.slug]!.id} ${prefix}_CLIENT_SECRET=${SANDBOX_CLIENTS[p.slug]!.secret} \\\n`);
+  const settings = Object.entries(sandboxSettings(sandbox, [p.slug])).map(([k, v]) => `${k}=${v}`);
+  process.stdout.write(`${settings.join(' ')} \\\n`);
 }
 process.stdout.write(`  npm start\n\nMake a provider fail: curl -X POST '${sandbox.urls.oura}${CONTROL_PATH}?action=fail&kind=rate_limited&times=2'\n`);
 const stop = () => void sandbox.close().then(() => process.exit(0));

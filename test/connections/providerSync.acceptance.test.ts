@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectionDoc } from '../../projections/connections/connectionsProjection.js';
 import { PULL_CONNECTORS, PUSH_CONNECTORS } from '../../src/connectors/connectorIndex.js';
-import { CONNECTED_PROVIDERS } from '../../src/connectors/providers.js';
 import { garminDeregistration, garminNotification, pushTo } from '../../src/sandbox/data/garmin.js';
-import { SANDBOX_CLIENTS } from '../../src/sandbox/sandboxClients.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
+import { sandboxSettings } from '../../src/sandbox/sandboxSettings.js';
 import { allPages } from '../server/records/recordsHelper.js';
 import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { eventually, Receiver } from '../webhooks/receiver.js';
@@ -35,13 +34,7 @@ let base: string;
 beforeAll(async () => {
   sandbox = await startSandbox();
   receiver = await Receiver.start();
-  const env: Record<string, string> = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', GARMIN_INBOUND_SECRET: INBOUND_SECRET };
-  for (const p of CONNECTED_PROVIDERS) {
-    const prefix = p.slug.toUpperCase();
-    env[`${prefix}_BASE_URL`] = sandbox.urls[p.slug]!;
-    env[`${prefix}_CLIENT_ID`] = SANDBOX_CLIENTS[p.slug]!.id;
-    env[`${prefix}_CLIENT_SECRET`] = SANDBOX_CLIENTS[p.slug]!.secret;
-  }
+  const env: Record<string, string> = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', GARMIN_INBOUND_SECRET: INBOUND_SECRET, ...sandboxSettings(sandbox) };
   // The engine runs when the test says (runDue), on the real clock.
   t = await startTestApp(env, { syncPolling: false });
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });

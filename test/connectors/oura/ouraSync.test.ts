@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SANDBOX_CLIENTS } from '../../../src/sandbox/sandboxClients.js';
 import { startSandbox, type Sandbox } from '../../../src/sandbox/sandboxServer.js';
+import { sandboxSettings } from '../../../src/sandbox/sandboxSettings.js';
 import { backfillThroughSandbox } from '../../connections/consentFlow.js';
 import { allPages } from '../../server/records/recordsHelper.js';
 import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../../support/server.js';
@@ -15,7 +15,7 @@ let t: TestApp;
 let tenant: TenantHandle;
 beforeAll(async () => {
   sandbox = await startSandbox();
-  t = await startTestApp({ OURA_BASE_URL: sandbox.urls.oura!, OURA_CLIENT_ID: SANDBOX_CLIENTS.oura!.id, OURA_CLIENT_SECRET: SANDBOX_CLIENTS.oura!.secret }, { syncPolling: false });
+  t = await startTestApp(sandboxSettings(sandbox, ['oura']), { syncPolling: false });
   tenant = await t.createTenant('oura-sync');
 });
 afterAll(async () => {
