@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import type { ConnectionDoc } from '../../projections/connections/connectionsProjection.js';
 import type { TestApp } from '../support/server.js';
 import { expectStatus } from '../support/server.js';
 import { eventually } from '../webhooks/receiver.js';
@@ -61,4 +62,9 @@ export async function backfillThroughSandbox(t: TestApp, apiKey: string, userId:
   await drainSync(t);
   await normalised(t, apiKey, userId);
   return (await backfill())!;
+}
+
+/** The provider's id of the user that the connection recorded at consent (connections read model), if any. */
+export async function providerUserIdOf(t: TestApp, userId: string, provider: string): Promise<string | undefined> {
+  return (await t.ctx.readStore.get<ConnectionDoc>('connections', `${userId}:${provider}`))?.provider_user_id ?? undefined;
 }

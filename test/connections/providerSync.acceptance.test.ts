@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConnectionDoc } from '../../projections/connections/connectionsProjection.js';
 import { PULL_CONNECTORS, PUSH_CONNECTORS } from '../../src/connectors/connectorIndex.js';
 import { garminDeregistration, garminNotification, pushTo } from '../../src/sandbox/data/garmin.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
@@ -7,7 +6,7 @@ import { sandboxSettings } from '../../src/sandbox/sandboxSettings.js';
 import { allPages } from '../server/records/recordsHelper.js';
 import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { eventually, Receiver } from '../webhooks/receiver.js';
-import { connectThroughSandbox, drainSync, normalised } from './consentFlow.js';
+import { connectThroughSandbox, drainSync, normalised, providerUserIdOf } from './consentFlow.js';
 
 /**
  * Issue 11's acceptance, for every connector this build registers: a user connects to the
@@ -162,7 +161,7 @@ describe('every push connector, connect → push → read → withdrawal → rec
     sandbox.registerPush(provider, inbound);
     const { callback } = await connectThroughSandbox(t, tenant.apiKey, user.id, provider);
     expect(callback.statusCode).toBe(200);
-    const providerUser = (await t.ctx.readStore.get<ConnectionDoc & { provider_user_id?: string }>('connections', `${user.id}:${provider}`))!.provider_user_id!;
+    const providerUser = (await providerUserIdOf(t, user.id, provider))!;
     const day = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate()) - 2 * 86_400_000);
     const window = { start: day, end: new Date(day.getTime() + 86_400_000) };
     const notifications = async () => (await runsOf(user.id)).filter((r) => r.trigger === 'notification');

@@ -1,6 +1,5 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConnectionDoc } from '../../projections/connections/connectionsProjection.js';
 import { fitbitSubscriptionId, subscribeUser, userSubscriptionsReactor, type SubscriptionDeps } from '../../src/connectors/webhooks/userSubscriptions.js';
 import { webhookToken } from '../../src/connectors/webhooks/webhookSignatures.js';
 import { ConnectionTokens } from '../../src/connectors/sync/connectionTokens.js';
@@ -10,7 +9,7 @@ import { readOuraUserId } from '../../src/connectors/oura/userId.js';
 import { readWhoopUserId } from '../../src/connectors/whoop/userId.js';
 import { SANDBOX_CLIENTS } from '../../src/sandbox/sandboxClients.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
-import { connectThroughSandbox } from '../connections/consentFlow.js';
+import { connectThroughSandbox, providerUserIdOf } from '../connections/consentFlow.js';
 import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 
 /**
@@ -92,9 +91,9 @@ beforeAll(async () => {
   for (const p of PROVIDERS) {
     const { callback } = await connectThroughSandbox(t, tenant.apiKey, userId, p);
     expect(callback.statusCode, p).toBe(200);
-    const doc = await t.ctx.readStore.get<ConnectionDoc>('connections', `${userId}:${p}`);
-    expect(doc?.provider_user_id, p).toBeTruthy();
-    providerUser[p] = doc!.provider_user_id!;
+    const id = await providerUserIdOf(t, userId, p);
+    expect(id, p).toBeTruthy();
+    providerUser[p] = id!;
   }
 }, 60_000);
 

@@ -4,7 +4,8 @@ import { SYNC_RUNS, type SyncRunDoc } from '../../../projections/sync/syncRunsPr
 import { garminDeregistration, garminNotification, garminPermissionsChange, garminUserIdOf, pushTo } from '../../../src/sandbox/data/garmin.js';
 import { SANDBOX_CLIENTS } from '../../../src/sandbox/sandboxClients.js';
 import { CONTROL_PATH, sandboxUserOf, startSandbox, type Sandbox } from '../../../src/sandbox/sandboxServer.js';
-import { connectThroughSandbox } from '../../connections/consentFlow.js';
+import { sandboxSettings } from '../../../src/sandbox/sandboxSettings.js';
+import { connectThroughSandbox, providerUserIdOf } from '../../connections/consentFlow.js';
 import { waitForEtl } from '../../ingest/uploadHelpers.js';
 import { expectProblem, expectStatus, startTestApp, type TenantHandle, type TestApp } from '../../support/server.js';
 
@@ -29,20 +30,14 @@ const post = (body: string, secret = SECRET, type = 'application/json') => fetch
 
 beforeAll(async () => {
   sandbox = await startSandbox();
-  t = await startTestApp({
-    GARMIN_BASE_URL: sandbox.urls.garmin!,
-    GARMIN_CLIENT_ID: SANDBOX_CLIENTS.garmin!.id,
-    GARMIN_CLIENT_SECRET: SANDBOX_CLIENTS.garmin!.secret,
-    GARMIN_INBOUND_SECRET: SECRET,
-  });
+  t = await startTestApp({ ...sandboxSettings(sandbox, ['garmin']), GARMIN_INBOUND_SECRET: SECRET });
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
   tenant = await t.createTenant('garmin-a');
   other = await t.createTenant('garmin-b');
   userId = (await t.createUser(tenant.apiKey)).id;
   const { callback } = await connectThroughSandbox(t, tenant.apiKey, userId, 'garmin');
   expect(callback.statusCode).toBe(200);
-  const doc = await t.ctx.readStore.get<ConnectionDoc>('connections', `${userId}:garmin`);
-  garminUser = doc!.provider_user_id!;
+  garminUser = (await providerUserIdOf(t, userId, 'garmin'))!;
 }, 60_000);
 
 afterAll(async () => {
