@@ -1,5 +1,9 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { ProviderCallError } from '../../src/connectors/providerCallError.js';
+
+export type Answer = (req: Seen, res: ServerResponse, fake: FakeProvider) => void;
 
 export type Seen = { method: string; path: string; headers: IncomingHttpHeaders; body: string };
 
@@ -15,7 +19,7 @@ export class FakeProvider {
   private readonly server: Server;
   port = 0;
 
-  private constructor(private readonly answer: (req: Seen, res: ServerResponse, fake: FakeProvider) => void) {
+  private constructor(private readonly answer: Answer) {
     this.server = createServer((req: IncomingMessage, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -27,7 +31,7 @@ export class FakeProvider {
     });
   }
 
-  static async start(answer: (req: Seen, res: ServerResponse, fake: FakeProvider) => void = (_r, res) => json(res, 200, {})): Promise<FakeProvider> {
+  static async start(answer: Answer = (_r, res) => json(res, 200, {})): Promise<FakeProvider> {
     const f = new FakeProvider(answer);
     await new Promise<void>((resolve, reject) => {
       f.server.once('error', reject);
@@ -105,4 +109,36 @@ export function hostileProxy(target: string, intercept: () => Intercept): Promis
       })
       .catch(() => res.destroy());
   });
+}
+
+/**
+ * A provider whose answer each test sets (`hosts.answer`) and another host a hostile answer may
+ * name, started for the file and reset after each test.
+ */
+export function providerAndOtherHost(defaultAnswer: Answer): { provider: FakeProvider; other: FakeProvider; answer: Answer } {
+  const hosts = { provider: undefined as unknown as FakeProvider, other: undefined as unknown as FakeProvider, answer: defaultAnswer };
+  beforeAll(async () => {
+    hosts.provider = await FakeProvider.start((r, res, f) => hosts.answer(r, res, f));
+    hosts.other = await FakeProvider.start();
+  });
+  afterAll(async () => {
+    await hosts.provider?.close();
+    await hosts.other?.close();
+  });
+  afterEach(() => {
+    hosts.provider.seen.length = 0;
+    hosts.other.seen.length = 0;
+    hosts.answer = defaultAnswer;
+  });
+  return hosts;
+}
+
+/** The ProviderCallError a call ends with (fails the test when it succeeds or throws anything else). */
+export async function refusal(call: Promise<unknown>): Promise<ProviderCallError> {
+  const err = await call.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ProviderCallError);
+  return err as ProviderCallError;
 }

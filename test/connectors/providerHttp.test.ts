@@ -1,9 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fitbit } from '../../src/connectors/fitbit/provider.js';
-import { ProviderCallError } from '../../src/connectors/providerCallError.js';
 import { PROVIDER_ANSWER_MAX_BYTES } from '../../src/connectors/providerFetch.js';
 import { providerHttp } from '../../src/connectors/providerHttp.js';
-import { FakeProvider, json } from './fakeProvider.js';
+import { json, providerAndOtherHost, refusal } from './fakeProvider.js';
 
 /**
  * Issue 20, finding 3 ("token exfiltration by a provider answer"): every provider call goes to
@@ -11,30 +10,14 @@ import { FakeProvider, json } from './fakeProvider.js';
  * through the SSRF guard webhook deliveries use, without following redirects, and its answer is
  * capped while it streams. Every server here is on 127.0.0.1; public origins are only named.
  */
-let provider: FakeProvider;
-let other: FakeProvider;
-let answer: Parameters<typeof FakeProvider.start>[0] = (_r, res) => json(res, 200, { ok: true });
-
-beforeAll(async () => {
-  provider = await FakeProvider.start((r, res, f) => answer!(r, res, f));
-  other = await FakeProvider.start();
-});
-afterAll(async () => {
-  await provider?.close();
-  await other?.close();
-});
-afterEach(() => {
-  provider.seen.length = 0;
-  other.seen.length = 0;
-  answer = (_r, res) => json(res, 200, { ok: true });
-});
+const hosts = providerAndOtherHost((_r, res) => json(res, 200, { ok: true }));
 
 /** The client a connector gets, counting how often it asked for the user's token. */
 function client(o: { baseUrl?: string; origins?: Record<string, string> } = {}) {
   const asked = { token: 0 };
   const http = providerHttp({
     provider: fitbit,
-    baseUrl: 'baseUrl' in o ? o.baseUrl : provider.origin,
+    baseUrl: 'baseUrl' in o ? o.baseUrl : hosts.provider.origin,
     origins: o.origins ?? { data: 'https://api.fitbit.com' },
     accessToken: () => {
       asked.token++;
@@ -45,19 +28,10 @@ function client(o: { baseUrl?: string; origins?: Record<string, string> } = {}) 
   return { http, asked };
 }
 
-async function refusal(call: Promise<unknown>): Promise<ProviderCallError> {
-  const err = await call.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProviderCallError);
-  return err as ProviderCallError;
-}
-
 describe('links from a provider answer are followed on its own origins only (issue 20, finding 3)', () => {
   it.each([
-    ['another host’s port on the same address', () => `${other.origin}/1/user/-/activities/list.json?offset=100`],
-    ['user-info that makes the host another one', () => `https://api.fitbit.com@127.0.0.1:${other.port}/1/user/-/activities/list.json`],
+    ['another host’s port on the same address', () => `${hosts.other.origin}/1/user/-/activities/list.json?offset=100`],
+    ['user-info that makes the host another one', () => `https://api.fitbit.com@127.0.0.1:${hosts.other.port}/1/user/-/activities/list.json`],
     ['a public host the provider does not document', () => 'https://collector.example.net/1/user/-/activities/list.json'],
     ['plain http for the documented https origin', () => 'http://api.fitbit.com/1/user/-/activities/list.json'],
     ['a relative link', () => '/1/user/-/activities/list.json'],
@@ -68,77 +42,77 @@ describe('links from a provider answer are followed on its own origins only (iss
     expect(err.kind).toBe('rejected');
     expect(err.message).toMatch(/Fitbit .*(not one of its documented addresses|not an absolute address)/);
     expect(asked.token).toBe(0);
-    expect(other.seen).toHaveLength(0);
-    expect(provider.seen).toHaveLength(0);
+    expect(hosts.other.seen).toHaveLength(0);
+    expect(hosts.provider.seen).toHaveLength(0);
   });
 
   it('refuses the same links when no base URL is configured (the documented origin alone)', async () => {
     const { http, asked } = client({ baseUrl: undefined });
-    const err = await refusal(http({ path: '/x', url: `${other.origin}/1/user/-/activities/list.json` }));
+    const err = await refusal(http({ path: '/x', url: `${hosts.other.origin}/1/user/-/activities/list.json` }));
     expect(err).toMatchObject({ kind: 'rejected' });
-    expect(err.message).toContain(`http://127.0.0.1:${other.port}`);
+    expect(err.message).toContain(`http://127.0.0.1:${hosts.other.port}`);
     expect(asked.token).toBe(0);
-    expect(other.seen).toHaveLength(0);
+    expect(hosts.other.seen).toHaveLength(0);
   });
 
   it('follows a link on the documented origin at the configured base URL, keeping its path and query, without user-info', async () => {
     const { http } = client();
     const res = await http({ path: '/1/user/-/activities/list.json', url: 'https://someone:pw@api.fitbit.com/1/user/-/activities/list.json?offset=100&limit=100#frag' });
     expect(res.status).toBe(200);
-    expect(provider.seen).toEqual([expect.objectContaining({ method: 'GET', path: '/1/user/-/activities/list.json?offset=100&limit=100' })]);
-    expect(provider.seen[0]!.headers.authorization).toBe('Bearer users-secret-token');
+    expect(hosts.provider.seen).toEqual([expect.objectContaining({ method: 'GET', path: '/1/user/-/activities/list.json?offset=100&limit=100' })]);
+    expect(hosts.provider.seen[0]!.headers.authorization).toBe('Bearer users-secret-token');
   });
 
   it('follows a link already on the configured base URL', async () => {
     const { http } = client();
-    expect((await http({ path: '/x', url: `${provider.origin}/1/next?page=2` })).status).toBe(200);
-    expect(provider.seen.map((s) => s.path)).toEqual(['/1/next?page=2']);
+    expect((await http({ path: '/x', url: `${hosts.provider.origin}/1/next?page=2` })).status).toBe(200);
+    expect(hosts.provider.seen.map((s) => s.path)).toEqual(['/1/next?page=2']);
   });
 
   it('keeps a documented path on the origin even when it reads as another host (`//host/…`)', async () => {
     const { http, asked } = client();
-    const err = await refusal(http({ path: `//127.0.0.1:${other.port}/steal` }));
+    const err = await refusal(http({ path: `//127.0.0.1:${hosts.other.port}/steal` }));
     expect(err.kind).toBe('rejected');
     expect(asked.token).toBe(0);
-    expect(other.seen).toHaveLength(0);
+    expect(hosts.other.seen).toHaveLength(0);
   });
 
   it('does not follow a redirect: a 3xx to another host is rejected and that host receives nothing', async () => {
-    answer = (_r, res) => {
-      res.writeHead(307, { location: `${other.origin}/collect` });
+    hosts.answer = (_r, res) => {
+      res.writeHead(307, { location: `${hosts.other.origin}/collect` });
       res.end();
     };
     const { http } = client();
     const err = await refusal(http({ path: '/1/user/-/profile.json' }));
     expect(err).toMatchObject({ kind: 'rejected', status: 307 });
-    expect(provider.seen).toHaveLength(1);
-    expect(other.seen).toHaveLength(0);
+    expect(hosts.provider.seen).toHaveLength(1);
+    expect(hosts.other.seen).toHaveLength(0);
   });
 });
 
 describe('the SSRF guard of webhook deliveries guards provider calls (issue 20)', () => {
   it.each([
-    ['a loopback literal', () => provider.origin],
-    ['a name resolving to loopback', () => `http://localhost:${provider.port}`],
+    ['a loopback literal', () => hosts.provider.origin],
+    ['a name resolving to loopback', () => `http://localhost:${hosts.provider.port}`],
   ])('refuses a documented origin at %s without FITBIT_BASE_URL, sending nothing', async (_what, origin) => {
     const { http } = client({ baseUrl: undefined, origins: { data: origin() } });
     const err = await refusal(http({ path: '/1/user/-/profile.json' }));
     expect(err.kind).toBe('rejected');
     expect(err.message).toMatch(/Fitbit resolves to (127\.0\.0\.1|::1) \(loopback\); not called: .*FITBIT_BASE_URL/);
-    expect(provider.seen).toHaveLength(0);
+    expect(hosts.provider.seen).toHaveLength(0);
   });
 
   it('calls the same address when FITBIT_BASE_URL names it (the operator chose that host)', async () => {
-    const { http } = client({ baseUrl: provider.origin, origins: { data: provider.origin } });
+    const { http } = client({ baseUrl: hosts.provider.origin, origins: { data: hosts.provider.origin } });
     expect((await http({ path: '/1/user/-/profile.json' })).status).toBe(200);
-    expect(provider.seen).toHaveLength(1);
+    expect(hosts.provider.seen).toHaveLength(1);
   });
 });
 
 describe('provider answers are capped while they stream (issue 20)', () => {
   it('drops an endless answer once it passes 32 MiB, without reading the rest: the call is rejected with the cap', async () => {
     let done: Promise<number> = Promise.resolve(0);
-    answer = (_r, res, f) => {
+    hosts.answer = (_r, res, f) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       done = f.streamForever(res);
     };
@@ -154,7 +128,7 @@ describe('provider answers are capped while they stream (issue 20)', () => {
 
   it('refuses an answer whose Content-Length is over the cap before reading its body', async () => {
     let closed: Promise<void> = Promise.resolve();
-    answer = (_r, res) => {
+    hosts.answer = (_r, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(64 * 1024 * 1024) });
       res.write('{"activities":[');
       closed = new Promise((resolve) => res.on('close', () => resolve()));
@@ -167,7 +141,7 @@ describe('provider answers are capped while they stream (issue 20)', () => {
 
   it('keeps an answer under the cap whole', async () => {
     const big = { data: 'x'.repeat(5 * 1024 * 1024) };
-    answer = (_r, res) => json(res, 200, big);
+    hosts.answer = (_r, res) => json(res, 200, big);
     const { http } = client();
     const res = await http({ path: '/big' });
     expect(res.json<typeof big>().data.length).toBe(big.data.length);
