@@ -63,10 +63,7 @@ export async function callProvider(c: ProviderCall): Promise<ProviderReply> {
   } catch (err) {
     throw callFailure(c, err, timeout, `${where} did not answer`);
   }
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(res.headers)) {
-    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, v);
-  }
+  const headers = answerHeaders(res.headers);
   const tooLarge = () =>
     new ProviderCallError('rejected', `${where} answered more than ${maxBytes / 1024 / 1024} MiB; the answer was dropped while it streamed`, null, res.statusCode);
   const declared = Number(headers.get('content-length') ?? Number.NaN);
@@ -90,6 +87,21 @@ export async function callProvider(c: ProviderCall): Promise<ProviderReply> {
     throw callFailure(c, err, timeout, `${where} broke off its answer`);
   }
   return { status: res.statusCode, statusText: STATUS_CODES[res.statusCode] ?? '', headers, body: Buffer.concat(chunks, total) };
+}
+
+/** The answer's headers as a Headers object; a header Headers itself would refuse is left out rather than failing the call. */
+function answerHeaders(raw: Dispatcher.ResponseData['headers']): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(raw)) {
+    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) {
+      try {
+        headers.append(name, v);
+      } catch {
+        // Not a header any connector reads.
+      }
+    }
+  }
+  return headers;
 }
 
 function callFailure(c: ProviderCall, err: unknown, timeout: AbortSignal, what: string): Error {

@@ -12,11 +12,11 @@ export type GuardedAgentOptions = {
 };
 
 /**
- * The HTTP agent webhook deliveries and provider calls go through. Every connection is checked twice: the name is resolved
- * with only allowed addresses kept (so a private answer is never dialled), and the address the
- * socket actually connected to is checked again before a byte of the request is written. The
- * second check is the one that counts: whatever a resolver answered a moment earlier (DNS
- * rebinding), the request only leaves towards an address the policy allows.
+ * The HTTP agent webhook deliveries and provider calls go through. Every connection is checked
+ * twice: the name is resolved with only allowed addresses kept (so a private answer is never
+ * dialled), and the address the socket actually connected to is checked again before a byte of
+ * the request is written. The second check is the one that counts: whatever a resolver answered
+ * a moment earlier (DNS rebinding), the request only leaves towards an address the policy allows.
  */
 export function guardedAgent(options: GuardedAgentOptions): Agent {
   const allow = options.allowPrivateTargets;

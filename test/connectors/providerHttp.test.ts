@@ -13,7 +13,7 @@ import { json, providerAndOtherHost, refusal } from './fakeProvider.js';
 const hosts = providerAndOtherHost((_r, res) => json(res, 200, { ok: true }));
 
 /** The client a connector gets, counting how often it asked for the user's token. */
-function client(o: { baseUrl?: string; origins?: Record<string, string> } = {}) {
+function client(o: { baseUrl?: string; origins?: Record<string, string>; timeoutMs?: number } = {}) {
   const asked = { token: 0 };
   const http = providerHttp({
     provider: fitbit,
@@ -23,7 +23,7 @@ function client(o: { baseUrl?: string; origins?: Record<string, string> } = {}) 
       asked.token++;
       return 'users-secret-token';
     },
-    timeoutMs: 10_000,
+    timeoutMs: o.timeoutMs ?? 10_000,
   });
   return { http, asked };
 }
@@ -137,6 +137,18 @@ describe('provider answers are capped while they stream (issue 20)', () => {
     const err = await refusal(http({ path: '/1/user/-/activities/list.json' }));
     expect(err.message).toMatch(/more than 32 MiB/);
     await closed;
+  });
+
+  it('cuts an answer that trickles in at the call’s time-out, body included (unavailable: retried later)', async () => {
+    hosts.answer = (_r, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const drip = setInterval(() => res.write(' '), 50);
+      res.on('close', () => clearInterval(drip));
+    };
+    const { http } = client({ timeoutMs: 500 });
+    const err = await refusal(http({ path: '/1/user/-/profile.json' }));
+    expect(err.kind).toBe('unavailable');
+    expect(err.message).toMatch(/time-out/);
   });
 
   it('keeps an answer under the cap whole', async () => {
