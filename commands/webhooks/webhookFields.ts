@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { literalHost, checkAddress, ForbiddenAddressError } from '../../src/webhooks/addressPolicy.js';
+import { literalHost, checkAddress, ForbiddenAddressError } from '../../src/shared/addressPolicy.js';
+import { PRIVATE_TARGETS_HINT } from '../../src/webhooks/httpSender.js';
 import { WEBHOOK_EVENT_TYPES, isWebhookEventType } from '../../src/webhooks/eventCatalog.js';
 import { DomainError } from '../shared/domainError.js';
 
@@ -35,7 +36,7 @@ export function checkTargetUrl(url: string, allowPrivateTargets: boolean): void 
   const host = literalHost(new URL(url));
   if (host === null) return;
   try {
-    checkAddress(host, allowPrivateTargets);
+    checkAddress(host, allowPrivateTargets, PRIVATE_TARGETS_HINT);
   } catch (err) {
     if (err instanceof ForbiddenAddressError) throw new DomainError('invalid', err.message);
     throw err;

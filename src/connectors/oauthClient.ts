@@ -1,5 +1,13 @@
-import type { OAuthDescriptor, ProviderDescriptor } from './providerDescriptor.js';
+import { ProviderCallError, throwForStatus } from './providerCallError.js';
+import type { OAuthDescriptor, ProviderAddress, ProviderDescriptor } from './providerDescriptor.js';
+import { callProvider, jsonObject } from './providerFetch.js';
+import { ProviderOrigins } from './providerOrigins.js';
 import { providerUrl } from './providers.js';
+
+export { PROVIDER_CALL_TIMEOUT_MS, ProviderCallError, throwForStatus } from './providerCallError.js';
+
+/** A token answer is a few hundred bytes; anything near this is not one. */
+const TOKEN_ANSWER_MAX_BYTES = 1024 * 1024;
 
 /** The client a connection uses: the tenant's keys or the instance's, and where the provider answers. */
 export type OAuthClient = { clientId: string; clientSecret: string; baseUrl: string | undefined };
@@ -12,27 +20,6 @@ export type TokenSet = {
   /** The provider's id of the user when its token answer names one (Withings userid, Polar x_user_id, Fitbit user_id, Strava athlete.id). */
   providerUserId?: string;
 };
-
-/**
- * How a provider refused: `refused` (invalid_grant, invalid_client, 401, 403: the user must consent
- * again), `rate_limited` (429, with the provider's Retry-After), `unavailable` (5xx, time-out,
- * refused connection: try again later), `rejected` (another 4xx: the request itself was refused,
- * so asking again or asking the user changes nothing; the run fails, the connection stays).
- */
-export class ProviderCallError extends Error {
-  override name = 'ProviderCallError';
-  constructor(
-    readonly kind: 'refused' | 'rate_limited' | 'unavailable' | 'rejected',
-    message: string,
-    readonly retryAfterSeconds: number | null = null,
-    /** The provider's HTTP status, when it answered one. */
-    readonly status: number | null = null,
-  ) {
-    super(message);
-  }
-}
-
-export const PROVIDER_CALL_TIMEOUT_MS = 15_000;
 
 export function authorizeUrl(p: ProviderDescriptor, client: OAuthClient, r: { redirectUri: string; state: string; codeChallenge: string | null }): string {
   const url = providerUrl(p.oauth.authorize, client.baseUrl);
@@ -62,19 +49,22 @@ export async function refreshTokens(p: ProviderDescriptor, client: OAuthClient, 
 export async function revokeGrant(p: ProviderDescriptor, client: OAuthClient, accessToken: string): Promise<boolean> {
   const revoke = p.oauth.revoke;
   if (!revoke) return false;
-  const url = providerUrl(revoke, client.baseUrl);
   try {
-    const res = await fetch(url, {
+    const res = await oauthCall(p, client, revoke, {
       method: revoke.method,
       headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/x-www-form-urlencoded' },
-      body: revoke.method === 'POST' ? new URLSearchParams({ token: accessToken, access_token: accessToken }) : undefined,
-      signal: AbortSignal.timeout(PROVIDER_CALL_TIMEOUT_MS),
+      body: revoke.method === 'POST' ? new URLSearchParams({ token: accessToken, access_token: accessToken }).toString() : undefined,
     });
-    await res.arrayBuffer();
-    return res.ok;
+    return res.status >= 200 && res.status < 300;
   } catch {
     return false;
   }
+}
+
+/** A call to one of the provider's OAuth endpoints: its documented origin, or the configured one (providerFetch.ts). */
+function oauthCall(p: ProviderDescriptor, client: OAuthClient, address: ProviderAddress, r: { method: 'POST' | 'DELETE'; headers: Record<string, string>; body?: string }) {
+  const origins = new ProviderOrigins(p, [address.origin], client.baseUrl);
+  return callProvider({ provider: p, origins, url: origins.at(address.origin, address.path), ...r, maxBytes: TOKEN_ANSWER_MAX_BYTES });
 }
 
 async function tokenCall(p: ProviderDescriptor, client: OAuthClient, body: URLSearchParams, now: Date): Promise<TokenSet> {
@@ -87,19 +77,8 @@ async function tokenCall(p: ProviderDescriptor, client: OAuthClient, body: URLSe
   }
   // Withings names the operation in the body of its one OAuth endpoint.
   if (p.slug === 'withings') body.set('action', 'requesttoken');
-  let res: Response;
-  try {
-    res = await fetch(providerUrl(o.token, client.baseUrl), { method: 'POST', headers, body, signal: AbortSignal.timeout(PROVIDER_CALL_TIMEOUT_MS) });
-  } catch (err) {
-    throw new ProviderCallError('unavailable', `${p.name} token endpoint did not answer: ${(err as Error).name === 'TimeoutError' ? 'time-out' : (err as Error).message}`);
-  }
-  const text = await res.text();
-  let json: Record<string, unknown> = {};
-  try {
-    json = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    // A non-JSON answer is judged by its status alone.
-  }
+  const res = await oauthCall(p, client, o.token, { method: 'POST', headers, body: body.toString() });
+  let json = jsonObject(res.body);
   throwForStatus(p, res, json);
   // Withings answers HTTP 200 with `{status, body}`; a non-zero status is its error.
   if (p.slug === 'withings') {
@@ -132,17 +111,3 @@ function tokenAnswerUserId(json: Record<string, unknown>): string | null {
   return null;
 }
 
-const GRANT_ERRORS = new Set(['invalid_grant', 'invalid_client', 'unauthorized_client', 'invalid_token', 'access_denied']);
-
-export function throwForStatus(p: ProviderDescriptor, res: Response, json: Record<string, unknown>): void {
-  if (res.ok) return;
-  const detail = String(json.error_description ?? json.error ?? json.message ?? res.statusText).slice(0, 200);
-  if (res.status === 429) {
-    const retry = Number(res.headers.get('retry-after'));
-    throw new ProviderCallError('rate_limited', `${p.name} rate limit: ${detail}`, Number.isFinite(retry) && retry >= 0 ? retry : 60, 429);
-  }
-  if (res.status >= 500) throw new ProviderCallError('unavailable', `${p.name} answered ${res.status}: ${detail}`, null, res.status);
-  // RFC 6749 §5.2: a token endpoint answers a dead grant with 400 and one of these codes.
-  if (res.status === 401 || res.status === 403 || GRANT_ERRORS.has(String(json.error ?? ''))) throw new ProviderCallError('refused', `${p.name} refused (${res.status}): ${detail}`, null, res.status);
-  throw new ProviderCallError('rejected', `${p.name} rejected the request (${res.status}): ${detail}`, null, res.status);
-}

@@ -1,5 +1,7 @@
-import { PROVIDER_CALL_TIMEOUT_MS, ProviderCallError, throwForStatus } from './oauthClient.js';
+import { PROVIDER_CALL_TIMEOUT_MS, throwForStatus } from './providerCallError.js';
 import type { ProviderDescriptor } from './providerDescriptor.js';
+import { callProvider, jsonObject } from './providerFetch.js';
+import { ProviderOrigins } from './providerOrigins.js';
 import type { ProviderAnswer, ProviderHttp, ProviderRequest } from './pullConnector.js';
 
 export type ProviderHttpOptions = {
@@ -12,60 +14,56 @@ export type ProviderHttpOptions = {
   accessToken: () => Promise<string> | string;
   signal?: AbortSignal;
   timeoutMs?: number;
+  /** The most one answer may hold (default PROVIDER_ANSWER_MAX_BYTES). */
+  maxAnswerBytes?: number;
 };
 
 /**
  * The data-API client a connector pulls with: bearer token, the provider's documented addresses
- * (or the sandbox's), a time-out per call, and every refusal classed the way the sync engine
- * acts on it (ProviderCallError: refused, rate_limited, unavailable).
+ * (or the sandbox's), and every refusal classed the way the sync engine acts on it
+ * (ProviderCallError: refused, rate_limited, unavailable, rejected). Links the provider answers
+ * with are followed only on its own origins, so the token goes nowhere else (providerOrigins.ts);
+ * each call goes through callProvider (providerFetch.ts: SSRF guard, no redirects, answers
+ * capped as they stream, a time-out per call).
  */
 export function providerHttp(o: ProviderHttpOptions): ProviderHttp {
+  const origins = new ProviderOrigins(o.provider, Object.values(o.origins), o.baseUrl);
   return async (r: ProviderRequest): Promise<ProviderAnswer> => {
-    const url = requestUrl(o, r);
+    // Checked before the token is asked for: a refused address never sees it.
+    const url = requestUrl(o, origins, r);
     const headers: Record<string, string> = { authorization: `Bearer ${await o.accessToken()}`, accept: 'application/json' };
-    let body: URLSearchParams | string | undefined;
+    let body: string | undefined;
     if (r.form) {
       headers['content-type'] = 'application/x-www-form-urlencoded';
-      body = new URLSearchParams(r.form);
+      body = new URLSearchParams(r.form).toString();
     } else if (r.json !== undefined) {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(r.json);
     }
-    const timeout = AbortSignal.timeout(o.timeoutMs ?? PROVIDER_CALL_TIMEOUT_MS);
-    let res: Response;
-    try {
-      res = await fetch(url, { method: r.method ?? (r.form || r.json !== undefined ? 'POST' : 'GET'), headers, body, signal: o.signal ? AbortSignal.any([o.signal, timeout]) : timeout });
-    } catch (err) {
-      if (o.signal?.aborted) throw err;
-      const reason = (err as Error).name === 'TimeoutError' ? 'time-out' : (err as Error).message;
-      throw new ProviderCallError('unavailable', `${o.provider.name} did not answer ${url.pathname}: ${reason}`);
-    }
-    const bytes = Buffer.from(await res.arrayBuffer());
-    if (!res.ok && res.status !== 404) {
-      let json: Record<string, unknown> = {};
-      try {
-        json = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
-      } catch {
-        // Judged by the status alone.
-      }
-      throwForStatus(o.provider, res, json);
-    }
+    const res = await callProvider({
+      provider: o.provider,
+      origins,
+      url,
+      method: r.method ?? (body !== undefined ? 'POST' : 'GET'),
+      headers,
+      body,
+      signal: o.signal,
+      timeoutMs: o.timeoutMs ?? PROVIDER_CALL_TIMEOUT_MS,
+      maxBytes: o.maxAnswerBytes,
+    });
+    if (res.status !== 404) throwForStatus(o.provider, res, res.status >= 200 && res.status < 300 ? {} : jsonObject(res.body));
+    const bytes = res.body;
     return { status: res.status, headers: res.headers, body: bytes, json: <T>() => JSON.parse(bytes.toString('utf8')) as T };
   };
 }
 
-function requestUrl(o: ProviderHttpOptions, r: ProviderRequest): URL {
-  if (r.url) {
-    // A provider's own `next` link: keep its path and query, on the configured origin.
-    const next = new URL(r.url);
-    if (!o.baseUrl) return next;
-    const url = new URL(next.pathname + next.search, o.baseUrl.replace(/\/+$/, '') + '/');
-    return url;
-  }
+function requestUrl(o: ProviderHttpOptions, origins: ProviderOrigins, r: ProviderRequest): URL {
+  // A provider's own link (`next`, a transaction's items): on its origins only, moved to the configured one.
+  if (r.url) return origins.follow(r.url);
   const originName = r.origin ?? 'data';
   const documented = o.origins[originName];
   if (!documented) throw new Error(`${o.provider.name} has no documented origin named ${originName}`);
-  const url = new URL(r.path, (o.baseUrl ? o.baseUrl.replace(/\/+$/, '') : documented) + '/');
+  const url = origins.at(documented, r.path);
   for (const [k, v] of Object.entries(r.query ?? {})) url.searchParams.set(k, v);
   return url;
 }

@@ -1,6 +1,10 @@
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
-import { ForbiddenAddressError } from './addressPolicy.js';
+import { ForbiddenAddressError } from '../shared/addressPolicy.js';
+import { parseRetryAfter } from '../shared/retryAfter.js';
+
+/** What lets deliveries reach private addresses, said with each refusal. */
+export const PRIVATE_TARGETS_HINT = 'WEBHOOK_ALLOW_PRIVATE_TARGETS is off';
 
 /** Contracts §5: an answer within 15 s is what counts. */
 export const ATTEMPT_TIMEOUT_MS = 15_000;
@@ -69,15 +73,6 @@ async function readBounded(body: Dispatcher.ResponseData['body']): Promise<strin
   }
   // A multi-byte character cut at the boundary decodes to U+FFFD, never to an invalid string.
   return Buffer.concat(kept).toString('utf8');
-}
-
-/** Retry-After is seconds or an HTTP date (RFC 9110 §10.2.3). */
-export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | null {
-  const v = Array.isArray(value) ? value[0] : value;
-  if (!v) return null;
-  if (/^\d+$/.test(v.trim())) return Number(v.trim());
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - nowMs) / 1000));
 }
 
 function describe(err: unknown, signal: AbortSignal): string {

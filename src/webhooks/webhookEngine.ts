@@ -12,7 +12,8 @@ import { DeliveryWorker, DEFAULT_LIMITS, type WorkerLimits } from './deliveryWor
 import { DeliveryWrites } from './deliveryWrites.js';
 import { EndpointDirectory } from './endpointDirectory.js';
 import { eventLogEnrichment } from './enrichment.js';
-import { guardedAgent } from './guardedAgent.js';
+import { guardedAgent } from '../shared/guardedAgent.js';
+import { PRIVATE_TARGETS_HINT } from './httpSender.js';
 import { RetrySchedule } from './retrySchedule.js';
 import type { WebhookSecrets } from './secretSealing.js';
 
@@ -51,7 +52,7 @@ export class WebhookEngine {
     const now = options.now ?? Date.now;
     this.endpoints = new EndpointDirectory(options.secrets);
     this.writes = new DeliveryWrites(options.readStore, options.log);
-    this.http = guardedAgent({ allowPrivateTargets: options.allowPrivateTargets, connectTimeoutMs: 10_000 });
+    this.http = guardedAgent({ allowPrivateTargets: options.allowPrivateTargets, refusalHint: PRIVATE_TARGETS_HINT, connectTimeoutMs: 10_000 });
     this.worker = new DeliveryWorker({
       readStore: options.readStore,
       writes: this.writes,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addressRange, checkAddress, ForbiddenAddressError } from '../../src/webhooks/addressPolicy.js';
-import { guardedAgent } from '../../src/webhooks/guardedAgent.js';
-import { postDelivery } from '../../src/webhooks/httpSender.js';
+import { addressRange, checkAddress, ForbiddenAddressError } from '../../src/shared/addressPolicy.js';
+import { guardedAgent } from '../../src/shared/guardedAgent.js';
+import { postDelivery, PRIVATE_TARGETS_HINT } from '../../src/webhooks/httpSender.js';
 import { expectProblem, expectStatus, startTestApp, type TestApp } from '../support/server.js';
 import { eventually, Receiver } from './receiver.js';
 
@@ -66,7 +66,7 @@ describe('the delivery agent checks the address it connects to', () => {
     ['a name that resolves to loopback', (port: number) => `http://localhost:${port}/x`],
     ['an IPv4-mapped IPv6 literal', (port: number) => `http://[::ffff:127.0.0.1]:${port}/x`],
   ])('refuses %s without sending a byte', async (_what, url) => {
-    const agent = guardedAgent({ allowPrivateTargets: false, connectTimeoutMs: 2000 });
+    const agent = guardedAgent({ allowPrivateTargets: false, refusalHint: PRIVATE_TARGETS_HINT, connectTimeoutMs: 2000 });
     try {
       const before = r.received.length;
       const result = await postDelivery(agent, url(r.port), {}, '{}');
@@ -79,7 +79,7 @@ describe('the delivery agent checks the address it connects to', () => {
   });
 
   it('connects to loopback when WEBHOOK_ALLOW_PRIVATE_TARGETS is on', async () => {
-    const agent = guardedAgent({ allowPrivateTargets: true, connectTimeoutMs: 2000 });
+    const agent = guardedAgent({ allowPrivateTargets: true, refusalHint: PRIVATE_TARGETS_HINT, connectTimeoutMs: 2000 });
     try {
       const result = await postDelivery(agent, r.url('/allowed'), {}, '{}');
       expect(result).toMatchObject({ ok: true, statusCode: 204 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseRetryAfter } from '../../src/webhooks/httpSender.js';
+import { parseRetryAfter } from '../../src/shared/retryAfter.js';
 import { DEFAULT_SCHEDULE_SECONDS, RetrySchedule } from '../../src/webhooks/retrySchedule.js';
 
 describe('the retry schedule (contracts §5)', () => {

@@ -35,7 +35,8 @@ const payload = (dataType: string, answer: ProviderAnswer, ref: string): PulledP
   ref,
 });
 
-const pathOf = (url: string) => new URL(url).pathname;
+// Polar's links are absolute; one that is not is refused by providerHttp when asked for, not here.
+const pathOf = (url: string) => (URL.canParse(url) ? new URL(url).pathname : url);
 /** A request for an address Polar answered with (transaction and item links). */
 const at = (url: string): ProviderRequest => ({ path: pathOf(url), url });
 

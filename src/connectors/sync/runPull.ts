@@ -19,7 +19,7 @@ import { connectedProvider } from '../providers.js';
 import { providerHttp } from '../providerHttp.js';
 import type { PullConnector, PullContext } from '../pullConnector.js';
 import { ConnectionTokens, NoGrantError } from './connectionTokens.js';
-import { backoffMs, MAX_RATE_LIMITED_ATTEMPTS, type SyncSettings } from './syncSchedule.js';
+import { backoffMs, MAX_RATE_LIMITED_ATTEMPTS, rateLimitWaitMs, type SyncSettings } from './syncSchedule.js';
 
 export type PullDeps = {
   eventStore: EventStore;
@@ -169,7 +169,7 @@ async function recordFailure(
     });
     return 'failed';
   }
-  const waitMs = rateLimited ? Math.max(1, (err as ProviderCallError).retryAfterSeconds ?? 60) * 1000 : backoffMs(retries, deps.settings.retryBaseMs);
+  const waitMs = rateLimited ? rateLimitWaitMs((err as ProviderCallError).retryAfterSeconds) : backoffMs(retries, deps.settings.retryBaseMs);
   const next = new Date(now.getTime() + waitMs);
   const status = rateLimited ? 'rate_limited' : 'retrying';
   await finish((run) => failSyncAttempt(deps.eventStore, run, { status, error, nextAttemptAt: next }, now));

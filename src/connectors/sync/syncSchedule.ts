@@ -24,6 +24,19 @@ const DAY_MS = 24 * HOUR_MS;
 export const MAX_BACKOFF_MS = 6 * HOUR_MS;
 /** A rate limit counts as a failed attempt, but spends no retry; this many in a row still end the run. */
 export const MAX_RATE_LIMITED_ATTEMPTS = 20;
+/**
+ * The longest a rate-limited run waits, whatever the provider asked (issue 20): a day covers every
+ * documented limit (Strava's and Fitbit's reset within the day, the others within the hour), and
+ * a provider's `Retry-After` of years cannot park a run; a limit still in force then is simply
+ * met again (MAX_RATE_LIMITED_ATTEMPTS in a row end the run).
+ */
+export const MAX_RATE_LIMIT_WAIT_MS = DAY_MS;
+
+/** The wait a 429 or a connector's own rate-limit reading asked for (seconds; 60 when unsaid), at least a second and at most MAX_RATE_LIMIT_WAIT_MS. */
+export function rateLimitWaitMs(retryAfterSeconds: number | null): number {
+  if (retryAfterSeconds === null || Number.isNaN(retryAfterSeconds)) return 60_000;
+  return Math.min(MAX_RATE_LIMIT_WAIT_MS, Math.max(1000, retryAfterSeconds * 1000));
+}
 /** POST …/sync: `from` at most 30 days back (spec). */
 export const MANUAL_FROM_MAX_MS = 30 * DAY_MS;
 

@@ -2,20 +2,23 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /**
- * Which addresses a delivery may connect to (SSRF guard). Only globally routed unicast addresses
- * pass: loopback, private, link-local, unique-local, carrier-grade NAT, multicast, reserved and
- * the IPv6 forms that embed an IPv4 address (mapped, NAT64, 6to4, Teredo) are refused, unless
- * WEBHOOK_ALLOW_PRIVATE_TARGETS is set. An IPv4-mapped IPv6 address is judged as the IPv4
- * address it maps.
+ * Which addresses an outgoing call may connect to (SSRF guard), shared by webhook deliveries and
+ * provider calls. Only globally routed unicast addresses pass: loopback, private, link-local,
+ * unique-local, carrier-grade NAT, multicast, reserved and the IPv6 forms that embed an IPv4
+ * address (mapped, NAT64, 6to4, Teredo) are refused, unless the caller's setting allows private
+ * targets (WEBHOOK_ALLOW_PRIVATE_TARGETS for deliveries, `<SLUG>_BASE_URL` for a provider). An
+ * IPv4-mapped IPv6 address is judged as the IPv4 address it maps.
  */
 export class ForbiddenAddressError extends Error {
   override name = 'ForbiddenAddressError';
-  readonly code = 'WEBHOOK_FORBIDDEN_ADDRESS';
+  readonly code = 'FORBIDDEN_ADDRESS';
   constructor(
     readonly address: string,
     readonly range: string,
+    /** What would allow it, for the operator reading the error (e.g. `WEBHOOK_ALLOW_PRIVATE_TARGETS is off`). */
+    hint: string | null = null,
   ) {
-    super(`target address ${address} is ${range} and not allowed (WEBHOOK_ALLOW_PRIVATE_TARGETS is off)`);
+    super(`target address ${address} is ${range} and not allowed${hint ? ` (${hint})` : ''}`);
   }
 }
 
@@ -33,11 +36,11 @@ export function addressRange(address: string): string | null {
 }
 
 /** Throws ForbiddenAddressError unless the address is public (or private targets are allowed). */
-export function checkAddress(address: string, allowPrivate: boolean): void {
+export function checkAddress(address: string, allowPrivate: boolean, hint: string | null = null): void {
   if (allowPrivate) return;
   const range = addressRange(address);
-  if (range === null) throw new ForbiddenAddressError(address, 'not an IP address');
-  if (range !== 'unicast') throw new ForbiddenAddressError(address, range);
+  if (range === null) throw new ForbiddenAddressError(address, 'not an IP address', hint);
+  if (range !== 'unicast') throw new ForbiddenAddressError(address, range, hint);
 }
 
 /** The host of a URL when it is an IP literal (brackets removed), else null. */
