@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { QUANTITY_CATALOG } from '../../../src/catalog/quantityCatalog.js';
 import { api, enc, get } from '../api.js';
 import { OutcomeLine, useAction } from '../components/Action.js';
 import { DateField } from '../components/DateField.js';
@@ -10,7 +11,6 @@ import { addDays, daysBack } from '../days.js';
 import { fmtNum, fmtTime } from '../format.js';
 import type { Priorities, Stats } from '../types.js';
 import { useAsync } from '../util.js';
-import { QUANTITY_CATALOG } from '../../../src/catalog/quantityCatalog.js';
 
 const GROUPS = ['*', 'activity', 'heart', 'recovery', 'body', 'sleep', 'workouts'];
 const KEYS = [...GROUPS, ...QUANTITY_CATALOG.map((q) => q.type), 'sleep_analysis'];

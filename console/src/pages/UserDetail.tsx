@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { QUANTITY_CATALOG } from '../../../src/catalog/quantityCatalog.js';
 import { allPages, enc, get } from '../api.js';
 import { DateField } from '../components/DateField.js';
 import { HealthBadges } from '../components/HealthBadges.js';
@@ -12,7 +13,6 @@ import { daysBack, daysEnding, isoDay } from '../days.js';
 import { fmtDuration, fmtNum, fmtTime } from '../format.js';
 import type { Connection, Coverage, Freshness, RoutePoint, SleepPhase, SleepSession, User, Workout } from '../types.js';
 import { browserZone, useAsync } from '../util.js';
-import { QUANTITY_CATALOG } from '../../../src/catalog/quantityCatalog.js';
 
 const WINDOWS = [7, 14, 30, 90];
 const ZONES = [...new Set(['UTC', browserZone(), 'Europe/Berlin', 'America/New_York', 'America/Los_Angeles', 'Asia/Tokyo'])];
