@@ -1,5 +1,6 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import 'uplot/dist/uPlot.min.css';
 import { currentRole, signIn, signOut, type Role } from './api.js';
 import { AdminPage, AuditLog } from './pages/Admin.js';
 import { PipelinePage } from './pages/Pipeline.js';
@@ -8,7 +9,6 @@ import { UserDetailPage } from './pages/UserDetail.js';
 import { UsersPage } from './pages/Users.js';
 import { WebhooksPage } from './pages/Webhooks.js';
 import './styles.css';
-import 'uplot/dist/uPlot.min.css';
 
 function useHash(): string[] {
   const read = () => location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
@@ -67,10 +67,19 @@ const TENANT_NAV = [
   ['audit', 'Audit log'],
 ] as const;
 const ADMIN_NAV = [['admin', 'Admin']] as const;
+/** Sections about one user (#/section/<user id>): moving between them keeps the user. */
+const PER_USER = ['users', 'sources', 'pipeline'];
 
 function App() {
   const [role, setRole] = useState<Role | null>(currentRole());
   const parts = useHash();
+  // The user last shown on a per-user page: Sources and Pipeline open on that user until another is chosen.
+  const [lastUser, setLastUser] = useState<string | null>(null);
+  const shownUser = PER_USER.includes(parts[0] ?? '') && parts[1] ? parts[1] : null;
+  useEffect(() => {
+    if (shownUser) setLastUser(shownUser);
+  }, [shownUser]);
+  const carried = shownUser ?? lastUser;
   // A link into the console (the demo start prints one) survives the sign-in when the key's role may open it.
   const signedIn = (r: Role) => {
     setRole(r);
@@ -82,7 +91,7 @@ function App() {
   const section = parts[0] ?? nav[0][0];
   let page;
   if (role === 'admin') page = <AdminPage tenantId={parts[1]} />;
-  else if (section === 'users' && parts[1]) page = <UserDetailPage userId={parts[1]} />;
+  else if (section === 'users' && parts[1]) page = <UserDetailPage key={parts[1]} userId={parts[1]} />;
   else if (section === 'sources') page = <SourcesPage userId={parts[1]} />;
   else if (section === 'webhooks') page = <WebhooksPage webhookId={parts[1]} />;
   else if (section === 'pipeline') page = <PipelinePage userId={parts[1]} />;
@@ -105,7 +114,7 @@ function App() {
           <ul>
             {nav.map(([id, label]) => (
               <li key={id}>
-                <a href={`#/${id}`} aria-current={section === id ? 'page' : undefined}>
+                <a href={carried && (id === 'sources' || id === 'pipeline') ? `#/${id}/${encodeURIComponent(carried)}` : `#/${id}`} aria-current={section === id ? 'page' : undefined}>
                   {label}
                 </a>
               </li>
@@ -113,7 +122,7 @@ function App() {
           </ul>
         </nav>
         <span class="who">{role === 'admin' ? 'instance admin' : 'tenant key'}</span>
-        <button type="button" class="secondary" onClick={() => { signOut(); setRole(null); location.hash = ''; }}>
+        <button type="button" class="secondary" onClick={() => { signOut(); setRole(null); setLastUser(null); location.hash = ''; }}>
           Sign out
         </button>
       </header>

@@ -67,6 +67,7 @@ export type Webhook = {
   failing_since: string | null;
   last_success_at: string | null;
   created_at: string;
+  updated_at: string;
 };
 export type Attempt = { id: number; attempt: number; started_at: string; duration_ms: number; status_code: number | null; error: string | null; response_body_excerpt: string | null };
 export type Delivery = {
@@ -98,6 +99,7 @@ export type SyncRun = {
   objects_stored: number | null;
   error: string | null;
   created_at: string;
+  started_at: string | null;
   finished_at: string | null;
   next_attempt_at: string | null;
 };

@@ -8,22 +8,9 @@ import type { SyncHealthChanged } from '../../commands/sync/connectionSync.js';
 import type { WebhookEndpointDisabled } from '../../commands/webhooks/webhookEndpoint.js';
 import type { RecordedEvent } from '../eventstore/eventStore.js';
 import { deterministicId } from '../shared/ids.js';
+import { WEBHOOK_EVENT_TYPES } from './webhookEventTypes.js';
 
-/** Every event type an endpoint can subscribe to (contracts §8), documented in docs/webhooks.md. */
-export const WEBHOOK_EVENT_TYPES = [
-  'data.written',
-  'data.erased',
-  'user.created',
-  'user.deleted',
-  'connection.created',
-  'connection.needs_reauth',
-  'connection.disconnected',
-  'connection.health_changed',
-  'sync.failed',
-  'tag.created',
-  'webhook.endpoint_disabled',
-  'webhook.test',
-] as const;
+export { WEBHOOK_EVENT_TYPES };
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export const isWebhookEventType = (t: string): t is WebhookEventType => (WEBHOOK_EVENT_TYPES as readonly string[]).includes(t);

@@ -1,6 +1,7 @@
+import { fmtLag, fmtTime } from '../format.js';
 import type { Connection, Freshness } from '../types.js';
-import { fmtTime } from '../util.js';
 import { Badge } from './Status.js';
+import { Time } from './Time.js';
 
 /** What the operator (or the user) must do about a source, from its freshness state and connection health. */
 export function actionFor(f: Freshness | undefined, c: Connection | undefined): string {
@@ -31,7 +32,7 @@ export function HealthBadges({ freshness, connections }: { freshness: Freshness[
             <th scope="col">Source</th>
             <th scope="col">Freshness</th>
             <th scope="col">Synced through</th>
-            <th scope="col">Lag (s)</th>
+            <th scope="col">Lag</th>
             <th scope="col">Connection</th>
             <th scope="col">Action</th>
           </tr>
@@ -47,8 +48,10 @@ export function HealthBadges({ freshness, connections }: { freshness: Freshness[
                   {f && <span class="muted"> ({f.kind})</span>}
                 </th>
                 <td data-field="state">{f ? <Badge state={f.state} /> : '—'}</td>
-                <td>{fmtTime(f?.synced_through)}</td>
-                <td data-field="lag_seconds">{f?.lag_seconds ?? '—'}</td>
+                <td><Time at={f?.synced_through} /></td>
+                <td data-field="lag_seconds" data-value={f?.lag_seconds ?? ''} title={f?.lag_seconds != null ? `${f.lag_seconds} s` : undefined}>
+                  {fmtLag(f?.lag_seconds)}
+                </td>
                 <td data-field="connection">
                   {c ? (
                     <>

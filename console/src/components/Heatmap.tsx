@@ -6,10 +6,22 @@ function datesOf(start: string, end: string): string[] {
   return out;
 }
 
+/** Runs of consecutive dates in one month: the header row above the days (YYYY-MM, spanning its days). */
+function monthsOf(dates: string[]): { month: string; days: number }[] {
+  const out: { month: string; days: number }[] = [];
+  for (const d of dates) {
+    const last = out[out.length - 1];
+    if (last?.month === d.slice(0, 7)) last.days += 1;
+    else out.push({ month: d.slice(0, 7), days: 1 });
+  }
+  return out;
+}
+
 /**
  * Providers × days, each cell the day's record count from the coverage report (a table, so a
  * screen reader reads the same numbers the colours show). Darker is more records, scaled to the
- * busiest day on the page.
+ * busiest day on the page. Days are UTC days (the report's `date`), headed by their day of the month
+ * under a row of months (YYYY-MM).
  */
 export function CoverageHeatmap({ coverage, start, end }: { coverage: Coverage; start: string; end: string }) {
   const dates = datesOf(start, end);
@@ -40,6 +52,14 @@ export function CoverageHeatmap({ coverage, start, end }: { coverage: Coverage; 
           <table class="heatmap" data-testid="coverage-heatmap">
             <caption class="sr-only">Records per provider and day</caption>
             <thead>
+              <tr class="months" data-testid="heatmap-months">
+                <td />
+                {monthsOf(dates).map((m) => (
+                  <th scope="colgroup" key={m.month} colSpan={m.days} data-month={m.month}>
+                    {m.month}
+                  </th>
+                ))}
+              </tr>
               <tr>
                 <th scope="col">Provider</th>
                 {dates.map((d) => (

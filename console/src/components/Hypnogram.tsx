@@ -1,30 +1,58 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { fmtDuration, fmtTime } from '../format.js';
 import type { SleepPhase } from '../types.js';
-import { fmtDuration, fmtTime } from '../util.js';
 import { TableDetails } from './TableDetails.js';
+import { Time } from './Time.js';
 
 /** Rows of the hypnogram, top to bottom: the usual order of sleep depth. Other phase names get rows below. */
 const LEVELS = ['awake', 'rem', 'light', 'deep'];
 const COLOURS: Record<string, string> = { awake: '#c62828', rem: '#7b1fa2', light: '#1e88e5', deep: '#0d47a1' };
 
-/** A night's phases as a step chart over time (SVG), with the phases as a table beside it. */
+/** The width an element has on the screen, followed as it changes. */
+function useWidth(fallback: number) {
+  const ref = useRef<HTMLDivElement>(null);
+  const [width, setWidth] = useState(fallback);
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const observer = new ResizeObserver(() => setWidth(el.clientWidth || fallback));
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, []);
+  return { ref, width };
+}
+
+/**
+ * A night's phases as a step chart over time (SVG), with the phases as a table beside it. The
+ * drawing is as wide as its box in CSS pixels (not a fixed picture scaled down), so its labels keep
+ * their size on a phone; hour ticks thin out to every 2, 3 or 4 hours where they would crowd.
+ */
 export function Hypnogram({ phases, tz }: { phases: SleepPhase[]; tz: string }) {
-  if (phases.length === 0) return <p class="muted">This session has no phases.</p>;
+  const { ref, width } = useWidth(800);
+  if (phases.length === 0)
+    return (
+      <div ref={ref}>
+        <p class="muted">This session has no phases.</p>
+      </div>
+    );
   const levels = [...LEVELS, ...[...new Set(phases.map((p) => p.phase))].filter((p) => !LEVELS.includes(p)).sort()];
   const t0 = Math.min(...phases.map((p) => Date.parse(p.start_date)));
   const t1 = Math.max(...phases.map((p) => Date.parse(p.end_date)));
-  const W = 800;
+  const W = Math.max(260, Math.min(900, width));
   const rowH = 34;
-  const left = 70;
+  const left = 58;
   const H = levels.length * rowH + 24;
   const x = (t: number) => left + ((t - t0) / Math.max(1, t1 - t0)) * (W - left - 10);
   const totals = new Map<string, number>();
   for (const p of phases) totals.set(p.phase, (totals.get(p.phase) ?? 0) + p.duration_s);
+  const hours = Math.max(1, (t1 - t0) / 3_600_000);
+  const every = [1, 2, 3, 4, 6].find((n) => ((W - left - 10) / hours) * n >= 48) ?? 6;
   const ticks = [];
-  for (let t = Math.ceil(t0 / 3_600_000) * 3_600_000; t <= t1; t += 3_600_000) ticks.push(t);
+  for (let t = Math.ceil(t0 / 3_600_000) * 3_600_000; t <= t1; t += 3_600_000) if (Number(fmtTime(t, tz).slice(11, 13)) % every === 0 && x(t) <= W - 24) ticks.push(t);
   const summary = levels.filter((l) => totals.has(l)).map((l) => `${l} ${fmtDuration(totals.get(l)!)}`).join(', ');
   return (
-    <div data-testid="hypnogram" data-phases={phases.length}>
-      <svg viewBox={`0 0 ${W} ${H}`} class="hypnogram" role="img" aria-label={`Hypnogram from ${fmtTime(phases[0]!.start_date, tz)} to ${fmtTime(new Date(t1).toISOString(), tz)}: ${summary}`}>
+    <div data-testid="hypnogram" data-phases={phases.length} ref={ref}>
+      <svg viewBox={`0 0 ${W} ${H}`} width={W} height={H} class="hypnogram" role="img" aria-label={`Hypnogram from ${fmtTime(phases[0]!.start_date, tz)} to ${fmtTime(new Date(t1).toISOString(), tz)}: ${summary}`}>
         {levels.map((l, i) => (
           <g key={l}>
             <text x={4} y={i * rowH + rowH / 2 + 4} class="axis-label">
@@ -35,7 +63,7 @@ export function Hypnogram({ phases, tz }: { phases: SleepPhase[]; tz: string }) 
         ))}
         {ticks.map((t) => (
           <text key={t} x={x(t)} y={H - 6} class="axis-label" text-anchor="middle">
-            {fmtTime(new Date(t).toISOString(), tz).slice(-5)}
+            {fmtTime(t, tz).slice(-5)}
           </text>
         ))}
         {phases.map((p) => {
@@ -68,8 +96,8 @@ export function Hypnogram({ phases, tz }: { phases: SleepPhase[]; tz: string }) 
           {phases.map((p) => (
             <tr key={p.id} data-phase-id={p.id}>
               <td>{p.phase}</td>
-              <td>{fmtTime(p.start_date, tz)}</td>
-              <td>{fmtTime(p.end_date, tz)}</td>
+              <td><Time at={p.start_date} tz={tz} /></td>
+              <td><Time at={p.end_date} tz={tz} /></td>
               <td data-field="duration_s">{p.duration_s}</td>
             </tr>
           ))}

@@ -1,107 +1,104 @@
 import { useMemo } from 'preact/hooks';
 import uPlot from 'uplot';
 import { enc, get } from '../api.js';
-import type { Bucket, Stats } from '../types.js';
-import { fmtNum, fmtTime, useAsync } from '../util.js';
+import { fmtNum, fmtTime } from '../format.js';
+import type { Stats } from '../types.js';
+import { useAsync } from '../util.js';
 import { Loadable } from './Status.js';
 import { TableDetails } from './TableDetails.js';
+import { Time } from './Time.js';
 import { UPlotChart } from './UPlotChart.js';
+import { buildModel, figure, lineData, seriesKey, type Aggregation, type Interval } from './chartModel.js';
+import { isoTimeValues } from './isoTimeAxis.js';
 
 const PALETTE = ['#b3261e', '#1565c0', '#2e7d32', '#6a1b9a', '#ef6c00', '#00838f', '#5d4037'];
+const MERGED = '#111';
 
-export type ChartQuery = { userId: string; type: string; start: string; end: string; interval: 'day' | 'hour'; tz: string; aggregation: 'sum' | 'avg' };
-
-/** A bucket's figure: counts add up (steps, energy), readings average (heart rate), as the catalog says. */
-const figure = (b: Bucket, aggregation: 'sum' | 'avg') => (aggregation === 'sum' ? b.sum : b.avg);
-
-/**
- * The merged view of one bucket. Usually one row (one source wins the whole bucket); when the
- * winner changes inside a bucket the merged answer has a row per source, combined here the way the
- * metric combines (sum, or the count-weighted mean). The table lists the rows as the API answers.
- */
-function combined(rows: Bucket[], aggregation: 'sum' | 'avg'): number {
-  const sum = rows.reduce((s, b) => s + b.sum, 0);
-  if (aggregation === 'sum') return sum;
-  const count = rows.reduce((s, b) => s + b.count, 0);
-  return count ? sum / count : Number.NaN;
-}
-
-const seriesKey = (b: Bucket) => (b.source && b.source !== b.provider ? `${b.provider} · ${b.source}` : b.provider);
+export type ChartQuery = { userId: string; type: string; start: string; end: string; interval: Interval; tz: string; aggregation: Aggregation };
 
 export function MetricChart(q: ChartQuery) {
   const stats = useAsync(async () => {
     const path = `/v1/users/${enc(q.userId)}/samples/stats`;
     const base = { type: q.type, start: q.start, end: q.end, interval: q.interval, tz: q.tz };
     const [merged, all] = await Promise.all([get<Stats>(path, { ...base, view: 'merged' }), get<Stats>(path, { ...base, view: 'all' })]);
-    return { merged, all };
+    // The moment the answer came: the bucket holding it is still filling.
+    return { merged, all, now: Date.now() };
   }, [q.userId, q.type, q.start, q.end, q.interval, q.tz]);
   return (
     <Loadable state={stats} label={`${q.type} statistics`}>
-      {({ merged, all }) => <ChartBody q={q} merged={merged} all={all} />}
+      {({ merged, all, now }) => <ChartBody q={q} merged={merged} all={all} now={now} />}
     </Loadable>
   );
 }
 
-function ChartBody({ q, merged, all }: { q: ChartQuery; merged: Stats; all: Stats }) {
-  const model = useMemo(() => {
-    const starts = [...new Set([...merged.buckets, ...all.buckets].map((b) => b.start))].sort((a, b) => Date.parse(a) - Date.parse(b));
-    const sources = [...new Set(all.buckets.map(seriesKey))].sort();
-    const mergedBy = new Map<string, Bucket[]>();
-    for (const b of merged.buckets) mergedBy.set(b.start, [...(mergedBy.get(b.start) ?? []), b]);
-    const allBy = new Map(all.buckets.map((b) => [`${b.start}|${seriesKey(b)}`, b]));
-    const rows = starts.map((start) => {
-      const m = (mergedBy.get(start) ?? []).slice().sort((a, b) => b.count - a.count);
-      return { start, merged: m, mergedValue: m.length ? combined(m, q.aggregation) : null, bySource: sources.map((s) => allBy.get(`${start}|${s}`) ?? null) };
-    });
-    const wins = new Map<string, number>();
-    for (const r of rows) for (const b of r.merged) wins.set(seriesKey(b), (wins.get(seriesKey(b)) ?? 0) + 1);
-    return { starts, sources, rows, wins, unit: all.buckets[0]?.unit ?? merged.buckets[0]?.unit ?? '' };
-  }, [merged, all, q.aggregation]);
+function ChartBody({ q, merged, all, now }: { q: ChartQuery; merged: Stats; all: Stats; now: number }) {
+  const model = useMemo(() => buildModel(merged, all, q.aggregation, now), [merged, all, q.aggregation, now]);
+  const partial = model.rows.find((r) => r.partial);
 
   const { options, data } = useMemo(() => {
-    const xs = model.starts.map((s) => Date.parse(s) / 1000);
-    const ys: (number | null)[][] = [model.rows.map((r) => r.mergedValue)];
-    model.sources.forEach((_, i) => ys.push(model.rows.map((r) => (r.bySource[i] ? figure(r.bySource[i]!, q.aggregation) : null))));
+    const line = lineData(model, q.aggregation, q.interval);
+    const partialAt = line.rowAt[model.rows.findIndex((r) => r.partial)];
+    const colours = [MERGED, ...model.sources.map((_, i) => PALETTE[i % PALETTE.length]!)];
+    const names = ['merged', ...model.sources];
+    // The hover legend reads a line's value at the cursor; at the bucket still filling that value lives in the dotted companion line.
+    const valueOf = (k: number) => (_u: uPlot, v: number | null, _s: number, idx: number | null) =>
+      idx !== null && idx === partialAt ? `${fmtNum(line.partialLines![k]![idx])} (so far)` : v === null ? '—' : fmtNum(v);
     const series: uPlot.Series[] = [
-      {},
-      { label: 'merged', stroke: '#111', width: 3, points: { show: model.starts.length < 60 } },
-      ...model.sources.map((s, i) => ({ label: s, stroke: PALETTE[i % PALETTE.length], width: 1.5, dash: [6, 4], points: { show: false } })),
+      { value: (_u, v) => (v === null ? '—' : fmtTime(v * 1000, q.tz)) },
+      { label: 'merged', stroke: MERGED, width: 3, spanGaps: false, value: valueOf(0), points: { show: model.rows.length < 60, fill: MERGED } },
+      ...model.sources.map((s, i) => ({ label: s, stroke: colours[i + 1], width: 1.5, dash: [6, 4], spanGaps: false, value: valueOf(i + 1), points: { show: model.rows.length < 60, size: 5, fill: colours[i + 1] } })),
+      // The bucket still filling: hollow point, dotted from the last complete bucket; hidden from the legend (the note under the chart says it).
+      ...(line.partialLines ?? []).map((_, k) => ({
+        label: `${names[k]} (so far)`,
+        class: 'partial-series',
+        stroke: colours[k],
+        width: k === 0 ? 2 : 1.5,
+        dash: [2, 4],
+        spanGaps: false,
+        points: { show: true, size: k === 0 ? 10 : 7, width: 2, fill: '#fff', filter: () => (partialAt === undefined ? null : [partialAt]) },
+      })),
     ];
     const options: Omit<uPlot.Options, 'width'> = {
       height: 260,
+      // Room on the right for the last tick's date, which is centred on its tick.
+      padding: [null, 36, null, null],
       series,
       tzDate: (ts: number) => uPlot.tzDate(new Date(ts * 1000), q.tz),
-      axes: [{}, { label: `${q.type} (${q.aggregation === 'sum' ? 'sum' : 'mean'}, ${model.unit})`, size: 60 }],
+      axes: [{ values: isoTimeValues(q.tz), space: 80 }, { label: `${q.type} (${q.aggregation === 'sum' ? 'sum' : 'mean'}, ${model.unit})`, size: 60 }],
       // The axis spans the window the API widened to whole intervals, however few buckets hold data.
       scales: { x: { time: true, range: [Date.parse(all.start) / 1000, Date.parse(all.end) / 1000] } },
       legend: { live: true },
-      // Under each bucket, a band in the colour of the source the merged view shows there.
+      // Under each bucket, a band in the colour of the source the merged view shows there (paler while the bucket fills).
       hooks: {
         draw: [
           (u: uPlot) => {
             const step = q.interval === 'hour' ? 3600 : 86_400;
             const band = 6 * devicePixelRatio;
             const bottom = u.bbox.top + u.bbox.height;
-            model.rows.forEach((r, i) => {
+            model.rows.forEach((r) => {
               const top = r.merged[0];
               const k = top ? model.sources.indexOf(seriesKey(top)) : -1;
               if (k < 0) return;
-              const x0 = u.valToPos(xs[i]!, 'x', true);
-              const x1 = u.valToPos(xs[i]! + step, 'x', true);
+              const x = Date.parse(r.start) / 1000;
+              const x0 = u.valToPos(x, 'x', true);
+              const x1 = u.valToPos(x + step, 'x', true);
+              u.ctx.globalAlpha = r.partial ? 0.35 : 1;
               u.ctx.fillStyle = PALETTE[k % PALETTE.length]!;
               u.ctx.fillRect(x0, bottom - band, Math.max(1, x1 - x0 - devicePixelRatio), band);
             });
+            u.ctx.globalAlpha = 1;
           },
         ],
       },
     };
-    return { options, data: [xs, ...ys] as uPlot.AlignedData };
-  }, [model, all.start, all.end, q.tz, q.type, q.aggregation]);
+    return { options, data: [line.xs, ...line.lines, ...(line.partialLines ?? [])] as uPlot.AlignedData };
+  }, [model, all.start, all.end, q.tz, q.type, q.aggregation, q.interval]);
 
-  if (model.starts.length === 0) return <p class="muted">No {q.type} in this window.</p>;
+  if (model.rows.length === 0) return <p class="muted">No {q.type} in this window.</p>;
   const figureName = q.aggregation === 'sum' ? 'sum' : 'avg';
+  const bucketName = q.interval === 'hour' ? 'hour' : 'day';
   return (
-    <div data-testid="metric-chart" data-type={q.type} data-interval={q.interval} data-tz={q.tz}>
+    <div data-testid="metric-chart" data-type={q.type} data-interval={q.interval} data-tz={q.tz} data-partial-start={partial?.start ?? ''} data-gaps={JSON.stringify(model.gaps)}>
       {(merged.truncated || all.truncated) && <p class="warn-text">The statistics are truncated: they hold the earliest 50,000 buckets.</p>}
       <p class="muted" data-testid="winners">
         The merged view shows (the band along the bottom of the chart, in the source's colour):{' '}
@@ -113,6 +110,18 @@ function ChartBody({ q, merged, all }: { q: ChartQuery; merged: Stats; all: Stat
         ))}
       </p>
       <UPlotChart options={options} data={data} label={`${q.type} per ${q.interval} in ${q.tz}: merged view and every source; the table below holds the numbers`} />
+      <ul class="chart-notes">
+        {model.gaps.length > 0 && (
+          <li data-testid="gaps-note">
+            The lines break where a {bucketName} has no data ({model.gaps.length} {model.gaps.length === 1 ? 'gap' : 'gaps'}); nothing is drawn across a gap.
+          </li>
+        )}
+        {partial && (
+          <li data-testid="partial-note">
+            <span class="partial-key" aria-hidden="true" /> The current {bucketName}, {partialLabel(partial.start, q.interval, q.tz)} ({q.tz}), is still filling: sources report at different times, so its figures are partial. It is drawn hollow, joined by a dotted line, and is not part of the solid lines.
+          </li>
+        )}
+      </ul>
       <TableDetails
         summary={`Data table (${model.rows.length} buckets)`}
         caption={`${q.type} per ${q.interval}: the merged view's ${figureName} and winning source, and each source's ${figureName}`}
@@ -133,8 +142,11 @@ function ChartBody({ q, merged, all }: { q: ChartQuery; merged: Stats; all: Stat
         </thead>
         <tbody>
           {model.rows.map((r) => (
-            <tr key={r.start} data-start={r.start}>
-              <td>{fmtTime(r.start, q.tz)}</td>
+            <tr key={r.start} data-start={r.start} data-partial={r.partial ? 'true' : undefined}>
+              <td>
+                <Time at={r.start} tz={q.tz} />
+                {r.partial && <span class="muted"> (partial)</span>}
+              </td>
               <td data-field="winner">{r.merged.map(seriesKey).join(' + ') || '—'}</td>
               <td data-field="merged" data-value={r.mergedValue ?? ''}>
                 {fmtNum(r.mergedValue)}
@@ -154,3 +166,6 @@ function ChartBody({ q, merged, all }: { q: ChartQuery; merged: Stats; all: Stat
     </div>
   );
 }
+
+/** "2026-11-26" for a day, "2026-11-26 14:00" for an hour. */
+const partialLabel = (start: string, interval: Interval, tz: string) => (interval === 'hour' ? fmtTime(start, tz) : start.slice(0, 10));

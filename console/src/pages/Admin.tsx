@@ -1,9 +1,11 @@
 import { useState } from 'preact/hooks';
 import { allPages, api, enc, get, type Page } from '../api.js';
 import { OutcomeLine, useAction } from '../components/Action.js';
+import { ShownOnce } from '../components/ShownOnce.js';
 import { Loadable } from '../components/Status.js';
+import { Time } from '../components/Time.js';
 import type { ApiKey, AuditEntry, Tenant } from '../types.js';
-import { fmtTime, useAsync } from '../util.js';
+import { useAsync } from '../util.js';
 
 export function AdminPage({ tenantId }: { tenantId: string | undefined }) {
   const tenants = useAsync(() => allPages<Tenant>('/v1/admin/tenants', { limit: 1000 }), []);
@@ -39,7 +41,7 @@ export function AdminPage({ tenantId }: { tenantId: string | undefined }) {
                     <tr key={t.id} data-tenant-id={t.id} aria-current={t.id === tenantId ? 'true' : undefined}>
                       <td><a href={`#/admin/${enc(t.id)}`}>{t.name}</a></td>
                       <td class="mono">{t.id}</td>
-                      <td>{fmtTime(t.created_at)}</td>
+                      <td><Time at={t.created_at} /></td>
                     </tr>
                   ))}
                 </tbody>
@@ -62,18 +64,6 @@ export function AdminPage({ tenantId }: { tenantId: string | undefined }) {
   );
 }
 
-/** A secret the service shows once: visible until the operator leaves the page, never stored. */
-function ShownOnce({ label, secret }: { label: string; secret: string }) {
-  return (
-    <div role="status" class="once">
-      <p>
-        {label} (shown this once; copy it now):
-      </p>
-      <input readOnly value={secret} aria-label={label} class="mono" onFocus={(e) => e.currentTarget.select()} />
-    </div>
-  );
-}
-
 function TenantKeys({ tenantId, name }: { tenantId: string; name: string }) {
   const base = `/v1/admin/tenants/${enc(tenantId)}/api-keys`;
   const keys = useAsync(() => get<{ data: ApiKey[] }>(base), [tenantId]);
@@ -92,8 +82,8 @@ function TenantKeys({ tenantId, name }: { tenantId: string; name: string }) {
                 {data.map((k) => (
                   <tr key={k.id} data-key-id={k.id}>
                     <td class="mono">{k.id}</td>
-                    <td>{fmtTime(k.created_at)}</td>
-                    <td data-field="revoked_at">{fmtTime(k.revoked_at)}</td>
+                    <td><Time at={k.created_at} /></td>
+                    <td data-field="revoked_at"><Time at={k.revoked_at} /></td>
                     <td>
                       {!k.revoked_at && (
                         <button type="button" class="small danger" aria-label={`Revoke key ${k.id}`} onClick={() => { if (confirm(`Revoke key ${k.id}? Calls with it fail at once.`)) void act(async () => { await api('DELETE', `${base}/${enc(k.id)}`); return `Key ${k.id} revoked.`; }); }}>
@@ -132,7 +122,7 @@ export function AuditLog({ path, title }: { path: string; title: string }) {
               <thead><tr><th scope="col">At</th><th scope="col">Actor</th><th scope="col">Action</th><th scope="col">Status</th><th scope="col">Target</th></tr></thead>
               <tbody>
                 {page.data.map((a) => (
-                  <tr key={a.id} data-audit-id={a.id}><td>{fmtTime(a.at)}</td><td>{a.actor} <span class="muted mono">{a.actor_id.slice(0, 8)}</span></td><td>{a.action}</td><td>{a.status ?? '—'}</td><td class="mono">{a.target ?? a.path ?? ''}</td></tr>
+                  <tr key={a.id} data-audit-id={a.id}><td><Time at={a.at} /></td><td>{a.actor} <span class="muted mono">{a.actor_id.slice(0, 8)}</span></td><td>{a.action}</td><td>{a.status ?? '—'}</td><td class="mono">{a.target ?? a.path ?? ''}</td></tr>
                 ))}
               </tbody>
             </table>

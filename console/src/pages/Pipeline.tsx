@@ -1,12 +1,20 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, allPages, enc, get, type Page } from '../api.js';
 import { OutcomeLine, useAction } from '../components/Action.js';
+import { Excerpt } from '../components/Excerpt.js';
+import { useShowMore } from '../components/ShowMore.js';
 import { Badge, Loadable } from '../components/Status.js';
+import { Time } from '../components/Time.js';
 import { UserPicker } from '../components/UserPicker.js';
+import { syncAttempts } from '../syncAttempts.js';
 import type { Connection, EtlJob, RejectedRecord, SyncRun } from '../types.js';
-import { fmtTime, useAsync } from '../util.js';
+import { useAsync } from '../util.js';
 
 const STATUSES = ['parked', 'pending', 'running'] as const;
+
+/** Newest rejection first (one upload's lines share its time), then by provider, then by line or position, ascending and numeric (line 6 before line 21). */
+const byLine = (a: RejectedRecord, b: RejectedRecord) =>
+  b.rejected_at.localeCompare(a.rejected_at) || a.provider.localeCompare(b.provider) || a.location.localeCompare(b.location, 'en', { numeric: true });
 
 export function PipelinePage({ userId }: { userId: string | undefined }) {
   return (
@@ -55,28 +63,7 @@ function EtlJobs() {
           page.data.length === 0 ? (
             <p class="muted">No {status} jobs.</p>
           ) : (
-            <div class="scroll">
-              <table data-testid="etl-table">
-                <caption class="sr-only">{status} ETL jobs, newest first</caption>
-                <thead><tr><th scope="col">Job</th><th scope="col">User</th><th scope="col">Provider</th><th scope="col">Tier</th><th scope="col">Attempts</th><th scope="col">Error</th><th scope="col">Created</th><th scope="col">Next attempt</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead>
-                <tbody>
-                  {page.data.map((j) => (
-                    <tr key={j.id} data-job-id={j.id}>
-                      <td>{j.id}</td>
-                      <td><a class="mono" href={`#/users/${enc(j.user_id)}`}>{j.user_id.slice(0, 8)}</a></td>
-                      <td>{j.provider}</td>
-                      <td>{j.tier}</td>
-                      <td>{j.attempts}</td>
-                      <td class="excerpt">{j.error ?? ''}</td>
-                      <td>{fmtTime(j.created_at)}</td>
-                      <td>{fmtTime(j.next_attempt_at)}</td>
-                      <td>{j.status === 'parked' && <button type="button" class="small" onClick={() => void retry(j)} aria-label={`Retry job ${j.id}`}>Retry</button>}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              {page.next_cursor && <button type="button" class="secondary" onClick={() => setCursor(page.next_cursor!)}>Older</button>}
-            </div>
+            <JobsTable jobs={page.data} status={status} onRetry={(j) => void retry(j)} more={page.next_cursor ? () => setCursor(page.next_cursor!) : null} />
           )
         }
       </Loadable>
@@ -84,8 +71,36 @@ function EtlJobs() {
   );
 }
 
+function JobsTable({ jobs, status, onRetry, more }: { jobs: EtlJob[]; status: string; onRetry: (j: EtlJob) => void; more: (() => void) | null }) {
+  const { shown, toggle } = useShowMore(jobs, 10);
+  return (
+    <div class="scroll">
+      <table data-testid="etl-table">
+        <caption class="sr-only">{status} ETL jobs, newest first</caption>
+        <thead><tr><th scope="col">Job</th><th scope="col">User</th><th scope="col">Provider</th><th scope="col">Tier</th><th scope="col">Attempts</th><th scope="col">Error</th><th scope="col">Created</th><th scope="col">Next attempt</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead>
+        <tbody>
+          {shown.map((j) => (
+            <tr key={j.id} data-job-id={j.id}>
+              <td>{j.id}</td>
+              <td><a class="mono" href={`#/users/${enc(j.user_id)}`}>{j.user_id.slice(0, 8)}</a></td>
+              <td>{j.provider}</td>
+              <td>{j.tier}</td>
+              <td>{j.attempts}</td>
+              <td class="excerpt"><Excerpt text={j.error} /></td>
+              <td><Time at={j.created_at} /></td>
+              <td><Time at={j.next_attempt_at} /></td>
+              <td>{j.status === 'parked' && <button type="button" class="small" onClick={() => onRetry(j)} aria-label={`Retry job ${j.id}`}>Retry</button>}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {toggle} {more && <button type="button" class="secondary" onClick={more}>Older</button>}
+    </div>
+  );
+}
+
 function Rejected({ userId }: { userId: string }) {
-  const rows = useAsync(() => allPages<RejectedRecord>(`/v1/users/${enc(userId)}/rejected-records`, { limit: 1000 }, 1000), [userId]);
+  const rows = useAsync(async () => (await allPages<RejectedRecord>(`/v1/users/${enc(userId)}/rejected-records`, { limit: 1000 }, 1000)).sort(byLine), [userId]);
   return (
     <section aria-labelledby="rejected-h">
       <h3 id="rejected-h">Rejected records</h3>
@@ -94,21 +109,29 @@ function Rejected({ userId }: { userId: string }) {
           r.length === 0 ? (
             <p class="muted">None: every line of this user's uploads was stored.</p>
           ) : (
-            <div class="scroll">
-              <table data-testid="rejected-table">
-                <caption class="sr-only">Records the ETL could not store, newest first</caption>
-                <thead><tr><th scope="col">Provider</th><th scope="col">Where</th><th scope="col">Reason</th><th scope="col">Excerpt</th><th scope="col">Rejected</th></tr></thead>
-                <tbody>
-                  {r.map((x, i) => (
-                    <tr key={i}><td>{x.provider}</td><td>{x.location}</td><td>{x.reason}</td><td class="excerpt mono">{x.excerpt}</td><td>{fmtTime(x.rejected_at)}</td></tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <RejectedTable rows={r} />
           )
         }
       </Loadable>
     </section>
+  );
+}
+
+function RejectedTable({ rows }: { rows: RejectedRecord[] }) {
+  const { shown, toggle } = useShowMore(rows, 10);
+  return (
+    <div class="scroll">
+      <table data-testid="rejected-table">
+        <caption class="sr-only">Records the ETL could not store: the latest upload first, each upload's lines in order</caption>
+        <thead><tr><th scope="col">Provider</th><th scope="col">Where</th><th scope="col">Reason</th><th scope="col">Excerpt</th><th scope="col">Rejected</th></tr></thead>
+        <tbody>
+          {shown.map((x, i) => (
+            <tr key={i}><td>{x.provider}</td><td data-field="location">{x.location}</td><td>{x.reason}</td><td class="excerpt mono"><Excerpt text={x.excerpt} keep={48} /></td><td><Time at={x.rejected_at} /></td></tr>
+          ))}
+        </tbody>
+      </table>
+      {toggle}
+    </div>
   );
 }
 
@@ -147,38 +170,45 @@ function SyncRuns({ userId }: { userId: string }) {
           const connected = (connections.data?.data ?? []).filter((c) => c.status !== 'disconnected').map((c) => c.provider);
           const providers = [...new Set([...connected, ...list.map((r) => r.provider)])].sort();
           if (providers.length === 0) return <p class="muted">No connections and no sync runs for this user.</p>;
-          return providers.map((p) => {
-            const mine = list.filter((r) => r.provider === p);
-            return (
-              <div key={p} class="scroll">
-                <table data-testid="sync-runs-table" data-provider={p}>
-                  <caption>
-                    {p}{' '}
-                    {connected.includes(p) && (
-                      <button type="button" class="small secondary" onClick={() => void pull(p)} aria-label={`Pull now: ${p}`}>
-                        Pull now
-                      </button>
-                    )}
-                  </caption>
-                  <thead><tr><th scope="col">Run</th><th scope="col">Trigger</th><th scope="col">Status</th><th scope="col">Window</th><th scope="col">Attempts</th><th scope="col">Stored</th><th scope="col">Error</th><th scope="col">Next attempt</th></tr></thead>
-                  <tbody>
-                    {mine.length === 0 && (
-                      <tr><td colSpan={8} class="muted">No runs yet.</td></tr>
-                    )}
-                    {mine.map((r) => (
-                      <tr key={r.id} data-run-id={r.id}>
-                        <td>{r.id}</td><td>{r.trigger}{r.data_type ? ` (${r.data_type})` : ''}</td><td data-field="status"><Badge state={r.status} /></td>
-                        <td>{fmtTime(r.window_start)} – {fmtTime(r.window_end)}</td><td data-field="attempts">{r.attempts}</td><td data-field="objects_stored">{r.objects_stored ?? '—'}</td>
-                        <td class="excerpt">{r.error ?? ''}</td><td>{fmtTime(r.next_attempt_at)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            );
-          });
+          return providers.map((p) => <ProviderRuns key={p} provider={p} runs={list.filter((r) => r.provider === p)} onPull={connected.includes(p) ? () => void pull(p) : null} />);
         }}
       </Loadable>
     </section>
+  );
+}
+
+/** One connection's runs, newest first; the latest five, the rest a click away. */
+function ProviderRuns({ provider, runs, onPull }: { provider: string; runs: SyncRun[]; onPull: (() => void) | null }) {
+  const { shown, toggle } = useShowMore(runs, 5);
+  return (
+    <div class="provider-runs">
+      <h4>
+        {provider}{' '}
+        {onPull && (
+          <button type="button" class="small secondary" onClick={onPull} aria-label={`Pull now: ${provider}`}>
+            Pull now
+          </button>
+        )}
+      </h4>
+      <div class="scroll">
+        <table data-testid="sync-runs-table" data-provider={provider}>
+          <caption class="sr-only">Sync runs of {provider}, newest first</caption>
+          <thead><tr><th scope="col">Run</th><th scope="col">Trigger</th><th scope="col">Status</th><th scope="col">Window</th><th scope="col">Attempts</th><th scope="col">Stored</th><th scope="col">Error</th><th scope="col">Next attempt</th></tr></thead>
+          <tbody>
+            {runs.length === 0 && (
+              <tr><td colSpan={8} class="muted">No runs yet.</td></tr>
+            )}
+            {shown.map((r) => (
+              <tr key={r.id} data-run-id={r.id}>
+                <td>{r.id}</td><td>{r.trigger}{r.data_type ? ` (${r.data_type})` : ''}</td><td data-field="status"><Badge state={r.status} /></td>
+                <td class="window"><Time at={r.window_start} /> – <Time at={r.window_end} /></td><td data-field="attempts" data-failed={r.attempts}>{syncAttempts(r)}</td><td data-field="objects_stored">{r.objects_stored ?? '—'}</td>
+                <td class="excerpt"><Excerpt text={r.error} /></td><td><Time at={r.next_attempt_at} /></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {toggle}
+    </div>
   );
 }

@@ -2,11 +2,15 @@ import { useEffect, useState } from 'preact/hooks';
 import { QUANTITY_CATALOG } from '../../../src/catalog/quantityCatalog.js';
 import { api, enc, get } from '../api.js';
 import { OutcomeLine, useAction } from '../components/Action.js';
+import { DateField } from '../components/DateField.js';
 import { Loadable } from '../components/Status.js';
 import { TableDetails } from '../components/TableDetails.js';
+import { Time } from '../components/Time.js';
 import { UserPicker } from '../components/UserPicker.js';
+import { addDays, daysBack } from '../days.js';
+import { fmtNum, fmtTime } from '../format.js';
 import type { Priorities, Stats } from '../types.js';
-import { daysBack, fmtNum, fmtTime, useAsync } from '../util.js';
+import { useAsync } from '../util.js';
 
 const GROUPS = ['*', 'activity', 'heart', 'recovery', 'body', 'sleep', 'workouts'];
 const KEYS = [...GROUPS, ...QUANTITY_CATALOG.map((q) => q.type), 'sleep_analysis'];
@@ -68,7 +72,7 @@ function SourcesEditor({ userId }: { userId: string }) {
       {(s) => (
         <div class="card">
           <p class="muted">
-            Best source first. A metric's own order wins over its group's, the group's over <code>*</code>; sources not listed rank after the listed ones. Last saved: {fmtTime(s.updated_at)}.
+            Best source first. A metric's own order wins over its group's, the group's over <code>*</code>; sources not listed rank after the listed ones. Last saved: <Time at={s.updated_at} />.
           </p>
           <datalist id="known-sources">
             {(known.data ?? []).map((k) => (
@@ -138,7 +142,7 @@ function SourcesEditor({ userId }: { userId: string }) {
 function MergedPreview({ base, draft, version }: { base: string; draft: Record<string, string[]>; version: number }) {
   const [type, setType] = useState('heart_rate');
   const [day, setDay] = useState(daysBack(2).start);
-  const next = new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+  const next = addDays(day, 1);
   // A key just added has no source yet: the order previewed is the rest.
   const priorities = Object.fromEntries(Object.entries(draft).filter(([, list]) => list.length > 0));
   const order = JSON.stringify(priorities);
@@ -155,9 +159,7 @@ function MergedPreview({ base, draft, version }: { base: string; draft: Record<s
             ))}
           </select>
         </label>
-        <label>
-          Day (UTC) <input type="date" value={day} onInput={(e) => e.currentTarget.value && setDay(e.currentTarget.value)} />
-        </label>
+        <DateField label="Day (UTC)" value={day} onDay={setDay} />
       </div>
       <Loadable state={preview} label="the preview">
         {(p) => {
@@ -190,7 +192,7 @@ function MergedPreview({ base, draft, version }: { base: string; draft: Record<s
                 <thead><tr><th scope="col">Start</th><th scope="col">Value</th><th scope="col">Source</th><th scope="col">Now</th><th scope="col">With this order</th></tr></thead>
                 <tbody>
                   {p.records.map((r) => (
-                    <tr key={r.id}><td>{fmtTime(r.start_date)}</td><td>{fmtNum(r.value)} {r.unit}</td><td>{r.source ?? r.provider}</td><td>{r.shown_now ? 'shown' : 'hidden'}</td><td>{r.shown ? 'shown' : 'hidden'}</td></tr>
+                    <tr key={r.id}><td><Time at={r.start_date} /></td><td>{fmtNum(r.value)} {r.unit}</td><td>{r.source ?? r.provider}</td><td>{r.shown_now ? 'shown' : 'hidden'}</td><td>{r.shown ? 'shown' : 'hidden'}</td></tr>
                   ))}
                 </tbody>
               </TableDetails>

@@ -1,21 +1,42 @@
 import { useEffect, useState } from 'preact/hooks';
 import { QUANTITY_CATALOG } from '../../../src/catalog/quantityCatalog.js';
 import { allPages, enc, get } from '../api.js';
-import { CoverageHeatmap } from '../components/Heatmap.js';
+import { DateField } from '../components/DateField.js';
 import { HealthBadges } from '../components/HealthBadges.js';
+import { CoverageHeatmap } from '../components/Heatmap.js';
 import { Hypnogram } from '../components/Hypnogram.js';
 import { MetricChart } from '../components/MetricChart.js';
 import { RouteMap } from '../components/RouteMap.js';
 import { Loadable } from '../components/Status.js';
+import { Time } from '../components/Time.js';
+import { daysBack, daysEnding, isoDay } from '../days.js';
+import { fmtDuration, fmtNum, fmtTime } from '../format.js';
 import type { Connection, Coverage, Freshness, RoutePoint, SleepPhase, SleepSession, User, Workout } from '../types.js';
-import { browserZone, daysBack, fmtDuration, fmtNum, fmtTime, useAsync } from '../util.js';
+import { browserZone, useAsync } from '../util.js';
 
 const WINDOWS = [7, 14, 30, 90];
 const ZONES = [...new Set(['UTC', browserZone(), 'Europe/Berlin', 'America/New_York', 'America/Los_Angeles', 'Asia/Tokyo'])];
 
+/**
+ * The latest record of any source (the freshness report's `synced_through`), never later than now:
+ * where the window opens when the last 30 days hold nothing.
+ */
+function latestRecord(freshness: Freshness[]): number | null {
+  const times = freshness.map((f) => (f.synced_through ? Date.parse(f.synced_through) : Number.NaN)).filter((t) => !Number.isNaN(t));
+  return times.length ? Math.min(Date.now(), Math.max(...times)) : null;
+}
+
 export function UserDetailPage({ userId }: { userId: string }) {
-  const [span, setSpan] = useState(() => daysBack(30));
+  const [span, setSpanState] = useState(() => daysBack(30));
   const { start, end } = span;
+  // Until the operator picks a window, the page may move the default one to where the data is.
+  const [picked, setPicked] = useState(false);
+  const [movedTo, setMovedTo] = useState<string | null>(null);
+  const setSpan = (s: { start: string; end: string }) => {
+    setPicked(true);
+    setMovedTo(null);
+    setSpanState(s);
+  };
   const [interval, setBucket] = useState<'day' | 'hour'>('day');
   const [tz, setTz] = useState('UTC');
   const [metric, setMetric] = useState<string | null>(null);
@@ -27,6 +48,16 @@ export function UserDetailPage({ userId }: { userId: string }) {
     return { freshness: f.data, connections: c.data };
   }, [userId]);
   const coverage = useAsync(() => get<Coverage>(`${base}/coverage`, { start, end }), [userId, start, end]);
+  // The default window shows nothing while the user's data is older: open it on the latest record instead, and say so.
+  useEffect(() => {
+    if (picked || !coverage.data || !health.data) return;
+    setPicked(true);
+    if (coverage.data.days.some((d) => d.records > 0)) return;
+    const latest = latestRecord(health.data.freshness);
+    if (latest === null || isoDay(latest) >= start) return;
+    setMovedTo(isoDay(latest));
+    setSpanState(daysEnding(30, latest));
+  }, [picked, coverage.data, health.data]);
 
   const present = new Set((coverage.data?.days ?? []).flatMap((d) => Object.keys(d.metrics)));
   const metrics = QUANTITY_CATALOG.filter((q) => present.has(q.type));
@@ -45,19 +76,15 @@ export function UserDetailPage({ userId }: { userId: string }) {
           <header class="user-head">
             <h1 id="user-h">{u.external_ref ?? u.id}</h1>
             <p class="muted">
-              <span class="mono">{u.id}</span> · {u.status} · created {fmtTime(u.created_at)} · <a href={`#/sources/${enc(u.id)}`}>Source order</a> · <a href={`#/pipeline/${enc(u.id)}`}>Pipeline</a>
+              <span class="mono">{u.id}</span> · {u.status} · created <Time at={u.created_at} /> · <a href={`#/sources/${enc(u.id)}`}>Source order</a> · <a href={`#/pipeline/${enc(u.id)}`}>Pipeline</a>
             </p>
           </header>
         )}
       </Loadable>
 
       <form class="toolbar" aria-label="Window, interval and time zone" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          From <input type="date" value={start} max={end} required onChange={(e) => e.currentTarget.value && e.currentTarget.value <= end && setSpan({ start: e.currentTarget.value, end })} />
-        </label>
-        <label>
-          To (excluded) <input type="date" value={end} min={start} required onChange={(e) => e.currentTarget.value && e.currentTarget.value >= start && setSpan({ start, end: e.currentTarget.value })} />
-        </label>
+        <DateField label="From" value={start} accept={(d) => (d < end ? null : `before ${end}`)} onDay={(d) => setSpan({ start: d, end })} hint="First day of the window (UTC), YYYY-MM-DD" />
+        <DateField label="To (excluded)" value={end} accept={(d) => (d > start ? null : `after ${start}`)} onDay={(d) => setSpan({ start, end: d })} hint="Day after the window (UTC), YYYY-MM-DD" />
         <span role="group" aria-label="Quick windows" class="tabs">
           {WINDOWS.map((d) => (
             <button key={d} type="button" class="secondary small" onClick={() => setSpan(daysBack(d))}>
@@ -83,6 +110,14 @@ export function UserDetailPage({ userId }: { userId: string }) {
           </select>
         </label>
       </form>
+      {movedTo && (
+        <p role="status" class="note" data-testid="window-note">
+          Nothing in the last 30 days: the window opens on this user's latest data, the 30 days up to {movedTo} (the latest record any source has sent).{' '}
+          <button type="button" class="link" onClick={() => setSpan(daysBack(30))}>
+            Show the last 30 days
+          </button>
+        </p>
+      )}
 
       <section aria-labelledby="health-h" class="card">
         <h2 id="health-h">Sources: freshness and connection health</h2>
@@ -206,7 +241,7 @@ function WorkoutsSection({ base, start, end, tz }: { base: string; start: string
                       <tr key={w.id} data-workout-id={w.id} aria-selected={w.id === workout?.id}>
                         <td>
                           <button type="button" class="link" onClick={() => setChosen(w.id)} aria-pressed={w.id === workout?.id}>
-                            {fmtTime(w.start_date, tz)}
+                            <Time at={w.start_date} tz={tz} />
                           </button>
                         </td>
                         <td>{w.type}</td>

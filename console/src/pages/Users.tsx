@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
 import { allPages, enc } from '../api.js';
 import { Loadable } from '../components/Status.js';
+import { Time } from '../components/Time.js';
 import type { User } from '../types.js';
-import { fmtTime, useAsync } from '../util.js';
+import { useAsync } from '../util.js';
 
 /**
  * The tenant's users with a search by external_ref. The list route has no filter, so the page
@@ -46,7 +47,7 @@ export function UsersPage() {
                         </td>
                         <td class="mono">{u.id}</td>
                         <td>{u.status}</td>
-                        <td>{fmtTime(u.created_at)}</td>
+                        <td><Time at={u.created_at} /></td>
                       </tr>
                     ))}
                   </tbody>

@@ -1,19 +1,77 @@
 import { useState } from 'preact/hooks';
 import { api, enc, get, type Page } from '../api.js';
 import { OutcomeLine, useAction } from '../components/Action.js';
+import { ShownOnce } from '../components/ShownOnce.js';
 import { Badge, Loadable } from '../components/Status.js';
-import type { Delivery, Webhook } from '../types.js';
-import { fmtTime, useAsync } from '../util.js';
+import { Time } from '../components/Time.js';
+import { WebhookForm, type WebhookFields } from '../components/WebhookForm.js';
+import type { Webhook } from '../types.js';
+import { useAsync } from '../util.js';
+import { Deliveries } from './WebhookDeliveries.js';
+
+/** Only what changed goes in the PATCH: an edit of the description never re-enables an endpoint the service disabled. */
+function changes(before: Webhook, after: WebhookFields): Partial<WebhookFields> {
+  const out: Partial<WebhookFields> = {};
+  if (after.url !== before.url) out.url = after.url;
+  if (after.description !== (before.description ?? '')) out.description = after.description;
+  if (after.event_types.join() !== before.event_types.join()) out.event_types = after.event_types;
+  if (after.enabled !== undefined && after.enabled !== (before.status === 'active')) out.enabled = after.enabled;
+  return out;
+}
 
 export function WebhooksPage({ webhookId }: { webhookId: string | undefined }) {
   const hooks = useAsync(() => get<Page<Webhook>>('/v1/webhooks'), []);
+  const [adding, setAdding] = useState(false);
+  const [editing, setEditing] = useState<string | null>(null);
+  const [secret, setSecret] = useState<{ url: string; secret: string } | null>(null);
+  const { outcome, act } = useAction(hooks.reload);
+
+  const create = (f: WebhookFields) =>
+    act(async () => {
+      const w = await api<Webhook & { secret: string }>('POST', '/v1/webhooks', { url: f.url, event_types: f.event_types, ...(f.description ? { description: f.description } : {}) });
+      setSecret({ url: w.url, secret: w.secret });
+      setAdding(false);
+      location.hash = `#/webhooks/${enc(w.id)}`;
+      return `Endpoint ${w.url} created.`;
+    });
+  const update = (w: Webhook, f: WebhookFields) =>
+    act(async () => {
+      const body = changes(w, f);
+      if (Object.keys(body).length) await api<Webhook>('PATCH', `/v1/webhooks/${enc(w.id)}`, body);
+      setEditing(null);
+      return Object.keys(body).length ? `Endpoint ${f.url} saved.` : 'Nothing changed.';
+    });
+  const remove = (w: Webhook) => {
+    if (!confirm(`Delete the endpoint ${w.url}? It receives nothing more; its pending deliveries are parked.`)) return;
+    void act(async () => {
+      await api('DELETE', `/v1/webhooks/${enc(w.id)}`);
+      if (w.id === webhookId) location.hash = '#/webhooks';
+      return `Endpoint ${w.url} deleted.`;
+    });
+  };
+
   return (
     <section aria-labelledby="webhooks-h">
       <h1 id="webhooks-h">Webhooks</h1>
+      <p>
+        {!adding && (
+          <button type="button" onClick={() => { setAdding(true); setSecret(null); }}>
+            Add an endpoint
+          </button>
+        )}
+      </p>
+      {adding && (
+        <section aria-labelledby="add-h" class="card">
+          <h2 id="add-h">New endpoint</h2>
+          <WebhookForm submitLabel="Create endpoint" onSubmit={create} onCancel={() => setAdding(false)} />
+        </section>
+      )}
+      <OutcomeLine outcome={outcome} />
+      {secret && <ShownOnce label={`Signing secret of ${secret.url}`} secret={secret.secret} note="the service keeps it sealed and never shows it again" />}
       <Loadable state={hooks} label="webhook endpoints">
         {(page) =>
           page.data.length === 0 ? (
-            <p class="muted">No webhook endpoints. Create one with POST /v1/webhooks.</p>
+            <p class="muted">No webhook endpoints yet.</p>
           ) : (
             <>
               <div class="scroll">
@@ -26,107 +84,43 @@ export function WebhooksPage({ webhookId }: { webhookId: string | undefined }) {
                       <th scope="col">Failing since</th>
                       <th scope="col">Last success</th>
                       <th scope="col">Events</th>
+                      <th scope="col"><span class="sr-only">Actions</span></th>
                     </tr>
                   </thead>
                   <tbody>
                     {page.data.map((w) => (
                       <tr key={w.id} data-webhook-id={w.id} aria-current={w.id === webhookId ? 'true' : undefined}>
-                        <td>
+                        <td class="url">
                           <a href={`#/webhooks/${enc(w.id)}`}>{w.url}</a>
-                          {w.description && <div class="muted">{w.description}</div>}
+                          {w.description && <div class="muted" data-field="description">{w.description}</div>}
                         </td>
                         <td>
                           <Badge state={w.status} /> {w.failing_since && <Badge state="failing" />}
                           {w.disabled_reason && <div class="muted">{w.disabled_reason}</div>}
                         </td>
-                        <td data-field="failing_since">{fmtTime(w.failing_since)}</td>
-                        <td data-field="last_success_at">{fmtTime(w.last_success_at)}</td>
-                        <td>{w.event_types.length ? w.event_types.join(', ') : 'every type'}</td>
+                        <td data-field="failing_since"><Time at={w.failing_since} /></td>
+                        <td data-field="last_success_at"><Time at={w.last_success_at} /></td>
+                        <td data-field="event_types">{w.event_types.length ? w.event_types.join(', ') : 'every type'}</td>
+                        <td class="actions">
+                          <button type="button" class="small secondary" aria-label={`Edit endpoint ${w.url}`} onClick={() => setEditing(editing === w.id ? null : w.id)} aria-expanded={editing === w.id}>
+                            Edit
+                          </button>{' '}
+                          <button type="button" class="small danger" aria-label={`Delete endpoint ${w.url}`} onClick={() => remove(w)}>
+                            Delete
+                          </button>
+                        </td>
                       </tr>
                     ))}
                   </tbody>
                 </table>
               </div>
+              {editing && page.data.some((w) => w.id === editing) && (
+                <section aria-labelledby="edit-h" class="card">
+                  <h2 id="edit-h">Edit endpoint</h2>
+                  <WebhookForm key={editing} endpoint={page.data.find((w) => w.id === editing)!} submitLabel="Save endpoint" onSubmit={(f) => update(page.data.find((w) => w.id === editing)!, f)} onCancel={() => setEditing(null)} />
+                </section>
+              )}
               {webhookId ? <Deliveries key={webhookId} webhookId={webhookId} /> : <p class="muted">Choose an endpoint to see its deliveries.</p>}
-            </>
-          )
-        }
-      </Loadable>
-    </section>
-  );
-}
-
-function Deliveries({ webhookId }: { webhookId: string }) {
-  const base = `/v1/webhooks/${enc(webhookId)}`;
-  const [status, setStatus] = useState('');
-  const [cursor, setCursor] = useState<string | undefined>(undefined);
-  const deliveries = useAsync(() => get<Page<Delivery>>(`${base}/deliveries`, { status, cursor, limit: 50 }), [webhookId, status, cursor]);
-  const [since, setSince] = useState(() => new Date(Date.now() - 86_400_000).toISOString().slice(0, 16));
-  const { outcome, act } = useAction(deliveries.reload);
-  return (
-    <section aria-labelledby="deliveries-h" class="card">
-      <h2 id="deliveries-h">Deliveries</h2>
-      <div class="toolbar">
-        <label>
-          Status{' '}
-          <select aria-label="Status" value={status} onChange={(e) => { setStatus(e.currentTarget.value); setCursor(undefined); }}>
-            <option value="">any</option>
-            {['pending', 'running', 'done', 'parked'].map((s) => (
-              <option key={s} value={s}>{s}</option>
-            ))}
-          </select>
-        </label>
-        <form class="inline" onSubmit={(e) => { e.preventDefault(); void act(async () => { const r = await api<{ replayed: number }>('POST', `${base}/recover`, { since: new Date(since).toISOString() }); return `Recovered: ${r.replayed} parked deliveries replayed.`; }); }}>
-          <label>
-            Recover parked deliveries since <input type="datetime-local" value={since} onInput={(e) => setSince(e.currentTarget.value)} required />
-          </label>
-          <button type="submit" class="secondary">Recover</button>
-        </form>
-        <button type="button" class="secondary" onClick={() => void act(async () => { const d = await api<Delivery>('POST', `${base}/test`); return `Test event queued as delivery ${d.id}.`; })}>
-          Send test event
-        </button>
-      </div>
-      <OutcomeLine outcome={outcome} />
-      <Loadable state={deliveries} label="deliveries">
-        {(page) =>
-          page.data.length === 0 ? (
-            <p class="muted">No deliveries{status ? ` with status ${status}` : ''}.</p>
-          ) : (
-            <>
-              <ul class="deliveries" data-testid="deliveries">
-                {page.data.map((d) => (
-                  <li key={d.id} data-delivery-id={d.id}>
-                    <div class="row">
-                      <strong>#{d.id}</strong> <span>{d.event_type}</span> <Badge state={d.status} /> <span data-field="attempts">{d.attempts} attempts</span>
-                      <span class="muted">created {fmtTime(d.created_at)}{d.replay_of ? ` · replay of #${d.replay_of}` : ''}</span>
-                      <button type="button" class="small" onClick={() => void act(async () => { const r = await api<Delivery>('POST', `${base}/deliveries/${d.id}/replay`); return `Replayed as delivery ${r.id}.`; })} aria-label={`Replay delivery ${d.id}`}>
-                        Replay
-                      </button>
-                    </div>
-                    {d.last_error && <div class="error-text">Last error: {d.last_error}</div>}
-                    <details>
-                      <summary>Attempts ({d.attempt_history.length})</summary>
-                      {d.attempt_history.length === 0 ? (
-                        <p class="muted">No attempt yet{d.next_attempt_at ? `; next at ${fmtTime(d.next_attempt_at)}` : ''}.</p>
-                      ) : (
-                        <table>
-                          <caption class="sr-only">Attempts of delivery {d.id}, oldest first</caption>
-                          <thead><tr><th scope="col">#</th><th scope="col">Started</th><th scope="col">Status code</th><th scope="col">Duration (ms)</th><th scope="col">Error or answer</th></tr></thead>
-                          <tbody>
-                            {d.attempt_history.map((a) => (
-                              <tr key={a.id}><td>{a.attempt}</td><td>{fmtTime(a.started_at)}</td><td>{a.status_code ?? '—'}</td><td>{a.duration_ms}</td><td class="excerpt">{a.error ?? a.response_body_excerpt ?? ''}</td></tr>
-                            ))}
-                          </tbody>
-                        </table>
-                      )}
-                    </details>
-                  </li>
-                ))}
-              </ul>
-              <p>
-                {cursor && <button type="button" class="secondary" onClick={() => setCursor(undefined)}>Newest</button>}{' '}
-                {page.next_cursor && <button type="button" class="secondary" onClick={() => setCursor(page.next_cursor!)}>Older</button>}
-              </p>
             </>
           )
         }
