@@ -25,15 +25,14 @@ export function translateAccessError(err: unknown): unknown {
   return errorType(err) === ErrorType.ACCESS_DENIED ? new EventStoreAccessError(err) : err;
 }
 
-/** Failures that say nothing about the request itself: the connection, the deadline, the rights. */
-export function isTransportOrAccessError(err: unknown): boolean {
+/** Failures that say nothing about the request itself: the connection, the deadline, the leader. */
+export function isTransportError(err: unknown): boolean {
   const type = errorType(err);
   return (
     type === ErrorType.UNAVAILABLE ||
     type === ErrorType.DEADLINE_EXCEEDED ||
     type === ErrorType.CANCELLED ||
     type === ErrorType.TIMEOUT ||
-    type === ErrorType.NOT_LEADER ||
-    type === ErrorType.ACCESS_DENIED
+    type === ErrorType.NOT_LEADER
   );
 }

@@ -39,7 +39,7 @@ import {
 } from './eventStore.js';
 import { KurrentDBAdmin, type HttpCall } from './kurrentDBAdmin.js';
 import { parseConnectionString } from './kurrentDBConnection.js';
-import { errorType, isTransportOrAccessError, translateAccessError } from './kurrentDBErrors.js';
+import { errorType, isTransportError, translateAccessError } from './kurrentDBErrors.js';
 import { subscribeWithResume } from './kurrentDBSubscription.js';
 import {
   indexFor,
@@ -390,11 +390,12 @@ export class KurrentDBEventStore implements EventStore {
   }
 
   /**
-   * An index read refused for a reason other than the connection or the rights: the server runs
-   * without its secondary indexes (`SecondaryIndexing: Enabled: false`). Reads scan from now on.
+   * An index read refused for a reason other than the connection: the server runs without its
+   * secondary indexes (`SecondaryIndexing: Enabled: false`), or the user may read $all but is not
+   * in $admins, which index reads need. Reads scan from now on (a scan refused too is the error).
    */
   private indexFailed(err: unknown): boolean {
-    if (isTransportOrAccessError(err)) return false;
+    if (isTransportError(err)) return false;
     this.indexes = { usable: Promise.resolve(false), askedAt: Number.POSITIVE_INFINITY };
     return true;
   }

@@ -170,14 +170,14 @@ describe('KurrentDB adapter: requests to the client (issue 25, no server needed)
     expect(fake.http.filter((h) => h.path === '/info')).toHaveLength(1);
   });
 
-  it('on a server before 25.1, or one whose indexes are off (an index read refused), catch-up reads scan', async () => {
+  it('on a server before 25.1, or one whose indexes are off or closed to the user (an index read refused), catch-up reads scan', async () => {
     open('24.10.0');
     fake.reads.push([]);
     await store.readAll({ filter: { eventTypes: ['T'] }, consistency: 'catch-up' });
     expect((fake.callsOf('readAll')[0]![0] as { filter: { regex: string } }).filter.regex).toBe('^(?:T)$');
     await store.close();
     open('26.0.3');
-    fake.reads.push(clientError('unknown'), [recorded(5, 's', 'T', { n: 1 })], []);
+    fake.reads.push(clientError('access-denied'), [recorded(5, 's', 'T', { n: 1 })], []);
     expect((await store.readAll({ filter: { eventTypes: ['T'] }, consistency: 'catch-up' })).map((e) => e.data.n)).toEqual([1]);
     await store.readAll({ filter: { eventTypes: ['T'] }, consistency: 'catch-up' });
     const filters = fake.callsOf('readAll').map((a) => (a[0] as { filter: { prefixes?: string[]; regex?: string } }).filter);
