@@ -9,12 +9,10 @@ import {
   jsonEvent,
   type AllStreamResolvedEvent,
   type AllStreamSubscription,
-  type Direction,
   type EventData,
   type MaxAppendSizeExceededError,
   type ReadPosition,
   type ReadRevision,
-  type RecordedEvent as KurrentRecordedEvent,
   type StreamState,
   type WrongExpectedVersionError,
 } from '@kurrent/kurrentdb-client';
@@ -23,7 +21,6 @@ import {
   checkAppendSize,
   ConcurrencyError,
   EventTooLargeError,
-  IdempotencyConflictError,
   MAX_APPEND_BYTES,
   StreamDeletedError,
   matchesFilter,
@@ -44,7 +41,6 @@ import { subscribeWithResume } from './kurrentDBSubscription.js';
 import {
   indexFor,
   isSystemEvent,
-  matchReplay,
   normalizeEventId,
   positiveBigInt,
   toActual,
@@ -54,6 +50,7 @@ import {
   toServerFilter,
 } from './kurrentDBRecords.js';
 import { KurrentDBScavenger } from './kurrentDBScavenge.js';
+import { KurrentDBStreamReads } from './kurrentDBStreamReads.js';
 
 export { EventStoreAccessError } from './kurrentDBErrors.js';
 
@@ -74,18 +71,14 @@ export type KurrentDBEventStoreOptions = {
   http?: HttpCall;
 };
 
-/** Events looked at, beyond the batch itself, when an `any`/`stream_exists` append may be a re-send. */
-const REPLAY_TAIL = 64;
 /** Largest page of one $all read. */
 const MAX_PAGE = 4096;
 /** How long a server that did not say its version is taken to have no secondary indexes. */
 const VERSION_RETRY_MS = 60_000;
 const ALREADY_DELETED = Symbol('already deleted');
 
-type ReadRawOptions = { direction: Direction; fromRevision: ReadRevision; maxCount?: number };
-
 /**
- * Adapter for KurrentDB (formerly EventStoreDB; 26.0 LTS, any server since 22.6) on the vendor's
+ * Adapter for KurrentDB (formerly EventStoreDB; 26.0 LTS, the release CI runs) on the vendor's
  * client `@kurrent/kurrentdb-client`. Everything KurrentDB-specific (bigint revisions, stream
  * states, $all positions, system streams, secondary indexes, its error classes, scavenges) is
  * translated here and in the `kurrentDB*` files beside it; nothing of it leaves them.
@@ -97,6 +90,7 @@ type ReadRawOptions = { direction: Direction; fromRevision: ReadRevision; maxCou
 export class KurrentDBEventStore implements EventStore {
   readonly kind = 'kurrentdb' as const;
   private readonly client: KurrentClient;
+  private readonly streams: KurrentDBStreamReads;
   private readonly admin: KurrentDBAdmin;
   private readonly scavenger: KurrentDBScavenger;
   private readonly maxAppendBytes: number;
@@ -108,6 +102,7 @@ export class KurrentDBEventStore implements EventStore {
   constructor(options: KurrentDBEventStoreOptions) {
     const connection = parseConnectionString(options.connectionString);
     this.client = options.client ?? KurrentDBClient.connectionString(connection.clientConnectionString);
+    this.streams = new KurrentDBStreamReads(this.client);
     this.admin = new KurrentDBAdmin(connection, options.http);
     this.scavenger = new KurrentDBScavenger(this.admin);
     this.maxAppendBytes = options.maxAppendBytes ?? MAX_APPEND_BYTES;
@@ -142,7 +137,7 @@ export class KurrentDBEventStore implements EventStore {
     const streamState = toAppendState(expected);
     const ids = events.map((e) => (e.id ? normalizeEventId(e.id) : undefined));
     if (ids[0] !== undefined) {
-      const replay = await this.findReplay(streamName, ids, expected);
+      const replay = await this.streams.findReplay(streamName, ids, expected);
       if (replay) return replay;
     }
     const proposed: EventData[] = events.map((e, i) =>
@@ -159,51 +154,8 @@ export class KurrentDBEventStore implements EventStore {
       const current = result.nextExpectedRevision;
       throw new ConcurrencyError(streamName, expected, current < 0n ? 'no_stream' : Number(current));
     }
-    const lastPosition = result.position ? Number(result.position.commit) : await this.positionOfRevision(streamName, result.nextExpectedRevision);
+    const lastPosition = result.position ? Number(result.position.commit) : await this.streams.positionOfRevision(streamName, result.nextExpectedRevision);
     return { nextExpectedRevision: Number(result.nextExpectedRevision), lastPosition, replayed: false };
-  }
-
-  /**
-   * Best-effort detection of a re-sent append, so that callers learn `replayed: true`. KurrentDB
-   * would itself accept the re-send idempotently, but without saying so, and (with `any`) only
-   * while the ids are in its in-memory cache. The ids are looked for where a replay would sit:
-   * right after the expected revision when there is one, else among the last events of the stream.
-   *
-   * KurrentDB's idempotency is per stream: an id already stored in ANOTHER stream is not detected
-   * (there is no index by event id), unlike the SQLite adapter which refuses it.
-   */
-  private async findReplay(streamName: string, ids: readonly (string | undefined)[], expected: ExpectedRevision): Promise<AppendResult | null> {
-    const k = ids.length;
-    let window: KurrentRecordedEvent[];
-    let mayHaveEarlier = false;
-    if (typeof expected === 'number') {
-      window = await this.readRaw(streamName, { direction: FORWARDS, fromRevision: BigInt(expected + 1), maxCount: k });
-    } else if (expected === 'no_stream') {
-      window = await this.readRaw(streamName, { direction: FORWARDS, fromRevision: START, maxCount: k });
-    } else {
-      window = (await this.readRaw(streamName, { direction: BACKWARDS, fromRevision: END, maxCount: k + REPLAY_TAIL })).reverse();
-      mayHaveEarlier = window.length === k + REPLAY_TAIL;
-    }
-    let verdict = matchReplay(window, ids);
-    // The tail window can cut a stored batch in two; look just before it once.
-    if (verdict.kind === 'cut' && mayHaveEarlier && window[0]!.revision > 0n) {
-      const earlier = await this.readRaw(streamName, { direction: BACKWARDS, fromRevision: window[0]!.revision - 1n, maxCount: k });
-      window = [...earlier.reverse(), ...window];
-      verdict = matchReplay(window, ids);
-    }
-    switch (verdict.kind) {
-      case 'none':
-        return null;
-      case 'replay':
-        return {
-          nextExpectedRevision: Number(verdict.last.revision),
-          lastPosition: verdict.last.position ? Number(verdict.last.position.commit) : await this.positionOfRevision(streamName, verdict.last.revision),
-          replayed: true,
-        };
-      case 'cut':
-      case 'conflict':
-        throw new IdempotencyConflictError(streamName, verdict.id);
-    }
   }
 
   async readStream(streamName: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -214,7 +166,7 @@ export class KurrentDBEventStore implements EventStore {
       if (options.fromRevision >= 0) fromRevision = BigInt(Math.trunc(options.fromRevision));
       else if (backwards) return [];
     }
-    const events = await this.readRaw(streamName, {
+    const events = await this.streams.read(streamName, {
       direction: backwards ? BACKWARDS : FORWARDS,
       fromRevision,
       ...(options.maxCount !== undefined ? { maxCount: options.maxCount } : {}),
@@ -335,7 +287,7 @@ export class KurrentDBEventStore implements EventStore {
       let state: StreamState;
       if (expected === 'stream_exists') {
         // Deletions take no STREAM_EXISTS: pin the current revision instead.
-        const last = await this.lastRevision(streamName);
+        const last = await this.streams.lastRevision(streamName);
         if (last === null) throw new ConcurrencyError(streamName, expected, 'no_stream');
         state = last;
       } else {
@@ -400,46 +352,6 @@ export class KurrentDBEventStore implements EventStore {
     return true;
   }
 
-  /** Stream read as KurrentDB records: a missing (or soft-deleted) stream is empty, a tombstoned one throws ours. */
-  private async readRaw(streamName: string, options: ReadRawOptions): Promise<KurrentRecordedEvent[]> {
-    const out: KurrentRecordedEvent[] = [];
-    try {
-      const read = this.client.readStream(streamName, {
-        direction: options.direction,
-        fromRevision: options.fromRevision,
-        resolveLinkTos: false,
-        ...(options.maxCount !== undefined ? { maxCount: options.maxCount } : {}),
-      });
-      for await (const resolved of read) if (resolved.event) out.push(resolved.event);
-    } catch (err) {
-      const type = errorType(err);
-      if (type === ErrorType.STREAM_NOT_FOUND) return [];
-      if (type === ErrorType.STREAM_DELETED || type === ErrorType.STREAM_TOMBSTONED) throw new StreamDeletedError(streamName);
-      throw translateAccessError(err);
-    }
-    return out;
-  }
-
-  private async lastRevision(streamName: string): Promise<bigint | null> {
-    const [last] = await this.readRaw(streamName, { direction: BACKWARDS, fromRevision: END, maxCount: 1 });
-    return last ? last.revision : null;
-  }
-
-  /** Old servers leave the position out of append results. */
-  private async positionOfRevision(streamName: string, revision: bigint): Promise<number> {
-    const [e] = await this.readRaw(streamName, { direction: BACKWARDS, fromRevision: revision, maxCount: 1 });
-    return e?.position ? Number(e.position.commit) : 0;
-  }
-
-  private async isTombstoned(streamName: string): Promise<boolean> {
-    try {
-      await this.readRaw(streamName, { direction: BACKWARDS, fromRevision: END, maxCount: 1 });
-      return false;
-    } catch (err) {
-      return err instanceof StreamDeletedError;
-    }
-  }
-
   /**
    * KurrentDB answers "stream deleted" both for tombstoned streams and, with STREAM_EXISTS, for
    * soft-deleted ones; in our model a soft-deleted stream simply does not exist.
@@ -454,7 +366,7 @@ export class KurrentDBEventStore implements EventStore {
       return new ConcurrencyError(streamName, expected, toActual((err as WrongExpectedVersionError).actualState));
     }
     if (type === ErrorType.STREAM_DELETED || type === ErrorType.STREAM_TOMBSTONED) {
-      if ((expected === 'stream_exists' || softDelete) && !(await this.isTombstoned(streamName))) {
+      if ((expected === 'stream_exists' || softDelete) && !(await this.streams.isTombstoned(streamName))) {
         // A soft delete of a soft-deleted stream is a no-op, as in the SQLite adapter.
         if (softDelete && (expected === 'any' || expected === 'no_stream')) return ALREADY_DELETED;
         return new ConcurrencyError(streamName, expected, 'no_stream');
