@@ -34,8 +34,8 @@ export type Committed = {
  * endpoint directory and turns every other event it reads into one delivery per matching active
  * endpoint of the event's tenant, written in the same transaction as its checkpoint (a batch is
  * stored whole or not at all, and an event is never skipped across restarts). Deliveries are
- * keyed by endpoint and the event's position, so an event read again (a crash between the write
- * and an acknowledgement) makes the same deliveries, not new ones.
+ * keyed by endpoint and the event's position, so an event read again (a crash, or a batch the read
+ * store failed half-way, before the checkpoint moved) makes the same deliveries, not new ones.
  *
  * On every backend it reads the log the way the projections do: a catch-up subscription from its
  * own checkpoint in the read store, filtered on the server. After a failed batch it reads again
