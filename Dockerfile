@@ -1,4 +1,4 @@
-# Wellstream service image (production backends: EventStoreDB + MongoDB).
+# Wellstream service image (production backends: KurrentDB + MongoDB).
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*

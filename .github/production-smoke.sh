@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts the built service against EVENTSTORE_URL and MONGODB_URL and checks that it answers a
 # write and the read of it (a tenant, a user, the user list: the read waits on the projection,
-# through EventStoreDB's filtered $all read). Used by .github/workflows/ci.yml.
+# through KurrentDB's filtered $all read). Used by .github/workflows/ci.yml.
 set -euo pipefail
 : "${EVENTSTORE_URL:?}" "${MONGODB_URL:?}"
 cd "$(dirname "$0")/.."
@@ -25,4 +25,4 @@ user=$(curl -fsS -X POST "$base/v1/users" -H "authorization: Bearer $key" -H 'co
 id=$(node -e "process.stdout.write(JSON.parse(process.argv[1]).id)" "$user")
 curl -fsS "$base/v1/users/$id" -H "authorization: Bearer $key" | grep -q "$id"
 curl -fsS "$base/v1/users" -H "authorization: Bearer $key" | grep -q "$id"
-echo "service answered a write and its reads against EventStoreDB and MongoDB"
+echo "service answered a write and its reads against KurrentDB and MongoDB"

@@ -89,7 +89,7 @@ export async function destroyKeys(deps: ErasureDeps, userId: string, provider: s
   deps.dataKeys.forget(userId, provider);
 }
 
-/** Physically removes what was deleted, where the store can (SQLite: zeroed pages, WAL truncated; EventStoreDB: scavenge). */
+/** Physically removes what was deleted, where the store can (SQLite: zeroed pages, WAL truncated; KurrentDB: a scavenge on every node). */
 export async function purgeStores(deps: ErasureDeps): Promise<void> {
   await deps.readStore.purgeDeleted?.();
   await deps.eventStore.purgeDeleted?.();

@@ -236,7 +236,7 @@ export interface DeviceParser {
 
 /**
  * Limits of one ingestion event (`<kind>.ingested`, `records.rejected`). The size keeps every
- * event well under EventStoreDB's default 1 MiB append; the count bounds the transaction a
+ * event well under KurrentDB's default 1 MiB append; the count bounds the transaction a
  * projection applies one event in. A single record larger than the size limit (a long workout
  * route) still goes, alone in its event.
  */

@@ -5,7 +5,7 @@ import type { ReadStore } from '../readstore/readStore.js';
 import type { RawStore } from '../rawstore/rawStore.js';
 import { ensureDataDir } from './dataDir.js';
 
-/** Opens the configured backends: SQLite files under DATA_DIR, or EventStoreDB + MongoDB. */
+/** Opens the configured backends: SQLite files under DATA_DIR, or KurrentDB + MongoDB. */
 export type OpenOptions = {
   /**
    * Page cache of the embedded read store's connection. The projector thread writes a million
@@ -16,10 +16,10 @@ export type OpenOptions = {
 
 export async function openStores(config: Config, options: OpenOptions = {}): Promise<{ eventStore: EventStore; readStore: ReadStore; rawStore: RawStore }> {
   if (config.backend.kind === 'production') {
-    const { EventStoreDBEventStore } = await import('../eventstore/eventStoreDBEventStore.js');
+    const { KurrentDBEventStore } = await import('../eventstore/kurrentDBEventStore.js');
     const { MongoReadStore } = await import('../readstore/mongoReadStore.js');
     // Fails at start-up, saying which right is missing, when the user may not read $all.
-    const eventStore = await EventStoreDBEventStore.connect({ connectionString: config.backend.eventstoreUrl });
+    const eventStore = await KurrentDBEventStore.connect({ connectionString: config.backend.eventstoreUrl });
     const { GridFsRawStore } = await import('../rawstore/gridFsRawStore.js');
     // Both share one MongoClient (src/readstore/mongoConnection.ts).
     const readStore = await MongoReadStore.connect({ url: config.backend.mongodbUrl, database: config.backend.mongodbDatabase });

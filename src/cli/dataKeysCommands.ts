@@ -46,11 +46,15 @@ export function registerDataKeysCommands(program: Command, open: OpenContext): v
     });
 }
 
-/** Streams holding an event of this type, in log order. */
+/**
+ * Streams holding an event of this type, in log order. The scans of this file are catch-up reads
+ * (on KurrentDB from a secondary index, which trails the log by moments): what is written after
+ * every process took the new key is sealed under it already.
+ */
 async function streamsWith(ctx: AppContext, eventType: string): Promise<Set<string>> {
   const streams = new Set<string>();
   for (let after = 0; ; ) {
-    const page = await ctx.eventStore.readAll({ after, maxCount: 1000, filter: { eventTypes: [eventType] } });
+    const page = await ctx.eventStore.readAll({ after, maxCount: 1000, filter: { eventTypes: [eventType] }, consistency: 'catch-up' });
     if (page.length === 0) break;
     for (const e of page) streams.add(e.streamName);
     after = page[page.length - 1]!.globalPosition;
@@ -64,7 +68,7 @@ async function resealWebhookSecrets(ctx: AppContext): Promise<{ live: number; re
   let resealed = 0;
   const at = new Date().toISOString();
   for (let after = 0; ; ) {
-    const page = await ctx.eventStore.readAll({ after, maxCount: 1000, filter: { eventTypes: ['webhook_endpoint.created'] } });
+    const page = await ctx.eventStore.readAll({ after, maxCount: 1000, filter: { eventTypes: ['webhook_endpoint.created'] }, consistency: 'catch-up' });
     if (page.length === 0) break;
     for (const e of page) {
       const r = await resealWebhookSecret(ctx.eventStore, ctx.webhookSecrets, { endpointId: (e.data as { endpoint_id: string }).endpoint_id, at });
@@ -89,7 +93,7 @@ async function resealEach(
   let live = 0;
   let resealed = 0;
   for (let after = 0; ; ) {
-    const page = await ctx.eventStore.readAll({ after, maxCount: 1000, filter: { eventTypes: [eventType] } });
+    const page = await ctx.eventStore.readAll({ after, maxCount: 1000, filter: { eventTypes: [eventType] }, consistency: 'catch-up' });
     if (page.length === 0) break;
     for (const e of page) {
       const d = e.data as Ids;

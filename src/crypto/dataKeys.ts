@@ -12,7 +12,7 @@ import type { SealedKey, SealingKeyring } from './sealingKeys.js';
  *
  * A key is one event on a stream of its own, sealed with SEALING_KEY. Destroying it tombstones
  * the stream: on the embedded store its rows are removed (and the freed pages zeroed), on
- * EventStoreDB the stream can never be read or written again and a scavenge removes the bytes.
+ * KurrentDB the stream can never be read or written again and a scavenge removes the bytes.
  */
 export type DataKeyRef = { userId: string; provider: string; generation: number };
 

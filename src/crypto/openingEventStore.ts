@@ -43,8 +43,8 @@ export class OpeningEventStore implements EventStore {
     return this.inner.deleteStream(streamName, options);
   }
 
-  purgeDeleted(): Promise<void> {
-    return this.inner.purgeDeleted?.() ?? Promise.resolve();
+  purgeDeleted(options?: { waitMs?: number }): Promise<void> {
+    return this.inner.purgeDeleted?.(options) ?? Promise.resolve();
   }
 
   /** Closing is the owner's of the inner store. */

@@ -60,6 +60,14 @@ export type ReadAllOptions = {
   after?: number | null;
   maxCount?: number;
   filter?: AllFilter;
+  /**
+   * `'catch-up'`: the caller goes on from the last event it got with another read or a
+   * subscription (a rebuild, a scan), so the answer may end before the newest matching events:
+   * the store may answer from an index that trails the log by moments (KurrentDB's secondary
+   * indexes). It never leaves out an event before the last one it returns. Default `'head'`:
+   * every matching event up to the head of the log when the read began.
+   */
+  consistency?: 'head' | 'catch-up';
 };
 
 export type SubscribeOptions = {
@@ -68,11 +76,8 @@ export type SubscribeOptions = {
   filter?: AllFilter;
 };
 
-/** An event from a server-tracked subscription, acknowledged once handled. */
-export type AckableEvent = { event: RecordedEvent; ack: () => Promise<void> };
-
 export interface EventStore {
-  readonly kind: 'sqlite' | 'eventstoredb';
+  readonly kind: 'sqlite' | 'kurrentdb';
   appendToStream(
     streamName: string,
     events: readonly Event[],
@@ -86,14 +91,6 @@ export interface EventStore {
    * then live events as they are appended. Never skips or reorders.
    */
   subscribeToAll(options?: SubscribeOptions): Observable<RecordedEvent>;
-  /**
-   * A subscription whose read position the server keeps for a named group (EventStoreDB: a
-   * persistent subscription to $all with a server-side filter, one consumer at a time). Each
-   * event is acknowledged once handled; what was not acknowledged comes again, so a consumer
-   * must tolerate repeats. `after` is where a new group starts. Adapters without such a
-   * subscription leave this out: callers keep a checkpoint of their own and use subscribeToAll.
-   */
-  subscribePersistent?(group: string, options: { filter: AllFilter; after?: number | null }): Observable<AckableEvent>;
   /** Position of the newest event in the log (0 when empty). Used for lag. */
   headPosition(): Promise<number>;
   /**
@@ -104,9 +101,10 @@ export interface EventStore {
   /**
    * Makes the bytes of deleted streams unreadable in the store's files, as far as the backend
    * can (erasure, docs/erasure.md): the embedded store zeroes freed pages as it deletes and here
-   * folds its write-ahead log into the database and empties it; EventStoreDB starts a scavenge.
+   * folds its write-ahead log into the database and empties it; KurrentDB scavenges every node.
+   * With `waitMs`, resolves only once the purge completed (throws if it did not in that time).
    */
-  purgeDeleted?(): Promise<void>;
+  purgeDeleted?(options?: { waitMs?: number }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -139,7 +137,7 @@ export class IdempotencyConflictError extends Error {
 }
 
 /**
- * Largest append, in bytes of event types, data and metadata as JSON: EventStoreDB's default
+ * Largest append, in bytes of event types, data and metadata as JSON: KurrentDB's default
  * MaxAppendSize (1 MiB). The embedded store holds to it too, so that what works on one machine
  * works on the production backends. Record events stay far below it (the record batcher cuts
  * them at 512 KiB before sealing).

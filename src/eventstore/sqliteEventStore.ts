@@ -241,7 +241,7 @@ export class SqliteEventStore implements EventStore {
       if (replay) return replay;
       const live = stream && stream.deleted === 0 ? stream.revision : NO_STREAM;
       checkExpected(streamName, expected, live);
-      // A soft-deleted stream keeps counting revisions, as EventStoreDB does.
+      // A soft-deleted stream keeps counting revisions, as KurrentDB does.
       let revision = stream ? stream.revision : NO_STREAM;
       const now = Date.now();
       let lastPosition = 0;

@@ -9,10 +9,10 @@ import type { RawStore } from '../rawstore/rawStore.js';
  */
 export async function openEtlStores(config: Config): Promise<{ eventStore: EventStore; rawStore: RawStore }> {
   if (config.backend.kind === 'production') {
-    const { EventStoreDBEventStore } = await import('../eventstore/eventStoreDBEventStore.js');
+    const { KurrentDBEventStore } = await import('../eventstore/kurrentDBEventStore.js');
     const { GridFsRawStore } = await import('../rawstore/gridFsRawStore.js');
     return {
-      eventStore: new EventStoreDBEventStore({ connectionString: config.backend.eventstoreUrl }),
+      eventStore: new KurrentDBEventStore({ connectionString: config.backend.eventstoreUrl }),
       rawStore: await GridFsRawStore.connect(config.backend.mongodbUrl, config.backend.mongodbDatabase),
     };
   }

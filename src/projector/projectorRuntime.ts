@@ -191,7 +191,8 @@ async function rebuildOne(
   // and its transaction stay near REBUILD_CHANGES changes whatever the projection.
   let readCount = 1000;
   for (;;) {
-    const batch = await eventStore.readAll({ after: position, maxCount: readCount, filter });
+    // A catch-up read: the live runner goes on from the last event read (KurrentDB may answer from a secondary index).
+    const batch = await eventStore.readAll({ after: position, maxCount: readCount, filter, consistency: 'catch-up' });
     if (batch.length === 0) break;
     for (let from = 0; from < batch.length; ) {
       const changes: PositionedChange[] = [];

@@ -17,9 +17,9 @@ import type { EndpointDirectory } from './endpointDirectory.js';
 import { testPayload, toWebhookEvent, WEBHOOK_SOURCE_TYPES, type Enrichment, type WebhookPayload } from './eventCatalog.js';
 
 export const DISPATCHER_CHECKPOINT = 'webhook-dispatcher';
-/** The persistent subscription group on EventStoreDB. */
-export const DISPATCHER_GROUP = 'wellstream-webhook-dispatcher';
 const BATCH = 500;
+/** Pause before reading again from the checkpoint after a failed batch or a dropped subscription. */
+const RESTART_MS = 1000;
 
 export const DISPATCHED_TYPES: readonly string[] = [...new Set<string>([...WEBHOOK_SOURCE_TYPES, ...WEBHOOK_ENDPOINT_EVENT_TYPES])];
 
@@ -29,24 +29,24 @@ export type Committed = {
   stopped: string[];
 };
 
-type Message = { event: RecordedEvent; ack?: () => Promise<void> };
-
 /**
  * The delivery engine's subscription on the event stream. It folds endpoint events into the
  * endpoint directory and turns every other event it reads into one delivery per matching active
  * endpoint of the event's tenant, written in the same transaction as its checkpoint (a batch is
  * stored whole or not at all, and an event is never skipped across restarts). Deliveries are
- * keyed by endpoint and the event's position, so an event read again (a crash between the write
- * and an acknowledgement) makes the same deliveries, not new ones.
+ * keyed by endpoint and the event's position, so an event read again (a crash, or a batch the read
+ * store failed half-way, before the checkpoint moved) makes the same deliveries, not new ones.
  *
- * On the embedded store it is a catch-up subscription from its stored checkpoint; on EventStoreDB
- * a persistent subscription to $all filtered on the server (one consumer: the process holding it
- * is the one that delivers).
+ * On every backend it reads the log the way the projections do: a catch-up subscription from its
+ * own checkpoint in the read store, filtered on the server. After a failed batch it reads again
+ * from that checkpoint, so nothing read but not stored is lost, and a read store restored from a
+ * backup takes the dispatcher back with it. One process dispatches: the one holding the engine's
+ * lease (several service processes).
  */
 export class DeliveryDispatcher {
   readonly waiters: PositionWaiters;
   private sub: Subscription | null = null;
-  private buffer: Message[] = [];
+  private buffer: RecordedEvent[] = [];
   private flushing: Promise<void> | null = null;
   private stopped = true;
   private retryTimer: NodeJS.Timeout | null = null;
@@ -61,6 +61,7 @@ export class DeliveryDispatcher {
     private readonly log?: Logger,
     /** Several service processes: waits follow the stored checkpoint, as another process may be dispatching. */
     observe?: () => Promise<number>,
+    private readonly restartMs = RESTART_MS,
   ) {
     this.waiters = new PositionWaiters(DISPATCHER_CHECKPOINT, DISPATCHED_TYPES, eventStore, observe);
   }
@@ -84,21 +85,16 @@ export class DeliveryDispatcher {
     const onError = (err: unknown) => {
       this.log?.error({ err }, 'webhook dispatcher subscription dropped; resuming from its checkpoint');
       this.sub = null;
-      this.restart(1000);
+      this.restart(this.restartMs);
     };
-    const filter = { eventTypes: DISPATCHED_TYPES };
-    if (this.eventStore.subscribePersistent) {
-      this.sub = this.eventStore.subscribePersistent(DISPATCHER_GROUP, { filter, after: this.position }).subscribe({
-        next: (m) => this.receive(m),
-        error: onError,
-      });
-    } else {
-      this.sub = this.eventStore.subscribeToAll({ after: this.position, filter }).subscribe({ next: (event) => this.receive({ event }), error: onError });
-    }
+    this.sub = this.eventStore.subscribeToAll({ after: this.position, filter: { eventTypes: DISPATCHED_TYPES } }).subscribe({
+      next: (event) => this.receive(event),
+      error: onError,
+    });
   }
 
-  private receive(m: Message): void {
-    this.buffer.push(m);
+  private receive(event: RecordedEvent): void {
+    this.buffer.push(event);
     this.kick();
   }
 
@@ -111,7 +107,7 @@ export class DeliveryDispatcher {
         this.sub = null;
         this.buffer = [];
         // A lost lease: another process dispatches now; the lease keeper stops this one.
-        if (!(err instanceof LeaseLostError)) this.restart(1000);
+        if (!(err instanceof LeaseLostError)) this.restart(this.restartMs);
       })
       .finally(() => {
         this.flushing = null;
@@ -137,15 +133,10 @@ export class DeliveryDispatcher {
 
   private async flush(): Promise<void> {
     while (this.buffer.length && !this.stopped) {
-      const messages = this.buffer.splice(0, BATCH);
-      // Events at or before the checkpoint were dispatched already (a persistent subscription resends what was not acknowledged).
-      const fresh = messages.filter((m) => m.event.globalPosition > this.position);
-      if (fresh.length) {
-        const committed = await this.dispatch(fresh.map((m) => m.event));
-        await this.onCommitted(committed);
-        this.waiters.advance(this.position);
-      }
-      for (const m of messages) await m.ack?.();
+      const events = this.buffer.splice(0, BATCH);
+      const committed = await this.dispatch(events);
+      await this.onCommitted(committed);
+      this.waiters.advance(this.position);
       // The embedded store is synchronous underneath: let requests and attempts have a turn.
       await new Promise((resolve) => setImmediate(resolve));
     }

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { KURRENTDB_IMAGE } from '../support/globalSetup.js';
 
 /**
  * docker-compose.yml checked as far as possible without a Docker engine (`docker compose config`
@@ -10,6 +11,7 @@ import { parse } from 'yaml';
  * nodes and members.
  */
 type Service = {
+  image?: string;
   profiles?: string[];
   depends_on?: Record<string, unknown> | string[];
   volumes?: string[];
@@ -21,10 +23,28 @@ const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { 
 const inProfile = (p: string) => Object.entries(compose.services).filter(([, s]) => s.profiles?.includes(p)).map(([n]) => n).sort();
 
 describe('docker-compose.yml', () => {
-  it('every service belongs to a profile: single is one of each, cluster is three EventStoreDB nodes, three MongoDB members, their init job, two service processes and a load balancer', () => {
+  it('every service belongs to a profile: single is one of each, cluster is three KurrentDB nodes, three MongoDB members, their init job, two service processes and a load balancer', () => {
     expect(Object.values(compose.services).every((s) => (s.profiles ?? []).length === 1)).toBe(true);
-    expect(inProfile('single')).toEqual(['eventstore', 'mongodb', 'wellstream']);
-    expect(inProfile('cluster')).toEqual(['es1', 'es2', 'es3', 'loadbalancer', 'mongo-init', 'mongo1', 'mongo2', 'mongo3', 'wellstream-a', 'wellstream-b']);
+    expect(inProfile('single')).toEqual(['kurrentdb', 'mongodb', 'wellstream']);
+    expect(inProfile('cluster')).toEqual(['kurrentdb1', 'kurrentdb2', 'kurrentdb3', 'loadbalancer', 'mongo-init', 'mongo1', 'mongo2', 'mongo3', 'wellstream-a', 'wellstream-b']);
+  });
+
+  it('runs KurrentDB 26.0 LTS with its own option names, the image CI and the test set-up run (issue 25, contracts §16)', () => {
+    const nodes = ['kurrentdb', 'kurrentdb1', 'kurrentdb2', 'kurrentdb3'].map((n) => compose.services[n]!);
+    expect(KURRENTDB_IMAGE).toMatch(/^docker\.kurrent\.io\/kurrent-lts\/kurrentdb:26\.0(\.\d+)?$/);
+    for (const node of nodes) {
+      expect(node.image).toBe(KURRENTDB_IMAGE);
+      expect(Object.keys(node.environment ?? {}).filter((k) => !k.startsWith('KURRENTDB_'))).toEqual([]);
+      expect(node.environment!.KURRENTDB_INSECURE).toBe('true');
+      expect((node.volumes ?? []).some((v) => v.endsWith(':/var/lib/kurrentdb'))).toBe(true);
+    }
+    expect(nodes.slice(1).every((n) => n.environment!.KURRENTDB_CLUSTER_SIZE === '3' && n.environment!.KURRENTDB_GOSSIP_SEED)).toBe(true);
+    const ci = parse(readFileSync(join(root, '.github/workflows/ci.yml'), 'utf8')) as { jobs: Record<string, { services?: Record<string, Service & { env?: Record<string, string> }>; env?: Record<string, string> }> };
+    const backends = ci.jobs['production-backends']!;
+    expect(backends.services!.kurrentdb!.image).toBe(KURRENTDB_IMAGE);
+    expect(Object.keys(backends.services!.kurrentdb!.env!).filter((k) => !k.startsWith('KURRENTDB_'))).toEqual([]);
+    expect(backends.env!.EVENTSTORE_URL).toMatch(/^kurrentdb:\/\/localhost:2113\?/);
+    expect(compose.services.wellstream!.environment!.EVENTSTORE_URL).toMatch(/^kurrentdb:\/\/kurrentdb:2113\?/);
   });
 
   it('dependencies stay inside their profile and mounted files exist', () => {
@@ -35,10 +55,10 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('both service processes reach every EventStoreDB node and replica set member, with the same keys from .env', () => {
+  it('both service processes reach every KurrentDB node and replica set member, with the same keys from .env', () => {
     for (const name of ['wellstream-a', 'wellstream-b']) {
       const env = compose.services[name]!.environment!;
-      expect(env.EVENTSTORE_URL).toMatch(/^esdb:\/\/es1:2113,es2:2113,es3:2113\?/);
+      expect(env.EVENTSTORE_URL).toMatch(/^kurrentdb:\/\/kurrentdb1:2113,kurrentdb2:2113,kurrentdb3:2113\?/);
       expect(env.MONGODB_URL).toBe('mongodb://mongo1:27017,mongo2:27017,mongo3:27017/?replicaSet=rs0');
       expect(env.SEALING_KEY).toMatch(/^\$\{SEALING_KEY:\?/);
       expect(env.ADMIN_API_KEY).toMatch(/^\$\{ADMIN_API_KEY:\?/);

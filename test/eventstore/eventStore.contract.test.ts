@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, inject, it } from 'vitest';
-import { EventStoreDBEventStore } from '../../src/eventstore/eventStoreDBEventStore.js';
+import { KurrentDBEventStore } from '../../src/eventstore/kurrentDBEventStore.js';
 import { SqliteEventStore } from '../../src/eventstore/sqliteEventStore.js';
 import { tempDir } from '../support/tmp.js';
 import { eventStoreContract } from './eventStoreContract.js';
@@ -10,5 +10,5 @@ let n = 0;
 eventStoreContract('embedded SQLite', async () => new SqliteEventStore({ path: join(dir, `events-${n++}.sqlite`), pollIntervalMs: 20 }));
 
 const url = inject('eventstoreUrl');
-if (url) eventStoreContract('EventStoreDB', async () => new EventStoreDBEventStore({ connectionString: url }));
-else describe.skip('EventStore contract: EventStoreDB (no Docker engine or EVENTSTORE_URL)', () => it('skipped', () => {}));
+if (url) eventStoreContract('KurrentDB', async () => new KurrentDBEventStore({ connectionString: url }));
+else describe.skip('EventStore contract: KurrentDB (no Docker engine or EVENTSTORE_URL)', () => it('skipped', () => {}));

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { firstValueFrom, take, toArray } from 'rxjs';
+import { firstValueFrom, take, takeWhile, toArray } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConcurrencyError, EventTooLargeError, IdempotencyConflictError, MAX_APPEND_BYTES, StreamDeletedError, type EventStore, type RecordedEvent } from '../../src/eventstore/eventStore.js';
 
@@ -190,6 +190,60 @@ export function eventStoreContract(name: string, make: () => Promise<EventStore>
       const ok = await store.appendToStream(`${s}-huge`, halves.slice(0, 2), { expectedRevision: 'no_stream' });
       expect(ok.nextExpectedRevision).toBe(1);
     });
+
+    it('catch-up reads and subscriptions filtered by one event type or one category (KurrentDB: its secondary indexes) give the events a scan gives, in log order, never skipping one (issue 25)', async () => {
+      const type = `${s}Idx`;
+      const category = `c${s}`;
+      await store.appendToStream(`${category}-1`, [ev(type, 1), ev('Other', 2)]);
+      await store.appendToStream(`${s}-elsewhere`, [ev(type, 3)]);
+      await store.appendToStream(`${category}-2`, [ev('Other', 4), ev(type, 5)]);
+      const byType = await store.readAll({ filter: { eventTypes: [type] }, maxCount: 100 });
+      const byCategory = await store.readAll({ filter: { streamPrefixes: [`${category}-`] }, maxCount: 100 });
+      expect(byType.map((e) => e.data.n)).toEqual([1, 3, 5]);
+      expect(byCategory.map((e) => e.data.n)).toEqual([1, 2, 4, 5]);
+      // An index trails the log by moments: a catch-up read may stop short, but never skips.
+      for (const [filter, scan] of [[{ eventTypes: [type] }, byType], [{ streamPrefixes: [`${category}-`] }, byCategory]] as const) {
+        let got: RecordedEvent[] = [];
+        for (let i = 0; i < 100 && got.length < scan.length; i++) {
+          got = await store.readAll({ filter, maxCount: 100, consistency: 'catch-up' });
+          expect(got.map((e) => e.id)).toEqual(scan.slice(0, got.length).map((e) => e.id));
+          if (got.length < scan.length) await new Promise((r) => setTimeout(r, 50));
+        }
+        expect(got.map((e) => [e.globalPosition, e.streamName, e.data.n])).toEqual(scan.map((e) => [e.globalPosition, e.streamName, e.data.n]));
+        const paged = await store.readAll({ after: scan[0]!.globalPosition, filter, maxCount: 1, consistency: 'catch-up' });
+        expect(paged.map((e) => e.id)).toEqual([scan[1]!.id]);
+        const live = await firstValueFrom(store.subscribeToAll({ after: scan[0]!.globalPosition, filter }).pipe(take(scan.length - 1), toArray()));
+        expect(live.map((e) => e.id)).toEqual(scan.slice(1).map((e) => e.id));
+      }
+    });
+
+    it("erasure: after a tombstone and a completed purge no read path returns the stream's events: the stream, $all, filtered by type or category, catch-up reads (indexes), subscriptions (issue 25)", async () => {
+      const gone = `${s}Gone`;
+      const category = `e${s}`;
+      const before = await store.headPosition();
+      await store.appendToStream(`${category}-gone`, [ev(gone, 1), ev(gone, 2)]);
+      await store.appendToStream(`${category}-kept`, [ev(`${s}Kept`, 3)]);
+      const erased = (await store.readStream(`${category}-gone`)).map((e) => e.id);
+      await store.deleteStream(`${category}-gone`, { hard: true });
+      await store.purgeDeleted?.({ waitMs: 120_000 });
+      const isErased = (e: RecordedEvent) => e.streamName === `${category}-gone` || erased.includes(e.id);
+      await expect(store.readStream(`${category}-gone`)).rejects.toBeInstanceOf(StreamDeletedError);
+      expect((await store.readAll({ after: before, maxCount: 10_000 })).filter(isErased)).toEqual([]);
+      for (const consistency of ['head', 'catch-up'] as const) {
+        expect(await store.readAll({ filter: { eventTypes: [gone] }, consistency })).toEqual([]);
+        expect((await store.readAll({ filter: { streamPrefixes: [`${category}-`] }, consistency })).map((e) => e.data.n)).toEqual([3]);
+        expect((await store.readAll({ filter: { streamPrefixes: [`${category}-gone`] }, consistency }))).toEqual([]);
+      }
+      const byCategory = await firstValueFrom(store.subscribeToAll({ after: before, filter: { streamPrefixes: [`${category}-`] } }).pipe(take(1), toArray()));
+      expect(byCategory.map((e) => e.data.n)).toEqual([3]);
+      const everything = await firstValueFrom(
+        store.subscribeToAll({ after: before }).pipe(
+          takeWhile((e) => e.streamName !== `${category}-kept`, true),
+          toArray(),
+        ),
+      );
+      expect(everything.filter(isErased)).toEqual([]);
+    }, 150_000);
 
     it('exports IdempotencyConflictError for callers that need to tell it apart', () => {
       expect(new IdempotencyConflictError('s', 'e').code).toBe('IDEMPOTENCY_CONFLICT');

@@ -1,5 +1,8 @@
 import type { TestProject } from 'vitest/node';
 
+/** KurrentDB 26.0, the current long-term-support release. */
+export const KURRENTDB_IMAGE = 'docker.kurrent.io/kurrent-lts/kurrentdb:26.0.3';
+
 /**
  * Decides once per run whether the production backends can be tested: explicit
  * EVENTSTORE_URL / MONGODB_URL, or containers started through a reachable Docker engine.
@@ -16,18 +19,18 @@ export default async function setup(project: TestProject) {
       const { GenericContainer, Wait, getContainerRuntimeClient } = await import('testcontainers');
       await getContainerRuntimeClient();
       if (!eventstoreUrl) {
-        const esdb = await new GenericContainer('eventstore/eventstore:24.10')
+        // The image docker-compose.yml and CI run (test/deploy/composeProfiles.test.ts keeps them equal).
+        const kurrent = await new GenericContainer(KURRENTDB_IMAGE)
           .withEnvironment({
-            EVENTSTORE_INSECURE: 'true',
-            EVENTSTORE_MEM_DB: 'true',
-            EVENTSTORE_CLUSTER_SIZE: '1',
-            EVENTSTORE_RUN_PROJECTIONS: 'None',
+            KURRENTDB_INSECURE: 'true',
+            KURRENTDB_CLUSTER_SIZE: '1',
+            KURRENTDB_RUN_PROJECTIONS: 'None',
           })
           .withExposedPorts(2113)
           .withWaitStrategy(Wait.forHttp('/health/live', 2113).forStatusCode(204))
           .start();
-        stops.push(() => esdb.stop());
-        eventstoreUrl = `esdb://${esdb.getHost()}:${esdb.getMappedPort(2113)}?tls=false`;
+        stops.push(() => kurrent.stop());
+        eventstoreUrl = `kurrentdb://${kurrent.getHost()}:${kurrent.getMappedPort(2113)}?tls=false`;
       }
       if (!mongodbUrl) {
         const mongo = await new GenericContainer('mongo:7').withExposedPorts(27017).withWaitStrategy(Wait.forLogMessage(/Waiting for connections/)).start();
@@ -40,7 +43,7 @@ export default async function setup(project: TestProject) {
   }
 
   if (!eventstoreUrl || !mongodbUrl) {
-    const missing = [!eventstoreUrl && 'EventStoreDB', !mongodbUrl && 'MongoDB'].filter(Boolean).join(' and ');
+    const missing = [!eventstoreUrl && 'KurrentDB', !mongodbUrl && 'MongoDB'].filter(Boolean).join(' and ');
     console.log(`[backends] ${missing} contract suites skipped: no Docker engine and no EVENTSTORE_URL/MONGODB_URL (${reason || 'not set'})`);
   }
   project.provide('eventstoreUrl', eventstoreUrl);
