@@ -77,16 +77,16 @@ export class SqliteReadStore implements ReadStore {
         if (!present || stored?.signature !== t.signature) {
           const before = present && stored ? new SqliteTable(JSON.parse(stored.spec) as CollectionSpec) : null;
           if (before && extendsShape(before, t)) {
-            // Only columns and indexes added: the table is extended in place, rows kept.
+            // Only columns and indexes added to a collection no projection rebuilds: rows kept.
             for (const sql of extensionSql(before, t)) this.db.exec(sql);
             extended = true;
-          } else if (present) {
+          } else {
             // A table of another shape (an older version's) cannot be migrated in place: its
             // projection rebuilds it from the events.
-            this.db.exec(`DROP TABLE ${t.table}`);
-            reshaped.push(spec.name);
-            this.db.exec(t.tableSql());
-          } else {
+            if (present) {
+              this.db.exec(`DROP TABLE ${t.table}`);
+              reshaped.push(spec.name);
+            }
             this.db.exec(t.tableSql());
           }
           this.stmt('INSERT INTO _collections (name, spec, signature) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET spec = excluded.spec, signature = excluded.signature').run(
