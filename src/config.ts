@@ -25,6 +25,7 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool,
   WEBHOOK_RETRY_SCHEDULE: z.string().optional(),
+  WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   UPLOADS_IN_FLIGHT: z.coerce.number().int().min(1).default(8),
   ETL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   DELETION_JOB_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
@@ -56,6 +57,8 @@ export type Config = {
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   webhookAllowPrivateTargets: boolean;
   webhookRetryScheduleSeconds?: number[];
+  /** Webhook deliveries are purged this many days after they were made (docs/webhooks.md). */
+  webhookDeliveryRetentionDays: number;
   uploadsInFlight: number;
   etlConcurrency: number;
   /** Record projections run on a thread of their own (default), or on the main thread. */
@@ -152,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     webhookRetryScheduleSeconds: schedule,
+    webhookDeliveryRetentionDays: e.WEBHOOK_DELIVERY_RETENTION_DAYS,
     uploadsInFlight: e.UPLOADS_IN_FLIGHT,
     etlConcurrency: e.ETL_CONCURRENCY,
     projectorThread: e.PROJECTOR_THREAD,

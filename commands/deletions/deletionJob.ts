@@ -48,11 +48,13 @@ export type DeletionState = {
   recordsCounted: number | null;
   /** The drop event (user.erased / provider_data.erased) is in the log. */
   dropped: boolean;
+  /** A user deletion's `user.deleted` is in the log (its job goes on: deliveries, the profile key). */
+  announced: boolean;
   error: string | null;
 };
 
 export const deletionState: StreamState<DeletionState, DeletionEvent | ErasureEvent> = {
-  initialState: () => ({ status: 'pending', request: null, attempt: 0, leaseUntil: null, recordsCounted: null, dropped: false, error: null }),
+  initialState: () => ({ status: 'pending', request: null, attempt: 0, leaseUntil: null, recordsCounted: null, dropped: false, announced: false, error: null }),
   evolve: (state, event) => {
     switch (event.type) {
       case 'deletion.requested':
@@ -64,6 +66,8 @@ export const deletionState: StreamState<DeletionState, DeletionEvent | ErasureEv
       case 'user.erased':
       case 'provider_data.erased':
         return { ...state, dropped: true };
+      case 'user.deleted':
+        return { ...state, announced: true };
       case 'deletion.finished':
         return { ...state, status: event.data.status, leaseUntil: null, error: event.data.error };
       default:

@@ -5,7 +5,7 @@ import { deterministicId } from '../../src/shared/ids.js';
 import { loadState } from '../shared/commandHandler.js';
 import { deletionState, deletionStream, isFinished, type DeletionFinished, type DeletionRecordsCounted, type DeletionRequested } from './deletionJob.js';
 import { DATA_ERASED, PROVIDER_DATA_ERASED, type DataErased, type ProviderDataErased } from './erasureEvents.js';
-import { deleteRawObjects, destroyKeys, eraseUploads, nowOf, purgeStores, queuedUploads, step, type ErasureDeps } from './erasureSteps.js';
+import { deleteRawObjects, destroyKeys, eraseDeliveries, eraseUploads, nowOf, purgeStores, queuedUploads, step, type ErasureDeps } from './erasureSteps.js';
 import { loadProviderData, providerDataStream, type ProviderErasureFinished, type ProviderErasureRequested } from './providerData.js';
 
 type Request = DeletionRequested['data'] & { provider: string; generation: number };
@@ -22,7 +22,9 @@ type Request = DeletionRequested['data'] & { provider: string; generation: numbe
  * 3. Once the read models have applied everything before, the records are counted.
  * 4. The data keys of every generation so far are destroyed: whatever copy of an event or raw
  *    payload survives anywhere cannot be opened again.
- * 5. `provider_data.erased` makes every projection drop the user's rows of that provider.
+ * 5. `provider_data.erased` makes every projection drop the user's rows of that provider, and
+ *    the webhook deliveries that describe the erased data (`data.written`, `sync.failed` of the
+ *    provider) are deleted once the webhook engine has read that far.
  * 6. The read models and the event store are purged physically; the raw payloads are deleted.
  * 7. The ledger moves to the next generation (new data is accepted again), and the job ends
  *    with `data.erased` carrying `records_deleted`.
@@ -88,6 +90,9 @@ export async function eraseProviderData(deps: ErasureDeps, jobId: string): Promi
     }
     for (const h of deps.hooks ?? []) await h.eraseProvider?.({ userId, tenantId, provider }, deps.signal ?? new AbortController().signal);
     await deps.settle(dropPosition);
+
+    step(deps, 'erasing webhook deliveries');
+    await eraseDeliveries(deps, dropPosition ?? (await deps.eventStore.headPosition()), userId, provider);
 
     step(deps, 'deleting raw payloads');
     const namespaces = Array.from({ length: ledger.generation + 1 }, (_, g) => rawNamespace(userId, provider, g));

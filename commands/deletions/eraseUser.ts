@@ -5,9 +5,10 @@ import { deterministicId } from '../../src/shared/ids.js';
 import { loadState } from '../shared/commandHandler.js';
 import { externalRefState, externalRefStream } from '../users/externalRef.js';
 import { userStream, type UserErased } from '../users/user.js';
-import { deletionState, deletionStream, isFinished, type DeletionFinished, type DeletionRequested } from './deletionJob.js';
+import { profileKeyRef } from '../../src/crypto/personalSealing.js';
+import { deletionState, deletionStream, isFinished, type DeletionFinished } from './deletionJob.js';
 import { USER_DELETED, USER_ERASED, type UserDeleted } from './erasureEvents.js';
-import { deleteRawObjects, destroyKeys, eraseUploads, nowOf, purgeStores, queuedUploads, step, tombstone, type ErasureDeps } from './erasureSteps.js';
+import { deleteRawObjects, destroyKeys, eraseDeliveries, eraseUploads, nowOf, purgeStores, queuedUploads, step, tombstone, type ErasureDeps } from './erasureSteps.js';
 import { loadProviderData, providerDataStream } from './providerData.js';
 
 /**
@@ -20,9 +21,14 @@ import { loadProviderData, providerDataStream } from './providerData.js';
  *    at the revision read, so an upload that got past the user check before the deletion began
  *    cannot register any more (and one that registered meanwhile is seen on the next round).
  * 2. `user.erased` makes every projection drop the user's rows (tokens included).
- * 3. The read models are purged physically; the raw payloads are deleted; the external_ref is
- *    freed; the user's own stream is tombstoned; the event store is purged.
- * 4. The job ends with `user.deleted`. The job's stream stays: it is the job's record.
+ * 3. The raw payloads are deleted; the external_ref is freed; the user's own stream is tombstoned.
+ * 4. `user.deleted` announces the end (its external_ref read, and sealed again, while the user's
+ *    profile key still opens it). Once the webhook engine has read it, every delivery about the
+ *    user but that announcement is deleted, then the profile key is destroyed: what personal data
+ *    of the user any event still holds (external_ref, tag labels and notes, consent evidence,
+ *    connection details) reads as nothing from then on, in every copy of the log.
+ * 5. The stores are purged physically and the job ends `done`. The job's stream stays: it is the
+ *    job's record.
  */
 export async function eraseUser(deps: ErasureDeps, jobId: string): Promise<void> {
   const jobStream = deletionStream(jobId);
@@ -75,12 +81,31 @@ export async function eraseUser(deps: ErasureDeps, jobId: string): Promise<void>
   step(deps, "erasing the user's stream");
   await tombstone(deps.eventStore, userStream(userId));
 
+  step(deps, 'announcing');
+  // Sealed under the user's profile key like the request it repeats the external_ref of: the
+  // webhook engine reads it before the key goes.
+  if (!job.state.announced) {
+    const deleted: UserDeleted = { type: USER_DELETED, data: { user_id: userId, tenant_id: tenantId, external_ref: request.external_ref, job_id: jobId, deleted_at: nowOf(deps).toISOString() } };
+    await deps.eventStore.appendToStream(jobStream, [{ ...deleted, id: deterministicId(jobId, 'user-deleted') }], { expectedRevision: job.revision! });
+  }
+
+  step(deps, 'erasing webhook deliveries');
+  await eraseDeliveries(deps, await deps.eventStore.headPosition(), userId);
+
+  step(deps, 'destroying the profile key');
+  await deps.dataKeys.destroy(profileKeyRef(userId));
+  deps.dataKeys.forget(userId);
+
   step(deps, 'purging stores');
   await purgeStores(deps);
 
   step(deps, 'finishing');
   job = await loadState(deps.eventStore, jobStream, deletionState);
-  await finishUserDeletion(deps.eventStore, job.revision!, request, nowOf(deps));
+  const done: DeletionFinished = {
+    type: 'deletion.finished',
+    data: { job_id: jobId, tenant_id: tenantId, user_id: userId, status: 'done', finished_at: nowOf(deps).toISOString(), error: null },
+  };
+  await deps.eventStore.appendToStream(jobStream, [{ ...done, id: deterministicId(jobId, 'finished') }], { expectedRevision: job.revision! });
 }
 
 /** The claim goes with its events (the ref and the user id in them), so the ref can be claimed again. */
@@ -96,21 +121,4 @@ async function releaseExternalRef(eventStore: EventStore, tenantId: string, exte
       if (!(err instanceof ConcurrencyError) || attempt >= 5) throw err;
     }
   }
-}
-
-async function finishUserDeletion(eventStore: EventStore, revision: number, r: DeletionRequested['data'], now: Date): Promise<void> {
-  const at = now.toISOString();
-  const deleted: UserDeleted = { type: USER_DELETED, data: { user_id: r.user_id, tenant_id: r.tenant_id, external_ref: r.external_ref, job_id: r.job_id, deleted_at: at } };
-  const done: DeletionFinished = {
-    type: 'deletion.finished',
-    data: { job_id: r.job_id, tenant_id: r.tenant_id, user_id: r.user_id, status: 'done', finished_at: at, error: null },
-  };
-  await eventStore.appendToStream(
-    deletionStream(r.job_id),
-    [
-      { ...deleted, id: deterministicId(r.job_id, 'user-deleted') },
-      { ...done, id: deterministicId(r.job_id, 'finished') },
-    ],
-    { expectedRevision: revision },
-  );
 }

@@ -22,6 +22,23 @@ export type ErasureHook = {
   eraseUser?(job: { userId: string; tenantId: string }, signal: AbortSignal): Promise<void>;
 };
 
+/**
+ * Webhook deliveries (read models of the webhook engine, src/webhooks/deliveryErasure.ts): their
+ * bodies name the user, the external_ref, record types and days. They go with what they describe.
+ */
+export type DeliveryErasure = {
+  /**
+   * Resolves once the engine has made the deliveries of every event up to `position`, so that
+   * none about the erased data is made after they are deleted; or, when the engine lags too far,
+   * after a bounded wait (it then says so in the log).
+   */
+  settle(position: number): Promise<void>;
+  /** Every delivery naming the user, but the announcements of the user's deletion (kept until retention). */
+  eraseUser(userId: string): Promise<void>;
+  /** The deliveries naming the user that describe the provider's erased data: `data.written` and `sync.failed`. */
+  eraseProvider(userId: string, provider: string): Promise<void>;
+};
+
 export type ErasureDeps = {
   eventStore: EventStore;
   readStore: ReadStore;
@@ -30,6 +47,7 @@ export type ErasureDeps = {
   /** Resolves once every projection has applied the log up to `position` (default: its head). */
   settle: (position?: number) => Promise<void>;
   hooks?: readonly ErasureHook[];
+  deliveries?: DeliveryErasure;
   /** Aborted when the job ran out of time: the steps stop at the next check. */
   signal?: AbortSignal;
   now?: () => Date;
@@ -87,6 +105,15 @@ export async function deleteRawObjects(rawStore: RawStore, keys: Iterable<string
 export async function destroyKeys(deps: ErasureDeps, userId: string, provider: string, generation: number): Promise<void> {
   for (let g = 0; g <= generation; g++) await deps.dataKeys.destroy({ userId, provider, generation: g });
   deps.dataKeys.forget(userId, provider);
+}
+
+/** Deliveries about the user (and provider) made up to `position` go: the engine is waited for first. */
+export async function eraseDeliveries(deps: ErasureDeps, position: number, userId: string, provider?: string): Promise<void> {
+  if (!deps.deliveries) return;
+  await deps.deliveries.settle(position);
+  deps.signal?.throwIfAborted();
+  if (provider) await deps.deliveries.eraseProvider(userId, provider);
+  else await deps.deliveries.eraseUser(userId);
 }
 
 /** Physically removes what was deleted, where the store can (SQLite: zeroed pages, WAL truncated; KurrentDB: a scavenge on every node). */

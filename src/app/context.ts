@@ -7,7 +7,9 @@ import { connectionErasureHook } from '../../commands/connections/connectionEras
 import type { DataKeys } from '../crypto/dataKeys.js';
 import { dataKeysOf } from '../crypto/dataKeysOf.js';
 import { OpeningEventStore } from '../crypto/openingEventStore.js';
+import { PersonalSealer } from '../crypto/personalSealing.js';
 import { EventOpener } from '../crypto/recordSealing.js';
+import { PERSONAL_FIELDS } from '../../commands/shared/personalFields.js';
 import { DeletionJobRunner } from '../processes/deletionJobRunner.js';
 import { ProjectorRuntime } from '../projector/projectorRuntime.js';
 import { ReactorRuntime } from '../projector/reactor.js';
@@ -22,6 +24,7 @@ import { resolveAdminKey, resolveSealingKey } from './dataDir.js';
 import { createLogger } from './logger.js';
 import { RuntimeMonitor } from './runtimeStats.js';
 import { WebhookEngine } from '../webhooks/webhookEngine.js';
+import { deliveryErasure } from '../webhooks/deliveryErasure.js';
 import { WEBHOOK_SECRET_SEALING, WebhookSecrets } from '../webhooks/secretSealing.js';
 import { sealingKeyringOf } from '../crypto/sealingKeyringOf.js';
 import { ValueSealer } from '../crypto/sealedValue.js';
@@ -82,15 +85,18 @@ export type ContextOptions = SyncOptions & {
 /** Wires stores, projections and process managers from the configuration. */
 export async function createContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
   const log = options.log ?? createLogger(config.logLevel);
-  const { eventStore, readStore, rawStore } = await openStores(config);
+  const stores = await openStores(config);
+  const { readStore, rawStore } = stores;
   const admin = resolveAdminKey(config.dataDir, config.adminApiKey);
   const sealingKey = resolveSealingKey(config.dataDir, config.sealingKey);
   const mode = options.runBackground === undefined || options.runBackground === true ? 'all' : options.runBackground === false ? 'none' : options.runBackground;
-  const dataKeys = dataKeysOf(config, eventStore);
+  const dataKeys = dataKeysOf(config, stores.eventStore);
+  // Everything the service reads comes opened, and personal fields are sealed as they are
+  // appended (src/crypto/personalSealing.ts, recordSealing.ts; docs/erasure.md).
+  const eventStore = new OpeningEventStore(stores.eventStore, new EventOpener(dataKeys), new PersonalSealer(dataKeys, PERSONAL_FIELDS));
   // Several service processes may share the stores: background work runs under leases (docs/architecture.md).
   const leases = (role: string) => (mode === 'none' ? undefined : leaseSettingsOf(config, readStore, role));
-  // Projections read sealed record events opened (src/crypto/recordSealing.ts).
-  const projectors = new ProjectorRuntime(new OpeningEventStore(eventStore, new EventOpener(dataKeys)), readStore, projections, log, {
+  const projectors = new ProjectorRuntime(eventStore, readStore, projections, log, {
     thread: mode === 'all' && config.projectorThread ? { config, names: recordProjections.map((p) => p.name) } : undefined,
     leases: leases('projections'),
   });
@@ -112,12 +118,25 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const subscriptions = userSubscriptionsReactor({ eventStore, readStore, sealer: valueSealer, providers: config.providers, publicBaseUrl: config.publicBaseUrl, now: () => sync.worker.now(), log });
   const reactors = new ReactorRuntime(eventStore, readStore, [sync.reactor, subscriptions], log, leases('reactors'));
   const erasureHooks: ErasureHook[] = [connectionErasureHook({ eventStore, readStore, sealer: valueSealer, providers: config.providers }), sync.erasureHook];
+  const webhookSecrets = new WebhookSecrets(sealingKeyringOf(config, WEBHOOK_SECRET_SEALING));
+  const webhooks = new WebhookEngine({
+    eventStore,
+    readStore,
+    secrets: webhookSecrets,
+    allowPrivateTargets: config.webhookAllowPrivateTargets,
+    scheduleSeconds: config.webhookRetryScheduleSeconds,
+    retentionDays: config.webhookDeliveryRetentionDays,
+    now: options.webhookClock,
+    log,
+    leases: leases('webhooks'),
+  });
   const deletions = new DeletionJobRunner({
     eventStore,
     readStore,
     rawStore,
     dataKeys,
     hooks: erasureHooks,
+    deliveries: deliveryErasure({ readStore, settle: (position, timeoutMs) => webhooks.settle(position, timeoutMs), log }),
     settle: (position, timeoutMs) => projectors.waitForIdle(position, timeoutMs),
     timeoutMs: config.deletionJobTimeoutMs,
     takeOverRunningAtStart: config.backend.kind === 'embedded',
@@ -137,26 +156,16 @@ export async function createContext(config: Config, options: ContextOptions = {}
     // ETL pool (src/pipeline/etlPool.ts): jobs normalised on worker threads with their own store connections.
     pool: new EtlThreadPool(config),
   });
-  const webhookSecrets = new WebhookSecrets(sealingKeyringOf(config, WEBHOOK_SECRET_SEALING));
-  const webhooks = new WebhookEngine({
-    eventStore,
-    readStore,
-    secrets: webhookSecrets,
-    allowPrivateTargets: config.webhookAllowPrivateTargets,
-    scheduleSeconds: config.webhookRetryScheduleSeconds,
-    now: options.webhookClock,
-    log,
-    leases: leases('webhooks'),
-  });
   const runBackground = mode !== 'none';
   const runtime = new RuntimeMonitor();
   if (mode === 'all' || mode === 'projections') await projectors.start();
   if (mode === 'all') {
     await reactors.start();
+    // Before the deletion runner: a job it resumes waits for the engine to read its announcement.
+    await webhooks.start();
     deletions.start();
     etl.start();
     if (sync.polling) sync.worker.start();
-    await webhooks.start();
   } else {
     await webhooks.init();
   }
@@ -194,7 +203,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
       await etl.stop();
       await reactors.stop();
       await projectors.stop();
-      await eventStore.close();
+      await stores.eventStore.close();
       await readStore.close();
       await rawStore.close();
     },

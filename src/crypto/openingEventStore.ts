@@ -1,26 +1,39 @@
 import { concatMap, from, of, type Observable } from 'rxjs';
 import { PROVIDER_DATA_ERASED, USER_ERASED } from '../../commands/deletions/erasureEvents.js';
-import type { AppendResult, Event, EventStore, ExpectedRevision, ReadAllOptions, ReadStreamOptions, RecordedEvent, SubscribeOptions } from '../eventstore/eventStore.js';
-import { isSealed, type EventOpener } from './recordSealing.js';
+import type {
+  AppendResult,
+  Event,
+  EventStore,
+  ExpectedRevision,
+  ReadAllOptions,
+  ReadStreamOptions,
+  RecordedEvent,
+  SubscribeOptions,
+} from '../eventstore/eventStore.js';
+import type { PersonalSealer } from './personalSealing.js';
+import { needsOpening, type EventOpener } from './recordSealing.js';
 
 /**
- * The event store as the projector reads it: sealed record events come out opened
- * (recordSealing.ts), so evolve functions stay pure and never see ciphertext or keys. Order is
- * kept (one event is opened after the other). When an erasure event goes by, the keys this
- * process remembers for that data are forgotten at once.
+ * The event store as the service uses it: sealed events come out opened (record payloads,
+ * recordSealing.ts; personal fields, personalSealing.ts), so evolve functions, command handlers
+ * and the webhook engine stay plain and never see ciphertext or keys. Order is kept (one event
+ * is opened after the other). With a sealer, appends seal the personal fields of the events
+ * they carry. When an erasure event goes by, the keys this process remembers for that data are
+ * forgotten at once.
  */
 export class OpeningEventStore implements EventStore {
   constructor(
     private readonly inner: EventStore,
     private readonly opener: EventOpener,
+    private readonly sealer?: PersonalSealer,
   ) {}
 
   get kind() {
     return this.inner.kind;
   }
 
-  appendToStream(streamName: string, events: readonly Event[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult> {
-    return this.inner.appendToStream(streamName, events, options);
+  async appendToStream(streamName: string, events: readonly Event[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult> {
+    return this.inner.appendToStream(streamName, this.sealer ? await this.sealer.seal(events) : events, options);
   }
 
   async readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
@@ -32,7 +45,7 @@ export class OpeningEventStore implements EventStore {
   }
 
   subscribeToAll(options?: SubscribeOptions): Observable<RecordedEvent> {
-    return this.inner.subscribeToAll(options).pipe(concatMap((e) => (isSealed(e) ? from(this.opener.open(e)) : of(this.seen(e)))));
+    return this.inner.subscribeToAll(options).pipe(concatMap((e) => (needsOpening(e) ? from(this.opener.open(e)) : of(this.seen(e)))));
   }
 
   headPosition(): Promise<number> {
@@ -52,8 +65,12 @@ export class OpeningEventStore implements EventStore {
 
   private async openAll(events: RecordedEvent[]): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = [];
-    for (const e of events) out.push(isSealed(e) ? await this.opener.open(e) : this.seen(e));
+    for (const e of events) out.push(await this.openOne(e));
     return out;
+  }
+
+  private async openOne(e: RecordedEvent): Promise<RecordedEvent> {
+    return needsOpening(e) ? this.opener.open(e) : this.seen(e);
   }
 
   private seen(e: RecordedEvent): RecordedEvent {

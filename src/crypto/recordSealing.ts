@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '../eventstore/eventStore.js';
 import { parseDataKeyId, type DataKeys } from './dataKeys.js';
 import { openJson, sealJson, type SealedJson } from './payloadCipher.js';
+import { hasPersonal, openPersonal } from './personalSealing.js';
 
 /**
  * Health payloads inside events (docs/erasure.md). The events of an ETL job keep in the clear only
@@ -39,15 +40,20 @@ export function eventSealer(keyId: string, key: Buffer): EventSealer {
 /** Whether an event carries a sealed payload (events appended before sealing existed, or by tests, do not). */
 export const isSealed = (e: RecordedEvent): boolean => typeof (e.data as { sealed?: unknown }).sealed === 'object' && (e.data as { sealed?: unknown }).sealed !== null;
 
+/** Whether an event carries anything sealed: a record payload, or personal fields (src/crypto/personalSealing.ts). */
+export const needsOpening = (e: RecordedEvent): boolean => isSealed(e) || hasPersonal(e);
+
 /**
- * Opens sealed events for whoever folds them (the projections): the field comes back as it was
- * sealed. An event whose key was destroyed (its data erased) comes back as a tombstone: the same
- * event with an empty array, which every evolve turns into no change.
+ * Opens sealed events for whoever folds them (the projections, and every reader of the service's
+ * event store): the field comes back as it was sealed. An event whose key was destroyed (its data
+ * erased) comes back as a tombstone: the same event with an empty array, which every evolve
+ * turns into no change. Personal fields come back null once their user's key is destroyed.
  */
 export class EventOpener {
   constructor(private readonly keys: DataKeys) {}
 
   async open(e: RecordedEvent): Promise<RecordedEvent> {
+    if (hasPersonal(e)) return openPersonal(this.keys, e);
     if (!isSealed(e)) return e;
     const { sealed, ...rest } = e.data as Envelope & { sealed: SealedPayload };
     const key = parseDataKeyId(sealed.key) ? await this.keys.get(sealed.key) : null;

@@ -23,7 +23,7 @@ import { emptyWriteAheadLog, eraseOnDelete } from '../shared/sqlitePurge.js';
 import { filterSql, keysetBranches, orderSql } from './sqliteQuery.js';
 import type { LeaseStore } from './leases.js';
 import { checkFence, LEASES_DDL, SqliteLeases } from './sqliteLeases.js';
-import { col, columnHoldsAll, columnValue, SqliteTable, tableName } from './sqliteTable.js';
+import { col, columnHoldsAll, columnValue, extendsShape, extensionSql, SqliteTable, tableName } from './sqliteTable.js';
 
 type CheckpointRow = { projection: string; position: number; status: 'live' | 'rebuilding'; updated_at: string; last_event_at: string | null };
 
@@ -67,20 +67,28 @@ export class SqliteReadStore implements ReadStore {
 
   async ensureCollections(specs: readonly CollectionSpec[], options: EnsureOptions = {}): Promise<string[]> {
     const reshaped: string[] = [];
+    let extended = false;
     await withWriteLock(() => this.db.transaction(() => {
       reshaped.length = 0;
       for (const spec of specs) {
         const t = new SqliteTable(spec);
-        const stored = this.stmt('SELECT signature FROM _collections WHERE name = ?').get(spec.name) as { signature: string } | undefined;
+        const stored = this.stmt('SELECT spec, signature FROM _collections WHERE name = ?').get(spec.name) as { spec: string; signature: string } | undefined;
         const present = !!this.stmt("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?").get(t.table);
         if (!present || stored?.signature !== t.signature) {
-          // A table of another shape (an older version's) cannot be migrated in place: its
-          // projection rebuilds it from the events.
-          if (present) {
-            this.db.exec(`DROP TABLE ${t.table}`);
-            reshaped.push(spec.name);
+          const before = present && stored ? new SqliteTable(JSON.parse(stored.spec) as CollectionSpec) : null;
+          if (before && extendsShape(before, t)) {
+            // Only columns and indexes added to a collection no projection rebuilds: rows kept.
+            for (const sql of extensionSql(before, t)) this.db.exec(sql);
+            extended = true;
+          } else {
+            // A table of another shape (an older version's) cannot be migrated in place: its
+            // projection rebuilds it from the events.
+            if (present) {
+              this.db.exec(`DROP TABLE ${t.table}`);
+              reshaped.push(spec.name);
+            }
+            this.db.exec(t.tableSql());
           }
-          this.db.exec(t.tableSql());
           this.stmt('INSERT INTO _collections (name, spec, signature) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET spec = excluded.spec, signature = excluded.signature').run(
             spec.name,
             JSON.stringify(spec),
@@ -91,7 +99,7 @@ export class SqliteReadStore implements ReadStore {
         this.tables.set(spec.name, t);
       }
     }).immediate());
-    if (reshaped.length) {
+    if (reshaped.length || extended) {
       this.stmtCache.clear();
       this.plans.clear();
     }

@@ -167,3 +167,32 @@ export function columnValue(v: unknown): unknown {
 export function columnHoldsAll(v: unknown): boolean {
   return typeof v === 'string' || typeof v === 'number';
 }
+
+/**
+ * Whether a collection declared `extendInPlace` only adds to `before`: every column kept, the
+ * same booleans, and the indexes of `before` first and unchanged (index names are their places in
+ * the list). Such a table is extended in place instead of recreated (a delivery log cannot be
+ * rebuilt from events).
+ */
+export function extendsShape(before: SqliteTable, after: SqliteTable): boolean {
+  if (!after.spec.extendInPlace) return false;
+  if (!before.columns.every((c) => after.isColumn(c))) return false;
+  if (JSON.stringify([...(before.spec.booleans ?? [])].sort()) !== JSON.stringify([...(after.spec.booleans ?? [])].sort())) return false;
+  const old = before.spec.indexes ?? [];
+  const now = after.spec.indexes ?? [];
+  return old.length <= now.length && old.every((index, i) => JSON.stringify(index) === JSON.stringify(now[i]));
+}
+
+/**
+ * The statements that extend `before` to `after` (extendsShape): each new column added and filled
+ * from the documents, the field leaving `doc` where the column alone holds it (a string or a
+ * number, as `encode` would have put it). The new indexes are created like any.
+ */
+export function extensionSql(before: SqliteTable, after: SqliteTable): string[] {
+  return after.columns
+    .filter((c) => !before.isColumn(c))
+    .flatMap((f) => [
+      `ALTER TABLE ${after.table} ADD COLUMN ${col(f)}`,
+      `UPDATE ${after.table} SET ${col(f)} = json_extract(doc, '$.${f}'), doc = json_remove(doc, '$.${f}') WHERE json_type(doc, '$.${f}') IN ('text', 'integer', 'real')`,
+    ]);
+}

@@ -12,7 +12,7 @@ import type { EventStore, RecordedEvent } from '../eventstore/eventStore.js';
 import { PositionWaiters } from '../projector/positionWaiters.js';
 import { LeaseLostError, type Fence } from '../readstore/leases.js';
 import { CheckpointMismatchError, type Change, type PositionedChange, type ReadStore } from '../readstore/readStore.js';
-import { DELIVERIES, DISPATCH_ENDPOINTS, deliveryKey, type DeliveryDoc, type DispatchEndpointDoc } from './deliveryDocs.js';
+import { DELIVERIES, DISPATCH_ENDPOINTS, deliveryKey, subjectOf, type DeliveryDoc, type DispatchEndpointDoc } from './deliveryDocs.js';
 import type { EndpointDirectory } from './endpointDirectory.js';
 import { testPayload, toWebhookEvent, WEBHOOK_SOURCE_TYPES, type Enrichment, type WebhookPayload } from './eventCatalog.js';
 
@@ -166,6 +166,7 @@ export class DeliveryDispatcher {
         replay_of: replayOf,
         payload: body,
         attempt_history: [],
+        ...subjectOf(payload),
       };
       const { _id, ...fields } = doc;
       // Inserted once: read again after a crash, the same event leaves a delivery's progress alone.

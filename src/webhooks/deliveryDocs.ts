@@ -39,7 +39,22 @@ export type DeliveryDoc = {
   /** The exact body of every attempt, as sent. */
   payload: string;
   attempt_history: AttemptRecord[];
+  /**
+   * Whom and what the body names (its `data.user_id` and `data.provider`, null when it names
+   * none): a user's deletion, or a provider erasure, deletes the deliveries about it. Absent on
+   * deliveries stored before they were kept (deliverySubjects.ts fills them in).
+   */
+  user_id?: string | null;
+  provider?: string | null;
 };
+
+export type WebhookPayloadData = Record<string, unknown>;
+
+/** The user and provider a delivery's body names (DeliveryDoc `user_id`, `provider`). */
+export function subjectOf(payload: { data: WebhookPayloadData }): { user_id: string | null; provider: string | null } {
+  const { user_id: userId, provider } = payload.data;
+  return { user_id: typeof userId === 'string' ? userId : null, provider: typeof provider === 'string' ? provider : null };
+}
 
 /** Kept by the engine beside the endpoint (spec "Webhook endpoint": failing_since, last_success_at). */
 export type EndpointHealthDoc = { _id: string; failing_since: string | null; last_success_at: string | null };
@@ -61,8 +76,13 @@ export const webhookEngineCollections: readonly CollectionSpec[] = [
       { fields: [['endpoint_id', 1], ['status', 1], ['id', -1]] },
       { fields: [['status', 1], ['next_attempt_at', 1]] },
       { fields: [['endpoint_id', 1], ['status', 1], ['next_attempt_at', 1]] },
+      // Added later (an embedded store extends the table in place): erasure and retention.
+      { fields: [['user_id', 1]] },
+      { fields: [['created_at', 1]] },
     ],
     columns: ['tenant_id', 'created_at', 'replayed_at'],
+    // Deliveries are no projection: a new version keeps them.
+    extendInPlace: true,
   },
   { name: ENDPOINT_HEALTH },
   { name: DISPATCH_ENDPOINTS },

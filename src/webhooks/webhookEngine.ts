@@ -9,6 +9,7 @@ import { LeaseKeeper, type LeaseSettings } from '../projector/leaseKeeper.js';
 import { storedPosition } from '../projector/storedPosition.js';
 import type { Fence } from '../readstore/leases.js';
 import { DeliveryWorker, DEFAULT_LIMITS, type WorkerLimits } from './deliveryWorker.js';
+import { DeliveryRetention, DAY_MS } from './deliveryRetention.js';
 import { DeliveryWrites } from './deliveryWrites.js';
 import { EndpointDirectory } from './endpointDirectory.js';
 import { eventLogEnrichment } from './enrichment.js';
@@ -24,6 +25,8 @@ export type WebhookEngineOptions = {
   secrets: WebhookSecrets;
   allowPrivateTargets: boolean;
   scheduleSeconds?: readonly number[];
+  /** WEBHOOK_DELIVERY_RETENTION_DAYS: deliveries older than this are purged (deliveryRetention.ts). Default 30. */
+  retentionDays?: number;
   limits?: Partial<WorkerLimits>;
   /** The engine's clock (tests move it to reach the 5-day disable rule). */
   now?: () => number;
@@ -44,6 +47,7 @@ export class WebhookEngine {
   private readonly writes: DeliveryWrites;
   private readonly worker: DeliveryWorker;
   private readonly dispatcher: DeliveryDispatcher;
+  private readonly retention: DeliveryRetention;
   private readonly http: Agent;
   private running = false;
   private keeper: LeaseKeeper | null = null;
@@ -78,6 +82,7 @@ export class WebhookEngine {
       options.log,
       options.leases ? storedPosition(options.readStore, DISPATCHER_CHECKPOINT) : undefined,
     );
+    this.retention = new DeliveryRetention({ readStore: options.readStore, retentionMs: (options.retentionDays ?? 30) * DAY_MS, now, log: options.log });
   }
 
   /** Declares the engine's collections (also when it does not run, so reads find them). */
@@ -99,9 +104,11 @@ export class WebhookEngine {
     await this.dispatcher.load();
     await this.worker.start();
     this.dispatcher.run();
+    this.retention.start();
   }
 
   private async stopWork(): Promise<void> {
+    await this.retention.stop();
     await this.dispatcher.stop();
     await this.worker.stop();
     await this.writes.close();
@@ -114,6 +121,11 @@ export class WebhookEngine {
   async settle(position: number, timeoutMs = 30_000): Promise<void> {
     if (!this.running || position <= 0) return;
     await this.dispatcher.waiters.waitFor(position, timeoutMs);
+  }
+
+  /** Purges deliveries past the retention period as of `now` (the engine does it every ten minutes); answers how many. */
+  purgeExpiredDeliveries(now?: number): Promise<number> {
+    return this.retention.runOnce(now);
   }
 
   async stop(): Promise<void> {

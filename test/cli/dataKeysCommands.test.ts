@@ -15,6 +15,8 @@ import { replaceProviderKeys } from '../../commands/connections/replaceProviderK
 import { PROVIDER_KEY_PURPOSE, providerKeyOwner, providerKeysState, providerKeysStream } from '../../commands/connections/providerKeys.js';
 import { connectionOwner, connectionState, connectionStream, TOKEN_PURPOSE } from '../../commands/connections/connection.js';
 import { ValueSealer } from '../../src/crypto/sealedValue.js';
+import { OpeningEventStore } from '../../src/crypto/openingEventStore.js';
+import { EventOpener } from '../../src/crypto/recordSealing.js';
 
 const sealerOf = (key: Buffer, previous: Buffer[] = []) => new ValueSealer((purpose) => new SealingKeyring(key, previous, { info: `wellstream ${purpose}`, name: purpose }));
 import { tempDir } from '../support/tmp.js';
@@ -82,8 +84,9 @@ describe('cli: datakeys reseal (docs/erasure.md: rotating SEALING_KEY)', () => {
     });
     for (const plain of [secret, clientSecret, 'access-token-value']) expect(run.stdout + run.stderr).not.toContain(plain);
     const again = await reseal(dataDir, { SEALING_KEY: newKey.toString('base64'), SEALING_KEY_PREVIOUS: oldKey.toString('base64') });
+    // The resealed tokens were appended under the user's profile key (issue 20), made then, under the new key.
     expect(JSON.parse(again.stdout.trim().split('\n').pop()!)).toEqual({
-      keys: 2,
+      keys: 3,
       resealed: 0,
       webhook_secrets: 1,
       webhook_secrets_resealed: 0,
@@ -106,7 +109,8 @@ describe('cli: datakeys reseal (docs/erasure.md: rotating SEALING_KEY)', () => {
       const newSealer = sealerOf(newKey);
       const keysState = (await loadState(after.eventStore, providerKeysStream(tenantId, 'oura'), providerKeysState)).state;
       expect(newSealer.open(PROVIDER_KEY_PURPOSE, providerKeyOwner(tenantId, 'oura', 'CLIENT_SECRET'), keysState.sealedValues.CLIENT_SECRET!)).toBe(clientSecret);
-      const conn = (await loadState(after.eventStore, connectionStream(userId, 'oura'), connectionState)).state;
+      const opened = new OpeningEventStore(after.eventStore, new EventOpener(keys));
+      const conn = (await loadState(opened, connectionStream(userId, 'oura'), connectionState)).state;
       expect(JSON.parse(newSealer.open(TOKEN_PURPOSE, connectionOwner(userId, 'oura'), conn.tokensSealed!))).toEqual(JSON.parse(tokens));
     } finally {
       await after.eventStore.close();

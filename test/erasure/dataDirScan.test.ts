@@ -1,8 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
+import { sandboxSettings } from '../../src/sandbox/sandboxSettings.js';
 import { newSecret } from '../../src/shared/secrets.js';
-import { startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
+import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { tempDir } from '../support/tmp.js';
+import { eventually, Receiver } from '../webhooks/receiver.js';
 import { markedHealthConnect, markedHealthKit, markersOf, mergeMarkers, missingFrom, scanFiles, uploadMarked, type Markers } from './markedData.js';
+import { profiledUser } from './markedProfile.js';
 
 /**
  * Issue acceptance: "After deletion or provider erasure, no byte of the erased health values,
@@ -14,8 +19,8 @@ import { markedHealthConnect, markedHealthKit, markersOf, mergeMarkers, missingF
  */
 const ADMIN_API_KEY = newSecret('admin');
 const started: TestApp[] = [];
-const start = async (dataDir: string) => {
-  const t = await startTestApp({ DATA_DIR: dataDir, ADMIN_API_KEY });
+const start = async (dataDir: string, env: Record<string, string> = {}) => {
+  const t = await startTestApp({ DATA_DIR: dataDir, ADMIN_API_KEY, ...env });
   started.push(t);
   return t;
 };
@@ -34,10 +39,10 @@ async function markedUser(t: TestApp, tenant: TenantHandle, tag: string): Promis
   return { id: user.id, a: await markersOf('device-a', hk.payload, hk.texts), b: await markersOf('device-b', hc.payload, hc.texts) };
 }
 
-async function restart(t: TestApp, dataDir: string): Promise<TestApp> {
+async function restart(t: TestApp, dataDir: string, env: Record<string, string> = {}): Promise<TestApp> {
   await t.close();
   started.splice(started.indexOf(t), 1);
-  const again = await start(dataDir);
+  const again = await start(dataDir, env);
   await again.ctx.settle();
   return again;
 }
@@ -88,5 +93,75 @@ describe('erased data is gone from every file under DATA_DIR (issue acceptance; 
     t = await restart(t, dataDir);
     expect(scanFiles(dataDir, user.a)).toEqual([]);
     expect(missingFrom(dataDir, mergeMarkers(user.b, other.a, other.b))).toEqual([]);
+  });
+});
+
+const DAY_MS = 86_400_000;
+/** The read-model database, its write-ahead log counted with it. */
+const readModelsFile = (file: string) => file.replace(/-wal$/, '');
+
+describe('personal data outside the records is gone from every file under DATA_DIR after a user deletion (issue 20, finding 4)', () => {
+  let sandbox: Sandbox | undefined;
+  let receiver: Receiver | undefined;
+  afterAll(async () => {
+    await receiver?.close();
+    await sandbox?.close();
+  });
+
+  it('no file holds the deleted user’s external_ref, tag label and note, consent evidence, consent redirect, provider user id or webhook deliveries; the user.deleted webhook carries the external_ref until retention purges it; the other user’s are still found', { timeout: 180_000 }, async () => {
+    sandbox = await startSandbox();
+    receiver = await Receiver.start();
+    const env = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', PUBLIC_BASE_URL: 'https://health.example.com', ...sandboxSettings(sandbox, ['oura']) };
+    const dataDir = tempDir('wellstream-scan-profile-');
+    let t = await start(dataDir, env);
+    const tenant = await t.createTenant('scan');
+    const path = `/${randomUUID()}`;
+    const endpoint = await t.call('POST', '/v1/webhooks', { key: tenant.apiKey, body: { url: receiver.url(path) } });
+    expectStatus(endpoint, 201);
+    const { id: endpointId, secret } = endpoint.json() as { id: string; secret: string };
+    receiver.trust(path, secret);
+
+    const gone = await profiledUser(t, tenant, receiver, path, 'GONE', 'oura');
+    const kept = await profiledUser(t, tenant, receiver, path, 'KEPT');
+    const ref = { texts: [gone.externalRef], uuids: [], values: [] };
+    expect(gone.webhookIds.length).toBeGreaterThanOrEqual(4);
+    // The scan finds every marker while the user is there, in the read models only: the log holds them sealed.
+    expect(missingFrom(dataDir, mergeMarkers(gone.markers, ref))).toEqual([]);
+    expect(missingFrom(dataDir, kept.markers)).toEqual([]);
+    expect(new Set(scanFiles(dataDir, mergeMarkers(gone.markers, ref, kept.markers)).map((f) => readModelsFile(f.file)))).toEqual(new Set(['readmodels.sqlite']));
+    expect(scanFiles(dataDir, gone.sealedOnly)).toEqual([]);
+    expect(gone.sealedOnly.texts.length).toBeGreaterThan(0);
+
+    const jobId = await t.deleteUser(tenant.apiKey, gone.id);
+    expect((await t.waitForDeletion(tenant.apiKey, jobId, 60_000)).status).toBe('done');
+    // The announcement still names the user by the tenant's reference, read before its key went.
+    await receiver.waitFor(() => receiver!.at(path).some((r) => r.verified?.type === 'user.deleted'), 30_000);
+    const announced = receiver.at(path).find((r) => r.verified?.type === 'user.deleted')!;
+    expect(announced.verified!.data).toEqual({ user_id: gone.id, external_ref: gone.externalRef, job_id: jobId });
+    await t.ctx.readStore.purgeDeleted?.();
+
+    expect(scanFiles(dataDir, gone.markers)).toEqual([]);
+    // The external_ref is left only in the user.deleted delivery, kept like every delivery until retention.
+    expect(new Set(scanFiles(dataDir, ref).map((f) => readModelsFile(f.file)))).toEqual(new Set(['readmodels.sqlite']));
+    const listed = await t.call('GET', `/v1/webhooks/${endpointId}/deliveries`, { key: tenant.apiKey, query: { limit: '1000' } });
+    expectStatus(listed, 200);
+    const about = (listed.json() as { data: { event_type: string; payload: { data: { user_id?: string } } }[] }).data.filter((d) => d.payload.data.user_id === gone.id);
+    expect(about.map((d) => d.event_type)).toEqual(['user.deleted']);
+    expect(missingFrom(dataDir, mergeMarkers(kept.markers, { texts: [kept.externalRef], uuids: [], values: [] }))).toEqual([]);
+
+    // Retention: once the deliveries are older than WEBHOOK_DELIVERY_RETENTION_DAYS (30), the purge takes them.
+    await eventually(async () => {
+      const res = await t.call('GET', `/v1/webhooks/${endpointId}/deliveries`, { key: tenant.apiKey, query: { status: 'done', limit: '1000' } });
+      return (res.json() as { data: { event_type: string }[] }).data.some((d) => d.event_type === 'user.deleted');
+    });
+    expect(await t.ctx.webhooks.purgeExpiredDeliveries(Date.now() + 31 * DAY_MS)).toBeGreaterThan(0);
+    await t.ctx.readStore.purgeDeleted?.();
+    expect(scanFiles(dataDir, mergeMarkers(gone.markers, ref))).toEqual([]);
+
+    t = await restart(t, dataDir, env);
+    expect(scanFiles(dataDir, mergeMarkers(gone.markers, ref))).toEqual([]);
+    // The other user's personal data still reads back in the clear.
+    const user = await t.call('GET', `/v1/users/${kept.id}`, { key: tenant.apiKey });
+    expect((user.json() as { external_ref: string }).external_ref).toBe(kept.externalRef);
   });
 });

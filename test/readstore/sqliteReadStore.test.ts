@@ -49,6 +49,42 @@ describe('embedded read store: typed columns', () => {
     await store.close();
   });
 
+  it('a collection declared extendInPlace keeps its documents through a version that adds columns and indexes; the new fields become columns and the new index serves queries (issue 20: webhook deliveries gain user_id)', async () => {
+    const path = join(tempDir(), 'read.sqlite');
+    const store = new SqliteReadStore({ path });
+    const v1 = { name: 'log', indexes: [{ fields: [['a', 1]] as const }], columns: ['c'], extendInPlace: true };
+    await store.ensureCollections([v1]);
+    await store.applyChanges([
+      { op: 'put', collection: 'log', doc: { _id: '1', a: 1, b: 'x', c: 'k', n: null } },
+      { op: 'put', collection: 'log', doc: { _id: '2', a: 2, b: { nested: true }, c: 'k' } },
+      { op: 'put', collection: 'log', doc: { _id: '3', a: 3, c: 'k' } },
+    ]);
+    const v2 = { ...v1, indexes: [...v1.indexes, { fields: [['b', 1]] as const }], columns: ['c', 'n'] };
+    expect(await store.ensureCollections([v2])).toEqual([]);
+    expect(await store.find('log', { sort: [['_id', 1]] })).toEqual([
+      { _id: '1', a: 1, b: 'x', c: 'k', n: null },
+      { _id: '2', a: 2, b: { nested: true }, c: 'k' },
+      { _id: '3', a: 3, c: 'k' },
+    ]);
+    expect((await store.find('log', { filter: { b: 'x' } })).map((d) => d._id)).toEqual(['1']);
+    expect((await store.find('log', { filter: { b: { $exists: false } } })).map((d) => d._id)).toEqual(['3']);
+    // Declared again the same: nothing to do; the new field is a real column with its index.
+    expect(await store.ensureCollections([v2])).toEqual([]);
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    const plan = db.prepare('EXPLAIN QUERY PLAN SELECT _id FROM rm_log WHERE "f_b" = ?').all('x') as { detail: string }[];
+    const row = db.prepare('SELECT "f_b" AS b, doc FROM rm_log WHERE _id = ?').get('1') as { b: string; doc: string };
+    db.close();
+    expect(plan.map((p) => p.detail).join('\n')).toMatch(/USING (COVERING )?INDEX rm_log_ix1/);
+    expect(row).toEqual({ b: 'x', doc: JSON.stringify({ n: null }) });
+
+    // Anything else (a column dropped) still recreates it.
+    const again = new SqliteReadStore({ path });
+    expect(await again.ensureCollections([{ ...v2, columns: ['n'] }])).toEqual(['log']);
+    expect(await again.count('log')).toBe(0);
+    await again.close();
+  });
+
   it('a bulk load creates a collection without its secondary indexes and builds them when declared again (projection rebuilds)', async () => {
     const path = join(tempDir(), 'read.sqlite');
     const store = new SqliteReadStore({ path });
