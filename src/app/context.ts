@@ -28,6 +28,9 @@ import { ValueSealer } from '../crypto/sealedValue.js';
 import { openStores } from './stores.js';
 import { leaseSettingsOf } from './leaseSettings.js';
 import { createSync, type SyncOptions } from '../connectors/sync/syncWiring.js';
+import { WebhookApplications } from '../connectors/webhooks/webhookApplications.js';
+import { indexInboundSecrets } from '../processes/inboundSecretIndex.js';
+import { providerKeysProjection } from '../../projections/connections/providerKeysProjection.js';
 import type { SyncWorker } from '../connectors/sync/syncWorker.js';
 
 export type AppContext = {
@@ -54,6 +57,8 @@ export type AppContext = {
   sealingKey: Buffer;
   /** Seals and opens provider keys, OAuth tokens and PKCE verifiers (src/crypto/sealedValue.ts). */
   valueSealer: ValueSealer;
+  /** Each provider's applications opened once for its webhooks, kept until provider keys change. */
+  webhookApplications: WebhookApplications;
   runtime: RuntimeMonitor;
   /** Webhook delivery (src/webhooks): runs with the background work of the service. */
   webhooks: WebhookEngine;
@@ -90,11 +95,16 @@ export async function createContext(config: Config, options: ContextOptions = {}
   // Several service processes may share the stores: background work runs under leases (docs/architecture.md).
   const leases = (role: string) => (mode === 'none' ? undefined : leaseSettingsOf(config, readStore, role));
   // Projections read sealed record events opened (src/crypto/recordSealing.ts).
+  const valueSealer = ValueSealer.fromConfig(config);
+  const webhookApplications = new WebhookApplications({ readStore, sealer: valueSealer, providers: config.providers });
   const projectors = new ProjectorRuntime(new OpeningEventStore(eventStore, new EventOpener(dataKeys)), readStore, projections, log, {
     thread: mode === 'all' && config.projectorThread ? { config, names: recordProjections.map((p) => p.name) } : undefined,
     leases: leases('projections'),
+    // Keys changed in the read model: webhooks open the providers' applications again.
+    onBatch: (projection) => {
+      if (projection === providerKeysProjection.name) webhookApplications.invalidate();
+    },
   });
-  const valueSealer = ValueSealer.fromConfig(config);
   const sync = createSync(
     {
       config,
@@ -152,6 +162,10 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const runtime = new RuntimeMonitor();
   if (mode === 'all' || mode === 'projections') await projectors.start();
   if (mode === 'all') {
+    // Keys set before their inbound secret was indexed get it (once; in the background: it waits for the read model).
+    void indexInboundSecrets({ eventStore, readStore, sealer: valueSealer, settle: () => projectors.waitForIdle(undefined, 120_000, [providerKeysProjection.name]), log }).catch((err: unknown) =>
+      log.warn({ err }, 'indexing inbound secrets of provider keys failed; it is tried again at the next start'),
+    );
     await reactors.start();
     deletions.start();
     etl.start();
@@ -180,6 +194,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     generatedAdminKey: admin.generated ? admin.key : null,
     sealingKey,
     valueSealer,
+    webhookApplications,
     runtime,
     webhooks,
     webhookSecrets,
