@@ -38,8 +38,31 @@ const USER_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 const invalid = (message: string) => new DomainError('invalid', message);
 
-/** One user's summaries of one type, kept as the JSON text of each summary, with the span they cover. */
-type Part = { dataType: SummaryType; providerUserId: string; items: string[]; start: number; end: number };
+/** One user's summaries of one type: the part's body written as its summaries are read, with the span they cover. */
+type Part = { dataType: SummaryType; providerUserId: string; body: ByteBuilder; items: number; start: number; end: number };
+
+/**
+ * Bytes appended in place (capacity doubled when full): a part's body is built while the
+ * summaries arrive, so finishing it costs no join or encoding of the whole at once.
+ */
+class ByteBuilder {
+  private buf = Buffer.allocUnsafe(256);
+  private length = 0;
+
+  append(text: string): void {
+    const needed = this.length + Buffer.byteLength(text);
+    if (needed > this.buf.length) {
+      const grown = Buffer.allocUnsafe(Math.max(needed, this.buf.length * 2));
+      this.buf.copy(grown, 0, 0, this.length);
+      this.buf = grown;
+    }
+    this.length += this.buf.write(text, this.length);
+  }
+
+  bytes(): Buffer {
+    return this.buf.subarray(0, this.length);
+  }
+}
 
 /**
  * Splits the body Garmin POSTs (`{"dailies": [...]}`, one key per summary type, possibly several)
@@ -50,9 +73,10 @@ type Part = { dataType: SummaryType; providerUserId: string; items: string[]; st
  *
  * Push-based, so the route parses as the bytes arrive, in bounded steps: `write` takes the body
  * in chunks of any size (a chunk may end inside a UTF-8 sequence or a value) and hands the text
- * to a streaming JSON parser in pieces of PIECE_BYTES; each summary is kept as its JSON text, in
- * a part found by one map lookup (linear in the items, whatever the users); the parsed values are
- * let go as soon as they are read. `write` and `end` throw the DomainError('invalid') of a body
+ * to a streaming JSON parser in pieces of PIECE_BYTES; each summary is written at once into its
+ * part's body, the part found by one map lookup (linear in the items, whatever the users); the
+ * parsed values are let go as soon as they are read. `end` then only digests each part (native
+ * SHA-256, about 20 ms for 16 MiB). `write` and `end` throw the DomainError('invalid') of a body
  * Garmin does not send, or NotificationTooLarge.
  */
 export class NotificationSplitter {
@@ -111,7 +135,8 @@ export class NotificationSplitter {
     if (this.knownKeys === 0) throw invalid(`the body names no Garmin notification type (one of ${[...SUMMARY_TYPES, ...ACCOUNT_NOTIFICATIONS].join(', ')})`);
     const payloads: GarminNotification['payloads'] = [];
     for (const part of this.parts.values()) {
-      const body = Buffer.from(`{${JSON.stringify(part.dataType)}:[${part.items.join(',')}]}`);
+      part.body.append(']}');
+      const body = part.body.bytes();
       payloads.push({
         dataType: part.dataType,
         body,
@@ -149,8 +174,13 @@ export class NotificationSplitter {
     }
     const id = `${key}\n${userId}`;
     let part = this.parts.get(id);
-    if (!part) this.parts.set(id, (part = { dataType: key as SummaryType, providerUserId: userId, items: [], start: Infinity, end: -Infinity }));
-    part.items.push(JSON.stringify(item));
+    if (!part) {
+      part = { dataType: key as SummaryType, providerUserId: userId, body: new ByteBuilder(), items: 0, start: Infinity, end: -Infinity };
+      part.body.append(`{${JSON.stringify(key)}:[`);
+      this.parts.set(id, part);
+    }
+    // As JSON.stringify({[key]: summaries}) would write it: a redelivery makes the same bytes, hence the same ref.
+    part.body.append(part.items++ === 0 ? JSON.stringify(item) : `,${JSON.stringify(item)}`);
     const span = spanOf(item);
     if (span) {
       part.start = Math.min(part.start, span.from);
