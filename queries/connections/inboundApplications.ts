@@ -1,12 +1,10 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { inboundSecretDigest } from '../../commands/connections/providerKeys.js';
 import type { ConnectionDoc } from '../../projections/connections/connectionsProjection.js';
 import { PROVIDER_KEYS, type ProviderKeysDoc } from '../../projections/connections/providerKeysProjection.js';
 import type { ProviderSettings } from '../../src/config.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
-
-/** How many ids one `$in` query names at most: a delivery's lookups are a few bounded queries. */
-export const IN_QUERY_CHUNK = 500;
+import { digestsEqual } from '../../src/shared/secrets.js';
+import { IDS_PER_QUERY } from './connectionsOfProviderUsers.js';
 
 /**
  * The applications a push provider's inbound address names by its secret: the instance's (the
@@ -24,16 +22,10 @@ export type InboundApplications = {
 export async function inboundApplicationsOf(readStore: ReadStore, settings: Record<string, ProviderSettings>, provider: string, secret: string): Promise<InboundApplications | null> {
   const digest = inboundSecretDigest(secret);
   const configured = settings[provider]?.inboundSecret;
-  const instance = configured !== undefined && digestsMatch(digest, inboundSecretDigest(configured));
+  const instance = configured !== undefined && digestsEqual(digest, inboundSecretDigest(configured));
   const docs = await readStore.find<ProviderKeysDoc>(PROVIDER_KEYS, { filter: { inbound_secret_digest: digest, provider } });
   const tenants = new Map(docs.map((d) => [d.tenant_id, d.application]));
   return instance || tenants.size > 0 ? { instance, tenants } : null;
-}
-
-function digestsMatch(a: string, b: string): boolean {
-  const da = createHash('sha256').update(a).digest();
-  const db = createHash('sha256').update(b).digest();
-  return timingSafeEqual(da, db);
 }
 
 /**
@@ -45,8 +37,8 @@ function digestsMatch(a: string, b: string): boolean {
 export async function connectionsUnder(readStore: ReadStore, provider: string, applications: InboundApplications, connections: readonly ConnectionDoc[]): Promise<ConnectionDoc[]> {
   const viaInstance = applications.instance ? [...new Set(connections.filter((c) => c.application === 'instance').map((c) => c.tenant_id))] : [];
   const withOwnKeys = new Set<string>();
-  for (let i = 0; i < viaInstance.length; i += IN_QUERY_CHUNK) {
-    const docs = await readStore.find<ProviderKeysDoc>(PROVIDER_KEYS, { filter: { provider, tenant_id: { $in: viaInstance.slice(i, i + IN_QUERY_CHUNK) } } });
+  for (let i = 0; i < viaInstance.length; i += IDS_PER_QUERY) {
+    const docs = await readStore.find<ProviderKeysDoc>(PROVIDER_KEYS, { filter: { provider, tenant_id: { $in: viaInstance.slice(i, i + IDS_PER_QUERY) } } });
     for (const d of docs) withOwnKeys.add(d.tenant_id);
   }
   return connections.filter((c) =>

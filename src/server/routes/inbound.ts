@@ -9,7 +9,7 @@ import { disconnect } from '../../../commands/connections/disconnect.js';
 import { loadState } from '../../../commands/shared/commandHandler.js';
 import { DomainError } from '../../../commands/shared/domainError.js';
 import type { ConnectionDoc } from '../../../projections/connections/connectionsProjection.js';
-import { connectionsOfProviderUsers } from '../../../queries/connections/connectionsOfProviderUser.js';
+import { connectionsOfProviderUsers } from '../../../queries/connections/connectionsOfProviderUsers.js';
 import { connectionsUnder, inboundApplicationsOf, type InboundApplications } from '../../../queries/connections/inboundApplications.js';
 import type { AppContext } from '../../app/context.js';
 import { garmin } from '../../connectors/garmin/provider.js';

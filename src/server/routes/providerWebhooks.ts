@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { disconnect } from '../../../commands/connections/disconnect.js';
 import { DomainError } from '../../../commands/shared/domainError.js';
-import { connectionsOfProviderUser } from '../../../queries/connections/connectionsOfProviderUser.js';
+import { connectionsOfProviderUsers } from '../../../queries/connections/connectionsOfProviderUsers.js';
 import type { AppContext } from '../../app/context.js';
 import { queueNotificationRun } from '../../connectors/sync/syncTriggers.js';
 import {
@@ -94,8 +94,10 @@ async function apply(ctx: AppContext, provider: string, verified: Set<string>, i
   const counts: Counts = { queued: 0, repeated: 0, ignored: 0, disconnected: 0 };
   const now = ctx.sync.now();
   let last = 0;
+  // Every provider user the delivery names, looked up at once (a Fitbit list may name thousands).
+  const named = await connectionsOfProviderUsers(ctx.readStore, provider, items.filter((i) => i.kind !== 'ignored').map((i) => i.providerUserId));
   for (const item of items) {
-    const connections = item.kind === 'ignored' ? [] : (await connectionsOfProviderUser(ctx.readStore, provider, item.providerUserId)).filter((c) => c.status === 'active' && verified.has(c.application));
+    const connections = item.kind === 'ignored' ? [] : (named.get(item.providerUserId) ?? []).filter((c) => c.status === 'active' && verified.has(c.application));
     if (connections.length === 0) counts.ignored++;
     for (const c of connections) {
       try {

@@ -1,20 +1,13 @@
 import { CONNECTIONS, type ConnectionDoc } from '../../projections/connections/connectionsProjection.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
 
-/** How many provider user ids one query names at most. */
-const IDS_PER_QUERY = 500;
+/** How many ids one `$in` query names at most: a delivery's lookups are a few bounded queries. */
+export const IDS_PER_QUERY = 500;
 
 /**
- * The connections a provider's user id names (any tenant, any status): a push names the user only
- * by the provider's id, and one person may be connected by several tenants.
- */
-export async function connectionsOfProviderUser(readStore: ReadStore, provider: string, providerUserId: string): Promise<ConnectionDoc[]> {
-  return readStore.find<ConnectionDoc>(CONNECTIONS, { filter: { provider, provider_user_id: providerUserId } });
-}
-
-/**
- * The connections of many provider user ids at once (a delivery naming several users), by id:
- * one indexed query per IDS_PER_QUERY ids instead of one per user.
+ * The connections each provider user id names (any tenant, any status), by id: a push or webhook
+ * names users only by the provider's ids, one person may be connected by several tenants, and a
+ * delivery naming many users takes one indexed query per IDS_PER_QUERY ids, not one per user.
  */
 export async function connectionsOfProviderUsers(readStore: ReadStore, provider: string, providerUserIds: Iterable<string>): Promise<Map<string, ConnectionDoc[]>> {
   const ids = [...new Set(providerUserIds)];
