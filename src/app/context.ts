@@ -94,9 +94,9 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const dataKeys = dataKeysOf(config, eventStore);
   // Several service processes may share the stores: background work runs under leases (docs/architecture.md).
   const leases = (role: string) => (mode === 'none' ? undefined : leaseSettingsOf(config, readStore, role));
-  // Projections read sealed record events opened (src/crypto/recordSealing.ts).
   const valueSealer = ValueSealer.fromConfig(config);
   const webhookApplications = new WebhookApplications({ readStore, sealer: valueSealer, providers: config.providers });
+  // Projections read sealed record events opened (src/crypto/recordSealing.ts).
   const projectors = new ProjectorRuntime(new OpeningEventStore(eventStore, new EventOpener(dataKeys)), readStore, projections, log, {
     thread: mode === 'all' && config.projectorThread ? { config, names: recordProjections.map((p) => p.name) } : undefined,
     leases: leases('projections'),
