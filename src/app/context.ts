@@ -94,17 +94,17 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const dataKeys = dataKeysOf(config, eventStore);
   // Several service processes may share the stores: background work runs under leases (docs/architecture.md).
   const leases = (role: string) => (mode === 'none' ? undefined : leaseSettingsOf(config, readStore, role));
-  const valueSealer = ValueSealer.fromConfig(config);
-  const webhookApplications = new WebhookApplications({ readStore, sealer: valueSealer, providers: config.providers });
   // Projections read sealed record events opened (src/crypto/recordSealing.ts).
   const projectors = new ProjectorRuntime(new OpeningEventStore(eventStore, new EventOpener(dataKeys)), readStore, projections, log, {
     thread: mode === 'all' && config.projectorThread ? { config, names: recordProjections.map((p) => p.name) } : undefined,
     leases: leases('projections'),
-    // Keys changed in the read model: webhooks open the providers' applications again.
+    // Keys changed in the read model: webhooks open the providers' applications again (batches come only after start()).
     onBatch: (projection) => {
       if (projection === providerKeysProjection.name) webhookApplications.invalidate();
     },
   });
+  const valueSealer = ValueSealer.fromConfig(config);
+  const webhookApplications = new WebhookApplications({ readStore, sealer: valueSealer, providers: config.providers });
   const sync = createSync(
     {
       config,
