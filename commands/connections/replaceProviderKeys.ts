@@ -6,6 +6,8 @@ import { sha256Hex } from '../../src/shared/secrets.js';
 import { DomainError } from '../shared/domainError.js';
 import { handleCommand } from '../shared/commandHandler.js';
 import {
+  INBOUND_SECRET_KEY,
+  inboundSecretDigest,
   maskClientId,
   PROVIDER_KEY_PURPOSE,
   providerKeyOwner,
@@ -47,10 +49,21 @@ export function decideReplaceProviderKeys(cmd: ReplaceProviderKeys, state: Provi
   const application = applicationOf(cmd.keys);
   const sealed: Record<string, string> = {};
   for (const [name, value] of Object.entries(cmd.keys)) sealed[name] = sealValue(sealer, PROVIDER_KEY_PURPOSE, providerKeyOwner(cmd.tenantId, cmd.provider, name), value);
+  const inbound = cmd.keys[INBOUND_SECRET_KEY];
   return {
     event: {
       type: 'provider_keys.replaced',
-      data: { tenant_id: cmd.tenantId, provider: cmd.provider, sealed_values: sealed, client_id_masked: maskClientId(cmd.keys.CLIENT_ID!), application, created_at: state.createdAt ?? cmd.at, at: cmd.at, by: cmd.by },
+      data: {
+        tenant_id: cmd.tenantId,
+        provider: cmd.provider,
+        sealed_values: sealed,
+        client_id_masked: maskClientId(cmd.keys.CLIENT_ID!),
+        application,
+        created_at: state.createdAt ?? cmd.at,
+        ...(inbound ? { inbound_secret_digest: inboundSecretDigest(inbound) } : {}),
+        at: cmd.at,
+        by: cmd.by,
+      },
     },
     applicationChanged: state.set && state.application !== application,
   };

@@ -31,6 +31,9 @@ import { ValueSealer } from '../crypto/sealedValue.js';
 import { openStores } from './stores.js';
 import { leaseSettingsOf } from './leaseSettings.js';
 import { createSync, type SyncOptions } from '../connectors/sync/syncWiring.js';
+import { WebhookApplications } from '../connectors/webhooks/webhookApplications.js';
+import { indexInboundSecrets } from '../processes/inboundSecretIndex.js';
+import { providerKeysProjection } from '../../projections/connections/providerKeysProjection.js';
 import type { SyncWorker } from '../connectors/sync/syncWorker.js';
 
 export type AppContext = {
@@ -57,6 +60,8 @@ export type AppContext = {
   sealingKey: Buffer;
   /** Seals and opens provider keys, OAuth tokens and PKCE verifiers (src/crypto/sealedValue.ts). */
   valueSealer: ValueSealer;
+  /** Each provider's applications opened once for its webhooks, kept until provider keys change. */
+  webhookApplications: WebhookApplications;
   runtime: RuntimeMonitor;
   /** Webhook delivery (src/webhooks): runs with the background work of the service. */
   webhooks: WebhookEngine;
@@ -99,8 +104,13 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const projectors = new ProjectorRuntime(eventStore, readStore, projections, log, {
     thread: mode === 'all' && config.projectorThread ? { config, names: recordProjections.map((p) => p.name) } : undefined,
     leases: leases('projections'),
+    // Keys changed in the read model: webhooks open the providers' applications again (batches come only after start()).
+    onBatch: (projection) => {
+      if (projection === providerKeysProjection.name) webhookApplications.invalidate();
+    },
   });
   const valueSealer = ValueSealer.fromConfig(config);
+  const webhookApplications = new WebhookApplications({ readStore, sealer: valueSealer, providers: config.providers });
   const sync = createSync(
     {
       config,
@@ -160,6 +170,10 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const runtime = new RuntimeMonitor();
   if (mode === 'all' || mode === 'projections') await projectors.start();
   if (mode === 'all') {
+    // Keys set before their inbound secret was indexed get it (once; in the background: it waits for the read model).
+    void indexInboundSecrets({ eventStore, readStore, sealer: valueSealer, settle: () => projectors.waitForIdle(undefined, 120_000, [providerKeysProjection.name]), log }).catch((err: unknown) =>
+      log.warn({ err }, 'indexing inbound secrets of provider keys failed; it is tried again at the next start'),
+    );
     await reactors.start();
     // Before the deletion runner: a job it resumes waits for the engine to read its announcement.
     await webhooks.start();
@@ -189,6 +203,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     generatedAdminKey: admin.generated ? admin.key : null,
     sealingKey,
     valueSealer,
+    webhookApplications,
     runtime,
     webhooks,
     webhookSecrets,

@@ -5,6 +5,7 @@ import { CursorCodec } from '../shared/cursor.js';
 import { auditPlugin } from './audit.js';
 import { authPlugin } from './auth.js';
 import { installErrorHandling } from './errorHandler.js';
+import { drainUnreadBodies } from './unreadBodies.js';
 import { problemClientErrorHandler } from './clientErrors.js';
 import { sendProblem } from './problems.js';
 import { idempotencyStore } from './idempotency.js';
@@ -67,6 +68,8 @@ export async function buildServer(ctx: AppContext) {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app);
+  // An answer given before the body was read (413, 401, 415) drains the body instead of resetting the upload.
+  drainUnreadBodies(app);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

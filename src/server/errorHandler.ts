@@ -31,6 +31,9 @@ export function installErrorHandling(app: FastifyInstance): void {
       return sendProblem(request, reply, 500, 'internal error');
     }
     const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return sendProblem(request, reply, 413, `the request body is larger than this route accepts (${request.routeOptions.bodyLimit} bytes)`);
+    }
     if (status >= 400 && status < 500) {
       // fastify's own client errors (bad JSON, wrong media type, body too large) carry safe messages.
       return sendProblem(request, reply, status, error.message);

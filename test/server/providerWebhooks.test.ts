@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fitbitSubscriptionId, subscribeUser, userSubscriptionsReactor, type SubscriptionDeps } from '../../src/connectors/webhooks/userSubscriptions.js';
 import { webhookToken } from '../../src/connectors/webhooks/webhookSignatures.js';
+import { WEBHOOK_APPLICATIONS_MAX_AGE_MS, WebhookApplications } from '../../src/connectors/webhooks/webhookApplications.js';
 import { ConnectionTokens } from '../../src/connectors/sync/connectionTokens.js';
 import { connectedProvider } from '../../src/connectors/providers.js';
 import type { RecordedEvent } from '../../src/eventstore/eventStore.js';
@@ -241,6 +242,108 @@ describe('provider webhooks queue notification runs (issue 11 item 5)', () => {
     expect(later.json()).toMatchObject({ queued: 0, ignored: 1 });
     expect((await notificationRuns()).length).toBe(before);
   });
+});
+
+describe('webhooks under hostile input (issue 20)', () => {
+  const ouraKeys = (clientSecret: string) => ({ keys: { CLIENT_ID: 'SANDBOXOURAOWN', CLIENT_SECRET: clientSecret } });
+  /** An Oura or WHOOP delivery signed with `key` over the timestamp `at` (ms, or seconds when told). */
+  function signed(p: 'oura' | 'whoop', at: number, key = secret(p), unit: 'ms' | 's' = 'ms'): Delivery {
+    const ts = String(unit === 's' ? Math.floor(at / 1000) : at);
+    const d = delivery(p, providerUser[p]!, 40 + (at % 1000));
+    const mac = createHmac('sha256', key).update(ts + d.body);
+    return p === 'oura'
+      ? { ...d, headers: { ...d.headers, 'x-oura-timestamp': ts, 'x-oura-signature': mac.digest('hex') } }
+      : { ...d, headers: { ...d.headers, 'x-whoop-signature-timestamp': ts, 'x-whoop-signature': mac.digest('base64') } };
+  }
+  const opens = () => {
+    const sealer = t.ctx.valueSealer;
+    const open = sealer.open.bind(sealer);
+    const calls = { n: 0 };
+    sealer.open = (...args: Parameters<typeof open>) => {
+      calls.n++;
+      return open(...args);
+    };
+    return { calls, restore: () => (sealer.open = open) };
+  };
+
+  it('a delivery with a bad signature unseals no keys: each provider’s applications are opened once and kept', async () => {
+    expectStatus(await t.call('PUT', `/v1/admin/tenants/${other.id}/providers/oura/keys`, { key: t.adminKey, body: ouraKeys('other-tenants-oura-secret') }), 200);
+    const spy = opens();
+    try {
+      for (let i = 0; i < 20; i++) expect((await send(signed('oura', NOW.getTime(), `forged-${i}`))).statusCode).toBe(401);
+      // The first delivery opened the tenant's two keys; the next nineteen opened nothing.
+      expect(spy.calls.n).toBe(2);
+      for (const p of PROVIDERS) expect((await send(delivery(p, providerUser[p]!, 30, 'forged'))).statusCode, p).toBe(401);
+      expect((await fetch(`${base}/webhooks/strava/not-a-token?hub.mode=subscribe&hub.challenge=x&hub.verify_token=not-a-token`)).status).toBe(401);
+      const afterEveryProvider = spy.calls.n;
+      for (const p of PROVIDERS) expect((await send(delivery(p, providerUser[p]!, 31, 'forged'))).statusCode, p).toBe(401);
+      expect(spy.calls.n).toBe(afterEveryProvider);
+    } finally {
+      spy.restore();
+    }
+  });
+
+  it('a key change is honoured at once by the process that answered it: the new secret verifies, the old one no longer does', async () => {
+    expectStatus(await t.call('PUT', `/v1/admin/tenants/${other.id}/providers/oura/keys`, { key: t.adminKey, body: ouraKeys('oura-secret-before') }), 200);
+    expect((await send(signed('oura', NOW.getTime(), 'oura-secret-before'))).statusCode).toBe(200);
+    expectStatus(await t.call('PUT', `/v1/admin/tenants/${other.id}/providers/oura/keys`, { key: t.adminKey, body: ouraKeys('oura-secret-after') }), 200);
+    expect((await send(signed('oura', NOW.getTime(), 'oura-secret-before'))).statusCode).toBe(401);
+    expect((await send(signed('oura', NOW.getTime(), 'oura-secret-after'))).statusCode).toBe(200);
+    expectStatus(await t.call('DELETE', `/v1/admin/tenants/${other.id}/providers/oura/keys`, { key: t.adminKey }), 200);
+    expect((await send(signed('oura', NOW.getTime(), 'oura-secret-after'))).statusCode).toBe(401);
+  });
+
+  it('another process, told nothing, sees a key change once its copy is 10 s old (spec: within 30 s), and reopens nothing while the keys did not change', async () => {
+    let clock = Date.now();
+    const elsewhere = new WebhookApplications({ readStore: t.ctx.readStore, sealer: t.ctx.valueSealer, providers: t.ctx.config.providers, now: () => clock });
+    const secrets = async () => (await elsewhere.of('whoop')).map((a) => a.clientSecret);
+    expectStatus(await t.call('PUT', `/v1/admin/tenants/${other.id}/providers/whoop/keys`, { key: t.adminKey, body: { keys: { CLIENT_ID: '0b7c1d2e-3f40-4a5b-8c6d-7e8f9a0b1c2d', CLIENT_SECRET: 'whoop-secret-one' } } }), 200);
+    expect(await secrets()).toContain('whoop-secret-one');
+
+    const spy = opens();
+    try {
+      clock += WEBHOOK_APPLICATIONS_MAX_AGE_MS + 1;
+      expect(await secrets()).toContain('whoop-secret-one');
+      expect(spy.calls.n).toBe(0);
+    } finally {
+      spy.restore();
+    }
+
+    expectStatus(await t.call('PUT', `/v1/admin/tenants/${other.id}/providers/whoop/keys`, { key: t.adminKey, body: { keys: { CLIENT_ID: '0b7c1d2e-3f40-4a5b-8c6d-7e8f9a0b1c2d', CLIENT_SECRET: 'whoop-secret-two' } } }), 200);
+    clock += WEBHOOK_APPLICATIONS_MAX_AGE_MS - 1;
+    expect(await secrets()).toContain('whoop-secret-one');
+    clock += 2;
+    expect(await secrets()).toEqual(expect.arrayContaining(['whoop-secret-two']));
+    expect(await secrets()).not.toContain('whoop-secret-one');
+  });
+
+  for (const p of ['oura', 'whoop'] as const) {
+    it(`${p}: a signature whose timestamp is more than 5 minutes from the clock is refused with 401, however well signed (a replay)`, async () => {
+      const before = (await notificationRuns()).length;
+      for (const at of [NOW.getTime() - 6 * 60_000, NOW.getTime() + 6 * 60_000, NOW.getTime() - 24 * 3_600_000]) {
+        const res = await send(signed(p, at));
+        expect(res.statusCode, new Date(at).toISOString()).toBe(401);
+        expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+        expect((res.json() as { detail: string }).detail).toMatch(/5 minutes/);
+      }
+      // A delivery recorded when it was fresh, replayed a quarter of an hour later.
+      const recorded = signed(p, NOW.getTime() - 15 * 60_000);
+      expect((await send(recorded)).statusCode).toBe(401);
+      for (const bad of ['', 'yesterday', '-1', '1.5e12']) {
+        const d = signed(p, NOW.getTime());
+        const name = p === 'oura' ? 'x-oura-timestamp' : 'x-whoop-signature-timestamp';
+        expect((await send({ ...d, headers: { ...d.headers, [name]: bad } })).statusCode, bad).toBe(401);
+      }
+      expect((await notificationRuns()).length).toBe(before);
+    });
+
+    it(`${p}: a timestamp within 5 minutes, in milliseconds or seconds, is accepted`, async () => {
+      for (const [at, unit] of [[NOW.getTime() - 4 * 60_000, 'ms'], [NOW.getTime() + 4 * 60_000, 's']] as const) {
+        const res = await send(signed(p, at, secret(p), unit));
+        expect(res.statusCode, `${at} ${unit}`).toBe(200);
+      }
+    });
+  }
 });
 
 describe('per-user subscriptions (Fitbit, Withings) after a backfill', () => {

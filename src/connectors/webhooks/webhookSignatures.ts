@@ -24,3 +24,17 @@ export function sameText(a: string, b: string): boolean {
 export function webhookToken(provider: string, clientSecret: string): string {
   return createHmac('sha256', clientSecret).update(`webhook:${provider}`).digest('base64url').slice(0, 32);
 }
+
+/** How far a signed timestamp (Oura, WHOOP) may be from the clock: the usual 5 minutes of webhook signing schemes. */
+export const SIGNATURE_TOLERANCE_MS = 5 * 60_000;
+
+/**
+ * A signature timestamp header as milliseconds: Unix seconds or milliseconds (WHOOP sends
+ * milliseconds; a number below 10¹¹ is read as seconds, which covers both until the year 5138).
+ * Null when it is not a plain non-negative integer.
+ */
+export function signatureTime(header: string): number | null {
+  if (!/^\d{1,16}$/.test(header)) return null;
+  const n = Number(header);
+  return n < 1e11 ? n * 1000 : n;
+}

@@ -1,4 +1,5 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { changeProviderPermissions } from '../../../commands/connections/changeProviderPermissions.js';
@@ -8,14 +9,15 @@ import { disconnect } from '../../../commands/connections/disconnect.js';
 import { loadState } from '../../../commands/shared/commandHandler.js';
 import { DomainError } from '../../../commands/shared/domainError.js';
 import type { ConnectionDoc } from '../../../projections/connections/connectionsProjection.js';
-import { connectionsOfProviderUser } from '../../../queries/connections/connectionsOfProviderUser.js';
-import { resolveProviderClient } from '../../../queries/connections/providerKeys.js';
+import { connectionsOfProviderUsers } from '../../../queries/connections/connectionsOfProviderUsers.js';
+import { connectionsUnder, inboundApplicationsOf, type InboundApplications } from '../../../queries/connections/inboundApplications.js';
 import type { AppContext } from '../../app/context.js';
 import { garmin } from '../../connectors/garmin/provider.js';
-import { splitNotification, type AccountChange } from '../../connectors/garmin/receive.js';
+import { NotificationSplitter, NotificationTooLarge, PIECE_BYTES, type AccountChange, type GarminNotification } from '../../connectors/garmin/receive.js';
 import { SUMMARY_CATEGORY, type SummaryType } from '../../connectors/garmin/vocabulary.js';
 import { recordPushedPayloads } from '../../connectors/sync/syncTriggers.js';
 import { HttpProblem, problems } from '../problems.js';
+import { feedBody } from '../slicedBody.js';
 import { withProblems } from '../schemas.js';
 import type { RouteOptions } from './routeOptions.js';
 
@@ -32,14 +34,6 @@ const Received = z
   })
   .describe('Notification received');
 
-/** Constant-time comparison of the path secret with a configured one (digests first: lengths differ). */
-function sameSecret(given: string, expected: string | undefined): boolean {
-  if (!expected) return false;
-  const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b);
-}
-
 /**
  * POST /inbound/garmin/{secret}: Garmin's push notifications (docs/connectors/garmin.md). Garmin
  * does not sign what it sends, so the address itself is the credential: its last segment is the
@@ -49,15 +43,39 @@ function sameSecret(given: string, expected: string | undefined): boolean {
  * ignored and counted. Each user's part is stored unchanged through the shared payload store and
  * recorded as a `notification` sync run; the answer comes once everything is stored (Garmin
  * retries on anything but a 2xx, and a retried delivery stores nothing twice).
+ *
+ * Nothing is read before the address is known (issue 20): the application is found from the
+ * secret's digest as soon as the headers are in, and an address naming none is a 401 whose body
+ * is drained unread. A known address's body is split while it arrives, in bounded steps
+ * (NotificationSplitter), at most 16 MiB and MAX_NOTIFICATION_ITEMS items (413 beyond).
  */
 export const inboundRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx }) => {
+  // The applications each request's address names, found before its body is read.
+  const addressed = new WeakMap<object, InboundApplications>();
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: INBOUND_BODY_LIMIT }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser('application/json', async (request: FastifyRequest, payload: Readable): Promise<GarminNotification> => {
+    const splitter = new NotificationSplitter();
+    try {
+      await feedBody(payload, { declaredLength: Number(request.headers['content-length'] ?? 0), limit: INBOUND_BODY_LIMIT, write: (chunk) => splitter.write(chunk), step: PIECE_BYTES });
+      return splitter.end();
+    } catch (err) {
+      if (err instanceof NotificationTooLarge) throw new HttpProblem(413, err.message);
+      throw err;
+    }
+  });
 
   app.post(
     '/inbound/:provider/:secret',
     {
       bodyLimit: INBOUND_BODY_LIMIT,
+      // Before the body: an address that names no application is refused on its headers alone.
+      onRequest: async (request) => {
+        const { provider, secret } = request.params as { provider: string; secret: string };
+        if (provider !== garmin.slug) throw problems.notFound(`no push notifications for ${provider}`);
+        const applications = secret.length <= 256 ? await inboundApplicationsOf(ctx.readStore, ctx.config.providers, garmin.slug, secret) : null;
+        if (!applications) throw problems.unauthorized('unknown inbound address');
+        addressed.set(request, applications);
+      },
       schema: {
         summary: "Garmin Health API push notifications (the address registered in Garmin's endpoint configuration)",
         tags: ['connections'],
@@ -66,18 +84,22 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
       },
     },
     async (request) => {
-      if (request.params.provider !== garmin.slug) throw problems.notFound(`no push notifications for ${request.params.provider}`);
-      if (!Buffer.isBuffer(request.body)) throw new HttpProblem(415, 'notifications are application/json');
-      const notification = splitNotification(request.body);
-      const secret = request.params.secret;
+      const applications = addressed.get(request);
+      const notification = request.body as GarminNotification | undefined;
+      if (!applications) throw problems.unauthorized('unknown inbound address');
+      if (!notification || !Array.isArray(notification.payloads)) throw new HttpProblem(415, 'notifications are application/json');
       const at = new Date();
-      const matches = secretMatcher(ctx, secret);
+
+      // Every user the delivery names, looked up at once, then kept to the address's applications.
+      const named = await connectionsOfProviderUsers(ctx.readStore, garmin.slug, [...notification.payloads, ...notification.accountChanges].map((p) => p.providerUserId));
+      const reached = new Set((await connectionsUnder(ctx.readStore, garmin.slug, applications, [...named.values()].flat())).map((c) => c._id));
+      const connectionsOf = (providerUserId: string) => (named.get(providerUserId) ?? []).filter((c) => reached.has(c._id));
 
       let stored = 0;
       let ignored = 0;
       let lastEtlPosition = 0;
       for (const payload of notification.payloads) {
-        const connections = (await matches(await connectionsOfProviderUser(ctx.readStore, garmin.slug, payload.providerUserId))).filter((c) => c.status === 'active');
+        const connections = connectionsOf(payload.providerUserId).filter((c) => c.status === 'active');
         if (connections.length === 0) {
           ignored++;
           continue;
@@ -109,7 +131,7 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
 
       let accountChanges = 0;
       for (const change of notification.accountChanges) {
-        const connections = await matches(await connectionsOfProviderUser(ctx.readStore, garmin.slug, change.providerUserId));
+        const connections = connectionsOf(change.providerUserId);
         if (connections.length === 0) ignored++;
         for (const c of connections) {
           const position = await applyAccountChange(ctx, c, change, at);
@@ -117,10 +139,6 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
         }
       }
 
-      // A secret that names no application at all (neither the instance's nor any tenant's of these users) is refused.
-      if (!matches.anyMatched() && !sameSecret(secret, ctx.config.providers[garmin.slug]?.inboundSecret)) {
-        throw problems.unauthorized('unknown inbound address');
-      }
       if (lastEtlPosition > 0) {
         await ctx.settle(lastEtlPosition, ['etl_jobs']);
         ctx.etl.kick();
@@ -131,35 +149,6 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
     },
   );
 };
-
-/**
- * Keeps the connections whose Garmin application's inbound secret is the one in the address:
- * the tenant's INBOUND_SECRET when the tenant connects with its own keys, GARMIN_INBOUND_SECRET
- * when it uses the instance's. Remembers whether any matched (for the 401).
- */
-function secretMatcher(ctx: AppContext, secret: string) {
-  // Per tenant: the application it connects Garmin with now, when the address's secret is that application's.
-  const byTenant = new Map<string, string | null>();
-  let matched = false;
-  const matches = async (connections: ConnectionDoc[]): Promise<ConnectionDoc[]> => {
-    const out: ConnectionDoc[] = [];
-    for (const c of connections) {
-      let application = byTenant.get(c.tenant_id);
-      if (application === undefined) {
-        const client = await resolveProviderClient(ctx.readStore, ctx.valueSealer, ctx.config.providers, c.tenant_id, garmin.slug);
-        const expected = !client ? undefined : client.application === 'instance' ? ctx.config.providers[garmin.slug]?.inboundSecret : client.values.INBOUND_SECRET;
-        application = client && sameSecret(secret, expected) ? client.application : null;
-        byTenant.set(c.tenant_id, application);
-      }
-      if (application !== null && application === c.application) {
-        matched = true;
-        out.push(c);
-      }
-    }
-    return out;
-  };
-  return Object.assign(matches, { anyMatched: () => matched });
-}
 
 /**
  * Garmin's registration notifications: a deregistration disconnects (every category revoked, the

@@ -3,9 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { disconnect } from '../../../commands/connections/disconnect.js';
 import { DomainError } from '../../../commands/shared/domainError.js';
-import { PROVIDER_KEYS, type ProviderKeysDoc } from '../../../projections/connections/providerKeysProjection.js';
-import { connectionsOfProviderUser } from '../../../queries/connections/connectionsOfProviderUser.js';
-import { openTenantKeys } from '../../../queries/connections/providerKeys.js';
+import { connectionsOfProviderUsers } from '../../../queries/connections/connectionsOfProviderUsers.js';
 import type { AppContext } from '../../app/context.js';
 import { queueNotificationRun } from '../../connectors/sync/syncTriggers.js';
 import {
@@ -17,7 +15,8 @@ import {
   withingsNotification,
   type NotificationItem,
 } from '../../connectors/webhooks/providerNotifications.js';
-import { hmacMatches, sameText, webhookToken } from '../../connectors/webhooks/webhookSignatures.js';
+import type { WebhookApplication } from '../../connectors/webhooks/webhookApplications.js';
+import { hmacMatches, SIGNATURE_TOLERANCE_MS, sameText, signatureTime } from '../../connectors/webhooks/webhookSignatures.js';
 import { HttpProblem, problems } from '../problems.js';
 import { withProblems } from '../schemas.js';
 import type { RouteOptions } from './routeOptions.js';
@@ -35,27 +34,15 @@ const Received = z
   .describe('Notification received');
 type Counts = z.infer<typeof Received>;
 
-/** One provider application the service knows: the instance's keys, or a tenant's own. */
-type Application = { application: string; clientSecret: string; verificationCode: string | undefined };
-
-/** Every application of the provider: a delivery is verified against each (the signature tells which one sent it). */
-async function applicationsOf(ctx: AppContext, provider: string): Promise<Application[]> {
-  const out: Application[] = [];
-  const instance = ctx.config.providers[provider];
-  if (instance?.clientId && instance.clientSecret) out.push({ application: 'instance', clientSecret: instance.clientSecret, verificationCode: instance.subscriberVerificationCode });
-  for (const doc of await ctx.readStore.find<ProviderKeysDoc>(PROVIDER_KEYS, { filter: { provider } })) {
-    const opened = await openTenantKeys(ctx.readStore, ctx.valueSealer, doc.tenant_id, provider);
-    const secret = opened?.values?.CLIENT_SECRET;
-    if (secret) out.push({ application: doc.application, clientSecret: secret, verificationCode: opened.values!.SUBSCRIBER_VERIFICATION_CODE });
-  }
-  return out;
-}
-
-/** The applications whose secret `verifies` the delivery; none: 401, nothing queued. */
-async function verifiedApplications(ctx: AppContext, provider: string, verifies: (a: Application) => boolean): Promise<Set<string>> {
+/**
+ * The applications whose secret `verifies` the delivery; none: 401, nothing queued. The
+ * applications come opened from the cache (WebhookApplications): a delivery, signed or not,
+ * reads and unseals no keys.
+ */
+async function verifiedApplications(ctx: AppContext, provider: string, verifies: (a: WebhookApplication) => boolean): Promise<Set<string>> {
   const verified = new Set<string>();
   // Every application is tried (no early exit), so the answer's timing tells nothing of which matched.
-  for (const a of await applicationsOf(ctx, provider)) if (verifies(a)) verified.add(a.application);
+  for (const a of await ctx.webhookApplications.of(provider)) if (verifies(a)) verified.add(a.application);
   if (verified.size === 0) throw problems.unauthorized('the delivery is not signed by an application this service knows');
   return verified;
 }
@@ -65,7 +52,11 @@ const header = (headers: Record<string, string | string[] | undefined>, name: st
   return typeof v === 'string' && v.length > 0 && v.length <= 1024 ? v : null;
 };
 
-/** Oura and WHOOP: an HMAC-SHA256 keyed by the client secret over the timestamp header followed by the body. */
+/**
+ * Oura and WHOOP: an HMAC-SHA256 keyed by the client secret over the timestamp header followed by
+ * the body. A timestamp more than SIGNATURE_TOLERANCE_MS from the clock is refused before any
+ * signature is computed: a recorded delivery cannot be replayed later.
+ */
 async function timestampSigned(
   ctx: AppContext,
   provider: string,
@@ -75,8 +66,13 @@ async function timestampSigned(
 ): Promise<Set<string>> {
   const signature = header(headers, names.signature);
   const timestamp = header(headers, names.timestamp);
-  const message = Buffer.concat([Buffer.from(timestamp ?? ''), body]);
-  return verifiedApplications(ctx, provider, (a) => !!signature && !!timestamp && hmacMatches({ algorithm: 'sha256', key: a.clientSecret, message, given: signature, encoding: names.encoding }));
+  const signedAt = timestamp === null ? null : signatureTime(timestamp);
+  if (signedAt === null) throw problems.unauthorized(`${names.timestamp} is missing or not a Unix time`);
+  if (Math.abs(ctx.sync.now().getTime() - signedAt) > SIGNATURE_TOLERANCE_MS) {
+    throw problems.unauthorized(`${names.timestamp} is more than ${SIGNATURE_TOLERANCE_MS / 60_000} minutes from this server's clock: a replayed or delayed delivery`);
+  }
+  const message = Buffer.concat([Buffer.from(timestamp!), body]);
+  return verifiedApplications(ctx, provider, (a) => !!signature && hmacMatches({ algorithm: 'sha256', key: a.clientSecret, message, given: signature, encoding: names.encoding }));
 }
 
 function parsed(parse: () => NotificationItem[]): NotificationItem[] {
@@ -98,8 +94,10 @@ async function apply(ctx: AppContext, provider: string, verified: Set<string>, i
   const counts: Counts = { queued: 0, repeated: 0, ignored: 0, disconnected: 0 };
   const now = ctx.sync.now();
   let last = 0;
+  // Every provider user the delivery names, looked up at once (a Fitbit list may name thousands).
+  const named = await connectionsOfProviderUsers(ctx.readStore, provider, items.filter((i) => i.kind !== 'ignored').map((i) => i.providerUserId));
   for (const item of items) {
-    const connections = item.kind === 'ignored' ? [] : (await connectionsOfProviderUser(ctx.readStore, provider, item.providerUserId)).filter((c) => c.status === 'active' && verified.has(c.application));
+    const connections = item.kind === 'ignored' ? [] : (named.get(item.providerUserId) ?? []).filter((c) => c.status === 'active' && verified.has(c.application));
     if (connections.length === 0) counts.ignored++;
     for (const c of connections) {
       try {
@@ -131,7 +129,7 @@ async function apply(ctx: AppContext, provider: string, verified: Set<string>, i
 
 /** The applications whose webhook token is the address's (Strava and Withings sign nothing: the address is the credential). */
 async function tokenApplications(ctx: AppContext, provider: string, token: string): Promise<Set<string>> {
-  return verifiedApplications(ctx, provider, (a) => sameText(token, webhookToken(provider, a.clientSecret)));
+  return verifiedApplications(ctx, provider, (a) => sameText(token, a.token));
 }
 
 const raw = (body: unknown): Buffer => {
@@ -196,7 +194,7 @@ export const providerWebhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async
     async (request, reply) => {
       const verify = request.query.verify;
       let known = false;
-      for (const a of await applicationsOf(ctx, 'fitbit')) if (a.verificationCode && sameText(verify, a.verificationCode)) known = true;
+      for (const a of await ctx.webhookApplications.of('fitbit')) if (a.verificationCode && sameText(verify, a.verificationCode)) known = true;
       if (!known) throw problems.notFound('not this subscriber’s verification code');
       return noBody(reply, 204);
     },
@@ -225,7 +223,7 @@ export const providerWebhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async
       },
     },
     async (request) => {
-      await verifiedApplications(ctx, 'oura', (a) => sameText(request.query.verification_token, webhookToken('oura', a.clientSecret)));
+      await verifiedApplications(ctx, 'oura', (a) => sameText(request.query.verification_token, a.token));
       return { challenge: request.query.challenge };
     },
   );

@@ -117,8 +117,9 @@ export const providerKeysRoutes: FastifyPluginAsyncZod<RouteOptions> = async (ap
       known(provider);
       const tenantId = request.tenantId!;
       const result = await replaceProviderKeys(ctx.eventStore, ctx.valueSealer, { tenantId, provider, keys: request.body.keys, at: new Date().toISOString(), by: request.principal!.actorId });
-      // Effective at once in this process: the next connect reads the new keys.
+      // Effective at once in this process: the next connect reads the new keys, the next webhook opens them.
       await ctx.settle(result.position, ['provider_keys']);
+      ctx.webhookApplications.invalidate();
       const reauthRequired = await sendBackToConsent(ctx, tenantId, provider);
       reply.header('location', adminLocation(tenantId, `/providers/${provider}/keys`));
       return { ...(await resource(tenantId, provider)), reauth_required: reauthRequired };
@@ -137,6 +138,7 @@ export const providerKeysRoutes: FastifyPluginAsyncZod<RouteOptions> = async (ap
       const tenantId = request.tenantId!;
       const result = await removeProviderKeys(ctx.eventStore, { tenantId, provider, at: new Date().toISOString(), by: request.principal!.actorId });
       if (result.position) await ctx.settle(result.position, ['provider_keys']);
+      ctx.webhookApplications.invalidate();
       const reauthRequired = await sendBackToConsent(ctx, tenantId, provider);
       reply.header('location', adminLocation(tenantId, `/providers/${provider}/keys`));
       return { ...(await resource(tenantId, provider)), reauth_required: reauthRequired };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NormalizedRecord, ParseItem, QuantityRecord, SleepSessionRecord, WorkoutRecord, DailySummaryRecord } from '../../../commands/ingestion/records.js';
 import { garminParser } from '../../../src/connectors/garmin/parser.js';
-import { splitNotification } from '../../../src/connectors/garmin/receive.js';
+import { MAX_NOTIFICATION_ITEMS, NotificationSplitter, NotificationTooLarge, splitNotification } from '../../../src/connectors/garmin/receive.js';
 import { SUMMARY_TYPES, type SummaryType } from '../../../src/connectors/garmin/vocabulary.js';
 import { garminNotification } from '../../../src/sandbox/data/garmin.js';
 
@@ -160,12 +160,37 @@ describe('Garmin receive', () => {
     expect(accountChanges).toEqual([]);
   });
 
+  it('splits the same whatever pieces the body arrives in: byte by byte, a character cut in two, as one write (issue 20: parsed while it arrives)', () => {
+    const other = 'a0000000-0000-4000-a000-000000000001';
+    const body = Buffer.from(
+      JSON.stringify({ note: { ignored: [1, 2] }, dailies: [{ userId: USER, calendarDate: '2026-03-27', label: 'Läufer ✓ 🏃' }, { userId: other, calendarDate: '2026-03-27' }], deregistrations: [{ userId: other }] }),
+    );
+    const whole = splitNotification(body);
+    const splitter = new NotificationSplitter();
+    for (let i = 0; i < body.length; i++) splitter.write(body.subarray(i, i + 1));
+    const pieces = splitter.end();
+    expect(pieces.payloads.map((p) => [p.providerUserId, p.body.toString(), p.ref])).toEqual(whole.payloads.map((p) => [p.providerUserId, p.body.toString(), p.ref]));
+    expect(pieces.accountChanges).toEqual(whole.accountChanges);
+    expect(JSON.parse(whole.payloads[0]!.body.toString()).dailies[0].label).toBe('Läufer ✓ 🏃');
+  });
+
+  it('refuses a notification of more than MAX_NOTIFICATION_ITEMS items as soon as the one too many is read (issue 20)', () => {
+    const splitter = new NotificationSplitter();
+    splitter.write(Buffer.from('{"epochs":['));
+    const item = Buffer.from(`{"userId":"${USER}"},`);
+    for (let i = 0; i < MAX_NOTIFICATION_ITEMS; i++) splitter.write(item);
+    expect(() => splitter.write(item)).toThrow(NotificationTooLarge);
+  });
+
   it('reads deregistrations and permission changes, counts ping items, refuses bodies Garmin does not send', () => {
     const n = splitNotification(Buffer.from(JSON.stringify({ deregistrations: [{ userId: USER }], dailies: [{ userId: USER, callbackURL: 'https://apis.garmin.com/wellness-api/rest/dailies?token=x' }] })));
     expect(n.accountChanges).toEqual([{ kind: 'deregistrations', providerUserId: USER, permissions: null }]);
     expect(n.pings).toBe(1);
     expect(n.payloads).toEqual([]);
     for (const bad of ['nope', '[]', '{"steps": []}', '{"dailies": {}}', '{"dailies": [{"summaryId": "x"}]}', '{"dailies": [3]}']) {
+      expect(() => splitNotification(Buffer.from(bad)), bad).toThrow(expect.objectContaining({ code: 'invalid' }));
+    }
+    for (const bad of ['', '3', '[[1]]', '{"dailies": {"a": 1}}', '{"dailies": []} x', '{"dailies": [{"userId": "a"}]']) {
       expect(() => splitNotification(Buffer.from(bad)), bad).toThrow(expect.objectContaining({ code: 'invalid' }));
     }
   });
