@@ -35,7 +35,8 @@ import { sourcePrioritiesRoutes } from './routes/sourcePriorities.js';
 import { freshnessRoutes } from './routes/freshness.js';
 import { ADMIN_PREFIX } from './routes/routeOptions.js';
 import { providerKeysRoutes, providersRoutes } from './routes/providers.js';
-import { connectionsRoutes, oauthCallbackRoutes } from './routes/connections.js';
+import { connectionsRoutes } from './routes/connections.js';
+import { oauthFlowRoutes } from './routes/oauthFlow.js';
 import { syncRunsRoutes } from './routes/syncRuns.js';
 import { connectSessionsRoutes } from './routes/connectSessions.js';
 import { inboundRoutes } from './routes/inbound.js';
@@ -114,7 +115,7 @@ export async function buildServer(ctx: AppContext) {
   await app.register(connectionsRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   await app.register(syncRunsRoutes, { ...opts, prefix: '/v1' });
   await app.register(syncRunsRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
-  await app.register(oauthCallbackRoutes, opts);
+  await app.register(oauthFlowRoutes, opts);
   await app.register(connectSessionsRoutes, opts);
   await app.register(inboundRoutes, opts);
   await app.register(providerWebhooksRoutes, opts);
