@@ -28,6 +28,7 @@ const EnvSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool,
   WEBHOOK_RETRY_SCHEDULE: z.string().optional(),
   UPLOADS_IN_FLIGHT: z.coerce.number().int().min(1).default(8),
+  ARCHIVES_IN_FLIGHT: z.coerce.number().int().min(1).max(256).default(4),
   ETL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   DELETION_JOB_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
   SYNC_INTERVAL_MINUTES: z.coerce.number().int().min(1).max(10_080).default(60),
@@ -63,6 +64,8 @@ export type Config = {
   webhookAllowPrivateTargets: boolean;
   webhookRetryScheduleSeconds?: number[];
   uploadsInFlight: number;
+  /** `GET /v1/me/archive` streams at once per process (one per user among them). */
+  archivesInFlight: number;
   etlConcurrency: number;
   /** Record projections run on a thread of their own (default), or on the main thread. */
   projectorThread: boolean;
@@ -186,6 +189,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     webhookRetryScheduleSeconds: schedule,
     uploadsInFlight: e.UPLOADS_IN_FLIGHT,
+    archivesInFlight: e.ARCHIVES_IN_FLIGHT,
     etlConcurrency: e.ETL_CONCURRENCY,
     projectorThread: e.PROJECTOR_THREAD,
     deletionJobTimeoutMs: e.DELETION_JOB_TIMEOUT_SECONDS * 1000,
