@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { PROVIDER_KINDS } from './connectors/providerKinds.js';
 
@@ -22,11 +23,13 @@ const EnvSchema = z.object({
   SEALING_KEY: z.string().optional(),
   SEALING_KEY_PREVIOUS: z.string().optional(),
   PUBLIC_BASE_URL: z.string().url().optional(),
+  TRUST_PROXY: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool,
   WEBHOOK_RETRY_SCHEDULE: z.string().optional(),
   WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   UPLOADS_IN_FLIGHT: z.coerce.number().int().min(1).default(8),
+  ARCHIVES_IN_FLIGHT: z.coerce.number().int().min(1).max(256).default(4),
   ETL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   DELETION_JOB_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
   SYNC_INTERVAL_MINUTES: z.coerce.number().int().min(1).max(10_080).default(60),
@@ -54,12 +57,18 @@ export type Config = {
   /** Sealing keys being rotated out: they still open data keys sealed before the rotation (docs/erasure.md). */
   previousSealingKeys: Buffer[];
   publicBaseUrl: string;
+  /** PUBLIC_BASE_URL was set: links and origin checks use it, not the address a request names. */
+  publicBaseUrlConfigured: boolean;
+  /** Which peers' X-Forwarded-For/-Proto/-Host are believed (fastify `trustProxy`): none, all, a hop count, or addresses and ranges. */
+  trustProxy: boolean | number | string;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   webhookAllowPrivateTargets: boolean;
   webhookRetryScheduleSeconds?: number[];
   /** Webhook deliveries are purged this many days after they were made (docs/webhooks.md). */
   webhookDeliveryRetentionDays: number;
   uploadsInFlight: number;
+  /** `GET /v1/me/archive` streams at once per process (one per user among them). */
+  archivesInFlight: number;
   etlConcurrency: number;
   /** Record projections run on a thread of their own (default), or on the main thread. */
   projectorThread: boolean;
@@ -103,6 +112,31 @@ function providerSettings(env: NodeJS.ProcessEnv): Record<string, ProviderSettin
     out[slug] = { clientId: env[`${prefix}_CLIENT_ID`] || undefined, clientSecret: env[`${prefix}_CLIENT_SECRET`] || undefined, baseUrl, ...(inboundSecret ? { inboundSecret } : {}), ...(subscriberVerificationCode ? { subscriberVerificationCode } : {}) };
   }
   return out;
+}
+
+const PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * TRUST_PROXY: unset or `false` trusts no proxy; `true` every peer (only when nothing but the
+ * proxy can reach the service); a number the hops in front; else a comma list of addresses,
+ * CIDR ranges or `loopback`, `linklocal`, `uniquelocal` (what fastify's trustProxy accepts).
+ */
+function trustProxySetting(value: string | undefined): boolean | number | string {
+  const v = (value ?? '').trim();
+  if (v === '' || v === 'false' || v === '0') return false;
+  if (v === 'true') return true;
+  if (/^[1-9][0-9]?$/.test(v)) return Number(v);
+  const entries = v.split(',').map((x) => x.trim());
+  const address = (x: string) => ipaddr.IPv4.isValidFourPartDecimal(x) || ipaddr.IPv6.isValid(x);
+  const valid = (x: string) => {
+    if (PROXY_RANGES.has(x)) return true;
+    const [ip = '', bits, ...rest] = x.split('/');
+    if (rest.length || !address(ip)) return false;
+    return bits === undefined || (/^[0-9]{1,3}$/.test(bits) && Number(bits) <= (ipaddr.IPv6.isValid(ip) ? 128 : 32));
+  };
+  const bad = entries.find((x) => !valid(x));
+  if (bad !== undefined) throw new ConfigError(`TRUST_PROXY must be true, false, a hop count or a comma list of addresses, CIDR ranges, loopback, linklocal or uniquelocal (not "${bad}")`);
+  return entries.join(',');
 }
 
 export class ConfigError extends Error {
@@ -152,11 +186,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sealingKey,
     previousSealingKeys,
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`).replace(/\/$/, ''),
+    publicBaseUrlConfigured: e.PUBLIC_BASE_URL !== undefined,
+    trustProxy: trustProxySetting(e.TRUST_PROXY),
     logLevel: e.LOG_LEVEL,
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     webhookRetryScheduleSeconds: schedule,
     webhookDeliveryRetentionDays: e.WEBHOOK_DELIVERY_RETENTION_DAYS,
     uploadsInFlight: e.UPLOADS_IN_FLIGHT,
+    archivesInFlight: e.ARCHIVES_IN_FLIGHT,
     etlConcurrency: e.ETL_CONCURRENCY,
     projectorThread: e.PROJECTOR_THREAD,
     deletionJobTimeoutMs: e.DELETION_JOB_TIMEOUT_SECONDS * 1000,

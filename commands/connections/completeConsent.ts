@@ -28,9 +28,15 @@ export type ConsentCallback = {
   callbackUrl: string;
   application: string;
   at: string;
+  /** The hash of the consent cookie the browser brought for this state (bindConsent), null without one. */
+  browserHash: string | null;
 };
 
-export type ConsentOutcome = { status: 'connected' | 'error'; redirectUri: string | null; error: string | null; position: number };
+/**
+ * `otherBrowser`: the callback came from a browser that did not start the flow; nothing was
+ * appended, so the state stays usable by the browser that did.
+ */
+export type ConsentOutcome = { status: 'connected' | 'error'; redirectUri: string | null; error: string | null; position: number; otherBrowser?: true };
 
 /** The consent categories (contracts §7) a set of granted scopes covers, in a stable order. */
 export function categoriesOf(provider: ProviderDescriptor, scopes: readonly string[]): ConsentCategory[] {
@@ -46,7 +52,8 @@ export const splitScopes = (scope: string) => scope.split(/[\s,]+/).filter((s) =
  * "Limits"). The code is exchanged before anything is appended, and the grant is appended at the
  * revision the state was read at, so two callbacks with the same state make one connection: the
  * second finds its append refused and answers an error. Reconnecting after needs_reauth makes the
- * connection usable again (spec "Connection").
+ * connection usable again (spec "Connection"). Only the browser the state is bound to completes it
+ * (RFC 6749 §10.12): any other callback is refused before anything is decided or appended.
  */
 export async function completeConsent(eventStore: EventStore, sealer: ValueSealer, client: OAuthClient, cb: ConsentCallback): Promise<ConsentOutcome> {
   const stream = connectionStream(cb.userId, cb.provider.slug);
@@ -54,6 +61,9 @@ export async function completeConsent(eventStore: EventStore, sealer: ValueSeale
   const pending = state.pending[cb.stateHash];
   const base = { tenant_id: cb.tenantId, user_id: cb.userId, provider: cb.provider.slug };
   if (!pending || state.tenantId !== cb.tenantId) return { status: 'error', redirectUri: null, error: 'unknown or already used consent state', position: 0 };
+  if (pending.browserHash === null || pending.browserHash !== cb.browserHash) {
+    return { status: 'error', redirectUri: null, error: 'this connection was started in another browser', position: 0, otherBrowser: true };
+  }
 
   const fail = async (error: string): Promise<ConsentOutcome> => {
     const appended = await append(eventStore, stream, revision, [{ type: 'connection.consent_failed', data: { ...base, state_hash: cb.stateHash, error, at: cb.at } }]);

@@ -13,8 +13,22 @@ type Base = { tenant_id: string; user_id: string; provider: string };
 
 export type ConsentRequested = Event<
   'connection.consent_requested',
-  Base & { state_hash: string; redirect_uri: string | null; verifier_sealed: string | null; expires_at: string; at: string; by: string }
+  Base & {
+    state_hash: string;
+    redirect_uri: string | null;
+    verifier_sealed: string | null;
+    expires_at: string;
+    at: string;
+    by: string;
+    /** The browser the state is bound to from the start (the hosted page's button); absent: bound when authorize_url is first opened. */
+    browser_hash?: string | null;
+  }
 >;
+/**
+ * The browser that first opened authorize_url (RFC 6749 §10.12): only a callback carrying that
+ * browser's cookie may complete the state. The hash of the cookie's random value, never the value.
+ */
+export type ConsentBound = Event<'connection.consent_bound', Base & { state_hash: string; browser_hash: string; at: string }>;
 export type ConnectionEstablished = Event<
   'connection.established',
   Base & {
@@ -46,6 +60,7 @@ export type ConnectionErased = Event<'connection.erased', Base & { job_id: strin
 
 export type ConnectionEvent =
   | ConsentRequested
+  | ConsentBound
   | ConnectionEstablished
   | ConsentFailed
   | ConsentChanged
@@ -62,7 +77,7 @@ export const connectionOwner = (userId: string, provider: string) => `${userId}:
 export const CONSENT_STATE_TTL_MS = 10 * 60 * 1000;
 
 export type ConnectionStatus = 'none' | 'active' | 'needs_reauth' | 'disconnected';
-export type PendingConsent = { redirectUri: string | null; verifierSealed: string | null; expiresAt: string; by: string };
+export type PendingConsent = { redirectUri: string | null; verifierSealed: string | null; expiresAt: string; by: string; browserHash: string | null };
 
 export type ConnectionState = {
   status: ConnectionStatus;
@@ -82,8 +97,21 @@ export const connectionState: StreamState<ConnectionState, ConnectionEvent> = {
         return {
           ...state,
           tenantId: d.tenant_id,
-          pending: { ...state.pending, [event.data.state_hash]: { redirectUri: event.data.redirect_uri, verifierSealed: event.data.verifier_sealed, expiresAt: event.data.expires_at, by: event.data.by } },
+          pending: {
+            ...state.pending,
+            [event.data.state_hash]: {
+              redirectUri: event.data.redirect_uri,
+              verifierSealed: event.data.verifier_sealed,
+              expiresAt: event.data.expires_at,
+              by: event.data.by,
+              browserHash: event.data.browser_hash ?? null,
+            },
+          },
         };
+      case 'connection.consent_bound': {
+        const pending = state.pending[event.data.state_hash];
+        return pending ? { ...state, pending: { ...state.pending, [event.data.state_hash]: { ...pending, browserHash: event.data.browser_hash } } } : state;
+      }
       case 'connection.established':
         return { ...state, status: 'active', tenantId: d.tenant_id, categories: event.data.categories, application: event.data.application, tokensSealed: event.data.tokens_sealed, pending: without(state.pending, event.data.state_hash) };
       case 'connection.consent_failed':

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { EventStore } from '../../src/eventstore/eventStore.js';
 import { authorizeUrl, type OAuthClient } from '../../src/connectors/oauthClient.js';
+import type { ProviderDescriptor } from '../../src/connectors/providerDescriptor.js';
 import { connectedProvider } from '../../src/connectors/providers.js';
 import { sealValue, type ValueSealer } from '../../src/crypto/sealedValue.js';
 import { sha256Hex } from '../../src/shared/secrets.js';
@@ -21,18 +22,33 @@ export const RequestConsentInput = z.object({
   callbackUrl: z.string().url(),
   at: z.string().datetime(),
   by: z.string().min(1),
+  /** Binds the state to a browser from the start (the hosted page); absent: the first browser to open authorize_url (bindConsent). */
+  browserHash: z.string().length(64).nullish(),
 });
 export type RequestConsent = z.infer<typeof RequestConsentInput>;
 
 /** The consent state is a random secret the user's browser carries; only its hash is stored. */
 export const stateHash = (state: string) => sha256Hex(`consent-state:${state}`);
 
+/** The provider's authorisation page for a state (contracts §7), with the PKCE challenge of its verifier where the provider has PKCE. */
+export function providerAuthorizeUrl(provider: ProviderDescriptor, client: OAuthClient, r: { callbackUrl: string; state: string; verifier: string | null }): string {
+  const challenge = r.verifier ? createHash('sha256').update(r.verifier).digest('base64url') : null;
+  return authorizeUrl(provider, client, { redirectUri: r.callbackUrl, state: r.state, codeChallenge: challenge });
+}
+
 /**
  * POST /v1/users/{id}/connections/{provider}: starts the authorisation code grant (contracts §7),
  * with PKCE (S256) where the provider supports it. 404 for an unknown or another tenant's user,
- * 409 while an erasure of that provider's data runs (spec "Provider erasure").
+ * 409 while an erasure of that provider's data runs (spec "Provider erasure"). Answers the state
+ * and the provider's page; the route decides whether the browser goes there directly (already
+ * bound) or through the service's start address, which binds it first.
  */
-export async function requestConsent(eventStore: EventStore, sealer: ValueSealer, client: OAuthClient, input: RequestConsent): Promise<{ authorizeUrl: string; position: number }> {
+export async function requestConsent(
+  eventStore: EventStore,
+  sealer: ValueSealer,
+  client: OAuthClient,
+  input: RequestConsent,
+): Promise<{ state: string; providerUrl: string; position: number }> {
   const cmd = RequestConsentInput.parse(input);
   const provider = connectedProvider(cmd.provider);
   if (!provider) throw new DomainError('not_found', `unknown provider ${cmd.provider}`);
@@ -56,9 +72,9 @@ export async function requestConsent(eventStore: EventStore, sealer: ValueSealer
       expires_at: new Date(Date.parse(cmd.at) + CONSENT_STATE_TTL_MS).toISOString(),
       at: cmd.at,
       by: cmd.by,
+      ...(cmd.browserHash ? { browser_hash: cmd.browserHash } : {}),
     },
   };
   const result = await handleCommand(eventStore, connectionStream(cmd.userId, cmd.provider), connectionState, () => event);
-  const challenge = verifier ? createHash('sha256').update(verifier).digest('base64url') : null;
-  return { authorizeUrl: authorizeUrl(provider, client, { redirectUri: cmd.callbackUrl, state, codeChallenge: challenge }), position: result.position };
+  return { state, providerUrl: providerAuthorizeUrl(provider, client, { callbackUrl: cmd.callbackUrl, state, verifier }), position: result.position };
 }

@@ -1,3 +1,4 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { ReadStore, Scalar } from '../readstore/readStore.js';
 import type { Page, PageRequest } from '../../queries/shared/page.js';
 import { listObservations } from '../../queries/archive/listObservations.js';
@@ -30,10 +31,15 @@ export const ARCHIVE_PAGE = 500;
 
 const ALL = { start: null, end: null };
 
-/** Every page of a keyset-paged query, one at a time. */
-async function* pages<T>(fetch: (page: PageRequest) => Promise<Page<T>>, limit = ARCHIVE_PAGE): AsyncGenerator<T[]> {
+/**
+ * Every page of a keyset-paged query, one at a time. Before each page the event loop gets a turn
+ * (a macrotask, not a microtask): the embedded store's queries are synchronous, and without it an
+ * archive read as fast as its client takes it would hold the HTTP thread from query to query.
+ */
+export async function* pages<T>(fetch: (page: PageRequest) => Promise<Page<T>>, limit = ARCHIVE_PAGE): AsyncGenerator<T[]> {
   let after: Scalar[] | null = null;
   do {
+    await yieldToEventLoop();
     const page: Page<T> = await fetch({ after, limit });
     if (page.items.length) yield page.items;
     after = page.next;

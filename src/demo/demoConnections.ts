@@ -3,6 +3,7 @@ import { issueApiKey } from '../../commands/tenants/issueApiKey.js';
 import { revokeApiKey } from '../../commands/tenants/revokeApiKey.js';
 import type { AppContext } from '../app/context.js';
 import { CONNECTED_PROVIDERS, settingPrefix } from '../connectors/providers.js';
+import { consentThroughSandbox, fetchGet } from '../sandbox/consentBrowser.js';
 import { startSandbox, type Sandbox } from '../sandbox/sandboxServer.js';
 import { sandboxSettings } from '../sandbox/sandboxSettings.js';
 import { newSecret, sha256Hex } from '../shared/secrets.js';
@@ -26,8 +27,9 @@ export async function startDemoSandbox(env: NodeJS.ProcessEnv): Promise<Sandbox 
 
 /**
  * Connects a demo user to each of DEMO_CONNECTED_PROVIDERS over HTTP, as a tenant's app would:
- * `POST /v1/users/{id}/connections/{provider}` on the service, the sandbox's consent page (which
- * consents at once and redirects), then the service's own callback. The backfill that the new
+ * `POST /v1/users/{id}/connections/{provider}` on the service, its authorize_url (which binds the
+ * flow to a cookie), the sandbox's consent page (which consents at once and redirects), then the
+ * service's own callback with that cookie. The backfill that the new
  * grant queues runs in the background. The sandbox forgets its grants when the process stops, so
  * every demo start connects again (a reconnect, pulling from where the data ends).
  *
@@ -50,13 +52,8 @@ export async function connectDemoUser(ctx: AppContext, o: { baseUrl: string; ten
       });
       if (started.status !== 200) throw new Error(`connecting ${provider} answered ${started.status}`);
       const { authorize_url } = (await started.json()) as { authorize_url: string };
-      const consent = await fetch(authorize_url, { redirect: 'manual' });
-      const location = consent.headers.get('location');
-      if (consent.status !== 302 || !location) throw new Error(`the sandbox's ${provider} consent answered ${consent.status}`);
-      // The callback is on PUBLIC_BASE_URL, which may name a proxy in front: call this process directly.
-      const back = new URL(location);
-      const callback = await fetch(`${o.baseUrl}${back.pathname}${back.search}`, { redirect: 'manual' });
-      await callback.arrayBuffer();
+      // A browser of its own per provider: the start address binds the state to its cookie.
+      const { callback } = await consentThroughSandbox(authorize_url, fetchGet(o.baseUrl));
       if (callback.status >= 400) throw new Error(`the ${provider} callback answered ${callback.status}`);
       connected.push(provider);
     }

@@ -176,6 +176,14 @@ export class MongoReadStore implements ReadStore {
     await this.run(changes.flatMap((c) => opsFor(c, undefined, this.expiring.get(c.collection)).map((op) => ({ collection: c.collection, op }))));
   }
 
+  async updateIf(collection: string, id: string, expected: Readonly<Record<string, Scalar>>, set: Readonly<Record<string, unknown>>): Promise<boolean> {
+    // One updateOne whose filter holds the expected values: MongoDB matches and writes atomically.
+    const filter: Document = { _id: id };
+    for (const [k, v] of Object.entries(expected)) filter[checkField(k)] = v;
+    const result = await this.coll(collection).updateOne(filter, { $set: withExpiry({ ...set }, this.expiring.get(collection)) });
+    return result.matchedCount === 1;
+  }
+
   async applyBatch(batch: ApplyBatch): Promise<void> {
     assertForward(batch);
     const epoch = await this.claim(batch);

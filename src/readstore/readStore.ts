@@ -175,6 +175,13 @@ export interface ReadStore {
   /** Applies changes outside any projection (used by tests and tools). */
   applyChanges(changes: readonly Change[]): Promise<void>;
   /**
+   * Compare-and-set on one document, as one atomic write: sets `set`'s top-level fields only when
+   * the stored document's fields equal `expected` (null matches a missing field too, as in
+   * MongoDB). Answers whether it wrote; a missing document is never written. Of several callers
+   * expecting the same values, exactly one succeeds (request bookkeeping: idempotency leases).
+   */
+  updateIf(collection: string, id: string, expected: Readonly<Record<string, Scalar>>, set: Readonly<Record<string, unknown>>): Promise<boolean>;
+  /**
    * Applies a projection's batch and advances its checkpoint: atomically (SQLite) or
    * idempotently under replay (MongoDB). Refused with CheckpointMismatchError when the stored
    * checkpoint is not `expectedPosition` or the projection is being rebuilt by someone else.

@@ -204,6 +204,24 @@ export class SqliteReadStore implements ReadStore {
     );
   }
 
+  async updateIf(collection: string, id: string, expected: Readonly<Record<string, Scalar>>, set: Readonly<Record<string, unknown>>): Promise<boolean> {
+    // Read, compare and write in one IMMEDIATE transaction: no other connection writes in between.
+    return withWriteLock(() =>
+      this.db
+        .transaction((): boolean => {
+          const t = this.table(collection);
+          if (!t) throw new Error(`collection ${collection} is not declared`);
+          const row = this.rawStmt(`SELECT ${t.selectList} FROM ${t.table} WHERE _id = ?`).get(id) as unknown[] | undefined;
+          if (!row) return false;
+          const doc = t.decode(row);
+          if (Object.entries(expected).some(([k, v]) => (doc[k] ?? null) !== v)) return false;
+          this.putRow(t, t.encode(applyUpdate(doc, { op: 'update', collection, id, set: { ...set } })!));
+          return true;
+        })
+        .immediate(),
+    );
+  }
+
   async applyBatch(batch: ApplyBatch): Promise<void> {
     assertForward(batch);
     await withWriteLock(() =>

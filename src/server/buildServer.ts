@@ -36,7 +36,8 @@ import { sourcePrioritiesRoutes } from './routes/sourcePriorities.js';
 import { freshnessRoutes } from './routes/freshness.js';
 import { ADMIN_PREFIX } from './routes/routeOptions.js';
 import { providerKeysRoutes, providersRoutes } from './routes/providers.js';
-import { connectionsRoutes, oauthCallbackRoutes } from './routes/connections.js';
+import { connectionsRoutes } from './routes/connections.js';
+import { oauthFlowRoutes } from './routes/oauthFlow.js';
 import { syncRunsRoutes } from './routes/syncRuns.js';
 import { connectSessionsRoutes } from './routes/connectSessions.js';
 import { inboundRoutes } from './routes/inbound.js';
@@ -50,6 +51,9 @@ import { webhooksRoutes } from './routes/webhooks.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { fhirRoutes } from './routes/fhir.js';
 
+/** A hop count trusts that many proxies in front (fastify does so at run time; its types want the function). */
+const trustProxyOption = (setting: AppContext['config']['trustProxy']) => (typeof setting === 'number' ? (_address: string, hop: number) => hop < setting : setting);
+
 /** The HTTP face of the service: one plugin per capability, all state in `ctx`. */
 export async function buildServer(ctx: AppContext) {
   const app = Fastify({
@@ -57,6 +61,8 @@ export async function buildServer(ctx: AppContext) {
     genReqId: requestIdOf,
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
+    // X-Forwarded-For/-Proto/-Host are believed only from the configured proxy (TRUST_PROXY).
+    trustProxy: trustProxyOption(ctx.config.trustProxy),
     // Errors Node's parser raises before fastify sees a request (oversized headers, a malformed request line).
     clientErrorHandler: problemClientErrorHandler(ctx.log as unknown as FastifyBaseLogger),
     // Errors fastify raises before routing (an undecodable URL) are problems like any other.
@@ -117,7 +123,7 @@ export async function buildServer(ctx: AppContext) {
   await app.register(connectionsRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
   await app.register(syncRunsRoutes, { ...opts, prefix: '/v1' });
   await app.register(syncRunsRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
-  await app.register(oauthCallbackRoutes, opts);
+  await app.register(oauthFlowRoutes, opts);
   await app.register(connectSessionsRoutes, opts);
   await app.register(inboundRoutes, opts);
   await app.register(providerWebhooksRoutes, opts);

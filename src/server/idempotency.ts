@@ -52,8 +52,10 @@ export type Reservation = { seed: string };
  * the same request gets the stored answer with `Idempotent-Replayed: true` for 24 hours, and a
  * different request with that key is a 422. A refused request (4xx: nothing was created) frees
  * the key for a corrected retry; a failed one (5xx, a crash) keeps the reservation with its lease
- * released, so the retry runs under the same reservation and creates nothing twice. This is
- * request bookkeeping, not domain state, so it lives beside the read models rather than in the log.
+ * released, so the retry runs under the same reservation and creates nothing twice. Taking over
+ * an expired lease or an expired key is one compare-and-set on what the request saw (issue 20),
+ * so two requests never both take over. This is request bookkeeping, not domain state, so it
+ * lives beside the read models rather than in the log.
  */
 export async function idempotent(
   readStore: ReadStore,
@@ -75,8 +77,11 @@ export async function idempotent(
 
   let record = await reserve(readStore, { id, tenantId, owner, fingerprint, now });
   if (record.owner !== owner && Date.parse(record.expires_at) <= now) {
-    await readStore.applyChanges([{ op: 'delete', collection: IDEMPOTENCY_COLLECTION, id }]);
-    record = await reserve(readStore, { id, tenantId, owner, fingerprint, now });
+    // The key's window is over (or a refusal freed it): a new reservation replaces the old record,
+    // unless another request replaced it first (then this one goes on against theirs).
+    const fresh = reservationFields({ tenantId, owner, fingerprint, now });
+    if (await readStore.updateIf(IDEMPOTENCY_COLLECTION, id, { owner: record.owner, expires_at: record.expires_at }, fresh)) record = { _id: id, ...fresh };
+    else record = (await readStore.get<Stored>(IDEMPOTENCY_COLLECTION, id)) ?? (await reserve(readStore, { id, tenantId, owner, fingerprint, now }));
   }
   if (record.owner !== owner) {
     if (record.fingerprint !== fingerprint) throw problems.unprocessable('Idempotency-Key was already used with a different request');
@@ -87,36 +92,34 @@ export async function idempotent(
         .send(record.response.body);
     }
     if (Date.parse(record.lease_until) > now) throw problems.conflict('a request with this Idempotency-Key is still running');
-    // The request that held it failed or died: this one carries on under the same reservation.
-    await readStore.applyChanges([{ op: 'update', collection: IDEMPOTENCY_COLLECTION, id, set: { owner, lease_until: new Date(now + LEASE_MS).toISOString() } }]);
-    record = (await readStore.get<Stored>(IDEMPOTENCY_COLLECTION, id))!;
-    if (record?.owner !== owner) throw problems.conflict('a request with this Idempotency-Key is still running');
+    // The request that held it failed or died: this one carries on under the same reservation. One
+    // conditional write on the holder and lease it saw, so of two take-overs exactly one wins.
+    const lease = { owner, lease_until: new Date(now + LEASE_MS).toISOString() };
+    const taken = await readStore.updateIf(IDEMPOTENCY_COLLECTION, id, { owner: record.owner, status: 'running', lease_until: record.lease_until }, lease);
+    if (!taken) throw problems.conflict('a request with this Idempotency-Key is still running');
+    record = { ...record, ...lease };
   }
 
-  const release = () => readStore.applyChanges([{ op: 'update', collection: IDEMPOTENCY_COLLECTION, id, set: { lease_until: new Date(0).toISOString() } }]);
+  // Every later write is fenced by the holder: a request whose lease was taken over writes nothing.
+  const mine = { owner };
+  const release = () => readStore.updateIf(IDEMPOTENCY_COLLECTION, id, mine, { lease_until: new Date(0).toISOString() });
   let result: IdempotentResult;
   try {
     result = await run({ seed: `${id}\u0000${record.created_at}` });
   } catch (err) {
-    // Refused: nothing was created, and a corrected request may use the key. Failed: keep the
-    // reservation (what the request may have created is named by it), free for the retry at once.
-    if (isRefusal(err)) await readStore.applyChanges([{ op: 'delete', collection: IDEMPOTENCY_COLLECTION, id }]);
+    // Refused: nothing was created, and a corrected request may use the key (its record reads as
+    // expired, so the next request replaces it). Failed: keep the reservation (what the request
+    // may have created is named by it), free for the retry at once.
+    if (isRefusal(err)) await readStore.updateIf(IDEMPOTENCY_COLLECTION, id, mine, { lease_until: new Date(0).toISOString(), expires_at: new Date(0).toISOString() });
     else await release();
     throw err;
   }
   if (result.status < 500) {
-    await readStore.applyChanges([
-      {
-        op: 'update',
-        collection: IDEMPOTENCY_COLLECTION,
-        id,
-        set: {
-          status: 'done',
-          response: { status: result.status, body: result.body, headers: result.headers ?? {} },
-          resource_user_id: result.resourceUserId ?? null,
-        },
-      },
-    ]);
+    await readStore.updateIf(IDEMPOTENCY_COLLECTION, id, mine, {
+      status: 'done',
+      response: { status: result.status, body: result.body, headers: result.headers ?? {} },
+      resource_user_id: result.resourceUserId ?? null,
+    });
   } else {
     await release();
   }
@@ -128,26 +131,24 @@ function isRefusal(err: unknown): boolean {
   return err instanceof HttpProblem && err.status >= 400 && err.status < 500;
 }
 
+/** A new reservation's fields: held by `owner` for LEASE_MS, its answer kept for the 24-hour window. */
+function reservationFields(r: { tenantId: string; owner: string; fingerprint: string; now: number }): Omit<Stored, '_id'> {
+  return {
+    tenant_id: r.tenantId,
+    owner: r.owner,
+    fingerprint: r.fingerprint,
+    status: 'running',
+    response: null,
+    resource_user_id: null,
+    created_at: new Date(r.now).toISOString(),
+    lease_until: new Date(r.now + LEASE_MS).toISOString(),
+    expires_at: new Date(r.now + WINDOW_MS).toISOString(),
+  };
+}
+
+/** Inserts the reservation unless the key has a record (an atomic insert-if-absent); answers the record as stored. */
 async function reserve(readStore: ReadStore, r: { id: string; tenantId: string; owner: string; fingerprint: string; now: number }): Promise<Stored> {
-  await readStore.applyChanges([
-    {
-      op: 'update',
-      collection: IDEMPOTENCY_COLLECTION,
-      id: r.id,
-      upsert: true,
-      setOnInsert: {
-        tenant_id: r.tenantId,
-        owner: r.owner,
-        fingerprint: r.fingerprint,
-        status: 'running',
-        response: null,
-        resource_user_id: null,
-        created_at: new Date(r.now).toISOString(),
-        lease_until: new Date(r.now + LEASE_MS).toISOString(),
-        expires_at: new Date(r.now + WINDOW_MS).toISOString(),
-      },
-    },
-  ]);
+  await readStore.applyChanges([{ op: 'update', collection: IDEMPOTENCY_COLLECTION, id: r.id, upsert: true, setOnInsert: reservationFields(r) }]);
   return (await readStore.get<Stored>(IDEMPOTENCY_COLLECTION, r.id))!;
 }
 

@@ -6,7 +6,7 @@ import { startTestApp, type TestApp } from '../support/server.js';
 /**
  * Standards: "secrets are stored hashed or sealed, never logged". Some secrets travel in URLs
  * (Garmin's inbound secret, Strava's and Withings' webhook tokens, connect-session links, an OAuth
- * callback's code and state), so request logs carry the matched route, never the URL.
+ * start address's state, a callback's code and state), so request logs carry the matched route, never the URL.
  */
 const lines: string[] = [];
 let t: TestApp;
@@ -25,12 +25,13 @@ afterAll(async () => {
 
 describe('request logs (Standards: secrets never logged)', () => {
   it('name the method and the matched route, never the path or query a request came with', async () => {
-    const secrets = ['GARMINSECRET0123456789', 'STRAVATOKEN0123456789', 'CONNECTLINK0123456789', 'OAUTHCODE0123456789', 'OAUTHSTATE0123456789', 'UNROUTED0123456789'];
+    const secrets = ['GARMINSECRET0123456789', 'STRAVATOKEN0123456789', 'CONNECTLINK0123456789', 'OAUTHCODE0123456789', 'OAUTHSTATE0123456789', 'UNROUTED0123456789', 'STARTSTATE0123456789'];
     await t.call('POST', `/inbound/garmin/${secrets[0]}`, { body: {} });
     await t.call('GET', `/webhooks/strava/${secrets[1]}`, { query: { 'hub.challenge': 'x' } });
     await t.call('GET', `/connect/${secrets[2]}`);
     await t.call('GET', '/oauth/oura/callback', { query: { code: secrets[3]!, state: secrets[4]! } });
     await t.call('GET', `/nowhere/${secrets[5]}`);
+    await t.call('GET', '/oauth/oura/authorize', { query: { state: secrets[6]! } });
     const log = lines.join('');
     expect(log).toContain('"route":"/inbound/:provider/:secret"');
     expect(log).toContain('"route":"(no route)"');

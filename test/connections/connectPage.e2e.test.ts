@@ -49,6 +49,9 @@ if (!chromiumAvailable) {
       await page.goto(url);
       await page.getByRole('heading', { level: 1, name: 'Connect your health data' }).waitFor();
       expect(await page.getAttribute('html', 'lang')).toBe('en');
+      // Whom a provider will be linked to, before any button (issue 20, finding 5).
+      expect(await page.locator('[data-app]').textContent()).toBe('connect-page');
+      expect(await page.locator('[data-user]').textContent()).toBe(`user …${user.id.slice(-6)}`);
       const oura = page.locator('li[data-provider="oura"]');
       expect(await oura.getByRole('heading', { level: 2 }).textContent()).toBe('Oura');
       expect(await oura.locator('[data-status]').textContent()).toBe('Not connected');
@@ -72,6 +75,35 @@ if (!chromiumAvailable) {
       const connections = await t.call('GET', `/v1/users/${user.id}/connections`, { key: tenant.apiKey });
       expect((connections.json() as { data: { provider: string; status: string }[] }).data).toContainEqual(expect.objectContaining({ provider: 'oura', status: 'active' }));
       expect(errors).toEqual([]);
+    });
+
+    it('a consent link forwarded to another browser links nothing there and shows an error page; the browser that opened it first still links (issue 20, finding 5)', async () => {
+      const user = await t.createUser(tenant.apiKey);
+      const started = await t.call('POST', `/v1/users/${user.id}/connections/oura`, { key: tenant.apiKey, body: {} });
+      expectStatus(started, 200);
+      const authorizeUrl = (started.json() as { authorize_url: string }).authorize_url;
+      const connected = async () => ((await t.call('GET', `/v1/users/${user.id}/connections`, { key: tenant.apiKey })).json() as { data: unknown[] }).data;
+
+      // The user's browser opens the link (its request context shares the browser's cookies) and pauses before the provider's page.
+      const mine = await openPage(browser);
+      const start = await mine.page.context().request.get(authorizeUrl, { maxRedirects: 0 });
+      expect(start.status()).toBe(302);
+      const providerUrl = start.headers().location!;
+      expect(new URL(providerUrl).origin).toBe(sandbox.urls.oura);
+
+      // Forwarded: another browser opens the link, then the provider's page itself.
+      const other = await openPage(browser);
+      expect((await other.page.goto(authorizeUrl))?.status()).toBe(403);
+      await other.page.getByText('started in another browser').waitFor();
+      await other.page.goto(providerUrl);
+      expect(new URL(other.page.url()).pathname).toBe('/oauth/oura/callback');
+      await other.page.getByText('started in another browser').waitFor();
+      expect(await connected()).toEqual([]);
+
+      await mine.page.goto(providerUrl);
+      await mine.page.getByText('Your Oura account is connected.').waitFor();
+      expect(await connected()).toHaveLength(1);
+      expect(mine.errors).toEqual([]);
     });
   });
 }

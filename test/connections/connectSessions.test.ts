@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
+import { CookieJar } from '../../src/sandbox/consentBrowser.js';
 import { SANDBOX_CLIENTS } from '../../src/sandbox/sandboxClients.js';
 import { expectProblem, expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 
@@ -46,9 +47,12 @@ describe('connect sessions', () => {
 
     const start = await t.app.inject({ method: 'POST', url: `${new URL(url).pathname}/oura`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });
     expect(start.statusCode).toBe(303);
+    // The button press binds the consent to this browser: the callback needs the cookie it set.
+    const jar = new CookieJar();
+    jar.take([start.headers['set-cookie'] as string]);
     const consent = await fetch(start.headers.location as string, { redirect: 'manual' });
     const back = new URL(consent.headers.get('location')!);
-    const callback = await t.app.inject({ method: 'GET', url: back.pathname + back.search });
+    const callback = await t.app.inject({ method: 'GET', url: back.pathname + back.search, headers: { cookie: jar.header() } });
     expect(callback.statusCode).toBe(302);
     const landing = new URL(callback.headers.location as string);
     expect(landing.pathname).toBe(new URL(url).pathname);
@@ -56,6 +60,42 @@ describe('connect sessions', () => {
     const after = await t.app.inject({ method: 'GET', url: landing.pathname + landing.search });
     expect(after.body).toContain('Oura is connected.');
     expect(after.body).toContain('<p data-status="active">Connected</p>');
+  });
+
+  it('the page names the app (the tenant) and the account (external_ref, else the end of the user id) before anything is pressed, and sends the browser nowhere by itself (issue 20, finding 5)', async () => {
+    const named = await t.createUser(tenant.apiKey, { external_ref: 'patient-4711' });
+    const page = async (userId: string) => {
+      const { url } = (await t.call('POST', `/v1/users/${userId}/connect-sessions`, { key: tenant.apiKey, body: {} })).json() as { url: string };
+      const res = await t.app.inject({ method: 'GET', url: pathOf(url) });
+      expect(res.statusCode).toBe(200);
+      return res.body;
+    };
+    const body = await page(named.id);
+    expect(body).toContain('<strong data-app>sessions-a</strong>');
+    expect(body).toContain('<strong data-user>patient-4711</strong>');
+    // No refresh, no script: only a button press leaves the page.
+    expect(body).not.toMatch(/http-equiv|<script/i);
+    const anonymous = await t.createUser(tenant.apiKey);
+    expect(await page(anonymous.id)).toContain(`<strong data-user>user …${anonymous.id.slice(-6)}</strong>`);
+  });
+
+  it('a consent started from the page and forwarded at the provider links nothing when completed in another browser; the browser that pressed the button still links (issue 20, finding 5)', async () => {
+    const user = await t.createUser(tenant.apiKey);
+    const { url } = (await t.call('POST', `/v1/users/${user.id}/connect-sessions`, { key: tenant.apiKey, body: {} })).json() as { url: string };
+    const start = await t.app.inject({ method: 'POST', url: `${new URL(url).pathname}/oura`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });
+    expect(start.statusCode).toBe(303);
+    const providerUrl = start.headers.location as string;
+    const callbackOf = async () => pathOf((await fetch(providerUrl, { redirect: 'manual' })).headers.get('location')!);
+    const elsewhere = await t.app.inject({ method: 'GET', url: await callbackOf() });
+    expect(elsewhere.statusCode).toBe(403);
+    expect(elsewhere.body).toContain('data-status="error"');
+    const listed = async () => ((await t.call('GET', `/v1/users/${user.id}/connections`, { key: tenant.apiKey })).json() as { data: unknown[] }).data;
+    expect(await listed()).toEqual([]);
+    const jar = new CookieJar();
+    jar.take([start.headers['set-cookie'] as string]);
+    const mine = await t.app.inject({ method: 'GET', url: await callbackOf(), headers: { cookie: jar.header() } });
+    expect(new URL(mine.headers.location as string).searchParams.get('status')).toBe('connected');
+    expect(await listed()).toHaveLength(1);
   });
 
   it('an unknown or malformed link shows a 404 page; bad bodies are 400; another tenant’s user is 404', async () => {

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
 import { SANDBOX_CLIENTS } from '../../src/sandbox/sandboxClients.js';
 import { expectProblem, expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
-import { connectThroughSandbox } from './consentFlow.js';
+import { CookieJar, pathAndQueryOf } from '../../src/sandbox/consentBrowser.js';
+import { connectThroughSandbox, injectGet } from './consentFlow.js';
 
 /**
  * Spec "Providers and connections", "Connection" and its state table, "Consent event";
@@ -49,19 +50,24 @@ const history = async (userId: string, query: Record<string, string> = {}) => {
 };
 
 describe('consent flow (contracts §7)', () => {
-  it('answers an authorize_url at the provider address with client_id, the instance callback, response_type=code, scope and state; PKCE S256 where the provider has it', async () => {
+  it("answers an authorize_url at the service's start address carrying client_id, the instance callback, response_type=code, scope and state (PKCE S256 where the provider has it); it redirects to the provider's page with exactly that query", async () => {
     const user = await t.createUser(tenant.apiKey);
     const res = await t.call('POST', `/v1/users/${user.id}/connections/fitbit`, { key: tenant.apiKey, body: {} });
     expectStatus(res, 200);
     const url = new URL((res.json() as { authorize_url: string }).authorize_url);
-    expect(url.origin).toBe(sandbox.urls.fitbit);
-    expect(url.pathname).toBe('/oauth2/authorize');
+    expect(url.origin + url.pathname).toBe('https://health.example.com/oauth/fitbit/authorize');
     expect(url.searchParams.get('client_id')).toBe(SANDBOX_CLIENTS.fitbit!.id);
     expect(url.searchParams.get('redirect_uri')).toBe('https://health.example.com/oauth/fitbit/callback');
     expect(url.searchParams.get('response_type')).toBe('code');
     expect(url.searchParams.get('scope')).toContain('heartrate');
     expect(url.searchParams.get('state')!.length).toBeGreaterThanOrEqual(32);
     expect(url.searchParams.get('code_challenge_method')).toBe('S256');
+    const start = await t.app.inject({ method: 'GET', url: url.pathname + url.search });
+    expect(start.statusCode).toBe(302);
+    const provider = new URL(start.headers.location as string);
+    expect(provider.origin).toBe(sandbox.urls.fitbit);
+    expect(provider.pathname).toBe('/oauth2/authorize');
+    expect(Object.fromEntries(provider.searchParams)).toEqual(Object.fromEntries(url.searchParams));
     const oura = new URL(((await t.call('POST', `/v1/users/${user.id}/connections/oura`, { key: tenant.apiKey })).json() as { authorize_url: string }).authorize_url);
     expect(oura.searchParams.get('code_challenge')).toBeNull();
   });
@@ -80,16 +86,16 @@ describe('consent flow (contracts §7)', () => {
 
   it('shows the built-in result page without redirect_uri, and the state is single use', async () => {
     const user = await t.createUser(tenant.apiKey);
-    const started = await t.call('POST', `/v1/users/${user.id}/connections/oura`, { key: tenant.apiKey });
-    const consent = await fetch((started.json() as { authorize_url: string }).authorize_url, { redirect: 'manual' });
-    const back = new URL(consent.headers.get('location')!);
-    const first = await t.app.inject({ method: 'GET', url: back.pathname + back.search });
-    expect(first.statusCode).toBe(200);
-    expect(first.headers['content-type']).toMatch(/text\/html/);
-    expect(first.body).toContain('data-status="connected"');
-    const again = await t.app.inject({ method: 'GET', url: back.pathname + back.search });
-    expect(again.statusCode).toBe(400);
-    expect(again.body).toContain('data-status="error"');
+    const jar = new CookieJar();
+    const { callback, callbackUrl } = await connectThroughSandbox(t, tenant.apiKey, user.id, 'oura', {}, jar);
+    expect(callback.statusCode).toBe(200);
+    expect(callback.headers['content-type']).toMatch(/text\/html/);
+    expect(callback.body).toContain('data-status="connected"');
+    // The used state's cookie is cleared; the same callback again is an unknown state.
+    expect(jar.header()).toBe('');
+    const again = await injectGet(t)(pathAndQueryOf(callbackUrl), jar.header());
+    expect(again.status).toBe(400);
+    expect(again.response.body).toContain('data-status="error"');
   });
 
   it('reports status=error when the user declines at the provider, and connects nothing', async () => {

@@ -1,23 +1,32 @@
 import { expect } from 'vitest';
 import type { ConnectionDoc } from '../../projections/connections/connectionsProjection.js';
-import type { TestApp } from '../support/server.js';
+import { consentThroughSandbox, CookieJar, type ServiceAnswer, type ServiceGet } from '../../src/sandbox/consentBrowser.js';
+import type { Response, TestApp } from '../support/server.js';
 import { expectStatus } from '../support/server.js';
 import { eventually } from '../webhooks/receiver.js';
 
+/** A browser's GET to the service under test (injected), carrying its cookies. */
+export const injectGet =
+  (t: TestApp): ServiceGet<ServiceAnswer & { response: Response }> =>
+  async (url, cookie) => {
+    const response = await t.app.inject({ method: 'GET', url, headers: cookie ? { cookie } : {} });
+    const set = response.headers['set-cookie'];
+    return { response, status: response.statusCode, location: (response.headers.location as string | undefined) ?? null, setCookies: set === undefined ? [] : [set].flat() };
+  };
+
 /**
- * Runs the consent flow over HTTP: POST …/connections/{provider}, follow authorize_url to the
- * sandbox's authorisation page (it consents at once and redirects back), then hand the redirect
- * to the service's callback. Answers the callback's response.
+ * Runs the consent flow over HTTP: POST …/connections/{provider}, open authorize_url on the
+ * service (it binds the state to this browser's cookie and redirects), follow the sandbox's
+ * authorisation page (it consents at once and redirects back), then hand the redirect to the
+ * service's callback with the cookie. Answers the callback's response.
  */
-export async function connectThroughSandbox(t: TestApp, apiKey: string, userId: string, provider: string, body: Record<string, unknown> = {}) {
+export async function connectThroughSandbox(t: TestApp, apiKey: string, userId: string, provider: string, body: Record<string, unknown> = {}, jar = new CookieJar()) {
   const started = await t.call('POST', `/v1/users/${userId}/connections/${provider}`, { key: apiKey, body });
   expectStatus(started, 200);
   const authorizeUrl = (started.json() as { authorize_url: string }).authorize_url;
-  const consent = await fetch(authorizeUrl, { redirect: 'manual' });
-  expect(consent.status).toBe(302);
-  const back = new URL(consent.headers.get('location')!);
-  expect(back.pathname).toBe(`/oauth/${provider}/callback`);
-  return { authorizeUrl, callback: await t.app.inject({ method: 'GET', url: back.pathname + back.search }) };
+  const flow = await consentThroughSandbox(authorizeUrl, injectGet(t), jar);
+  expect(new URL(flow.callbackUrl).pathname).toBe(`/oauth/${provider}/callback`);
+  return { authorizeUrl, providerUrl: flow.providerUrl, callbackUrl: flow.callbackUrl, callback: flow.callback.response };
 }
 
 type RunSummary = { id: number; provider: string; trigger: string; status: string; objects_stored: number | null; error: string | null };

@@ -67,4 +67,16 @@ describe('docker-compose.yml', () => {
     expect(nginx).toContain('server wellstream-a:8080');
     expect(nginx).toContain('server wellstream-b:8080');
   });
+
+  it('nginx passes the Host the client sent, port included, and the service processes trust forwarded headers from the load balancer alone (issue 20)', () => {
+    const nginx = readFileSync(join(root, 'deploy/cluster/nginx.conf'), 'utf8');
+    expect(nginx).toMatch(/proxy_set_header Host \$http_host;/);
+    expect(nginx).not.toMatch(/proxy_set_header Host \$host;/);
+    const balancer = (compose.services.loadbalancer as Service & { networks: Record<string, { ipv4_address: string }> }).networks.cluster!.ipv4_address;
+    for (const name of ['wellstream-a', 'wellstream-b']) {
+      const env = compose.services[name]!.environment!;
+      expect(env.TRUST_PROXY).toBe(balancer);
+      expect(env.PUBLIC_BASE_URL).toMatch(/^\$\{PUBLIC_BASE_URL:-http:\/\/localhost:8080\}$/);
+    }
+  });
 });

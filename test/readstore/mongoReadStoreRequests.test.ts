@@ -168,4 +168,17 @@ describe('MongoDB read store: requests (no server needed)', () => {
     await store.find('keys', {});
     expect((calls.find((c) => c.op === 'find')!.args[1] as { projection: Record<string, number> }).projection).toMatchObject({ _expires: 0, _e: 0, _p: 0, _i: 0 });
   });
+
+  it('updateIf is one updateOne whose filter carries the expected values (the compare-and-set), with the expiry kept in step; it answers whether a document matched', async () => {
+    const { calls, store } = fakeStore();
+    await store.ensureCollections([{ name: 'keys', expireAt: 'expires_at' }]);
+    calls.length = 0;
+    const written = await store.updateIf('keys', 'k', { owner: 'a', status: 'running' }, { owner: 'b', expires_at: '2026-01-03T00:00:00.000Z' });
+    expect(written).toBe(true);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toMatchObject({ coll: 'keys', op: 'updateOne' });
+    expect(calls[0]!.args[0]).toEqual({ _id: 'k', owner: 'a', status: 'running' });
+    expect(calls[0]!.args[1]).toEqual({ $set: { owner: 'b', expires_at: '2026-01-03T00:00:00.000Z', _expires: new Date('2026-01-03T00:00:00.000Z') } });
+    await expect(store.updateIf('keys', 'k', { 'owner; drop': 'a' }, { owner: 'b' })).rejects.toThrow(/invalid field/);
+  });
 });

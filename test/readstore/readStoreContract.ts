@@ -40,6 +40,18 @@ export function readStoreContract(name: string, make: () => Promise<ReadStore>) 
       expect(await store.get(c, 'x')).toEqual({ _id: 'x', first: 1, key: 'x', n: 5, nested: { k: 2 }, lo: 3, hi: 5, s: 'y' });
     });
 
+    it('updateIf writes only while the document holds the expected values (null matches missing), never creates one, and of racing callers expecting the same values exactly one wins', async () => {
+      await store.applyChanges([put({ _id: 'cas', key: 'cas', tag: 'a', n: 1, other: 'x' })]);
+      expect(await store.updateIf(c, 'cas', { tag: 'b' }, { n: 2 })).toBe(false);
+      expect(await store.updateIf(c, 'cas', { tag: 'a', missing: null }, { n: 2, tag: 'b' })).toBe(true);
+      expect(await store.get(c, 'cas')).toEqual({ _id: 'cas', key: 'cas', tag: 'b', n: 2, other: 'x' });
+      expect(await store.updateIf(c, 'absent', {}, { n: 1 })).toBe(false);
+      expect(await store.get(c, 'absent')).toBeNull();
+      const racers = await Promise.all(Array.from({ length: 5 }, (_, i) => store.updateIf(c, 'cas', { tag: 'b', n: 2 }, { tag: `winner-${i}`, n: 3 })));
+      expect(racers.filter(Boolean)).toHaveLength(1);
+      expect((await store.get(c, 'cas'))!.tag).toBe(`winner-${racers.indexOf(true)}`);
+    });
+
     it('a declared field keeps its exact value through every kind of change: string, number, boolean, null, object, missing', async () => {
       const values: unknown[] = ['x', 42, 1.5, true, false, null, { a: [1, 'b'] }, ['q'], 'again'];
       for (const v of values) {

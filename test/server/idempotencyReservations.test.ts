@@ -75,6 +75,54 @@ describe('Idempotency-Key reservations (Conventions 4; Errors 3)', () => {
     expect(await users(tenant)).toHaveLength(1);
   });
 
+  it('two requests taking over the same expired lease at once: exactly one runs, the other is 409 (issue 20: the take-over is one conditional write)', async () => {
+    const tenant = await t.createTenant('idem-takeover-race');
+    const store = t.ctx.eventStore;
+    const realAppend = store.appendToStream.bind(store);
+    const stalled = gate();
+    const original = gate();
+    const takerInside = gate();
+    let registrations = 0;
+    vi.spyOn(store, 'appendToStream').mockImplementation(async (stream, events, options) => {
+      if (stream.startsWith('user-') && events.some((e) => e.type === 'user.registered')) {
+        registrations++;
+        // The first request's registration stalls (its process is as good as dead); any later one is a taker's.
+        if (registrations === 1) {
+          original.open();
+          await stalled.promise;
+        } else takerInside.open();
+      }
+      return realAppend(stream, events, options);
+    });
+    const first = create(tenant, 'race-key');
+    await original.promise;
+    vi.spyOn(Date, 'now').mockReturnValue(Date.now() + LEASE_MS + 1000);
+
+    // Both take-overs read the expired reservation before either writes; the second reader then
+    // waits until the first runs under its take-over before it tries its own.
+    const readStore = t.ctx.readStore;
+    const realGet = readStore.get.bind(readStore);
+    const bothRead = gate();
+    let reads = 0;
+    vi.spyOn(readStore, 'get').mockImplementation(async (collection, id) => {
+      const doc = await realGet(collection, id);
+      if (collection !== IDEMPOTENCY_COLLECTION || reads >= 2) return doc;
+      const reader = ++reads;
+      if (reader === 2) bothRead.open();
+      await bothRead.promise;
+      if (reader === 2) await takerInside.promise;
+      return doc;
+    });
+    const answers = await Promise.all([create(tenant, 'race-key'), create(tenant, 'race-key')]);
+    expect(answers.map((a) => a.statusCode).sort()).toEqual([201, 409]);
+    vi.mocked(Date.now).mockRestore();
+    stalled.open();
+    expectStatus(await first, 201);
+    // The original and one taker ran the handler; the loser never did.
+    expect(registrations).toBe(2);
+    expect(await users(tenant)).toHaveLength(1);
+  });
+
   it('frees the key when the request is refused (nothing was created): a corrected request with the same key runs', async () => {
     const tenant = await t.createTenant('idem-refused');
     expectStatus(await create(tenant, 'first', { external_ref: 'taken' }), 201);

@@ -1,24 +1,28 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { CONNECT_SESSION_TTL_SECONDS, createConnectSession, openConnectSession } from '../../../commands/connections/connectSession.js';
-import { requestConsent } from '../../../commands/connections/requestConsent.js';
+import { browserHash } from '../../../commands/connections/bindConsent.js';
+import { requestConsent, stateHash } from '../../../commands/connections/requestConsent.js';
 import { DomainError } from '../../../commands/shared/domainError.js';
 import { listConnections } from '../../../queries/connections/listConnections.js';
 import { instanceUrls, resolveProviderClient } from '../../../queries/connections/providerKeys.js';
+import { getTenant } from '../../../queries/tenants/listTenants.js';
 import { getUser } from '../../../queries/users/getUser.js';
 import { CONNECTED_PROVIDERS, connectedProvider } from '../../connectors/providers.js';
 import { UUID_RE } from '../../shared/ids.js';
+import { newConsentCookieValue, setConsentCookie } from '../consentCookie.js';
 import { problems } from '../problems.js';
 import { DateTime, withProblems } from '../schemas.js';
-import { connectPage, type ConnectPageProvider } from './connectPage.js';
+import { connectPage, userLabel, type ConnectPageProvider } from './connectPage.js';
 import { RedirectUri } from './connections.js';
 import type { RouteOptions } from './routeOptions.js';
 
 /**
  * Connect sessions (spec "Providers and connections"): POST makes a short-lived link; the link's
  * page lists the oauth and push providers with the user's status and starts the same consent
- * flow as POST …/connections/{provider}. After consenting the user comes back to
- * `redirect_uri` when the session has one, else to the page itself.
+ * flow as POST …/connections/{provider}, bound to the browser that pressed the button. The page
+ * names the app and the account first. After consenting the user comes back to `redirect_uri`
+ * when the session has one, else to the page itself.
  */
 export const connectSessionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx }) => {
   // The page's forms post urlencoded bodies (empty); this parser is scoped to this plugin.
@@ -66,7 +70,9 @@ export const connectSessionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async 
       const client = await resolveProviderClient(ctx.readStore, ctx.valueSealer, ctx.config.providers, session.tenant_id, p.slug);
       providers.push({ slug: p.slug, name: p.name, enabled: client !== null, status: connections.get(p.slug) ?? null });
     }
-    return connectPage(`/connect/${secret}`, providers, message);
+    const tenant = await getTenant(ctx.readStore, session.tenant_id);
+    const user = await getUser(ctx.readStore, session.tenant_id, session.user_id);
+    return connectPage(`/connect/${secret}`, providers, message, { app: tenant?.name ?? 'this app', user: userLabel(session.user_id, user?.external_ref) });
   };
   const gone = 'This link is unknown or has expired. Ask the app that sent you for a new one.';
 
@@ -95,6 +101,8 @@ export const connectSessionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async 
       const client = descriptor ? await resolveProviderClient(ctx.readStore, ctx.valueSealer, ctx.config.providers, session.tenant_id, provider) : null;
       if (!descriptor || !client) return html().code(404).send(await page(secret, `${provider} is not available.`));
       try {
+        // The button press is the start of the flow: the state is bound to this browser at once.
+        const cookie = newConsentCookieValue();
         const result = await requestConsent(ctx.eventStore, ctx.valueSealer, client, {
           tenantId: session.tenant_id,
           userId: session.user_id,
@@ -103,9 +111,11 @@ export const connectSessionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async 
           callbackUrl: instanceUrls(ctx.config.publicBaseUrl, provider).redirect,
           at: new Date().toISOString(),
           by: session.by,
+          browserHash: browserHash(cookie),
         });
         await ctx.settle(result.position, ['connections']);
-        return reply.redirect(result.authorizeUrl, 303);
+        setConsentCookie(reply, ctx.config.publicBaseUrl, provider, stateHash(result.state), cookie);
+        return reply.header('cache-control', 'no-store').redirect(result.providerUrl, 303);
       } catch (err) {
         if (err instanceof DomainError && err.code === 'conflict') return html().code(409).send(await page(secret, err.message));
         throw err;

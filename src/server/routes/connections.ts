@@ -1,10 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { completeConsent } from '../../../commands/connections/completeConsent.js';
 import { connectionOwner, TOKEN_PURPOSE } from '../../../commands/connections/connection.js';
 import { disconnect } from '../../../commands/connections/disconnect.js';
-import { requestConsent, stateHash } from '../../../commands/connections/requestConsent.js';
-import { findConsentState, listConsentHistory, toConsentEventView } from '../../../queries/connections/consentHistory.js';
+import { requestConsent } from '../../../commands/connections/requestConsent.js';
+import { listConsentHistory, toConsentEventView } from '../../../queries/connections/consentHistory.js';
 import { listConnections, toConnectionView } from '../../../queries/connections/listConnections.js';
 import { instanceUrls, resolveProviderClient } from '../../../queries/connections/providerKeys.js';
 import { getUser } from '../../../queries/users/getUser.js';
@@ -15,8 +14,8 @@ import { openValue } from '../../crypto/sealedValue.js';
 import { UUID_RE } from '../../shared/ids.js';
 import { problems } from '../problems.js';
 import { DateTime, PageQuery, pageOf, Uuid, withProblems } from '../schemas.js';
+import { consentStartUrl } from './oauthFlow.js';
 import { startProviderErasure } from './providerErasure.js';
-import { resultPage } from './consentResultPage.js';
 import type { RouteOptions } from './routeOptions.js';
 
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -91,7 +90,8 @@ export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       config: { auth: 'tenant', audit: 'connection.consent_requested' },
       schema: {
         summary: 'Start the consent flow of a provider: answers the address to send the user to',
-        description: 'Authorisation code grant with PKCE where the provider supports it; the state is single use and expires after 10 minutes. 409 when the provider is not enabled for the tenant or an erasure of its data runs.',
+        description:
+          "Authorisation code grant with PKCE where the provider supports it; the state is single use and expires after 10 minutes. authorize_url is the service's start address (PUBLIC_BASE_URL/oauth/{provider}/authorize) with the query the provider's authorisation page receives: the first browser to open it owns the flow, and only that browser can complete it. Send the user's browser to it directly, never as a message. 409 when the provider is not enabled for the tenant or an erasure of its data runs.",
         tags: ['connections'],
         params: UserProvider,
         body: z.object({ redirect_uri: RedirectUri.optional() }).nullish(),
@@ -115,9 +115,9 @@ export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
         at: new Date().toISOString(),
         by: request.principal!.actorId,
       });
-      // The callback finds the state through the read model.
+      // The start address and the callback find the state through the read model.
       await ctx.settle(result.position, ['connections']);
-      return { authorize_url: result.authorizeUrl };
+      return { authorize_url: consentStartUrl(ctx.config.publicBaseUrl, provider, result.providerUrl) };
     },
   );
 
@@ -179,58 +179,6 @@ export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       const after = request.query.cursor ? cursors.decode(request.query.cursor, scope) : null;
       const page = await listConsentHistory(ctx.readStore, userId, { after, limit: request.query.limit });
       return { data: page.items.map(toConsentEventView), next_cursor: page.next ? cursors.encode(page.next, scope) : null };
-    },
-  );
-};
-
-/** GET /oauth/{provider}/callback: the provider's redirect target (no credentials). */
-export const oauthCallbackRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx }) => {
-  app.get(
-    '/oauth/:provider/callback',
-    {
-      schema: {
-        summary: "The provider's redirect target after consent",
-        description: 'Sends the user to the redirect_uri given when the flow started, with query status (connected or error) and provider; without one, shows a result page.',
-        tags: ['connections'],
-        params: z.object({ provider: z.string() }),
-        querystring: z.object({ state: z.string().max(512).optional(), code: z.string().max(4096).optional(), error: z.string().max(512).optional(), scope: z.string().max(2048).optional() }).passthrough(),
-      },
-    },
-    async (request, reply) => {
-      const { provider } = request.params;
-      const descriptor = connectedProvider(provider);
-      const q = request.query;
-      const pending = descriptor && q.state ? await findConsentState(ctx.readStore, stateHash(q.state)) : null;
-      if (!descriptor || !pending || pending.provider !== provider) {
-        return reply.code(400).type('text/html; charset=utf-8').send(resultPage(provider, 'error', 'This consent link is unknown, already used or expired. Start the connection again.'));
-      }
-      const client = await resolveProviderClient(ctx.readStore, ctx.valueSealer, ctx.config.providers, pending.tenant_id, provider);
-      const outcome = client
-        ? await completeConsent(ctx.eventStore, ctx.valueSealer, client, {
-            tenantId: pending.tenant_id,
-            userId: pending.user_id,
-            provider: descriptor,
-            stateHash: stateHash(q.state!),
-            code: q.code ?? null,
-            error: q.error ?? null,
-            scope: q.scope ?? null,
-            callbackUrl: instanceUrls(ctx.config.publicBaseUrl, provider).redirect,
-            application: client.application,
-            at: new Date().toISOString(),
-          })
-        : { status: 'error' as const, redirectUri: null, error: `${descriptor.name} is no longer enabled for this service`, position: 0 };
-      if (outcome.position) await ctx.settle(outcome.position, ['connections']);
-      if (outcome.redirectUri) {
-        const to = new URL(outcome.redirectUri);
-        to.searchParams.set('status', outcome.status);
-        to.searchParams.set('provider', provider);
-        return reply.redirect(to.toString(), 302);
-      }
-      const ok = outcome.status === 'connected';
-      return reply
-        .code(ok ? 200 : 400)
-        .type('text/html; charset=utf-8')
-        .send(resultPage(descriptor.name, outcome.status, ok ? `Your ${descriptor.name} account is connected. You can close this page.` : `The connection did not succeed: ${outcome.error ?? 'unknown error'}.`));
     },
   );
 };

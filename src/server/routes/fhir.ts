@@ -9,6 +9,7 @@ import { FhirSearchError, loincCodesOf, windowForDates } from '../../fhir/search
 import type { Scalar } from '../../readstore/readStore.js';
 import { InvalidCursorError } from '../../shared/cursor.js';
 import { HttpProblem } from '../problems.js';
+import { publicBaseOf } from '../publicAddress.js';
 import { cursorScope, readableUser, UserParams } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
 
@@ -35,8 +36,6 @@ const send = (reply: FastifyReply, body: unknown, status = 200) =>
     .serializer((p: unknown) => JSON.stringify(p))
     .send(body);
 
-/** Absolute URLs for Bundle links, from the address the client used. */
-const baseOf = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
 
 const patientOf = (user: UserDoc): Patient => ({
   resourceType: 'Patient',
@@ -79,12 +78,12 @@ export const fhirRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx
 
   app.get('/users/:id/fhir/metadata', { config, schema: { summary: 'FHIR R4 CapabilityStatement of the view', tags, params: UserParams } }, async (request, reply) => {
     await readableUser(ctx, request.tenantId!, request.params.id);
-    return send(reply, capabilityStatement(`${baseOf(request)}/v1/users/${request.params.id}/fhir`, PUBLISHED_AT));
+    return send(reply, capabilityStatement(`${publicBaseOf(ctx.config, request)}/v1/users/${request.params.id}/fhir`, PUBLISHED_AT));
   });
 
   app.get('/users/:id/fhir/Patient', { config, schema: { summary: 'FHIR Patient search: the one Patient of the user', tags, params: UserParams } }, async (request, reply) => {
     const user = await readableUser(ctx, request.tenantId!, request.params.id);
-    const self = `${baseOf(request)}/v1/users/${user.id}/fhir/Patient`;
+    const self = `${publicBaseOf(ctx.config, request)}/v1/users/${user.id}/fhir/Patient`;
     const bundle: Bundle = {
       resourceType: 'Bundle',
       type: 'searchset',
@@ -122,7 +121,7 @@ export const fhirRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx
       if (!Number.isInteger(sourceIndex) || sourceIndex < 0) throw new InvalidCursorError('malformed cursor');
       const entries: Bundle['entry'] = [];
       let next: Scalar[] | null = null;
-      const base = `${baseOf(request)}/v1/users/${user.id}/fhir`;
+      const base = `${publicBaseOf(ctx.config, request)}/v1/users/${user.id}/fhir`;
       const query = { userId: user.id, window, view: q.view };
       while (sourceIndex < sources.length && entries.length < q._count) {
         const page = await sources[sourceIndex]!.list(ctx.readStore, query, { after, limit: q._count - entries.length });

@@ -2,25 +2,22 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { buildMcpServer } from '../../mcp/mcpServer.js';
 import type { McpPrincipal } from '../../mcp/tools.js';
+import type { AppContext } from '../../app/context.js';
 import { authenticate } from '../auth.js';
+import { isOwnOrigin } from '../publicAddress.js';
 import { HttpProblem, problems } from '../problems.js';
 import type { RouteOptions } from './routeOptions.js';
 
 /**
  * Spec "Agent interface (MCP)": a browser page of another site may not drive the agent interface
- * with a credential it holds (Sec-Fetch-Site cross-site, or an Origin naming another host).
+ * with a credential it holds (Sec-Fetch-Site cross-site, or an Origin other than the service's
+ * public address: PUBLIC_BASE_URL, which also stops a page reached through a rebound DNS name).
  */
-function refuseCrossOrigin(request: FastifyRequest) {
+function refuseCrossOrigin(config: AppContext['config'], request: FastifyRequest) {
   if (request.headers['sec-fetch-site'] === 'cross-site') throw problems.forbidden('cross-origin requests to the agent interface are refused');
   const origin = request.headers.origin;
   if (origin === undefined) return;
-  let host: string | null = null;
-  try {
-    host = new URL(origin).host;
-  } catch {
-    host = null;
-  }
-  if (host === null || host !== request.headers.host) throw problems.forbidden('cross-origin requests to the agent interface are refused');
+  if (!isOwnOrigin(config, request, origin)) throw problems.forbidden('cross-origin requests to the agent interface are refused');
 }
 
 /** POST /mcp: stateless Streamable HTTP with JSON answers; GET and DELETE have no session to serve. */
@@ -35,7 +32,7 @@ export const mcpRoutes: FastifyPluginAsync<RouteOptions> = async (app, { ctx, cu
         tags: ['mcp'],
       },
     }, async (request, reply) => {
-    refuseCrossOrigin(request);
+    refuseCrossOrigin(ctx.config, request);
     const principal = await authenticate(ctx, request);
     if (principal.kind === 'admin') throw problems.forbidden('the agent interface needs a tenant API key or a user token with scope read');
     if (principal.kind === 'user' && !principal.scopes.includes('read')) throw problems.forbidden('this user token has no read scope');
@@ -58,7 +55,7 @@ export const mcpRoutes: FastifyPluginAsync<RouteOptions> = async (app, { ctx, cu
       config: { auth: 'none' },
       schema: { summary: 'Not served: the agent interface is stateless (405)', tags: ['mcp'] },
       handler: async (request) => {
-        refuseCrossOrigin(request);
+        refuseCrossOrigin(ctx.config, request);
         throw new HttpProblem(405, 'the agent interface is stateless: POST only', { allow: 'POST' });
       },
     });

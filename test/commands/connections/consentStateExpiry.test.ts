@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { browserHash } from '../../../commands/connections/bindConsent.js';
 import { completeConsent } from '../../../commands/connections/completeConsent.js';
 import { requestConsent, stateHash } from '../../../commands/connections/requestConsent.js';
 import { connectedProvider } from '../../../src/connectors/providers.js';
@@ -21,7 +22,8 @@ describe('consent state lifetime (spec "Limits": 10 minutes, single use)', () =>
     const tenant = await t.createTenant('expiry');
     const user = await t.createUser(tenant.apiKey);
     const issued = Date.parse('2026-01-01T10:00:00Z');
-    const { authorizeUrl } = await requestConsent(t.ctx.eventStore, t.ctx.valueSealer, client, {
+    const browser = browserHash('the browser that started it');
+    const { state } = await requestConsent(t.ctx.eventStore, t.ctx.valueSealer, client, {
       tenantId: tenant.id,
       userId: user.id,
       provider: 'oura',
@@ -29,8 +31,8 @@ describe('consent state lifetime (spec "Limits": 10 minutes, single use)', () =>
       callbackUrl: 'https://health.example.com/oauth/oura/callback',
       at: new Date(issued).toISOString(),
       by: 'test',
+      browserHash: browser,
     });
-    const state = new URL(authorizeUrl).searchParams.get('state')!;
     const callback = (atMs: number) =>
       completeConsent(t.ctx.eventStore, t.ctx.valueSealer, client, {
         tenantId: tenant.id,
@@ -43,6 +45,7 @@ describe('consent state lifetime (spec "Limits": 10 minutes, single use)', () =>
         callbackUrl: 'https://health.example.com/oauth/oura/callback',
         application: 'instance',
         at: new Date(atMs).toISOString(),
+        browserHash: browser,
       });
     const late = await callback(issued + 10 * 60_000);
     expect(late).toMatchObject({ status: 'error', redirectUri: 'https://app.example.com/cb' });
