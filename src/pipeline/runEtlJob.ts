@@ -8,6 +8,7 @@ import type { RawStore } from '../rawstore/rawStore.js';
 import { deterministicId } from '../shared/ids.js';
 import { sha256Hex } from '../shared/secrets.js';
 import { envelopeBytes, RecordBatcher, type Batch } from './recordBatcher.js';
+import { withinBounds } from './withinBounds.js';
 
 type KeyedRejected = RejectedItem & { key: string };
 
@@ -66,7 +67,9 @@ export async function runEtlJob(
     expectedRevision = result.nextExpectedRevision;
   };
 
-  for await (const item of parser.parse(payload, { provider: upload.provider, receivedAt: upload.accepted_at, dataType: upload.data_type ?? null })) {
+  // Every source's records pass the same interval bounds here: nothing outside them reaches the log.
+  const items = withinBounds(parser.parse(payload, { provider: upload.provider, receivedAt: upload.accepted_at, dataType: upload.data_type ?? null }), upload.accepted_at);
+  for await (const item of items) {
     if ('rejected' in item) {
       // Keyed by content: the same bad line sent again is still one rejected record.
       const key = sha256Hex(`${upload.provider}\u0000${item.rejected.reason}\u0000${item.rejected.excerpt}`);
