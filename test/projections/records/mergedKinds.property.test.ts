@@ -100,7 +100,8 @@ const KINDS: Kind[] = [
 const rawArb = fc.record({
   stream: fc.integer({ min: 0, max: STREAMS.length - 1 }),
   start: fc.integer({ min: 0, max: (6 * 24 * 60) / 15 - 1 }).map((i) => BASE + i * 15 * MIN),
-  minutes: fc.constantFrom(15, 30, 60, 120, 480, 600),
+  // Up to the longest a session or category sample may span (48 h, src/catalog/intervalBounds.ts).
+  minutes: fc.constantFrom(15, 30, 60, 120, 480, 600, 2160, 2880),
   variant: fc.nat(3),
 });
 const prioritiesArb: fc.Arbitrary<SourcePriorities> = fc.dictionary(fc.constantFrom('sleep', 'workouts', 'sleep_analysis', 'activity', '*'), fc.shuffledSubarray(SOURCES, { minLength: 1 }), { maxKeys: 3 });

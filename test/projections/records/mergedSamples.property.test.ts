@@ -50,7 +50,8 @@ const rawArb = fc.record({
   stream: fc.integer({ min: 0, max: STREAMS.length - 1 }),
   type: fc.constantFrom(...TYPES),
   start: startArb,
-  minutes: fc.constantFrom(0, 1, 5, 30, 240),
+  // Up to the longest a count may span (36 h, src/catalog/intervalBounds.ts): long counts reach across days.
+  minutes: fc.constantFrom(0, 1, 5, 30, 240, 1440, 2160),
   value: fc.integer({ min: 1, max: 200 }),
 });
 const prioritiesArb: fc.Arbitrary<SourcePriorities> = fc.dictionary(
