@@ -93,6 +93,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const projectors = new ProjectorRuntime(new OpeningEventStore(eventStore, new EventOpener(dataKeys)), readStore, projections, log, {
     thread: mode === 'all' && config.projectorThread ? { config, names: recordProjections.map((p) => p.name) } : undefined,
     leases: leases('projections'),
+    retry: config.projectionRetryDelaysMs ? { delaysMs: config.projectionRetryDelaysMs } : undefined,
   });
   const valueSealer = ValueSealer.fromConfig(config);
   const sync = createSync(

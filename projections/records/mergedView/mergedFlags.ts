@@ -250,12 +250,12 @@ export function withMergedView(projection: Projection, kind: MergedKind, extraCo
     ...projection,
     collections: [...projection.collections, ...derived],
     eventTypes: [...projection.eventTypes, PRIORITIES_SET],
-    evolve: (event: RecordedEvent): readonly Change[] => {
+    evolve: (event: RecordedEvent, sequence: number): readonly Change[] => {
       if (event.type === PRIORITIES_SET) {
         const d = event.data as { user_id: string; priorities: SourcePriorities };
         return [{ op: 'put', collection: kind.ordersCollection, doc: { _id: d.user_id, user_id: d.user_id, priorities: d.priorities } }];
       }
-      const changes = projection.evolve(event);
+      const changes = projection.evolve(event, sequence);
       // Every stored record carries its flag, listed until the derivation decides otherwise (in
       // the same batch when live; in its pass after the replay when rebuilding), so a rebuild
       // stores exactly what the live projection stored.

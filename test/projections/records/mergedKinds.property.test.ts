@@ -16,7 +16,7 @@ import type { ReadStore } from '../../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { tempDir } from '../../support/tmp.js';
 import { category, daily, sleepSession, workout } from './fixtures.js';
-import { ingested, project, TENANT, USER } from './harness.js';
+import { ingested, project, sequenceOf, TENANT, USER } from './harness.js';
 
 /**
  * Spec "Merged view" for the kinds besides samples: the flag each record projection keeps equals
@@ -174,7 +174,7 @@ describe('merged flags of category samples, sleep sessions, workouts and daily s
         await check(k, store, current(history), p2);
 
         const fresh = await freshStore(k);
-        for (const e of log) await fresh.applyChanges(k.projection.evolve(e));
+        for (const e of log) await fresh.applyChanges(k.projection.evolve(e, sequenceOf(k.projection, e)));
         for await (const chunk of k.projection.derive!.rebuildAll(fresh)) await fresh.applyChanges(chunk);
         await check(k, fresh, current(history), p2);
         await fresh.close();

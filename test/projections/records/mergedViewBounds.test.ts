@@ -5,7 +5,7 @@ import { MAX_SPAN_MS } from '../../../src/catalog/intervalBounds.js';
 import type { RecordedEvent } from '../../../src/eventstore/eventStore.js';
 import { sampleMergeRule } from '../../../src/merge/sampleMergeRule.js';
 import type { Change, ReadStore } from '../../../src/readstore/readStore.js';
-import { ingested, projectionHarness, TENANT, USER } from './harness.js';
+import { ingested, projectionHarness, sequenceOf, TENANT, USER } from './harness.js';
 
 /**
  * Issue 20, finding 2: the merged-view derivation's scans are clamped by rule, not by data. A
@@ -111,7 +111,7 @@ describe('merged view: spans clamped by rule (issue 20)', () => {
     expect(await flags(h.store)).toEqual({ long: false, inside: true, beyond: false });
 
     const fresh = await projectionHarness(samplesProjection);
-    for (const e of [long, inside]) await fresh.store.applyChanges(samplesProjection.evolve(e));
+    for (const e of [long, inside]) await fresh.store.applyChanges(samplesProjection.evolve(e, sequenceOf(samplesProjection, e)));
     for await (const chunk of samplesProjection.derive!.rebuildAll(fresh.store)) await fresh.store.applyChanges(chunk);
     expect(await flags(fresh.store)).toEqual(await flags(h.store));
     await fresh.close();
