@@ -15,7 +15,7 @@ export function registerProjectionsCommands(program: Command, open: OpenContext)
 
   group
     .command('status')
-    .description('per projection: status, checkpoint position, head of the log, lag in events and seconds')
+    .description('per projection: status, checkpoint position, head of the log, lag in events and seconds, open dead letters')
     .option('--json', 'one JSON line per projection instead of a table')
     .action(async (opts: { json?: boolean }) => {
       // No runners here: the point is to see where the stored checkpoints are, not to move them.
@@ -25,8 +25,8 @@ export function registerProjectionsCommands(program: Command, open: OpenContext)
         return;
       }
       const table = formatTable(
-        ['PROJECTION', 'STATUS', 'POSITION', 'HEAD', 'LAG', 'LAG_SECONDS'],
-        rows.map((s) => [s.name, s.status, s.position, s.head, s.lag, s.lagSeconds === null ? '-' : s.lagSeconds.toFixed(1)]),
+        ['PROJECTION', 'STATUS', 'POSITION', 'HEAD', 'LAG', 'LAG_SECONDS', 'DEAD_LETTERS'],
+        rows.map((s) => [s.name, s.status, s.position, s.head, s.lag, s.lagSeconds === null ? '-' : s.lagSeconds.toFixed(1), s.deadLetters]),
       );
       for (const line of table) printLine(line);
     });
@@ -109,7 +109,7 @@ function deadLetterJson(d: DeadLetterDoc) {
 }
 
 function statusJson(s: ProjectionStatus) {
-  return { name: s.name, status: s.status, position: s.position, head: s.head, lag: s.lag, lag_seconds: s.lagSeconds, last_event_at: s.lastEventAt };
+  return { name: s.name, status: s.status, position: s.position, head: s.head, lag: s.lag, lag_seconds: s.lagSeconds, last_event_at: s.lastEventAt, dead_letters: s.deadLetters };
 }
 
 function summaryJson(r: RebuildProgress) {

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { EventStore } from '../eventstore/eventStore.js';
 import type { ReadStore } from '../readstore/readStore.js';
 import type { Config } from '../config.js';
-import { deadLettersCollection } from './deadLetters.js';
+import { DEAD_LETTERS, deadLettersCollection } from './deadLetters.js';
 import { replayDeadLetter, type ReplayOutcome } from './deadLetterReplay.js';
 import { eventSequencesCollection, hasSequenceMarker, sequenceMarker } from './eventSequences.js';
 import { PositionWaiters } from './positionWaiters.js';
@@ -24,6 +24,8 @@ export type ProjectionStatus = {
   lag: number;
   lastEventAt: string | null;
   lagSeconds: number | null;
+  /** Open dead letters: events it skipped because applying them kept failing (deadLetters.ts). */
+  deadLetters: number;
 };
 
 export type ProjectorOptions = {
@@ -182,6 +184,7 @@ export async function projectionStatus(eventStore: EventStore, readStore: ReadSt
       lag,
       lastEventAt: cp?.lastEventAt ?? null,
       lagSeconds: lag === 0 ? 0 : cp?.lastEventAt ? Math.max(0, (Date.now() - Date.parse(cp.lastEventAt)) / 1000) : null,
+      deadLetters: await readStore.count(DEAD_LETTERS, { status: 'open', projection: p.name }),
     });
   }
   return out;

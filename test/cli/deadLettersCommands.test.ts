@@ -64,6 +64,9 @@ describe('projection dead letters from the CLI (issue 20)', () => {
     expect(jsonLines(listed)).toEqual([
       expect.objectContaining({ id: `sleep@${bad.lastPosition}`, projection: 'sleep', position: bad.lastPosition, event_type: 'sleep_sessions.ingested', status: 'open', error: expect.stringMatching(/^TypeError: /) }),
     ]);
+    const status = jsonLines(await runCli(t.dataDir, 'projections', 'status', '--json'));
+    expect(status.find((s) => s.name === 'sleep')).toMatchObject({ dead_letters: 1 });
+    expect(status.find((s) => s.name === 'samples')).toMatchObject({ dead_letters: 0 });
     const table = await runCli(t.dataDir, 'projections', 'dead-letters');
     expect(table.lines[0]).toMatch(/^ID\s+PROJECTION\s+POSITION\s+EVENT_TYPE\s+STATUS/);
     expect(table.lines[1]).toContain(`sleep@${bad.lastPosition}`);
