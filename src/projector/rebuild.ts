@@ -14,6 +14,13 @@ const REBUILD_CHANGES = 20_000;
 
 const yieldTurn = () => new Promise((resolve) => setImmediate(resolve));
 
+/** Evolve threw: the event's own fault, the same on every attempt. */
+class EvolveFailed extends Error {
+  constructor(override readonly cause: unknown) {
+    super('evolve failed');
+  }
+}
+
 /**
  * Drops a projection's collections and replays every event of its types from the start through
  * the same evolve the live runner uses, with the sequence numbers the events were given (kept
@@ -58,7 +65,11 @@ export async function rebuildOne(
     let n = 0;
     while (n < candidates.length && (n === 0 || evolved.length < REBUILD_CHANGES)) {
       const e = candidates[n++]!;
-      pushChanges(p, e, evolved, numbered.of(e));
+      try {
+        pushChanges(p, e, evolved, numbered.of(e));
+      } catch (err) {
+        throw new EvolveFailed(err);
+      }
     }
     const last = candidates[n - 1]!;
     const changes: PositionedChange[] = [...numbered.through(last.globalPosition), ...evolved];
@@ -72,16 +83,21 @@ export async function rebuildOne(
     return n;
   };
 
-  /** One event, tried as often as the live runner tries one, then dead-lettered. */
+  /**
+   * One event, tried as often as the live runner tries one, then dead-lettered; at once when its
+   * evolve throws (a pure function fails the same way every time; a rebuild meets every event
+   * that is still dead-lettered).
+   */
   const applyAlone = async (e: RecordedEvent): Promise<void> => {
     for (let attempt = 1; ; attempt++) {
       try {
         await apply([e]);
         return;
-      } catch (err) {
+      } catch (thrown) {
         sequencer.reset();
-        if (err instanceof CheckpointMismatchError || err instanceof LeaseLostError) throw err;
-        if (attempt > retry.delaysMs.length) {
+        if (thrown instanceof CheckpointMismatchError || thrown instanceof LeaseLostError) throw thrown;
+        const err = thrown instanceof EvolveFailed ? thrown.cause : thrown;
+        if (thrown instanceof EvolveFailed || attempt > retry.delaysMs.length) {
           const change = deadLetterChange(p.name, e, err, attempt, new Date());
           await readStore.applyBatch({ projection: p.name, expectedPosition: position, position: e.globalPosition, mode: 'rebuilding', lastEventAt: e.createdAt.toISOString(), changes: [change] });
           position = e.globalPosition;

@@ -12,6 +12,7 @@ import { withinBounds } from '../../src/pipeline/withinBounds.js';
 import { garminNotification } from '../../src/sandbox/data/garmin.js';
 import { buildGadgetbridgeDb, insertDevice } from '../fixtures/device-c/buildGadgetbridgeExport.js';
 import { category, daily, sleepSession, workout } from '../projections/records/fixtures.js';
+import { quantity as sample } from '../server/records/pipelineFixtures.js';
 
 /**
  * Issue 20, finding 2: every source's records are held to the interval bounds of their kind at
@@ -37,25 +38,8 @@ async function run(parser: DeviceParser, body: Buffer, dataType: string | null =
 }
 const json = (v: unknown) => Buffer.from(JSON.stringify(v));
 
-const quantity = (type: string, start: number, end: number): NormalizedRecord => ({
-  kind: 'quantity',
-  external_id: 'q',
-  type,
-  value: 1,
-  unit: 'count',
-  start_date: iso(start),
-  end_date: iso(end),
-  source_name: null,
-  source_bundle_id: null,
-  device_model: null,
-  product_type: null,
-  was_user_entered: false,
-  metadata: {},
-  provider: 'device-a',
-  source: 'apple',
-  device: null,
-  body_worn: true,
-});
+/** A quantity record of `type` over [start, end]. */
+const quantity = (type: string, start: number, end: number): NormalizedRecord => sample({ type, value: 1, start_date: iso(start), end_date: iso(end) });
 
 describe('interval bounds per kind (issue 20: instants, counts ≤ 36 h, sessions ≤ 48 h, 1900 to receipt + 1 day)', () => {
   it('instants: a body measurement must start where it ends', () => {

@@ -5,6 +5,7 @@ import { MAX_SPAN_MS } from '../../../src/catalog/intervalBounds.js';
 import type { RecordedEvent } from '../../../src/eventstore/eventStore.js';
 import { sampleMergeRule } from '../../../src/merge/sampleMergeRule.js';
 import type { Change, ReadStore } from '../../../src/readstore/readStore.js';
+import { quantity } from '../../server/records/pipelineFixtures.js';
 import { ingested, projectionHarness, sequenceOf, TENANT, USER } from './harness.js';
 
 /**
@@ -16,25 +17,8 @@ import { ingested, projectionHarness, sequenceOf, TENANT, USER } from './harness
  */
 const HOUR = 3_600_000;
 
-const sample = (key: string, source: string, provider: string, start: string, end: string, value = 100): QuantityRecord => ({
-  kind: 'quantity',
-  external_id: key,
-  type: 'step_count',
-  value,
-  unit: 'count',
-  start_date: new Date(start).toISOString(),
-  end_date: new Date(end).toISOString(),
-  source_name: null,
-  source_bundle_id: null,
-  device_model: null,
-  product_type: null,
-  was_user_entered: false,
-  metadata: {},
-  provider,
-  source,
-  device: null,
-  body_worn: true,
-});
+const sample = (key: string, source: string, provider: string, start: string, end: string): QuantityRecord =>
+  quantity({ external_id: key, source, provider, value: 100, start_date: new Date(start).toISOString(), end_date: new Date(end).toISOString() });
 
 /** Counts the read store's queries while `run` runs. */
 async function queriesDuring(store: ReadStore, run: () => Promise<unknown>): Promise<number> {
