@@ -47,7 +47,7 @@ export async function previewSampleMerge(readStore: ReadStore, q: { userId: stri
     row: r,
   }));
   const members = all.filter((m) => m.start >= q.start && m.start < q.end);
-  const hidden = hiddenByBetterSource(members, all, rule.rule, rule.order, rule.maxSpanMs);
+  const hidden = hiddenByBetterSource(members, all, rule.rule, rule.order, rule.lookbackMs);
   return {
     order: rule.order,
     records: members.map(({ key, row }) => ({

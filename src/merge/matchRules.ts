@@ -53,22 +53,25 @@ export function boundedInterval(start: number, end: number, maxSpanMs: number): 
 
 /**
  * A record is listed in the merged view only when no better ranked stream has a matching record.
- * `neighbours` must hold every record that could match any of `records` (all streams), each
- * interval no longer than `maxSpanMs` (boundedInterval): a neighbour is looked for from a record's
- * start back by the reach and that span, a constant of the rules rather than the longest record.
+ * `neighbours` must hold every record that could match any of `records` (all streams). A
+ * neighbour is looked for from a record's start back by the reach and the longest neighbour, at
+ * most `lookbackMs`, a constant of the rules (MergeRule.lookbackMs: the longest span for rules
+ * that compare intervals, whose intervals must be cut to it, boundedInterval; none for rules that
+ * compare starts): short records keep scans short, and no record can widen them beyond the rule.
  */
 export function hiddenByBetterSource<R extends Stream & Interval & { key: string }>(
   records: readonly R[],
   neighbours: readonly R[],
   rule: MatchRule,
   order: readonly string[],
-  maxSpanMs: number,
+  lookbackMs: number,
 ): Set<string> {
   const hidden = new Set<string>();
   const sorted = [...neighbours].sort((x, y) => x.start - y.start);
   const reach = matchReachMs(rule);
+  const back = Math.min(lookbackMs, sorted.reduce((m, n) => Math.max(m, n.end - n.start), 0));
   for (const r of records) {
-    const lo = lowerBound(sorted, r.start - reach - maxSpanMs);
+    const lo = lowerBound(sorted, r.start - reach - back);
     for (let i = lo; i < sorted.length; i++) {
       const n = sorted[i]!;
       if (n.start > r.end + reach) break;

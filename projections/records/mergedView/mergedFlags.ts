@@ -91,7 +91,7 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
       all.push({ key: r._id, start, end, source: r.source as string, body_worn: r.body_worn === true, provider: r.provider as string, hidden: false, row: r });
     }
     const members = all.filter((m) => m.start >= from && m.start < to);
-    const hidden = hiddenByBetterSource(members, all, rule.rule, rule.order, rule.maxSpanMs);
+    const hidden = hiddenByBetterSource(members, all, rule.rule, rule.order, rule.lookbackMs);
     for (const m of members) {
       m.hidden = hidden.has(m.key);
       const up = upserts?.get(m.key);
