@@ -11,6 +11,11 @@ import type { NormalizedRecord } from './records.js';
  * parser needs its own copy of these rules, and nothing downstream meets a record outside them.
  */
 export function recordBoundsViolation(r: NormalizedRecord, receivedAt: string): string | null {
+  return boundsChecker(receivedAt)(r);
+}
+
+/** `recordBoundsViolation` for every record of one payload: the receipt read once. */
+export function boundsChecker(receivedAt: string): (r: NormalizedRecord) => string | null {
   const latest = Date.parse(receivedAt) + FUTURE_SLACK_MS;
   const span = (startIso: string, endIso: string, cls: IntervalClass, what: string): string | null => {
     const start = Date.parse(startIso);
@@ -34,56 +39,58 @@ export function recordBoundsViolation(r: NormalizedRecord, receivedAt: string): 
     return null;
   };
 
-  switch (r.kind) {
-    case 'quantity':
-      return span(r.start_date, r.end_date, quantityClass(r.type), `${r.type} sample`);
-    case 'category':
-      return span(r.start_date, r.end_date, categoryClass(r.type), `${r.type} sample`);
-    case 'sleep_session': {
-      const bad = span(r.bedtime_start, r.bedtime_end, 'session', 'sleep session');
-      if (bad) return bad;
-      for (const p of r.phases) {
-        const phase = span(p.start_date, p.end_date, 'session', `sleep phase ${p.phase}`);
-        if (phase) return phase;
+  return (r) => {
+    switch (r.kind) {
+      case 'quantity':
+        return span(r.start_date, r.end_date, quantityClass(r.type), `${r.type} sample`);
+      case 'category':
+        return span(r.start_date, r.end_date, categoryClass(r.type), `${r.type} sample`);
+      case 'sleep_session': {
+        const bad = span(r.bedtime_start, r.bedtime_end, 'session', 'sleep session');
+        if (bad) return bad;
+        for (const p of r.phases) {
+          const phase = span(p.start_date, p.end_date, 'session', `sleep phase ${p.phase}`);
+          if (phase) return phase;
+        }
+        return null;
       }
-      return null;
+      case 'workout': {
+        const bad = span(r.start_date, r.end_date, 'session', `${r.type} workout`);
+        if (bad) return bad;
+        for (const p of r.route) {
+          const point = span(p.timestamp, p.timestamp, 'instant', 'route point');
+          if (point) return point;
+        }
+        return null;
+      }
+      case 'nutrition':
+        return span(r.start_date, r.end_date, 'measurement', 'nutrition record');
+      case 'ecg':
+        return span(r.start_date, r.end_date, 'measurement', 'ECG recording');
+      case 'heartbeat_series':
+        return span(r.start_date, r.end_date, 'measurement', 'heartbeat series');
+      case 'observation':
+        return span(r.start_date, r.end_date, 'measurement', `${r.code} observation`);
+      case 'daily_summary':
+        return date(r.date, 'daily summary');
+      case 'menstrual_cycle': {
+        const bad = date(r.start_date, 'menstrual cycle start');
+        if (bad) return bad;
+        if (r.period_end_date !== null) {
+          const end = date(r.period_end_date, 'menstrual period end');
+          if (end) return end;
+          const days = (Date.parse(r.period_end_date) - Date.parse(r.start_date)) / 86_400_000;
+          if (days < 0) return 'menstrual cycle: the period ends before it starts';
+          if (days > MAX_PERIOD_DAYS) return `menstrual cycle: a period of ${days + 1} days, more than ${MAX_PERIOD_DAYS}`;
+        }
+        for (const day of Object.keys(r.flow)) {
+          const flow = date(day, 'menstrual flow');
+          if (flow) return flow;
+        }
+        return null;
+      }
     }
-    case 'workout': {
-      const bad = span(r.start_date, r.end_date, 'session', `${r.type} workout`);
-      if (bad) return bad;
-      for (const p of r.route) {
-        const point = span(p.timestamp, p.timestamp, 'instant', 'route point');
-        if (point) return point;
-      }
-      return null;
-    }
-    case 'nutrition':
-      return span(r.start_date, r.end_date, 'measurement', 'nutrition record');
-    case 'ecg':
-      return span(r.start_date, r.end_date, 'measurement', 'ECG recording');
-    case 'heartbeat_series':
-      return span(r.start_date, r.end_date, 'measurement', 'heartbeat series');
-    case 'observation':
-      return span(r.start_date, r.end_date, 'measurement', `${r.code} observation`);
-    case 'daily_summary':
-      return date(r.date, 'daily summary');
-    case 'menstrual_cycle': {
-      const bad = date(r.start_date, 'menstrual cycle start');
-      if (bad) return bad;
-      if (r.period_end_date !== null) {
-        const end = date(r.period_end_date, 'menstrual period end');
-        if (end) return end;
-        const days = (Date.parse(r.period_end_date) - Date.parse(r.start_date)) / 86_400_000;
-        if (days < 0) return 'menstrual cycle: the period ends before it starts';
-        if (days > MAX_PERIOD_DAYS) return `menstrual cycle: a period of ${days + 1} days, more than ${MAX_PERIOD_DAYS}`;
-      }
-      for (const day of Object.keys(r.flow)) {
-        const flow = date(day, 'menstrual flow');
-        if (flow) return flow;
-      }
-      return null;
-    }
-  }
+  };
 }
 
 /** The longest menstrual period kept (a year: far beyond any real one, short enough to bound its flow days). */
