@@ -62,7 +62,7 @@ export class BatchLock {
  * the next batch is expected at the checkpoint as stored, so nothing is applied twice and the
  * checkpoint never moves backwards (issue 14). Restarts are serialised.
  *
- * A batch that fails is retried from the checkpoint after a pause that doubles; one that failed
+ * A batch that fails is retried from the checkpoint after the pauses of its schedule; one that failed
  * every attempt is narrowed to its events one by one, and the event that fails alone every attempt
  * is dead-lettered (deadLetters.ts): recorded with the error, in the batch that moves the checkpoint
  * past it. One bad event therefore stalls its projection for under a minute, never for good.
