@@ -274,7 +274,7 @@ export default async function eventstoreBench(args: string[]): Promise<void> {
     const users = projections.find((p) => p.name === 'users')!;
     const docs = chunk(
       events.map((e) => {
-        const change = users.evolve({ ...e, metadata: {}, streamName: '', streamRevision: 0, globalPosition: 0, createdAt: new Date() })[0]!;
+        const change = users.evolve({ ...e, metadata: {}, streamName: '', streamRevision: 0, globalPosition: 0, createdAt: new Date() }, 0)[0]!;
         if (change.op !== 'put') throw new Error('users projection: expected a put for user.registered');
         return change.doc;
       }),

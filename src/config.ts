@@ -28,6 +28,7 @@ const EnvSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool,
   WEBHOOK_RETRY_SCHEDULE: z.string().optional(),
   WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  PROJECTION_RETRY_SCHEDULE: z.string().optional(),
   UPLOADS_IN_FLIGHT: z.coerce.number().int().min(1).default(8),
   ARCHIVES_IN_FLIGHT: z.coerce.number().int().min(1).max(256).default(4),
   ETL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
@@ -72,6 +73,8 @@ export type Config = {
   etlConcurrency: number;
   /** Record projections run on a thread of their own (default), or on the main thread. */
   projectorThread: boolean;
+  /** Pauses before each retry of a failing projection batch; one failure more dead-letters it (docs/architecture.md "Dead letters"). */
+  projectionRetryDelaysMs?: number[];
   /** A deletion job's attempt not done after this long is failed with the reason (docs/erasure.md). */
   deletionJobTimeoutMs: number;
   /** Provider pulls (src/connectors/sync, docs/connections.md "Sync runs"): schedule, first backfill, attempts. */
@@ -175,6 +178,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError('WEBHOOK_RETRY_SCHEDULE must be 8 comma-separated non-negative numbers of seconds');
     }
   }
+  let projectionRetry: number[] | undefined;
+  if (e.PROJECTION_RETRY_SCHEDULE) {
+    projectionRetry = e.PROJECTION_RETRY_SCHEDULE.split(',').map((s) => Number(s.trim()) * 1000);
+    if (projectionRetry.length < 1 || projectionRetry.length > 10 || projectionRetry.some((n) => !Number.isFinite(n) || n < 0 || n > 3_600_000)) {
+      throw new ConfigError('PROJECTION_RETRY_SCHEDULE must be 1 to 10 comma-separated numbers of seconds between 0 and 3600');
+    }
+  }
   return {
     dataDir: e.DATA_DIR,
     port: e.PORT,
@@ -196,6 +206,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     archivesInFlight: e.ARCHIVES_IN_FLIGHT,
     etlConcurrency: e.ETL_CONCURRENCY,
     projectorThread: e.PROJECTOR_THREAD,
+    projectionRetryDelaysMs: projectionRetry,
     deletionJobTimeoutMs: e.DELETION_JOB_TIMEOUT_SECONDS * 1000,
     sync: { intervalMs: e.SYNC_INTERVAL_MINUTES * 60_000, backfillDays: e.SYNC_BACKFILL_DAYS, maxAttempts: e.SYNC_MAX_ATTEMPTS },
     leases: { leaseMs: e.LEASE_MS, renewMs: e.LEASE_RENEW_MS, instanceId: e.INSTANCE_ID ?? `${hostname()}-${process.pid}` },

@@ -49,6 +49,7 @@ export const dailySummariesProjection = withMergedView(
   {
     collection: 'daily_summaries',
     startField: 'day_start',
+    startOrder: [['day_start', 1]],
     lengthMs: 86_400_000,
     rule: (_, priorities) => dailyMergeRule(priorities),
     ordersCollection: 'daily_summary_source_orders',

@@ -30,11 +30,11 @@ export const ecgProjection = defineRecordsProjection<EcgRecord>({
     // Read by `_id` (the recording's key); by user_id on erasure.
     { name: 'ecg_voltages', indexes: [{ fields: [['user_id', 1]] }] },
   ],
-  evolve: (event) =>
+  evolve: (event, sequence) =>
     event.data.records.flatMap((r, i): Change[] => {
       const { kind: _kind, voltages, ...fields } = r;
       const day = utcDay(r.start_date);
-      const recording = recordUpsert(event, 'ecg_recordings', i, fields, day);
+      const recording = recordUpsert(event, sequence, 'ecg_recordings', i, fields, day);
       const key = recording.id;
       const doc: EcgVoltagesDoc = { _id: key, recording_key: key, provider: r.provider, sampling_frequency_hz: r.sampling_frequency_hz, voltages, ...ownedFields(event.data, day) };
       return [recording, { op: 'put', collection: 'ecg_voltages', doc }];

@@ -55,7 +55,7 @@ export const heartbeatSeriesProjection = defineRecordsProjection<HeartbeatSeries
       ],
     },
   ],
-  evolve: (event) => {
+  evolve: (event, sequence) => {
     const d = event.data;
     const changes: Change[] = [];
     d.records.forEach((r, i) => {
@@ -63,7 +63,7 @@ export const heartbeatSeriesProjection = defineRecordsProjection<HeartbeatSeries
       const ordered = orderedBeats(beats);
       const rr = rrIntervalsMs(ordered);
       const firstBeat = ordered.length ? plusSeconds(r.start_date, ordered[0]!.offset_s) : r.start_date;
-      const series = recordUpsert(event, 'heartbeat_series', i, { ...fields, first_beat: firstBeat, beats: ordered.length, ...hrvFigures(rr) }, utcDay(r.start_date));
+      const series = recordUpsert(event, sequence, 'heartbeat_series', i, { ...fields, first_beat: firstBeat, beats: ordered.length, ...hrvFigures(rr) }, utcDay(r.start_date));
       const key = series.id;
       changes.push(series);
       changes.push({ op: 'deleteMany', collection: 'rr_intervals', filter: { user_id: d.user_id, series_key: key } });

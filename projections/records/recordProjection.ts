@@ -29,12 +29,13 @@ export const erasedRows = (event: RecordedEvent<Erasure>): Filter =>
 /**
  * The upsert that stores the `index`-th record of an ingested batch: keyed by its natural key
  * (`recordKey(user, provider, external_id)`), `set` to its own `fields` (which carry its
- * external_id) followed by the owner fields and `day`, and given `recordId(position, index)`
+ * external_id) followed by the owner fields and `day`, and given `recordId(sequence, index)`
  * only when first stored. The change's `id` is the record's key, for the rows hung below it.
  * `fields` must be a copy the caller made for this change: the owner fields are added to it.
  */
 export function recordUpsert<R extends NormalizedRecord>(
   event: IngestedEvent<R>,
+  sequence: number,
   collection: string,
   index: number,
   fields: { external_id: string } & Record<string, unknown>,
@@ -49,31 +50,33 @@ export function recordUpsert<R extends NormalizedRecord>(
     id: recordKey(d.user_id, d.provider, fields.external_id),
     upsert: true,
     set,
-    setOnInsert: { id: recordId(event.globalPosition, index) },
+    setOnInsert: { id: recordId(sequence, index) },
   };
 }
 
 /**
  * A projection of one record kind over any number of collections (a parent row per record and
- * the rows hung below it). `evolve` handles the kind's `*.ingested` events; the erasures are
- * handled here for every collection in `collections`: on `user.erased` each deletes the user's
- * rows, on `provider_data.erased` the user's rows of that provider (so every row must carry
- * `user_id` and `provider`, and every collection should be indexed by `user_id` first).
+ * the rows hung below it). `evolve` handles the kind's `*.ingested` events, which are numbered in
+ * the projection's sequence (their records' ids come from it); the erasures are handled here for
+ * every collection in `collections`: on `user.erased` each deletes the user's rows, on
+ * `provider_data.erased` the user's rows of that provider (so every row must carry `user_id` and
+ * `provider`, and every collection should be indexed by `user_id` first).
  */
 export function defineRecordsProjection<R extends NormalizedRecord>(p: {
   name: string;
   eventType: string;
   collections: readonly CollectionSpec[];
-  evolve: (event: IngestedEvent<R>) => readonly Change[];
+  evolve: (event: IngestedEvent<R>, sequence: number) => readonly Change[];
 }): Projection {
   return defineProjection<RecordsIngested<R> | Erasure>({
     name: p.name,
     collections: p.collections,
     eventTypes: [p.eventType, USER_ERASED, PROVIDER_DATA_ERASED],
-    evolve: (event) =>
+    sequenced: (event) => event.type === p.eventType,
+    evolve: (event, sequence) =>
       isErasure(event)
         ? p.collections.map((c): Change => ({ op: 'deleteMany', collection: c.name, filter: erasedRows(event) }))
-        : p.evolve(event as IngestedEvent<R>),
+        : p.evolve(event as IngestedEvent<R>, sequence),
   });
 }
 
@@ -99,10 +102,10 @@ export function defineRecordProjection<R extends NormalizedRecord>(p: {
     name: p.collection,
     eventType: p.eventType,
     collections: [{ name: p.collection, indexes: p.indexes, columns: [...RECORD_COLUMNS, ...(p.columns ?? [])], booleans: [...RECORD_BOOLEANS, ...(p.booleans ?? [])] }],
-    evolve: (event) =>
+    evolve: (event, sequence) =>
       event.data.records.map((r, i) => {
         const { kind: _kind, ...fields } = r;
-        return recordUpsert(event, p.collection, i, p.extraFields ? Object.assign(fields, p.extraFields(r)) : fields, p.day(r));
+        return recordUpsert(event, sequence, p.collection, i, p.extraFields ? Object.assign(fields, p.extraFields(r)) : fields, p.day(r));
       }),
   });
 }

@@ -78,20 +78,20 @@ export const sleepProjection = withMergedView(
         ],
       },
     ],
-    evolve: (event) => {
+    evolve: (event, sequence) => {
       const d = event.data;
       const changes: Change[] = [];
       let child = 0;
       d.records.forEach((r, i) => {
         const { kind: _kind, phases, ...fields } = r;
-        const session = recordUpsert(event, 'sleep_sessions', i, fields, utcDay(r.bedtime_start));
+        const session = recordUpsert(event, sequence, 'sleep_sessions', i, fields, utcDay(r.bedtime_start));
         const key = session.id;
         changes.push(session);
         changes.push({ op: 'deleteMany', collection: 'sleep_phases', filter: { user_id: d.user_id, session_key: key } });
         phases.forEach((p, j) => {
           const doc: SleepPhaseDoc = {
             _id: childKey(key, j),
-            id: childRecordId(event.globalPosition, child++),
+            id: childRecordId(sequence, child++),
             session_key: key,
             phase: p.phase,
             start_date: p.start_date,

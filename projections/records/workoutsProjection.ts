@@ -78,12 +78,12 @@ export const workoutsProjection = withMergedView(
         ],
       },
     ],
-    evolve: (event) => {
+    evolve: (event, sequence) => {
       const d = event.data;
       const changes: Change[] = [];
       d.records.forEach((r, i) => {
         const { kind: _kind, route, ...fields } = r;
-        const workout = recordUpsert(event, 'workouts', i, { ...fields, track: trackSummary(route) }, utcDay(r.start_date));
+        const workout = recordUpsert(event, sequence, 'workouts', i, { ...fields, track: trackSummary(route) }, utcDay(r.start_date));
         const key = workout.id;
         changes.push(workout);
         changes.push({ op: 'deleteMany', collection: 'workout_route_points', filter: { user_id: d.user_id, workout_key: key } });

@@ -1,4 +1,4 @@
-import { hiddenByBetterSource } from '../../src/merge/matchRules.js';
+import { boundedInterval, hiddenByBetterSource } from '../../src/merge/matchRules.js';
 import { sampleMergeRule } from '../../src/merge/sampleMergeRule.js';
 import type { SourcePriorities } from '../../src/merge/sourceRanking.js';
 import type { Doc, ReadStore } from '../../src/readstore/readStore.js';
@@ -40,15 +40,14 @@ export async function previewSampleMerge(readStore: ReadStore, q: { userId: stri
   if (rows.length > PREVIEW_MAX_ROWS) return { tooMany: true };
   const all = rows.map((r) => ({
     key: r._id,
-    start: Date.parse(r.start_date as string),
-    end: Date.parse(r.end_date as string),
+    ...boundedInterval(Date.parse(r.start_date as string), Date.parse(r.end_date as string), rule.maxSpanMs),
     source: r.source as string,
     body_worn: r.body_worn === true,
     provider: r.provider as string,
     row: r,
   }));
   const members = all.filter((m) => m.start >= q.start && m.start < q.end);
-  const hidden = hiddenByBetterSource(members, all, rule.rule, rule.order);
+  const hidden = hiddenByBetterSource(members, all, rule.rule, rule.order, rule.lookbackMs);
   return {
     order: rule.order,
     records: members.map(({ key, row }) => ({

@@ -108,6 +108,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     onBatch: (projection) => {
       if (projection === providerKeysProjection.name) webhookApplications.invalidate();
     },
+    retry: config.projectionRetryDelaysMs ? { delaysMs: config.projectionRetryDelaysMs } : undefined,
   });
   const valueSealer = ValueSealer.fromConfig(config);
   const webhookApplications = new WebhookApplications({ readStore, sealer: valueSealer, providers: config.providers });

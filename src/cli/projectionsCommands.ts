@@ -1,16 +1,21 @@
 import { MultiBar, type SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { projections } from '../../projections/index.js';
+import { DeadLetterError } from '../projector/deadLetterReplay.js';
+import { errorText, listDeadLetters, type DeadLetterDoc } from '../projector/deadLetters.js';
 import type { ProjectionStatus, RebuildProgress } from '../projector/projectorRuntime.js';
 import { CliError, formatTable, printJson, printLine, withContext, type OpenContext } from './shared.js';
 
-/** `projections status` and `projections rebuild [names...]` over every projection in projections/index.ts. */
+/**
+ * `projections status`, `projections rebuild [names...]`, `projections dead-letters` and
+ * `projections replay-dead-letter <id>` over every projection in projections/index.ts.
+ */
 export function registerProjectionsCommands(program: Command, open: OpenContext): void {
-  const group = program.command('projections').description('inspect and rebuild read models');
+  const group = program.command('projections').description('inspect and rebuild read models; list and replay dead-lettered events');
 
   group
     .command('status')
-    .description('per projection: status, checkpoint position, head of the log, lag in events and seconds')
+    .description('per projection: status, checkpoint position, head of the log, lag in events and seconds, open dead letters')
     .option('--json', 'one JSON line per projection instead of a table')
     .action(async (opts: { json?: boolean }) => {
       // No runners here: the point is to see where the stored checkpoints are, not to move them.
@@ -20,8 +25,8 @@ export function registerProjectionsCommands(program: Command, open: OpenContext)
         return;
       }
       const table = formatTable(
-        ['PROJECTION', 'STATUS', 'POSITION', 'HEAD', 'LAG', 'LAG_SECONDS'],
-        rows.map((s) => [s.name, s.status, s.position, s.head, s.lag, s.lagSeconds === null ? '-' : s.lagSeconds.toFixed(1)]),
+        ['PROJECTION', 'STATUS', 'POSITION', 'HEAD', 'LAG', 'LAG_SECONDS', 'DEAD_LETTERS'],
+        rows.map((s) => [s.name, s.status, s.position, s.head, s.lag, s.lagSeconds === null ? '-' : s.lagSeconds.toFixed(1), s.deadLetters]),
       );
       for (const line of table) printLine(line);
     });
@@ -60,10 +65,51 @@ export function registerProjectionsCommands(program: Command, open: OpenContext)
       );
       for (const line of table) printLine(line);
     });
+
+  group
+    .command('dead-letters')
+    .description('events a projection could not apply and skipped after retrying (open ones; --all adds those replayed, applied by a rebuild, or gone with an erasure)')
+    .option('--all', 'also the dead letters that are closed')
+    .option('--json', 'one JSON line per dead letter instead of a table')
+    .action(async (opts: { all?: boolean; json?: boolean }) => {
+      const letters = await withContext(open, { runBackground: false }, (ctx) => listDeadLetters(ctx.readStore, { all: opts.all }));
+      if (opts.json) {
+        for (const d of letters) printJson(deadLetterJson(d));
+        return;
+      }
+      const table = formatTable(
+        ['ID', 'PROJECTION', 'POSITION', 'EVENT_TYPE', 'STATUS', 'DEAD_LETTERED_AT', 'ERROR'],
+        letters.map((d) => [d._id, d.projection, d.position, d.event_type, d.status, d.dead_lettered_at, d.error]),
+      );
+      for (const line of table) printLine(line);
+    });
+
+  group
+    .command('replay-dead-letter')
+    .description('apply a dead-lettered event again, once the code that failed on it is fixed; it is applied as of now (`projections rebuild <projection>` applies every dead letter in its place in the log instead)')
+    .argument('<id>', 'the dead letter, as `projections dead-letters` lists it (<projection>@<position>)')
+    .option('--json', 'the outcome as one JSON line')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const outcome = await withContext(open, { runBackground: false }, async (ctx) => {
+        try {
+          return await ctx.projectors.replayDeadLetter(id);
+        } catch (err) {
+          // The replay failed again or cannot run: the dead letter stays open, nothing changed.
+          throw new CliError(err instanceof DeadLetterError ? err.message : `replaying ${id} failed again; nothing changed: ${errorText(err)}`);
+        }
+      });
+      if (opts.json) printJson(outcome);
+      else printLine(outcome.status === 'replayed' ? `${id}: replayed into ${outcome.projection} at checkpoint ${outcome.checkpoint}` : `${id}: its event is no longer in the log (erased); closed as gone`);
+    });
+}
+
+function deadLetterJson(d: DeadLetterDoc) {
+  const { _id, ...rest } = d;
+  return { id: _id, ...rest };
 }
 
 function statusJson(s: ProjectionStatus) {
-  return { name: s.name, status: s.status, position: s.position, head: s.head, lag: s.lag, lag_seconds: s.lagSeconds, last_event_at: s.lastEventAt };
+  return { name: s.name, status: s.status, position: s.position, head: s.head, lag: s.lag, lag_seconds: s.lagSeconds, last_event_at: s.lastEventAt, dead_letters: s.deadLetters };
 }
 
 function summaryJson(r: RebuildProgress) {

@@ -43,17 +43,35 @@ export function matchReachMs(rule: MatchRule): number {
 }
 
 /**
- * A record is listed in the merged view only when no better ranked stream has a matching record.
- * `neighbours` must hold every record that could match any of `records` (all streams).
+ * A record's interval as the merged view sees it: cut to the rule's longest span (MergeRule.maxSpanMs).
+ * Ingestion rejects longer records; one stored before the bounds existed is treated as ending
+ * that long after its start, so that no scan around it depends on how long it claims to be.
  */
-export function hiddenByBetterSource<R extends Stream & Interval & { key: string }>(records: readonly R[], neighbours: readonly R[], rule: MatchRule, order: readonly string[]): Set<string> {
+export function boundedInterval(start: number, end: number, maxSpanMs: number): Interval {
+  return { start, end: Math.min(end, start + maxSpanMs) };
+}
+
+/**
+ * A record is listed in the merged view only when no better ranked stream has a matching record.
+ * `neighbours` must hold every record that could match any of `records` (all streams). A
+ * neighbour is looked for from a record's start back by the reach and the longest neighbour, at
+ * most `lookbackMs`, a constant of the rules (MergeRule.lookbackMs: the longest span for rules
+ * that compare intervals, whose intervals must be cut to it, boundedInterval; none for rules that
+ * compare starts): short records keep scans short, and no record can widen them beyond the rule.
+ */
+export function hiddenByBetterSource<R extends Stream & Interval & { key: string }>(
+  records: readonly R[],
+  neighbours: readonly R[],
+  rule: MatchRule,
+  order: readonly string[],
+  lookbackMs: number,
+): Set<string> {
   const hidden = new Set<string>();
   const sorted = [...neighbours].sort((x, y) => x.start - y.start);
   const reach = matchReachMs(rule);
-  const longest = sorted.reduce((m, r) => Math.max(m, r.end - r.start), 0);
+  const back = Math.min(lookbackMs, sorted.reduce((m, n) => Math.max(m, n.end - n.start), 0));
   for (const r of records) {
-    // Candidates start no earlier than r.start − reach − the longest neighbour.
-    const lo = lowerBound(sorted, r.start - reach - longest);
+    const lo = lowerBound(sorted, r.start - reach - back);
     for (let i = lo; i < sorted.length; i++) {
       const n = sorted[i]!;
       if (n.start > r.end + reach) break;

@@ -8,6 +8,8 @@ import type { RawStore } from '../rawstore/rawStore.js';
 import { deterministicId } from '../shared/ids.js';
 import { sha256Hex } from '../shared/secrets.js';
 import { envelopeBytes, RecordBatcher, type Batch } from './recordBatcher.js';
+import { boundsChecker } from '../../commands/ingestion/recordBounds.js';
+import { boundedItem } from './withinBounds.js';
 
 type KeyedRejected = RejectedItem & { key: string };
 
@@ -66,7 +68,10 @@ export async function runEtlJob(
     expectedRevision = result.nextExpectedRevision;
   };
 
-  for await (const item of parser.parse(payload, { provider: upload.provider, receivedAt: upload.accepted_at, dataType: upload.data_type ?? null })) {
+  // Every source's records pass the same interval bounds here: nothing outside them reaches the log.
+  const check = boundsChecker(upload.accepted_at);
+  for await (const parsed of parser.parse(payload, { provider: upload.provider, receivedAt: upload.accepted_at, dataType: upload.data_type ?? null })) {
+    const item = boundedItem(parsed, check);
     if ('rejected' in item) {
       // Keyed by content: the same bad line sent again is still one rejected record.
       const key = sha256Hex(`${upload.provider}\u0000${item.rejected.reason}\u0000${item.rejected.excerpt}`);

@@ -11,7 +11,18 @@ export type Projection<E extends Event = Event> = {
   name: string;
   collections: readonly CollectionSpec[];
   eventTypes: readonly E['type'][];
-  evolve: (event: RecordedEvent<E>) => readonly Change[];
+  /**
+   * `sequence` is the event's number in the projection's dense sequence when `sequenced` says it
+   * has one (0 otherwise): 1, 2, 3… in log order, assigned once and remembered by the runtime, so
+   * that a replay and a rebuild hand evolve the same number (src/projector/eventSequences.ts).
+   */
+  evolve: (event: RecordedEvent<E>, sequence: number) => readonly Change[];
+  /**
+   * Events whose records take integer ids (projections/records/recordIds.ts): ids come from the
+   * event's sequence number, not its log position, whose magnitude depends on the backend
+   * (EventStoreDB positions are byte offsets).
+   */
+  sequenced?: (event: RecordedEvent<E>) => boolean;
   /** State that depends on other records than the event's own (the merged view, rollups). */
   derive?: Derivation;
 };

@@ -13,9 +13,10 @@ import { dataKeysOf } from '../crypto/dataKeysOf.js';
 import { OpeningEventStore } from '../crypto/openingEventStore.js';
 import { EventOpener } from '../crypto/recordSealing.js';
 import { ProjectorRuntime } from './projectorRuntime.js';
+import type { Suspect } from './runner.js';
 import type { ProjectorThreadMessage } from './threadedRunner.js';
 
-const { config, names, maxChangesPerBatch, leased } = workerData as { config: Config; names: string[]; maxChangesPerBatch: number; leased: boolean };
+const { config, names, maxChangesPerBatch, leased, suspects } = workerData as { config: Config; names: string[]; maxChangesPerBatch: number; leased: boolean; suspects: Suspect[] };
 const port = parentPort!;
 const post = (m: ProjectorThreadMessage) => port.postMessage(m);
 const log = createLogger(config.logLevel).child({ thread: 'projector' });
@@ -29,8 +30,12 @@ const runtime = new ProjectorRuntime(
   {
     maxChangesPerBatch,
     onBatch: (projection, position) => post({ kind: 'position', projection, position }),
+    // The parent counts a death of this thread against the batches it was told of (threadedRunner.ts).
+    onAttempt: (projection, from, through, events) => post({ kind: 'attempt', projection, from, through, events }),
+    suspects,
     // The thread holds the leases of its projections itself, with its own connection to the store.
     leases: leased ? leaseSettingsOf(config, stores.readStore, 'projector-thread') : undefined,
+    retry: config.projectionRetryDelaysMs ? { delaysMs: config.projectionRetryDelaysMs } : undefined,
   },
 );
 port.on('message', (m: 'stop') => {

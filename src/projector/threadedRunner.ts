@@ -7,6 +7,7 @@ import { storedPosition } from './storedPosition.js';
 import { siblingModule, startWorker } from '../shared/workerThreads.js';
 import { PositionWaiters } from './positionWaiters.js';
 import type { Projection } from './projection.js';
+import { DEFAULT_RETRY, type Suspect } from './runner.js';
 
 /** Old-generation heap of the projector thread. */
 const PROJECTOR_THREAD_HEAP_MB = 160;
@@ -14,17 +15,30 @@ const PROJECTOR_THREAD_HEAP_MB = 160;
 export type ProjectorThreadMessage =
   | { kind: 'ready' }
   | { kind: 'stopped' }
-  | { kind: 'position'; projection: string; position: number };
+  | { kind: 'position'; projection: string; position: number }
+  /** A batch of `events` events after the checkpoint `from`, through `through`, is about to be applied. */
+  | { kind: 'attempt'; projection: string; from: number; through: number; events: number };
 
 /**
  * The parent's side of the projector thread (`projectorThread.ts`): starts it, follows the
  * position each of its projections reports after every batch, and stops it. A thread that dies
  * is started again; it resumes from the stored checkpoints.
+ *
+ * A thread that dies while applying a batch (out of memory, say) is a failure of that batch that
+ * no code in the thread could count: the parent counts it, for every projection that had a batch
+ * under way, and starts the next thread with those counts (`suspects`): their batches are narrowed
+ * to one event at a time, and the thread applies one batch at a time, so that the next death names
+ * its event. An event that killed the thread on every attempt (five) is dead-lettered unapplied
+ * (docs/architecture.md "Dead letters").
  */
 export class ProjectorThread {
   private worker: Worker | null = null;
   private stopping = false;
   readonly waiters: Map<string, PositionWaiters>;
+  private readonly inFlight = new Map<string, { from: number; through: number; events: number }>();
+  private readonly suspects = new Map<string, Suspect>();
+  /** Deaths since the last batch any projection committed. */
+  private deaths = 0;
 
   constructor(
     private readonly config: Config,
@@ -38,6 +52,8 @@ export class ProjectorThread {
      * the one applying them).
      */
     leasedOn?: ReadStore,
+    /** The thread's entry module (tests start one that wraps the real one). */
+    private readonly entry: URL = siblingModule(import.meta.url, 'projectorThread'),
   ) {
     this.leased = !!leasedOn;
     this.waiters = new Map(
@@ -49,27 +65,55 @@ export class ProjectorThread {
 
   async start(): Promise<void> {
     this.stopping = false;
-    const worker = startWorker(siblingModule(import.meta.url, 'projectorThread'), {
-      workerData: { config: this.config, names: this.projections.map((p) => p.name), maxChangesPerBatch: this.maxChangesPerBatch, leased: this.leased },
+    const suspects = [...this.suspects.values()];
+    const worker = startWorker(this.entry, {
+      workerData: { config: this.config, names: this.projections.map((p) => p.name), maxChangesPerBatch: this.maxChangesPerBatch, leased: this.leased, suspects },
       // The runners' buffers are bounded (20,000 records); a cap makes V8 collect instead of growing.
       resourceLimits: { maxOldGenerationSizeMb: PROJECTOR_THREAD_HEAP_MB },
     });
     this.worker = worker;
+    this.inFlight.clear();
+    let lastError = '';
     await new Promise<void>((resolve, reject) => {
       worker.on('message', (m: ProjectorThreadMessage) => {
-        if (m.kind === 'position') this.waiters.get(m.projection)?.advance(m.position);
+        if (m.kind === 'position') this.progressed(m.projection, m.position);
+        else if (m.kind === 'attempt') this.inFlight.set(m.projection, { from: m.from, through: m.through, events: m.events });
         else if (m.kind === 'ready') resolve();
       });
       worker.once('error', (err) => {
+        lastError = `${err.name}: ${err.message}`;
         this.log?.error({ err }, 'projector thread failed');
         reject(err);
       });
       worker.once('exit', (code) => {
         if (this.stopping || this.worker !== worker) return;
-        this.log?.error({ code }, 'projector thread exited; starting it again');
-        setTimeout(() => void this.start().catch(() => {}), 1000).unref();
+        this.died(lastError || `the projector thread exited with code ${code}`);
+        // Deaths without progress in between wait like retries of a failing batch (PROJECTION_RETRY_SCHEDULE).
+        const delays = this.config.projectionRetryDelaysMs ?? DEFAULT_RETRY.delaysMs;
+        const delay = delays[Math.min(this.deaths, delays.length) - 1] ?? 1000;
+        this.log?.error({ code, restartInMs: delay, suspects: [...this.suspects.values()].map((s) => ({ projection: s.projection, at: s.at, deaths: s.count })) }, 'projector thread exited; starting it again');
+        setTimeout(() => void this.start().catch(() => {}), delay).unref();
       });
     });
+  }
+
+  private progressed(projection: string, position: number): void {
+    this.waiters.get(projection)?.advance(position);
+    const flight = this.inFlight.get(projection);
+    if (flight && position >= flight.through) this.inFlight.delete(projection);
+    const suspect = this.suspects.get(projection);
+    if (suspect && position > suspect.at) this.suspects.delete(projection);
+    this.deaths = 0;
+  }
+
+  /** Counts the death against every batch that was under way. */
+  private died(error: string): void {
+    this.deaths++;
+    for (const [projection, f] of this.inFlight) {
+      const prev = this.suspects.get(projection)?.at === f.from ? this.suspects.get(projection) : undefined;
+      this.suspects.set(projection, { projection, at: f.from, through: Math.max(f.through, prev?.through ?? 0), events: f.events, count: (prev?.count ?? 0) + 1, error });
+    }
+    this.inFlight.clear();
   }
 
   async stop(): Promise<void> {

@@ -110,10 +110,11 @@ describe('cli: projections (contracts.md §2 out-of-band operations on the read 
   it('§2: `projections status` lists every projection of projections/index.ts with position, head and lag', async () => {
     const table = await runCli(dataDir, 'projections', 'status');
     expect(table.code, table.stderr).toBe(0);
-    expect(table.lines[0]).toMatch(/^PROJECTION\s+STATUS\s+POSITION\s+HEAD\s+LAG\s+LAG_SECONDS$/);
+    expect(table.lines[0]).toMatch(/^PROJECTION\s+STATUS\s+POSITION\s+HEAD\s+LAG\s+LAG_SECONDS\s+DEAD_LETTERS$/);
     const rows = table.lines.slice(1).map((l) => l.split(/\s+/));
     expect(rows.map((r) => r[0])).toEqual(projections.map((p) => p.name));
-    for (const [name, status, position, head, lag, lagSeconds] of rows) {
+    for (const [name, status, position, head, lag, lagSeconds, deadLetters] of rows) {
+      expect(deadLetters).toBe('0');
       expect(status).toMatch(SEEDED.includes(name!) ? /^live$/ : /^(live|new)$/);
       // Lag counts from the checkpoint to the head, and is 0 when none of the projection's events lie beyond it.
       expect([0, Number(head) - Number(position)]).toContain(Number(lag));

@@ -8,6 +8,7 @@ import { createGzip, gzipSync } from 'node:zlib';
 import type { InjectOptions } from 'fastify';
 import type { NormalizedRecord, ParseItem, RejectedItem } from '../../commands/ingestion/records.js';
 import { deviceParsers } from '../../src/connectors/devices/index.js';
+import { withinBounds } from '../../src/pipeline/withinBounds.js';
 import { buildGadgetbridgeExport } from '../fixtures/device-c/buildGadgetbridgeExport.js';
 import { expectStatus, type Response, type TestApp } from '../support/server.js';
 
@@ -119,10 +120,11 @@ export function listFiles(dir: string): string[] {
   return out.sort();
 }
 
-/** Runs the slug's own parser over a payload, as the ETL does: the expectation of every read. */
+/** Runs the slug's own parser and the interval bounds over a payload, as the ETL does: the expectation of every read. */
 export async function parsePayload(slug: string, payload: Buffer): Promise<{ records: NormalizedRecord[]; rejected: RejectedItem[] }> {
   const items: ParseItem[] = [];
-  for await (const item of deviceParsers[slug]!.parse(payload, { provider: slug, receivedAt: new Date().toISOString(), dataType: null })) items.push(item);
+  const receivedAt = new Date().toISOString();
+  for await (const item of withinBounds(deviceParsers[slug]!.parse(payload, { provider: slug, receivedAt, dataType: null }), receivedAt)) items.push(item);
   return {
     records: items.flatMap((i) => ('record' in i ? [i.record] : [])),
     rejected: items.flatMap((i) => ('rejected' in i ? [i.rejected] : [])),

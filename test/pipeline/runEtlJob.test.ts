@@ -102,7 +102,7 @@ describe('runEtlJob: the events of one ETL job', () => {
 
   it('keeps events of large records under 512 KiB by size, not by count', async () => {
     const big = (i: number): NormalizedRecord =>
-      ({ kind: 'workout', external_id: `w-${i}`, start_date: '2026-01-01T00:00:00.000Z', route: Array.from({ length: 400 + (i % 7) }, (_, p) => ({ p, lat: 52.5 + p / 1e5 })) }) as unknown as NormalizedRecord;
+      ({ kind: 'workout', external_id: `w-${i}`, start_date: '2026-01-01T00:00:00.000Z', end_date: '2026-01-01T01:00:00.000Z', route: Array.from({ length: 400 + (i % 7) }, (_, p) => ({ timestamp: '2026-01-01T00:30:00.000Z', p, lat: 52.5 + p / 1e5 })) }) as unknown as NormalizedRecord;
     const parser: DeviceParser = {
       slug: 'device-a',
       async *parse() {

@@ -1,10 +1,10 @@
 import { PROVIDER_DATA_ERASED, USER_ERASED, type ProviderDataErased } from '../../../commands/deletions/erasureEvents.js';
 import type { RecordedEvent } from '../../../src/eventstore/eventStore.js';
-import { hiddenByBetterSource } from '../../../src/merge/matchRules.js';
+import { boundedInterval, hiddenByBetterSource, type Interval } from '../../../src/merge/matchRules.js';
 import type { MergeRule } from '../../../src/merge/sampleMergeRule.js';
 import type { SourcePriorities } from '../../../src/merge/sourceRanking.js';
 import type { Derivation, Projection } from '../../../src/projector/projection.js';
-import type { Change, CollectionSpec, Doc, ReadStore, UpdateChange } from '../../../src/readstore/readStore.js';
+import type { Change, CollectionSpec, Doc, ReadStore, SortSpec, UpdateChange } from '../../../src/readstore/readStore.js';
 import { dayStartMs, utcDayOf } from '../recordDoc.js';
 
 export const PRIORITIES_SET = 'source_priorities.set';
@@ -30,6 +30,11 @@ export type MergedKind = {
   /** End of a record's interval; absent: start plus `lengthMs` (a daily summary's day). */
   endField?: string;
   lengthMs?: number;
+  /**
+   * The order of the kind's index from the start field on (with `user_id` and the partition field
+   * before it), for finding the next stored record cheaply; default start field then `id`.
+   */
+  startOrder?: SortSpec;
   /** The match rule and source order of a partition under the user's priorities. */
   rule: (partition: string, priorities: SourcePriorities | undefined) => MergeRule;
   /** Where the projection keeps the user's source order (its own copy: projections share nothing). */
@@ -51,9 +56,10 @@ export type MergedKind = {
  */
 export function mergedFlagsDerivation(kind: MergedKind): Derivation {
   const part = (row: Doc): string => (kind.partitionField ? String(row[kind.partitionField]) : '');
-  const interval = (row: Doc): { start: number; end: number } => {
+  /** A row's interval, no longer than the rule allows (a longer one predates the ingestion bounds). */
+  const interval = (row: Doc, rule: MergeRule): Interval => {
     const start = Date.parse(row[kind.startField] as string);
-    return { start, end: kind.endField ? Date.parse(row[kind.endField] as string) : start + (kind.lengthMs ?? 0) };
+    return boundedInterval(start, kind.endField ? Date.parse(row[kind.endField] as string) : start + (kind.lengthMs ?? 0), rule.maxSpanMs);
   };
   const fields = ['user_id', 'tenant_id', kind.startField, ...(kind.endField ? [kind.endField] : []), ...(kind.partitionField ? [kind.partitionField] : []), 'source', 'body_worn', 'provider', 'hidden', ...(kind.extraFields ?? [])];
   const orderOf = async (readStore: ReadStore, userId: string) => (await readStore.get<SourceOrderDoc>(kind.ordersCollection, userId))?.priorities;
@@ -81,11 +87,11 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
     const to = dayStartMs(run[run.length - 1]!) + DAY_MS;
     const all: Member[] = [];
     for (const r of rows.values()) {
-      const { start, end } = interval(r);
+      const { start, end } = interval(r, rule);
       all.push({ key: r._id, start, end, source: r.source as string, body_worn: r.body_worn === true, provider: r.provider as string, hidden: false, row: r });
     }
     const members = all.filter((m) => m.start >= from && m.start < to);
-    const hidden = hiddenByBetterSource(members, all, rule.rule, rule.order);
+    const hidden = hiddenByBetterSource(members, all, rule.rule, rule.order, rule.lookbackMs);
     for (const m of members) {
       m.hidden = hidden.has(m.key);
       const up = upserts?.get(m.key);
@@ -108,16 +114,31 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
       // Windows sized so one holds about WINDOW_ROWS rows at the partition's average density.
       const spanDays = Math.round((dayStartMs(last) - dayStartMs(first)) / DAY_MS) + 1;
       const windowDays = Math.max(1, Math.min(MAX_WINDOW_DAYS, Math.floor((WINDOW_ROWS * spanDays) / Math.max(1, g.count))));
-      for (let start = dayStartMs(first); start <= dayStartMs(last); start += windowDays * DAY_MS) {
+      const lastMs = dayStartMs(last);
+      for (let start: number | null = dayStartMs(first); start !== null && start <= lastMs; ) {
         const run: string[] = [];
-        for (let d = 0; d < windowDays && start + d * DAY_MS <= dayStartMs(last); d++) run.push(utcDayOf(start + d * DAY_MS));
+        for (let d = 0; d < windowDays && start + d * DAY_MS <= lastMs; d++) run.push(utcDayOf(start + d * DAY_MS));
         const rows = await loadRows(readStore, userId, partition, run, rule, erasedProvider);
         const changes: Change[] = [];
         evaluateDays(rows, run, rule, { userId, partition }, null, changes);
         yield changes;
+        // Days without a stored record hold nothing to evaluate: the next window starts at the
+        // next record, so years between records cost one query, not one per window.
+        start = await nextDayWithRows(readStore, userId, partition, start + run.length * DAY_MS);
       }
     }
   }
+
+  /** Start of the first UTC day at or after `from` on which a record of the partition starts (any provider), or null. */
+  const nextDayWithRows = async (readStore: ReadStore, userId: string, partition: string, from: number): Promise<number | null> => {
+    const [next] = await readStore.find(kind.collection, {
+      filter: { user_id: userId, ...(kind.partitionField ? { [kind.partitionField]: partition } : {}), [kind.startField]: { $gte: new Date(from).toISOString() } },
+      sort: kind.startOrder ?? [[kind.startField, 1], ['id', 1]],
+      limit: 1,
+      fields: [kind.startField],
+    });
+    return next ? dayStartMs(utcDayOf(Date.parse(next[kind.startField] as string))) : null;
+  };
 
   return {
     isBarrier: (e) => e.type === PRIORITIES_SET || e.type === PROVIDER_DATA_ERASED,
@@ -158,7 +179,8 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
         if (!t) touched.set(k, (t = { userId, partition, days: new Set() }));
         let r = reach.get(partition);
         if (!r) reach.set(partition, (r = kind.rule(partition, undefined)));
-        const { start, end } = interval(row);
+        // Bounded by the rule, whatever the row claims: a few days for anything but a state.
+        const { start, end } = interval(row, r);
         for (let d = Math.floor((start - r.reachMs - r.lookbackMs) / DAY_MS), last = Math.floor((end + r.reachMs) / DAY_MS); d <= last; d++) t.days.add(d);
       };
       for (const c of upserts.values()) touch(c.set as Doc);
@@ -228,12 +250,12 @@ export function withMergedView(projection: Projection, kind: MergedKind, extraCo
     ...projection,
     collections: [...projection.collections, ...derived],
     eventTypes: [...projection.eventTypes, PRIORITIES_SET],
-    evolve: (event: RecordedEvent): readonly Change[] => {
+    evolve: (event: RecordedEvent, sequence: number): readonly Change[] => {
       if (event.type === PRIORITIES_SET) {
         const d = event.data as { user_id: string; priorities: SourcePriorities };
         return [{ op: 'put', collection: kind.ordersCollection, doc: { _id: d.user_id, user_id: d.user_id, priorities: d.priorities } }];
       }
-      const changes = projection.evolve(event);
+      const changes = projection.evolve(event, sequence);
       // Every stored record carries its flag, listed until the derivation decides otherwise (in
       // the same batch when live; in its pass after the replay when rebuilding), so a rebuild
       // stores exactly what the live projection stored.

@@ -4,7 +4,7 @@ import { INGESTED_EVENT, type NormalizedRecord, type RecordKind } from '../../..
 import type { RecordedEvent } from '../../../src/eventstore/eventStore.js';
 import type { Projection } from '../../../src/projector/projection.js';
 import type { Change, Doc, PositionedChange, ReadStore } from '../../../src/readstore/readStore.js';
-import { deriveBatch, pushChanges } from '../../../src/projector/projectorRuntime.js';
+import { deriveBatch, pushChanges } from '../../../src/projector/batchChanges.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { tempDir } from '../../support/tmp.js';
 
@@ -38,6 +38,12 @@ export function ingested<R extends NormalizedRecord>(kind: RecordKind, position:
 }
 
 /**
+ * The number the projector would hand evolve with an event (src/projector/eventSequences.ts):
+ * here the test's own position stands in for it, small and unique like a sequence number.
+ */
+export const sequenceOf = (projection: Projection, e: RecordedEvent): number => (projection.sequenced?.(e) ? e.globalPosition : 0);
+
+/**
  * Applies each event to `store` as a batch of its own, as the projector does: evolve, then the
  * projection's derivation (if any). Returns the changes.
  */
@@ -45,7 +51,7 @@ export async function project(store: ReadStore, projection: Projection, events: 
   const all: Change[] = [];
   for (const e of events) {
     const changes: PositionedChange[] = [];
-    pushChanges(projection, e, changes);
+    pushChanges(projection, e, changes, sequenceOf(projection, e));
     if (projection.derive) await deriveBatch(store, projection.derive, [e], changes, (c) => store.applyChanges(c));
     await store.applyChanges(changes);
     all.push(...changes.map(({ position: _p, index: _i, ...c }) => c as Change));

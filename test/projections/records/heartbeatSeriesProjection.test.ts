@@ -69,6 +69,6 @@ describe('heartbeat series projection (Resources: heartbeat series (RR intervals
 
   it('evolve is pure: the same event gives the same changes', () => {
     const e = ingested('heartbeat_series', 3, [heartbeats()]);
-    expect(heartbeatSeriesProjection.evolve(e)).toEqual(heartbeatSeriesProjection.evolve(e));
+    expect(heartbeatSeriesProjection.evolve(e, 1)).toEqual(heartbeatSeriesProjection.evolve(e, 1));
   });
 });

@@ -16,7 +16,7 @@ import type { ReadStore } from '../../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { tempDir } from '../../support/tmp.js';
 import { category, daily, sleepSession, workout } from './fixtures.js';
-import { ingested, project, TENANT, USER } from './harness.js';
+import { ingested, project, sequenceOf, TENANT, USER } from './harness.js';
 
 /**
  * Spec "Merged view" for the kinds besides samples: the flag each record projection keeps equals
@@ -100,7 +100,8 @@ const KINDS: Kind[] = [
 const rawArb = fc.record({
   stream: fc.integer({ min: 0, max: STREAMS.length - 1 }),
   start: fc.integer({ min: 0, max: (6 * 24 * 60) / 15 - 1 }).map((i) => BASE + i * 15 * MIN),
-  minutes: fc.constantFrom(15, 30, 60, 120, 480, 600),
+  // Up to the longest a session or category sample may span (48 h, src/catalog/intervalBounds.ts).
+  minutes: fc.constantFrom(15, 30, 60, 120, 480, 600, 2160, 2880),
   variant: fc.nat(3),
 });
 const prioritiesArb: fc.Arbitrary<SourcePriorities> = fc.dictionary(fc.constantFrom('sleep', 'workouts', 'sleep_analysis', 'activity', '*'), fc.shuffledSubarray(SOURCES, { minLength: 1 }), { maxKeys: 3 });
@@ -173,7 +174,7 @@ describe('merged flags of category samples, sleep sessions, workouts and daily s
         await check(k, store, current(history), p2);
 
         const fresh = await freshStore(k);
-        for (const e of log) await fresh.applyChanges(k.projection.evolve(e));
+        for (const e of log) await fresh.applyChanges(k.projection.evolve(e, sequenceOf(k.projection, e)));
         for await (const chunk of k.projection.derive!.rebuildAll(fresh)) await fresh.applyChanges(chunk);
         await check(k, fresh, current(history), p2);
         await fresh.close();

@@ -13,7 +13,7 @@ import { compareStreams, sourceOrderFor, type SourcePriorities } from '../../../
 import type { ReadStore } from '../../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { tempDir } from '../../support/tmp.js';
-import { ingested, project, TENANT, USER } from './harness.js';
+import { ingested, project, sequenceOf, TENANT, USER } from './harness.js';
 
 /**
  * Spec "Merged view", "Sample statistics", "Coverage report"; contracts §6. The samples projection
@@ -50,7 +50,8 @@ const rawArb = fc.record({
   stream: fc.integer({ min: 0, max: STREAMS.length - 1 }),
   type: fc.constantFrom(...TYPES),
   start: startArb,
-  minutes: fc.constantFrom(0, 1, 5, 30, 240),
+  // Up to the longest a count may span (36 h, src/catalog/intervalBounds.ts): long counts reach across days.
+  minutes: fc.constantFrom(0, 1, 5, 30, 240, 1440, 2160),
   value: fc.integer({ min: 1, max: 200 }),
 });
 const prioritiesArb: fc.Arbitrary<SourcePriorities> = fc.dictionary(
@@ -164,7 +165,7 @@ async function freshStore(): Promise<ReadStore> {
 /** What `projections rebuild` does: every event through evolve alone, then the derivation over all rows. */
 async function rebuilt(history: readonly RecordedEvent[]): Promise<ReadStore> {
   const store = await freshStore();
-  for (const e of history) await store.applyChanges(samplesProjection.evolve(e));
+  for (const e of history) await store.applyChanges(samplesProjection.evolve(e, sequenceOf(samplesProjection, e)));
   for await (const chunk of samplesProjection.derive!.rebuildAll(store)) await store.applyChanges(chunk);
   return store;
 }

@@ -66,6 +66,6 @@ describe('sleep projection (Resources: Sleep session, Sleep phase)', () => {
 
   it('evolve is pure: the same event gives the same changes', () => {
     const e = ingested('sleep_session', 2, [sleepSession()]);
-    expect(sleepProjection.evolve(e)).toEqual(sleepProjection.evolve(e));
+    expect(sleepProjection.evolve(e, 1)).toEqual(sleepProjection.evolve(e, 1));
   });
 });

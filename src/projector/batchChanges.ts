@@ -1,0 +1,49 @@
+import type { RecordedEvent } from '../eventstore/eventStore.js';
+import type { Change, PositionedChange, ReadStore } from '../readstore/readStore.js';
+import type { Derivation, Projection } from './projection.js';
+
+/**
+ * Runs a projection's derivation for a batch of events whose evolved changes are `changes`: every
+ * chunk but the last goes to `applyInterim` at once (to be applied with the checkpoint unmoved),
+ * the last is appended to `changes`, for the caller to apply with the batch. Answers false when
+ * `stopped` interrupted it.
+ */
+export async function deriveBatch(
+  readStore: ReadStore,
+  derive: Derivation,
+  events: readonly RecordedEvent[],
+  changes: PositionedChange[],
+  applyInterim: (changes: PositionedChange[]) => Promise<void>,
+  stopped: () => boolean = () => false,
+): Promise<boolean> {
+  const position = events[events.length - 1]!.globalPosition;
+  let index = changes.length;
+  const tag = (chunk: Change[]): PositionedChange[] => chunk.map((c) => Object.assign(c, { position, index: index++ }) as PositionedChange);
+  let pending: Change[] | null = null;
+  for await (const chunk of derive.derive(events, changes, readStore)) {
+    if (pending) await applyInterim(tag(pending));
+    if (stopped()) return false;
+    pending = chunk;
+  }
+  if (pending) changes.push(...tag(pending));
+  return true;
+}
+
+/** Evolves one event (with its sequence number, 0 when it has none) and appends its changes, tagged with its position and index. */
+export function pushChanges(p: Projection, e: RecordedEvent, out: PositionedChange[], sequence = 0): void {
+  const changes = p.evolve(e, sequence);
+  // Evolve makes new change objects on every call: tagging them in place spares a copy of each
+  // of a million changes.
+  for (let i = 0; i < changes.length; i++) {
+    const c = changes[i] as PositionedChange;
+    c.position = e.globalPosition;
+    c.index = i;
+    out.push(c);
+  }
+}
+
+/** How much of a buffer an event takes, and at least how many changes it makes: its records, for the batches of ingested records. */
+export const weightOf = (e: RecordedEvent): number => {
+  const records = (e.data as { records?: unknown }).records;
+  return Array.isArray(records) ? Math.max(1, records.length) : 1;
+};

@@ -1,0 +1,155 @@
+import type { EventStore, RecordedEvent } from '../eventstore/eventStore.js';
+import { CheckpointMismatchError, type PositionedChange, type ReadStore } from '../readstore/readStore.js';
+import { LeaseLostError } from '../readstore/leases.js';
+import { pushChanges, weightOf } from './batchChanges.js';
+import { DEAD_LETTERS, deadLetterChange, deadLetterId, resolvedChange, type DeadLetterDoc } from './deadLetters.js';
+import { EventSequencer, sequenceMarker } from './eventSequences.js';
+import type { Projection } from './projection.js';
+import { DEFAULT_RETRY, type RetryPolicy } from './runner.js';
+
+export type RebuildProgress = { projection: string; position: number; head: number; events: number; elapsedMs: number };
+
+/** Changes per transaction of a rebuild: record events hold up to a thousand records each. */
+const REBUILD_CHANGES = 20_000;
+
+const yieldTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Evolve threw: the event's own fault, the same on every attempt. */
+class EvolveFailed extends Error {
+  constructor(override readonly cause: unknown) {
+    super('evolve failed');
+  }
+}
+
+/**
+ * Drops a projection's collections and replays every event of its types from the start through
+ * the same evolve the live runner uses, with the sequence numbers the events were given (kept
+ * outside the projection's collections, eventSequences.ts), so the result equals the live state
+ * and every record keeps its id. Then derives everything once.
+ *
+ * Dead letters (deadLetters.ts): an event that fails here as it failed live is dead-lettered again
+ * and skipped, so the rebuild still equals the live state; one that now applies (the code was
+ * fixed) is applied in its place in the log and its dead letter closed as `applied_by_rebuild`.
+ * A chunk that fails is narrowed to its events one by one, each tried as often as the live
+ * runner tries a batch.
+ */
+export async function rebuildOne(
+  p: Projection,
+  eventStore: EventStore,
+  readStore: ReadStore,
+  onProgress?: (p: RebuildProgress) => void,
+  retry: RetryPolicy = DEFAULT_RETRY,
+): Promise<RebuildProgress> {
+  const started = Date.now();
+  // Marking the checkpoint first makes live runners elsewhere stop writing before the drop.
+  await readStore.setCheckpoint(p.name, 0, 'rebuilding');
+  await readStore.dropCollections(p.collections.map((c) => c.name));
+  // Secondary indexes are built once at the end: cheaper than maintaining them row by row.
+  await readStore.ensureCollections(p.collections, { indexes: false });
+  // Whatever ids the dropped rows had, the rebuilt ones come from the sequence.
+  if (p.sequenced) await readStore.applyChanges([sequenceMarker(p.name)]);
+  const sequencer = new EventSequencer(readStore, p);
+  const head = await eventStore.headPosition();
+  let position = 0;
+  let events = 0;
+  const filter = { eventTypes: p.eventTypes };
+
+  /**
+   * Applies the first events of `candidates` as one batch from `position`, as many as make about
+   * REBUILD_CHANGES changes (at least one): their changes, their new sequence numbers and the
+   * dead letters they close. Answers how many it applied.
+   */
+  const apply = async (candidates: readonly RecordedEvent[]): Promise<number> => {
+    const numbered = await sequencer.number(candidates);
+    const evolved: PositionedChange[] = [];
+    let n = 0;
+    while (n < candidates.length && (n === 0 || evolved.length < REBUILD_CHANGES)) {
+      const e = candidates[n++]!;
+      try {
+        pushChanges(p, e, evolved, numbered.of(e));
+      } catch (err) {
+        throw new EvolveFailed(err);
+      }
+    }
+    const last = candidates[n - 1]!;
+    const changes: PositionedChange[] = [...numbered.through(last.globalPosition), ...evolved];
+    const ids = candidates.slice(0, n).map((e) => deadLetterId(p.name, e.globalPosition));
+    const now = new Date();
+    for (const letter of await readStore.find<DeadLetterDoc>(DEAD_LETTERS, { filter: { _id: { $in: ids }, status: 'open' } })) {
+      changes.push(resolvedChange(letter, 'applied_by_rebuild', now, letter.position));
+    }
+    await readStore.applyBatch({ projection: p.name, expectedPosition: position, position: last.globalPosition, mode: 'rebuilding', lastEventAt: last.createdAt.toISOString(), changes });
+    position = last.globalPosition;
+    return n;
+  };
+
+  /**
+   * One event, tried as often as the live runner tries one, then dead-lettered; at once when its
+   * evolve throws (a pure function fails the same way every time; a rebuild meets every event
+   * that is still dead-lettered).
+   */
+  const applyAlone = async (e: RecordedEvent): Promise<void> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await apply([e]);
+        return;
+      } catch (thrown) {
+        sequencer.reset();
+        if (thrown instanceof CheckpointMismatchError || thrown instanceof LeaseLostError) throw thrown;
+        const err = thrown instanceof EvolveFailed ? thrown.cause : thrown;
+        if (thrown instanceof EvolveFailed || attempt > retry.delaysMs.length) {
+          const change = deadLetterChange(p.name, e, err, attempt, new Date());
+          await readStore.applyBatch({ projection: p.name, expectedPosition: position, position: e.globalPosition, mode: 'rebuilding', lastEventAt: e.createdAt.toISOString(), changes: [change] });
+          position = e.globalPosition;
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, retry.delaysMs[attempt - 1]));
+      }
+    }
+  };
+
+  // Record events hold up to a thousand records: read fewer of them at a time, so that a read
+  // and its transaction stay near REBUILD_CHANGES changes whatever the projection.
+  let readCount = 1000;
+  for (;;) {
+    // A catch-up read: the live runner goes on from the last event read (KurrentDB may answer from a secondary index).
+    const batch = await eventStore.readAll({ after: position, maxCount: readCount, filter, consistency: 'catch-up' });
+    if (batch.length === 0) break;
+    for (let from = 0; from < batch.length; ) {
+      // Every record makes at least one change: events past this weight cannot join the chunk.
+      let to = from;
+      for (let weight = 0; to < batch.length && to - from < 1000 && weight < REBUILD_CHANGES; ) weight += weightOf(batch[to++]!);
+      const candidates = batch.slice(from, to);
+      let applied: number;
+      try {
+        applied = await apply(candidates);
+      } catch (err) {
+        sequencer.reset();
+        if (err instanceof CheckpointMismatchError || err instanceof LeaseLostError) throw err;
+        for (const e of candidates) await applyAlone(e);
+        applied = candidates.length;
+      }
+      events += applied;
+      from += applied;
+      onProgress?.({ projection: p.name, position, head: Math.max(head, position), events, elapsedMs: Date.now() - started });
+      // The embedded store is synchronous underneath: yield so timers and signals get a turn.
+      await yieldTurn();
+    }
+    const perEvent = batch.reduce((n, e) => n + weightOf(e), 0) / batch.length;
+    readCount = Math.max(16, Math.min(1000, Math.floor((2 * REBUILD_CHANGES) / perEvent)));
+  }
+  await readStore.ensureCollections(p.collections);
+  if (p.derive) {
+    for await (const chunk of p.derive.rebuildAll(readStore)) {
+      let index = 0;
+      const changes = chunk.map((c) => Object.assign(c, { position, index: index++ }) as PositionedChange);
+      await readStore.applyBatch({ projection: p.name, expectedPosition: position, position, mode: 'rebuilding', lastEventAt: null, changes });
+      await yieldTurn();
+    }
+  }
+  // Events appended during the rebuild are picked up by the live runner from here.
+  await readStore.setCheckpoint(p.name, position, 'live');
+  const done = { projection: p.name, position, head: Math.max(head, position), events, elapsedMs: Date.now() - started };
+  onProgress?.(done);
+  return done;
+}
