@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { createContext } from './app/context.js';
 import { createLogger } from './app/logger.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -31,7 +32,8 @@ async function main() {
   }
   const app = await buildServer(ctx);
   await app.listen({ port: config.port, host: config.host });
-  log.info({ backend: config.backend.kind, dataDir: config.dataDir }, 'wellstream listening');
+  // The absolute directory: what `npm run cli -- --data-dir` needs to work on this store.
+  log.info({ backend: config.backend.kind, dataDir: resolve(config.dataDir) }, 'wellstream listening');
   // `npm start -- --demo` or DEMO=1: a demo tenant with synthetic users (src/demo/demoStart.ts).
   if (demo) {
     const address = app.server.address();
