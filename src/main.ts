@@ -23,11 +23,12 @@ async function main() {
   }
   const log = createLogger(config.logLevel);
   const ctx = await createContext(config, { log });
-  if (ctx.generatedAdminKey) {
+  if (ctx.generatedAdminKey && !demo) {
     // Printed once, on the start that generated it; afterwards it is only in DATA_DIR/admin.key.
+    // A demo start shows it in its own block instead, after the logs of its set-up.
     process.stdout.write(
-      `\nGenerated the instance admin key (saved to ${config.dataDir}/admin.key, mode 0600):\n\n  ${ctx.generatedAdminKey}\n\n` +
-        (demo ? '' : `Next: npm run cli -- tenants create demo\n\n`),
+      `\nGenerated the instance admin key (saved to ${resolve(config.dataDir)}/admin.key, mode 0600):\n\n  ${ctx.generatedAdminKey}\n\n` +
+        `Next, in a second terminal: npm run cli -- tenants create acme\n\n`,
     );
   }
   const app = await buildServer(ctx);
@@ -39,7 +40,8 @@ async function main() {
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const host = ['0.0.0.0', '::', ''].includes(config.host) ? 'localhost' : config.host;
-    process.stdout.write(await setUpDemo(ctx, `http://${host.includes(':') ? `[${host}]` : host}:${port}`, { sandbox: sandbox !== null }));
+    const baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    process.stdout.write(await setUpDemo(ctx, baseUrl, { sandbox: sandbox?.urls ?? null, adminKey: ctx.generatedAdminKey }));
   }
 
   let stopping = false;
