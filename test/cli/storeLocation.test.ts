@@ -1,26 +1,9 @@
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/server.js';
 import { tempDir } from '../support/tmp.js';
-import { jsonLines, runCli, type CliRun } from './cliProcess.js';
-
-const root = fileURLToPath(new URL('../../', import.meta.url));
-
-/** The CLI run from `cwd` with exactly this environment (no DATA_DIR unless given), as a user's shell would. */
-function cliIn(cwd: string, env: Record<string, string>, ...args: string[]): Promise<CliRun> {
-  const base: NodeJS.ProcessEnv = { ...process.env, ...env };
-  for (const k of ['DATA_DIR', 'EVENTSTORE_URL', 'MONGODB_URL', 'ADMIN_API_KEY', 'SEALING_KEY', 'LOG_LEVEL']) if (!(k in env)) delete base[k];
-  const tsx = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--import', tsx, join(root, 'src/cli/main.ts'), ...args], { cwd, env: base, timeout: 20_000 }, (err, stdout, stderr) => {
-      if (err && typeof err.code !== 'number') return reject(err);
-      resolve({ code: err ? (err.code as number) : 0, stdout, stderr, lines: stdout.split('\n').filter((l) => l.length > 0) });
-    });
-  });
-}
+import { jsonLines, runCli, runCliIn } from './cliProcess.js';
 
 describe('the CLI works on the service\'s store and never makes a second one by mistake (issue 23: one store for every command)', () => {
   let service: TestApp;
@@ -34,7 +17,7 @@ describe('the CLI works on the service\'s store and never makes a second one by 
 
   it('refuses to create a store where there is none: exit 1, the directory it looked in, how to point it at the service, and nothing written', async () => {
     const cwd = tempDir('wellstream-cli-cwd-');
-    const run = await cliIn(cwd, {}, 'tenants', 'create', 'acme');
+    const run = await runCliIn(cwd, {}, 'tenants', 'create', 'acme');
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain(`no Wellstream store in ${join(cwd, 'data')} (from the default ./data (DATA_DIR is unset))`);
@@ -45,10 +28,10 @@ describe('the CLI works on the service\'s store and never makes a second one by 
     expect(existsSync(join(cwd, 'data'))).toBe(false);
 
     const named = tempDir('wellstream-cli-empty-');
-    const viaEnv = await cliIn(cwd, { DATA_DIR: named }, 'tenants', 'list');
+    const viaEnv = await runCliIn(cwd, { DATA_DIR: named }, 'tenants', 'list');
     expect(viaEnv.code).toBe(1);
     expect(viaEnv.stderr).toContain(`no Wellstream store in ${named} (from DATA_DIR)`);
-    const viaFlag = await cliIn(cwd, {}, '--data-dir', named, 'tenants', 'list');
+    const viaFlag = await runCliIn(cwd, {}, '--data-dir', named, 'tenants', 'list');
     expect(viaFlag.stderr).toContain(`no Wellstream store in ${named} (from --data-dir)`);
     expect(readdirSync(named)).toEqual([]);
   });
@@ -56,24 +39,24 @@ describe('the CLI works on the service\'s store and never makes a second one by 
   it('finds the store the way the service does: DATA_DIR, else ./data under the working directory', async () => {
     const cwd = tempDir('wellstream-cli-default-');
     mkdirSync(join(cwd, 'data'));
-    const init = await cliIn(cwd, {}, '--init', 'tenants', 'create', 'first');
+    const init = await runCliIn(cwd, {}, '--init', 'tenants', 'create', 'first');
     expect(init.code, init.stderr).toBe(0);
     // The first use of a new store shows its admin key once, on stderr.
     expect(init.stderr).toMatch(/Generated the admin API key \(stored in .*data\/admin\.key, shown once\): svc_ak_/);
     expect(existsSync(join(cwd, 'data', 'events.sqlite'))).toBe(true);
-    const list = await cliIn(cwd, {}, 'tenants', 'list');
+    const list = await runCliIn(cwd, {}, 'tenants', 'list');
     expect(list.code, list.stderr).toBe(0);
     expect(jsonLines(list).map((r) => r.name)).toEqual(['first']);
     // The same store named by DATA_DIR from anywhere else.
-    const elsewhere = await cliIn(tempDir('wellstream-cli-other-'), { DATA_DIR: join(cwd, 'data') }, 'tenants', 'list');
+    const elsewhere = await runCliIn(tempDir('wellstream-cli-other-'), { DATA_DIR: join(cwd, 'data') }, 'tenants', 'list');
     expect(jsonLines(elsewhere).map((r) => r.name)).toEqual(['first']);
   });
 
   it('--data-dir names the store, before or after the command, over DATA_DIR; --init on an existing store changes nothing', async () => {
     const wrong = tempDir('wellstream-cli-wrong-');
-    const before = await cliIn(wrong, { DATA_DIR: wrong }, '--data-dir', service.dataDir, 'tenants', 'create', 'flag-before');
+    const before = await runCliIn(wrong, { DATA_DIR: wrong }, '--data-dir', service.dataDir, 'tenants', 'create', 'flag-before');
     expect(before.code, before.stderr).toBe(0);
-    const after = await cliIn(wrong, { DATA_DIR: wrong }, 'tenants', 'create', 'flag-after', '--data-dir', service.dataDir);
+    const after = await runCliIn(wrong, { DATA_DIR: wrong }, 'tenants', 'create', 'flag-after', '--data-dir', service.dataDir);
     expect(after.code, after.stderr).toBe(0);
     const again = await runCli(service.dataDir, '--init', 'tenants', 'list');
     expect(again.code, again.stderr).toBe(0);
