@@ -41,7 +41,12 @@ async function main() {
     const port = typeof address === 'object' && address ? address.port : config.port;
     const host = ['0.0.0.0', '::', ''].includes(config.host) ? 'localhost' : config.host;
     const baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-    process.stdout.write(await setUpDemo(ctx, baseUrl, { sandbox: sandbox?.urls ?? null, adminKey: ctx.generatedAdminKey }));
+    const block = await setUpDemo(ctx, baseUrl, { sandbox: sandbox?.urls ?? null, adminKey: ctx.generatedAdminKey }).catch((err: unknown) => {
+      // The block would have shown the generated admin key: a failed set-up must not swallow it.
+      if (ctx.generatedAdminKey) process.stdout.write(`\nGenerated the instance admin key (saved to ${resolve(config.dataDir)}/admin.key): ${ctx.generatedAdminKey}\n`);
+      throw err;
+    });
+    process.stdout.write(block);
   }
 
   let stopping = false;

@@ -49,7 +49,7 @@ export function demoBlock(b: DemoBlock, config: Pick<Config, 'dataDir' | 'backen
   const sandbox = b.sandbox
     ? [
         `Provider sandbox: ${Object.entries(b.sandbox)
-          .filter(([slug]) => b.connected.includes(slug))
+          .filter(([slug]) => b.connected.length === 0 || b.connected.includes(slug))
           .map(([slug, url]) => `${slug} ${url}`)
           .join(', ')}; steer one with POST <address>${CONTROL_PATH}?action=…, e.g.`,
         `  curl -s -X POST '${b.sandbox.oura}${CONTROL_PATH}?action=revoke_consent'`,
