@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { createContext } from './app/context.js';
 import { createLogger } from './app/logger.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -22,22 +23,30 @@ async function main() {
   }
   const log = createLogger(config.logLevel);
   const ctx = await createContext(config, { log });
-  if (ctx.generatedAdminKey) {
+  if (ctx.generatedAdminKey && !demo) {
     // Printed once, on the start that generated it; afterwards it is only in DATA_DIR/admin.key.
+    // A demo start shows it in its own block instead, after the logs of its set-up.
     process.stdout.write(
-      `\nGenerated the instance admin key (saved to ${config.dataDir}/admin.key, mode 0600):\n\n  ${ctx.generatedAdminKey}\n\n` +
-        (demo ? '' : `Next: npm run cli -- tenants create demo\n\n`),
+      `\nGenerated the instance admin key (saved to ${resolve(config.dataDir)}/admin.key, mode 0600):\n\n  ${ctx.generatedAdminKey}\n\n` +
+        `Next, in a second terminal: npm run cli -- tenants create acme\n\n`,
     );
   }
   const app = await buildServer(ctx);
   await app.listen({ port: config.port, host: config.host });
-  log.info({ backend: config.backend.kind, dataDir: config.dataDir }, 'wellstream listening');
+  // The absolute directory: what `npm run cli -- --data-dir` needs to work on this store.
+  log.info({ backend: config.backend.kind, dataDir: resolve(config.dataDir) }, 'wellstream listening');
   // `npm start -- --demo` or DEMO=1: a demo tenant with synthetic users (src/demo/demoStart.ts).
   if (demo) {
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const host = ['0.0.0.0', '::', ''].includes(config.host) ? 'localhost' : config.host;
-    process.stdout.write(await setUpDemo(ctx, `http://${host.includes(':') ? `[${host}]` : host}:${port}`, { sandbox: sandbox !== null }));
+    const baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    const block = await setUpDemo(ctx, baseUrl, { sandbox: sandbox?.urls ?? null, adminKey: ctx.generatedAdminKey }).catch((err: unknown) => {
+      // The block would have shown the generated admin key: a failed set-up must not swallow it.
+      if (ctx.generatedAdminKey) process.stdout.write(`\nGenerated the instance admin key (saved to ${resolve(config.dataDir)}/admin.key): ${ctx.generatedAdminKey}\n`);
+      throw err;
+    });
+    process.stdout.write(block);
   }
 
   let stopping = false;

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import type { EventStore } from '../../src/eventstore/eventStore.js';
 import { DomainError } from '../shared/domainError.js';
-import { handleCommand } from '../shared/commandHandler.js';
+import { handleCommand, loadState } from '../shared/commandHandler.js';
 import { tenantState, tenantStream, type TenantEvent, type TenantState } from './tenant.js';
+import { claimTenantName } from './tenantName.js';
 
 export const CreateTenantInput = z.object({
   tenantId: z.string().uuid(),
@@ -26,7 +27,11 @@ export function decideCreateTenant(cmd: CreateTenant, state: TenantState): Tenan
   ];
 }
 
+/** Claims the name first (unique per instance, commands/tenants/tenantName.ts), then writes the tenant. */
 export async function createTenant(eventStore: EventStore, input: CreateTenant) {
   const cmd = CreateTenantInput.parse(input);
+  // An existing tenant is refused before its id could claim a second name.
+  if ((await loadState(eventStore, tenantStream(cmd.tenantId), tenantState)).state.exists) throw new DomainError('conflict', 'tenant already exists');
+  await claimTenantName(eventStore, { tenantId: cmd.tenantId, name: cmd.name, at: cmd.at });
   return handleCommand(eventStore, tenantStream(cmd.tenantId), tenantState, (state) => decideCreateTenant(cmd, state));
 }

@@ -14,6 +14,7 @@ import { DeletionJobRunner } from '../processes/deletionJobRunner.js';
 import { ProjectorRuntime } from '../projector/projectorRuntime.js';
 import { ReactorRuntime } from '../projector/reactor.js';
 import { userSubscriptionsReactor } from '../connectors/webhooks/userSubscriptions.js';
+import { tenantNameClaimsReactor } from '../processes/tenantNameClaims.js';
 import type { ReadStore } from '../readstore/readStore.js';
 import type { RawStore } from '../rawstore/rawStore.js';
 import { EtlWorker } from '../pipeline/etlWorker.js';
@@ -127,7 +128,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     options,
   );
   const subscriptions = userSubscriptionsReactor({ eventStore, readStore, sealer: valueSealer, providers: config.providers, publicBaseUrl: config.publicBaseUrl, now: () => sync.worker.now(), log });
-  const reactors = new ReactorRuntime(eventStore, readStore, [sync.reactor, subscriptions], log, leases('reactors'));
+  const reactors = new ReactorRuntime(eventStore, readStore, [sync.reactor, subscriptions, tenantNameClaimsReactor({ eventStore, log })], log, leases('reactors'));
   const erasureHooks: ErasureHook[] = [connectionErasureHook({ eventStore, readStore, sealer: valueSealer, providers: config.providers }), sync.erasureHook];
   const webhookSecrets = new WebhookSecrets(sealingKeyringOf(config, WEBHOOK_SECRET_SEALING));
   const webhooks = new WebhookEngine({

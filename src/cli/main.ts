@@ -1,16 +1,16 @@
 import pino from 'pino';
 import { createContext } from '../app/context.js';
 import { createLogger } from '../app/logger.js';
-import { loadConfig } from '../config.js';
 import { buildProgram } from './program.js';
 import { describeError, type OpenContext } from './shared.js';
+import { cliConfig, type StoreOptions } from './storeLocation.js';
 
 /**
  * Entry of `npm run cli`. stdout carries only the commands' output (JSON lines or tables), so
  * logs go to stderr at level warn, and so do errors: one line, exit code 1.
  */
 const open: OpenContext = async ({ runBackground }) => {
-  const config = loadConfig();
+  const config = cliConfig(process.env, program.opts<StoreOptions>());
   const log = createLogger('warn', pino.destination(2));
   // Projections only: a short command must not start process managers or take over a running server's ETL jobs.
   const ctx = await createContext(config, { log, runBackground: runBackground ? 'projections' : 'none' });
@@ -21,8 +21,9 @@ const open: OpenContext = async ({ runBackground }) => {
   return ctx;
 };
 
+const program = buildProgram(open);
 try {
-  await buildProgram(open).parseAsync(process.argv);
+  await program.parseAsync(process.argv);
 } catch (err) {
   const { message, expected } = describeError(err);
   process.stderr.write(`error: ${message}\n`);

@@ -10,7 +10,11 @@ import { registerTenantsCommands } from './tenantsCommands.js';
 /** The `npm run cli` command tree; `open` creates the application context only when a command runs. */
 export function buildProgram(open: OpenContext): Command {
   const program = new Command('wellstream')
-    .description('Wellstream operator CLI (out-of-band set-up, audit, read-model maintenance). Configured by the same environment as the service (DATA_DIR, EVENTSTORE_URL, MONGODB_URL, ...).')
+    .description(
+      "Wellstream operator CLI (out-of-band set-up, audit, read-model maintenance). Configured by the same environment as the service (DATA_DIR, EVENTSTORE_URL, MONGODB_URL, ...), so it works on the running service's store.",
+    )
+    .option('--data-dir <dir>', "the service's DATA_DIR (default: DATA_DIR, else ./data)")
+    .option('--init', 'create a new, empty store when the data directory holds none (without it the CLI refuses, so that it never makes a second store by mistake)')
     .showHelpAfterError()
     .configureOutput({ writeOut: (s) => process.stdout.write(s), writeErr: (s) => process.stderr.write(s) });
   registerTenantsCommands(program, open);

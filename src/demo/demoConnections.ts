@@ -5,6 +5,7 @@ import type { AppContext } from '../app/context.js';
 import { CONNECTED_PROVIDERS, settingPrefix } from '../connectors/providers.js';
 import { consentThroughSandbox, fetchGet } from '../sandbox/consentBrowser.js';
 import { startSandbox, type Sandbox } from '../sandbox/sandboxServer.js';
+import { sandboxPorts } from '../sandbox/sandboxPorts.js';
 import { sandboxSettings } from '../sandbox/sandboxSettings.js';
 import { newSecret, sha256Hex } from '../shared/secrets.js';
 
@@ -20,7 +21,10 @@ export const DEMO_CONNECTED_PROVIDERS = ['oura', 'withings'] as const;
 export async function startDemoSandbox(env: NodeJS.ProcessEnv): Promise<Sandbox | null> {
   const configured = CONNECTED_PROVIDERS.some((p) => env[`${settingPrefix(p.slug)}_CLIENT_ID`] || env[`${settingPrefix(p.slug)}_BASE_URL`]);
   if (configured) return null;
-  const sandbox = await startSandbox({ host: '127.0.0.1' });
+  // The ports of `npm run sandbox` (README), or any free ones while those are taken.
+  const sandbox = await startSandbox({ host: '127.0.0.1', ports: sandboxPorts(env) }).catch((err: NodeJS.ErrnoException) =>
+    err.code === 'EADDRINUSE' ? startSandbox({ host: '127.0.0.1' }) : Promise.reject(err),
+  );
   Object.assign(env, sandboxSettings(sandbox));
   return sandbox;
 }

@@ -1,8 +1,10 @@
 import type { Observation } from 'fhir/r4.js';
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
+import { LOINC, loincCoding } from '../catalog/loincDisplays.js';
 import { findQuantityType } from '../catalog/quantityCatalog.js';
+import { quantityTypeName } from '../catalog/quantityTypeNames.js';
 
-export const LOINC = 'http://loinc.org';
+export { LOINC };
 export const UCUM = 'http://unitsofmeasure.org';
 const VITALS_PROFILE = 'http://hl7.org/fhir/StructureDefinition/vitalsigns';
 
@@ -45,7 +47,7 @@ export function observationOfSample(s: SampleDoc, patientId: string): Observatio
     ...(vital ? { meta: { profile: [vital.profile] } } : {}),
     status: 'final',
     ...(vital ? { category: [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/observation-category', code: 'vital-signs', display: 'Vital Signs' }] }] } : {}),
-    code: { coding: [t.loinc_code, ...(vital?.codes ?? [])].map((code) => ({ system: LOINC, code })), text: s.type },
+    code: { coding: [t.loinc_code, ...(vital?.codes ?? [])].map(loincCoding), text: quantityTypeName(s.type) },
     subject: { reference: `Patient/${patientId}` },
     ...(instant ? { effectiveDateTime: s.start_date } : { effectivePeriod: { start: s.start_date, end: s.end_date } }),
     valueQuantity: { value, unit, system: UCUM, code: unit },

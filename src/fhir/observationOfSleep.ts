@@ -1,12 +1,13 @@
 import type { Observation } from 'fhir/r4.js';
 import type { SleepSessionDoc } from '../../projections/records/sleepProjection.js';
-import { LOINC, UCUM } from './observationOfSample.js';
+import { loincCoding } from '../catalog/loincDisplays.js';
+import { UCUM } from './observationOfSample.js';
 
 /** LOINC codes of a night's sleep: the session is "Sleep duration", its stages are components. */
 export const SLEEP_DURATION_LOINC = '93832-4';
 const STAGES = [
-  { code: '93831-6', text: 'deep sleep', field: 'deep_sleep_seconds' },
-  { code: '93830-8', text: 'light sleep', field: 'light_sleep_seconds' },
+  { code: '93831-6', text: 'Deep sleep', field: 'deep_sleep_seconds' },
+  { code: '93830-8', text: 'Light sleep', field: 'light_sleep_seconds' },
   { code: '93829-0', text: 'REM sleep', field: 'rem_sleep_seconds' },
 ] as const;
 
@@ -24,11 +25,11 @@ export function observationOfSleep(s: SleepSessionDoc, patientId: string): Obser
     resourceType: 'Observation',
     id: sleepObservationId(s.id),
     status: 'final',
-    code: { coding: [{ system: LOINC, code: SLEEP_DURATION_LOINC }], text: 'sleep session' },
+    code: { coding: [loincCoding(SLEEP_DURATION_LOINC)], text: 'Sleep session' },
     subject: { reference: `Patient/${patientId}` },
     effectivePeriod: { start: s.bedtime_start, end: s.bedtime_end },
     valueQuantity: minutes(s.total_sleep_seconds),
-    component: STAGES.map((st) => ({ code: { coding: [{ system: LOINC, code: st.code }], text: st.text }, valueQuantity: minutes(s[st.field]) })),
+    component: STAGES.map((st) => ({ code: { coding: [loincCoding(st.code)], text: st.text }, valueQuantity: minutes(s[st.field]) })),
     device: { display: s.device ?? s.source },
   };
 }

@@ -7,7 +7,22 @@ import { sampleMergeRule } from '../merge/sampleMergeRule.js';
 import { compareStreams, type Stream } from '../merge/sourceRanking.js';
 import type { ReadStore, Scalar } from '../readstore/readStore.js';
 
-export const ExplainSourcesArgs = z.object({ metric: z.string().min(1).describe('Quantity type from list_quantity_types (e.g. heart_rate)') });
+/**
+ * `type` like every other tool (issue 23); `metric`, this tool's first name for it, is accepted
+ * for one release (docs/mcp.md). Both optional in the schema, so that either passes it; the
+ * tool refuses a call with neither, or with two that differ (`explainSourcesType`).
+ */
+export const ExplainSourcesArgs = z.object({
+  type: z.string().min(1).optional().describe('Quantity type from list_quantity_types (e.g. heart_rate). Required.'),
+  metric: z.string().min(1).optional().describe('Deprecated alias of type, accepted for one release; pass type.'),
+});
+
+/** The type an explain_sources call asks about, or the reason it cannot be answered. */
+export function explainSourcesType(args: z.output<typeof ExplainSourcesArgs>): { type: string } | { refusal: string } {
+  if (args.type !== undefined && args.metric !== undefined && args.type !== args.metric) return { refusal: 'type and metric (its deprecated alias) differ: pass type only' };
+  const type = args.type ?? args.metric;
+  return type === undefined ? { refusal: 'type is required (a quantity type from list_quantity_types)' } : { type };
+}
 
 /** Rows an explanation reads at most; beyond it the counts say `counted_up_to`. */
 export const EXPLAIN_MAX_ROWS = 50_000;

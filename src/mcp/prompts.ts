@@ -37,7 +37,7 @@ export const PROMPTS: readonly PromptDef[] = [
       'Find out why recent data looks flat or missing.',
       '1. get_coverage for the last 30 days: which providers sent records on which days, pending or parked ETL jobs, rejected records.',
       '2. list_connections: status, last sync and health of each connection.',
-      '3. For the metric in question, explain_sources to see whether another source is shown in the merged view.',
+      '3. For the metric in question, explain_sources (its quantity type as `type`) to see whether another source is shown in the merged view.',
       '4. Report the first day data stopped or thinned, the likely cause (connection needs re-authorisation, device not synced, jobs parked) and what the person can do.',
     ].join('\n'),
   ),
@@ -137,7 +137,7 @@ export const PROMPTS: readonly PromptDef[] = [
     [
       'Compare sources for this metric:',
       untrusted('metric', a.metric!),
-      '1. explain_sources for the metric over the last 30 days (for sleep, get_sleep with view=all).',
+      '1. explain_sources with the metric as `type` over the last 30 days (for sleep, get_sleep with view=all).',
       '2. For days where two sources both recorded it, show them side by side (get_sample_stats with view=all, one series per source) and the typical difference.',
       '3. Say which source the merged view shows and why, and how to change it with the source order if the person prefers another.',
     ].join('\n'),

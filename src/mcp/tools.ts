@@ -34,7 +34,7 @@ import { toUser } from '../server/routes/users.js';
 import { toDelivery, toEndpoint } from '../server/routes/webhooks.js';
 import { toRoutePoint, toWorkout } from '../server/routes/workouts.js';
 import type { CursorCodec } from '../shared/cursor.js';
-import { explainSources, ExplainSourcesArgs } from './explainSources.js';
+import { explainSources, ExplainSourcesArgs, explainSourcesType } from './explainSources.js';
 
 /** A refusal the agent can act on: answered as a tool error (`isError: true`), never a protocol error. */
 export class ToolRefusal extends Error {
@@ -364,12 +364,14 @@ export const TOOLS: readonly ToolDef<z.ZodObject>[] = [
   def({
     name: 'explain_sources',
     description:
-      'For one metric and window: which sources recorded it (with counts), which one the merged view shows, and by which rule (user order for the metric, its group or *, built-in order, body-worn device, provider tie). Use it before comparing sources.',
+      'For one quantity type (`type`) and window: which sources recorded it (with counts), which one the merged view shows, and by which rule (user order for the metric, its group or *, built-in order, body-worn device, provider tie). Use it before comparing sources.',
     input: ExplainSourcesArgs.extend({ user_id: UserId, start: Start, end: End }),
     run: async (tc, a, s) => {
+      const asked = explainSourcesType(a);
+      if ('refusal' in asked) throw new ToolRefusal(asked.refusal);
       const user = await userOf(tc, a.user_id, s);
       const window = windowFor(a, s);
-      return whole(await explainSources(tc.ctx.readStore, user, a.metric, window));
+      return whole(await explainSources(tc.ctx.readStore, user, asked.type, window));
     },
   }),
 ];

@@ -1,17 +1,19 @@
 import { CONNECTED_PROVIDERS } from '../connectors/providers.js';
 import { sandboxSettings } from './sandboxSettings.js';
+import { sandboxPorts } from './sandboxPorts.js';
 import { CONTROL_PATH, startSandbox } from './sandboxServer.js';
 
 /**
  * `npm run sandbox`: every provider on its own port from SANDBOX_PORT (default 9100), in the
  * order of GET /v1/providers. Prints the settings that point the service at it.
  */
-const base = Number(process.env.SANDBOX_PORT ?? 9100);
-if (!Number.isInteger(base) || base < 1 || base > 65535 - CONNECTED_PROVIDERS.length) {
-  process.stderr.write('SANDBOX_PORT must be a port number\n');
+let ports: Record<string, number>;
+try {
+  ports = sandboxPorts(process.env);
+} catch (err) {
+  process.stderr.write(`${(err as Error).message}\n`);
   process.exit(1);
 }
-const ports = Object.fromEntries(CONNECTED_PROVIDERS.map((p, i) => [p.slug, base + i]));
 const sandbox = await startSandbox({ host: process.env.SANDBOX_HOST ?? '127.0.0.1', ports });
 process.stdout.write('Provider sandbox running. Start the service with:\n\n');
 for (const p of CONNECTED_PROVIDERS) {

@@ -90,8 +90,20 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const server = createServer((req, res) => {
       handle(provider, req, res).catch(() => send(res, 500, { error: 'sandbox failure' }));
     });
-    await new Promise<void>((resolve) => server.listen(options.ports?.[provider.slug] ?? 0, host, resolve));
     servers.push(server);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(options.ports?.[provider.slug] ?? 0, host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    } catch (err) {
+      // A port in use (EADDRINUSE): the ports already opened are closed again, and the caller decides.
+      await Promise.all(servers.map((s) => new Promise<void>((resolve) => (s.listening ? s.close(() => resolve()) : resolve()))));
+      throw err;
+    }
     urls[provider.slug] = `http://${host}:${(server.address() as AddressInfo).port}`;
   }
 

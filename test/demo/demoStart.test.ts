@@ -1,20 +1,31 @@
-import { spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startDemoSandbox } from '../../src/demo/demoConnections.js';
 import { tempDir } from '../support/tmp.js';
 import { eventually } from '../webhooks/receiver.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const dataDir = tempDir('demo-start');
 const children: ReturnType<typeof spawn>[] = [];
+const hasJq = (() => {
+  try {
+    execFileSync('jq', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 afterAll(() => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
 });
 
-/** `npm start -- --demo` (PORT=0: any free port); resolves with stdout once the curl line is printed. */
+/** `npm start -- --demo` (PORT=0: any free port); resolves with stdout once the demo's block is printed. */
 function startDemo(args: string[], env: Record<string, string> = {}): Promise<{ out: string; stop: () => Promise<void> }> {
-  const e: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env };
+  const e: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env };
   for (const k of ['EVENTSTORE_URL', 'MONGODB_URL', 'ADMIN_API_KEY', 'SEALING_KEY', 'DEMO']) if (!(k in env)) delete e[k];
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: root, env: e, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
@@ -30,52 +41,97 @@ function startDemo(args: string[], env: Record<string, string> = {}): Promise<{ 
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
-      if (/samples\/stats[^\n]*"\n/.test(out)) resolve({ out, stop });
+      if (/\nConsole: [^\n]*\n(?:[^\n]+\n)*\n/.test(out)) resolve({ out, stop });
     });
     child.once('exit', (code) => reject(new Error(`exited ${code} before printing the demo: ${err}${out}`)));
   });
 }
 
-describe('a demo from the first start (npm start -- --demo, DEMO=1)', () => {
-  it('prints the demo tenant key and a curl line that answers merged heart-rate statistics; a later start adds no tenant and shows no key', async () => {
+type Block = { text: string; shell: string[]; before: string; after: string };
+
+/** The demo's block: from "Demo ready" to the blank line after it; `shell` its indented lines before "Console:". */
+function blockOf(out: string): Block {
+  const at = out.indexOf('\nDemo ready: ');
+  expect(at, out).toBeGreaterThan(-1);
+  const end = out.indexOf('\n\n', out.indexOf('\nConsole: ', at));
+  const text = out.slice(at + 1, end + 1);
+  const shell = text
+    .slice(0, text.indexOf('\nConsole: '))
+    .split('\n')
+    .filter((l) => l.startsWith('  '))
+    .map((l) => l.trim());
+  return { text, shell, before: out.slice(0, at), after: out.slice(end + 2) };
+}
+
+/** Runs the block's exports and one of its curl lines in bash, as pasted into another terminal. */
+function runInShell(block: Block, curl: string): Promise<unknown> {
+  const script = [...block.shell.filter((l) => l.startsWith('export ')), curl].join('\n');
+  return new Promise((resolve, reject) =>
+    execFile('bash', ['-c', `set -e -o pipefail\n${script}`], { cwd: root, timeout: 60_000, env: { ...process.env, DATA_DIR: '' } }, (err, stdout, stderr) =>
+      err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout)),
+    ),
+  );
+}
+
+describe('a demo from the first start (npm start -- --demo, DEMO=1; issue 23: one short block after the logs, with the README\'s variable names)', () => {
+  it('prints one block after the set-up\'s log lines: KEY and USER_ID exports and two curl lines that work as pasted, the console link, the admin key once; a later start adds no tenant and its KEY line issues a key through the CLI', async () => {
     const first = await startDemo(['--demo']);
-    const key = /\n {2}(svc_sk_[A-Za-z0-9]{43})\n/.exec(first.out)?.[1];
-    expect(key).toBeDefined();
-    const curl = /curl -s -H "Authorization: Bearer (\S+)" "([^"]+)"/.exec(first.out)!;
-    expect(curl[1]).toBe(key);
-    const res = await fetch(curl[2]!, { headers: { authorization: `Bearer ${key}` } });
-    expect(res.status).toBe(200);
-    const body = (await res.json()) as { data: { buckets?: unknown[] }[] } & Record<string, unknown>;
-    expect(JSON.stringify(body)).toContain('"avg"');
-    expect(curl[2]).toContain('type=heart_rate');
+    const block = blockOf(first.out);
+    // The set-up's logs come before the block, none inside it.
+    expect(block.before).toMatch(/"msg":"etl job done"/);
+    expect(block.text).not.toMatch(/^\{"level"/m);
+    const key = /^export KEY=(svc_sk_[A-Za-z0-9]{43}) {3}# /.exec(block.shell[0]!)?.[1];
+    expect(key, block.text).toBeDefined();
+    expect(block.shell[1]).toMatch(/^export USER_ID=[0-9a-f-]{36} {3}# demo-user$/);
+    const curls = block.shell.filter((l) => l.startsWith('curl '));
+    expect(curls).toHaveLength(2);
+    for (const c of curls) expect(c).toContain('-H "Authorization: Bearer $KEY"');
+    expect(block.text).not.toContain('WELLSTREAM_KEY');
+    const stats = (await runInShell(block, curls[0]!)) as { buckets?: unknown[] } & Record<string, unknown>;
+    expect(curls[0]).toContain('samples/stats?type=heart_rate');
+    expect(JSON.stringify(stats)).toContain('"avg"');
+    expect(block.text).toMatch(/\nConsole: http:\/\/127\.0\.0\.1:\d+\/console\/#\/users\/[0-9a-f-]{36} \(sign in with KEY\)\n/);
+    expect(block.text).toMatch(/\nInstance admin key \(shown this once; kept in .*admin\.key\): svc_ak_[A-Za-z0-9]{43}\n/);
     await first.stop();
 
     const second = await startDemo([], { DEMO: '1' });
-    expect(second.out).not.toMatch(/svc_sk_/);
-    expect(second.out).toContain('keys issue');
-    // The same key still works and the tenant still has its four users.
-    const url = /"(http[^"]+samples\/stats[^"]+)"/.exec(second.out)![1]!;
-    const again = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
-    expect(again.status).toBe(200);
-    const users = await fetch(new URL('/v1/users', url), { headers: { authorization: `Bearer ${key}` } });
-    expect(((await users.json()) as { data: unknown[] }).data).toHaveLength(4);
+    const again = blockOf(second.out);
+    expect(again.text).not.toMatch(/svc_[sa]k_/);
+    expect(again.text).not.toContain('WELLSTREAM_KEY');
+    expect(again.shell[0]).toMatch(/^export KEY=\$\(npm run -s cli -- --data-dir \S+ keys issue [0-9a-f-]{36} \| jq -r \.api_key\) {3}# a new API key of the demo tenant/);
+    if (hasJq) {
+      // The restart's block works as pasted too: its KEY line issues a key in the service's store.
+      const users = (await runInShell(again, 'curl -s "' + /"(http[^"]+)\/v1\/users\//.exec(again.text)![1] + '/v1/users" -H "Authorization: Bearer $KEY"')) as { data: unknown[] };
+      expect(users.data).toHaveLength(4);
+    } else {
+      console.log('[demo] jq not installed: the restart block\'s KEY line was not run');
+    }
+    // The first key still works.
+    const url = /"(http[^"]+samples\/stats[^"]+)"/.exec(again.text)![1]!.replace('$USER_ID', /export USER_ID=(\S+)/.exec(again.text)![1]!);
+    expect((await fetch(url, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
     await second.stop();
-  }, 180_000);
+  }, 240_000);
 
-  it('connects demo-user to Oura and Withings through the built-in provider sandbox over HTTP (issue 11: the demo runs the whole flow); their backfills store records readable through the read routes', async () => {
+  it('connects demo-user to Oura and Withings through the built-in provider sandbox over HTTP (issue 11), prints the sandbox\'s addresses with a control line that works, and the sync-runs line shows the finished backfills (issue 23: printed once they settled)', async () => {
     const run = await startDemo(['--demo'], { DATA_DIR: tempDir('demo-sandbox') });
-    const key = /\n {2}(svc_sk_[A-Za-z0-9]{43})\n/.exec(run.out)![1]!;
-    expect(run.out).toContain('connected to oura and withings through the built-in provider sandbox');
-    const syncRuns = /"(http[^"]+\/sync-runs)"/.exec(run.out)![1]!;
-    const auth = { headers: { authorization: `Bearer ${key}` } };
-    const done = await eventually(async () => {
-      const runs = ((await (await fetch(syncRuns, auth)).json()) as { data: { provider: string; trigger: string; status: string; objects_stored: number | null }[] }).data;
-      return runs.length === 2 && runs.every((r) => r.status === 'succeeded') ? runs : undefined;
-    }, 120_000);
-    expect(done.map((r) => [r.provider, r.trigger]).sort()).toEqual([['oura', 'backfill'], ['withings', 'backfill']]);
-    for (const r of done) expect(r.objects_stored).toBeGreaterThan(0);
+    const block = blockOf(run.out);
+    expect(block.text).toContain('its pulls from oura and withings');
+    const runs = (await runInShell(block, block.shell.find((l) => l.includes('/sync-runs'))!)) as { data: { provider: string; trigger: string; status: string; objects_stored: number | null }[] };
+    expect(runs.data.map((r) => [r.provider, r.trigger, r.status]).sort()).toEqual([
+      ['oura', 'backfill', 'succeeded'],
+      ['withings', 'backfill', 'succeeded'],
+    ]);
+    for (const r of runs.data) expect(r.objects_stored).toBeGreaterThan(0);
+    const sandbox = /\nProvider sandbox: oura (http:\/\/127\.0\.0\.1:\d+), withings (http:\/\/127\.0\.0\.1:\d+);/.exec(block.text);
+    expect(sandbox, block.text).not.toBeNull();
+    const control = /\n {2}(curl -s -X POST '(http[^']+\/_sandbox\/control\?action=revoke_consent)')\n/.exec(block.text)!;
+    expect(control[2]!.startsWith(sandbox![1]!)).toBe(true);
+    const answer = await fetch(control[2]!, { method: 'POST' });
+    expect(answer.status).toBeLessThan(300);
+    const key = /export KEY=(\S+)/.exec(block.text)![1]!;
     const sleep = await eventually(async () => {
-      const body = (await (await fetch(syncRuns.replace(/sync-runs$/, 'sleep?provider=oura'), auth)).json()) as { data: unknown[] };
+      const url = `${/"(http[^"]+)\/v1\/users\//.exec(block.text)![1]}/v1/users/${/export USER_ID=(\S+)/.exec(block.text)![1]}/sleep?provider=oura`;
+      const body = (await (await fetch(url, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: unknown[] };
       return body.data.length > 0 ? body.data : undefined;
     }, 60_000);
     expect(sleep.length).toBeGreaterThan(0);
@@ -83,3 +139,20 @@ describe('a demo from the first start (npm start -- --demo, DEMO=1)', () => {
   }, 240_000);
 });
 
+describe('the demo\'s provider sandbox listens where `npm run sandbox` does (issue 23: the README\'s control address holds under --demo)', () => {
+  it('takes the ports from SANDBOX_PORT (default 9100) when they are free, and any free ports while one is taken', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const base = (holder.address() as AddressInfo).port;
+    const busy = await startDemoSandbox({ SANDBOX_PORT: String(base) });
+    expect(busy).not.toBeNull();
+    expect(busy!.urls.oura).not.toBe(`http://127.0.0.1:${base}`);
+    expect((await fetch(`${busy!.urls.oura}/_sandbox/control?action=revoke_consent`, { method: 'POST' })).status).toBeLessThan(300);
+    await busy!.close();
+    await new Promise<void>((resolve) => holder.close(() => resolve()));
+    const free = await startDemoSandbox({ SANDBOX_PORT: String(base) });
+    expect(free!.urls.oura).toBe(`http://127.0.0.1:${base}`);
+    expect(free!.urls.whoop).toBe(`http://127.0.0.1:${base + 1}`);
+    await free!.close();
+  });
+});

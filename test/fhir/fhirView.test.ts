@@ -1,6 +1,7 @@
 import { Client } from 'fhir-kit-client';
 import type { Bundle, CapabilityStatement, Observation, OperationOutcome, Patient } from 'fhir/r4.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOINC_DISPLAYS } from '../../src/catalog/loincDisplays.js';
 import { sleepSession, workout } from '../projections/records/fixtures.js';
 import { ingestRecords, ingestSamples, quantity } from '../server/records/pipelineFixtures.js';
 import { startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
@@ -97,13 +98,23 @@ describe('FHIR R4 view (contracts §10, reads rule 5)', () => {
       subject: { reference: `Patient/${userId}` },
       device: { display: 'Apple Watch' },
     });
+    // Codings carry the catalog's LOINC display, code.text a human name (issue 23).
+    expect(hr[0]!.code).toEqual({ coding: [{ system: 'http://loinc.org', code: '8867-4', display: 'Heart rate' }], text: 'Heart rate' });
+    for (const o of observations) {
+      for (const c of o.code.coding ?? []) expect(c.display, `${o.id} ${c.code}`).toEqual(LOINC_DISPLAYS[c.code!]);
+      expect(o.code.text).toMatch(/^[A-Z][a-z]/);
+      for (const comp of o.component ?? []) for (const c of comp.code.coding ?? []) expect(c.display).toEqual(LOINC_DISPLAYS[c.code!]);
+    }
     const steps = byCode('55423-8')[0]!;
+    expect(steps.code.text).toBe('Step count');
     expect(steps.category).toBeUndefined();
     expect(steps.effectivePeriod).toEqual({ start: at(1), end: new Date(Date.parse(at(1)) + 60_000).toISOString() });
     expect(byCode('8302-2')[0]!.valueQuantity).toMatchObject({ value: 180, code: 'cm' });
     const sleep = byCode('93832-4')[0]!;
     expect(sleep).toMatchObject({ effectivePeriod: { start: '2026-11-01T22:00:00.000Z', end: '2026-11-02T06:00:00.000Z' }, valueQuantity: { value: 420, code: 'min' } });
     expect(sleep.component!.map((c) => [c.code.coding![0]!.code, c.valueQuantity!.value])).toEqual([['93831-6', 90], ['93830-8', 225], ['93829-0', 105]]);
+    expect(sleep.code).toEqual({ coding: [{ system: 'http://loinc.org', code: '93832-4', display: 'Sleep duration' }], text: 'Sleep session' });
+    expect(sleep.component!.map((c) => c.code.text)).toEqual(['Deep sleep', 'Light sleep', 'REM sleep']);
   });
 
   it('the FHIR answer holds the same samples as the REST answer of the same query, in both views', async () => {
@@ -129,7 +140,7 @@ describe('FHIR R4 view (contracts §10, reads rule 5)', () => {
     const rest = await t.call('GET', `/v1/users/${userId}/workouts`, { key: tenant.apiKey });
     const workouts = (rest.json() as { data: { id: number; type: string; start_date: string; end_date: string }[] }).data;
     expect(observations.map((o) => o.id)).toEqual(workouts.map((w) => `workout-${w.id}`));
-    expect(observations[0]).toMatchObject({ code: { text: `workout: ${workouts[0]!.type}` }, effectivePeriod: { start: workouts[0]!.start_date, end: workouts[0]!.end_date } });
+    expect(observations[0]).toMatchObject({ code: { coding: [{ code: '101691-4', display: 'Duration of physical activity' }], text: `Workout: ${workouts[0]!.type.replace(/_/g, ' ')}` }, effectivePeriod: { start: workouts[0]!.start_date, end: workouts[0]!.end_date } });
     const one = (await fhir.read({ resourceType: 'Observation', id: observations[0]!.id! })) as unknown as Observation;
     validateR4(one);
     expect(one).toEqual(observations[0]);

@@ -250,18 +250,16 @@ describe('credentials and slugs (contracts §3: user token with scope upload; sp
   });
 });
 
-describe('media types and the device-a form (contracts §3: device-a one part named file of type application/gzip; device-b application/json; device-c application/octet-stream)', () => {
-  it('answers 415 for a body of the wrong media type on each slug (contracts §3)', async () => {
+describe('media types and the device-a form (contracts §3: device-a one part named file of type application/gzip; device-b application/json; device-c application/octet-stream; issue 23: every type a user would send, uploadContentTypes.test.ts)', () => {
+  it('answers 415 for a body of a type its slug does not take (contracts §3, §12)', async () => {
     const { userId, token } = await uploader();
     const before = rawFiles();
     const cases: [string, UploadRequest][] = [
-      ['device-a', { body: fixtureA(), contentType: 'application/gzip' }],
       ['device-a', { body: fixtureB(), contentType: 'application/json' }],
-      ['device-b', { body: fixtureB(), contentType: 'text/plain' }],
       ['device-b', { body: fixtureB(), contentType: 'application/octet-stream' }],
       ['device-b', deviceAForm(fixtureBGzip())],
       ['device-c', { body: fixtureC(), contentType: 'application/json' }],
-      ['device-c', { body: fixtureC(), contentType: 'application/x-sqlite3' }],
+      ['device-c', deviceAForm(fixtureC())],
     ];
     for (const [slug, req] of cases) {
       const res = await postUpload(t, slug, token, `mt-${randomUUID()}`, req);
@@ -272,9 +270,9 @@ describe('media types and the device-a form (contracts §3: device-a one part na
     expect(await etlJobsOf(userId)).toBe(0);
   });
 
-  it('answers 415 for a device-a file part that is not application/gzip (contracts §3: a part of type application/gzip)', async () => {
+  it('answers 415 for a device-a file part that is neither gzip nor octet-stream (contracts §3: a part of type application/gzip)', async () => {
     const { userId, token } = await uploader();
-    for (const type of ['text/plain', 'application/octet-stream', 'application/json']) {
+    for (const type of ['text/plain', 'application/json', 'application/zip']) {
       const res = await postUpload(t, 'device-a', token, `part-${randomUUID()}`, multipart([{ name: 'file', contentType: type, data: fixtureA() }]));
       expectProblem(res, 415);
     }
@@ -331,6 +329,15 @@ describe('size limits (contracts §3: compressed body 50 MiB, decompressed 512 M
     const res = await postUpload(t, 'device-b', token, 'bomb-b', requestFor('device-b', bomb, { gzipEncoded: true }));
     expectProblem(res, 413);
     await expectNothingKept(userId, 'device-b', 'bomb-b', before);
+  });
+
+  it('answers 413 for a gzip bomb sent as a raw body, recognised by its first bytes: device-a application/gzip, device-b text/plain without Content-Encoding (contracts §3; issue 23)', async () => {
+    const { userId, token } = await uploader();
+    const before = rawFiles();
+    expectProblem(await postUpload(t, 'device-a', token, 'bomb-raw-a', { body: bomb, contentType: 'application/gzip' }), 413);
+    await expectNothingKept(userId, 'device-a', 'bomb-raw-a', before);
+    expectProblem(await postUpload(t, 'device-b', token, 'bomb-raw-b', { body: bomb, contentType: 'text/plain' }), 413);
+    await expectNothingKept(userId, 'device-b', 'bomb-raw-b', before);
   });
 
   it('answers 413 for a compressed body above 50 MiB on every slug, keeping nothing (contracts §3)', async () => {

@@ -145,11 +145,29 @@ describe('MCP tools (spec "Agent interface (MCP)")', () => {
     await client.close();
   });
 
-  it('explain_sources names the shown source, the rule and the counts', async () => {
+  it('explain_sources names the shown source, the rule and the counts; it takes `type` like every other tool (issue 23)', async () => {
     const client = await connect(tenant.apiKey);
-    const a = (await call(client, 'explain_sources', { user_id: userId, metric: 'heart_rate' })).answer();
+    const a = (await call(client, 'explain_sources', { user_id: userId, type: 'heart_rate' })).answer();
     expect(a.records[0]).toMatchObject({ source: 'apple', rank: 1, records: 25, shown_in_merged_view: 25, ranked_after_previous_by: null });
     expect(a.records[1]).toMatchObject({ source: 'samsung', records: 1, shown_in_merged_view: 0, ranked_after_previous_by: 'source order: the built-in order for the heart group' });
+    await client.close();
+  });
+
+  it('explain_sources still accepts `metric`, its deprecated alias, for one release, with the same answer; neither, or two that differ, is a tool error (issue 23; docs/mcp.md)', async () => {
+    const client = await connect(tenant.apiKey);
+    const byType = (await call(client, 'explain_sources', { user_id: userId, type: 'heart_rate' })).answer();
+    expect((await call(client, 'explain_sources', { user_id: userId, metric: 'heart_rate' })).answer()).toEqual(byType);
+    expect((await call(client, 'explain_sources', { user_id: userId, type: 'heart_rate', metric: 'heart_rate' })).answer()).toEqual(byType);
+    const none = await call(client, 'explain_sources', { user_id: userId });
+    expect(none.isError).toBe(true);
+    expect(none.text).toMatch(/^type is required/);
+    const both = await call(client, 'explain_sources', { user_id: userId, type: 'heart_rate', metric: 'step_count' });
+    expect(both.isError).toBe(true);
+    expect(both.text).toMatch(/differ/);
+    const tools = await client.listTools();
+    const schema = tools.tools.find((t) => t.name === 'explain_sources')!.inputSchema as { properties: Record<string, { description?: string }> };
+    expect(schema.properties.type?.description).toMatch(/Quantity type/);
+    expect(schema.properties.metric?.description).toMatch(/Deprecated alias of type/);
     await client.close();
   });
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import { createContext, type AppContext, type ContextOptions } from '../../src/app/context.js';
@@ -62,7 +63,8 @@ export async function startTestApp(env: Record<string, string> = {}, options: Co
     return app.inject(inject);
   };
 
-  const createTenant: TestApp['createTenant'] = async (name = 'acme') => {
+  // Tenant names are unique (issue 23): without a name each tenant gets one of its own.
+  const createTenant: TestApp['createTenant'] = async (name = `acme-${randomUUID().slice(0, 8)}`) => {
     const res = await call('POST', '/v1/admin/tenants', { key: adminKey, body: { name } });
     expectStatus(res, 201);
     const b = res.json() as { id: string; name: string; created_at: string; api_key: string };

@@ -23,9 +23,10 @@ export const adminTenantsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (ap
       config: { auth: 'admin', audit: 'tenant.create' },
       schema: {
         summary: 'Create a tenant with its first API key',
+        description: 'Tenant names are unique on the instance, compared without case and with white space collapsed: a name in use answers 409.',
         tags: ['admin'],
         body: z.object({ name: z.string().trim().min(1).max(255) }),
-        response: withProblems({ 201: Tenant.extend({ api_key: z.string().describe('svc_sk_ key, shown once') }) }),
+        response: withProblems({ 201: Tenant.extend({ api_key: z.string().describe('svc_sk_ key, shown once') }) }, [400, 401, 403, 404, 409]),
       },
     },
     async (request, reply) => {

@@ -1,20 +1,13 @@
-import { pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
-import { Readable, Writable } from 'node:stream';
 import multipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { UPLOAD_ID } from '../../../commands/ingestion/acceptUpload.js';
-import { DEVICE_SLUGS } from '../../connectors/devices/index.js';
 import { storeProviderPayload } from '../../pipeline/storeProviderPayload.js';
-import { HttpProblem, problems } from '../problems.js';
+import { problems } from '../problems.js';
 import { withProblems } from '../schemas.js';
 import type { RouteOptions } from './routeOptions.js';
-
-const MiB = 1024 * 1024;
-export const UPLOAD_LIMITS = { compressedBytes: 50 * MiB, decompressedBytes: 512 * MiB } as const;
-const SQLITE_MAGIC = Buffer.from('SQLite format 3\u0000', 'latin1');
+import { mediaTypeOf, takesType, unsupportedMediaType, unsupportedPartType, UPLOAD_FORMATS, UPLOAD_LIMITS, type JudgedBody, type UploadFormat } from './uploadFormats.js';
 
 const Accepted = z
   .object({ upload_id: z.string(), provider: z.string(), bytes: z.number().int(), status: z.literal('accepted') })
@@ -26,11 +19,10 @@ const Accepted = z
  * ETL worker normalises it afterwards.
  */
 export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx }) => {
-  // Bodies arrive as bytes: they are stored exactly as sent, whatever their type.
+  // Bodies arrive as bytes: they are stored exactly as sent, whatever their type. Which types a
+  // route takes is decided before a byte is read (preParsing below), so this takes the rest.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(['application/json', 'application/octet-stream'], { parseAs: 'buffer', bodyLimit: UPLOAD_LIMITS.compressedBytes }, (_req, body, done) =>
-    done(null, body),
-  );
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: UPLOAD_LIMITS.compressedBytes }, (_req, body, done) => done(null, body));
   // Part counts are checked by the route (400, exactly one part): these limits only stop abuse.
   await app.register(multipart, { limits: { fileSize: UPLOAD_LIMITS.compressedBytes, files: 16, fields: 16, parts: 32 } });
 
@@ -44,13 +36,24 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
     reply.raw.once('close', () => inFlight--);
   });
 
+  // An unknown slug or a type its format does not take is answered before the body is read.
+  app.addHook('preParsing', async (request, _reply, payload) => {
+    const slug = (request.params as { device_slug?: string }).device_slug ?? '';
+    const format = UPLOAD_FORMATS[slug];
+    if (!format) throw problems.notFound(`unknown device provider ${slug}`);
+    const type = mediaTypeOf(request.headers['content-type']);
+    if (!takesType(format, type)) throw unsupportedMediaType(slug, format, type, ctx.config.publicBaseUrl);
+    return payload;
+  });
+
   app.post(
     '/ingest/:device_slug',
     {
       bodyLimit: UPLOAD_LIMITS.compressedBytes,
       config: { auth: 'user' },
       schema: {
-        summary: 'Upload device data (device-a: multipart gzip NDJSON; device-b: JSON; device-c: Gadgetbridge SQLite)',
+        summary: 'Upload device data (device-a: gzip NDJSON, multipart or raw; device-b: Health Connect JSON; device-c: Gadgetbridge SQLite)',
+        description: 'Each slug takes the content types a client would send for its format and judges the body by its first bytes; 415 lists them with a curl line (docs/formats/uploads.md).',
         tags: ['ingest'],
         params: z.object({ device_slug: z.string() }),
         headers: z.object({ 'upload-id': z.string().optional().describe('Required: 1 to 128 of letters, digits, - _ .') }),
@@ -59,7 +62,8 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
     },
     async (request, reply) => {
       const slug = request.params.device_slug;
-      if (!DEVICE_SLUGS.includes(slug)) throw problems.notFound(`unknown device provider ${slug}`);
+      const format = UPLOAD_FORMATS[slug];
+      if (!format) throw problems.notFound(`unknown device provider ${slug}`);
       const principal = request.principal;
       if (principal?.kind !== 'user') throw problems.forbidden('uploads need a user token');
       if (!principal.scopes.includes('upload')) throw problems.forbidden('this token lacks the upload scope');
@@ -68,7 +72,7 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
         throw problems.badRequest('Upload-Id header is required: 1 to 128 of letters, digits, -, _, .');
       }
 
-      const { payload, contentType } = await readPayload(request, slug);
+      const { payload, contentType } = await readPayload(request, slug, format, ctx.config.publicBaseUrl);
       const result = await storeProviderPayload(ctx, {
         tenantId: principal.tenantId,
         userId: principal.userId,
@@ -88,52 +92,28 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
   );
 };
 
-async function readPayload(request: FastifyRequest, slug: string): Promise<{ payload: Buffer; contentType: string }> {
-  const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (slug === 'device-a') {
-    if (!request.isMultipart()) throw new HttpProblem(415, 'device-a uploads are multipart/form-data with one part named file (application/gzip)');
+async function readPayload(request: FastifyRequest, slug: string, format: UploadFormat, origin: string): Promise<JudgedBody> {
+  const type = mediaTypeOf(request.headers['content-type']);
+  if (format.multipart && request.isMultipart()) {
+    const { field, partTypes } = format.multipart;
+    const shape = `the upload must have exactly one part, a file named "${field}"`;
     let file: Buffer | null = null;
+    let fileType = '';
     let parts = 0;
     for await (const part of request.parts()) {
       parts++;
-      if (part.type !== 'file' || part.fieldname !== 'file') throw problems.badRequest('the upload must have exactly one part, a file named "file"');
-      const mime = part.mimetype.toLowerCase();
-      if (mime !== 'application/gzip' && mime !== 'application/x-gzip') throw new HttpProblem(415, 'the file part must be application/gzip');
+      if (part.type !== 'file' || part.fieldname !== field) throw problems.badRequest(shape);
+      const partType = mediaTypeOf(part.mimetype);
+      if (!partTypes.includes(partType)) throw unsupportedPartType(slug, format, partType, origin);
       file = await part.toBuffer();
+      fileType = partType;
     }
-    if (parts !== 1 || !file) throw problems.badRequest('the upload must have exactly one part, a file named "file"');
-    await checkGzip(file);
-    return { payload: file, contentType: 'application/gzip' };
+    if (parts !== 1 || !file) throw problems.badRequest(shape);
+    return format.judge(file, { type: fileType, contentEncoding: 'identity' });
   }
   const body = request.body;
-  if (!Buffer.isBuffer(body)) throw new HttpProblem(415, slug === 'device-b' ? 'device-b uploads are application/json' : 'device-c uploads are application/octet-stream');
-  if (slug === 'device-b') {
-    if (type !== 'application/json') throw new HttpProblem(415, 'device-b uploads are application/json');
-    const encoding = String(request.headers['content-encoding'] ?? 'identity').toLowerCase();
-    if (encoding === 'gzip') await checkGzip(body);
-    else if (encoding !== 'identity') throw new HttpProblem(415, 'Content-Encoding must be gzip or absent');
-    return { payload: body, contentType: encoding === 'gzip' ? 'application/json+gzip' : 'application/json' };
-  }
-  if (type !== 'application/octet-stream') throw new HttpProblem(415, 'device-c uploads are application/octet-stream');
-  if (body.length < SQLITE_MAGIC.length || !body.subarray(0, SQLITE_MAGIC.length).equals(SQLITE_MAGIC)) {
-    throw problems.badRequest('device-c uploads are Gadgetbridge SQLite database exports');
-  }
-  return { payload: body, contentType: 'application/vnd.sqlite3' };
-}
-
-/** Inflates without keeping the output, to refuse a corrupt stream or a gzip bomb before anything is stored. */
-async function checkGzip(data: Buffer): Promise<void> {
-  let total = 0;
-  const counter = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      total += chunk.length;
-      cb(total > UPLOAD_LIMITS.decompressedBytes ? new HttpProblem(413, 'the upload inflates to more than 512 MiB') : null);
-    },
-  });
-  try {
-    await pipeline(Readable.from([data]), createGunzip(), counter);
-  } catch (err) {
-    if (err instanceof HttpProblem) throw err;
-    throw problems.badRequest('the payload is not valid gzip');
-  }
+  // preParsing let only the format's types through; a body-less request has nothing to judge.
+  if (!Buffer.isBuffer(body)) throw unsupportedMediaType(slug, format, type, origin);
+  const contentEncoding = String(request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  return format.judge(body, { type, contentEncoding });
 }
