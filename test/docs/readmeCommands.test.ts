@@ -3,6 +3,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../bench/support/service.js';
+import { sandboxSettings } from '../../src/sandbox/sandboxSettings.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
 import { tempDir } from '../support/tmp.js';
 import { answerPattern, commandsOf, resultsOf, scriptOf, sectionOf, type ReadmeCommand } from './readmeCommands.js';
 
@@ -15,16 +18,8 @@ import { answerPattern, commandsOf, resultsOf, scriptOf, sectionOf, type ReadmeC
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
 
-/** Subsections left to other tests, with the reason (printed when the test runs). */
-const SKIPPED: Record<string, { section: string; why: string }> = {
-  'Connect a provider through the sandbox': {
-    section: 'Quick start',
-    why: 'needs `npm run sandbox` in a terminal of its own and the service restarted with its settings; the flow is covered by test/connections and the demo test',
-  },
-};
-
 const commands: ReadmeCommand[] = [
-  ...commandsOf('Quick start', sectionOf(readme, 'Quick start', Object.keys(SKIPPED))),
+  ...commandsOf('Quick start', sectionOf(readme, 'Quick start')),
   ...commandsOf('Connecting an MCP client', sectionOf(readme, 'Connecting an MCP client')),
 ];
 
@@ -36,15 +31,22 @@ function cleanEnv(set: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 let service: ReturnType<typeof spawn> | null = null;
+let sandbox: Sandbox | null = null;
 let port = 0;
 const dataDir = tempDir('wellstream-readme-');
 const scratch = tempDir('wellstream-readme-tmp-');
 
-/** `npm start` as the README's first terminal runs it, on a fresh store and any free port. */
+/**
+ * `npm run sandbox` and `npm start` with the sandbox's settings, as the README's own terminals run
+ * them ("Connect a provider through the sandbox"), on a fresh store and free ports.
+ */
 beforeAll(async () => {
+  sandbox = await startSandbox();
+  // A port chosen before the start: the consent flow's addresses (PUBLIC_BASE_URL's default) name it.
+  const listenOn = await freePort();
   service = spawn('npm', ['start'], {
     cwd: root,
-    env: cleanEnv({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' }),
+    env: cleanEnv({ ...sandboxSettings(sandbox), DATA_DIR: dataDir, PORT: String(listenOn), HOST: '127.0.0.1', LOG_LEVEL: 'info' }),
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group: npm, tsx and node stop together.
     detached: true,
@@ -61,6 +63,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  await sandbox?.close();
   if (!service || service.exitCode !== null) return;
   const exited = new Promise((r) => service!.once('exit', r));
   process.kill(-service.pid!, 'SIGTERM');
@@ -70,16 +73,23 @@ afterAll(async () => {
 
 describe("the README's commands work as written (issue 23)", () => {
   it('finds the quick start\'s and the MCP section\'s commands; only the service\'s own terminal lines are left to the reader', () => {
-    console.log(`[readme] not run: ${Object.entries(SKIPPED).map(([sub, s]) => `"${s.section} / ${sub}" (${s.why})`).join('; ')}`);
     expect(commands.length).toBeGreaterThan(15);
-    expect(commands.filter((c) => c.ownTerminal).map((c) => c.text)).toEqual(['npm install && npm start -- --demo   # [own terminal]', 'npm install && npm start   # [own terminal]']);
+    expect(commands.filter((c) => c.ownTerminal).map((c) => c.text)).toEqual([
+      'npm install && npm start -- --demo   # [own terminal]',
+      'npm install && npm start   # [own terminal]',
+      'npm run sandbox   # [own terminal]',
+    ]);
     expect(commands.filter((c) => c.expected.length > 0).length).toBeGreaterThan(6);
   });
 
   it('runs every other line in order in one shell against the started service: each exits 0 (curl failing on an HTTP error) and prints the answer the README shows', async () => {
     const runnable = commands
       .filter((c) => !c.ownTerminal)
-      .map((c) => ({ ...c, text: c.text.replaceAll('localhost:8080', `127.0.0.1:${port}`).replaceAll('/tmp/', `${scratch}/`) }));
+      .map((c) => ({
+        ...c,
+        // The sandbox's Oura listens where this test's sandbox does, not on 9100.
+        text: c.text.replaceAll('localhost:8080', `127.0.0.1:${port}`).replaceAll('/tmp/', `${scratch}/`).replaceAll('http://127.0.0.1:9100', sandbox!.urls.oura!),
+      }));
     const { stdout, stderr, code } = await new Promise<{ stdout: string; stderr: string; code: number | null }>((resolve) => {
       const shell = spawn('bash', ['-c', scriptOf(runnable)], {
         cwd: root,
