@@ -314,7 +314,7 @@ export class MongoWorkQueue implements WorkQueue {
 }
 
 export function dedupeOf(kind: string, key: string): string {
-  return `${checkName('kind', kind)}\u0000${checkName('key', key)}`;
+  return `${checkName('kind', kind)}\u001f${checkName('key', key)}`;
 }
 
 /** Due jobs of a kind in claim order, leaving out those whose lock a running job holds. */

@@ -7,17 +7,13 @@
  * deletion per user). The queue itself holds the lock, in the same atomic write that makes a job
  * running, so nothing depends on a read model that lags.
  *
- * States (Oban's, adapted; one waiting state so that "due ≤ now" is one index range):
- *
- *   available ──claim──▶ running ──complete──▶ completed   (expires after the retention period)
- *       ▲                   │ ──cancel─────▶ cancelled   (expires after the retention period)
- *       │                   │ ──park───────▶ dead        (kept for an operator)
- *       └──fail (retry)─────┤ ──fail, attempts spent──▶ dead
- *       └──lease expired────┘ (taken over at the next claim; the lost attempt counts)
- *   dead ──replay──▶ available (attempts reset);  available ──cancelJob──▶ cancelled
- *
- * `available` covers Oban's scheduled (run_at in the future) and retryable (attempts > 0, with
- * last_error) too: both become claimable when `run_at ≤ now`, with no stager.
+ * States (the diagram: docs/architecture.md "Work queue"): `available` (waiting; claimable once
+ * `runAt ≤ now`, which covers jobs due later and jobs waiting to retry, so "due" is one index
+ * range and nothing moves jobs between waiting states), `running` (one holder, one generation),
+ * and the final `completed`, `cancelled` (both removed after the retention period) and `dead`
+ * (attempts spent or parked; kept, with payload, progress and error, until an operator replays
+ * or purges it). A running job whose lease expired goes back to available (or dead, its attempts
+ * spent) at the next claim: the lost attempt counts.
  *
  * Fencing: every claim (and every take-over, and an operator's cancel of a running job) raises
  * the job's `generation`. The holder's writes (heartbeat, complete, fail, park, cancel) name the
