@@ -1,0 +1,351 @@
+import Database from 'better-sqlite3';
+import { eraseOnDelete } from '../shared/sqlitePurge.js';
+import { BUSY_TIMEOUT_MS, withWriteLock } from '../shared/sqliteWriteLock.js';
+import { checkClaim, checkLeaseMs, checkLimit, checkName, checkTime, claimOrder, errorText, jsonText, newJob } from './jobInput.js';
+import {
+  DEFAULT_RETENTION_MS,
+  defaultBackoff,
+  LostLeaseError,
+  MAX_LIST,
+  TAKEOVER_BATCH,
+  type Claimed,
+  type ClaimRequest,
+  type DeadLetterQuery,
+  type Enqueued,
+  type Job,
+  type JobLease,
+  type JobState,
+  type Json,
+  type NewJob,
+  type QueueOptions,
+  type ReplayOutcome,
+  type WorkQueue,
+} from './workQueue.js';
+
+type Row = {
+  id: string;
+  kind: string;
+  key: string | null;
+  lock: string | null;
+  state: JobState;
+  priority: number;
+  run_at: number;
+  attempts: number;
+  max_attempts: number;
+  holder: string | null;
+  generation: number;
+  lease_expires_at: number | null;
+  payload: string;
+  progress: string;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+  attempted_at: number | null;
+  finished_at: number | null;
+  expires_at: number | null;
+};
+
+/**
+ * The jobs table. Partial indexes keep each one to the rows it serves: due jobs by kind in claim
+ * order (a claim reads the first row of the range and stops), running jobs by lease expiry (the
+ * take-over), live keys and running locks unique (the storage itself refuses a second live job
+ * of a key or a second running job of a lock, whatever the code above it does), dead letters
+ * newest first, and the expiry of finished jobs (the bounded purge).
+ */
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS jobs (
+  id TEXT PRIMARY KEY, kind TEXT NOT NULL, key TEXT, lock TEXT, state TEXT NOT NULL,
+  priority INTEGER NOT NULL, run_at INTEGER NOT NULL, attempts INTEGER NOT NULL, max_attempts INTEGER NOT NULL,
+  holder TEXT, generation INTEGER NOT NULL, lease_expires_at INTEGER,
+  payload TEXT NOT NULL, progress TEXT NOT NULL, last_error TEXT,
+  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, attempted_at INTEGER, finished_at INTEGER, expires_at INTEGER);
+CREATE INDEX IF NOT EXISTS jobs_due ON jobs (kind, priority, run_at, id) WHERE state = 'available';
+CREATE INDEX IF NOT EXISTS jobs_leases ON jobs (lease_expires_at, id) WHERE state = 'running';
+CREATE UNIQUE INDEX IF NOT EXISTS jobs_live_key ON jobs (kind, key) WHERE key IS NOT NULL AND state IN ('available', 'running');
+CREATE UNIQUE INDEX IF NOT EXISTS jobs_running_lock ON jobs (lock) WHERE lock IS NOT NULL AND state = 'running';
+CREATE INDEX IF NOT EXISTS jobs_dead ON jobs (finished_at, id) WHERE state = 'dead';
+CREATE INDEX IF NOT EXISTS jobs_dead_by_kind ON jobs (kind, finished_at, id) WHERE state = 'dead';
+CREATE INDEX IF NOT EXISTS jobs_expiry ON jobs (expires_at) WHERE expires_at IS NOT NULL;`;
+
+const LIVE = `state IN ('available', 'running')`;
+const FENCE = `id = @jobId AND holder = @holder AND generation = @generation AND state = 'running'`;
+
+/** The first due job of a kind whose lock no running job holds. */
+export const CANDIDATE_SQL = `SELECT * FROM jobs WHERE kind = ? AND state = 'available' AND run_at <= ?
+  AND (lock IS NULL OR NOT EXISTS (SELECT 1 FROM jobs AS r WHERE r.lock = jobs.lock AND r.state = 'running'))
+  ORDER BY priority, run_at, id LIMIT 1`;
+
+/**
+ * The embedded work queue: its own SQLite file (`DATA_DIR/jobs.sqlite`), so a claim never waits
+ * behind a projector transaction on the read models' write lock. Every write is one IMMEDIATE
+ * transaction: of several processes sharing the file, SQLite's write lock lets one at a time
+ * decide, and the decision reads what the previous one committed. Writes that find the lock
+ * taken retry after an asynchronous pause (src/shared/sqliteWriteLock.ts) rather than sleeping
+ * on the thread that serves HTTP.
+ */
+export class SqliteWorkQueue implements WorkQueue {
+  readonly backend = 'sqlite' as const;
+  private readonly db: Database.Database;
+  private readonly clock: () => number;
+  private readonly retentionMs: number;
+  private readonly backoff: (attempts: number) => number;
+  private readonly statements = new Map<string, Database.Statement>();
+
+  constructor(options: { path: string } & QueueOptions) {
+    this.clock = options.clock ?? Date.now;
+    this.retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+    this.backoff = options.backoff ?? defaultBackoff;
+    this.db = new Database(options.path);
+    this.db.pragma('journal_mode = WAL');
+    // An acknowledged enqueue or outcome is on disk.
+    this.db.pragma('synchronous = FULL');
+    this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    eraseOnDelete(this.db);
+    this.db.exec(SCHEMA);
+  }
+
+  async enqueue(input: NewJob, now = this.clock()): Promise<Enqueued> {
+    const job = newJob(input, now);
+    return this.write(() => {
+      if (job.key !== null) {
+        const live = this.liveRow(job.kind, job.key);
+        if (live) {
+          // A request for sooner or more urgent work hurries a job still waiting (a manual pull).
+          if (live.state === 'available' && (job.runAt < live.run_at || job.priority < live.priority)) {
+            this.set(live.id, { run_at: Math.min(live.run_at, job.runAt), priority: Math.min(live.priority, job.priority), updated_at: now });
+          }
+          return { job: toJob(this.row(live.id)!), created: false };
+        }
+      }
+      this.stmt(`INSERT INTO jobs (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`).run(toRow(job));
+      return { job, created: true };
+    });
+  }
+
+  async claim(request: ClaimRequest): Promise<Claimed[]> {
+    const now = request.now ?? this.clock();
+    const { kinds, n } = checkClaim(request, now);
+    return this.write(() => {
+      this.takeOver(now);
+      const claimed: Claimed[] = [];
+      // Each pass takes the best candidate over the kinds; a job it makes running holds its lock
+      // for the next pass's NOT EXISTS, so two jobs of one lock are never taken together.
+      while (claimed.length < n) {
+        let best: Row | undefined;
+        for (const kind of kinds) {
+          const row = this.stmt<[string, number], Row>(CANDIDATE_SQL).get(kind, now);
+          if (row && (!best || claimOrder(orderOf(row), orderOf(best)) < 0)) best = row;
+        }
+        if (!best) break;
+        const row = this.stmt<[string, number, number, number, string], Row>(
+          `UPDATE jobs SET state = 'running', holder = ?, generation = generation + 1, attempts = attempts + 1,
+             lease_expires_at = ?, attempted_at = ?, updated_at = ? WHERE id = ? RETURNING *`,
+        ).get(request.holder, now + request.leaseMs, now, now, best.id)!;
+        const job = toJob(row);
+        claimed.push({ job, lease: { jobId: job.id, holder: request.holder, generation: job.generation, expiresAt: job.leaseExpiresAt! } });
+      }
+      return claimed;
+    });
+  }
+
+  async heartbeat(lease: JobLease, options: { leaseMs: number; progress?: Json; now?: number }): Promise<JobLease> {
+    const now = options.now ?? this.clock();
+    checkLeaseMs(options.leaseMs);
+    const progress = options.progress === undefined ? undefined : jsonText('progress', options.progress);
+    return this.fenced(lease, (row) => {
+      const expiresAt = Math.max(row.lease_expires_at ?? 0, now + options.leaseMs);
+      this.set(row.id, { lease_expires_at: expiresAt, updated_at: now, ...(progress === undefined ? {} : { progress }) });
+      return { ...lease, expiresAt };
+    });
+  }
+
+  async complete(lease: JobLease, options: { now?: number } = {}): Promise<void> {
+    const now = options.now ?? this.clock();
+    await this.fenced(lease, (row) => this.finish(row.id, 'completed', now, {}));
+  }
+
+  async fail(lease: JobLease, options: { error: string; retryAt: number | null; progress?: Json; now?: number }): Promise<'available' | 'dead'> {
+    const now = options.now ?? this.clock();
+    if (options.retryAt !== null) checkTime('retryAt', options.retryAt);
+    const progress = options.progress === undefined ? {} : { progress: jsonText('progress', options.progress) };
+    return this.fenced(lease, (row) => {
+      const outcome = { last_error: errorText(options.error), ...progress };
+      if (row.attempts >= row.max_attempts) {
+        this.finish(row.id, 'dead', now, outcome);
+        return 'dead';
+      }
+      const runAt = options.retryAt ?? now + this.backoff(row.attempts);
+      this.set(row.id, { ...outcome, state: 'available', run_at: runAt, lease_expires_at: null, updated_at: now });
+      return 'available';
+    });
+  }
+
+  async park(lease: JobLease, options: { error: string; progress?: Json; now?: number }): Promise<void> {
+    const now = options.now ?? this.clock();
+    const progress = options.progress === undefined ? {} : { progress: jsonText('progress', options.progress) };
+    await this.fenced(lease, (row) => this.finish(row.id, 'dead', now, { last_error: errorText(options.error), ...progress }));
+  }
+
+  async cancel(lease: JobLease, options: { reason: string; now?: number }): Promise<void> {
+    const now = options.now ?? this.clock();
+    await this.fenced(lease, (row) => this.finish(row.id, 'cancelled', now, { last_error: errorText(options.reason) }));
+  }
+
+  async cancelJob(id: string, options: { reason: string; now?: number }): Promise<boolean> {
+    const now = options.now ?? this.clock();
+    return this.write(() => {
+      const row = this.stmt<[string], Row>(`SELECT * FROM jobs WHERE id = ? AND ${LIVE}`).get(id);
+      if (!row) return false;
+      // A running job's holder is fenced off: its next write finds another generation.
+      this.finish(id, 'cancelled', now, { last_error: errorText(options.reason), generation: row.generation + 1 });
+      return true;
+    });
+  }
+
+  async get(id: string): Promise<Job | null> {
+    const row = this.row(id);
+    return row ? toJob(row) : null;
+  }
+
+  async findLive(kind: string, key: string): Promise<Job | null> {
+    const row = this.liveRow(kind, key);
+    return row ? toJob(row) : null;
+  }
+
+  async deadLetters(query: DeadLetterQuery = {}): Promise<Job[]> {
+    const limit = checkLimit(query.limit, 100);
+    const conditions = [`state = 'dead'`];
+    const params: (string | number)[] = [];
+    if (query.kind !== undefined) {
+      conditions.push('kind = ?');
+      params.push(checkName('kind', query.kind));
+    }
+    if (query.after) {
+      conditions.push('(finished_at, id) < (?, ?)');
+      params.push(query.after.finishedAt, query.after.id);
+    }
+    const sql = `SELECT * FROM jobs WHERE ${conditions.join(' AND ')} ORDER BY finished_at DESC, id DESC LIMIT ?`;
+    return this.stmt<(string | number)[], Row>(sql).all(...params, limit).map(toJob);
+  }
+
+  async replay(id: string, now = this.clock()): Promise<ReplayOutcome> {
+    return this.write((): ReplayOutcome => {
+      const row = this.row(id);
+      if (row?.state !== 'dead') return { outcome: 'not_dead' };
+      const live = row.key === null ? undefined : this.liveRow(row.kind, row.key);
+      if (live) return { outcome: 'key_taken', live: toJob(live) };
+      this.set(id, { state: 'available', attempts: 0, run_at: now, finished_at: null, lease_expires_at: null, updated_at: now });
+      return { outcome: 'replayed', job: toJob(this.row(id)!) };
+    });
+  }
+
+  async purgeDead(options: { ids?: readonly string[]; kind?: string; limit?: number }): Promise<number> {
+    const limit = checkLimit(options.limit, MAX_LIST, 10_000);
+    if (options.ids) {
+      const ids = options.ids.slice(0, limit);
+      if (ids.length === 0) return 0;
+      return this.write(() => this.stmt(`DELETE FROM jobs WHERE state = 'dead' AND id IN (${ids.map(() => '?').join(', ')})`).run(...ids).changes);
+    }
+    const byKind = options.kind === undefined ? '' : 'AND kind = ?';
+    const params = options.kind === undefined ? [limit] : [checkName('kind', options.kind), limit];
+    return this.write(
+      () => this.stmt(`DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE state = 'dead' ${byKind} ORDER BY finished_at, id LIMIT ?)`).run(...params).changes,
+    );
+  }
+
+  async purgeExpired(options: { now?: number; limit?: number } = {}): Promise<number> {
+    const now = options.now ?? this.clock();
+    const limit = checkLimit(options.limit, MAX_LIST, 10_000);
+    return this.write(() => this.stmt('DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)').run(now, limit).changes);
+  }
+
+  async counts(): Promise<{ kind: string; state: JobState; count: number }[]> {
+    return this.stmt<[], { kind: string; state: JobState; count: number }>('SELECT kind, state, count(*) AS count FROM jobs GROUP BY kind, state ORDER BY kind, state').all();
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+
+  /**
+   * Running jobs whose lease expired go back to available (or to dead, their attempts spent),
+   * one generation up, so their holder is fenced off and the claim that follows may take them.
+   */
+  private takeOver(now: number): void {
+    this.stmt(
+      `UPDATE jobs SET state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'available' END,
+         generation = generation + 1, lease_expires_at = NULL, updated_at = @now,
+         finished_at = CASE WHEN attempts >= max_attempts THEN @now ELSE NULL END,
+         last_error = 'the lease of ' || holder || ' expired before it finished'
+       WHERE id IN (SELECT id FROM jobs WHERE state = 'running' AND lease_expires_at <= @now ORDER BY lease_expires_at, id LIMIT @batch)`,
+    ).run({ now, batch: TAKEOVER_BATCH });
+  }
+
+  /** Inside one write: the row as the lease holds it, or LostLeaseError. */
+  private fenced<T>(lease: JobLease, change: (row: Row) => T): Promise<T> {
+    return this.write(() => {
+      const row = this.stmt<[JobLease], Row>(`SELECT * FROM jobs WHERE ${FENCE}`).get(lease);
+      if (!row) throw new LostLeaseError(lease.jobId, lease.generation);
+      return change(row);
+    });
+  }
+
+  /** A job leaves the live states: completed and cancelled expire after the retention period. */
+  private finish(id: string, state: 'completed' | 'dead' | 'cancelled', now: number, extra: Partial<Row>): void {
+    const expires = state === 'dead' ? null : now + this.retentionMs;
+    this.set(id, { ...extra, state, finished_at: now, expires_at: expires, lease_expires_at: null, updated_at: now });
+  }
+
+  private set(id: string, values: Partial<Row>): void {
+    const columns = Object.keys(values);
+    this.stmt(`UPDATE jobs SET ${columns.map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`).run({ ...values, id });
+  }
+
+  private row(id: string): Row | undefined {
+    return this.stmt<[string], Row>('SELECT * FROM jobs WHERE id = ?').get(id);
+  }
+
+  private liveRow(kind: string, key: string): Row | undefined {
+    return this.stmt<[string, string], Row>(`SELECT * FROM jobs WHERE kind = ? AND key = ? AND key IS NOT NULL AND ${LIVE}`).get(kind, key);
+  }
+
+  private write<T>(body: () => T): Promise<T> {
+    return withWriteLock(() => this.db.transaction(body).immediate());
+  }
+
+  private stmt<P extends unknown[] | [object] = unknown[], R = unknown>(sql: string): Database.Statement<P, R> {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s as unknown as Database.Statement<P, R>;
+  }
+}
+
+const COLUMNS = [
+  'id', 'kind', 'key', 'lock', 'state', 'priority', 'run_at', 'attempts', 'max_attempts', 'holder', 'generation', 'lease_expires_at',
+  'payload', 'progress', 'last_error', 'created_at', 'updated_at', 'attempted_at', 'finished_at', 'expires_at',
+] as const;
+
+function orderOf(row: Row): Pick<Job, 'priority' | 'runAt' | 'id'> {
+  return { priority: row.priority, runAt: row.run_at, id: row.id };
+}
+
+function toRow(job: Job): Row {
+  return {
+    id: job.id, kind: job.kind, key: job.key, lock: job.lock, state: job.state, priority: job.priority, run_at: job.runAt,
+    attempts: job.attempts, max_attempts: job.maxAttempts, holder: job.holder, generation: job.generation, lease_expires_at: job.leaseExpiresAt,
+    payload: JSON.stringify(job.payload), progress: JSON.stringify(job.progress), last_error: job.lastError,
+    created_at: job.createdAt, updated_at: job.updatedAt, attempted_at: job.attemptedAt, finished_at: job.finishedAt, expires_at: null,
+  };
+}
+
+function toJob(row: Row): Job {
+  return {
+    id: row.id, kind: row.kind, key: row.key, lock: row.lock, state: row.state, priority: row.priority, runAt: row.run_at,
+    attempts: row.attempts, maxAttempts: row.max_attempts, holder: row.holder, generation: row.generation, leaseExpiresAt: row.lease_expires_at,
+    payload: JSON.parse(row.payload) as Json, progress: JSON.parse(row.progress) as Json, lastError: row.last_error,
+    createdAt: row.created_at, updatedAt: row.updated_at, attemptedAt: row.attempted_at, finishedAt: row.finished_at,
+  };
+}
