@@ -27,7 +27,7 @@ import { createWebhook } from '../commands/webhooks/createWebhook.js';
 import type { UserRegistered } from '../commands/users/user.js';
 import { createContext, type AppContext } from '../src/app/context.js';
 import { loadConfig } from '../src/config.js';
-import { DEFAULT_LIMITS } from '../src/webhooks/deliveryWorker.js';
+import { DEFAULT_LIMITS } from '../src/processes/webhooks/deliveryWorker.js';
 
 type Options = { events: number; endpoints: number; rate: number; dir: string | null };
 

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
-import { PROVIDER_KINDS } from './connectors/providerKinds.js';
+import { PROVIDER_KINDS } from './catalog/providerKinds.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0'])
@@ -77,7 +77,7 @@ export type Config = {
   projectionRetryDelaysMs?: number[];
   /** A deletion job's attempt not done after this long is failed with the reason (docs/erasure.md). */
   deletionJobTimeoutMs: number;
-  /** Provider pulls (src/connectors/sync, docs/connections.md "Sync runs"): schedule, first backfill, attempts. */
+  /** Provider pulls (src/processes/sync, docs/connections.md "Sync runs"): schedule, first backfill, attempts. */
   sync: { intervalMs: number; backfillDays: number; maxAttempts: number };
   /**
    * Leases of background work shared by several service processes (docs/architecture.md):

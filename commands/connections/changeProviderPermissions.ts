@@ -1,5 +1,5 @@
 import type { EventStore } from '../../src/eventstore/eventStore.js';
-import type { ProviderDescriptor } from '../../src/connectors/providerDescriptor.js';
+import type { ProviderDescriptor } from '../../src/sources/shared/providerDescriptor.js';
 import { handleCommand } from '../shared/commandHandler.js';
 import { categoriesOf } from './completeConsent.js';
 import { connectionState, connectionStream, type ConnectionEvent } from './connection.js';

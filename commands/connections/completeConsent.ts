@@ -1,8 +1,8 @@
 import { ConcurrencyError, type EventStore } from '../../src/eventstore/eventStore.js';
-import { exchangeCode, ProviderCallError, type OAuthClient } from '../../src/connectors/oauthClient.js';
-import type { ConsentCategory, ProviderDescriptor } from '../../src/connectors/providerDescriptor.js';
+import { exchangeCode, ProviderCallError, type OAuthClient } from '../../src/sources/shared/oauthClient.js';
+import type { ConsentCategory, ProviderDescriptor } from '../../src/sources/shared/providerDescriptor.js';
 import { openValue, sealValue, type ValueSealer } from '../../src/crypto/sealedValue.js';
-import { PROVIDER_USER_ID_READERS } from '../../src/connectors/providerUserIds.js';
+import { PROVIDER_USER_ID_READERS } from '../../src/sources/shared/providerUserIds.js';
 import { loadState } from '../shared/commandHandler.js';
 import {
   connectionOwner,

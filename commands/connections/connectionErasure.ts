@@ -1,7 +1,7 @@
 import type { ProviderSettings } from '../../src/config.js';
 import type { EventStore } from '../../src/eventstore/eventStore.js';
-import { revokeGrant, type TokenSet } from '../../src/connectors/oauthClient.js';
-import { CONNECTED_PROVIDERS } from '../../src/connectors/providers.js';
+import { revokeGrant, type TokenSet } from '../../src/sources/shared/oauthClient.js';
+import { CONNECTED_PROVIDERS } from '../../src/sources/shared/providers.js';
 import { openValue, type ValueSealer } from '../../src/crypto/sealedValue.js';
 import { resolveProviderClient } from '../../queries/connections/providerKeys.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';

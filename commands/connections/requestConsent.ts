@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { EventStore } from '../../src/eventstore/eventStore.js';
-import { authorizeUrl, type OAuthClient } from '../../src/connectors/oauthClient.js';
-import type { ProviderDescriptor } from '../../src/connectors/providerDescriptor.js';
-import { connectedProvider } from '../../src/connectors/providers.js';
+import { authorizeUrl, type OAuthClient } from '../../src/sources/shared/oauthClient.js';
+import type { ProviderDescriptor } from '../../src/sources/shared/providerDescriptor.js';
+import { connectedProvider } from '../../src/sources/shared/providers.js';
 import { sealValue, type ValueSealer } from '../../src/crypto/sealedValue.js';
 import { sha256Hex } from '../../src/shared/secrets.js';
 import { loadProviderDataHead } from '../deletions/providerData.js';

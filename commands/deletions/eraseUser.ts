@@ -1,5 +1,5 @@
 import { ConcurrencyError, type EventStore } from '../../src/eventstore/eventStore.js';
-import { PROVIDER_KINDS } from '../../src/connectors/providerKinds.js';
+import { PROVIDER_KINDS } from '../../src/catalog/providerKinds.js';
 import { legacyRawNamespace, rawNamespace } from '../../src/rawstore/rawNamespaces.js';
 import { deterministicId } from '../../src/shared/ids.js';
 import { loadState } from '../shared/commandHandler.js';

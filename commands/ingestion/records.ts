@@ -219,7 +219,7 @@ export type ParseContext = {
   receivedAt: string;
   /**
    * For a payload pulled from or pushed by a provider: the provider's data type the payload holds
-   * (`PulledPayload.dataType`, src/connectors/pullConnector.ts), which picks its decoder. Null for
+   * (`PulledPayload.dataType`, src/sources/shared/pullConnector.ts), which picks its decoder. Null for
    * device uploads, whose format is the provider itself.
    */
   dataType: string | null;

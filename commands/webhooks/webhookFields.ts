@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { literalHost, checkAddress, ForbiddenAddressError } from '../../src/shared/addressPolicy.js';
-import { PRIVATE_TARGETS_HINT } from '../../src/webhooks/httpSender.js';
+import { PRIVATE_TARGETS_HINT } from '../../src/processes/webhooks/httpSender.js';
 import { WEBHOOK_EVENT_TYPES, isWebhookEventType } from '../../src/webhooks/eventCatalog.js';
 import { DomainError } from '../shared/domainError.js';
 

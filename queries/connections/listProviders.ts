@@ -1,7 +1,7 @@
 import type { ValueSealer } from '../../src/crypto/sealedValue.js';
 import type { ProviderSettings } from '../../src/config.js';
-import { CONNECTED_PROVIDERS } from '../../src/connectors/providers.js';
-import { PROVIDER_KINDS } from '../../src/connectors/providerKinds.js';
+import { CONNECTED_PROVIDERS } from '../../src/sources/shared/providers.js';
+import { PROVIDER_KINDS } from '../../src/catalog/providerKinds.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
 import { resolveProviderClient } from './providerKeys.js';
 

@@ -1,8 +1,8 @@
 import { PROVIDER_KEY_PURPOSE, providerKeyOwner } from '../../commands/connections/providerKeys.js';
 import { PROVIDER_KEYS, providerKeysDocId, type ProviderKeysDoc } from '../../projections/connections/providerKeysProjection.js';
 import type { ProviderSettings } from '../../src/config.js';
-import { connectedProvider } from '../../src/connectors/providers.js';
-import { WEBHOOK_PATHS } from '../../src/connectors/webhooks/webhookAddresses.js';
+import { connectedProvider } from '../../src/sources/shared/providers.js';
+import { WEBHOOK_PATHS } from '../../src/catalog/webhookAddresses.js';
 import { openValue, type ValueSealer } from '../../src/crypto/sealedValue.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
 

@@ -10,31 +10,31 @@ import { OpeningEventStore } from '../crypto/openingEventStore.js';
 import { PersonalSealer } from '../crypto/personalSealing.js';
 import { EventOpener } from '../crypto/recordSealing.js';
 import { PERSONAL_FIELDS } from '../../commands/shared/personalFields.js';
-import { DeletionJobRunner } from '../processes/deletionJobRunner.js';
+import { DeletionJobRunner } from '../processes/deletions/deletionJobRunner.js';
 import { ProjectorRuntime } from '../projector/projectorRuntime.js';
 import { ReactorRuntime } from '../projector/reactor.js';
-import { userSubscriptionsReactor } from '../connectors/webhooks/userSubscriptions.js';
+import { userSubscriptionsReactor } from '../processes/sync/userSubscriptions.js';
 import type { ReadStore } from '../readstore/readStore.js';
 import type { RawStore } from '../rawstore/rawStore.js';
-import { EtlWorker } from '../pipeline/etlWorker.js';
-import { EtlThreadPool } from '../pipeline/etlPool.js';
-import { etlParsers } from '../pipeline/etlParsers.js';
+import { EtlWorker } from '../processes/etl/etlWorker.js';
+import { EtlThreadPool } from '../processes/etl/etlPool.js';
+import { etlParsers } from '../processes/etl/etlParsers.js';
 import { sha256Hex } from '../shared/secrets.js';
 import { resolveAdminKey, resolveSealingKey } from './dataDir.js';
 import { createLogger } from './logger.js';
 import { RuntimeMonitor } from './runtimeStats.js';
-import { WebhookEngine } from '../webhooks/webhookEngine.js';
+import { WebhookEngine } from '../processes/webhooks/webhookEngine.js';
 import { deliveryErasure } from '../webhooks/deliveryErasure.js';
 import { WEBHOOK_SECRET_SEALING, WebhookSecrets } from '../webhooks/secretSealing.js';
 import { sealingKeyringOf } from '../crypto/sealingKeyringOf.js';
 import { ValueSealer } from '../crypto/sealedValue.js';
 import { openStores } from './stores.js';
 import { leaseSettingsOf } from './leaseSettings.js';
-import { createSync, type SyncOptions } from '../connectors/sync/syncWiring.js';
-import { WebhookApplications } from '../connectors/webhooks/webhookApplications.js';
+import { createSync, type SyncOptions } from '../processes/sync/syncWiring.js';
+import { WebhookApplications } from '../server/webhookApplications.js';
 import { indexInboundSecrets } from '../processes/inboundSecretIndex.js';
 import { providerKeysProjection } from '../../projections/connections/providerKeysProjection.js';
-import type { SyncWorker } from '../connectors/sync/syncWorker.js';
+import type { SyncWorker } from '../processes/sync/syncWorker.js';
 
 export type AppContext = {
   config: Config;
@@ -43,7 +43,7 @@ export type AppContext = {
   readStore: ReadStore;
   rawStore: RawStore;
   etl: EtlWorker;
-  /** Provider pulls (src/connectors/sync): runs queued, claimed on leases and carried out. */
+  /** Provider pulls (src/processes/sync): runs queued, claimed on leases and carried out. */
   sync: SyncWorker;
   projectors: ProjectorRuntime;
   reactors: ReactorRuntime;
@@ -164,7 +164,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     concurrency: config.etlConcurrency,
     takeOverRunningAtStart: config.backend.kind === 'embedded',
     leases: leases('etl'),
-    // ETL pool (src/pipeline/etlPool.ts): jobs normalised on worker threads with their own store connections.
+    // ETL pool (src/processes/etl/etlPool.ts): jobs normalised on worker threads with their own store connections.
     pool: new EtlThreadPool(config),
   });
   const runBackground = mode !== 'none';

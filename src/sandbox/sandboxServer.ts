@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CONNECTED_PROVIDERS, connectedProvider } from '../connectors/providers.js';
-import type { ProviderDescriptor } from '../connectors/providerDescriptor.js';
+import { CONNECTED_PROVIDERS, connectedProvider } from '../sources/shared/providers.js';
+import type { ProviderDescriptor } from '../sources/shared/providerDescriptor.js';
 import { SANDBOX_DATA } from './data/index.js';
 import { garminControlPush } from './data/garmin.js';
 import { FailurePlan, type Failure } from './failures.js';

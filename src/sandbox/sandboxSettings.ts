@@ -1,4 +1,4 @@
-import { CONNECTED_PROVIDERS, settingPrefix } from '../connectors/providers.js';
+import { CONNECTED_PROVIDERS, settingPrefix } from '../sources/shared/providers.js';
 import { SANDBOX_CLIENTS } from './sandboxClients.js';
 import type { Sandbox } from './sandboxServer.js';
 

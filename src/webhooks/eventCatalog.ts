@@ -21,7 +21,7 @@ export type WebhookPayload = { id: string; type: WebhookEventType; timestamp: st
 /** What the engine needs to know about a domain event to deliver it: whose it is and what it says. */
 export type WebhookEvent = { tenantId: string; payload: WebhookPayload };
 
-/** Facts a domain event does not carry itself, read from the event log (src/webhooks/enrichment.ts). */
+/** Facts a domain event does not carry itself, read from the event log (src/processes/webhooks/enrichment.ts). */
 export type Enrichment = {
   externalRef: (userId: string) => Promise<string | null>;
   /** The provider of the upload whose stream this is. */

@@ -1,5 +1,5 @@
-import { oura } from '../../src/connectors/oura/provider.js';
-import type { PulledPayload, PullConnector, PullContext } from '../../src/connectors/pullConnector.js';
+import { oura } from '../../src/sources/providers/oura/provider.js';
+import type { PulledPayload, PullConnector, PullContext } from '../../src/sources/shared/pullConnector.js';
 import type { DataHandler } from '../../src/sandbox/sandboxServer.js';
 
 /**

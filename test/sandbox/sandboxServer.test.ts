@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exchangeCode, ProviderCallError, refreshTokens } from '../../src/connectors/oauthClient.js';
-import { connectedProvider } from '../../src/connectors/providers.js';
+import { exchangeCode, ProviderCallError, refreshTokens } from '../../src/sources/shared/oauthClient.js';
+import { connectedProvider } from '../../src/sources/shared/providers.js';
 import { SANDBOX_CLIENTS } from '../../src/sandbox/sandboxClients.js';
 import { CONTROL_PATH, startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
 

@@ -4,7 +4,7 @@ import { resealWebhookSecret } from '../../commands/webhooks/resealWebhookSecret
 import { createContext, type AppContext } from '../../src/app/context.js';
 import { loadConfig } from '../../src/config.js';
 import { buildServer } from '../../src/server/buildServer.js';
-import { UNSEALABLE_ERROR } from '../../src/webhooks/deliveryWorker.js';
+import { UNSEALABLE_ERROR } from '../../src/processes/webhooks/deliveryWorker.js';
 import { tempDir } from '../support/tmp.js';
 import { expectStatus, type Response } from '../support/server.js';
 import { eventually, Receiver } from './receiver.js';

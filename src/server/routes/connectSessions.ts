@@ -8,7 +8,7 @@ import { listConnections } from '../../../queries/connections/listConnections.js
 import { instanceUrls, resolveProviderClient } from '../../../queries/connections/providerKeys.js';
 import { getTenant } from '../../../queries/tenants/listTenants.js';
 import { getUser } from '../../../queries/users/getUser.js';
-import { CONNECTED_PROVIDERS, connectedProvider } from '../../connectors/providers.js';
+import { CONNECTED_PROVIDERS, connectedProvider } from '../../sources/shared/providers.js';
 import { UUID_RE } from '../../shared/ids.js';
 import { newConsentCookieValue, setConsentCookie } from '../consentCookie.js';
 import { problems } from '../problems.js';

@@ -8,8 +8,8 @@ import { listConnections, toConnectionView } from '../../../queries/connections/
 import { instanceUrls, resolveProviderClient } from '../../../queries/connections/providerKeys.js';
 import { getUser } from '../../../queries/users/getUser.js';
 import type { AppContext } from '../../app/context.js';
-import { revokeGrant, type TokenSet } from '../../connectors/oauthClient.js';
-import { connectedProvider } from '../../connectors/providers.js';
+import { revokeGrant, type TokenSet } from '../../sources/shared/oauthClient.js';
+import { connectedProvider } from '../../sources/shared/providers.js';
 import { openValue } from '../../crypto/sealedValue.js';
 import { UUID_RE } from '../../shared/ids.js';
 import { problems } from '../problems.js';

@@ -12,10 +12,10 @@ import type { ConnectionDoc } from '../../../projections/connections/connections
 import { connectionsOfProviderUsers } from '../../../queries/connections/connectionsOfProviderUsers.js';
 import { connectionsUnder, inboundApplicationsOf, type InboundApplications } from '../../../queries/connections/inboundApplications.js';
 import type { AppContext } from '../../app/context.js';
-import { garmin } from '../../connectors/garmin/provider.js';
-import { NotificationSplitter, NotificationTooLarge, PIECE_BYTES, type AccountChange, type GarminNotification } from '../../connectors/garmin/receive.js';
-import { SUMMARY_CATEGORY, type SummaryType } from '../../connectors/garmin/vocabulary.js';
-import { recordPushedPayloads } from '../../connectors/sync/syncTriggers.js';
+import { garmin } from '../../sources/providers/garmin/provider.js';
+import { NotificationSplitter, NotificationTooLarge, PIECE_BYTES, type AccountChange, type GarminNotification } from '../../sources/providers/garmin/receive.js';
+import { SUMMARY_CATEGORY, type SummaryType } from '../../sources/providers/garmin/vocabulary.js';
+import { recordPushedPayloads } from '../../processes/sync/syncTriggers.js';
 import { HttpProblem, problems } from '../problems.js';
 import { feedBody } from '../slicedBody.js';
 import { withProblems } from '../schemas.js';

@@ -8,7 +8,7 @@ import { providerAuthorizeUrl, stateHash } from '../../../commands/connections/r
 import { DomainError } from '../../../commands/shared/domainError.js';
 import { findConsentState } from '../../../queries/connections/consentHistory.js';
 import { instanceUrls, resolveProviderClient } from '../../../queries/connections/providerKeys.js';
-import { connectedProvider } from '../../connectors/providers.js';
+import { connectedProvider } from '../../sources/shared/providers.js';
 import { openValue } from '../../crypto/sealedValue.js';
 import { newConsentCookieValue, readConsentCookie, setConsentCookie } from '../consentCookie.js';
 import { resultPage } from './consentResultPage.js';

@@ -5,7 +5,7 @@ import { disconnect } from '../../../commands/connections/disconnect.js';
 import { DomainError } from '../../../commands/shared/domainError.js';
 import { connectionsOfProviderUsers } from '../../../queries/connections/connectionsOfProviderUsers.js';
 import type { AppContext } from '../../app/context.js';
-import { queueNotificationRun } from '../../connectors/sync/syncTriggers.js';
+import { queueNotificationRun } from '../../processes/sync/syncTriggers.js';
 import {
   fitbitNotification,
   MalformedNotification,
@@ -14,9 +14,9 @@ import {
   whoopNotification,
   withingsNotification,
   type NotificationItem,
-} from '../../connectors/webhooks/providerNotifications.js';
-import type { WebhookApplication } from '../../connectors/webhooks/webhookApplications.js';
-import { hmacMatches, SIGNATURE_TOLERANCE_MS, sameText, signatureTime } from '../../connectors/webhooks/webhookSignatures.js';
+} from '../../sources/shared/providerNotifications.js';
+import type { WebhookApplication } from '../webhookApplications.js';
+import { hmacMatches, SIGNATURE_TOLERANCE_MS, sameText, signatureTime } from '../../sources/shared/webhookSignatures.js';
 import { HttpProblem, problems } from '../problems.js';
 import { withProblems } from '../schemas.js';
 import type { RouteOptions } from './routeOptions.js';

@@ -7,7 +7,7 @@ import { getProviderKeys, resolveProviderClient } from '../../../queries/connect
 import { activeConnectionsOf } from '../../../queries/connections/listConnections.js';
 import { markNeedsReauth } from '../../../commands/connections/markNeedsReauth.js';
 import type { AppContext } from '../../app/context.js';
-import { connectedProvider } from '../../connectors/providers.js';
+import { connectedProvider } from '../../sources/shared/providers.js';
 import { problems } from '../problems.js';
 import { DateTime, withProblems } from '../schemas.js';
 import { adminLocation, type RouteOptions } from './routeOptions.js';

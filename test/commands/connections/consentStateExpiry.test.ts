@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserHash } from '../../../commands/connections/bindConsent.js';
 import { completeConsent } from '../../../commands/connections/completeConsent.js';
 import { requestConsent, stateHash } from '../../../commands/connections/requestConsent.js';
-import { connectedProvider } from '../../../src/connectors/providers.js';
+import { connectedProvider } from '../../../src/sources/shared/providers.js';
 import { startTestApp, type TestApp } from '../../support/server.js';
 
 /** Spec "Limits": the consent state lives 10 minutes and is single use. The clock is the command's `at`. */
