@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import type { ProviderSettings } from './catalog/providerFacts.js';
 import { PROVIDER_KINDS } from './catalog/providerKinds.js';
 
 const bool = z
@@ -90,16 +91,6 @@ export type Config = {
    * origin of every address of the provider (contracts §7).
    */
   providers: Record<string, ProviderSettings>;
-};
-
-export type ProviderSettings = {
-  clientId?: string;
-  clientSecret?: string;
-  baseUrl?: string;
-  /** Push providers: the secret path segment of the instance's inbound address (`<SLUG>_INBOUND_SECRET`, docs/connectors/garmin.md). */
-  inboundSecret?: string;
-  /** Fitbit: the subscriber verification code its developer console shows (`FITBIT_SUBSCRIBER_VERIFICATION_CODE`, docs/connections.md "Provider webhooks"). */
-  subscriberVerificationCode?: string;
 };
 
 function providerSettings(env: NodeJS.ProcessEnv): Record<string, ProviderSettings> {

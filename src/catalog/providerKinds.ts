@@ -1,23 +1,12 @@
-/**
- * How each provider works (spec "What the service does" 3, contracts §7): `oauth` (the service
- * pulls after the user's consent), `push` (the provider notifies the service), `device` (an SDK on
- * the user's device uploads). One table for every slug the contract names; the device slugs are
- * also the upload routes' (src/sources/files/index.ts).
- */
-export type ProviderKind = 'oauth' | 'push' | 'device';
+import { FILE_FORMATS } from './formats.js';
+import type { ProviderKind } from './providerFacts.js';
+import { CONNECTED_PROVIDERS } from './providers.js';
 
-export const PROVIDER_KINDS: Readonly<Record<string, ProviderKind>> = {
-  oura: 'oauth',
-  whoop: 'oauth',
-  withings: 'oauth',
-  polar: 'oauth',
-  fitbit: 'oauth',
-  strava: 'oauth',
-  garmin: 'push',
-  'device-a': 'device',
-  'device-b': 'device',
-  'device-c': 'device',
-};
+/** Every slug the contract names (contracts §7) with its kind: the connected providers, then the file formats. */
+export const PROVIDER_KINDS: Readonly<Record<string, ProviderKind>> = Object.fromEntries([
+  ...CONNECTED_PROVIDERS.map((p) => [p.slug, p.kind] as const),
+  ...FILE_FORMATS.map((f) => [f.slug, 'device'] as const),
+]);
 
 export function providerKind(slug: string): ProviderKind | null {
   return Object.hasOwn(PROVIDER_KINDS, slug) ? PROVIDER_KINDS[slug]! : null;

@@ -1,6 +1,6 @@
 import { createTenant } from '../../commands/tenants/createTenant.js';
 import { getTenant } from '../../queries/tenants/listTenants.js';
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from '../server/appContext.js';
 import { deterministicId } from '../shared/ids.js';
 import { newSecret, sha256Hex } from '../shared/secrets.js';
 import { connectDemoUser } from './demoConnections.js';

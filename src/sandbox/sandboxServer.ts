@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CONNECTED_PROVIDERS, connectedProvider } from '../sources/shared/providers.js';
+import { PROVIDER_DESCRIPTORS, providerDescriptor } from '../sources/registry.js';
 import type { ProviderDescriptor } from '../sources/shared/providerDescriptor.js';
 import { SANDBOX_DATA } from './data/index.js';
 import { garminControlPush } from './data/garmin.js';
@@ -86,7 +86,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     return t;
   };
 
-  for (const provider of CONNECTED_PROVIDERS) {
+  for (const provider of PROVIDER_DESCRIPTORS) {
     const server = createServer((req, res) => {
       handle(provider, req, res).catch(() => send(res, 500, { error: 'sandbox failure' }));
     });

@@ -1,6 +1,6 @@
 import { PROVIDER_KEYS, type ProviderKeysDoc } from '../../projections/connections/providerKeysProjection.js';
 import { openTenantKeys } from '../../queries/connections/providerKeys.js';
-import type { ProviderSettings } from '../config.js';
+import type { ProviderSettings } from '../catalog/providerFacts.js';
 import type { ValueSealer } from '../crypto/sealedValue.js';
 import type { ReadStore } from '../readstore/readStore.js';
 import { webhookToken } from '../sources/shared/webhookSignatures.js';

@@ -8,7 +8,7 @@ import type { SyncHealthChanged } from '../../commands/sync/connectionSync.js';
 import type { WebhookEndpointDisabled } from '../../commands/webhooks/webhookEndpoint.js';
 import type { RecordedEvent } from '../eventstore/eventStore.js';
 import { deterministicId } from '../shared/ids.js';
-import { WEBHOOK_EVENT_TYPES } from './webhookEventTypes.js';
+import { WEBHOOK_EVENT_TYPES } from '../catalog/webhookEventTypes.js';
 
 export { WEBHOOK_EVENT_TYPES };
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

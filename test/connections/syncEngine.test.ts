@@ -3,7 +3,7 @@ import { claimSyncRun } from '../../commands/sync/syncRunTransitions.js';
 import { SYNC_RUNS, type SyncRunDoc } from '../../projections/sync/syncRunsProjection.js';
 import type { SyncRunView } from '../../queries/sync/listSyncRuns.js';
 import { SyncWorker } from '../../src/processes/sync/syncWorker.js';
-import { DEFAULT_SYNC_SETTINGS, type SyncSettings } from '../../src/processes/sync/syncSchedule.js';
+import { DEFAULT_SYNC_SETTINGS, type SyncSettings } from '../../commands/sync/syncSchedule.js';
 import { SANDBOX_CLIENTS } from '../../src/sandbox/sandboxClients.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
 import { expectProblem, expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';

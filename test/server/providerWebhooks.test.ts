@@ -4,7 +4,7 @@ import { fitbitSubscriptionId, subscribeUser, userSubscriptionsReactor, type Sub
 import { webhookToken } from '../../src/sources/shared/webhookSignatures.js';
 import { WEBHOOK_APPLICATIONS_MAX_AGE_MS, WebhookApplications } from '../../src/server/webhookApplications.js';
 import { ConnectionTokens } from '../../src/processes/sync/connectionTokens.js';
-import { connectedProvider } from '../../src/sources/shared/providers.js';
+import { providerDescriptor } from '../../src/sources/registry.js';
 import type { RecordedEvent } from '../../src/eventstore/eventStore.js';
 import { readOuraUserId } from '../../src/sources/providers/oura/userId.js';
 import { readWhoopUserId } from '../../src/sources/providers/whoop/userId.js';
@@ -350,7 +350,7 @@ describe('per-user subscriptions (Fitbit, Withings) after a backfill', () => {
   const deps = (): SubscriptionDeps => ({ eventStore: t.ctx.eventStore, readStore: t.ctx.readStore, sealer: t.ctx.valueSealer, providers: t.ctx.config.providers, publicBaseUrl: t.ctx.config.publicBaseUrl, now: () => NOW });
   /** What the sandbox holds for the user, asked with the connection's own token as the provider's list call. */
   async function listed(p: 'fitbit' | 'withings', user: string): Promise<unknown[]> {
-    const provider = connectedProvider(p)!;
+    const provider = providerDescriptor(p)!;
     const client = { clientId: SANDBOX_CLIENTS[p]!.id, clientSecret: secret(p), baseUrl: sandbox.urls[p]! };
     const token = await new ConnectionTokens({ eventStore: t.ctx.eventStore, sealer: t.ctx.valueSealer, provider, client, userId: user, now: () => NOW }).accessToken();
     const res =

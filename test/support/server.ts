@@ -1,6 +1,7 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
-import { createContext, type AppContext, type ContextOptions } from '../../src/app/context.js';
+import { createContext, type ContextOptions } from '../../src/app/context.js';
+import type { AppContext } from '../../src/server/appContext.js';
 import { loadConfig } from '../../src/config.js';
 import { buildServer } from '../../src/server/buildServer.js';
 import { tempDir } from './tmp.js';

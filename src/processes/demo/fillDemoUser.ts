@@ -10,12 +10,25 @@ import { registerUser } from '../../../commands/users/registerUser.js';
 import { recordProjections } from '../../../projections/index.js';
 import type { EtlJobDoc } from '../../../projections/ingestion/etlJobsProjection.js';
 import { getUser } from '../../../queries/users/getUser.js';
-import type { AppContext } from '../../app/context.js';
+import type { DataKeys } from '../../crypto/dataKeys.js';
+import type { EventStore } from '../../eventstore/eventStore.js';
+import type { RawStore } from '../../rawstore/rawStore.js';
+import type { ReadStore } from '../../readstore/readStore.js';
 import { sealBytes } from '../../crypto/payloadCipher.js';
 import { rawNamespace } from '../../rawstore/rawNamespaces.js';
 import { deterministicId } from '../../shared/ids.js';
 import type { DemoRecipe } from '../../sources/files/demo/demoParser.js';
 import { DEMO_PROVIDER, type DemoPersona } from '../../sources/files/demo/personas.js';
+
+/** What filling a demo user takes from the service (the service context hands it: src/server/appContext.ts). */
+export type DemoFillContext = {
+  eventStore: EventStore;
+  readStore: ReadStore;
+  rawStore: RawStore;
+  dataKeys: DataKeys;
+  etl: { kick(): void };
+  settle: (position?: number, projections?: readonly string[]) => Promise<void>;
+};
 
 export type FillDemoUser = { tenantId: string; persona: DemoPersona; externalRef?: string; days: number; now?: Date };
 
@@ -36,7 +49,7 @@ export function demoDays(days: number, now: Date): string[] {
  * provider, registered in the provider's ledger, accepted as an upload, normalised by the ETL into
  * sealed record events, applied by the record projections. Answers once they are readable.
  */
-export async function fillDemoUser(ctx: AppContext, input: FillDemoUser) {
+export async function fillDemoUser(ctx: DemoFillContext, input: FillDemoUser) {
   const now = input.now ?? new Date();
   const externalRef = input.externalRef ?? defaultDemoRef(input.persona);
   const user = await findOrCreateUser(ctx, input.tenantId, externalRef, now);
@@ -51,7 +64,7 @@ export async function fillDemoUser(ctx: AppContext, input: FillDemoUser) {
   return { user, days: input.days, rows_written: rowsWritten, persona: input.persona };
 }
 
-async function findOrCreateUser(ctx: AppContext, tenantId: string, externalRef: string, now: Date) {
+async function findOrCreateUser(ctx: DemoFillContext, tenantId: string, externalRef: string, now: Date) {
   const claim = (await loadState(ctx.eventStore, externalRefStream(tenantId, externalRef), externalRefState)).state;
   const existing = claim.claimedBy ? await getUser(ctx.readStore, tenantId, claim.claimedBy) : null;
   if (existing) return existing;
@@ -63,7 +76,7 @@ async function findOrCreateUser(ctx: AppContext, tenantId: string, externalRef: 
   return user;
 }
 
-async function writeDays(ctx: AppContext, w: { tenantId: string; userId: string; persona: DemoPersona; days: string[]; anchor: string }): Promise<number> {
+async function writeDays(ctx: DemoFillContext, w: { tenantId: string; userId: string; persona: DemoPersona; days: string[]; anchor: string }): Promise<number> {
   // Seeded by the user: the same user's days are the same whenever they are made.
   const recipe: DemoRecipe = { format: 'wellstream-demo/1', persona: w.persona, seed: w.userId, days: w.days, anchor: w.anchor };
   const payload = Buffer.from(JSON.stringify(recipe));
@@ -102,7 +115,7 @@ async function writeDays(ctx: AppContext, w: { tenantId: string; userId: string;
 }
 
 /** The ETL job of the demo payload, once it ended (done, discarded or parked). */
-async function jobEnded(ctx: AppContext, stream: string, timeoutMs = 300_000): Promise<EtlJobDoc> {
+async function jobEnded(ctx: DemoFillContext, stream: string, timeoutMs = 300_000): Promise<EtlJobDoc> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const job = await ctx.readStore.get<EtlJobDoc>('etl_jobs', stream);

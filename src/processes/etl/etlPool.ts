@@ -4,7 +4,10 @@ import { Piscina } from 'piscina';
 import type { Config } from '../../config.js';
 import { siblingModule, threadEntry } from '../../shared/workerThreads.js';
 import type { EtlRunOutcome, EtlTask } from './etlTask.js';
-import type { EtlControlMessage, EtlThreadData } from './etlThread.js';
+
+/** What a pool thread (`etlThread.ts`) is started with, and the words pool and threads exchange to close the stores. */
+export type EtlThreadData = { config: Config; control: string };
+export type EtlControlMessage = 'close' | 'closed';
 
 /** Runs claimed ETL jobs somewhere; `close` releases whatever that took. */
 export interface EtlRunner {

@@ -6,13 +6,11 @@
  */
 import { BroadcastChannel, workerData } from 'node:worker_threads';
 import type { Config } from '../../config.js';
-import { dataKeysOf } from '../../crypto/dataKeysOf.js';
-import { etlParsers } from './etlParsers.js';
+import { dataKeysOf } from '../../app/dataKeysOf.js';
+import { etlParsers } from '../../sources/registry.js';
 import { openEtlStores } from './etlStores.js';
+import type { EtlControlMessage, EtlThreadData } from './etlPool.js';
 import { runEtlTask, type EtlRunOutcome, type EtlTask } from './etlTask.js';
-
-export type EtlThreadData = { config: Config; control: string };
-export type EtlControlMessage = 'close' | 'closed';
 
 const { config, control } = workerData as EtlThreadData;
 const channel = new BroadcastChannel(control);

@@ -2,7 +2,8 @@ import { connectionOwner, connectionState, connectionStream, TOKEN_PURPOSE, type
 import { handleCommand, loadState } from '../../../commands/shared/commandHandler.js';
 import { openValue, sealValue, type ValueSealer } from '../../crypto/sealedValue.js';
 import type { EventStore } from '../../eventstore/eventStore.js';
-import { ProviderCallError, refreshTokens, type OAuthClient, type TokenSet } from '../../sources/shared/oauthClient.js';
+import type { OAuthClient, TokenSet } from '../../../commands/connections/providerGrants.js';
+import { ProviderCallError, refreshTokens } from '../../sources/shared/oauthClient.js';
 import type { ProviderDescriptor } from '../../sources/shared/providerDescriptor.js';
 
 /** Tokens are refreshed this long before they expire, so no call of a pull goes out with an expired one. */

@@ -7,7 +7,7 @@ import { loadState } from '../../../commands/shared/commandHandler.js';
 import { userState, userStream } from '../../../commands/users/user.js';
 import { getConnection } from '../../../queries/connections/listConnections.js';
 import { resolveProviderClient } from '../../../queries/connections/providerKeys.js';
-import type { ProviderSettings } from '../../config.js';
+import type { ProviderSettings } from '../../catalog/providerFacts.js';
 import type { DataKeys } from '../../crypto/dataKeys.js';
 import type { ValueSealer } from '../../crypto/sealedValue.js';
 import { StreamDeletedError, type EventStore } from '../../eventstore/eventStore.js';
@@ -15,11 +15,11 @@ import { pulledPayloadId, storeProviderPayload } from '../etl/storeProviderPaylo
 import type { RawStore } from '../../rawstore/rawStore.js';
 import type { ReadStore } from '../../readstore/readStore.js';
 import { ProviderCallError } from '../../sources/shared/oauthClient.js';
-import { connectedProvider } from '../../sources/shared/providers.js';
+import { providerDescriptor } from '../../sources/registry.js';
 import { providerHttp } from '../../sources/shared/providerHttp.js';
 import type { PullConnector, PullContext } from '../../sources/shared/pullConnector.js';
 import { ConnectionTokens, NoGrantError } from './connectionTokens.js';
-import { backoffMs, MAX_RATE_LIMITED_ATTEMPTS, rateLimitWaitMs, type SyncSettings } from './syncSchedule.js';
+import { backoffMs, MAX_RATE_LIMITED_ATTEMPTS, rateLimitWaitMs, type SyncSettings } from '../../../commands/sync/syncSchedule.js';
 
 export type PullDeps = {
   eventStore: EventStore;
@@ -50,7 +50,7 @@ export type PullOutcome = 'succeeded' | 'retrying' | 'rate_limited' | 'failed' |
  */
 export async function runPull(deps: PullDeps, hold: PullHold): Promise<PullOutcome> {
   const q = hold.current().state.queued!;
-  const provider = connectedProvider(q.provider);
+  const provider = providerDescriptor(q.provider);
   const connector = deps.connectors[q.provider];
   const since = () => deps.now().toISOString();
   const finish = (f: (run: HeldRun) => Promise<HeldRun>) => hold.apply(f);

@@ -7,7 +7,7 @@ import { SYNC_RUNS, type SyncRunDoc } from '../../../projections/sync/syncRunsPr
 import type { EventStore } from '../../eventstore/eventStore.js';
 import type { ReadStore } from '../../readstore/readStore.js';
 import type { PullConnector } from '../../sources/shared/pullConnector.js';
-import { firstSlot, followUpWindow, scheduleOffsetMs, slotOf, slotStartMs, type SyncSettings } from './syncSchedule.js';
+import { firstSlot, followUpWindow, scheduleOffsetMs, slotOf, slotStartMs, type SyncSettings } from '../../../commands/sync/syncSchedule.js';
 
 /** Connections looked at per pass. */
 const BATCH = 500;

@@ -14,7 +14,7 @@ import { defineReactor, type Reactor } from '../../projector/reactor.js';
 import type { ReadStore } from '../../readstore/readStore.js';
 import { sha256Hex } from '../../shared/secrets.js';
 import type { PulledPayload, PullConnector } from '../../sources/shared/pullConnector.js';
-import { backfillWindow, type SyncSettings } from './syncSchedule.js';
+import { backfillWindow, type SyncSettings } from '../../../commands/sync/syncSchedule.js';
 
 export type TriggerDeps = {
   eventStore: EventStore;

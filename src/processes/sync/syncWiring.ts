@@ -10,7 +10,7 @@ import type { RawStore } from '../../rawstore/rawStore.js';
 import type { ReadStore } from '../../readstore/readStore.js';
 import { PULL_CONNECTORS, PUSH_CONNECTORS } from '../../sources/registry.js';
 import type { PullConnector, PushConnector } from '../../sources/shared/pullConnector.js';
-import { DEFAULT_SYNC_SETTINGS, type SyncSettings } from './syncSchedule.js';
+import { DEFAULT_SYNC_SETTINGS, type SyncSettings } from '../../../commands/sync/syncSchedule.js';
 import { syncRunsReactor } from './syncTriggers.js';
 import { SyncWorker } from './syncWorker.js';
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ConnectionSynced } from '../../../commands/sync/connectionSync.js';
 import { resolveProviderClient } from '../../../queries/connections/providerKeys.js';
-import type { ProviderSettings } from '../../config.js';
+import type { ProviderSettings } from '../../catalog/providerFacts.js';
 import type { ValueSealer } from '../../crypto/sealedValue.js';
 import type { EventStore } from '../../eventstore/eventStore.js';
 import { defineReactor, type Reactor } from '../../projector/reactor.js';

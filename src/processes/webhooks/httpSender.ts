@@ -3,9 +3,6 @@ import { request } from 'undici';
 import { ForbiddenAddressError } from '../../shared/addressPolicy.js';
 import { parseRetryAfter } from '../../shared/retryAfter.js';
 
-/** What lets deliveries reach private addresses, said with each refusal. */
-export const PRIVATE_TARGETS_HINT = 'WEBHOOK_ALLOW_PRIVATE_TARGETS is off';
-
 /** Contracts §5: an answer within 15 s is what counts. */
 export const ATTEMPT_TIMEOUT_MS = 15_000;
 /** Spec "Webhook delivery": the first 1 KiB of the answer is kept with the attempt. */

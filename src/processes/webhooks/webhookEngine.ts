@@ -14,7 +14,7 @@ import { DeliveryWrites } from './deliveryWrites.js';
 import { EndpointDirectory } from './endpointDirectory.js';
 import { eventLogEnrichment } from './enrichment.js';
 import { guardedAgent } from '../../shared/guardedAgent.js';
-import { PRIVATE_TARGETS_HINT } from './httpSender.js';
+import { PRIVATE_TARGETS_HINT } from '../../../commands/webhooks/webhookFields.js';
 import { RetrySchedule } from './retrySchedule.js';
 import type { WebhookSecrets } from '../../webhooks/secretSealing.js';
 

@@ -7,9 +7,9 @@ import { listConsentHistory, toConsentEventView } from '../../../queries/connect
 import { listConnections, toConnectionView } from '../../../queries/connections/listConnections.js';
 import { instanceUrls, resolveProviderClient } from '../../../queries/connections/providerKeys.js';
 import { getUser } from '../../../queries/users/getUser.js';
-import type { AppContext } from '../../app/context.js';
-import { revokeGrant, type TokenSet } from '../../sources/shared/oauthClient.js';
-import { connectedProvider } from '../../sources/shared/providers.js';
+import type { AppContext } from '../appContext.js';
+import type { TokenSet } from '../../../commands/connections/providerGrants.js';
+import { connectedProvider } from '../../catalog/providers.js';
 import { openValue } from '../../crypto/sealedValue.js';
 import { UUID_RE } from '../../shared/ids.js';
 import { problems } from '../problems.js';
@@ -106,7 +106,7 @@ export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       const userId = await requireUser(ctx, tenantId, request.params.id);
       const client = await resolveProviderClient(ctx.readStore, ctx.valueSealer, ctx.config.providers, tenantId, provider);
       if (!client) throw problems.conflict(`${descriptor.name} is not enabled for this tenant: set its keys (or the instance's ${provider.toUpperCase()}_CLIENT_ID and _CLIENT_SECRET)`);
-      const result = await requestConsent(ctx.eventStore, ctx.valueSealer, client, {
+      const result = await requestConsent(ctx.eventStore, ctx.valueSealer, ctx.grants, client, {
         tenantId,
         userId,
         provider,
@@ -147,7 +147,7 @@ export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
         if (client) {
           try {
             const tokens = JSON.parse(openValue(ctx.valueSealer, TOKEN_PURPOSE, connectionOwner(userId, provider), result.tokensSealed)) as TokenSet;
-            await revokeGrant(descriptor, client, tokens.accessToken);
+            await ctx.grants.revoke(descriptor.slug, client, tokens.accessToken);
           } catch {
             // Best effort (spec): tokens that no longer open simply expire at the provider.
           }

@@ -11,7 +11,7 @@ import { DomainError } from '../../../commands/shared/domainError.js';
 import type { ConnectionDoc } from '../../../projections/connections/connectionsProjection.js';
 import { connectionsOfProviderUsers } from '../../../queries/connections/connectionsOfProviderUsers.js';
 import { connectionsUnder, inboundApplicationsOf, type InboundApplications } from '../../../queries/connections/inboundApplications.js';
-import type { AppContext } from '../../app/context.js';
+import type { AppContext } from '../appContext.js';
 import { garmin } from '../../sources/providers/garmin/provider.js';
 import { NotificationSplitter, NotificationTooLarge, PIECE_BYTES, type AccountChange, type GarminNotification } from '../../sources/providers/garmin/receive.js';
 import { SUMMARY_CATEGORY, type SummaryType } from '../../sources/providers/garmin/vocabulary.js';

@@ -6,7 +6,7 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { UPLOAD_ID } from '../../../commands/ingestion/acceptUpload.js';
-import { DEVICE_SLUGS } from '../../sources/files/index.js';
+import { DEVICE_SLUGS } from '../../sources/registry.js';
 import { storeProviderPayload } from '../../processes/etl/storeProviderPayload.js';
 import { HttpProblem, problems } from '../problems.js';
 import { withProblems } from '../schemas.js';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { requestProviderErasure } from '../../../commands/deletions/requestProviderErasure.js';
-import type { AppContext } from '../../app/context.js';
+import type { AppContext } from '../appContext.js';
 import { providerKind } from '../../catalog/providerKinds.js';
 import { UUID_RE } from '../../shared/ids.js';
 import { problems } from '../problems.js';

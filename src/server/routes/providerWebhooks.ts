@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { disconnect } from '../../../commands/connections/disconnect.js';
 import { DomainError } from '../../../commands/shared/domainError.js';
 import { connectionsOfProviderUsers } from '../../../queries/connections/connectionsOfProviderUsers.js';
-import type { AppContext } from '../../app/context.js';
+import type { AppContext } from '../appContext.js';
 import { queueNotificationRun } from '../../processes/sync/syncTriggers.js';
 import {
   fitbitNotification,

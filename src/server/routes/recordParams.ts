@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { getUser } from '../../../queries/users/getUser.js';
-import type { AppContext } from '../../app/context.js';
+import type { AppContext } from '../appContext.js';
 import { UUID_RE } from '../../shared/ids.js';
 import { parseTimeWindow } from '../../shared/timeWindow.js';
 import { problems } from '../problems.js';

@@ -1,4 +1,4 @@
-import type { AppContext } from '../../app/context.js';
+import type { AppContext } from '../appContext.js';
 import type { CursorCodec } from '../../shared/cursor.js';
 
 /**

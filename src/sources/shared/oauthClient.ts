@@ -1,3 +1,4 @@
+import type { OAuthClient, TokenSet } from '../../../commands/connections/providerGrants.js';
 import { ProviderCallError, throwForStatus } from './providerCallError.js';
 import type { OAuthDescriptor, ProviderAddress, ProviderDescriptor } from './providerDescriptor.js';
 import { callProvider, jsonObject } from './providerFetch.js';
@@ -8,18 +9,6 @@ export { PROVIDER_CALL_TIMEOUT_MS, ProviderCallError, throwForStatus } from './p
 
 /** A token answer is a few hundred bytes; anything near this is not one. */
 const TOKEN_ANSWER_MAX_BYTES = 1024 * 1024;
-
-/** The client a connection uses: the tenant's keys or the instance's, and where the provider answers. */
-export type OAuthClient = { clientId: string; clientSecret: string; baseUrl: string | undefined };
-
-export type TokenSet = {
-  accessToken: string;
-  refreshToken: string | null;
-  expiresAt: string | null;
-  scope: string | null;
-  /** The provider's id of the user when its token answer names one (Withings userid, Polar x_user_id, Fitbit user_id, Strava athlete.id). */
-  providerUserId?: string;
-};
 
 export function authorizeUrl(p: ProviderDescriptor, client: OAuthClient, r: { redirectUri: string; state: string; codeChallenge: string | null }): string {
   const url = providerUrl(p.oauth.authorize, client.baseUrl);

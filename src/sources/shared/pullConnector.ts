@@ -66,8 +66,17 @@ export type PullContext = {
   signal: AbortSignal;
 };
 
+/**
+ * Providers whose token answer does not name the user, but whose pushes or webhooks do, read the
+ * provider's id of the user with one call after the code exchange: Garmin names users by it in
+ * every push (required: the consent fails without it), Oura and WHOOP in their webhooks (best
+ * effort: null when the call is refused, and the connection is then pulled on its schedule only).
+ */
+export type ReadProviderUserId = (o: { baseUrl: string | undefined; accessToken: string }) => Promise<string | null>;
+
 export interface PullConnector {
   descriptor: ProviderDescriptor;
+  readUserId?: ReadProviderUserId;
   /** The data API's documented origins by name, `data` first (`ProviderRequest.origin`); `<SLUG>_BASE_URL` replaces them all. */
   origins: Readonly<Record<string, string>>;
   /**
@@ -90,6 +99,7 @@ export type PushedPayload = PulledPayload & { providerUserId: string };
 
 export interface PushConnector {
   descriptor: ProviderDescriptor;
+  readUserId?: ReadProviderUserId;
   /**
    * Splits one inbound request (already authenticated by the route) into each user's payloads,
    * every one kept unchanged in meaning. Throws a DomainError('invalid', …) for a body the

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ingestStream } from '../../../commands/ingestion/ingestedEvents.js';
 import { startEtlJob } from '../../../commands/ingestion/startEtlJob.js';
 import { uploadStream } from '../../../commands/ingestion/upload.js';
-import { etlParsers } from '../../../src/processes/etl/etlParsers.js';
+import { etlParsers } from '../../../src/sources/registry.js';
 import { runEtlTask } from '../../../src/processes/etl/etlTask.js';
 import type { EtlRunner } from '../../../src/processes/etl/etlPool.js';
 import type { EtlRunOutcome, EtlTask } from '../../../src/processes/etl/etlTask.js';

@@ -7,7 +7,7 @@ import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
 import { userStream } from '../../../commands/users/user.js';
 import { ensureDataDir } from '../../../src/app/dataDir.js';
 import { loadConfig } from '../../../src/config.js';
-import { dataKeysOf } from '../../../src/crypto/dataKeysOf.js';
+import { dataKeysOf } from '../../../src/app/dataKeysOf.js';
 import { EventOpener } from '../../../src/crypto/recordSealing.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
 import { EtlThreadPool } from '../../../src/processes/etl/etlPool.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_RATE_LIMIT_WAIT_MS } from '../../../src/processes/sync/syncSchedule.js';
+import { MAX_RATE_LIMIT_WAIT_MS } from '../../../commands/sync/syncSchedule.js';
 import { sandboxSettings } from '../../../src/sandbox/sandboxSettings.js';
 import { startSandbox, type Sandbox } from '../../../src/sandbox/sandboxServer.js';
 import { connectThroughSandbox } from '../../connections/consentFlow.js';

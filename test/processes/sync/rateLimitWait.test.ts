@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fitbit } from '../../../src/sources/providers/fitbit/provider.js';
 import { ProviderCallError, throwForStatus } from '../../../src/sources/shared/providerCallError.js';
-import { MAX_RATE_LIMIT_WAIT_MS, rateLimitWaitMs } from '../../../src/processes/sync/syncSchedule.js';
+import { MAX_RATE_LIMIT_WAIT_MS, rateLimitWaitMs } from '../../../commands/sync/syncSchedule.js';
 
 /** Issue 20, finding 6: a provider's Retry-After is read in both of its forms and a run waits at most a day. */
 const NOW = Date.parse('2026-11-23T10:00:00.000Z');

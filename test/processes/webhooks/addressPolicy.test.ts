@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addressRange, checkAddress, ForbiddenAddressError } from '../../../src/shared/addressPolicy.js';
 import { guardedAgent } from '../../../src/shared/guardedAgent.js';
-import { postDelivery, PRIVATE_TARGETS_HINT } from '../../../src/processes/webhooks/httpSender.js';
+import { PRIVATE_TARGETS_HINT } from '../../../commands/webhooks/webhookFields.js';
+import { postDelivery } from '../../../src/processes/webhooks/httpSender.js';
 import { expectProblem, expectStatus, startTestApp, type TestApp } from '../../support/server.js';
 import { eventually, Receiver } from '../../webhooks/receiver.js';
 

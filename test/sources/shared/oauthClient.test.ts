@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { exchangeCode, refreshTokens, revokeGrant, type OAuthClient } from '../../../src/sources/shared/oauthClient.js';
+import type { OAuthClient } from '../../../commands/connections/providerGrants.js';
+import { exchangeCode, refreshTokens, revokeGrant } from '../../../src/sources/shared/oauthClient.js';
 import type { ProviderDescriptor } from '../../../src/sources/shared/providerDescriptor.js';
 import { strava } from '../../../src/sources/providers/strava/provider.js';
 import { json, providerAndOtherHost, refusal } from './fakeProvider.js';

@@ -1,4 +1,5 @@
-import { authorizeUrl, exchangeCode, type TokenSet } from '../../../src/sources/shared/oauthClient.js';
+import type { TokenSet } from '../../../commands/connections/providerGrants.js';
+import { authorizeUrl, exchangeCode } from '../../../src/sources/shared/oauthClient.js';
 import { providerHttp } from '../../../src/sources/shared/providerHttp.js';
 import type { NormalizedRecord, RejectedItem } from '../../../commands/ingestion/records.js';
 import type { PullConnector, PullContext, PulledPayload, PullWindow } from '../../../src/sources/shared/pullConnector.js';

@@ -1,20 +1,11 @@
+import { FITBIT } from '../../../catalog/providers.js';
+
 /**
  * The payloads the Fitbit connector stores, each with the scope that opens it. A notification
  * names Fitbit's subscription collection (`activities`, `body`, `sleep`): it stands for the data
  * types of that collection.
  */
-export const FITBIT_DATA_TYPES = [
-  'activity_summary',
-  'heart_intraday',
-  'steps_intraday',
-  'activity_logs',
-  'sleep',
-  'hrv',
-  'spo2',
-  'breathing_rate',
-  'weight',
-  'body_fat',
-] as const;
+export const FITBIT_DATA_TYPES = FITBIT.dataTypes;
 export type FitbitDataType = (typeof FITBIT_DATA_TYPES)[number];
 
 export const SCOPE_OF: Readonly<Record<FitbitDataType, string>> = {

@@ -1,5 +1,5 @@
 import type { SleepPhase } from '../../../../commands/ingestion/records.js';
-import type { ConsentCategory } from '../../shared/providerDescriptor.js';
+import type { ConsentCategory } from '../../../catalog/providerFacts.js';
 
 /**
  * Garmin's activity types (the `activityType` of activity summaries, upper snake case) → the

@@ -4,6 +4,7 @@ import { stringOrNull, tokenPages } from '../../shared/tokenPaging.js';
 import { DAY_MS, utcDate } from '../../shared/providerTimes.js';
 import { ouraParser } from './parser.js';
 import { oura } from './provider.js';
+import { readOuraUserId } from './userId.js';
 
 /**
  * What a window needs from Oura API v2. Daily documents and sleep periods are asked by local
@@ -51,6 +52,7 @@ async function* pullOura(ctx: PullContext): AsyncIterable<PulledPayload> {
 
 export const ouraConnector: PullConnector = {
   descriptor: oura,
+  readUserId: readOuraUserId,
   origins: { data: 'https://api.ouraring.com' },
   pull: pullOura,
   parser: ouraParser,

@@ -3,6 +3,7 @@ import { pulls } from '../../shared/pullSelection.js';
 import { stringOrNull, tokenPages } from '../../shared/tokenPaging.js';
 import { whoopParser } from './parser.js';
 import { whoop } from './provider.js';
+import { readWhoopUserId } from './userId.js';
 
 /**
  * What a window needs from the WHOOP developer API v2. Collections take the window as instants
@@ -38,6 +39,7 @@ async function* pullWhoop(ctx: PullContext): AsyncIterable<PulledPayload> {
 
 export const whoopConnector: PullConnector = {
   descriptor: whoop,
+  readUserId: readWhoopUserId,
   origins: { data: 'https://api.prod.whoop.com' },
   pull: pullWhoop,
   parser: whoopParser,

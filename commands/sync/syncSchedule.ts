@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ConnectionSyncState } from '../../../commands/sync/connectionSync.js';
+import type { ConnectionSyncState } from './connectionSync.js';
 
 /** How pulls are planned and retried (README "Configuration"; the choices: docs/connections.md "Sync runs"). */
 export type SyncSettings = {

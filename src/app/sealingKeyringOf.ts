@@ -1,6 +1,7 @@
-import { resolveSealingKey } from '../app/dataDir.js';
+import { resolveSealingKey } from './dataDir.js';
 import type { Config } from '../config.js';
-import { DATA_KEY_SEALING, SealingKeyring, type SealingPurpose } from './sealingKeys.js';
+import { ValueSealer } from '../crypto/sealedValue.js';
+import { DATA_KEY_SEALING, SealingKeyring, type SealingPurpose } from '../crypto/sealingKeys.js';
 
 /**
  * The keyring of one purpose from the sealing keys of the configuration (SEALING_KEY, or the
@@ -10,4 +11,10 @@ import { DATA_KEY_SEALING, SealingKeyring, type SealingPurpose } from './sealing
 export function sealingKeyringOf(config: Config, purpose: SealingPurpose = DATA_KEY_SEALING): SealingKeyring {
   const current = resolveSealingKey(config.dataDir, config.sealingKey ? Buffer.from(config.sealingKey) : undefined);
   return new SealingKeyring(current, (config.previousSealingKeys ?? []).map((k) => Buffer.from(k)), purpose);
+}
+
+/** The sealer of provider keys, OAuth tokens and PKCE verifiers (src/crypto/sealedValue.ts) from the configuration's sealing keys. */
+export function valueSealerOf(config: Config): ValueSealer {
+  // The derivation is the one `s1` values were sealed with: HKDF info `wellstream <purpose>`.
+  return new ValueSealer((purpose) => sealingKeyringOf(config, { info: `wellstream ${purpose}`, name: purpose }));
 }
