@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { DataHandler } from '../sandboxServer.js';
+import type { DataHandler } from '../sandboxTypes.js';
 import { BACKFILL_MAX_SECONDS, BACKFILL_PATH } from '../../sources/providers/garmin/history.js';
 import { GARMIN_USER_ID_PATH } from '../../sources/providers/garmin/userId.js';
 import type { SummaryType } from '../../sources/providers/garmin/vocabulary.js';
