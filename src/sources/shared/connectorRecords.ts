@@ -1,6 +1,6 @@
 import type { DeviceParser, Metadata, NormalizedRecord, ParseContext, ParseItem, Provenance, QuantityRecord } from '../../../commands/ingestion/records.js';
 import { converter, toStorageUnit, UnitConversionError } from '../../catalog/units.js';
-import { isObject, RecordError, type Json } from '../files/device-b/recordError.js';
+import { isObject, RecordError, type Json } from './recordError.js';
 import { iso } from './providerTimes.js';
 
 /**

@@ -1,4 +1,4 @@
-import { RecordError } from '../files/device-b/recordError.js';
+import { RecordError } from './recordError.js';
 
 /**
  * Times as providers' data APIs send them: RFC 3339 instants whose offset is the user's local

@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon';
 import { canonicalTimeZone } from '../../shared/timeZones.js';
-import { RecordError } from '../files/device-b/recordError.js';
+import { RecordError } from './recordError.js';
 import { normalOffset } from './providerTimes.js';
 
 /**

@@ -16,7 +16,7 @@ import type {
 import { ucumOf } from '../../../catalog/units.js';
 import { healthConnectDeviceKind, isBodyWorn, vendorOf } from '../../shared/vendors.js';
 import { BodyError, bodyRecords, scanBody, type BodyRecord } from './decodeStream.js';
-import { isObject, RecordError, type Json } from './recordError.js';
+import { isObject, RecordError, type Json } from '../../shared/recordError.js';
 import { checkBounds, convertTo, readNumber, readUnit, roundSignificant, toStorage, type Bounds, type UnitClass } from './unitMapping.js';
 import {
   exerciseActivity,

@@ -1,6 +1,6 @@
 import { findQuantityType } from '../../../catalog/quantityCatalog.js';
 import { converter, molarConverter, toStorageUnit, ucumOf } from '../../../catalog/units.js';
-import { isObject, RecordError } from './recordError.js';
+import { isObject, RecordError } from '../../shared/recordError.js';
 
 /**
  * Health Connect's unit classes (Mass, Energy, Length, …) and the validation ranges of its record

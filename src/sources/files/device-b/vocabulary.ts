@@ -1,5 +1,5 @@
 import type { SleepPhase } from '../../../../commands/ingestion/records.js';
-import { RecordError } from './recordError.js';
+import { RecordError } from '../../shared/recordError.js';
 import type { UnitClass } from './unitMapping.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { DailySummaryRecord, ParseItem, WorkoutRecord } from '../../../../commands/ingestion/records.js';
-import { isObject, RecordError, type Json } from '../../files/device-b/recordError.js';
+import { isObject, RecordError, type Json } from '../../shared/recordError.js';
 import { iso, readDate, readInstant } from '../../shared/providerTimes.js';
 import { zonedInstant, zonedOffset, type LocalZone } from '../../shared/zonedLocalTime.js';
 import { arrayAt, each, num, objectAt, PROVIDER, requireNum, zoneMetadata } from './fitbitPayload.js';

@@ -1,5 +1,5 @@
 import type { Metadata, ParseItem } from '../../../../commands/ingestion/records.js';
-import { RecordError, type Json } from '../../files/device-b/recordError.js';
+import { RecordError, type Json } from '../../shared/recordError.js';
 import { readDate } from '../../shared/providerTimes.js';
 import { zonedInstant, type LocalZone, type ZonedInstant } from '../../shared/zonedLocalTime.js';
 import { arrayAt, each, num, objectAt, quantity, requireNum, type Worn, zoneMetadata } from './fitbitPayload.js';

@@ -1,5 +1,5 @@
 import type { ParseItem, SleepPhase, SleepSessionRecord } from '../../../../commands/ingestion/records.js';
-import { RecordError, type Json } from '../../files/device-b/recordError.js';
+import { RecordError, type Json } from '../../shared/recordError.js';
 import { iso } from '../../shared/providerTimes.js';
 import { zonedInstant, type LocalZone } from '../../shared/zonedLocalTime.js';
 import { arrayAt, each, num, objectAt, PROVIDER, requireNum, zoneMetadata } from './fitbitPayload.js';

@@ -1,5 +1,5 @@
 import type { ParseItem } from '../../../../commands/ingestion/records.js';
-import { isObject, RecordError } from '../../files/device-b/recordError.js';
+import { isObject, RecordError } from '../../shared/recordError.js';
 import { readDate } from '../../shared/providerTimes.js';
 import { nextDate, zonedInstant, type LocalZone } from '../../shared/zonedLocalTime.js';
 import { arrayAt, each, num, objectAt, quantity, TRACKER, zoneMetadata } from './fitbitPayload.js';

@@ -1,6 +1,6 @@
 import type { Metadata, ParseItem, QuantityRecord } from '../../../../commands/ingestion/records.js';
 import { excerptOf, quantity as sharedQuantity } from '../../shared/connectorRecords.js';
-import { isObject, RecordError, type Json } from '../../files/device-b/recordError.js';
+import { isObject, RecordError, type Json } from '../../shared/recordError.js';
 import { jsonEnvelope } from '../../shared/jsonEnvelope.js';
 import { localZone, type LocalZone, type ZonedInstant } from '../../shared/zonedLocalTime.js';
 

@@ -1,5 +1,5 @@
 import type { DeviceParser, ParseContext, ParseItem } from '../../../../commands/ingestion/records.js';
-import { RecordError } from '../../files/device-b/recordError.js';
+import { RecordError } from '../../shared/recordError.js';
 import { decodeActivityLogs, decodeActivitySummary } from './decodeActivity.js';
 import { decodeBodyFat, decodeWeight } from './decodeBody.js';
 import { decodeHeartIntraday, decodeStepsIntraday } from './decodeIntraday.js';

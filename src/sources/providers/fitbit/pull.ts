@@ -1,6 +1,6 @@
 import { ProviderCallError } from '../../shared/oauthClient.js';
 import type { ProviderAnswer, ProviderRequest, PullConnector, PullContext, PulledPayload } from '../../shared/pullConnector.js';
-import { isObject } from '../../files/device-b/recordError.js';
+import { isObject } from '../../shared/recordError.js';
 import { grantedScope } from '../../shared/pullSelection.js';
 import { localZone, nextDate, zonedDates, type LocalZone } from '../../shared/zonedLocalTime.js';
 import { COLLECTIONS, FITBIT_DATA_TYPES, isFitbitDataType, SCOPE_OF, type FitbitDataType } from './dataTypes.js';
