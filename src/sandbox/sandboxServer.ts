@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PROVIDER_DESCRIPTORS, providerDescriptor } from '../sources/registry.js';
+import { PROVIDER_DESCRIPTORS } from '../sources/registry.js';
 import type { ProviderDescriptor } from '../sources/shared/providerDescriptor.js';
 import { SANDBOX_DATA } from './data/index.js';
 import { garminControlPush } from './data/garmin.js';

@@ -5,7 +5,6 @@
  * life; the pool asks every thread to close them before it is destroyed.
  */
 import { BroadcastChannel, workerData } from 'node:worker_threads';
-import type { Config } from '../../config.js';
 import { dataKeysOf } from '../../app/dataKeysOf.js';
 import { etlParsers } from '../../sources/registry.js';
 import { openEtlStores } from './etlStores.js';

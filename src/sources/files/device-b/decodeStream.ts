@@ -1,6 +1,6 @@
 import { StringDecoder } from 'node:string_decoder';
-import { createGunzip } from 'node:zlib';
 import { JSONParser } from '@streamparser/json';
+import { gunzipChunks, GzipError } from '../../shared/gunzipChunks.js';
 
 /**
  * The device-b body `{"records":[…]}` read as a stream: gzip (recognised by its magic bytes) is
@@ -37,8 +37,6 @@ export function isGzip(b: Buffer): boolean {
   return b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
 }
 
-const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
 /** The inflated body, chunk by chunk; throws BodyError for a broken gzip stream or one past `maxBytes`. */
 export async function* bodyChunks(payload: Buffer, maxBytes = MAX_BODY_BYTES): AsyncGenerator<Buffer> {
   if (!isGzip(payload)) {
@@ -46,26 +44,17 @@ export async function* bodyChunks(payload: Buffer, maxBytes = MAX_BODY_BYTES): A
     return;
   }
   const excerpt = () => payload.subarray(0, GZIP_EXCERPT_BYTES).toString('base64');
-  const gunzip = createGunzip({ chunkSize: CHUNK_BYTES });
-  gunzip.end(payload);
-  const chunks = gunzip[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   let total = 0;
   try {
-    for (;;) {
-      let next: IteratorResult<Buffer>;
-      try {
-        next = await chunks.next();
-      } catch (err) {
-        throw new BodyError(`body is not valid gzip: ${messageOf(err)}`, excerpt());
-      }
-      if (next.done) return;
-      total += next.value.length;
+    for await (const chunk of gunzipChunks(payload, CHUNK_BYTES)) {
+      total += chunk.length;
       // The same outcome as gunzipSync's maxOutputLength: the whole body is refused, not cut.
       if (total > maxBytes) throw new BodyError(`body is not valid gzip: it inflates to more than ${maxBytes} bytes`, excerpt());
-      yield next.value;
+      yield chunk;
     }
-  } finally {
-    gunzip.destroy();
+  } catch (err) {
+    if (err instanceof GzipError) throw new BodyError(`body is not valid gzip: ${err.message}`, excerpt());
+    throw err;
   }
 }
 

@@ -136,7 +136,6 @@ const FLOWS: readonly (readonly [int: number, name: string, label: string])[] = 
 ];
 export const FLOW_BY_INT = new Map(FLOWS.map(([i, , l]) => [i, l]));
 export const FLOW_BY_NAME = new Map(FLOWS.map(([, n, l]) => [n, l]));
-export const FLOW_RANK: Readonly<Record<string, number>> = { unspecified: 0, light: 1, medium: 2, heavy: 3 };
 
 /** MealType.MEAL_TYPE_*; unknown (0) is null. */
 const MEALS: readonly (readonly [int: number, name: string, label: string | null])[] = [

@@ -3,6 +3,7 @@ import { RecordError, type Json } from '../../shared/recordError.js';
 import { iso } from '../../shared/providerTimes.js';
 import { zonedInstant, type LocalZone } from '../../shared/zonedLocalTime.js';
 import { arrayAt, each, num, objectAt, PROVIDER, requireNum, zoneMetadata } from './fitbitPayload.js';
+import { asleepOf, phaseTotals } from '../../derivations/sleepSessions.js';
 import { SLEEP_LEVELS } from './vocabulary.js';
 
 /**
@@ -59,11 +60,10 @@ function session(log: Json, zone: LocalZone): SleepSessionRecord {
   const data = stretches(arrayAt(levels.data, 'levels.data'), zone, 'levels.data');
   const short = stretches(arrayAt(levels.shortData, 'levels.shortData'), zone, 'levels.shortData');
   const phases = overlay(data, short);
-  const seconds = { deep: 0, rem: 0, light: 0, awake: 0, asleep: 0, in_bed: 0 };
-  for (const p of phases) seconds[p.phase] += (p.end - p.start) / 1000;
+  const seconds = phaseTotals(phases, 1000);
   const staged = phases.length > 0;
   const minutesAsleep = num(log.minutesAsleep, 'minutesAsleep');
-  const asleep = staged ? seconds.deep + seconds.rem + seconds.light + seconds.asleep : (minutesAsleep ?? 0) * 60;
+  const asleep = staged ? asleepOf(seconds) : (minutesAsleep ?? 0) * 60;
   return {
     kind: 'sleep_session',
     provider: PROVIDER,

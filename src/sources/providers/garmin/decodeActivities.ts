@@ -2,6 +2,7 @@ import type { ParseItem, RoutePoint, WorkoutRecord } from '../../../../commands/
 import { epochSeconds, isObject, iso, optionalNumber, optionalString, requiredNumber, summaryMetadata, SummaryError, zoneMetadata, zoneOffset, type Summary } from './fields.js';
 import { rejected, record, type DecodeContext } from './decodeContext.js';
 import { provenance } from './garminRecords.js';
+import { SampleSummary } from '../../derivations/workoutSummaries.js';
 import { workoutType } from './vocabulary.js';
 
 /**
@@ -24,8 +25,9 @@ function workout(summary: Summary, ctx: DecodeContext, id: string, route: RouteP
   const manual = summary.manual === true;
   const device = optionalString(summary, 'deviceName');
   const steps = optionalNumber(summary, 'steps');
-  const avgHr = optionalNumber(summary, 'averageHeartRateInBeatsPerMinute') ?? (hr.length ? Math.round(hr.reduce((a, b) => a + b, 0) / hr.length) : null);
-  const maxHr = optionalNumber(summary, 'maxHeartRateInBeatsPerMinute') ?? (hr.length ? Math.max(...hr) : null);
+  const samples = SampleSummary.of(hr);
+  const avgHr = optionalNumber(summary, 'averageHeartRateInBeatsPerMinute') ?? (samples.mean === null ? null : Math.round(samples.mean));
+  const maxHr = optionalNumber(summary, 'maxHeartRateInBeatsPerMinute') ?? samples.max;
   return {
     kind: 'workout',
     ...provenance(ctx.provider, !manual, device),

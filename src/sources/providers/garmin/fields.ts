@@ -1,5 +1,6 @@
 import type { Metadata } from '../../../../commands/ingestion/records.js';
 import * as shared from '../../shared/connectorRecords.js';
+import { SampleSummary } from '../../derivations/workoutSummaries.js';
 import { isObject, RecordError as SummaryError, type Json as Summary } from '../../shared/connectorRecords.js';
 
 /**
@@ -84,7 +85,7 @@ export function summaryMetadata(s: Summary, omit: readonly string[] = []): Metad
   return m;
 }
 
+/** The mean to one decimal, null without values. */
 export function mean(values: readonly number[]): number | null {
-  if (values.length === 0) return null;
-  return Math.round((values.reduce((a, b) => a + b, 0) / values.length) * 10) / 10;
+  return SampleSummary.of(values).mean1;
 }

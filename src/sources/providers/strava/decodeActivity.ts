@@ -2,6 +2,7 @@ import type { Metadata, ParseItem, QuantityRecord, RoutePoint, WorkoutRecord } f
 import { canonicalTimeZone } from '../../../shared/timeZones.js';
 import { excerptOf, isObject, optionalNumber, quantity, RecordError, type Json } from '../../shared/connectorRecords.js';
 import { iso, normalOffset, readInstant } from '../../shared/providerTimes.js';
+import { SampleSummary } from '../../derivations/workoutSummaries.js';
 import { workoutType } from './sportTypes.js';
 
 const PROVIDER = 'strava';
@@ -78,8 +79,9 @@ export function decodeWorkout(a: Json, streams: Streams | null): ParseItem[] {
   const zone = zoneOf(a);
   const manual = a.manual === true;
   const heart = streams ? streams.heartrate.filter((h): h is number => h !== null && h > 0) : [];
-  const avgHr = optionalNumber(a.average_heartrate, 'average_heartrate') ?? (heart.length ? Math.round((heart.reduce((s, h) => s + h, 0) / heart.length) * 10) / 10 : null);
-  const maxHr = optionalNumber(a.max_heartrate, 'max_heartrate') ?? (heart.length ? Math.max(...heart) : null);
+  const hr = SampleSummary.of(heart);
+  const avgHr = optionalNumber(a.average_heartrate, 'average_heartrate') ?? hr.mean1;
+  const maxHr = optionalNumber(a.max_heartrate, 'max_heartrate') ?? hr.max;
   const calories = optionalNumber(a.calories, 'calories');
   const kilojoules = optionalNumber(a.kilojoules, 'kilojoules');
   // Strava's kilojoules are the rider's mechanical work; at the body's ~24 % efficiency the energy

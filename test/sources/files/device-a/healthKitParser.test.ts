@@ -14,7 +14,9 @@ import type {
 } from '../../../../commands/ingestion/records.js';
 import { findQuantityType } from '../../../../src/catalog/quantityCatalog.js';
 import { storageUnitConverter, toStorageUnit } from '../../../../src/catalog/units.js';
-import { excerptOf, healthKitParser, parseHealthKitDate } from '../../../../src/sources/files/device-a/healthKitParser.js';
+import { parseHealthKitDate } from '../../../../src/sources/files/device-a/healthKitDates.js';
+import { healthKitParser } from '../../../../src/sources/files/device-a/healthKitParser.js';
+import { excerptOf } from '../../../../src/sources/files/device-a/lineFields.js';
 
 /**
  * device-a (contracts.md §3): gzip of NDJSON in HealthKit's names; values converted to the storage

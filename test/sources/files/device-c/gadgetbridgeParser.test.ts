@@ -429,7 +429,7 @@ describe('device-c: the database comes from a stranger and is opened defensively
 
 describe('SUMMARY_DATA figures from a stranger', () => {
   it('reads own properties only: a unit or key named like an Object builtin is unknown, not a function (contracts §3: a bad value is not stored)', async () => {
-    const { summaryValue } = await import('../../../../src/sources/files/device-c/gadgetbridgeParser.js');
+    const { summaryValue } = await import('../../../../src/sources/files/device-c/workouts.js');
     expect(summaryValue({ distanceMeters: { value: 5, unit: 'km' } }, 'distanceMeters', { km: 1000 })).toBe(5000);
     expect(summaryValue({ distanceMeters: { value: 5, unit: 'constructor' } }, 'distanceMeters', { km: 1000 })).toBeNull();
     expect(summaryValue({ distanceMeters: { value: 5, unit: '__proto__' } }, 'distanceMeters', { km: 1000 })).toBeNull();
