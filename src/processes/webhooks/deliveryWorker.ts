@@ -7,6 +7,7 @@ import type { EndpointDirectory } from './endpointDirectory.js';
 import { SealingKeyError } from '../../crypto/sealingKeys.js';
 import { postDelivery, type AttemptResult } from './httpSender.js';
 import { MAX_ATTEMPTS, type RetrySchedule } from './retrySchedule.js';
+import { WakeTimers } from './wakeTimers.js';
 
 /** Spec "Limits": 20 attempts kept per delivery. */
 export const ATTEMPTS_KEPT = 20;
@@ -48,7 +49,6 @@ const POLL_PAGE = 2_000;
 /** Due retries are looked for at least this often, whatever the timers say. */
 const SAFETY_POLL_MS = 30_000;
 const MIN_POLL_GAP_MS = 20;
-const WAKE_GRAIN_MS = 10;
 const WINDOW_MARGIN_MS = 10_000;
 /** Deliveries read per endpoint and refill: keeps each poll short on the thread that answers HTTP. */
 const REFILL_PAGE = 250;
@@ -76,11 +76,8 @@ export class DeliveryWorker {
   private readonly overflowing = new Set<string>();
   /** Where each overflowing endpoint's next refill continues (next_attempt_at, _id). */
   private readonly refillFrom = new Map<string, Scalar[]>();
-  private wakeTimer: NodeJS.Timeout | null = null;
-  private wakeTimerAt = Infinity;
-  /** Wake times asked for (wall clock, to WAKE_GRAIN_MS), as a min-heap and a set. */
-  private readonly wakeHeap: number[] = [];
-  private readonly wakes = new Set<number>();
+  /** Wakes for retries coming due: each asks for a `window` poll. */
+  private readonly wakes = new WakeTimers(() => void this.poll('window'), () => this.stopped);
   private refillTimer: NodeJS.Timeout | null = null;
   private wanted: PollMode = 'refill';
   private safetyTimer: NodeJS.Timeout | null = null;
@@ -108,10 +105,10 @@ export class DeliveryWorker {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    this.wakes.clear();
     if (this.refillTimer) clearTimeout(this.refillTimer);
     if (this.safetyTimer) clearInterval(this.safetyTimer);
-    this.wakeTimer = this.refillTimer = this.safetyTimer = null;
+    this.refillTimer = this.safetyTimer = null;
     await this.polling;
     await Promise.allSettled([...this.attempts]);
   }
@@ -297,6 +294,11 @@ export class DeliveryWorker {
     this.deps.writes.set(ENDPOINT_HEALTH, endpointId, h, true);
   }
 
+  /** Wakes for a retry due at `at` on the engine's clock. */
+  private wakeAt(at: number): void {
+    this.wakes.after(at - this.deps.now());
+  }
+
   private requestPollIfOverflowing(endpointId: string): void {
     if (this.overflowing.has(endpointId)) this.requestRefill();
   }
@@ -309,35 +311,6 @@ export class DeliveryWorker {
       this.refillTimer = null;
       void this.poll('refill');
     }, gap);
-  }
-
-  /**
-   * Wakes for a retry due at `at` on the engine's clock. Every wake asked for is kept (to 10 ms),
-   * so a retry whose outcome is not stored yet when an earlier wake's poll runs still gets its own.
-   */
-  private wakeAt(at: number): void {
-    if (this.stopped) return;
-    const real = Math.ceil((Date.now() + Math.max(0, at - this.deps.now())) / WAKE_GRAIN_MS) * WAKE_GRAIN_MS;
-    if (this.wakes.has(real)) return;
-    this.wakes.add(real);
-    heapPush(this.wakeHeap, real);
-    this.armWake();
-  }
-
-  private armWake(): void {
-    const next = this.wakeHeap[0];
-    if (next === undefined || this.stopped) return;
-    if (this.wakeTimer && next >= this.wakeTimerAt) return;
-    if (this.wakeTimer) clearTimeout(this.wakeTimer);
-    this.wakeTimerAt = next;
-    this.wakeTimer = setTimeout(() => {
-      this.wakeTimer = null;
-      this.wakeTimerAt = Infinity;
-      const now = Date.now();
-      while (this.wakeHeap.length && this.wakeHeap[0]! <= now) this.wakes.delete(heapPop(this.wakeHeap)!);
-      void this.poll('window');
-      this.armWake();
-    }, Math.min(2 ** 31 - 1, Math.max(0, next - Date.now())));
   }
 
   /**
@@ -470,32 +443,3 @@ export class DeliveryWorker {
 
 type PollMode = 'refill' | 'window' | 'full';
 const POLL_RANK: Record<PollMode, number> = { refill: 0, window: 1, full: 2 };
-
-function heapPush(heap: number[], v: number): void {
-  heap.push(v);
-  for (let i = heap.length - 1; i > 0; ) {
-    const parent = (i - 1) >> 1;
-    if (heap[parent]! <= heap[i]!) break;
-    [heap[parent], heap[i]] = [heap[i]!, heap[parent]!];
-    i = parent;
-  }
-}
-
-function heapPop(heap: number[]): number | undefined {
-  const top = heap[0];
-  const last = heap.pop();
-  if (heap.length && last !== undefined) {
-    heap[0] = last;
-    for (let i = 0; ; ) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < heap.length && heap[l]! < heap[m]!) m = l;
-      if (r < heap.length && heap[r]! < heap[m]!) m = r;
-      if (m === i) break;
-      [heap[m], heap[i]] = [heap[i]!, heap[m]!];
-      i = m;
-    }
-  }
-  return top;
-}
