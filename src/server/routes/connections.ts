@@ -54,7 +54,6 @@ const ConsentEvent = z
   .describe('Consent event');
 
 const UserProvider = z.object({ id: z.string().describe('User id (uuid)'), provider: z.string().describe('Provider slug') });
-const TenantParam = z.object({ tenant_id: z.string().describe('Tenant id (uuid)') });
 
 async function requireUser(ctx: AppContext, tenantId: string, id: string): Promise<string> {
   if (!UUID_RE.test(id)) throw problems.notFound('user not found');
@@ -64,16 +63,15 @@ async function requireUser(ctx: AppContext, tenantId: string, id: string): Promi
 }
 
 /** Connections of a user (spec "Providers and connections"); the list is mirrored on the admin routes. */
-export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors, admin }) => {
-  const auth = admin ? 'admin' : 'tenant';
+export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors }) => {
   app.get(
     '/users/:id/connections',
     {
-      config: { auth },
+      config: { auth: 'tenant' },
       schema: {
         summary: "The user's provider connections with their health",
         tags: ['connections'],
-        params: admin ? z.object({ id: z.string() }).extend(TenantParam.shape) : z.object({ id: z.string().describe('User id (uuid)') }),
+        params: z.object({ id: z.string().describe('User id (uuid)') }),
         response: withProblems({ 200: z.object({ data: z.array(Connection) }) }),
       },
     },
@@ -82,8 +80,6 @@ export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       return { data: (await listConnections(ctx.readStore, request.tenantId!, userId)).map(toConnectionView) };
     },
   );
-  if (admin) return;
-
   app.post(
     '/users/:id/connections/:provider',
     {
