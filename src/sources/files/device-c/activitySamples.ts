@@ -4,7 +4,8 @@ import { provenance, type DeviceInfo } from './devices.js';
 import { HR_MAX, HR_MIN, HR_NO_READING, HR_UNIT, MAX_STEPS_PER_SAMPLE, MIN_EPOCH_S, SAMPLE_SECONDS, STEP_UNIT } from './limits.js';
 import { addNightHeartRate, addSleepMinute, pushNight, type DeviceState, type SessionOut } from './sleepNights.js';
 import { q, type Row, type TableInfo } from './sqliteExport.js';
-import { intOrNull, isInt, isoOf, isoOrRaw, rejectRow } from './values.js';
+import { rejectRow } from './rejectedRows.js';
+import { intOrNull, isInt, isoOf, isoOrRaw } from './values.js';
 import { HUAMI, sleepSchemeFor } from './vocabulary.js';
 
 /**

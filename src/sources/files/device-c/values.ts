@@ -1,8 +1,6 @@
-import type { RejectedItem } from '../../../../commands/ingestion/records.js';
 import { EXCERPT_BYTES } from './limits.js';
-import type { Row, TableInfo } from './sqliteExport.js';
 
-/** Reading a row's values, and the excerpts of rejected rows. */
+/** Reading a row's values, and cutting excerpts. */
 
 export function isInt(v: unknown): v is number {
   return typeof v === 'number' && Number.isInteger(v);
@@ -31,25 +29,6 @@ export function isoOrRaw(epochSeconds: number): string {
 
 export function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-export function rejectRow(table: TableInfo, row: Row, reason: string): RejectedItem {
-  const { __rowid, ...values } = row;
-  let location: string;
-  if (__rowid !== undefined && __rowid !== null) location = `${table.name}:${String(__rowid)}`;
-  else {
-    const key = table.pk.length ? table.pk : ['TIMESTAMP', 'DEVICE_ID'];
-    location = `${table.name}:${key.map((c) => `${c}=${String(values[c])}`).join(',')}`;
-  }
-  return { location, reason, excerpt: rowExcerpt(values) };
-}
-
-export function rowExcerpt(row: Row): string {
-  const plain: Row = {};
-  for (const [k, v] of Object.entries(row)) {
-    plain[k] = Buffer.isBuffer(v) ? `<blob ${v.length} bytes>` : typeof v === 'bigint' ? v.toString() : v;
-  }
-  return truncateBytes(JSON.stringify(plain));
 }
 
 export function printableExcerpt(payload: Buffer): string {

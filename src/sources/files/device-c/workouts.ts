@@ -3,7 +3,8 @@ import type { Metadata, ParseItem, WorkoutRecord } from '../../../../commands/in
 import { provenance, type DeviceInfo } from './devices.js';
 import { HR_MAX, HR_MIN, HR_NO_READING, MAX_STEPS_PER_SAMPLE, MAX_WORKOUT_S, MIN_EPOCH_S } from './limits.js';
 import { q, type Row, type TableInfo } from './sqliteExport.js';
-import { intOrNull, isInt, isoOf, isoOrRaw, rejectRow, round1, strOrNull } from './values.js';
+import { rejectRow } from './rejectedRows.js';
+import { intOrNull, isInt, isoOf, isoOrRaw, round1, strOrNull } from './values.js';
 import { WORKOUT_TYPES } from './vocabulary.js';
 
 /** BASE_ACTIVITY_SUMMARY: workouts, their totals from SUMMARY_DATA or, without them, from the device's minutes. */

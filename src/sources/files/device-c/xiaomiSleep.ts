@@ -5,7 +5,8 @@ import { provenance, type DeviceInfo } from './devices.js';
 import { MAX_SLEEP_SESSION_S, MIN_EPOCH_S } from './limits.js';
 import { pushPhase, sleepSession, type NightPhase, type SessionOut } from './sleepNights.js';
 import { hasColumns, q, type Row, type TableInfo } from './sqliteExport.js';
-import { intOrNull, isInt, isoOf, isoOrRaw, rejectRow } from './values.js';
+import { rejectRow } from './rejectedRows.js';
+import { intOrNull, isInt, isoOf, isoOrRaw } from './values.js';
 import { xiaomiStage } from './vocabulary.js';
 
 /** Xiaomi sleep tables: sessions the band computed (XIAOMI_SLEEP_TIME_SAMPLE), with their stages (XIAOMI_SLEEP_STAGE_SAMPLE); timestamps in milliseconds. */
