@@ -2,21 +2,7 @@ import { resolve as resolvePath } from 'node:path';
 import { BroadcastChannel } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { Observable, Subject } from 'rxjs';
-import {
-  checkAppendSize,
-  ConcurrencyError,
-  IdempotencyConflictError,
-  StreamDeletedError,
-  type AllFilter,
-  type AppendResult,
-  type Event,
-  type EventStore,
-  type ExpectedRevision,
-  type ReadAllOptions,
-  type ReadStreamOptions,
-  type RecordedEvent,
-  type SubscribeOptions,
-} from './eventStore.js';
+import { checkAppend, ConcurrencyError, IdempotencyConflictError, StreamDeletedError, type AllFilter, type AppendResult, type Event, type EventStore, type ExpectedRevision, type ReadAllOptions, type ReadStreamOptions, type RecordedEvent, type SubscribeOptions } from './eventStore.js';
 import { encodeData, EVENTS_COLUMNS, readBounded, toRecorded, type EventRow } from './sqliteEventRows.js';
 import { uuidv7 } from '../shared/ids.js';
 import { BUSY_TIMEOUT_MS, isBusy, nextPause } from '../shared/sqliteWriteLock.js';
@@ -130,8 +116,7 @@ export class SqliteEventStore implements EventStore {
     events: readonly Event[],
     options: { expectedRevision?: ExpectedRevision } = {},
   ): Promise<AppendResult> {
-    if (events.length === 0) throw new Error('appendToStream needs at least one event');
-    checkAppendSize(streamName, events);
+    checkAppend(streamName, events);
     const result = await this.enqueue({ kind: 'append', streamName, events, expected: options.expectedRevision ?? 'any' });
     return result!;
   }

@@ -4,22 +4,7 @@ import { fenceClaim, fenceHeld, MongoLeases } from './mongoLeases.js';
 import type { LeaseStore } from './leases.js';
 import { EXPIRES, opsFor, withExpiry, type StoredDoc } from './mongoChanges.js';
 import { aggregatePipeline, checkField, findCommand, HIDDEN, indexKeys, toMongoFilter } from './mongoQuery.js';
-import {
-  assertForward,
-  CheckpointMismatchError,
-  type AggregateQuery,
-  type AggregateRow,
-  type ApplyBatch,
-  type Change,
-  type Checkpoint,
-  type CollectionSpec,
-  type EnsureOptions,
-  type Doc,
-  type Filter,
-  type FindQuery,
-  type ReadStore,
-  type Scalar,
-} from './readStore.js';
+import { assertForward, CheckpointMismatchError, type AggregateQuery, type AggregateRow, type ApplyBatch, type Change, type Checkpoint, type CollectionSpec, type EnsureOptions, type Doc, type Filter, type FindQuery, type ReadStore, type Scalar } from './readStore.js';
 
 type CheckpointDoc = {
   _id: string;

@@ -1,23 +1,6 @@
 import Database from 'better-sqlite3';
 import { applyUpdate } from './documentUpdate.js';
-import {
-  assertForward,
-  CheckpointMismatchError,
-  withTieBreaker,
-  type AggregateQuery,
-  type AggregateRow,
-  type ApplyBatch,
-  type Change,
-  type Checkpoint,
-  type CollectionSpec,
-  type Doc,
-  type EnsureOptions,
-  type Filter,
-  type FindQuery,
-  type ReadStore,
-  type Scalar,
-  type UpdateChange,
-} from './readStore.js';
+import { assertForward, CheckpointMismatchError, withTieBreaker, type AggregateQuery, type AggregateRow, type ApplyBatch, type Change, type Checkpoint, type CollectionSpec, type Doc, type EnsureOptions, type Filter, type FindQuery, type ReadStore, type Scalar, type UpdateChange } from './readStore.js';
 import { BUSY_TIMEOUT_MS, withWriteLock } from '../shared/sqliteWriteLock.js';
 import { emptyWriteAheadLog, eraseOnDelete } from '../shared/sqlitePurge.js';
 import { filterSql, keysetBranches, orderSql } from './sqliteQuery.js';

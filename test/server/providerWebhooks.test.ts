@@ -10,7 +10,7 @@ import { readOuraUserId } from '../../src/sources/providers/oura/userId.js';
 import { readWhoopUserId } from '../../src/sources/providers/whoop/userId.js';
 import { SANDBOX_CLIENTS } from '../../src/sandbox/sandboxClients.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
-import { connectThroughSandbox, providerUserIdOf } from '../connections/consentFlow.js';
+import { connectedProviderUser, connectThroughSandbox } from '../connections/consentFlow.js';
 import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 
 /**
@@ -89,13 +89,7 @@ beforeAll(async () => {
   other = await t.createTenant('webhooks-b');
   userId = (await t.createUser(tenant.apiKey)).id;
   otherUserId = (await t.createUser(other.apiKey)).id;
-  for (const p of PROVIDERS) {
-    const { callback } = await connectThroughSandbox(t, tenant.apiKey, userId, p);
-    expect(callback.statusCode, p).toBe(200);
-    const id = await providerUserIdOf(t, userId, p);
-    expect(id, p).toBeTruthy();
-    providerUser[p] = id!;
-  }
+  for (const p of PROVIDERS) providerUser[p] = await connectedProviderUser(t, tenant.apiKey, userId, p);
 }, 60_000);
 
 afterAll(async () => {

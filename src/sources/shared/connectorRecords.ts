@@ -1,6 +1,6 @@
 import type { DeviceParser, Metadata, NormalizedRecord, ParseContext, ParseItem, Provenance, QuantityRecord } from '../../../commands/ingestion/records.js';
 import { converter, toStorageUnit, UnitConversionError } from '../../catalog/units.js';
-import { isObject, RecordError, type Json } from './recordError.js';
+import { isObject, RecordError, textOf, type Json } from './recordError.js';
 import { iso } from './providerTimes.js';
 
 /**
@@ -15,12 +15,7 @@ const MAX_EXCERPT_BYTES = 1024;
 
 /** At most 1 KiB of an offending input, for a rejected item. */
 export function excerptOf(v: unknown): string {
-  let s: string;
-  try {
-    s = typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v));
-  } catch {
-    s = String(v);
-  }
+  const s = textOf(v);
   const bytes = Buffer.from(s, 'utf8');
   // A cut inside a character leaves a replacement mark, never a broken string.
   return bytes.length <= MAX_EXCERPT_BYTES ? s : bytes.subarray(0, MAX_EXCERPT_BYTES).toString('utf8').replace(/\uFFFD+$/, '');

@@ -7,6 +7,15 @@ export type Json = Record<string, unknown>;
  */
 export class RecordError extends Error {}
 
+/** An offending input as text, for a rejected item's excerpt: a string as is, anything else as JSON when it can be. */
+export function textOf(v: unknown): string {
+  try {
+    return typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v));
+  } catch {
+    return String(v);
+  }
+}
+
 export function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -4,7 +4,7 @@ import { providerHttp } from '../../../src/sources/shared/providerHttp.js';
 import type { NormalizedRecord, RejectedItem } from '../../../commands/ingestion/records.js';
 import type { PullConnector, PullContext, PulledPayload, PullWindow } from '../../../src/sources/shared/pullConnector.js';
 import { SANDBOX_CLIENTS } from '../../../src/sandbox/sandboxClients.js';
-import type { Sandbox } from '../../../src/sandbox/sandboxServer.js';
+import { startSandbox, type Sandbox } from '../../../src/sandbox/sandboxServer.js';
 
 /**
  * Runs a connector against the provider sandbox the way the sync engine does: a grant through
@@ -21,6 +21,12 @@ export async function sandboxGrant(sandbox: Sandbox, connector: Pick<PullConnect
   const code = new URL(res.headers.get('location')!).searchParams.get('code')!;
   const tokens = await exchangeCode(p, client, { code, redirectUri: REDIRECT, verifier: null });
   return { ...tokens, providerUserId: tokens.providerUserId ?? null };
+}
+
+/** The sandbox with its clock at `now` and a grant of `connector` there (the start of a connector's pull tests). */
+export async function grantedSandbox(connector: Pick<PullConnector, 'descriptor'>, now: Date): Promise<{ sandbox: Sandbox; token: string }> {
+  const sandbox = await startSandbox({ now: () => now });
+  return { sandbox, token: (await sandboxGrant(sandbox, connector)).accessToken };
 }
 
 export type PullRun = { ctx: PullContext; payloads: PulledPayload[] };

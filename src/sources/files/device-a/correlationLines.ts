@@ -3,7 +3,7 @@ import { findQuantityType, quantityTypeForHealthKit } from '../../../catalog/qua
 import { converter, ucumOf } from '../../../catalog/units.js';
 import { isObject, type Json } from '../../shared/recordError.js';
 import { fail, finite, metadataOf, strOrNull, timesOf, uuidOf, wasUserEntered, type Times } from './lineFields.js';
-import type { Prov, Upload } from './upload.js';
+import { type Prov, provenanceOf, sampleFieldsOf, type Upload } from './upload.js';
 import { DIETARY_PREFIX, NUTRIENT_TARGETS, NUTRIENT_UNITS, NUTRITION_FIELDS, snake } from './vocabulary.js';
 
 /** HKCorrelation lines: blood pressure (an observation and its two samples) and food (a nutrition record). */
@@ -45,18 +45,7 @@ function bloodPressureLines(up: Upload, o: Json, uuid: string, t: Times, p: Prov
       type: qt.type,
       value,
       unit: qt.unit,
-      start_date: mt.start_date,
-      end_date: mt.end_date,
-      source_name: p.source_name,
-      source_bundle_id: p.source_bundle_id,
-      device_model: p.device_model,
-      product_type: p.product_type,
-      was_user_entered: wasUserEntered(o, md),
-      metadata: mmd,
-      provider: p.provider,
-      source: p.source,
-      device: p.device,
-      body_worn: p.body_worn,
+      ...sampleFieldsOf(p, mt, wasUserEntered(o, md), mmd),
     };
   });
   const observation: ObservationRecord = {
@@ -68,10 +57,7 @@ function bloodPressureLines(up: Upload, o: Json, uuid: string, t: Times, p: Prov
     end_date: t.end_date,
     components: parts.map(({ qt, code }, i) => ({ code, loinc_code: qt.loinc_code, value: samples[i]!.value, unit: qt.unit })),
     metadata: md,
-    provider: p.provider,
-    source: p.source,
-    device: p.device,
-    body_worn: p.body_worn,
+    ...provenanceOf(p),
   };
   return [{ record: observation }, ...samples.map((record) => ({ record }))];
 }
@@ -94,10 +80,7 @@ function foodLine(up: Upload, o: Json, uuid: string, t: Times, p: Prov, md: Meta
     water_ml: null,
     nutrients: {},
     metadata: md,
-    provider: p.provider,
-    source: p.source,
-    device: p.device,
-    body_worn: p.body_worn,
+    ...provenanceOf(p),
   };
   for (const m of membersOf(o)) {
     if (!m.id.startsWith(DIETARY_PREFIX)) fail(`food correlation object ${m.id} is not a dietary quantity`);

@@ -2,7 +2,7 @@ import type { MenstrualCycleRecord, SleepPhase, SleepSessionRecord } from '../..
 import { cyclesOf, heavierFlow } from '../../derivations/menstrualCycles.js';
 import { asleepOf, groupsOf, phaseTotals, sleepNights } from '../../derivations/sleepSessions.js';
 import { sha32 } from './lineFields.js';
-import type { FlowMember, SleepMember } from './upload.js';
+import { type FlowMember, provenanceOf, type SleepMember } from './upload.js';
 import { SLEEP_PHASES } from './vocabulary.js';
 
 /** Records that need the whole upload: sleep sessions from sleep-analysis samples, menstrual cycles from flow samples. */
@@ -52,10 +52,7 @@ function sleepSession(night: SleepMember[]): SleepSessionRecord {
       source_name: p.source_name,
       source_bundle_id: p.source_bundle_id,
     },
-    provider: p.provider,
-    source: p.source,
-    device: p.device,
-    body_worn: p.body_worn,
+    ...provenanceOf(p),
   };
 }
 
@@ -89,10 +86,7 @@ export function menstrualCycles(members: FlowMember[]): MenstrualCycleRecord[] {
         cycle_length_days: c.cycle_length_days,
         flow,
         metadata: { timezone: first.tz, source_name: p.source_name, source_bundle_id: p.source_bundle_id },
-        provider: p.provider,
-        source: p.source,
-        device: p.device,
-        body_worn: p.body_worn,
+        ...provenanceOf(p),
       });
     }
   }

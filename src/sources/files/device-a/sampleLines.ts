@@ -3,7 +3,7 @@ import { quantityTypeForHealthKit } from '../../../catalog/quantityCatalog.js';
 import type { Json } from '../../shared/recordError.js';
 import { localDate } from './healthKitDates.js';
 import { fail, finite, metadataOf, timesOf, uuidOf, wasUserEntered } from './lineFields.js';
-import type { Upload } from './upload.js';
+import { sampleFieldsOf, type Upload } from './upload.js';
 import { categoryTypeOf, categoryValueOf } from './vocabulary.js';
 
 /** HKQuantitySample and HKCategorySample lines. */
@@ -33,18 +33,7 @@ export function quantityLine(up: Upload, o: Json): QuantityRecord {
     type: qt.type,
     value: converted,
     unit: qt.unit,
-    start_date: t.start_date,
-    end_date: t.end_date,
-    source_name: p.source_name,
-    source_bundle_id: p.source_bundle_id,
-    device_model: p.device_model,
-    product_type: p.product_type,
-    was_user_entered: wasUserEntered(o, md),
-    metadata: md,
-    provider: p.provider,
-    source: p.source,
-    device: p.device,
-    body_worn: p.body_worn,
+    ...sampleFieldsOf(p, t, wasUserEntered(o, md), md),
   };
 }
 
@@ -73,17 +62,6 @@ export function categoryLine(up: Upload, o: Json): CategoryRecord {
     external_id: uuid,
     type: ct.type,
     value,
-    start_date: t.start_date,
-    end_date: t.end_date,
-    source_name: p.source_name,
-    source_bundle_id: p.source_bundle_id,
-    device_model: p.device_model,
-    product_type: p.product_type,
-    was_user_entered: wasUserEntered(o, md),
-    metadata: md,
-    provider: p.provider,
-    source: p.source,
-    device: p.device,
-    body_worn: p.body_worn,
+    ...sampleFieldsOf(p, t, wasUserEntered(o, md), md),
   };
 }

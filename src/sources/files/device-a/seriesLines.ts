@@ -3,7 +3,7 @@ import { converter, ucumOf } from '../../../catalog/units.js';
 import { isObject, type Json } from '../../shared/recordError.js';
 import { fail, finite, metadataOf, strOrNull, timesOf, uuidOf } from './lineFields.js';
 import { catalogValue, quantityField, ucumValue } from './unitMapping.js';
-import type { Upload } from './upload.js';
+import { provenanceOf, type Upload } from './upload.js';
 import { ECG_CLASSIFICATION_VALUES } from './vocabulary.js';
 
 /** HKElectrocardiogram and HKHeartbeatSeriesSample lines. */
@@ -53,10 +53,7 @@ export function ecgLine(up: Upload, o: Json): EcgRecord {
     number_of_measurements: voltages.length,
     voltages,
     metadata: md,
-    provider: p.provider,
-    source: p.source,
-    device: p.device,
-    body_worn: p.body_worn,
+    ...provenanceOf(p),
   };
 }
 
@@ -81,9 +78,6 @@ export function heartbeatLine(up: Upload, o: Json): HeartbeatSeriesRecord {
     end_date: t.end_date,
     beats,
     metadata: metadataOf(o),
-    provider: p.provider,
-    source: p.source,
-    device: p.device,
-    body_worn: p.body_worn,
+    ...provenanceOf(p),
   };
 }

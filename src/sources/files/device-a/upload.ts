@@ -3,7 +3,8 @@ import { storageUnitConverter } from '../../../catalog/units.js';
 import { boundedCache, type BoundedCache } from '../../../shared/boundedCache.js';
 import type { Json } from '../../shared/recordError.js';
 import { healthKitDeviceKind, isBodyWorn, vendorOf } from '../../shared/vendors.js';
-import { fail, strOrNull } from './lineFields.js';
+import type { Metadata } from '../../../../commands/ingestion/records.js';
+import { fail, strOrNull, type Times } from './lineFields.js';
 
 // ---------------------------------------------------------------------------------------------
 // Provenance (records.ts Provenance; docs/sources.md)
@@ -21,6 +22,22 @@ export type Prov = {
   device_model: string | null;
   product_type: string | null;
 };
+
+/** The record's provenance (records.ts Provenance) from its line's. */
+export const provenanceOf = (p: Prov) => ({ provider: p.provider, source: p.source, device: p.device, body_worn: p.body_worn });
+
+/** What a quantity or category sample carries after its value, in the records' field order. */
+export const sampleFieldsOf = (p: Prov, t: Pick<Times, 'start_date' | 'end_date'>, wasUserEntered: boolean, metadata: Metadata) => ({
+  start_date: t.start_date,
+  end_date: t.end_date,
+  source_name: p.source_name,
+  source_bundle_id: p.source_bundle_id,
+  device_model: p.device_model,
+  product_type: p.product_type,
+  was_user_entered: wasUserEntered,
+  metadata,
+  ...provenanceOf(p),
+});
 
 function deviceLabel(model: string | null, productType: string | null): string | null {
   if (model && productType) return `${model} (${productType})`;

@@ -3,7 +3,7 @@ import { isObject, type Json } from '../../shared/recordError.js';
 import { parseHealthKitDate } from './healthKitDates.js';
 import { fail, finite, metadataOf, timesOf, uuidOf } from './lineFields.js';
 import { catalogValue, quantityField, statValue, ucumValue } from './unitMapping.js';
-import type { Upload } from './upload.js';
+import { provenanceOf, type Upload } from './upload.js';
 import { activityOf, DISTANCE_STATISTICS } from './vocabulary.js';
 
 /** HKWorkout lines, with their route (CLLocation points) and statistics. */
@@ -81,9 +81,6 @@ export function workoutLine(up: Upload, o: Json): WorkoutRecord {
     steps: statValue(up, o, 'HKQuantityTypeIdentifierStepCount', 'sum', 'step_count'),
     route,
     metadata: md,
-    provider: p.provider,
-    source: p.source,
-    device: p.device,
-    body_worn: p.body_worn,
+    ...provenanceOf(p),
   };
 }

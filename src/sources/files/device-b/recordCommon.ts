@@ -1,5 +1,5 @@
 import type { Metadata, NormalizedRecord, ParseItem, Provenance, QuantityRecord, RejectedItem } from '../../../../commands/ingestion/records.js';
-import { isObject, RecordError, type Json } from '../../shared/recordError.js';
+import { isObject, RecordError, textOf, type Json } from '../../shared/recordError.js';
 import { healthConnectDeviceKind, isBodyWorn, vendorOf } from '../../shared/vendors.js';
 import { iso, zoneMetadata, type Frame } from './healthConnectTimes.js';
 import { isManualEntry } from './vocabulary.js';
@@ -22,13 +22,7 @@ function truncateUtf8(s: string, maxBytes: number): string {
 }
 
 export function excerptOf(v: unknown): string {
-  let s: string;
-  try {
-    s = typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v));
-  } catch {
-    s = String(v);
-  }
-  return truncateUtf8(s, MAX_EXCERPT_BYTES);
+  return truncateUtf8(textOf(v), MAX_EXCERPT_BYTES);
 }
 
 export type Common = {

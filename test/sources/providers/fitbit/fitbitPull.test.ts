@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NormalizedRecord } from '../../../../commands/ingestion/records.js';
 import { fitbitConnector } from '../../../../src/sources/providers/fitbit/pull.js';
 import { ProviderCallError } from '../../../../src/sources/shared/oauthClient.js';
-import { startSandbox, type Sandbox } from '../../../../src/sandbox/sandboxServer.js';
-import { parseAll, runPull, sandboxGrant } from '../../shared/sandboxPull.js';
+import type { Sandbox } from '../../../../src/sandbox/sandboxServer.js';
+import { grantedSandbox, parseAll, runPull, sandboxGrant } from '../../shared/sandboxPull.js';
 
 /**
  * Fitbit pulled from the sandbox over HTTP (issue 11 "Connectors for real providers" and
@@ -15,11 +15,9 @@ const NOW = new Date('2026-11-23T10:00:00.000Z');
 // Local days 2026-11-16 .. 2026-11-22 in Paris (UTC+1 in November).
 const WINDOW = { start: new Date('2026-11-15T23:00:00.000Z'), end: new Date('2026-11-22T23:00:00.000Z') };
 
-let sandbox: Sandbox;
-let token: string;
+let sandbox: Sandbox, token: string;
 beforeAll(async () => {
-  sandbox = await startSandbox({ now: () => NOW });
-  token = (await sandboxGrant(sandbox, fitbitConnector)).accessToken;
+  ({ sandbox, token } = await grantedSandbox(fitbitConnector, NOW));
 });
 afterAll(async () => {
   await sandbox?.close();

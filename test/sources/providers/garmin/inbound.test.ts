@@ -5,7 +5,7 @@ import { garminDeregistration, garminNotification, garminPermissionsChange, garm
 import { SANDBOX_CLIENTS } from '../../../../src/sandbox/sandboxClients.js';
 import { CONTROL_PATH, sandboxUserOf, startSandbox, type Sandbox } from '../../../../src/sandbox/sandboxServer.js';
 import { sandboxSettings } from '../../../../src/sandbox/sandboxSettings.js';
-import { connectThroughSandbox, providerUserIdOf } from '../../../connections/consentFlow.js';
+import { connectedProviderUser, connectThroughSandbox } from '../../../connections/consentFlow.js';
 import { waitForEtl } from '../../../ingest/uploadHelpers.js';
 import { expectProblem, expectStatus, startTestApp, type TenantHandle, type TestApp } from '../../../support/server.js';
 
@@ -35,9 +35,7 @@ beforeAll(async () => {
   tenant = await t.createTenant('garmin-a');
   other = await t.createTenant('garmin-b');
   userId = (await t.createUser(tenant.apiKey)).id;
-  const { callback } = await connectThroughSandbox(t, tenant.apiKey, userId, 'garmin');
-  expect(callback.statusCode).toBe(200);
-  garminUser = (await providerUserIdOf(t, userId, 'garmin'))!;
+  garminUser = await connectedProviderUser(t, tenant.apiKey, userId, 'garmin');
 }, 60_000);
 
 afterAll(async () => {

@@ -11,7 +11,7 @@ import { indexInboundSecrets } from '../../../../src/processes/inboundSecretInde
 import { SANDBOX_CLIENTS } from '../../../../src/sandbox/sandboxClients.js';
 import { startSandbox, type Sandbox } from '../../../../src/sandbox/sandboxServer.js';
 import { sandboxSettings } from '../../../../src/sandbox/sandboxSettings.js';
-import { connectThroughSandbox, providerUserIdOf } from '../../../connections/consentFlow.js';
+import { connectedProviderUser } from '../../../connections/consentFlow.js';
 import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../../../support/server.js';
 
 /**
@@ -46,9 +46,7 @@ beforeAll(async () => {
   reader = await t.createTenant('garmin-hostile-reader');
   readerUser = (await t.createUser(reader.apiKey)).id;
   userId = (await t.createUser(tenant.apiKey)).id;
-  const { callback } = await connectThroughSandbox(t, tenant.apiKey, userId, 'garmin');
-  expect(callback.statusCode).toBe(200);
-  garminUser = (await providerUserIdOf(t, userId, 'garmin'))!;
+  garminUser = await connectedProviderUser(t, tenant.apiKey, userId, 'garmin');
 }, 60_000);
 
 afterAll(async () => {

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NormalizedRecord } from '../../../../commands/ingestion/records.js';
 import { ProviderCallError } from '../../../../src/sources/shared/oauthClient.js';
 import { ouraConnector } from '../../../../src/sources/providers/oura/pull.js';
-import { startSandbox, type Sandbox } from '../../../../src/sandbox/sandboxServer.js';
-import { parseAll, runPull, sandboxGrant } from '../../shared/sandboxPull.js';
+import type { Sandbox } from '../../../../src/sandbox/sandboxServer.js';
+import { grantedSandbox, parseAll, runPull, sandboxGrant } from '../../shared/sandboxPull.js';
 
 /**
  * Oura API v2 pulled from the sandbox over HTTP (issue 11 "Connectors for real providers" and
@@ -13,11 +13,9 @@ import { parseAll, runPull, sandboxGrant } from '../../shared/sandboxPull.js';
 const NOW = new Date('2026-11-23T10:00:00.000Z');
 const WINDOW = { start: new Date('2026-11-09T00:00:00.000Z'), end: new Date('2026-11-23T00:00:00.000Z') };
 
-let sandbox: Sandbox;
-let token: string;
+let sandbox: Sandbox, token: string;
 beforeAll(async () => {
-  sandbox = await startSandbox({ now: () => NOW });
-  token = (await sandboxGrant(sandbox, ouraConnector)).accessToken;
+  ({ sandbox, token } = await grantedSandbox(ouraConnector, NOW));
 });
 afterAll(async () => {
   await sandbox?.close();

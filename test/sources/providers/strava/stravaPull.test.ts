@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NormalizedRecord } from '../../../../commands/ingestion/records.js';
 import type { PullContext } from '../../../../src/sources/shared/pullConnector.js';
 import { stravaConnector } from '../../../../src/sources/providers/strava/pull.js';
-import { startSandbox, type Sandbox } from '../../../../src/sandbox/sandboxServer.js';
-import { parseAll, runPull, sandboxGrant } from '../../shared/sandboxPull.js';
+import type { Sandbox } from '../../../../src/sandbox/sandboxServer.js';
+import { grantedSandbox, parseAll, runPull, sandboxGrant } from '../../shared/sandboxPull.js';
 
 /**
  * Strava pulled from the sandbox over HTTP (issue 11 "Connectors for real providers" and
@@ -14,11 +14,9 @@ import { parseAll, runPull, sandboxGrant } from '../../shared/sandboxPull.js';
 const NOW = new Date('2026-11-23T10:00:00.000Z');
 const WINDOW = { start: new Date('2026-10-24T00:00:00.000Z'), end: new Date('2026-11-23T00:00:00.000Z') };
 
-let sandbox: Sandbox;
-let token: string;
+let sandbox: Sandbox, token: string;
 beforeAll(async () => {
-  sandbox = await startSandbox({ now: () => NOW });
-  token = (await sandboxGrant(sandbox, stravaConnector)).accessToken;
+  ({ sandbox, token } = await grantedSandbox(stravaConnector, NOW));
 });
 afterAll(async () => {
   await sandbox?.close();

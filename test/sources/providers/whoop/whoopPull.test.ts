@@ -3,7 +3,7 @@ import type { NormalizedRecord } from '../../../../commands/ingestion/records.js
 import { ProviderCallError } from '../../../../src/sources/shared/oauthClient.js';
 import { WHOOP_PAGE_LIMIT, whoopConnector } from '../../../../src/sources/providers/whoop/pull.js';
 import { startSandbox, type Sandbox } from '../../../../src/sandbox/sandboxServer.js';
-import { parseAll, runPull, sandboxGrant } from '../../shared/sandboxPull.js';
+import { grantedSandbox, parseAll, runPull, sandboxGrant } from '../../shared/sandboxPull.js';
 
 /**
  * The WHOOP developer API v2 pulled from the sandbox over HTTP (issue 11 "Connectors for real
@@ -14,11 +14,9 @@ import { parseAll, runPull, sandboxGrant } from '../../shared/sandboxPull.js';
 const NOW = new Date('2026-11-23T15:00:00.000Z');
 const WINDOW = { start: new Date('2026-10-20T00:00:00.000Z'), end: new Date('2026-11-23T15:00:00.000Z') };
 
-let sandbox: Sandbox;
-let token: string;
+let sandbox: Sandbox, token: string;
 beforeAll(async () => {
-  sandbox = await startSandbox({ now: () => NOW });
-  token = (await sandboxGrant(sandbox, whoopConnector)).accessToken;
+  ({ sandbox, token } = await grantedSandbox(whoopConnector, NOW));
 });
 afterAll(async () => {
   await sandbox?.close();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderCallError } from '../../../../src/sources/shared/oauthClient.js';
 import { withingsConnector } from '../../../../src/sources/providers/withings/pull.js';
 import { startSandbox, type Sandbox } from '../../../../src/sandbox/sandboxServer.js';
-import { parseAll, runPull, sandboxGrant } from '../../shared/sandboxPull.js';
+import { grantedSandbox, parseAll, runPull, sandboxGrant } from '../../shared/sandboxPull.js';
 
 /**
  * Withings pulled from the sandbox over HTTP (issue 11 "Connectors for real providers" and
@@ -12,11 +12,9 @@ import { parseAll, runPull, sandboxGrant } from '../../shared/sandboxPull.js';
 const NOW = new Date('2026-11-23T10:00:00.000Z');
 const WINDOW = { start: new Date('2026-11-09T00:00:00.000Z'), end: new Date('2026-11-23T00:00:00.000Z') };
 
-let sandbox: Sandbox;
-let token: string;
+let sandbox: Sandbox, token: string;
 beforeAll(async () => {
-  sandbox = await startSandbox({ now: () => NOW });
-  token = (await sandboxGrant(sandbox, withingsConnector)).accessToken;
+  ({ sandbox, token } = await grantedSandbox(withingsConnector, NOW));
 });
 afterAll(async () => {
   await sandbox?.close();
