@@ -18,22 +18,14 @@ import { projections } from '../projections/index.js';
 import { SqliteEventStore } from '../src/eventstore/sqliteEventStore.js';
 import { ProjectorRuntime } from '../src/projector/projectorRuntime.js';
 import { SqliteReadStore } from '../src/readstore/sqliteReadStore.js';
+import { EVENTS_COLUMNS } from '../src/eventstore/sqliteEventRows.js';
 
 type Options = { events: number; batch: number; single: number; reps: number; dir: string | null };
 type Row = { label: string; ours: number; raw: number; note: string; oursMB?: number | null; rawMB?: number | null };
 type Ev = UserRegistered & { id: string };
 
-/** The adapter's `events` table (src/eventstore/sqliteEventStore.ts), keys and all. */
-const EVENTS_DDL = `CREATE TABLE events (
-  position   INTEGER PRIMARY KEY AUTOINCREMENT,
-  id         TEXT    NOT NULL UNIQUE,
-  stream     TEXT    NOT NULL,
-  revision   INTEGER NOT NULL,
-  type       TEXT    NOT NULL,
-  data       TEXT    NOT NULL,
-  metadata   TEXT,
-  created_at INTEGER NOT NULL,
-  UNIQUE (stream, revision))`;
+/** The adapter's `events` table (src/eventstore/sqliteEventRows.ts), keys and all. */
+const EVENTS_DDL = `CREATE TABLE events (${EVENTS_COLUMNS})`;
 /** Same columns, rowid only: no AUTOINCREMENT, no unique index. The floor for these rows. */
 const BARE_DDL = `CREATE TABLE events (
   position INTEGER PRIMARY KEY, id TEXT NOT NULL, stream TEXT NOT NULL, revision INTEGER NOT NULL,

@@ -25,9 +25,10 @@ import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { createWebhook } from '../commands/webhooks/createWebhook.js';
 import type { UserRegistered } from '../commands/users/user.js';
-import { createContext, type AppContext } from '../src/app/context.js';
+import { createContext } from '../src/app/context.js';
+import type { AppContext } from '../src/server/appContext.js';
 import { loadConfig } from '../src/config.js';
-import { DEFAULT_LIMITS } from '../src/webhooks/deliveryWorker.js';
+import { DEFAULT_LIMITS } from '../src/processes/webhooks/deliveryWorker.js';
 
 type Options = { events: number; endpoints: number; rate: number; dir: string | null };
 

@@ -1,7 +1,8 @@
 import { hostname } from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
-import { PROVIDER_KINDS } from './connectors/providerKinds.js';
+import type { ProviderSettings } from './catalog/providerFacts.js';
+import { PROVIDER_KINDS } from './catalog/providerKinds.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0'])
@@ -77,7 +78,7 @@ export type Config = {
   projectionRetryDelaysMs?: number[];
   /** A deletion job's attempt not done after this long is failed with the reason (docs/erasure.md). */
   deletionJobTimeoutMs: number;
-  /** Provider pulls (src/connectors/sync, docs/connections.md "Sync runs"): schedule, first backfill, attempts. */
+  /** Provider pulls (src/processes/sync, docs/connections.md "Sync runs"): schedule, first backfill, attempts. */
   sync: { intervalMs: number; backfillDays: number; maxAttempts: number };
   /**
    * Leases of background work shared by several service processes (docs/architecture.md):
@@ -90,16 +91,6 @@ export type Config = {
    * origin of every address of the provider (contracts §7).
    */
   providers: Record<string, ProviderSettings>;
-};
-
-export type ProviderSettings = {
-  clientId?: string;
-  clientSecret?: string;
-  baseUrl?: string;
-  /** Push providers: the secret path segment of the instance's inbound address (`<SLUG>_INBOUND_SECRET`, docs/connectors/garmin.md). */
-  inboundSecret?: string;
-  /** Fitbit: the subscriber verification code its developer console shows (`FITBIT_SUBSCRIBER_VERIFICATION_CODE`, docs/connections.md "Provider webhooks"). */
-  subscriberVerificationCode?: string;
 };
 
 function providerSettings(env: NodeJS.ProcessEnv): Record<string, ProviderSettings> {

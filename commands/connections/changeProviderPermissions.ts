@@ -1,5 +1,5 @@
 import type { EventStore } from '../../src/eventstore/eventStore.js';
-import type { ProviderDescriptor } from '../../src/connectors/providerDescriptor.js';
+import type { ProviderFacts } from '../../src/catalog/providerFacts.js';
 import { handleCommand } from '../shared/commandHandler.js';
 import { categoriesOf } from './completeConsent.js';
 import { connectionState, connectionStream, type ConnectionEvent } from './connection.js';
@@ -12,7 +12,7 @@ import { connectionState, connectionStream, type ConnectionEvent } from './conne
  */
 export async function changeProviderPermissions(
   eventStore: EventStore,
-  input: { userId: string; provider: ProviderDescriptor; permissions: readonly string[]; at: string },
+  input: { userId: string; provider: ProviderFacts; permissions: readonly string[]; at: string },
 ): Promise<number> {
   const result = await handleCommand(eventStore, connectionStream(input.userId, input.provider.slug), connectionState, (state): ConnectionEvent[] => {
     if ((state.status !== 'active' && state.status !== 'needs_reauth') || !state.tenantId) return [];

@@ -1,8 +1,6 @@
 import { ConcurrencyError, type EventStore } from '../../src/eventstore/eventStore.js';
-import { exchangeCode, ProviderCallError, type OAuthClient } from '../../src/connectors/oauthClient.js';
-import type { ConsentCategory, ProviderDescriptor } from '../../src/connectors/providerDescriptor.js';
+import type { ConsentCategory, ProviderFacts } from '../../src/catalog/providerFacts.js';
 import { openValue, sealValue, type ValueSealer } from '../../src/crypto/sealedValue.js';
-import { PROVIDER_USER_ID_READERS } from '../../src/connectors/providerUserIds.js';
 import { loadState } from '../shared/commandHandler.js';
 import {
   connectionOwner,
@@ -14,11 +12,12 @@ import {
   type ConnectionState,
   type ConsentChanged,
 } from './connection.js';
+import type { OAuthClient, ProviderGrants, TokenSet } from './providerGrants.js';
 
 export type ConsentCallback = {
   tenantId: string;
   userId: string;
-  provider: ProviderDescriptor;
+  provider: ProviderFacts;
   stateHash: string;
   code: string | null;
   /** The provider's `error` parameter (the user declined, or the provider refused the request). */
@@ -39,7 +38,7 @@ export type ConsentCallback = {
 export type ConsentOutcome = { status: 'connected' | 'error'; redirectUri: string | null; error: string | null; position: number; otherBrowser?: true };
 
 /** The consent categories (contracts §7) a set of granted scopes covers, in a stable order. */
-export function categoriesOf(provider: ProviderDescriptor, scopes: readonly string[]): ConsentCategory[] {
+export function categoriesOf(provider: Pick<ProviderFacts, 'oauth'>, scopes: readonly string[]): ConsentCategory[] {
   const out = new Set<ConsentCategory>();
   for (const s of scopes) for (const c of provider.oauth.scopes[s] ?? []) out.add(c);
   return [...out].sort();
@@ -55,7 +54,7 @@ export const splitScopes = (scope: string) => scope.split(/[\s,]+/).filter((s) =
  * connection usable again (spec "Connection"). Only the browser the state is bound to completes it
  * (RFC 6749 §10.12): any other callback is refused before anything is decided or appended.
  */
-export async function completeConsent(eventStore: EventStore, sealer: ValueSealer, client: OAuthClient, cb: ConsentCallback): Promise<ConsentOutcome> {
+export async function completeConsent(eventStore: EventStore, sealer: ValueSealer, grants: ProviderGrants, client: OAuthClient, cb: ConsentCallback): Promise<ConsentOutcome> {
   const stream = connectionStream(cb.userId, cb.provider.slug);
   const { state, revision } = await loadState(eventStore, stream, connectionState);
   const pending = state.pending[cb.stateHash];
@@ -73,17 +72,15 @@ export async function completeConsent(eventStore: EventStore, sealer: ValueSeale
   if (cb.error) return fail(`the provider answered ${cb.error.slice(0, 100)}`);
   if (!cb.code) return fail('the provider sent no code');
 
-  let tokens;
+  let exchanged: TokenSet | { refused: string };
   try {
     const verifier = pending.verifierSealed ? openValue(sealer, VERIFIER_PURPOSE, connectionOwner(cb.userId, cb.provider.slug), pending.verifierSealed) : null;
-    tokens = await exchangeCode(cb.provider, client, { code: cb.code, redirectUri: cb.callbackUrl, verifier }, new Date(cb.at));
-    // Providers that name the user only through a call (Garmin, Oura, WHOOP): pushes and webhooks are routed by this id.
-    const readUserId = PROVIDER_USER_ID_READERS[cb.provider.slug];
-    const providerUserId = readUserId ? await readUserId({ baseUrl: client.baseUrl, accessToken: tokens.accessToken }) : null;
-    if (providerUserId) tokens = { ...tokens, providerUserId };
-  } catch (err) {
-    return fail(err instanceof ProviderCallError ? err.message : 'the code could not be exchanged');
+    exchanged = await grants.exchangeCode(cb.provider.slug, client, { code: cb.code, redirectUri: cb.callbackUrl, verifier }, new Date(cb.at));
+  } catch {
+    exchanged = { refused: 'the code could not be exchanged' };
   }
+  if ('refused' in exchanged) return fail(exchanged.refused);
+  const tokens = exchanged;
   const scopes = splitScopes(tokens.scope ?? cb.scope ?? Object.keys(cb.provider.oauth.scopes).join(' '));
   const categories = categoriesOf(cb.provider, scopes);
   const sealed = sealValue(sealer, TOKEN_PURPOSE, connectionOwner(cb.userId, cb.provider.slug), JSON.stringify(tokens));

@@ -1,5 +1,5 @@
 import type { Event } from '../../src/eventstore/eventStore.js';
-import type { ConsentCategory } from '../../src/connectors/providerDescriptor.js';
+import type { ConsentCategory } from '../../src/catalog/providerFacts.js';
 import type { StreamState } from '../shared/commandHandler.js';
 
 /**

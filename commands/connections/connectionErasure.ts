@@ -1,7 +1,6 @@
-import type { ProviderSettings } from '../../src/config.js';
+import type { ProviderSettings } from '../../src/catalog/providerFacts.js';
+import { CONNECTED_PROVIDERS } from '../../src/catalog/providers.js';
 import type { EventStore } from '../../src/eventstore/eventStore.js';
-import { revokeGrant, type TokenSet } from '../../src/connectors/oauthClient.js';
-import { CONNECTED_PROVIDERS } from '../../src/connectors/providers.js';
 import { openValue, type ValueSealer } from '../../src/crypto/sealedValue.js';
 import { resolveProviderClient } from '../../queries/connections/providerKeys.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
@@ -10,6 +9,7 @@ import { tombstone, type ErasureHook } from '../deletions/erasureSteps.js';
 import { handleCommand, loadState } from '../shared/commandHandler.js';
 import { eraseConnectSessions } from './connectSession.js';
 import { connectionOwner, connectionState, connectionStream, holdsGrant, TOKEN_PURPOSE, type ConnectionErased } from './connection.js';
+import type { ProviderGrants, TokenSet } from './providerGrants.js';
 
 /**
  * What erasure does to connections (spec "Credentials and users" and "Provider erasure"): a
@@ -18,7 +18,7 @@ import { connectionOwner, connectionState, connectionStream, holdsGrant, TOKEN_P
  * the user exists); a user's deletion revokes the grants at the providers (best effort, spec
  * "User": deleting → removed) and erases the connection streams, history included.
  */
-export function connectionErasureHook(deps: { eventStore: EventStore; readStore: ReadStore; sealer: ValueSealer; providers: Record<string, ProviderSettings> }): ErasureHook {
+export function connectionErasureHook(deps: { eventStore: EventStore; readStore: ReadStore; sealer: ValueSealer; grants: ProviderGrants; providers: Record<string, ProviderSettings> }): ErasureHook {
   const { eventStore, readStore } = deps;
   return {
     name: 'connections',
@@ -41,7 +41,7 @@ export function connectionErasureHook(deps: { eventStore: EventStore; readStore:
           try {
             const client = await resolveProviderClient(readStore, deps.sealer, deps.providers, job.tenantId, p.slug);
             const tokens = JSON.parse(openValue(deps.sealer, TOKEN_PURPOSE, connectionOwner(job.userId, p.slug), state.tokensSealed)) as TokenSet;
-            if (client) await revokeGrant(p, client, tokens.accessToken);
+            if (client) await deps.grants.revoke(p.slug, client, tokens.accessToken);
           } catch {
             // Best effort: a grant that cannot be revoked expires at the provider.
           }

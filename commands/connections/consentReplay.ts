@@ -1,6 +1,6 @@
 import type { EventStore, RecordedEvent } from '../../src/eventstore/eventStore.js';
 import { StreamDeletedError } from '../../src/eventstore/eventStore.js';
-import { CONNECTED_PROVIDERS } from '../../src/connectors/providers.js';
+import { CONNECTED_PROVIDERS } from '../../src/catalog/providers.js';
 import type { ConsentEventDoc } from '../../projections/connections/connectionsProjection.js';
 import { connectionStream, type ConsentChanged } from './connection.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { EventStore } from '../../src/eventstore/eventStore.js';
-import { connectedProvider } from '../../src/connectors/providers.js';
+import { connectedProvider } from '../../src/catalog/providers.js';
 import { sealValue, type ValueSealer } from '../../src/crypto/sealedValue.js';
 import { sha256Hex } from '../../src/shared/secrets.js';
 import { DomainError } from '../shared/domainError.js';

@@ -1,9 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { EventStore } from '../../src/eventstore/eventStore.js';
-import { authorizeUrl, type OAuthClient } from '../../src/connectors/oauthClient.js';
-import type { ProviderDescriptor } from '../../src/connectors/providerDescriptor.js';
-import { connectedProvider } from '../../src/connectors/providers.js';
+import type { ProviderFacts } from '../../src/catalog/providerFacts.js';
+import { connectedProvider } from '../../src/catalog/providers.js';
 import { sealValue, type ValueSealer } from '../../src/crypto/sealedValue.js';
 import { sha256Hex } from '../../src/shared/secrets.js';
 import { loadProviderDataHead } from '../deletions/providerData.js';
@@ -11,6 +10,7 @@ import { DomainError } from '../shared/domainError.js';
 import { handleCommand, loadState } from '../shared/commandHandler.js';
 import { isVisibleTo, userState, userStream } from '../users/user.js';
 import { CONSENT_STATE_TTL_MS, connectionOwner, connectionState, connectionStream, VERIFIER_PURPOSE, type ConsentRequested } from './connection.js';
+import type { OAuthClient, ProviderGrants } from './providerGrants.js';
 
 export const RequestConsentInput = z.object({
   tenantId: z.string().uuid(),
@@ -31,9 +31,9 @@ export type RequestConsent = z.infer<typeof RequestConsentInput>;
 export const stateHash = (state: string) => sha256Hex(`consent-state:${state}`);
 
 /** The provider's authorisation page for a state (contracts §7), with the PKCE challenge of its verifier where the provider has PKCE. */
-export function providerAuthorizeUrl(provider: ProviderDescriptor, client: OAuthClient, r: { callbackUrl: string; state: string; verifier: string | null }): string {
+export function providerAuthorizeUrl(provider: ProviderFacts, grants: ProviderGrants, client: OAuthClient, r: { callbackUrl: string; state: string; verifier: string | null }): string {
   const challenge = r.verifier ? createHash('sha256').update(r.verifier).digest('base64url') : null;
-  return authorizeUrl(provider, client, { redirectUri: r.callbackUrl, state: r.state, codeChallenge: challenge });
+  return grants.authorizeUrl(provider.slug, client, { redirectUri: r.callbackUrl, state: r.state, codeChallenge: challenge });
 }
 
 /**
@@ -46,6 +46,7 @@ export function providerAuthorizeUrl(provider: ProviderDescriptor, client: OAuth
 export async function requestConsent(
   eventStore: EventStore,
   sealer: ValueSealer,
+  grants: ProviderGrants,
   client: OAuthClient,
   input: RequestConsent,
 ): Promise<{ state: string; providerUrl: string; position: number }> {
@@ -76,5 +77,5 @@ export async function requestConsent(
     },
   };
   const result = await handleCommand(eventStore, connectionStream(cmd.userId, cmd.provider), connectionState, () => event);
-  return { state, providerUrl: providerAuthorizeUrl(provider, client, { callbackUrl: cmd.callbackUrl, state, verifier }), position: result.position };
+  return { state, providerUrl: providerAuthorizeUrl(provider, grants, client, { callbackUrl: cmd.callbackUrl, state, verifier }), position: result.position };
 }

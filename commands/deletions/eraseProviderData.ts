@@ -4,7 +4,8 @@ import { rawNamespace } from '../../src/rawstore/rawNamespaces.js';
 import { deterministicId } from '../../src/shared/ids.js';
 import { loadState } from '../shared/commandHandler.js';
 import { deletionState, deletionStream, isFinished, type DeletionFinished, type DeletionRecordsCounted, type DeletionRequested } from './deletionJob.js';
-import { DATA_ERASED, PROVIDER_DATA_ERASED, type DataErased, type ProviderDataErased } from './erasureEvents.js';
+import { DATA_ERASED, PROVIDER_DATA_ERASED } from '../../src/catalog/eventTypes.js';
+import type { DataErased, ProviderDataErased } from './erasureEvents.js';
 import { deleteRawObjects, destroyKeys, eraseDeliveries, eraseUploads, nowOf, purgeStores, queuedUploads, step, type ErasureDeps } from './erasureSteps.js';
 import { loadProviderData, providerDataStream, type ProviderErasureFinished, type ProviderErasureRequested } from './providerData.js';
 

@@ -1,5 +1,5 @@
 import { ConcurrencyError, type EventStore } from '../../src/eventstore/eventStore.js';
-import { PROVIDER_KINDS } from '../../src/connectors/providerKinds.js';
+import { PROVIDER_KINDS } from '../../src/catalog/providerKinds.js';
 import { legacyRawNamespace, rawNamespace } from '../../src/rawstore/rawNamespaces.js';
 import { deterministicId } from '../../src/shared/ids.js';
 import { loadState } from '../shared/commandHandler.js';
@@ -7,7 +7,8 @@ import { externalRefState, externalRefStream } from '../users/externalRef.js';
 import { userStream, type UserErased } from '../users/user.js';
 import { profileKeyRef } from '../../src/crypto/personalSealing.js';
 import { deletionState, deletionStream, isFinished, type DeletionFinished } from './deletionJob.js';
-import { USER_DELETED, USER_ERASED, type UserDeleted } from './erasureEvents.js';
+import { USER_DELETED, USER_ERASED } from '../../src/catalog/eventTypes.js';
+import type { UserDeleted } from './erasureEvents.js';
 import { deleteRawObjects, destroyKeys, eraseDeliveries, eraseUploads, nowOf, purgeStores, queuedUploads, step, tombstone, type ErasureDeps } from './erasureSteps.js';
 import { loadProviderData, providerDataStream } from './providerData.js';
 

@@ -1,3 +1,4 @@
+import type { DATA_ERASED, PROVIDER_DATA_ERASED, USER_DELETED } from '../../src/catalog/eventTypes.js';
 import type { Event } from '../../src/eventstore/eventStore.js';
 import type { UserErased } from '../users/user.js';
 
@@ -8,13 +9,8 @@ import type { UserErased } from '../users/user.js';
  * Two of them are for read models: on `user.erased` every projection drops the user's rows, on
  * `provider_data.erased` every projection drops the rows of that user and provider (and anything
  * derived from them is computed again without them). The other two announce the end of a job
- * (webhook types of the same names, contracts §8).
+ * (webhook types of the same names, contracts §8). Their names are in src/catalog/eventTypes.ts.
  */
-export const USER_ERASED: UserErased['type'] = 'user.erased';
-export const PROVIDER_DATA_ERASED = 'provider_data.erased' as const;
-export const DATA_ERASED = 'data.erased' as const;
-export const USER_DELETED = 'user.deleted' as const;
-
 export type { UserErased };
 
 /** Every row of this user and provider is to go; the user, other providers and the source order stay. */

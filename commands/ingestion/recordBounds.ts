@@ -7,7 +7,7 @@ import type { NormalizedRecord } from './records.js';
  * each interval no longer than its kind allows (src/catalog/intervalBounds.ts). Answers why not,
  * or null. Pure: judged against the receipt time, never the clock, so a re-run rejects the same.
  *
- * Every source's records pass here on their way to the log (src/pipeline/runEtlJob.ts), so no
+ * Every source's records pass here on their way to the log (src/processes/etl/runEtlJob.ts), so no
  * parser needs its own copy of these rules, and nothing downstream meets a record outside them.
  */
 export function recordBoundsViolation(r: NormalizedRecord, receivedAt: string): string | null {

@@ -20,12 +20,8 @@ export type Provenance = {
 
 export type Metadata = Record<string, unknown>;
 
-export type QuantityRecord = Provenance & {
-  kind: 'quantity';
-  external_id: string;
-  type: string;
-  value: number;
-  unit: string;
+/** What a quantity and a category sample share: its interval, and where it was recorded in HealthKit's terms (null where the source does not say). */
+export type SampleFields = {
   start_date: string;
   end_date: string;
   source_name: string | null;
@@ -33,24 +29,25 @@ export type QuantityRecord = Provenance & {
   device_model: string | null;
   product_type: string | null;
   was_user_entered: boolean;
+};
+
+export type QuantityRecord = Provenance & SampleFields & {
+  kind: 'quantity';
+  external_id: string;
+  type: string;
+  value: number;
+  unit: string;
   /** Provider fields as sent, plus timezone, original_value and original_unit. */
   metadata: Metadata;
 };
 
-export type CategoryRecord = Provenance & {
+export type CategoryRecord = Provenance & SampleFields & {
   kind: 'category';
   external_id: string;
   /** Canonical category type, e.g. sleep_analysis, menstrual_flow, mindful_session. */
   type: string;
   /** Canonical value, e.g. asleep_deep, medium; the provider's own value stays in metadata. */
   value: string;
-  start_date: string;
-  end_date: string;
-  source_name: string | null;
-  source_bundle_id: string | null;
-  device_model: string | null;
-  product_type: string | null;
-  was_user_entered: boolean;
   metadata: Metadata;
 };
 
@@ -219,7 +216,7 @@ export type ParseContext = {
   receivedAt: string;
   /**
    * For a payload pulled from or pushed by a provider: the provider's data type the payload holds
-   * (`PulledPayload.dataType`, src/connectors/pullConnector.ts), which picks its decoder. Null for
+   * (`PulledPayload.dataType`, src/sources/shared/pullConnector.ts), which picks its decoder. Null for
    * device uploads, whose format is the provider itself.
    */
   dataType: string | null;

@@ -1,5 +1,5 @@
 import { SYNC_RUNS, type SyncRunDoc } from '../../projections/sync/syncRunsProjection.js';
-import { CONNECTED_PROVIDERS } from '../../src/connectors/providers.js';
+import { CONNECTED_PROVIDERS } from '../../src/catalog/providers.js';
 import type { EventStore } from '../../src/eventstore/eventStore.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
 import { tombstone, type ErasureHook } from '../deletions/erasureSteps.js';

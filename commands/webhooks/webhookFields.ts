@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { literalHost, checkAddress, ForbiddenAddressError } from '../../src/shared/addressPolicy.js';
-import { PRIVATE_TARGETS_HINT } from '../../src/webhooks/httpSender.js';
 import { WEBHOOK_EVENT_TYPES, isWebhookEventType } from '../../src/webhooks/eventCatalog.js';
 import { DomainError } from '../shared/domainError.js';
+
+/** What lets deliveries reach private addresses, said with each refusal (here and by the sender). */
+export const PRIVATE_TARGETS_HINT = 'WEBHOOK_ALLOW_PRIVATE_TARGETS is off';
 
 /** Spec "Webhook endpoint" and "Limits": url at most 2048 characters, description at most 255. */
 export const WebhookUrl = z

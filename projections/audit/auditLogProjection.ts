@@ -1,4 +1,4 @@
-import type { AuditRecorded } from '../../commands/audit/recordAudit.js';
+import { auditDetails, type AuditRecorded } from '../../commands/audit/recordAudit.js';
 import { defineProjection } from '../../src/projector/projection.js';
 
 export type AuditDoc = {
@@ -37,13 +37,7 @@ export const auditLogProjection = defineProjection<AuditRecorded>({
           at: d.at,
           actor: d.actor,
           actor_id: d.actor_id,
-          action: d.action,
-          method: d.method,
-          path: d.path,
-          status: d.status,
-          tenant_id: d.tenant_id,
-          request_id: d.request_id,
-          target: d.target,
+          ...auditDetails(d),
         },
       },
     ];

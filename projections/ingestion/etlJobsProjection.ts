@@ -1,5 +1,6 @@
 import { TIER_PRIORITY, type UploadEvent } from '../../commands/ingestion/upload.js';
-import { PROVIDER_DATA_ERASED, USER_ERASED, type ProviderDataErased, type UserErased } from '../../commands/deletions/erasureEvents.js';
+import { PROVIDER_DATA_ERASED, USER_ERASED } from '../../src/catalog/eventTypes.js';
+import type { ProviderDataErased, UserErased } from '../../commands/deletions/erasureEvents.js';
 import { defineProjection } from '../../src/projector/projection.js';
 
 export type EtlJobDoc = {

@@ -1,5 +1,6 @@
 import type { RecordsRejected } from '../../commands/ingestion/ingestedEvents.js';
-import { PROVIDER_DATA_ERASED, USER_ERASED, type ProviderDataErased, type UserErased } from '../../commands/deletions/erasureEvents.js';
+import { PROVIDER_DATA_ERASED, USER_ERASED } from '../../src/catalog/eventTypes.js';
+import type { ProviderDataErased, UserErased } from '../../commands/deletions/erasureEvents.js';
 import { defineProjection } from '../../src/projector/projection.js';
 
 export type RejectedRecordDoc = {

@@ -13,28 +13,10 @@ export const categorySamplesProjection = withMergedView(
     eventType: 'category_samples.ingested',
     indexes: [
       // List of one type, and the merged view's neighbourhood (user, type, start range).
-      {
-        fields: [
-          ['user_id', 1],
-          ['type', 1],
-          ['start_date', 1],
-          ['id', 1],
-        ],
-      },
+      { fields: [['user_id', 1], ['type', 1], ['start_date', 1], ['id', 1]] },
       // List of every type.
-      {
-        fields: [
-          ['user_id', 1],
-          ['start_date', 1],
-          ['id', 1],
-        ],
-      },
-      {
-        fields: [
-          ['user_id', 1],
-          ['day', 1],
-        ],
-      },
+      { fields: [['user_id', 1], ['start_date', 1], ['id', 1]] },
+      { fields: [['user_id', 1], ['day', 1]] },
     ],
     // Every scalar field of the record: a million rows of them stay small.
     columns: ['value', 'unit', 'end_date', 'source_name', 'source_bundle_id', 'device_model', 'product_type', 'was_user_entered'],

@@ -21,26 +21,10 @@ export const dailySummariesProjection = withMergedView(
     collection: 'daily_summaries',
     eventType: 'daily_summaries.ingested',
     indexes: [
-      {
-        fields: [
-          ['user_id', 1],
-          ['date', 1],
-          ['id', 1],
-        ],
-      },
+      { fields: [['user_id', 1], ['date', 1], ['id', 1]] },
       // The merged view's neighbourhood.
-      {
-        fields: [
-          ['user_id', 1],
-          ['day_start', 1],
-        ],
-      },
-      {
-        fields: [
-          ['user_id', 1],
-          ['day', 1],
-        ],
-      },
+      { fields: [['user_id', 1], ['day_start', 1]] },
+      { fields: [['user_id', 1], ['day', 1]] },
     ],
     // A summary's day is its own date.
     day: (r) => r.date,

@@ -1,3 +1,4 @@
+import type { Change } from '../../src/readstore/readStore.js';
 import type { RecordsIngestedData } from '../../commands/ingestion/ingestedEvents.js';
 
 /**
@@ -25,6 +26,14 @@ export const ownedFields = (d: Pick<RecordsIngestedData, 'user_id' | 'tenant_id'
   day,
   ingested_at: d.ingested_at,
 });
+
+/** The provenance a record's child rows (a night's phases, a workout's route points) repeat. */
+export const childProvenance = (r: { provider: string; source: string; device: string | null }) => ({ provider: r.provider, source: r.source, device: r.device });
+
+/** A record's child rows replaced: the rows its earlier version had go, each new row is put. */
+export function replaceChildren(collection: string, parent: Readonly<Record<string, string>>, docs: readonly ({ _id: string } & Record<string, unknown>)[]): Change[] {
+  return [{ op: 'deleteMany', collection, filter: parent }, ...docs.map((doc): Change => ({ op: 'put', collection, doc }))];
+}
 
 /** UTC date of an RFC 3339 UTC time as records carry it (`toISOString()`). */
 export const utcDay = (iso: string): string => iso.slice(0, 10);

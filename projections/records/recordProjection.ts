@@ -1,6 +1,7 @@
 import type { RecordsIngested } from '../../commands/ingestion/ingestedEvents.js';
 import type { NormalizedRecord } from '../../commands/ingestion/records.js';
-import { PROVIDER_DATA_ERASED, USER_ERASED, type ProviderDataErased, type UserErased } from '../../commands/deletions/erasureEvents.js';
+import { PROVIDER_DATA_ERASED, USER_ERASED } from '../../src/catalog/eventTypes.js';
+import type { ProviderDataErased, UserErased } from '../../commands/deletions/erasureEvents.js';
 import type { RecordedEvent } from '../../src/eventstore/eventStore.js';
 import { defineProjection, type Projection } from '../../src/projector/projection.js';
 import type { Change, CollectionSpec, Filter, IndexSpec, UpdateChange } from '../../src/readstore/readStore.js';

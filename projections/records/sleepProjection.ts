@@ -1,6 +1,6 @@
 import type { SleepPhase, SleepSessionRecord } from '../../commands/ingestion/records.js';
 import type { Change } from '../../src/readstore/readStore.js';
-import { ownedFields, utcDay, type OwnedFields, type RecordDocBase } from './recordDoc.js';
+import { childProvenance, ownedFields, replaceChildren, utcDay, type OwnedFields, type RecordDocBase } from './recordDoc.js';
 import { childKey, childRecordId } from './recordIds.js';
 import { sleepMergeRule } from '../../src/merge/kindMergeRules.js';
 import { withMergedView } from './mergedView/mergedFlags.js';
@@ -42,39 +42,16 @@ export const sleepProjection = withMergedView(
         booleans: RECORD_BOOLEANS,
         indexes: [
           // List by bedtime_start, and the merged view's neighbourhood.
-          {
-            fields: [
-              ['user_id', 1],
-              ['bedtime_start', 1],
-              ['id', 1],
-            ],
-          },
+          { fields: [['user_id', 1], ['bedtime_start', 1], ['id', 1]] },
           // A session by its integer id (phases route).
-          {
-            fields: [
-              ['user_id', 1],
-              ['id', 1],
-            ],
-          },
-          {
-            fields: [
-              ['user_id', 1],
-              ['day', 1],
-            ],
-          },
+          { fields: [['user_id', 1], ['id', 1]] },
+          { fields: [['user_id', 1], ['day', 1]] },
         ],
       },
       {
         name: 'sleep_phases',
         indexes: [
-          {
-            fields: [
-              ['user_id', 1],
-              ['session_key', 1],
-              ['start_date', 1],
-              ['id', 1],
-            ],
-          },
+          { fields: [['user_id', 1], ['session_key', 1], ['start_date', 1], ['id', 1]] },
         ],
       },
     ],
@@ -86,10 +63,8 @@ export const sleepProjection = withMergedView(
         const { kind: _kind, phases, ...fields } = r;
         const session = recordUpsert(event, sequence, 'sleep_sessions', i, fields, utcDay(r.bedtime_start));
         const key = session.id;
-        changes.push(session);
-        changes.push({ op: 'deleteMany', collection: 'sleep_phases', filter: { user_id: d.user_id, session_key: key } });
-        phases.forEach((p, j) => {
-          const doc: SleepPhaseDoc = {
+        const docs = phases.map(
+          (p, j): SleepPhaseDoc => ({
             _id: childKey(key, j),
             id: childRecordId(sequence, child++),
             session_key: key,
@@ -97,14 +72,12 @@ export const sleepProjection = withMergedView(
             start_date: p.start_date,
             end_date: p.end_date,
             duration_s: (Date.parse(p.end_date) - Date.parse(p.start_date)) / 1000,
-            provider: r.provider,
-            source: r.source,
-            device: r.device,
+            ...childProvenance(r),
             body_worn: r.body_worn,
             ...ownedFields(d, utcDay(p.start_date)),
-          };
-          changes.push({ op: 'put', collection: 'sleep_phases', doc });
-        });
+          }),
+        );
+        changes.push(session, ...replaceChildren('sleep_phases', { user_id: d.user_id, session_key: key }, docs));
       });
       return changes;
     },

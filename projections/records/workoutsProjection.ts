@@ -1,6 +1,6 @@
 import type { RoutePoint, WorkoutRecord } from '../../commands/ingestion/records.js';
 import type { Change } from '../../src/readstore/readStore.js';
-import { ownedFields, utcDay, type OwnedFields, type RecordDocBase } from './recordDoc.js';
+import { childProvenance, ownedFields, replaceChildren, utcDay, type OwnedFields, type RecordDocBase } from './recordDoc.js';
 import { childKey } from './recordIds.js';
 import { workoutMergeRule } from '../../src/merge/kindMergeRules.js';
 import { withMergedView } from './mergedView/mergedFlags.js';
@@ -34,47 +34,17 @@ export const workoutsProjection = withMergedView(
         booleans: RECORD_BOOLEANS,
         indexes: [
           // List of every activity, and the merged view's neighbourhood.
-          {
-            fields: [
-              ['user_id', 1],
-              ['start_date', 1],
-              ['id', 1],
-            ],
-          },
-          {
-            fields: [
-              ['user_id', 1],
-              ['type', 1],
-              ['start_date', 1],
-              ['id', 1],
-            ],
-          },
+          { fields: [['user_id', 1], ['start_date', 1], ['id', 1]] },
+          { fields: [['user_id', 1], ['type', 1], ['start_date', 1], ['id', 1]] },
           // A workout by its integer id (route).
-          {
-            fields: [
-              ['user_id', 1],
-              ['id', 1],
-            ],
-          },
-          {
-            fields: [
-              ['user_id', 1],
-              ['day', 1],
-            ],
-          },
+          { fields: [['user_id', 1], ['id', 1]] },
+          { fields: [['user_id', 1], ['day', 1]] },
         ],
       },
       {
         name: 'workout_route_points',
         indexes: [
-          {
-            fields: [
-              ['user_id', 1],
-              ['workout_key', 1],
-              ['timestamp', 1],
-              ['_id', 1],
-            ],
-          },
+          { fields: [['user_id', 1], ['workout_key', 1], ['timestamp', 1], ['_id', 1]] },
         ],
       },
     ],
@@ -85,10 +55,8 @@ export const workoutsProjection = withMergedView(
         const { kind: _kind, route, ...fields } = r;
         const workout = recordUpsert(event, sequence, 'workouts', i, { ...fields, track: trackSummary(route) }, utcDay(r.start_date));
         const key = workout.id;
-        changes.push(workout);
-        changes.push({ op: 'deleteMany', collection: 'workout_route_points', filter: { user_id: d.user_id, workout_key: key } });
-        orderedRoute(route).forEach((p, j) => {
-          const doc: RoutePointDoc = {
+        const docs = orderedRoute(route).map(
+          (p, j): RoutePointDoc => ({
             _id: childKey(key, j),
             workout_key: key,
             timestamp: p.timestamp,
@@ -98,13 +66,11 @@ export const workoutsProjection = withMergedView(
             speed_mps: p.speed_mps,
             course_deg: p.course_deg,
             horizontal_accuracy_m: p.horizontal_accuracy_m,
-            provider: r.provider,
-            source: r.source,
-            device: r.device,
+            ...childProvenance(r),
             ...ownedFields(d, utcDay(p.timestamp)),
-          };
-          changes.push({ op: 'put', collection: 'workout_route_points', doc });
-        });
+          }),
+        );
+        changes.push(workout, ...replaceChildren('workout_route_points', { user_id: d.user_id, workout_key: key }, docs));
       });
       return changes;
     },

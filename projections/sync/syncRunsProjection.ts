@@ -1,4 +1,5 @@
-import { PROVIDER_DATA_ERASED, USER_ERASED, type ProviderDataErased, type UserErased } from '../../commands/deletions/erasureEvents.js';
+import { PROVIDER_DATA_ERASED, USER_ERASED } from '../../src/catalog/eventTypes.js';
+import type { ProviderDataErased, UserErased } from '../../commands/deletions/erasureEvents.js';
 import { SYNC_RUN_EVENT_TYPES, TRIGGER_PRIORITY, type SyncRunEvent, type SyncRunStatus, type SyncTrigger } from '../../commands/sync/syncRun.js';
 import { defineProjection } from '../../src/projector/projection.js';
 

@@ -1,4 +1,5 @@
-import { USER_ERASED, type UserErased } from '../../commands/deletions/erasureEvents.js';
+import { USER_ERASED } from '../../src/catalog/eventTypes.js';
+import type { UserErased } from '../../commands/deletions/erasureEvents.js';
 import { TAG_CREATED, type TagCreated, type TagKind } from '../../commands/tags/tag.js';
 import { defineProjection } from '../../src/projector/projection.js';
 

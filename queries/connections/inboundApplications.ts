@@ -1,7 +1,7 @@
 import { inboundSecretDigest } from '../../commands/connections/providerKeys.js';
 import type { ConnectionDoc } from '../../projections/connections/connectionsProjection.js';
 import { PROVIDER_KEYS, type ProviderKeysDoc } from '../../projections/connections/providerKeysProjection.js';
-import type { ProviderSettings } from '../../src/config.js';
+import type { ProviderSettings } from '../../src/catalog/providerFacts.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
 import { digestsEqual } from '../../src/shared/secrets.js';
 import { IDS_PER_QUERY } from './connectionsOfProviderUsers.js';

@@ -1,12 +1,9 @@
 import type { ValueSealer } from '../../src/crypto/sealedValue.js';
-import type { ProviderSettings } from '../../src/config.js';
-import { CONNECTED_PROVIDERS } from '../../src/connectors/providers.js';
-import { PROVIDER_KINDS } from '../../src/connectors/providerKinds.js';
+import type { ProviderSettings } from '../../src/catalog/providerFacts.js';
+import { FILE_FORMATS } from '../../src/catalog/formats.js';
+import { CONNECTED_PROVIDERS } from '../../src/catalog/providers.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
 import { resolveProviderClient } from './providerKeys.js';
-
-/** Device providers take uploads of one export format each (README "Device uploads"). */
-const DEVICE_NAMES: Record<string, string> = { 'device-a': 'Apple HealthKit export', 'device-b': 'Health Connect export', 'device-c': 'Gadgetbridge export' };
 
 export type ProviderEntry = { slug: string; name: string; kind: 'oauth' | 'push' | 'device'; enabled: boolean; data_types: string[] };
 
@@ -21,9 +18,7 @@ export async function listProviders(readStore: ReadStore, sealer: ValueSealer, s
     const client = await resolveProviderClient(readStore, sealer, settings, tenantId, p.slug);
     out.push({ slug: p.slug, name: p.name, kind: p.kind, enabled: client !== null, data_types: [...p.dataTypes] });
   }
-  for (const [slug, kind] of Object.entries(PROVIDER_KINDS)) {
-    if (kind !== 'device') continue;
-    out.push({ slug, name: DEVICE_NAMES[slug] ?? slug, kind, enabled: true, data_types: ['upload'] });
-  }
+  // Device providers take uploads of one export format each (README "Device uploads").
+  for (const f of FILE_FORMATS) out.push({ slug: f.slug, name: f.name, kind: 'device', enabled: true, data_types: ['upload'] });
   return out;
 }

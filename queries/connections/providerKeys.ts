@@ -1,8 +1,7 @@
 import { PROVIDER_KEY_PURPOSE, providerKeyOwner } from '../../commands/connections/providerKeys.js';
 import { PROVIDER_KEYS, providerKeysDocId, type ProviderKeysDoc } from '../../projections/connections/providerKeysProjection.js';
-import type { ProviderSettings } from '../../src/config.js';
-import { connectedProvider } from '../../src/connectors/providers.js';
-import { WEBHOOK_PATHS } from '../../src/connectors/webhooks/webhookAddresses.js';
+import type { ProviderSettings } from '../../src/catalog/providerFacts.js';
+import { connectedProvider } from '../../src/catalog/providers.js';
 import { openValue, type ValueSealer } from '../../src/crypto/sealedValue.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
 
@@ -25,7 +24,7 @@ export type ProviderKeysResource = {
  * where the provider sends its webhooks (a pull provider's) or pushes (Garmin's).
  */
 export function instanceUrls(publicBaseUrl: string, provider: string) {
-  return { redirect: `${publicBaseUrl}/oauth/${provider}/callback`, inbound: `${publicBaseUrl}${WEBHOOK_PATHS[provider] ?? `/inbound/${provider}`}` };
+  return { redirect: `${publicBaseUrl}/oauth/${provider}/callback`, inbound: `${publicBaseUrl}${connectedProvider(provider)?.webhookPath ?? `/inbound/${provider}`}` };
 }
 
 /** The tenant's keys opened with the configured sealing key; a value that no longer opens makes the keys `error`. */

@@ -2,7 +2,7 @@ import type { ConnectionDoc } from '../../projections/connections/connectionsPro
 import { SYNC_RUNS, type SyncRunDoc } from '../../projections/sync/syncRunsProjection.js';
 import { syncRunStream } from '../../commands/sync/syncRun.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
-import { nextPullAtMs, scheduleOffsetMs, slotOf } from '../../src/connectors/sync/syncSchedule.js';
+import { nextPullAtMs, scheduleOffsetMs, slotOf } from '../../commands/sync/syncSchedule.js';
 
 /** The pull schedule of the answering process: its interval, which providers it pulls, and now. */
 export type PullSchedule = { intervalMs: number; pulls: (provider: string) => boolean; now: Date };

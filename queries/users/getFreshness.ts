@@ -1,7 +1,8 @@
 import type { Filter, ReadStore } from '../../src/readstore/readStore.js';
 import { recordProjections } from '../../projections/index.js';
 import type { EtlJobDoc } from '../../projections/ingestion/etlJobsProjection.js';
-import { providerKind, type ProviderKind } from '../../src/connectors/providerKinds.js';
+import type { ProviderKind } from '../../src/catalog/providerFacts.js';
+import { providerKind } from '../../src/catalog/providerKinds.js';
 
 /**
  * Freshness of each source of a user (spec "Freshness of a source", contracts §6): one entry per

@@ -1,80 +1,39 @@
 import type { Logger } from 'pino';
 import { projections, recordProjections } from '../../projections/index.js';
 import type { Config } from '../config.js';
-import type { EventStore } from '../eventstore/eventStore.js';
 import type { ErasureHook } from '../../commands/deletions/erasureSteps.js';
 import { connectionErasureHook } from '../../commands/connections/connectionErasure.js';
-import type { DataKeys } from '../crypto/dataKeys.js';
-import { dataKeysOf } from '../crypto/dataKeysOf.js';
+import { dataKeysOf } from './dataKeysOf.js';
 import { OpeningEventStore } from '../crypto/openingEventStore.js';
 import { PersonalSealer } from '../crypto/personalSealing.js';
 import { EventOpener } from '../crypto/recordSealing.js';
 import { PERSONAL_FIELDS } from '../../commands/shared/personalFields.js';
-import { DeletionJobRunner } from '../processes/deletionJobRunner.js';
+import { DeletionJobRunner } from '../processes/deletions/deletionJobRunner.js';
 import { ProjectorRuntime } from '../projector/projectorRuntime.js';
 import { ReactorRuntime } from '../projector/reactor.js';
-import { userSubscriptionsReactor } from '../connectors/webhooks/userSubscriptions.js';
+import { userSubscriptionsReactor } from '../processes/sync/userSubscriptions.js';
+import { EtlWorker } from '../processes/etl/etlWorker.js';
+import { EtlThreadPool } from '../processes/etl/etlPool.js';
+import { etlParsers } from '../sources/registry.js';
+import { providerGrants } from '../sources/providerGrants.js';
 import { tenantNameClaimsReactor } from '../processes/tenantNameClaims.js';
 import type { ReadStore } from '../readstore/readStore.js';
 import type { RawStore } from '../rawstore/rawStore.js';
-import { EtlWorker } from '../pipeline/etlWorker.js';
-import { EtlThreadPool } from '../pipeline/etlPool.js';
-import { etlParsers } from '../pipeline/etlParsers.js';
 import { sha256Hex } from '../shared/secrets.js';
 import { resolveAdminKey, resolveSealingKey } from './dataDir.js';
 import { createLogger } from './logger.js';
-import { RuntimeMonitor } from './runtimeStats.js';
-import { WebhookEngine } from '../webhooks/webhookEngine.js';
+import { RuntimeMonitor } from '../shared/runtimeStats.js';
+import { WebhookEngine } from '../processes/webhooks/webhookEngine.js';
 import { deliveryErasure } from '../webhooks/deliveryErasure.js';
 import { WEBHOOK_SECRET_SEALING, WebhookSecrets } from '../webhooks/secretSealing.js';
-import { sealingKeyringOf } from '../crypto/sealingKeyringOf.js';
-import { ValueSealer } from '../crypto/sealedValue.js';
+import { sealingKeyringOf, valueSealerOf } from './sealingKeyringOf.js';
 import { openStores } from './stores.js';
 import { leaseSettingsOf } from './leaseSettings.js';
-import { createSync, type SyncOptions } from '../connectors/sync/syncWiring.js';
-import { WebhookApplications } from '../connectors/webhooks/webhookApplications.js';
+import { createSync, type SyncOptions } from '../processes/sync/syncWiring.js';
+import { WebhookApplications } from '../server/webhookApplications.js';
 import { indexInboundSecrets } from '../processes/inboundSecretIndex.js';
 import { providerKeysProjection } from '../../projections/connections/providerKeysProjection.js';
-import type { SyncWorker } from '../connectors/sync/syncWorker.js';
-
-export type AppContext = {
-  config: Config;
-  log: Logger;
-  eventStore: EventStore;
-  readStore: ReadStore;
-  rawStore: RawStore;
-  etl: EtlWorker;
-  /** Provider pulls (src/connectors/sync): runs queued, claimed on leases and carried out. */
-  sync: SyncWorker;
-  projectors: ProjectorRuntime;
-  reactors: ReactorRuntime;
-  /** User deletions and provider erasures (docs/erasure.md). */
-  deletions: DeletionJobRunner;
-  /** What other capabilities erase with a user or a provider's data (commands/deletions/erasureSteps.ts). */
-  erasureHooks: ErasureHook[];
-  /** Per user and provider data keys that seal health payloads (docs/erasure.md). */
-  dataKeys: DataKeys;
-  adminKeyHash: string;
-  /** Set when this start generated the admin key; main prints it once. */
-  generatedAdminKey: string | null;
-  /** Keys cursor MACs (src/shared/cursor.ts); sealing goes through the keyrings below, never this directly. */
-  sealingKey: Buffer;
-  /** Seals and opens provider keys, OAuth tokens and PKCE verifiers (src/crypto/sealedValue.ts). */
-  valueSealer: ValueSealer;
-  /** Each provider's applications opened once for its webhooks, kept until provider keys change. */
-  webhookApplications: WebhookApplications;
-  runtime: RuntimeMonitor;
-  /** Webhook delivery (src/webhooks): runs with the background work of the service. */
-  webhooks: WebhookEngine;
-  /** Seals and opens endpoints' signing secrets under SEALING_KEY (and SEALING_KEY_PREVIOUS during a rotation). */
-  webhookSecrets: WebhookSecrets;
-  /**
-   * Waits until the named read models (default: all) reflect everything up to `position`
-   * (default: the head): read-your-writes for the answering process (docs/read-your-writes.md).
-   */
-  settle: (position?: number, projections?: readonly string[]) => Promise<void>;
-  close: () => Promise<void>;
-};
+import type { AppContext } from '../server/appContext.js';
 
 /**
  * `all`: projections, process managers and the ETL worker (the service). `projections`: read
@@ -111,7 +70,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     },
     retry: config.projectionRetryDelaysMs ? { delaysMs: config.projectionRetryDelaysMs } : undefined,
   });
-  const valueSealer = ValueSealer.fromConfig(config);
+  const valueSealer = valueSealerOf(config);
   const webhookApplications = new WebhookApplications({ readStore, sealer: valueSealer, providers: config.providers });
   const sync = createSync(
     {
@@ -129,7 +88,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
   );
   const subscriptions = userSubscriptionsReactor({ eventStore, readStore, sealer: valueSealer, providers: config.providers, publicBaseUrl: config.publicBaseUrl, now: () => sync.worker.now(), log });
   const reactors = new ReactorRuntime(eventStore, readStore, [sync.reactor, subscriptions, tenantNameClaimsReactor({ eventStore, log })], log, leases('reactors'));
-  const erasureHooks: ErasureHook[] = [connectionErasureHook({ eventStore, readStore, sealer: valueSealer, providers: config.providers }), sync.erasureHook];
+  const erasureHooks: ErasureHook[] = [connectionErasureHook({ eventStore, readStore, sealer: valueSealer, grants: providerGrants, providers: config.providers }), sync.erasureHook];
   const webhookSecrets = new WebhookSecrets(sealingKeyringOf(config, WEBHOOK_SECRET_SEALING));
   const webhooks = new WebhookEngine({
     eventStore,
@@ -165,7 +124,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     concurrency: config.etlConcurrency,
     takeOverRunningAtStart: config.backend.kind === 'embedded',
     leases: leases('etl'),
-    // ETL pool (src/pipeline/etlPool.ts): jobs normalised on worker threads with their own store connections.
+    // ETL pool (src/processes/etl/etlPool.ts): jobs normalised on worker threads with their own store connections.
     pool: new EtlThreadPool(config),
   });
   const runBackground = mode !== 'none';
@@ -205,6 +164,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     generatedAdminKey: admin.generated ? admin.key : null,
     sealingKey,
     valueSealer,
+    grants: providerGrants,
     webhookApplications,
     runtime,
     webhooks,

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { resealConnectionTokens, resealProviderKeys } from '../../commands/connections/resealSecrets.js';
 import { resealWebhookSecret } from '../../commands/webhooks/resealWebhookSecret.js';
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from '../server/appContext.js';
 import { printJson, withContext, type OpenContext } from './shared.js';
 
 /**

@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from 'commander';
 import { ZodError } from 'zod';
 import { DomainError } from '../../commands/shared/domainError.js';
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from '../server/appContext.js';
 import { ConfigError } from '../config.js';
 
 /**

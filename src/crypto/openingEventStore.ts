@@ -1,5 +1,5 @@
 import { concatMap, from, of, type Observable } from 'rxjs';
-import { PROVIDER_DATA_ERASED, USER_ERASED } from '../../commands/deletions/erasureEvents.js';
+import { PROVIDER_DATA_ERASED, USER_ERASED } from '../catalog/eventTypes.js';
 import type {
   AppendResult,
   Event,

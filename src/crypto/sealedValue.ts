@@ -1,6 +1,4 @@
-import type { Config } from '../config.js';
 import { SealingKeyError, SealingKeyring } from './sealingKeys.js';
-import { sealingKeyringOf } from './sealingKeyringOf.js';
 
 /**
  * Secrets the service must use again (tenants' provider client secrets, OAuth tokens, PKCE
@@ -17,11 +15,6 @@ export class ValueSealer {
   private readonly rings = new Map<string, SealingKeyring>();
 
   constructor(private readonly ringOf: (purpose: string) => SealingKeyring) {}
-
-  static fromConfig(config: Config): ValueSealer {
-    // The derivation is the one `s1` values were sealed with: HKDF info `wellstream <purpose>`.
-    return new ValueSealer((purpose) => sealingKeyringOf(config, { info: `wellstream ${purpose}`, name: purpose }));
-  }
 
   private ring(purpose: string): SealingKeyring {
     let ring = this.rings.get(purpose);

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { issueApiKey } from '../../commands/tenants/issueApiKey.js';
 import { revokeApiKey } from '../../commands/tenants/revokeApiKey.js';
-import type { AppContext } from '../app/context.js';
-import { CONNECTED_PROVIDERS, settingPrefix } from '../connectors/providers.js';
+import type { AppContext } from '../server/appContext.js';
+import { CONNECTED_PROVIDERS } from '../catalog/providers.js';
+import { settingPrefix } from '../sources/shared/providers.js';
 import { consentThroughSandbox, fetchGet } from '../sandbox/consentBrowser.js';
 import { startSandbox, type Sandbox } from '../sandbox/sandboxServer.js';
 import { sandboxPorts } from '../sandbox/sandboxPorts.js';

@@ -3,13 +3,13 @@ import { DomainError } from '../../commands/shared/domainError.js';
 import { createTenant } from '../../commands/tenants/createTenant.js';
 import { SYNC_RUNS } from '../../projections/sync/syncRunsProjection.js';
 import { getTenant } from '../../queries/tenants/listTenants.js';
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from '../server/appContext.js';
 import { deterministicId } from '../shared/ids.js';
 import { newSecret, sha256Hex } from '../shared/secrets.js';
 import { demoBlock } from './demoBlock.js';
 import { connectDemoUser } from './demoConnections.js';
-import { demoDays, fillDemoUser } from './fillDemoUser.js';
-import { DEMO_PERSONAS } from './personas.js';
+import { demoDays, fillDemoUser } from '../processes/demo/fillDemoUser.js';
+import { DEMO_PERSONAS } from '../sources/files/demo/personas.js';
 
 /** The demo tenant has a fixed id, so a later start finds the one the first start made. */
 export const DEMO_TENANT_ID = deterministicId('wellstream-demo-tenant');

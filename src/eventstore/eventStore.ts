@@ -161,7 +161,9 @@ export function appendBytes(events: readonly Event[]): number {
   return bytes;
 }
 
-export function checkAppendSize(streamName: string, events: readonly Event[], limit = MAX_APPEND_BYTES): void {
+/** What every adapter refuses before it writes anything: an empty append, and one over `limit` bytes. */
+export function checkAppend(streamName: string, events: readonly Event[], limit = MAX_APPEND_BYTES): void {
+  if (events.length === 0) throw new Error('appendToStream needs at least one event');
   const bytes = appendBytes(events);
   if (bytes > limit) throw new EventTooLargeError(streamName, bytes, limit);
 }

@@ -17,23 +17,7 @@ import {
   type WrongExpectedVersionError,
 } from '@kurrent/kurrentdb-client';
 import { Observable } from 'rxjs';
-import {
-  checkAppendSize,
-  ConcurrencyError,
-  EventTooLargeError,
-  MAX_APPEND_BYTES,
-  StreamDeletedError,
-  matchesFilter,
-  type AllFilter,
-  type AppendResult,
-  type Event,
-  type EventStore,
-  type ExpectedRevision,
-  type ReadAllOptions,
-  type ReadStreamOptions,
-  type RecordedEvent,
-  type SubscribeOptions,
-} from './eventStore.js';
+import { checkAppend, ConcurrencyError, EventTooLargeError, MAX_APPEND_BYTES, StreamDeletedError, matchesFilter, type AllFilter, type AppendResult, type Event, type EventStore, type ExpectedRevision, type ReadAllOptions, type ReadStreamOptions, type RecordedEvent, type SubscribeOptions } from './eventStore.js';
 import { KurrentDBAdmin, type HttpCall } from './kurrentDBAdmin.js';
 import { parseConnectionString } from './kurrentDBConnection.js';
 import { errorType, isTransportError, translateAccessError } from './kurrentDBErrors.js';
@@ -130,9 +114,8 @@ export class KurrentDBEventStore implements EventStore {
     events: readonly Event[],
     options: { expectedRevision?: ExpectedRevision } = {},
   ): Promise<AppendResult> {
-    if (events.length === 0) throw new Error('appendToStream needs at least one event');
     // Refused here, before any request, with the same error the embedded store gives.
-    checkAppendSize(streamName, events, this.maxAppendBytes);
+    checkAppend(streamName, events, this.maxAppendBytes);
     const expected = options.expectedRevision ?? 'any';
     const streamState = toAppendState(expected);
     const ids = events.map((e) => (e.id ? normalizeEventId(e.id) : undefined));

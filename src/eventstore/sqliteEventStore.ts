@@ -1,38 +1,12 @@
 import { resolve as resolvePath } from 'node:path';
 import { BroadcastChannel } from 'node:worker_threads';
-import { brotliCompressSync, brotliDecompressSync, constants as zlib } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { Observable, Subject } from 'rxjs';
-import {
-  checkAppendSize,
-  ConcurrencyError,
-  IdempotencyConflictError,
-  StreamDeletedError,
-  type AllFilter,
-  type AppendResult,
-  type Event,
-  type EventStore,
-  type ExpectedRevision,
-  type ReadAllOptions,
-  type ReadStreamOptions,
-  type RecordedEvent,
-  type SubscribeOptions,
-} from './eventStore.js';
+import { checkAppend, ConcurrencyError, IdempotencyConflictError, StreamDeletedError, type AllFilter, type AppendResult, type Event, type EventStore, type ExpectedRevision, type ReadAllOptions, type ReadStreamOptions, type RecordedEvent, type SubscribeOptions } from './eventStore.js';
+import { encodeData, EVENTS_COLUMNS, readBounded, toRecorded, type EventRow } from './sqliteEventRows.js';
 import { uuidv7 } from '../shared/ids.js';
 import { BUSY_TIMEOUT_MS, isBusy, nextPause } from '../shared/sqliteWriteLock.js';
 import { emptyWriteAheadLog, eraseOnDelete } from '../shared/sqlitePurge.js';
-
-type EventRow = {
-  position: number;
-  id: string;
-  stream: string;
-  revision: number;
-  type: string;
-  /** JSON text, or the compressed JSON of a large event (see `encodeData`). */
-  data: string | Buffer;
-  metadata: string | null;
-  created_at: number;
-};
 
 /**
  * A write waiting for the next group commit: an append, or a stream's deletion. Deletions go
@@ -58,14 +32,6 @@ const BUSY_GIVE_UP_MS = 60_000;
 const NO_STREAM = -1;
 const STREAM_SOFT_DELETED = 1;
 const STREAM_TOMBSTONED = 2;
-
-/** Event data whose JSON reaches this size is stored compressed. */
-const COMPRESS_FROM = 1024;
-/**
- * One read of the log (a subscription's page, a `readAll`) stops once it has decoded this much
- * event data, so that a page of 500 half-megabyte events never sits in memory at once.
- */
-const READ_BUDGET = 8 * 1024 * 1024;
 
 export type SqliteEventStoreOptions = {
   /** File path, or ':memory:' for tests. */
@@ -105,17 +71,7 @@ export class SqliteEventStore implements EventStore {
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     eraseOnDelete(this.db);
     this.db.exec(`
-      CREATE TABLE IF NOT EXISTS events (
-        position   INTEGER PRIMARY KEY AUTOINCREMENT,
-        id         TEXT    NOT NULL UNIQUE,
-        stream     TEXT    NOT NULL,
-        revision   INTEGER NOT NULL,
-        type       TEXT    NOT NULL,
-        data       TEXT    NOT NULL,
-        metadata   TEXT,
-        created_at INTEGER NOT NULL,
-        UNIQUE (stream, revision)
-      );
+      CREATE TABLE IF NOT EXISTS events (${EVENTS_COLUMNS});
       -- Filtered catch-up (a projection's event types) reads this instead of scanning the log.
       CREATE INDEX IF NOT EXISTS events_type_position ON events (type, position);
       CREATE TABLE IF NOT EXISTS streams (
@@ -160,8 +116,7 @@ export class SqliteEventStore implements EventStore {
     events: readonly Event[],
     options: { expectedRevision?: ExpectedRevision } = {},
   ): Promise<AppendResult> {
-    if (events.length === 0) throw new Error('appendToStream needs at least one event');
-    checkAppendSize(streamName, events);
+    checkAppend(streamName, events);
     const result = await this.enqueue({ kind: 'append', streamName, events, expected: options.expectedRevision ?? 'any' });
     return result!;
   }
@@ -435,49 +390,4 @@ function hasFilter(filter?: AllFilter): boolean {
 
 function isUniqueViolation(err: unknown, column: string): boolean {
   return err instanceof Error && (err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' && err.message.includes(column);
-}
-
-/**
- * Small events stay readable JSON text; larger ones (record batches) are stored as a BLOB of
- * brotli at quality 1: on a batch of 1000 heart-rate samples it is ~13x smaller, a little
- * smaller than deflate at level 1 and faster to write. Both kinds of row read back the same, so
- * files written before compression keep working.
- */
-function encodeData(data: unknown): string | Buffer {
-  const json = JSON.stringify(data);
-  if (json.length < COMPRESS_FROM) return json;
-  return brotliCompressSync(json, { params: { [zlib.BROTLI_PARAM_QUALITY]: 1, [zlib.BROTLI_PARAM_SIZE_HINT]: json.length } });
-}
-
-function decodeData(data: string | Buffer): string {
-  return typeof data === 'string' ? data : brotliDecompressSync(data).toString('utf8');
-}
-
-/** Decodes rows until `max` events or READ_BUDGET of data; stopping early ends the statement. */
-function readBounded(rows: IterableIterator<EventRow>, max: number): { events: RecordedEvent[]; more: boolean } {
-  const events: RecordedEvent[] = [];
-  let budget = READ_BUDGET;
-  for (const row of rows) {
-    const json = decodeData(row.data);
-    events.push(toRecorded(row, json));
-    budget -= json.length;
-    if (budget <= 0 && events.length < max) {
-      rows.return?.();
-      return { events, more: true };
-    }
-  }
-  return { events, more: events.length === max };
-}
-
-function toRecorded(row: EventRow, json = decodeData(row.data)): RecordedEvent {
-  return {
-    id: row.id,
-    type: row.type,
-    data: JSON.parse(json),
-    metadata: row.metadata ? JSON.parse(row.metadata) : {},
-    streamName: row.stream,
-    streamRevision: row.revision,
-    globalPosition: row.position,
-    createdAt: new Date(row.created_at),
-  };
 }

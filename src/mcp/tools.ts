@@ -16,7 +16,7 @@ import { listTags } from '../../queries/tags/listTags.js';
 import { listUsers } from '../../queries/users/listUsers.js';
 import { listDeliveries } from '../../queries/webhooks/webhookDeliveries.js';
 import { listWebhooks } from '../../queries/webhooks/webhookEndpoints.js';
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from '../server/appContext.js';
 import { findQuantityType, QUANTITY_CATALOG } from '../catalog/quantityCatalog.js';
 import type { Scalar } from '../readstore/readStore.js';
 import type { Principal } from '../server/auth.js';

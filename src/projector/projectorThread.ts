@@ -9,7 +9,7 @@ import { createLogger } from '../app/logger.js';
 import { openStores } from '../app/stores.js';
 import { leaseSettingsOf } from '../app/leaseSettings.js';
 import type { Config } from '../config.js';
-import { dataKeysOf } from '../crypto/dataKeysOf.js';
+import { dataKeysOf } from '../app/dataKeysOf.js';
 import { OpeningEventStore } from '../crypto/openingEventStore.js';
 import { EventOpener } from '../crypto/recordSealing.js';
 import { ProjectorRuntime } from './projectorRuntime.js';

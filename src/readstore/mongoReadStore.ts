@@ -2,26 +2,9 @@ import { MongoServerError, type AnyBulkWriteOperation, type Collection, type Db,
 import { acquireMongoClient, type MongoHandle } from './mongoConnection.js';
 import { fenceClaim, fenceHeld, MongoLeases } from './mongoLeases.js';
 import type { LeaseStore } from './leases.js';
-import {
-  assertForward,
-  CheckpointMismatchError,
-  TIE_BREAKER,
-  withTieBreaker,
-  type AggregateQuery,
-  type AggregateRow,
-  type ApplyBatch,
-  type Change,
-  type Checkpoint,
-  type CollectionSpec,
-  type EnsureOptions,
-  type Doc,
-  type Filter,
-  type FindQuery,
-  type ReadStore,
-  type Scalar,
-  type SortSpec,
-  type UpdateChange,
-} from './readStore.js';
+import { EXPIRES, opsFor, withExpiry, type StoredDoc } from './mongoChanges.js';
+import { aggregatePipeline, checkField, findCommand, HIDDEN, indexKeys, toMongoFilter } from './mongoQuery.js';
+import { assertForward, CheckpointMismatchError, type AggregateQuery, type AggregateRow, type ApplyBatch, type Change, type Checkpoint, type CollectionSpec, type EnsureOptions, type Doc, type Filter, type FindQuery, type ReadStore, type Scalar } from './readStore.js';
 
 type CheckpointDoc = {
   _id: string;
@@ -37,23 +20,11 @@ type CheckpointDoc = {
   epoch?: number;
 };
 
-/** Stored documents: the caller's fields plus the replay guard's `_p`/`_i`. */
-interface StoredDoc extends Document {
-  _id: string;
-}
-
-/** Position and index of the change that last wrote a document, and the checkpoint's epoch (see applyBatch). */
-type Tag = { position: number; index: number; epoch: number };
 
 type Step = { collection: string; op: AnyBulkWriteOperation<StoredDoc> };
 
 const CHECKPOINTS = '_checkpoints';
 const CHUNK = 1000;
-/** Bookkeeping fields of the replay guard and of expiry; never returned to callers. */
-const HIDDEN = { _p: 0, _i: 0, _e: 0, _expires: 0 } as const;
-/** The BSON date a TTL index reads, kept beside a collection's `expireAt` field (an ISO instant). */
-const EXPIRES = '_expires';
-const OPERATORS = new Set(['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$exists']);
 const DUPLICATE_KEY = 11000;
 const NAMESPACE_NOT_FOUND = 26;
 const NAMESPACE_EXISTS = 48;
@@ -322,233 +293,6 @@ export class MongoReadStore implements ReadStore {
   }
 }
 
-export function opsFor(c: Change, tag?: Tag, expireAt?: string): AnyBulkWriteOperation<StoredDoc>[] {
-  switch (c.op) {
-    case 'put': {
-      const doc = withExpiry(c.doc, expireAt);
-      if (!tag) return [{ replaceOne: { filter: { _id: c.doc._id }, replacement: doc, upsert: true } }];
-      // A document of a later epoch means this batch is a stray: the upsert then fails on the
-      // duplicate `_id`, and applyBatch reports the lost claim.
-      return [
-        {
-          replaceOne: {
-            filter: { _id: c.doc._id, ...notLaterEpoch(tag) },
-            replacement: { ...doc, _p: tag.position, _i: tag.index, _e: tag.epoch },
-            upsert: true,
-          },
-        },
-      ];
-    }
-    case 'update':
-      return updateOps(c, tag, expireAt);
-    case 'delete':
-      return [{ deleteOne: { filter: tag ? { _id: c.id, ...notLaterEpoch(tag) } : { _id: c.id } } }];
-    case 'deleteMany': {
-      const filter = toMongoFilter(c.filter);
-      return [{ deleteMany: { filter: tag ? { $and: [filter, notYetApplied(tag), notLaterEpoch(tag)] } : filter } }];
-    }
-  }
-}
-
-/** Documents not written in an epoch after the tag's (documents from before epochs existed included). */
-function notLaterEpoch(tag: Tag): Document {
-  return { _e: { $not: { $gt: tag.epoch } } };
-}
-
-function withExpiry<T extends Record<string, unknown>>(doc: T, expireAt: string | undefined): T {
-  const at = expireAt ? expiryDate(doc[expireAt]) : null;
-  return at ? { ...doc, [EXPIRES]: at } : doc;
-}
-
-function expiryDate(value: unknown): Date | null {
-  if (typeof value !== 'string') return null;
-  const t = Date.parse(value);
-  return Number.isNaN(t) ? null : new Date(t);
-}
-
-/**
- * One upserting updateOne when possible. Tagged updates cannot upsert (a guard that does not
- * match an existing document would make the upsert insert a duplicate `_id`), and MongoDB
- * refuses $setOnInsert on a path another operator of the same update touches; both cases first
- * make sure the document exists, then update it without upsert.
- */
-function updateOps(c: UpdateChange, tag?: Tag, expireAt?: string): AnyBulkWriteOperation<StoredDoc>[] {
-  const filter = { _id: c.id };
-  const set: Document = withExpiry({ ...c.set }, expireAt);
-  if (tag) {
-    set._p = tag.position;
-    set._i = tag.index;
-    set._e = tag.epoch;
-  }
-  const update: Document = {};
-  if (nonEmpty(set)) update.$set = set;
-  const unset = expireAt && c.unset?.includes(expireAt) ? [...c.unset, EXPIRES] : c.unset;
-  if (unset?.length) update.$unset = Object.fromEntries(unset.map((k) => [k, '']));
-  if (nonEmpty(c.inc)) update.$inc = c.inc;
-  if (nonEmpty(c.min)) update.$min = c.min;
-  if (nonEmpty(c.max)) update.$max = c.max;
-  const onInsert: Document = c.upsert ? withExpiry({ ...c.setOnInsert }, expireAt) : {};
-  const touched = [set, c.inc ?? {}, c.min ?? {}, c.max ?? {}].flatMap((o) => Object.keys(o)).concat(c.unset ?? []);
-  const clash = Object.keys(onInsert).some((p) => touched.some((q) => overlaps(p, q)));
-
-  if (!tag && !clash) {
-    if (nonEmpty(onInsert)) update.$setOnInsert = onInsert;
-    // Empty operands are no-ops since MongoDB 5.0; with upsert this still creates `{ _id }`.
-    if (!nonEmpty(update)) return c.upsert ? [{ updateOne: { filter, update: { $setOnInsert: {} }, upsert: true } }] : [];
-    return [{ updateOne: { filter, update, upsert: c.upsert === true } }];
-  }
-  const ops: AnyBulkWriteOperation<StoredDoc>[] = [];
-  // A document of an earlier epoch is a stray of a batch that raced a rebuild: the rebuild
-  // replays its event too, so the change starts from no document, as it did the first time.
-  if (tag) ops.push({ deleteOne: { filter: { _id: c.id, _e: { $lt: tag.epoch } } } });
-  const inserted = insertedFields(onInsert, c.set);
-  if (c.upsert) ops.push({ updateOne: { filter, update: { $setOnInsert: tag ? { ...inserted, _e: tag.epoch } : inserted }, upsert: true } });
-  ops.push({ updateOne: { filter: tag ? { ...filter, ...notYetApplied(tag), ...notLaterEpoch(tag) } : filter, update } });
-  return ops;
-}
-
-/**
- * The insert step also writes the $set fields (the update step writes them again), so that a
- * new document reaches unique indexes with the same fields a single upsert would give it.
- */
-function insertedFields(onInsert: Document, set: Record<string, unknown> | undefined): Document {
-  const fields: Document = { ...onInsert };
-  const own = Object.keys(onInsert);
-  for (const [k, v] of Object.entries(set ?? {})) {
-    if (!own.some((p) => p !== k && overlaps(p, k))) fields[k] = v;
-  }
-  return fields;
-}
-
-/** Matches documents no change at or after `tag` has written yet. */
-function notYetApplied({ position, index }: Pick<Tag, 'position' | 'index'>): Document {
-  return { $or: [{ _p: { $exists: false } }, { _p: { $lt: position } }, { _p: position, _i: { $lt: index } }] };
-}
-
-function overlaps(a: string, b: string): boolean {
-  return a === b || a.startsWith(`${b}.`) || b.startsWith(`${a}.`);
-}
-
-function nonEmpty(o: object | undefined): o is object {
-  return o !== undefined && Object.keys(o).length > 0;
-}
-
-/**
- * Copies only the supported operators: an unknown one would otherwise be sent to the server
- * verbatim, and an empty condition object would mean "equals {}" instead of "no condition".
- */
-function toMongoFilter(filter: Filter | undefined): Document {
-  const out: Document = {};
-  for (const [field, cond] of Object.entries(filter ?? {})) {
-    checkField(field);
-    if (cond === undefined) continue;
-    if (cond === null || typeof cond !== 'object') {
-      out[field] = cond;
-      continue;
-    }
-    const ops: Document = {};
-    for (const [op, v] of Object.entries(cond)) {
-      if (!OPERATORS.has(op)) throw new Error(`unsupported filter operator ${op} on ${field}`);
-      if (v !== undefined) ops[op] = Array.isArray(v) ? [...v] : v;
-    }
-    if (nonEmpty(ops)) out[field] = ops;
-  }
-  return out;
-}
-
-/**
- * Documents strictly after `after` in `sort` order, or null when none can be. Range operators
- * compare within one BSON type only, while null (and a missing field) sorts before every value:
- * `$gt: null` would match nothing, and `$lt: v` would never reach the nulls at the end of a
- * descending order.
- */
-function keysetFilter(sort: SortSpec, after: readonly Scalar[]): Document | null {
-  if (after.length !== sort.length) throw new Error('cursor does not match the sort');
-  const branches: Document[] = [];
-  const prefix: Document = {};
-  for (let i = 0; i < sort.length; i++) {
-    const [field, dir] = sort[i]!;
-    const value = after[i] as Scalar;
-    checkField(field);
-    const conds: (Document | null)[] = [];
-    if (value === null) {
-      if (dir === 1) conds.push({ $ne: null });
-    } else {
-      conds.push(dir === 1 ? { $gt: value } : { $lt: value });
-      if (dir === -1 && field !== TIE_BREAKER) conds.push(null);
-    }
-    for (const cond of conds) branches.push({ ...prefix, [field]: cond });
-    prefix[field] = value;
-  }
-  return branches.length ? { $or: branches } : null;
-}
-
-/** The pipeline an aggregate sends (exported for the query-plan suite). */
-export function aggregatePipeline(query: AggregateQuery): Document[] {
-  const id: Document = {};
-  query.groupBy.forEach((f, i) => (id[`g${i}`] = `$${checkField(f)}`));
-  const group: Document = { _id: id, n: { $sum: 1 } };
-  (query.sum ?? []).forEach((f, i) => (group[`s${i}`] = { $sum: `$${checkField(f)}` }));
-  (query.min ?? []).forEach((f, i) => (group[`lo${i}`] = { $min: `$${checkField(f)}` }));
-  (query.max ?? []).forEach((f, i) => (group[`hi${i}`] = { $max: `$${checkField(f)}` }));
-  const sort: Document = {};
-  query.groupBy.forEach((_, i) => (sort[`_id.g${i}`] = 1));
-  const pipeline: Document[] = [{ $match: toMongoFilter(query.filter) }, { $group: group }];
-  if (query.groupBy.length) pipeline.push({ $sort: sort });
-  if (query.limit !== undefined) pipeline.push({ $limit: query.limit });
-  return pipeline;
-}
-
-export type FindCommand = { filter: Document; sort: Map<string, 1 | -1>; projection: Document; limit?: number };
-
-/**
- * The filter, sort, projection and limit a find sends (null: nothing can match). Exported for the
- * query-plan suite, which explains exactly these.
- */
-export function findCommand(query: FindQuery): FindCommand | null {
-  const sort = withTieBreaker(query.sort);
-  let filter = toMongoFilter(query.filter);
-  if (query.after) {
-    const keyset = keysetFilter(sort, query.after);
-    if (!keyset) return null;
-    // The exact keyset condition is an $or, which bounds no index scan; the range it implies on
-    // the leading sort key does, so the scan starts at the cursor instead of at the filter's start.
-    const leading = leadingBound(sort, query.after);
-    filter = { $and: [...(Object.keys(filter).length ? [filter] : []), ...(leading ? [leading] : []), keyset] };
-  }
-  // MongoDB reads a limit of 0 as "no limit".
-  if (query.limit === 0) return null;
-  const projection = query.fields ? Object.fromEntries([['_id', 1], ...query.fields.map((f) => [checkField(f), 1])]) : HIDDEN;
-  return {
-    filter,
-    sort: new Map(sort.map(([f, d]) => [checkField(f), d])),
-    projection,
-    ...(query.limit !== undefined && query.limit > 0 ? { limit: query.limit } : {}),
-  };
-}
-
-/**
- * Index keys as declared, then `_id` in the direction of the last one: every query sorts with `_id`
- * as its final tie-breaker (withTieBreaker), and only an index that ends in the same key, in the
- * same relative direction, gives the sorted page straight from an index scan (no blocking sort).
- */
-export function indexKeys(fields: SortSpec): [string, 1 | -1][] {
-  const keys = fields.map(([f, d]) => [checkField(f), d] as [string, 1 | -1]);
-  if (keys.some(([f]) => f === TIE_BREAKER)) return keys;
-  return [...keys, [TIE_BREAKER, keys[keys.length - 1]?.[1] ?? 1]];
-}
-
-/**
- * A condition on the first sort key that every document after the cursor meets (a superset of the
- * keyset): from the cursor's value on, in sort order. Null (and missing) sorts before every value,
- * so it stays reachable in descending order, and ascending from null bounds nothing.
- */
-export function leadingBound(sort: SortSpec, after: readonly Scalar[]): Document | null {
-  const [field, dir] = sort[0]!;
-  const value = after[0] as Scalar;
-  if (value === null) return dir === 1 ? null : { [field]: null };
-  return { [field]: dir === 1 ? { $gte: value } : { $not: { $gt: value } } };
-}
 
 function toCheckpoint(doc: CheckpointDoc): Checkpoint {
   return { projection: doc._id, position: doc.position, status: doc.status, updatedAt: doc.updatedAt, lastEventAt: doc.lastEventAt ?? null };
@@ -560,10 +304,6 @@ function checkCollection(name: string): string {
   return name;
 }
 
-function checkField(field: string): string {
-  if (!/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(field)) throw new Error(`invalid field path ${field}`);
-  return field;
-}
 
 function hasCode(err: unknown, code: number): boolean {
   return err instanceof MongoServerError && err.code === code;

@@ -1,4 +1,4 @@
-import { CONNECTED_PROVIDERS } from '../connectors/providers.js';
+import { CONNECTED_PROVIDERS } from '../catalog/providers.js';
 import { sandboxSettings } from './sandboxSettings.js';
 import { sandboxPorts } from './sandboxPorts.js';
 import { CONTROL_PATH, startSandbox } from './sandboxServer.js';

@@ -1,4 +1,4 @@
-import { CONNECTED_PROVIDERS } from '../connectors/providers.js';
+import { CONNECTED_PROVIDERS } from '../catalog/providers.js';
 
 /**
  * The sandbox's ports, one per provider in the order of GET /v1/providers from SANDBOX_PORT

@@ -1,41 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CONNECTED_PROVIDERS, connectedProvider } from '../connectors/providers.js';
-import type { ProviderDescriptor } from '../connectors/providerDescriptor.js';
+import { PROVIDER_DESCRIPTORS } from '../sources/registry.js';
+import type { ProviderDescriptor } from '../sources/shared/providerDescriptor.js';
 import { SANDBOX_DATA } from './data/index.js';
 import { garminControlPush } from './data/garmin.js';
 import { FailurePlan, type Failure } from './failures.js';
 import { SANDBOX_CLIENTS } from './sandboxClients.js';
+import type { DataHandler, Grant, IssuedToken } from './sandboxTypes.js';
 import { tokenAnswer, tokenError } from './tokenAnswers.js';
-
-/**
- * A local stand-in for every oauth and push provider: its authorisation page (which consents at
- * once and redirects back), token endpoint (authorization code with PKCE where the provider has
- * it, refresh), revocation, and data APIs (src/sandbox/data/). Each provider listens on its own
- * port because the providers share paths (`/oauth/token`), and `<SLUG>_BASE_URL` keeps paths.
- */
-export type Grant = { provider: string; code: string; redirectUri: string; challenge: string | null; scope: string; used: boolean; user: string };
-export type IssuedToken = { provider: string; access: string; refresh: string; scope: string; expiresAt: number; revoked: boolean; user: string };
-
-/**
- * A provider's data API in the sandbox (src/sandbox/data/<slug>.ts). `token.user` is the sandbox
- * user the grant belongs to: handlers answer that user's data, generated deterministically from
- * it, so every pull of the same window answers the same records. A handler answers null for a
- * path it does not serve (404). `headers` are added to the answer (Link, rate-limit headers).
- */
-export type DataHandler = (ctx: {
-  method: string;
-  path: string;
-  query: URLSearchParams;
-  form: URLSearchParams;
-  /** The parsed body of a request sent as application/json (Polar's user registration); null otherwise. */
-  json?: unknown;
-  token: IssuedToken;
-  now: Date;
-  /** Where a push provider sends its notifications (the address a partner registers in its portal), once registered. */
-  pushUrl: string | null;
-}) => { status: number; body: unknown; headers?: Record<string, string> } | null;
 
 /** `data` replaces the providers' data APIs (default: src/sandbox/data/, every provider's). */
 export type SandboxOptions = { host?: string; ports?: Partial<Record<string, number>>; now?: () => Date; data?: Partial<Record<string, DataHandler>> };
@@ -58,6 +31,12 @@ export const CONTROL_PATH = '/_sandbox/control';
 
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
+/**
+ * A local stand-in for every oauth and push provider: its authorisation page (which consents at
+ * once and redirects back), token endpoint (authorization code with PKCE where the provider has
+ * it, refresh), revocation, and data APIs (src/sandbox/data/). Each provider listens on its own
+ * port because the providers share paths (`/oauth/token`), and `<SLUG>_BASE_URL` keeps paths.
+ */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const host = options.host ?? '127.0.0.1';
   const now = options.now ?? (() => new Date());
@@ -86,7 +65,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     return t;
   };
 
-  for (const provider of CONNECTED_PROVIDERS) {
+  for (const provider of PROVIDER_DESCRIPTORS) {
     const server = createServer((req, res) => {
       handle(provider, req, res).catch(() => send(res, 500, { error: 'sandbox failure' }));
     });

@@ -1,4 +1,5 @@
-import { CONNECTED_PROVIDERS, settingPrefix } from '../connectors/providers.js';
+import { CONNECTED_PROVIDERS } from '../catalog/providers.js';
+import { settingPrefix } from '../sources/shared/providers.js';
 import { SANDBOX_CLIENTS } from './sandboxClients.js';
 import type { Sandbox } from './sandboxServer.js';
 

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { fitbitUserId } from './data/fitbit.js';
 import { stravaAthleteId } from './data/strava.js';
-import type { IssuedToken } from './sandboxServer.js';
+import type { IssuedToken } from './sandboxTypes.js';
 
 /**
  * Token endpoint answers in each provider's documented shape: RFC 6749 JSON for most; Withings

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import { recordAudit, type AuditEntry } from '../../commands/audit/recordAudit.js';
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from './appContext.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

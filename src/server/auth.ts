@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from './appContext.js';
 import { findApiKeyByHash } from '../../queries/tenants/findApiKey.js';
 import { getTenant } from '../../queries/tenants/listTenants.js';
 import { findUserTokenByHash } from '../../queries/users/findUserToken.js';

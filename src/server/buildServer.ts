@@ -1,6 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from './appContext.js';
 import { CursorCodec } from '../shared/cursor.js';
 import { auditPlugin } from './audit.js';
 import { authPlugin } from './auth.js';
@@ -11,6 +11,7 @@ import { sendProblem } from './problems.js';
 import { idempotencyStore } from './idempotency.js';
 import { openapiPlugin } from './openapi.js';
 import { requestIdOf } from './requestId.js';
+import { adminMirror } from './adminMirror.js';
 import { adminRuntimeRoutes } from './routes/adminRuntime.js';
 import { adminTenantsRoutes } from './routes/adminTenants.js';
 import { auditLogRoutes } from './routes/auditLog.js';
@@ -91,7 +92,7 @@ export async function buildServer(ctx: AppContext) {
   await app.register(adminRuntimeRoutes, opts);
   await app.register(auditLogRoutes, opts);
   await app.register(usersRoutes, { ...opts, prefix: '/v1' });
-  await app.register(usersRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
+  await app.register(adminMirror(usersRoutes, ['GET /users/:id', 'DELETE /users/:id']), { ...opts, prefix: ADMIN_PREFIX });
   await app.register(tokensRoutes, { ...opts, prefix: '/v1' });
   await app.register(deletionsRoutes, { ...opts, prefix: '/v1' });
   await app.register(providerErasureRoutes, { ...opts, prefix: '/v1' });
@@ -114,15 +115,15 @@ export async function buildServer(ctx: AppContext) {
   await app.register(freshnessRoutes, { ...opts, prefix: '/v1' });
   await app.register(tagsRoutes, { ...opts, prefix: '/v1' });
   await app.register(archiveRoutes, { ...opts, prefix: '/v1' });
-  await app.register(demoUserRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
+  await app.register(demoUserRoutes, { ...opts, prefix: ADMIN_PREFIX });
   await app.register(webhooksRoutes, { ...opts, prefix: '/v1' });
-  await app.register(webhooksRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
+  await app.register(adminMirror(webhooksRoutes, ['POST /webhooks', 'PATCH /webhooks/:webhook_id']), { ...opts, prefix: ADMIN_PREFIX });
   await app.register(providersRoutes, { ...opts, prefix: '/v1' });
-  await app.register(providerKeysRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
+  await app.register(providerKeysRoutes, { ...opts, prefix: ADMIN_PREFIX });
   await app.register(connectionsRoutes, { ...opts, prefix: '/v1' });
-  await app.register(connectionsRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
+  await app.register(adminMirror(connectionsRoutes, ['GET /users/:id/connections']), { ...opts, prefix: ADMIN_PREFIX });
   await app.register(syncRunsRoutes, { ...opts, prefix: '/v1' });
-  await app.register(syncRunsRoutes, { ...opts, prefix: ADMIN_PREFIX, admin: true });
+  await app.register(adminMirror(syncRunsRoutes, ['POST /users/:id/connections/:provider/sync', 'GET /users/:id/sync-runs', 'GET /users/:id/sync-runs/:run_id']), { ...opts, prefix: ADMIN_PREFIX });
   await app.register(oauthFlowRoutes, opts);
   await app.register(connectSessionsRoutes, opts);
   await app.register(inboundRoutes, opts);
@@ -130,8 +131,10 @@ export async function buildServer(ctx: AppContext) {
   await app.register(mcpRoutes, opts);
   await app.register(fhirRoutes, { ...opts, prefix: '/v1' });
   await app.register(consoleRoutes);
-  // The admin table (spec "Instance admin routes"): the same handlers, admin key, tenant from the path.
-  for (const plugin of [sleepRoutes, sampleStatsRoutes, coverageRoutes]) await app.register(plugin, { ...opts, prefix: ADMIN_PREFIX, admin: true });
+  // The rest of the admin table (spec "Instance admin routes"): the tenant's handlers, mirrored (adminMirror.ts).
+  await app.register(adminMirror(sleepRoutes, ['GET /users/:id/sleep']), { ...opts, prefix: ADMIN_PREFIX });
+  await app.register(adminMirror(sampleStatsRoutes, ['GET /users/:id/samples/stats']), { ...opts, prefix: ADMIN_PREFIX });
+  await app.register(adminMirror(coverageRoutes, ['GET /users/:id/coverage']), { ...opts, prefix: ADMIN_PREFIX });
   await app.ready();
   return app as unknown as FastifyInstance;
 }

@@ -1,5 +1,7 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
-import type { Scalar } from '../readstore/readStore.js';
+
+/** A keyset value a cursor carries (a read store scalar). */
+type Scalar = string | number | boolean | null;
 
 export class InvalidCursorError extends Error {
   override name = 'InvalidCursorError';

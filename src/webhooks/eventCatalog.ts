@@ -8,7 +8,7 @@ import type { SyncHealthChanged } from '../../commands/sync/connectionSync.js';
 import type { WebhookEndpointDisabled } from '../../commands/webhooks/webhookEndpoint.js';
 import type { RecordedEvent } from '../eventstore/eventStore.js';
 import { deterministicId } from '../shared/ids.js';
-import { WEBHOOK_EVENT_TYPES } from './webhookEventTypes.js';
+import { WEBHOOK_EVENT_TYPES } from '../catalog/webhookEventTypes.js';
 
 export { WEBHOOK_EVENT_TYPES };
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
@@ -21,7 +21,7 @@ export type WebhookPayload = { id: string; type: WebhookEventType; timestamp: st
 /** What the engine needs to know about a domain event to deliver it: whose it is and what it says. */
 export type WebhookEvent = { tenantId: string; payload: WebhookPayload };
 
-/** Facts a domain event does not carry itself, read from the event log (src/webhooks/enrichment.ts). */
+/** Facts a domain event does not carry itself, read from the event log (src/processes/webhooks/enrichment.ts). */
 export type Enrichment = {
   externalRef: (userId: string) => Promise<string | null>;
   /** The provider of the upload whose stream this is. */

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { NormalizedRecord } from '../../commands/ingestion/records.js';
 import { CATEGORY_TYPES, HEALTHKIT_CATEGORY_TYPE_IDENTIFIERS, isCategoryType } from '../../src/catalog/categoryTypes.js';
 import { findQuantityType } from '../../src/catalog/quantityCatalog.js';
-import { healthKitParser } from '../../src/connectors/devices/deviceA/healthKitParser.js';
+import { healthKitParser } from '../../src/sources/files/device-a/healthKitParser.js';
 
 /**
  * The category type names a caller may use (contracts §6: a key of the source order is "a quantity

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { recordAudit, type AuditEntry } from '../../commands/audit/recordAudit.js';
+import { recordAudit } from '../../commands/audit/recordAudit.js';
 import { openStores } from '../../src/app/stores.js';
 import { loadConfig } from '../../src/config.js';
+import { adminAuditEntry } from '../support/auditEntries.js';
 import { tempDir } from '../support/tmp.js';
 import { jsonLines, runCli } from './cliProcess.js';
 
@@ -12,19 +13,7 @@ describe('cli: audit list (contracts.md §2 out-of-band operations)', () => {
 
   beforeAll(async () => {
     const { eventStore, readStore } = await openStores(loadConfig({ DATA_DIR: dataDir }));
-    const entry = (log: string, action: string): AuditEntry => ({
-      log,
-      actor: 'admin',
-      actor_id: 'admin',
-      action,
-      method: 'POST',
-      path: '/v1/admin/tenants',
-      status: 201,
-      tenant_id: tenantId,
-      request_id: null,
-      target: null,
-      at: new Date().toISOString(),
-    });
+    const entry = (log: string, action: string) => adminAuditEntry(log, action, tenantId);
     await recordAudit(eventStore, [entry('admin', 'first'), entry('admin', 'second'), entry(tenantId, 'older'), entry('admin', 'third'), entry(tenantId, 'tenant-only')]);
     await eventStore.close();
     await readStore.close();

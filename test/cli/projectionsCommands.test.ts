@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { recordAudit, type AuditEntry } from '../../commands/audit/recordAudit.js';
+import { recordAudit } from '../../commands/audit/recordAudit.js';
 import { eraseUser } from '../../commands/deletions/eraseUser.js';
 import { createTenant } from '../../commands/tenants/createTenant.js';
 import { issueApiKey } from '../../commands/tenants/issueApiKey.js';
@@ -15,6 +15,7 @@ import { openStores } from '../../src/app/stores.js';
 import { loadConfig } from '../../src/config.js';
 import type { Checkpoint, Doc } from '../../src/readstore/readStore.js';
 import { newSecret, sha256Hex } from '../../src/shared/secrets.js';
+import { adminAuditEntry } from '../support/auditEntries.js';
 import { tempDir } from '../support/tmp.js';
 import { jsonLines, runCli } from './cliProcess.js';
 
@@ -74,19 +75,7 @@ async function seed(dataDir: string): Promise<void> {
     const done = await requestUserDeletion(es, { tenantId, userId: users[1]!, jobId: randomUUID(), at: at(), by: 'test' });
     await eraseUser({ eventStore: es, readStore: writer.readStore, rawStore: writer.rawStore, dataKeys: writer.dataKeys, settle: async () => {} }, done.jobId);
     await requestUserDeletion(es, { tenantId, userId: users[2]!, jobId: randomUUID(), at: at(), by: 'test' });
-    const entry = (log: string, action: string): AuditEntry => ({
-      log,
-      actor: 'admin',
-      actor_id: 'admin',
-      action,
-      method: 'POST',
-      path: '/v1/admin/tenants',
-      status: 201,
-      tenant_id: tenantId,
-      request_id: randomUUID(),
-      target: tenantId,
-      at: at(),
-    });
+    const entry = (log: string, action: string) => adminAuditEntry(log, action, tenantId, { request_id: randomUUID(), target: tenantId, at: at() });
     await recordAudit(es, [entry('admin', 'tenant.create'), entry(tenantId, 'tenant.create'), entry('admin', 'api_key.revoke')]);
   } finally {
     await writer.close();

@@ -77,3 +77,12 @@ export async function backfillThroughSandbox(t: TestApp, apiKey: string, userId:
 export async function providerUserIdOf(t: TestApp, userId: string, provider: string): Promise<string | undefined> {
   return (await t.ctx.readStore.get<ConnectionDoc>('connections', `${userId}:${provider}`))?.provider_user_id ?? undefined;
 }
+
+/** The user connected to `provider` through the sandbox (a consent that must succeed), with the provider's id of the user read at consent. */
+export async function connectedProviderUser(t: TestApp, apiKey: string, userId: string, provider: string): Promise<string> {
+  const { callback } = await connectThroughSandbox(t, apiKey, userId, provider);
+  expect(callback.statusCode, provider).toBe(200);
+  const id = await providerUserIdOf(t, userId, provider);
+  expect(id, provider).toBeTruthy();
+  return id!;
+}

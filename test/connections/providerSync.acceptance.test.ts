@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PULL_CONNECTORS, PUSH_CONNECTORS } from '../../src/connectors/connectorIndex.js';
+import { PULL_CONNECTORS, PUSH_CONNECTORS } from '../../src/sources/registry.js';
 import { garminDeregistration, garminNotification, pushTo } from '../../src/sandbox/data/garmin.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
 import { sandboxSettings } from '../../src/sandbox/sandboxSettings.js';

@@ -4,7 +4,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
 import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { eventually } from '../webhooks/receiver.js';
 import { connectThroughSandbox } from './consentFlow.js';
-import { queueNotificationRun } from '../../src/connectors/sync/syncTriggers.js';
+import { queueNotificationRun } from '../../src/processes/sync/syncTriggers.js';
 import { plan, testConnector, testData } from './syncTestConnector.js';
 
 /**

@@ -1,6 +1,6 @@
-import { oura } from '../../src/connectors/oura/provider.js';
-import type { PulledPayload, PullConnector, PullContext } from '../../src/connectors/pullConnector.js';
-import type { DataHandler } from '../../src/sandbox/sandboxServer.js';
+import { oura } from '../../src/sources/providers/oura/provider.js';
+import type { PulledPayload, PullConnector, PullContext } from '../../src/sources/shared/pullConnector.js';
+import type { DataHandler } from '../../src/sandbox/sandboxTypes.js';
 
 /**
  * A test-only pull connector in Oura's place (its descriptor and OAuth, test data paths in the

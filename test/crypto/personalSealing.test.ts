@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { firstValueFrom, take, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { PERSONAL_FIELDS } from '../../commands/shared/personalFields.js';
-import { providerKind } from '../../src/connectors/providerKinds.js';
+import { providerKind } from '../../src/catalog/providerKinds.js';
 import { DataKeys } from '../../src/crypto/dataKeys.js';
 import { OpeningEventStore } from '../../src/crypto/openingEventStore.js';
 import { openPersonal, PersonalSealer, PROFILE_KEY, profileKeyRef } from '../../src/crypto/personalSealing.js';

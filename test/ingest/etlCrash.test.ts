@@ -9,7 +9,7 @@ import { MAX_RECORDS_PER_EVENT } from '../../commands/ingestion/records.js';
 import type { RecordedEvent } from '../../src/eventstore/eventStore.js';
 import { SqliteEventStore } from '../../src/eventstore/sqliteEventStore.js';
 import { loadConfig } from '../../src/config.js';
-import { dataKeysOf } from '../../src/crypto/dataKeysOf.js';
+import { dataKeysOf } from '../../src/app/dataKeysOf.js';
 import { EventOpener } from '../../src/crypto/recordSealing.js';
 import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
 import { tempDir } from '../support/tmp.js';

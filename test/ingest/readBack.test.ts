@@ -109,43 +109,28 @@ function expectOrdered(rows: Row[], timeField: string, idField = 'id') {
 type At = string | ReturnType<typeof expect.toBeOneOf>;
 const provenance = (r: NormalizedRecord, at: At) => ({ provider: r.provider, source: r.source, device: r.device, ingested_at: at });
 
-const sampleRow = (r: QuantityRecord, at: At) => ({
-  id: expect.any(Number),
-  type: r.type,
-  value: r.value,
-  unit: r.unit,
-  start_date: r.start_date,
-  end_date: r.end_date,
+/** What every stored record carries beside its own fields: an id, its external id and metadata, its provenance. */
+const stored = (r: NormalizedRecord, at: At) => ({ id: expect.any(Number), external_id: r.external_id, metadata: json(r.metadata), ...provenance(r, at) });
+/** Records the merged view ranks. */
+const RANKED = { is_primary_source: expect.any(Boolean) };
+const interval = (r: { start_date: string; end_date: string }) => ({ start_date: r.start_date, end_date: r.end_date });
+/** The HealthKit-shaped fields of samples and category samples. */
+const sampleFields = (r: QuantityRecord | CategoryRecord) => ({
+  ...interval(r),
   source_name: r.source_name,
   source_bundle_id: r.source_bundle_id,
   device_model: r.device_model,
   product_type: r.product_type,
-  external_id: r.external_id,
-  is_primary_source: expect.any(Boolean),
   was_user_entered: r.was_user_entered,
-  metadata: json(r.metadata),
-  ...provenance(r, at),
 });
 
-const categoryRow = (r: CategoryRecord, at: At) => ({
-  id: expect.any(Number),
-  type: r.type,
-  value: r.value,
-  start_date: r.start_date,
-  end_date: r.end_date,
-  source_name: r.source_name,
-  source_bundle_id: r.source_bundle_id,
-  device_model: r.device_model,
-  product_type: r.product_type,
-  external_id: r.external_id,
-  is_primary_source: expect.any(Boolean),
-  was_user_entered: r.was_user_entered,
-  metadata: json(r.metadata),
-  ...provenance(r, at),
-});
+const sampleRow = (r: QuantityRecord, at: At) => ({ ...stored(r, at), ...RANKED, ...sampleFields(r), type: r.type, value: r.value, unit: r.unit });
+
+const categoryRow = (r: CategoryRecord, at: At) => ({ ...stored(r, at), ...RANKED, ...sampleFields(r), type: r.type, value: r.value });
 
 const sleepRow = (r: SleepSessionRecord, at: At) => ({
-  id: expect.any(Number),
+  ...stored(r, at),
+  ...RANKED,
   bedtime_start: r.bedtime_start,
   bedtime_end: r.bedtime_end,
   total_sleep_seconds: Math.round(r.total_sleep_seconds),
@@ -158,10 +143,6 @@ const sleepRow = (r: SleepSessionRecord, at: At) => ({
   resting_hr: r.resting_hr,
   respiratory_rate: r.respiratory_rate,
   spo2_avg: r.spo2_avg,
-  external_id: r.external_id,
-  is_primary_source: expect.any(Boolean),
-  metadata: json(r.metadata),
-  ...provenance(r, at),
 });
 
 const phaseRows = (r: SleepSessionRecord, sessionId: number, at: At) =>
@@ -207,21 +188,17 @@ function trackOf(route: RoutePoint[]) {
 }
 
 const workoutRow = (r: WorkoutRecord, at: At) => ({
-  id: expect.any(Number),
+  ...stored(r, at),
+  ...RANKED,
+  ...interval(r),
   type: r.type,
-  start_date: r.start_date,
-  end_date: r.end_date,
   duration_s: r.duration_s,
   active_energy_kcal: r.active_energy_kcal,
   distance_m: r.distance_m,
   avg_heart_rate: r.avg_heart_rate,
   max_heart_rate: r.max_heart_rate,
   steps: r.steps,
-  external_id: r.external_id,
   track: trackOf(r.route),
-  is_primary_source: expect.any(Boolean),
-  metadata: json(r.metadata),
-  ...provenance(r, at),
 });
 
 const routeRows = (r: WorkoutRecord, workoutId: number, at: At) =>
@@ -238,9 +215,8 @@ const routeRows = (r: WorkoutRecord, workoutId: number, at: At) =>
   }));
 
 const nutritionRow = (r: NutritionRecord, at: At) => ({
-  id: expect.any(Number),
-  start_date: r.start_date,
-  end_date: r.end_date,
+  ...stored(r, at),
+  ...interval(r),
   name: r.name,
   meal_type: r.meal_type,
   energy_kcal: r.energy_kcal,
@@ -252,25 +228,23 @@ const nutritionRow = (r: NutritionRecord, at: At) => ({
   sodium_mg: r.sodium_mg,
   water_ml: r.water_ml,
   nutrients: json(r.nutrients),
-  external_id: r.external_id,
-  metadata: json(r.metadata),
-  ...provenance(r, at),
 });
 
 /** Spec "ECG recording (list form, without voltages)". */
-const ecgRow = (r: EcgRecord, at: At) => ({
-  id: expect.any(Number),
-  start_date: r.start_date,
-  end_date: r.end_date,
-  classification: r.classification,
-  classification_value: r.classification_value,
-  symptoms_status: r.symptoms_status,
-  average_heart_rate: r.average_heart_rate,
-  sampling_frequency_hz: r.sampling_frequency_hz,
-  number_of_measurements: r.number_of_measurements,
-  metadata: json(r.metadata),
-  ...provenance(r, at),
-});
+const ecgRow = (r: EcgRecord, at: At) => {
+  // The list form has no external id.
+  const { external_id: _, ...common } = stored(r, at);
+  return {
+    ...common,
+    ...interval(r),
+    classification: r.classification,
+    classification_value: r.classification_value,
+    symptoms_status: r.symptoms_status,
+    average_heart_rate: r.average_heart_rate,
+    sampling_frequency_hz: r.sampling_frequency_hz,
+    number_of_measurements: r.number_of_measurements,
+  };
+};
 
 /** Beats in time order with the RR interval ending at each (none for the first beat and after a gap). */
 function beatsOf(r: HeartbeatSeriesRecord) {
@@ -311,7 +285,8 @@ const rrRows = (r: HeartbeatSeriesRecord, seriesId: number, at: At) =>
   beatsOf(r).map((b) => ({ series_id: seriesId, timestamp: b.timestamp, rr_ms: closeOrNull(b.rr, 3), preceded_by_gap: b.preceded_by_gap, ...provenance(r, at) }));
 
 const dailyRow = (r: DailySummaryRecord, at: At) => ({
-  id: expect.any(Number),
+  ...stored(r, at),
+  ...RANKED,
   date: r.date,
   steps: r.steps,
   active_energy_kcal: r.active_energy_kcal,
@@ -319,22 +294,15 @@ const dailyRow = (r: DailySummaryRecord, at: At) => ({
   resting_heart_rate: r.resting_heart_rate,
   avg_heart_rate: r.avg_heart_rate,
   sleep_seconds: r.sleep_seconds,
-  external_id: r.external_id,
-  is_primary_source: expect.any(Boolean),
-  metadata: json(r.metadata),
-  ...provenance(r, at),
 });
 
 const cycleRow = (r: MenstrualCycleRecord, at: At) => ({
-  id: expect.any(Number),
+  ...stored(r, at),
   start_date: r.start_date,
   period_end_date: r.period_end_date,
   period_length_days: r.period_length_days,
   cycle_length_days: r.cycle_length_days,
   flow: json(r.flow),
-  external_id: r.external_id,
-  metadata: json(r.metadata),
-  ...provenance(r, at),
 });
 
 /** Coverage metric of a record: the sample or category type, otherwise the record kind's collection. */

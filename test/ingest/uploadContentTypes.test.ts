@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadStream, type UploadAccepted } from '../../commands/ingestion/upload.js';
-import { DEVICE_SLUGS } from '../../src/connectors/devices/index.js';
+import { DEVICE_SLUGS } from '../../src/sources/registry.js';
 import { UPLOAD_FORMATS } from '../../src/server/routes/uploadFormats.js';
 import { expectProblem, expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { tempDir } from '../support/tmp.js';

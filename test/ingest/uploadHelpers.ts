@@ -7,8 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { createGzip, gzipSync } from 'node:zlib';
 import type { InjectOptions } from 'fastify';
 import type { NormalizedRecord, ParseItem, RejectedItem } from '../../commands/ingestion/records.js';
-import { deviceParsers } from '../../src/connectors/devices/index.js';
-import { withinBounds } from '../../src/pipeline/withinBounds.js';
+import { deviceParsers } from '../../src/sources/registry.js';
+import { withinBounds } from '../../src/processes/etl/withinBounds.js';
 import { buildGadgetbridgeExport } from '../fixtures/device-c/buildGadgetbridgeExport.js';
 import { expectStatus, type Response, type TestApp } from '../support/server.js';
 

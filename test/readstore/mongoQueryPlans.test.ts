@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { aggregatePipeline, findCommand, MongoReadStore } from '../../src/readstore/mongoReadStore.js';
+import { aggregatePipeline, findCommand } from '../../src/readstore/mongoQuery.js';
+import { MongoReadStore } from '../../src/readstore/mongoReadStore.js';
 import type { Filter, Scalar } from '../../src/readstore/readStore.js';
 import { hotCollections, recordHotQueries, type RecordedQuery } from './indexedQueries.js';
 

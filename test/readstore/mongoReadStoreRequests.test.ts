@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { aggregatePipeline, findCommand, indexKeys, MongoReadStore } from '../../src/readstore/mongoReadStore.js';
+import { aggregatePipeline, findCommand, indexKeys } from '../../src/readstore/mongoQuery.js';
+import { MongoReadStore } from '../../src/readstore/mongoReadStore.js';
 import { withTieBreaker, type CollectionSpec, type Filter, type SortSpec } from '../../src/readstore/readStore.js';
 import { projections } from '../../projections/index.js';
 import { hotCollections, recordHotQueries } from './indexedQueries.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exchangeCode, ProviderCallError, refreshTokens } from '../../src/connectors/oauthClient.js';
-import { connectedProvider } from '../../src/connectors/providers.js';
+import { exchangeCode, ProviderCallError, refreshTokens } from '../../src/sources/shared/oauthClient.js';
+import { providerDescriptor } from '../../src/sources/registry.js';
 import { SANDBOX_CLIENTS } from '../../src/sandbox/sandboxClients.js';
 import { CONTROL_PATH, startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
 
@@ -21,7 +21,7 @@ const REDIRECT = 'https://health.example.com/oauth/cb';
 const clientOf = (slug: string) => ({ clientId: SANDBOX_CLIENTS[slug]!.id, clientSecret: SANDBOX_CLIENTS[slug]!.secret, baseUrl: sandbox.urls[slug] });
 
 async function codeFor(slug: string, challenge?: string): Promise<string> {
-  const p = connectedProvider(slug)!;
+  const p = providerDescriptor(slug)!;
   const url = new URL(p.oauth.authorize.path, sandbox.urls[slug]);
   url.search = new URLSearchParams({ client_id: SANDBOX_CLIENTS[slug]!.id, redirect_uri: REDIRECT, response_type: 'code', state: 'state-123456', ...(challenge ? { code_challenge: challenge, code_challenge_method: 'S256' } : {}) }).toString();
   const res = await fetch(url, { redirect: 'manual' });
@@ -31,7 +31,7 @@ async function codeFor(slug: string, challenge?: string): Promise<string> {
 describe('provider sandbox', () => {
   it('exchanges codes in every provider’s token answer shape (Withings wrapped in {status, body}, Strava with expires_at) and refreshes', async () => {
     for (const slug of ['oura', 'whoop', 'withings', 'fitbit', 'strava', 'garmin']) {
-      const p = connectedProvider(slug)!;
+      const p = providerDescriptor(slug)!;
       const verifier = 'v'.repeat(50);
       const challenge = p.oauth.pkce ? createHash('sha256').update(verifier).digest('base64url') : undefined;
       const tokens = await exchangeCode(p, clientOf(slug), { code: await codeFor(slug, challenge), redirectUri: REDIRECT, verifier: p.oauth.pkce ? verifier : null });
@@ -43,18 +43,18 @@ describe('provider sandbox', () => {
   });
 
   it('refuses a wrong PKCE verifier and a reused code with invalid_grant', async () => {
-    const fitbit = connectedProvider('fitbit')!;
+    const fitbit = providerDescriptor('fitbit')!;
     const challenge = createHash('sha256').update('right-verifier-right-verifier-right-verifier').digest('base64url');
     const code = await codeFor('fitbit', challenge);
     await expect(exchangeCode(fitbit, clientOf('fitbit'), { code, redirectUri: REDIRECT, verifier: 'wrong' })).rejects.toMatchObject({ kind: 'refused' });
-    const oura = connectedProvider('oura')!;
+    const oura = providerDescriptor('oura')!;
     const again = await codeFor('oura');
     await exchangeCode(oura, clientOf('oura'), { code: again, redirectUri: REDIRECT, verifier: null });
     await expect(exchangeCode(oura, clientOf('oura'), { code: again, redirectUri: REDIRECT, verifier: null })).rejects.toBeInstanceOf(ProviderCallError);
   });
 
   it('fails on request over HTTP: 429 with Retry-After (rate_limited), 5xx (unavailable), invalid_grant (refused)', async () => {
-    const oura = connectedProvider('oura')!;
+    const oura = providerDescriptor('oura')!;
     const control = (query: string) => fetch(`${sandbox.urls.oura}${CONTROL_PATH}?${query}`, { method: 'POST' });
     expect((await control('action=fail&kind=rate_limited&retry_after=120')).status).toBe(200);
     await expect(refreshTokens(oura, clientOf('oura'), 'x')).rejects.toMatchObject({ kind: 'rate_limited', retryAfterSeconds: 120 });
@@ -66,7 +66,7 @@ describe('provider sandbox', () => {
   });
 
   it('a revoked consent makes the refresh token refused', async () => {
-    const whoop = connectedProvider('whoop')!;
+    const whoop = providerDescriptor('whoop')!;
     const tokens = await exchangeCode(whoop, clientOf('whoop'), { code: await codeFor('whoop'), redirectUri: REDIRECT, verifier: null });
     sandbox.revokeConsent('whoop');
     await expect(refreshTokens(whoop, clientOf('whoop'), tokens.refreshToken!)).rejects.toMatchObject({ kind: 'refused' });

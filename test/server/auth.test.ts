@@ -5,19 +5,15 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mintUserToken } from '../../commands/users/mintUserToken.js';
 import { newSecret, sha256Hex } from '../../src/shared/secrets.js';
 import { addUserRoute, USER_ROUTE } from '../support/fastifyProbe.js';
-import { expectProblem, expectStatus, expectUnauthorized, startTestApp, type TenantHandle, type TestApp, type UserBody } from '../support/server.js';
+import { expectProblem, expectStatus, expectUnauthorized, tenantApp, type TenantHandle, type TestApp, type UserBody } from '../support/server.js';
 
 vi.mock('fastify', async (importOriginal) => (await import('../support/fastifyProbe.js')).probedFastify(await importOriginal()));
 
-let t: TestApp;
-let tenant: TenantHandle;
-let user: UserBody;
+let t: TestApp, tenant: TenantHandle, user: UserBody;
 
 beforeAll(async () => {
   addUserRoute();
-  t = await startTestApp();
-  tenant = await t.createTenant('auth');
-  user = await t.createUser(tenant.apiKey);
+  ({ t, tenant, user } = await tenantApp('auth'));
 });
 afterAll(async () => {
   await t?.close();

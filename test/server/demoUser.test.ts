@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoDays } from '../../src/demo/fillDemoUser.js';
+import { demoDays } from '../../src/processes/demo/fillDemoUser.js';
 import { readAllPages } from '../support/pages.js';
 import { expectProblem, expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 

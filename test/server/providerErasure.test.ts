@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { deletionStream } from '../../commands/deletions/deletionJob.js';
-import { DATA_ERASED, PROVIDER_DATA_ERASED } from '../../commands/deletions/erasureEvents.js';
+import { DATA_ERASED, PROVIDER_DATA_ERASED } from '../../src/catalog/eventTypes.js';
 import { uploadStream } from '../../commands/ingestion/upload.js';
 import { countProviderRecords } from '../../queries/deletions/countProviderRecords.js';
 import { dataKeyId } from '../../src/crypto/dataKeys.js';

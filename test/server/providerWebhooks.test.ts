@@ -1,16 +1,16 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fitbitSubscriptionId, subscribeUser, userSubscriptionsReactor, type SubscriptionDeps } from '../../src/connectors/webhooks/userSubscriptions.js';
-import { webhookToken } from '../../src/connectors/webhooks/webhookSignatures.js';
-import { WEBHOOK_APPLICATIONS_MAX_AGE_MS, WebhookApplications } from '../../src/connectors/webhooks/webhookApplications.js';
-import { ConnectionTokens } from '../../src/connectors/sync/connectionTokens.js';
-import { connectedProvider } from '../../src/connectors/providers.js';
+import { fitbitSubscriptionId, subscribeUser, userSubscriptionsReactor, type SubscriptionDeps } from '../../src/processes/sync/userSubscriptions.js';
+import { webhookToken } from '../../src/sources/shared/webhookSignatures.js';
+import { WEBHOOK_APPLICATIONS_MAX_AGE_MS, WebhookApplications } from '../../src/server/webhookApplications.js';
+import { ConnectionTokens } from '../../src/processes/sync/connectionTokens.js';
+import { providerDescriptor } from '../../src/sources/registry.js';
 import type { RecordedEvent } from '../../src/eventstore/eventStore.js';
-import { readOuraUserId } from '../../src/connectors/oura/userId.js';
-import { readWhoopUserId } from '../../src/connectors/whoop/userId.js';
+import { readOuraUserId } from '../../src/sources/providers/oura/userId.js';
+import { readWhoopUserId } from '../../src/sources/providers/whoop/userId.js';
 import { SANDBOX_CLIENTS } from '../../src/sandbox/sandboxClients.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
-import { connectThroughSandbox, providerUserIdOf } from '../connections/consentFlow.js';
+import { connectedProviderUser, connectThroughSandbox } from '../connections/consentFlow.js';
 import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 
 /**
@@ -89,13 +89,7 @@ beforeAll(async () => {
   other = await t.createTenant('webhooks-b');
   userId = (await t.createUser(tenant.apiKey)).id;
   otherUserId = (await t.createUser(other.apiKey)).id;
-  for (const p of PROVIDERS) {
-    const { callback } = await connectThroughSandbox(t, tenant.apiKey, userId, p);
-    expect(callback.statusCode, p).toBe(200);
-    const id = await providerUserIdOf(t, userId, p);
-    expect(id, p).toBeTruthy();
-    providerUser[p] = id!;
-  }
+  for (const p of PROVIDERS) providerUser[p] = await connectedProviderUser(t, tenant.apiKey, userId, p);
 }, 60_000);
 
 afterAll(async () => {
@@ -350,7 +344,7 @@ describe('per-user subscriptions (Fitbit, Withings) after a backfill', () => {
   const deps = (): SubscriptionDeps => ({ eventStore: t.ctx.eventStore, readStore: t.ctx.readStore, sealer: t.ctx.valueSealer, providers: t.ctx.config.providers, publicBaseUrl: t.ctx.config.publicBaseUrl, now: () => NOW });
   /** What the sandbox holds for the user, asked with the connection's own token as the provider's list call. */
   async function listed(p: 'fitbit' | 'withings', user: string): Promise<unknown[]> {
-    const provider = connectedProvider(p)!;
+    const provider = providerDescriptor(p)!;
     const client = { clientId: SANDBOX_CLIENTS[p]!.id, clientSecret: secret(p), baseUrl: sandbox.urls[p]! };
     const token = await new ConnectionTokens({ eventStore: t.ctx.eventStore, sealer: t.ctx.valueSealer, provider, client, userId: user, now: () => NOW }).accessToken();
     const res =

@@ -1,19 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { addUserRoute, USER_ROUTE } from '../support/fastifyProbe.js';
-import { expectProblem, expectStatus, gate, startTestApp, type TenantHandle, type TestApp, type TokenBody, type UserBody } from '../support/server.js';
+import { expectProblem, expectStatus, gate, tenantApp, type TenantHandle, type TestApp, type TokenBody, type UserBody } from '../support/server.js';
 
 vi.mock('fastify', async (importOriginal) => (await import('../support/fastifyProbe.js')).probedFastify(await importOriginal()));
 
-let t: TestApp;
-let tenant: TenantHandle;
-let user: UserBody;
+let t: TestApp, tenant: TenantHandle, user: UserBody;
 
 beforeAll(async () => {
   addUserRoute();
-  t = await startTestApp();
-  tenant = await t.createTenant('tokens');
-  user = await t.createUser(tenant.apiKey);
+  ({ t, tenant, user } = await tenantApp('tokens'));
 });
 afterAll(async () => {
   await t?.close();

@@ -15,9 +15,7 @@ import {
 
 vi.mock('fastify', async (importOriginal) => (await import('../support/fastifyProbe.js')).probedFastify(await importOriginal()));
 
-let t: TestApp;
-let tenant: TenantHandle;
-let other: TenantHandle;
+let t: TestApp, tenant: TenantHandle, other: TenantHandle;
 
 beforeAll(async () => {
   addUserRoute();

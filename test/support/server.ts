@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
-import { createContext, type AppContext, type ContextOptions } from '../../src/app/context.js';
+import { createContext, type ContextOptions } from '../../src/app/context.js';
+import type { AppContext } from '../../src/server/appContext.js';
 import { loadConfig } from '../../src/config.js';
 import { buildServer } from '../../src/server/buildServer.js';
 import { tempDir } from './tmp.js';
@@ -40,6 +41,13 @@ export type TestApp = {
  * temporary DATA_DIR, the real buildServer, requests through `app.inject`. The admin key is
  * the one the context generated on this "first start" (unless ADMIN_API_KEY is passed).
  */
+/** A service with one tenant named `name` and one user of it (the common start of a route's tests). */
+export async function tenantApp(name: string): Promise<{ t: TestApp; tenant: TenantHandle; user: UserBody }> {
+  const t = await startTestApp();
+  const tenant = await t.createTenant(name);
+  return { t, tenant, user: await t.createUser(tenant.apiKey) };
+}
+
 export async function startTestApp(env: Record<string, string> = {}, options: ContextOptions = {}): Promise<TestApp> {
   const dataDir = tempDir('wellstream-server-');
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env } as NodeJS.ProcessEnv);

@@ -1,10 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resealWebhookSecret } from '../../commands/webhooks/resealWebhookSecret.js';
-import { createContext, type AppContext } from '../../src/app/context.js';
+import { createContext } from '../../src/app/context.js';
+import type { AppContext } from '../../src/server/appContext.js';
 import { loadConfig } from '../../src/config.js';
 import { buildServer } from '../../src/server/buildServer.js';
-import { UNSEALABLE_ERROR } from '../../src/webhooks/deliveryWorker.js';
+import { UNSEALABLE_ERROR } from '../../src/processes/webhooks/deliveryWorker.js';
 import { tempDir } from '../support/tmp.js';
 import { expectStatus, type Response } from '../support/server.js';
 import { eventually, Receiver } from './receiver.js';

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { WEBHOOK_EVENT_TYPES } from '../../../src/webhooks/webhookEventTypes.js';
+import { WEBHOOK_EVENT_TYPES } from '../../../src/catalog/webhookEventTypes.js';
 import type { Webhook } from '../types.js';
 
 export type WebhookFields = { url: string; description: string; event_types: string[]; enabled?: boolean };

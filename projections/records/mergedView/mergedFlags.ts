@@ -1,4 +1,5 @@
-import { PROVIDER_DATA_ERASED, USER_ERASED, type ProviderDataErased } from '../../../commands/deletions/erasureEvents.js';
+import { PROVIDER_DATA_ERASED, USER_ERASED } from '../../../src/catalog/eventTypes.js';
+import type { ProviderDataErased } from '../../../commands/deletions/erasureEvents.js';
 import type { RecordedEvent } from '../../../src/eventstore/eventStore.js';
 import { boundedInterval, hiddenByBetterSource, type Interval } from '../../../src/merge/matchRules.js';
 import type { MergeRule } from '../../../src/merge/sampleMergeRule.js';

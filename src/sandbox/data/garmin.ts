@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { DataHandler } from '../sandboxServer.js';
-import { BACKFILL_MAX_SECONDS, BACKFILL_PATH } from '../../connectors/garmin/history.js';
-import { GARMIN_USER_ID_PATH } from '../../connectors/garmin/userId.js';
-import type { SummaryType } from '../../connectors/garmin/vocabulary.js';
+import type { DataHandler } from '../sandboxTypes.js';
+import { BACKFILL_MAX_SECONDS, BACKFILL_PATH } from '../../sources/providers/garmin/history.js';
+import { GARMIN_USER_ID_PATH } from '../../sources/providers/garmin/userId.js';
+import type { SummaryType } from '../../sources/providers/garmin/vocabulary.js';
 
 /**
  * Garmin Health API in the sandbox. Garmin pushes data rather than answering pulls, so the data

@@ -1,4 +1,4 @@
-import type { DataHandler } from '../sandboxServer.js';
+import type { DataHandler } from '../sandboxTypes.js';
 import { fitbitData } from './fitbit.js';
 import { garminData } from './garmin.js';
 import { fitbitSubscriptions, withingsSubscriptions } from './notificationSubscriptions.js';

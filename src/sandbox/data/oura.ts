@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon';
-import type { DataHandler } from '../sandboxServer.js';
+import type { DataHandler } from '../sandboxTypes.js';
 import { between, datesBetween, localDay, localMs, seeded, shiftDate } from './sandboxSeries.js';
 import { stableUuid } from './stableUuid.js';
 

@@ -1,4 +1,4 @@
-import type { DataHandler } from '../sandboxServer.js';
+import type { DataHandler } from '../sandboxTypes.js';
 import { sandboxNumericUser } from '../tokenAnswers.js';
 import { between, localDay, localMs, offsetMinutes, seeded, shiftDate, stableId } from './sandboxSeries.js';
 

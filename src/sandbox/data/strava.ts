@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon';
-import type { DataHandler, IssuedToken } from '../sandboxServer.js';
+import type { DataHandler, IssuedToken } from '../sandboxTypes.js';
 import { between, datesBetween, localDay, localMs, seeded, shiftDate, stableId } from './sandboxSeries.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { DataHandler } from '../sandboxServer.js';
+import type { DataHandler } from '../sandboxTypes.js';
 import { between, datesBetween, localDay, localMs, seeded, shiftDate, stableId } from './sandboxSeries.js';
 
 /**

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { auditDetails, AuditRequest } from '../../../commands/audit/recordAudit.js';
 import type { AuditDoc } from '../../../projections/audit/auditLogProjection.js';
 import { listAuditLog } from '../../../queries/audit/listAuditLog.js';
 import { DateTime, PageQuery, pageOf, withProblems } from '../schemas.js';
@@ -12,12 +13,7 @@ const AuditEntry = z
     actor: z.enum(['admin', 'tenant', 'user', 'system']),
     actor_id: z.string().describe('admin, the id of the tenant key that made the call, or of the user token (agent interface)'),
     action: z.string(),
-    method: z.string().nullable(),
-    path: z.string().nullable(),
-    status: z.number().int().nullable(),
-    tenant_id: z.string().nullable(),
-    request_id: z.string().nullable(),
-    target: z.string().nullable(),
+    ...AuditRequest,
   })
   .describe('Audit log entry');
 
@@ -26,13 +22,7 @@ const toEntry = (d: AuditDoc) => ({
   at: d.at,
   actor: d.actor as 'admin' | 'tenant' | 'user' | 'system',
   actor_id: d.actor_id,
-  action: d.action,
-  method: d.method,
-  path: d.path,
-  status: d.status,
-  tenant_id: d.tenant_id,
-  request_id: d.request_id,
-  target: d.target,
+  ...auditDetails(d),
 });
 
 /** Audit logs, newest first: the tenant's own, the admin's, and a tenant's as the admin sees it. */

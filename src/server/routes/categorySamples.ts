@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { CategorySampleDoc } from '../../../projections/records/categorySamplesProjection.js';
 import { listCategorySamples } from '../../../queries/records/listCategorySamples.js';
 import { DateTime, pageOf, withProblems } from '../schemas.js';
-import { IsPrimarySource, Metadata, Provenance, provenanceOf, RecordId } from './recordSchemas.js';
+import { IsPrimarySource, Metadata, Provenance, RecordId, SampleOrigin, sampleFieldsOf } from './recordSchemas.js';
 import { cursorScope, PagingQuery, readableUser, UserParams, ViewQuery, WindowQuery, windowOf } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
 
@@ -14,10 +14,7 @@ export const CategorySample = z
     value: z.string().describe("Canonical value, e.g. asleep_deep, medium (the provider's own value stays in metadata)"),
     start_date: DateTime,
     end_date: DateTime,
-    source_name: z.string().nullable(),
-    source_bundle_id: z.string().nullable(),
-    device_model: z.string().nullable(),
-    product_type: z.string().nullable(),
+    ...SampleOrigin,
     external_id: z.string().describe("The provider's own identifier"),
     is_primary_source: IsPrimarySource,
     was_user_entered: z.boolean(),
@@ -26,22 +23,7 @@ export const CategorySample = z
   })
   .describe('Category sample');
 
-export const toCategorySample = (d: CategorySampleDoc & { primary: boolean }) => ({
-  id: d.id,
-  type: d.type,
-  value: d.value,
-  start_date: d.start_date,
-  end_date: d.end_date,
-  source_name: d.source_name,
-  source_bundle_id: d.source_bundle_id,
-  device_model: d.device_model,
-  product_type: d.product_type,
-  external_id: d.external_id,
-  is_primary_source: d.primary,
-  was_user_entered: d.was_user_entered,
-  metadata: d.metadata,
-  ...provenanceOf(d),
-});
+export const toCategorySample = (d: CategorySampleDoc & { primary: boolean }) => ({ id: d.id, type: d.type, value: d.value, ...sampleFieldsOf(d) });
 
 /** GET /v1/users/{id}/category-samples (spec "Reads": type optional, start, end, view; order start_date). */
 export const categorySamplesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors }) => {

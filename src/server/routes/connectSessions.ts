@@ -8,7 +8,7 @@ import { listConnections } from '../../../queries/connections/listConnections.js
 import { instanceUrls, resolveProviderClient } from '../../../queries/connections/providerKeys.js';
 import { getTenant } from '../../../queries/tenants/listTenants.js';
 import { getUser } from '../../../queries/users/getUser.js';
-import { CONNECTED_PROVIDERS, connectedProvider } from '../../connectors/providers.js';
+import { CONNECTED_PROVIDERS, connectedProvider } from '../../catalog/providers.js';
 import { UUID_RE } from '../../shared/ids.js';
 import { newConsentCookieValue, setConsentCookie } from '../consentCookie.js';
 import { problems } from '../problems.js';
@@ -103,7 +103,7 @@ export const connectSessionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async 
       try {
         // The button press is the start of the flow: the state is bound to this browser at once.
         const cookie = newConsentCookieValue();
-        const result = await requestConsent(ctx.eventStore, ctx.valueSealer, client, {
+        const result = await requestConsent(ctx.eventStore, ctx.valueSealer, ctx.grants, client, {
           tenantId: session.tenant_id,
           userId: session.user_id,
           provider,

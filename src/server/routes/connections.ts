@@ -7,9 +7,9 @@ import { listConsentHistory, toConsentEventView } from '../../../queries/connect
 import { listConnections, toConnectionView } from '../../../queries/connections/listConnections.js';
 import { instanceUrls, resolveProviderClient } from '../../../queries/connections/providerKeys.js';
 import { getUser } from '../../../queries/users/getUser.js';
-import type { AppContext } from '../../app/context.js';
-import { revokeGrant, type TokenSet } from '../../connectors/oauthClient.js';
-import { connectedProvider } from '../../connectors/providers.js';
+import type { AppContext } from '../appContext.js';
+import type { TokenSet } from '../../../commands/connections/providerGrants.js';
+import { connectedProvider } from '../../catalog/providers.js';
 import { openValue } from '../../crypto/sealedValue.js';
 import { UUID_RE } from '../../shared/ids.js';
 import { problems } from '../problems.js';
@@ -54,7 +54,6 @@ const ConsentEvent = z
   .describe('Consent event');
 
 const UserProvider = z.object({ id: z.string().describe('User id (uuid)'), provider: z.string().describe('Provider slug') });
-const TenantParam = z.object({ tenant_id: z.string().describe('Tenant id (uuid)') });
 
 async function requireUser(ctx: AppContext, tenantId: string, id: string): Promise<string> {
   if (!UUID_RE.test(id)) throw problems.notFound('user not found');
@@ -64,16 +63,15 @@ async function requireUser(ctx: AppContext, tenantId: string, id: string): Promi
 }
 
 /** Connections of a user (spec "Providers and connections"); the list is mirrored on the admin routes. */
-export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors, admin }) => {
-  const auth = admin ? 'admin' : 'tenant';
+export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors }) => {
   app.get(
     '/users/:id/connections',
     {
-      config: { auth },
+      config: { auth: 'tenant' },
       schema: {
         summary: "The user's provider connections with their health",
         tags: ['connections'],
-        params: admin ? z.object({ id: z.string() }).extend(TenantParam.shape) : z.object({ id: z.string().describe('User id (uuid)') }),
+        params: z.object({ id: z.string().describe('User id (uuid)') }),
         response: withProblems({ 200: z.object({ data: z.array(Connection) }) }),
       },
     },
@@ -82,8 +80,6 @@ export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       return { data: (await listConnections(ctx.readStore, request.tenantId!, userId)).map(toConnectionView) };
     },
   );
-  if (admin) return;
-
   app.post(
     '/users/:id/connections/:provider',
     {
@@ -106,7 +102,7 @@ export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       const userId = await requireUser(ctx, tenantId, request.params.id);
       const client = await resolveProviderClient(ctx.readStore, ctx.valueSealer, ctx.config.providers, tenantId, provider);
       if (!client) throw problems.conflict(`${descriptor.name} is not enabled for this tenant: set its keys (or the instance's ${provider.toUpperCase()}_CLIENT_ID and _CLIENT_SECRET)`);
-      const result = await requestConsent(ctx.eventStore, ctx.valueSealer, client, {
+      const result = await requestConsent(ctx.eventStore, ctx.valueSealer, ctx.grants, client, {
         tenantId,
         userId,
         provider,
@@ -147,7 +143,7 @@ export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
         if (client) {
           try {
             const tokens = JSON.parse(openValue(ctx.valueSealer, TOKEN_PURPOSE, connectionOwner(userId, provider), result.tokensSealed)) as TokenSet;
-            await revokeGrant(descriptor, client, tokens.accessToken);
+            await ctx.grants.revoke(descriptor.slug, client, tokens.accessToken);
           } catch {
             // Best effort (spec): tokens that no longer open simply expire at the provider.
           }

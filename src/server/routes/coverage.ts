@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { coverageReport } from '../../../queries/records/coverage.js';
 import { DateTime, withProblems } from '../schemas.js';
-import { readableUser, userRoute, ViewQuery, windowOf } from './recordParams.js';
+import { readableUser, UserParams, ViewQuery, windowOf } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
 
 export const CoverageDay = z
@@ -26,16 +26,15 @@ export const CoverageReport = z
   .describe('Coverage report');
 
 /** GET /v1/users/{id}/coverage (spec "Reads" rule 3, "Coverage report"). */
-export const coverageRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, admin }) => {
-  const route = userRoute(admin);
+export const coverageRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx }) => {
   app.get(
     '/users/:id/coverage',
     {
-      config: { auth: route.auth },
+      config: { auth: 'tenant' },
       schema: {
         summary: 'Records per provider per day, with the ETL queue of the user',
         tags: ['records'],
-        params: route.params,
+        params: UserParams,
         querystring: z.object({
           provider: z.string().min(1).optional(),
           start: z.string().optional().describe('Inclusive: RFC 3339 time or YYYY-MM-DD; days from the day of start'),

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ExternalRef } from '../../../commands/users/registerUser.js';
-import { fillDemoUser } from '../../demo/fillDemoUser.js';
-import { DEMO_PERSONAS } from '../../demo/personas.js';
+import { fillDemoUser } from '../../processes/demo/fillDemoUser.js';
+import { DEMO_PERSONAS } from '../../sources/files/demo/personas.js';
 import { withProblems } from '../schemas.js';
 import { toUser, User } from './users.js';
 import { adminLocation, type RouteOptions } from './routeOptions.js';

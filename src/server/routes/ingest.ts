@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { UPLOAD_ID } from '../../../commands/ingestion/acceptUpload.js';
-import { storeProviderPayload } from '../../pipeline/storeProviderPayload.js';
+import { storeProviderPayload } from '../../processes/etl/storeProviderPayload.js';
 import { problems } from '../problems.js';
 import { withProblems } from '../schemas.js';
 import type { RouteOptions } from './routeOptions.js';

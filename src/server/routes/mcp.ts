@@ -2,7 +2,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { buildMcpServer } from '../../mcp/mcpServer.js';
 import type { McpPrincipal } from '../../mcp/tools.js';
-import type { AppContext } from '../../app/context.js';
+import type { AppContext } from '../appContext.js';
 import { authenticate } from '../auth.js';
 import { isOwnOrigin } from '../publicAddress.js';
 import { HttpProblem, problems } from '../problems.js';

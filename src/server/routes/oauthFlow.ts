@@ -8,7 +8,7 @@ import { providerAuthorizeUrl, stateHash } from '../../../commands/connections/r
 import { DomainError } from '../../../commands/shared/domainError.js';
 import { findConsentState } from '../../../queries/connections/consentHistory.js';
 import { instanceUrls, resolveProviderClient } from '../../../queries/connections/providerKeys.js';
-import { connectedProvider } from '../../connectors/providers.js';
+import { connectedProvider } from '../../catalog/providers.js';
 import { openValue } from '../../crypto/sealedValue.js';
 import { newConsentCookieValue, readConsentCookie, setConsentCookie } from '../consentCookie.js';
 import { resultPage } from './consentResultPage.js';
@@ -79,7 +79,7 @@ export const oauthFlowRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, 
       }
       if (bound.fresh) setConsentCookie(reply, ctx.config.publicBaseUrl, provider, hash, fresh);
       const verifier = bound.pending.verifierSealed ? openValue(ctx.valueSealer, VERIFIER_PURPOSE, connectionOwner(found.user_id, provider), bound.pending.verifierSealed) : null;
-      const to = providerAuthorizeUrl(descriptor, client, { callbackUrl: instanceUrls(ctx.config.publicBaseUrl, provider).redirect, state, verifier });
+      const to = providerAuthorizeUrl(descriptor, ctx.grants, client, { callbackUrl: instanceUrls(ctx.config.publicBaseUrl, provider).redirect, state, verifier });
       return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(to, 302);
     },
   );
@@ -106,7 +106,7 @@ export const oauthFlowRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, 
       const presented = readConsentCookie(request, hash);
       const client = await resolveProviderClient(ctx.readStore, ctx.valueSealer, ctx.config.providers, pending.tenant_id, provider);
       const outcome = client
-        ? await completeConsent(ctx.eventStore, ctx.valueSealer, client, {
+        ? await completeConsent(ctx.eventStore, ctx.valueSealer, ctx.grants, client, {
             tenantId: pending.tenant_id,
             userId: pending.user_id,
             provider: descriptor,

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { requestProviderErasure } from '../../../commands/deletions/requestProviderErasure.js';
-import type { AppContext } from '../../app/context.js';
-import { providerKind } from '../../connectors/providerKinds.js';
+import type { AppContext } from '../appContext.js';
+import { providerKind } from '../../catalog/providerKinds.js';
 import { UUID_RE } from '../../shared/ids.js';
 import { problems } from '../problems.js';
 import { Uuid, withProblems } from '../schemas.js';

@@ -4,19 +4,16 @@ import { z } from 'zod';
 import { disconnect } from '../../../commands/connections/disconnect.js';
 import { DomainError } from '../../../commands/shared/domainError.js';
 import { connectionsOfProviderUsers } from '../../../queries/connections/connectionsOfProviderUsers.js';
-import type { AppContext } from '../../app/context.js';
-import { queueNotificationRun } from '../../connectors/sync/syncTriggers.js';
-import {
-  fitbitNotification,
-  MalformedNotification,
-  ouraNotification,
-  stravaNotification,
-  whoopNotification,
-  withingsNotification,
-  type NotificationItem,
-} from '../../connectors/webhooks/providerNotifications.js';
-import type { WebhookApplication } from '../../connectors/webhooks/webhookApplications.js';
-import { hmacMatches, SIGNATURE_TOLERANCE_MS, sameText, signatureTime } from '../../connectors/webhooks/webhookSignatures.js';
+import type { AppContext } from '../appContext.js';
+import { queueNotificationRun } from '../../processes/sync/syncTriggers.js';
+import { fitbitNotification } from '../../sources/providers/fitbit/notification.js';
+import { ouraNotification } from '../../sources/providers/oura/notification.js';
+import { stravaNotification } from '../../sources/providers/strava/notification.js';
+import { whoopNotification } from '../../sources/providers/whoop/notification.js';
+import { withingsNotification } from '../../sources/providers/withings/notification.js';
+import { MalformedNotification, type NotificationItem } from '../../sources/shared/providerNotifications.js';
+import type { WebhookApplication } from '../webhookApplications.js';
+import { hmacMatches, SIGNATURE_TOLERANCE_MS, sameText, signatureTime } from '../../sources/shared/webhookSignatures.js';
 import { HttpProblem, problems } from '../problems.js';
 import { withProblems } from '../schemas.js';
 import type { RouteOptions } from './routeOptions.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { getUser } from '../../../queries/users/getUser.js';
-import type { AppContext } from '../../app/context.js';
+import type { AppContext } from '../appContext.js';
 import { UUID_RE } from '../../shared/ids.js';
 import { parseTimeWindow } from '../../shared/timeWindow.js';
 import { problems } from '../problems.js';
@@ -15,12 +15,6 @@ export const ViewQuery = { view: z.enum(['merged', 'all']).default('merged').des
 export const PagingQuery = { cursor: Cursor.optional(), limit: Limit };
 
 export const UserParams = z.object({ id: z.string().describe('User id (uuid)') });
-const AdminUserParams = UserParams.extend({ tenant_id: z.string().describe('Tenant id (uuid)') });
-
-/** The admin copy of a user route takes the tenant from the path and the admin key (spec "Instance admin routes"). */
-export function userRoute(admin: boolean | undefined) {
-  return { auth: admin ? ('admin' as const) : ('tenant' as const), params: admin ? AdminUserParams : UserParams };
-}
 
 /**
  * The user whose records are read: another tenant's, a missing or a deleting user is a 404 (spec

@@ -9,6 +9,33 @@ export const Provenance = {
   ingested_at: DateTime,
 };
 
+/** Where a sample was recorded, in HealthKit's terms (null where the source does not say). */
+export const SampleOrigin = {
+  source_name: z.string().nullable(),
+  source_bundle_id: z.string().nullable(),
+  device_model: z.string().nullable(),
+  product_type: z.string().nullable(),
+};
+
+type SampleOriginFields = { source_name: string | null; source_bundle_id: string | null; device_model: string | null; product_type: string | null };
+
+export const sampleOriginOf = (d: SampleOriginFields) => ({ source_name: d.source_name, source_bundle_id: d.source_bundle_id, device_model: d.device_model, product_type: d.product_type });
+
+type SampleDocFields = SampleOriginFields &
+  ProvenanceFields & { start_date: string; end_date: string; external_id: string; primary: boolean; was_user_entered: boolean; metadata: Record<string, unknown> };
+
+/** What a quantity sample and a category sample answer alike, after their type and value. */
+export const sampleFieldsOf = (d: SampleDocFields) => ({
+  start_date: d.start_date,
+  end_date: d.end_date,
+  ...sampleOriginOf(d),
+  external_id: d.external_id,
+  is_primary_source: d.primary,
+  was_user_entered: d.was_user_entered,
+  metadata: d.metadata,
+  ...provenanceOf(d),
+});
+
 export const Metadata = z.record(z.string(), z.unknown()).describe('Provider fields as sent');
 
 export const IsPrimarySource = z

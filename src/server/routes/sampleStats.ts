@@ -5,7 +5,7 @@ import { formatWithOffset, sampleStats, statsWindow } from '../../../queries/rec
 import { findQuantityType } from '../../catalog/quantityCatalog.js';
 import { problems } from '../problems.js';
 import { withProblems } from '../schemas.js';
-import { readableUser, userRoute, ViewQuery } from './recordParams.js';
+import { readableUser, UserParams, ViewQuery } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
 
 const OffsetDateTime = z.string().describe('RFC 3339 date-time with the offset of tz');
@@ -38,16 +38,15 @@ export const SampleStatistics = z
   .describe('Sample statistics');
 
 /** GET /v1/users/{id}/samples/stats (spec "Reads" rule 2, "Sample statistics"). */
-export const sampleStatsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, admin }) => {
-  const route = userRoute(admin);
+export const sampleStatsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx }) => {
   app.get(
     '/users/:id/samples/stats',
     {
-      config: { auth: route.auth },
+      config: { auth: 'tenant' },
       schema: {
         summary: 'Statistics of one quantity type per hour or local day, one series per provider, source and unit',
         tags: ['records'],
-        params: route.params,
+        params: UserParams,
         querystring: z.object({
           type: z.string().min(1).describe('Quantity type from the catalog'),
           start: z.string().describe('Inclusive: RFC 3339 time or YYYY-MM-DD (midnight in tz); widened to the start of its interval'),

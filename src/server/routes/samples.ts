@@ -4,7 +4,7 @@ import type { SampleDoc } from '../../../projections/records/samplesProjection.j
 import { listSamples, userHasSamplesOfType } from '../../../queries/records/listSamples.js';
 import { findQuantityType } from '../../catalog/quantityCatalog.js';
 import { problems } from '../problems.js';
-import { Provenance, provenanceOf } from './recordSchemas.js';
+import { Provenance, SampleOrigin, sampleFieldsOf } from './recordSchemas.js';
 import { DateTime, pageOf, withProblems } from '../schemas.js';
 import { cursorScope, PagingQuery, readableUser, UserParams, ViewQuery, WindowQuery, windowOf } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
@@ -17,10 +17,7 @@ export const QuantitySample = z
     unit: z.string().describe('Storage unit of the type'),
     start_date: DateTime,
     end_date: DateTime,
-    source_name: z.string().nullable(),
-    source_bundle_id: z.string().nullable(),
-    device_model: z.string().nullable(),
-    product_type: z.string().nullable(),
+    ...SampleOrigin,
     external_id: z.string(),
     is_primary_source: z.boolean().describe('True when the merged view lists this record'),
     was_user_entered: z.boolean(),
@@ -29,23 +26,7 @@ export const QuantitySample = z
   })
   .describe('Quantity sample');
 
-export const toQuantitySample = (d: SampleDoc & { primary: boolean }) => ({
-  id: d.id,
-  type: d.type,
-  value: d.value,
-  unit: d.unit,
-  start_date: d.start_date,
-  end_date: d.end_date,
-  source_name: d.source_name,
-  source_bundle_id: d.source_bundle_id,
-  device_model: d.device_model,
-  product_type: d.product_type,
-  external_id: d.external_id,
-  is_primary_source: d.primary,
-  was_user_entered: d.was_user_entered,
-  metadata: d.metadata,
-  ...provenanceOf(d),
-});
+export const toQuantitySample = (d: SampleDoc & { primary: boolean }) => ({ id: d.id, type: d.type, value: d.value, unit: d.unit, ...sampleFieldsOf(d) });
 
 /** GET /v1/users/{id}/samples (spec "Reads", rule 1). */
 export const samplesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors }) => {

@@ -5,7 +5,7 @@ import { getSleepSession, listSleepPhases, listSleepSessions } from '../../../qu
 import { problems } from '../problems.js';
 import { DateTime, pageOf, withProblems } from '../schemas.js';
 import { int, integerIdParam, IsPrimarySource, Metadata, Provenance, provenanceOf, RecordId } from './recordSchemas.js';
-import { cursorScope, PagingQuery, readableUser, UserParams, userRoute, ViewQuery, WindowQuery, windowOf } from './recordParams.js';
+import { cursorScope, PagingQuery, readableUser, UserParams, ViewQuery, WindowQuery, windowOf } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
 
 export const SleepSession = z
@@ -75,18 +75,17 @@ export const toSleepPhase = (sessionId: number) => (d: SleepPhaseDoc) => ({
 const SessionParams = UserParams.extend({ session_id: z.string().describe('Sleep session id (integer int64)') });
 
 /** GET /v1/users/{id}/sleep and …/sleep/{session_id}/phases (spec "Reads"). */
-export const sleepRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors, admin }) => {
-  const route = userRoute(admin);
+export const sleepRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors }) => {
   app.get(
     '/users/:id/sleep',
     {
-      config: { auth: route.auth },
+      config: { auth: 'tenant' },
       schema: {
         summary: 'Sleep sessions, oldest first',
         description:
           'Ordered by bedtime_start, then id; start and end bound bedtime_start. In the merged view a session is listed only when no better ranked source has a session sharing at least half of the shorter one.',
         tags: ['records'],
-        params: route.params,
+        params: UserParams,
         querystring: z.object({ ...WindowQuery, ...ViewQuery, ...PagingQuery }),
         response: withProblems({ 200: pageOf(SleepSession) }),
       },
@@ -102,8 +101,6 @@ export const sleepRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ct
     },
   );
 
-  // The admin table mirrors the sleep list only.
-  if (admin) return;
 
   app.get(
     '/users/:id/sleep/:session_id/phases',

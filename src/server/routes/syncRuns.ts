@@ -5,12 +5,12 @@ import { loadState } from '../../../commands/shared/commandHandler.js';
 import { requestManualSync, type LoadedRun } from '../../../commands/sync/queueSyncRun.js';
 import { resolveProviderClient } from '../../../queries/connections/providerKeys.js';
 import { getSyncRun, listSyncRuns, toSyncRunView, type SyncRunView } from '../../../queries/sync/listSyncRuns.js';
-import { connectedProvider } from '../../connectors/providers.js';
-import { followUpWindow, MANUAL_FROM_MAX_MS } from '../../connectors/sync/syncSchedule.js';
+import { connectedProvider } from '../../catalog/providers.js';
+import { followUpWindow, MANUAL_FROM_MAX_MS } from '../../../commands/sync/syncSchedule.js';
 import { problems } from '../problems.js';
 import { DateTime, pageOf, withProblems } from '../schemas.js';
-import { cursorScope, PagingQuery, readableUser, userRoute } from './recordParams.js';
-import { adminLocation, type RouteOptions } from './routeOptions.js';
+import { cursorScope, PagingQuery, readableUser, UserParams } from './recordParams.js';
+import type { RouteOptions } from './routeOptions.js';
 
 export const SyncRun = z
   .object({
@@ -64,23 +64,18 @@ function runView(run: LoadedRun): SyncRunView {
  * Sync runs (spec "Providers and connections", "Sync run"): a manual pull of a connection and the
  * history of a user's pulls. Mirrored on the admin routes.
  */
-export const syncRunsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors, admin }) => {
-  const route = userRoute(admin);
-  const location = (tenantId: string, userId: string, id: number) => {
-    const path = `/users/${userId}/sync-runs/${id}`;
-    return admin ? adminLocation(tenantId, path) : `/v1${path}`;
-  };
+export const syncRunsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors }) => {
 
   app.post(
     '/users/:id/connections/:provider/sync',
     {
-      config: { auth: route.auth, audit: 'connection.sync_requested' },
+      config: { auth: 'tenant', audit: 'connection.sync_requested' },
       schema: {
         summary: 'Pull a connection now (a manual sync run)',
         description:
           'Queues a pull ahead of routine work. The window ends now and starts where the connection\'s data ends minus one hour, a day back for a connection that never synced, or at `from` (at most 30 days back). While a manual run of the connection is queued or running, answers 200 with that run and queues nothing. 409 when the connection does not sync (needs_reauth, disconnected) or the provider is not enabled.',
         tags: ['connections'],
-        params: route.params.extend(ProviderParam),
+        params: UserParams.extend(ProviderParam),
         body: SyncBody,
         response: withProblems({ 200: SyncRun, 202: SyncRun }, [400, 401, 403, 404, 409]),
       },
@@ -105,7 +100,7 @@ export const syncRunsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
         throw problems.conflict(`${descriptor.name} is not enabled for this tenant`);
       }
       const run = await requestManualSync(ctx.eventStore, { tenantId, userId: user.id, provider, dataType: null, at: now, window: (sync) => followUpWindow(sync, now, from) });
-      reply.header('location', location(tenantId, user.id, run.id));
+      reply.header('location', `/v1/users/${user.id}/sync-runs/${run.id}`);
       if (!run.created) return reply.code(200).send(runView(run));
       await ctx.settle(run.id, ['sync_runs']);
       ctx.sync.kick();
@@ -116,11 +111,11 @@ export const syncRunsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
   app.get(
     '/users/:id/sync-runs',
     {
-      config: { auth: route.auth },
+      config: { auth: 'tenant' },
       schema: {
         summary: "History of the user's pulls, newest first",
         tags: ['connections'],
-        params: route.params,
+        params: UserParams,
         querystring: z.object({ ...PagingQuery, provider: z.string().max(64).optional().describe('Only this provider') }),
         response: withProblems({ 200: pageOf(SyncRun) }),
       },
@@ -138,11 +133,11 @@ export const syncRunsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
   app.get(
     '/users/:id/sync-runs/:run_id',
     {
-      config: { auth: route.auth },
+      config: { auth: 'tenant' },
       schema: {
         summary: 'One sync run of the user (where a manual sync request points)',
         tags: ['connections'],
-        params: route.params.extend(RunParam),
+        params: UserParams.extend(RunParam),
         response: withProblems({ 200: SyncRun }),
       },
     },

@@ -10,7 +10,7 @@ import { deterministicId, UUID_RE } from '../../shared/ids.js';
 import { forgetUserCreation, idempotent } from '../idempotency.js';
 import { problems } from '../problems.js';
 import { DateTime, IdempotencyKeyHeader, PageQuery, pageOf, Uuid, withProblems } from '../schemas.js';
-import { adminLocation, type RouteOptions } from './routeOptions.js';
+import type { RouteOptions } from './routeOptions.js';
 
 export const User = z
   .object({
@@ -24,65 +24,61 @@ export const User = z
 export const toUser = (u: UserDoc) => ({ id: u.id, external_ref: u.external_ref, status: u.status, created_at: u.created_at });
 
 const UserIdParams = z.object({ id: z.string().describe('User id (uuid)') });
-const TenantParam = z.object({ tenant_id: z.string().describe('Tenant id (uuid)') });
 
 /** Users (spec "Credentials and users"). GET and DELETE of one user are mirrored on the admin routes. */
-export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors, admin }) => {
-  const auth = admin ? 'admin' : 'tenant';
-  const params = admin ? UserIdParams.extend(TenantParam.shape) : UserIdParams;
+export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors }) => {
+  const auth = 'tenant';
 
-  if (!admin) {
-    app.post(
-      '/users',
-      {
-        config: { auth, audit: 'user.create' },
-        schema: {
-          summary: 'Create a user',
-          tags: ['users'],
-          headers: IdempotencyKeyHeader,
-          body: z.object({ external_ref: ExternalRef.nullable().optional().describe("Caller's own identifier, unique per tenant") }).default({}),
-          response: withProblems({ 201: User, 409: z.any(), 422: z.any() }),
-        },
+  app.post(
+    '/users',
+    {
+      config: { auth, audit: 'user.create' },
+      schema: {
+        summary: 'Create a user',
+        tags: ['users'],
+        headers: IdempotencyKeyHeader,
+        body: z.object({ external_ref: ExternalRef.nullable().optional().describe("Caller's own identifier, unique per tenant") }).default({}),
+        response: withProblems({ 201: User, 409: z.any(), 422: z.any() }),
       },
-      async (request, reply) =>
-        idempotent(ctx.readStore, request, reply, async (reservation) => {
-          const tenantId = request.tenantId!;
-          // Under an Idempotency-Key the id derives from the tenant, the key and its reservation:
-          // a retry after any failure registers (or finds) the same user, never a second one.
-          const userId = reservation ? deterministicId('user', tenantId, reservation.seed) : randomUUID();
-          const result = await registerUser(ctx.eventStore, {
-            tenantId,
-            userId,
-            externalRef: request.body?.external_ref ?? null,
-            at: new Date().toISOString(),
-          });
-          // Nothing appended (a retry found its user): wait for whatever the first attempt wrote.
-          await ctx.settle(result.position || undefined, ['users']);
-          const user = await getUser(ctx.readStore, tenantId, userId);
-          return { status: 201, body: toUser(user!), headers: { location: `/v1/users/${userId}` }, resourceUserId: userId };
-        }),
-    );
+    },
+    async (request, reply) =>
+      idempotent(ctx.readStore, request, reply, async (reservation) => {
+        const tenantId = request.tenantId!;
+        // Under an Idempotency-Key the id derives from the tenant, the key and its reservation:
+        // a retry after any failure registers (or finds) the same user, never a second one.
+        const userId = reservation ? deterministicId('user', tenantId, reservation.seed) : randomUUID();
+        const result = await registerUser(ctx.eventStore, {
+          tenantId,
+          userId,
+          externalRef: request.body?.external_ref ?? null,
+          at: new Date().toISOString(),
+        });
+        // Nothing appended (a retry found its user): wait for whatever the first attempt wrote.
+        await ctx.settle(result.position || undefined, ['users']);
+        const user = await getUser(ctx.readStore, tenantId, userId);
+        return { status: 201, body: toUser(user!), headers: { location: `/v1/users/${userId}` }, resourceUserId: userId };
+      }),
+  );
 
-    app.get(
-      '/users',
-      {
-        config: { auth },
-        schema: { summary: "List the tenant's users, oldest first", tags: ['users'], querystring: PageQuery, response: withProblems({ 200: pageOf(User) }) },
-      },
-      async (request) => {
-        const scope = `users:${request.tenantId}`;
-        const after = request.query.cursor ? cursors.decode(request.query.cursor, scope) : null;
-        const page = await listUsers(ctx.readStore, request.tenantId!, { after, limit: request.query.limit });
-        return { data: page.items.map(toUser), next_cursor: page.next ? cursors.encode(page.next, scope) : null };
-      },
-    );
-  }
+  app.get(
+    '/users',
+    {
+      config: { auth },
+      schema: { summary: "List the tenant's users, oldest first", tags: ['users'], querystring: PageQuery, response: withProblems({ 200: pageOf(User) }) },
+    },
+    async (request) => {
+      const scope = `users:${request.tenantId}`;
+      const after = request.query.cursor ? cursors.decode(request.query.cursor, scope) : null;
+      const page = await listUsers(ctx.readStore, request.tenantId!, { after, limit: request.query.limit });
+      return { data: page.items.map(toUser), next_cursor: page.next ? cursors.encode(page.next, scope) : null };
+    },
+  );
 
   app.get(
     '/users/:id',
     {
       config: { auth },
-      schema: { summary: 'Get a user', tags: ['users'], params, response: withProblems({ 200: User }) },
+      schema: { summary: 'Get a user', tags: ['users'], params: UserIdParams, response: withProblems({ 200: User }) },
     },
     async (request) => {
       const user = UUID_RE.test(request.params.id) ? await getUser(ctx.readStore, request.tenantId!, request.params.id.toLowerCase()) : null;
@@ -98,7 +94,7 @@ export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ct
       schema: {
         summary: 'Delete a user (asynchronous job)',
         tags: ['users'],
-        params,
+        params: UserIdParams,
         response: withProblems({ 202: z.object({ job_id: Uuid }) }),
       },
     },
@@ -116,7 +112,6 @@ export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ct
       await forgetUserCreation(ctx.readStore, tenantId, userId);
       await ctx.settle(result.position || undefined, ['users', 'deletion_jobs']);
       ctx.deletions.kick();
-      if (admin) reply.header('location', adminLocation(tenantId, `/users/${userId}`));
       return reply.code(202).send({ job_id: result.jobId });
     },
   );

@@ -14,7 +14,7 @@ import type { DeliveryDoc } from '../../webhooks/deliveryDocs.js';
 import { UUID_RE } from '../../shared/ids.js';
 import { problems } from '../problems.js';
 import { Cursor, DateTime, Limit, Uuid, withProblems } from '../schemas.js';
-import { adminLocation, type RouteOptions } from './routeOptions.js';
+import type { RouteOptions } from './routeOptions.js';
 
 export const WebhookEndpoint = z
   .object({
@@ -101,17 +101,14 @@ const DeliveriesQuery = z.object({ status: DeliveryStatus.optional(), cursor: Cu
 
 const WebhookParams = z.object({ webhook_id: z.string().describe('Webhook endpoint id (uuid)') });
 const DeliveryParams = WebhookParams.extend({ delivery_id: z.string().describe('Delivery id (integer)') });
-const TenantParam = z.object({ tenant_id: z.string().describe('Tenant id (uuid)') });
 
 /**
  * Webhook endpoints and their deliveries (spec "Webhooks", contracts §8). Create and update are
  * mirrored on the admin routes. Idempotency-Key is ignored here (spec "Conventions" 4).
  */
-export const webhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors, admin }) => {
-  const auth = admin ? 'admin' : 'tenant';
+export const webhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors }) => {
+  const auth = 'tenant';
   const allowPrivateTargets = ctx.config.webhookAllowPrivateTargets;
-  const webhookParams = admin ? WebhookParams.extend(TenantParam.shape) : WebhookParams;
-  const here = (tenantId: string, path: string) => (admin ? adminLocation(tenantId, path) : `/v1${path}`);
 
   /** The tenant's endpoint, or 404 for a malformed, unknown, deleted or another tenant's id. */
   const endpointOf = async (tenantId: string, webhookId: string) => {
@@ -134,7 +131,7 @@ export const webhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
     '/webhooks',
     {
       config: { auth, audit: 'webhook.create' },
-      schema: { summary: 'Create a webhook endpoint', tags: ['webhooks'], ...(admin ? { params: TenantParam } : {}), body: CreateBody, response: withProblems({ 201: CreatedWebhookEndpoint }) },
+      schema: { summary: 'Create a webhook endpoint', tags: ['webhooks'], body: CreateBody, response: withProblems({ 201: CreatedWebhookEndpoint }) },
     },
     async (request, reply) => {
       const tenantId = request.tenantId!;
@@ -147,7 +144,7 @@ export const webhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
       );
       await settle(result.position);
       const endpoint = await endpointOf(tenantId, endpointId);
-      reply.header('location', here(tenantId, `/webhooks/${endpointId}`));
+      reply.header('location', `/v1/webhooks/${endpointId}`);
       return reply.code(201).send({ ...toEndpoint(endpoint), secret: result.secret });
     },
   );
@@ -156,7 +153,7 @@ export const webhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
     '/webhooks/:webhook_id',
     {
       config: { auth, audit: 'webhook.update' },
-      schema: { summary: 'Change a webhook endpoint', tags: ['webhooks'], params: webhookParams, body: UpdateBody, response: withProblems({ 200: WebhookEndpoint, 409: z.any() }) },
+      schema: { summary: 'Change a webhook endpoint', tags: ['webhooks'], params: WebhookParams, body: UpdateBody, response: withProblems({ 200: WebhookEndpoint, 409: z.any() }) },
     },
     async (request, reply) => {
       const tenantId = request.tenantId!;
@@ -168,12 +165,9 @@ export const webhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
         { allowPrivateTargets },
       );
       await settle(result.position);
-      if (admin) reply.header('location', here(tenantId, `/webhooks/${id}`));
       return toEndpoint(await endpointOf(tenantId, id));
     },
   );
-
-  if (admin) return;
 
   app.get(
     '/webhooks',

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserHash } from '../../../commands/connections/bindConsent.js';
 import { completeConsent } from '../../../commands/connections/completeConsent.js';
 import { requestConsent, stateHash } from '../../../commands/connections/requestConsent.js';
-import { connectedProvider } from '../../../src/connectors/providers.js';
+import { connectedProvider } from '../../../src/catalog/providers.js';
 import { startTestApp, type TestApp } from '../../support/server.js';
 
 /** Spec "Limits": the consent state lives 10 minutes and is single use. The clock is the command's `at`. */
@@ -23,7 +23,7 @@ describe('consent state lifetime (spec "Limits": 10 minutes, single use)', () =>
     const user = await t.createUser(tenant.apiKey);
     const issued = Date.parse('2026-01-01T10:00:00Z');
     const browser = browserHash('the browser that started it');
-    const { state } = await requestConsent(t.ctx.eventStore, t.ctx.valueSealer, client, {
+    const { state } = await requestConsent(t.ctx.eventStore, t.ctx.valueSealer, t.ctx.grants, client, {
       tenantId: tenant.id,
       userId: user.id,
       provider: 'oura',
@@ -34,7 +34,7 @@ describe('consent state lifetime (spec "Limits": 10 minutes, single use)', () =>
       browserHash: browser,
     });
     const callback = (atMs: number) =>
-      completeConsent(t.ctx.eventStore, t.ctx.valueSealer, client, {
+      completeConsent(t.ctx.eventStore, t.ctx.valueSealer, t.ctx.grants, client, {
         tenantId: tenant.id,
         userId: user.id,
         provider: connectedProvider('oura')!,

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { USER_ERASED } from '../../../commands/deletions/erasureEvents.js';
+import { USER_ERASED } from '../../../src/catalog/eventTypes.js';
 import { childRecordId, recordId } from '../../../projections/records/recordIds.js';
 import { sleepProjection } from '../../../projections/records/sleepProjection.js';
 import type { EventStore } from '../../../src/eventstore/eventStore.js';

@@ -1,22 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { category } from '../../projections/records/fixtures.js';
-import { expectProblem, startTestApp, type TenantHandle, type TestApp, type UserBody } from '../../support/server.js';
-import { allPages, expectListRefusals, ingest, INGESTED_AT } from './recordsHelper.js';
+import { expectProblem, type TenantHandle, type TestApp, type UserBody } from '../../support/server.js';
+import { allPages, APPLE_WATCH, expectListRefusals, ingest, recordsWorld } from './recordsHelper.js';
 
 type Sample = { id: number; external_id: string; type: string; is_primary_source: boolean } & Record<string, unknown>;
 
-let t: TestApp;
-let tenant: TenantHandle;
-let other: TenantHandle;
-let user: UserBody;
+let t: TestApp, tenant: TenantHandle, other: TenantHandle, user: UserBody;
 
 const DEVICE_B = { provider: 'device-b', device: null, body_worn: false };
 
 beforeAll(async () => {
-  t = await startTestApp();
-  tenant = await t.createTenant('category-a');
-  other = await t.createTenant('category-b');
-  user = await t.createUser(tenant.apiKey);
+  ({ t, tenant, other, user } = await recordsWorld('category'));
   await ingest(t, tenant.id, user.id, 'category', [
     category({ external_id: 'a1', start_date: '2026-11-01T23:00:00.000Z', end_date: '2026-11-01T23:30:00.000Z' }),
     category({ external_id: 'a2', value: 'asleep_rem', start_date: '2026-11-02T01:00:00.000Z', end_date: '2026-11-02T01:30:00.000Z' }),
@@ -54,10 +48,7 @@ describe('GET /v1/users/{id}/category-samples (Reads: category-samples — type 
       is_primary_source: true,
       was_user_entered: false,
       metadata: { HKTimeZone: 'Europe/Berlin' },
-      provider: 'device-a',
-      source: 'apple',
-      device: 'Apple Watch (Watch7,1)',
-      ingested_at: INGESTED_AT,
+      ...APPLE_WATCH,
     });
   });
 

@@ -1,22 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cycle, daily, ecg, nutrition } from '../../projections/records/fixtures.js';
-import { expectProblem, startTestApp, type TenantHandle, type TestApp, type UserBody } from '../../support/server.js';
-import { allPages, expectListRefusals, ingest, INGESTED_AT } from './recordsHelper.js';
+import { expectProblem, type TenantHandle, type TestApp, type UserBody } from '../../support/server.js';
+import { allPages, APPLE_WATCH, expectListRefusals, ingest, INGESTED_AT, recordsWorld } from './recordsHelper.js';
 
 type Row = { id: number; external_id?: string } & Record<string, unknown>;
 
-let t: TestApp;
-let tenant: TenantHandle;
-let other: TenantHandle;
-let user: UserBody;
+let t: TestApp, tenant: TenantHandle, other: TenantHandle, user: UserBody;
 
 const GARMIN = { provider: 'device-b', source: 'garmin', device: 'Forerunner 965', body_worn: true };
 
 beforeAll(async () => {
-  t = await startTestApp();
-  tenant = await t.createTenant('logs-a');
-  other = await t.createTenant('logs-b');
-  user = await t.createUser(tenant.apiKey);
+  ({ t, tenant, other, user } = await recordsWorld('logs'));
   await ingest(t, tenant.id, user.id, 'nutrition', [
     nutrition({ external_id: 'lunch', start_date: '2026-11-01T12:00:00.000Z', end_date: '2026-11-01T12:30:00.000Z' }),
     nutrition({ external_id: 'dinner', start_date: '2026-11-01T19:00:00.000Z', end_date: '2026-11-01T19:40:00.000Z', meal_type: 'dinner' }),
@@ -106,10 +100,7 @@ describe('GET /v1/users/{id}/daily (Reads: daily — start, end compared as date
       external_id: 'a-11-01',
       is_primary_source: true,
       metadata: {},
-      provider: 'device-a',
-      source: 'apple',
-      device: 'Apple Watch (Watch7,1)',
-      ingested_at: INGESTED_AT,
+      ...APPLE_WATCH,
     });
   });
 
@@ -144,10 +135,7 @@ describe('GET /v1/users/{id}/ecg (Reads: ecg — start, end bound start_date; or
       sampling_frequency_hz: 512,
       number_of_measurements: 4,
       metadata: {},
-      provider: 'device-a',
-      source: 'apple',
-      device: 'Apple Watch (Watch7,1)',
-      ingested_at: INGESTED_AT,
+      ...APPLE_WATCH,
     });
   });
 
@@ -172,10 +160,7 @@ describe('GET /v1/users/{id}/menstrual-cycles (Reads: start, end compared as dat
       flow: { '2026-10-03': 'medium', '2026-10-04': 'heavy' },
       external_id: 'c-10',
       metadata: {},
-      provider: 'device-a',
-      source: 'apple',
-      device: 'Apple Watch (Watch7,1)',
-      ingested_at: INGESTED_AT,
+      ...APPLE_WATCH,
     });
   });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { heartbeats } from '../../projections/records/fixtures.js';
 import { expectProblem, startTestApp, type TenantHandle, type TestApp, type UserBody } from '../../support/server.js';
-import { allPages, expectListRefusals, getPage, ingest, INGESTED_AT } from './recordsHelper.js';
+import { allPages, APPLE_WATCH, expectListRefusals, getPage, ingest, INGESTED_AT } from './recordsHelper.js';
 
 type Rr = { series_id: number; timestamp: string; rr_ms: number | null; preceded_by_gap: boolean } & Record<string, unknown>;
 type Hrv = { series_id: number; start_date: string; end_date: string; beats: number; rmssd_ms: number | null; sdnn_ms: number | null } & Record<string, unknown>;
@@ -66,10 +66,7 @@ describe('GET /v1/users/{id}/hrv (Reads: hrv — series_id, start, end on the se
       beats: 6,
       rmssd_ms: expect.closeTo(70.7107, 4),
       sdnn_ms: expect.closeTo(43.3013, 4),
-      provider: 'device-a',
-      source: 'apple',
-      device: 'Apple Watch (Watch7,1)',
-      ingested_at: INGESTED_AT,
+      ...APPLE_WATCH,
     });
     // hb-2: RR 1000, 1000 → RMSSD 0; SDNN needs 3 RR values → null. hb-3: one RR → both null.
     expect(rows[1]).toMatchObject({ rmssd_ms: 0, sdnn_ms: null });
@@ -120,10 +117,7 @@ describe('GET /v1/users/{id}/rr-intervals (Reads: rr-intervals — series_id, st
       timestamp: '2026-11-01T03:00:00.800Z',
       rr_ms: 800,
       preceded_by_gap: false,
-      provider: 'device-a',
-      source: 'apple',
-      device: 'Apple Watch (Watch7,1)',
-      ingested_at: INGESTED_AT,
+      ...APPLE_WATCH,
     });
   });
 

@@ -1,8 +1,22 @@
 import { expect } from 'vitest';
 import { INGESTED_EVENT, type NormalizedRecord, type RecordKind } from '../../../commands/ingestion/records.js';
-import { expectProblem, expectStatus, type TestApp } from '../../support/server.js';
+import { expectProblem, expectStatus, startTestApp, type TenantHandle, type TestApp, type UserBody } from '../../support/server.js';
 
 export const INGESTED_AT = '2026-11-05T12:00:00.000Z';
+
+/** The provenance the record fixtures carry (test/projections/records/fixtures.ts), as a read answers it. */
+export const APPLE_WATCH = { provider: 'device-a', source: 'apple', device: 'Apple Watch (Watch7,1)', ingested_at: INGESTED_AT };
+
+/** The reads' isolation cases: `user` and `sibling` of `tenant`, `stranger` of another tenant. */
+export type RecordsWorld = { t: TestApp; tenant: TenantHandle; other: TenantHandle; user: UserBody; sibling: UserBody; stranger: UserBody };
+
+export async function recordsWorld(name: string): Promise<RecordsWorld> {
+  const t = await startTestApp();
+  const tenant = await t.createTenant(`${name}-a`);
+  const other = await t.createTenant(`${name}-b`);
+  const user = await t.createUser(tenant.apiKey);
+  return { t, tenant, other, user, sibling: await t.createUser(tenant.apiKey), stranger: await t.createUser(other.apiKey) };
+}
 
 /**
  * Puts records in the way the ETL does: one `*.ingested` event on the user's ingest stream,

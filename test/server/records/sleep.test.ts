@@ -1,27 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { phase, sleepSession } from '../../projections/records/fixtures.js';
-import { expectProblem, startTestApp, type TenantHandle, type TestApp, type UserBody } from '../../support/server.js';
-import { allPages, expectListRefusals, getPage, ingest, INGESTED_AT } from './recordsHelper.js';
+import { expectProblem, type TenantHandle, type TestApp, type UserBody } from '../../support/server.js';
+import { allPages, APPLE_WATCH, expectListRefusals, getPage, ingest, recordsWorld } from './recordsHelper.js';
 
 type Session = { id: number; external_id: string; bedtime_start: string; source: string; provider: string; is_primary_source: boolean } & Record<string, unknown>;
 type Phase = { id: number; session_id: number; phase: string; start_date: string; end_date: string; duration_s: number } & Record<string, unknown>;
 
-let t: TestApp;
-let tenant: TenantHandle;
-let other: TenantHandle;
-let user: UserBody;
-let sibling: UserBody;
-let stranger: UserBody;
+let t: TestApp, tenant: TenantHandle, other: TenantHandle, user: UserBody, sibling: UserBody, stranger: UserBody;
 
 const OURA = { provider: 'device-b', source: 'oura', device: 'Oura Ring', body_worn: true };
 
 beforeAll(async () => {
-  t = await startTestApp();
-  tenant = await t.createTenant('sleep-a');
-  other = await t.createTenant('sleep-b');
-  user = await t.createUser(tenant.apiKey);
-  sibling = await t.createUser(tenant.apiKey);
-  stranger = await t.createUser(other.apiKey);
+  ({ t, tenant, other, user, sibling, stranger } = await recordsWorld('sleep'));
   await ingest(t, tenant.id, user.id, 'sleep_session', [
     sleepSession({ external_id: 'night-1' }),
     sleepSession({ external_id: 'night-2', bedtime_start: '2026-11-02T22:30:00.000Z', bedtime_end: '2026-11-03T06:30:00.000Z', phases: [] }),
@@ -66,10 +56,7 @@ describe('GET /v1/users/{id}/sleep (Reads: sleep — start, end, view; order bed
       external_id: 'night-1',
       is_primary_source: true,
       metadata: {},
-      provider: 'device-a',
-      source: 'apple',
-      device: 'Apple Watch (Watch7,1)',
-      ingested_at: INGESTED_AT,
+      ...APPLE_WATCH,
     });
   });
 
@@ -150,10 +137,7 @@ describe('GET /v1/users/{id}/sleep/{session_id}/phases (Reads: start, end; order
       start_date: '2026-11-01T22:00:00.000Z',
       end_date: '2026-11-01T23:00:00.000Z',
       duration_s: 3600,
-      provider: 'device-a',
-      source: 'apple',
-      device: 'Apple Watch (Watch7,1)',
-      ingested_at: INGESTED_AT,
+      ...APPLE_WATCH,
     });
   });
 

@@ -1,29 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { haversineM } from '../../../projections/records/track.js';
 import { point, workout } from '../../projections/records/fixtures.js';
-import { expectProblem, startTestApp, type TenantHandle, type TestApp, type UserBody } from '../../support/server.js';
-import { allPages, expectListRefusals, getPage, ingest, INGESTED_AT } from './recordsHelper.js';
+import { expectProblem, type TenantHandle, type TestApp, type UserBody } from '../../support/server.js';
+import { allPages, APPLE_WATCH, expectListRefusals, getPage, ingest, recordsWorld } from './recordsHelper.js';
 
 type Workout = { id: number; external_id: string; type: string; is_primary_source: boolean; track: Record<string, unknown> | null } & Record<string, unknown>;
 type Point = { workout_id: number; timestamp: string; latitude: number; longitude: number } & Record<string, unknown>;
 
-let t: TestApp;
-let tenant: TenantHandle;
-let other: TenantHandle;
-let user: UserBody;
-let sibling: UserBody;
-let stranger: UserBody;
+let t: TestApp, tenant: TenantHandle, other: TenantHandle, user: UserBody, sibling: UserBody, stranger: UserBody;
 
 const GARMIN = { provider: 'device-b', source: 'garmin', device: 'Forerunner 965', body_worn: true };
 const ROUTE = [point('2026-11-01T07:20:00Z', 52.52, 13.42, 40), point('2026-11-01T07:00:00Z', 52.52, 13.4, 34), point('2026-11-01T07:10:00Z', 52.52, 13.41, 36.5)];
 
 beforeAll(async () => {
-  t = await startTestApp();
-  tenant = await t.createTenant('workouts-a');
-  other = await t.createTenant('workouts-b');
-  user = await t.createUser(tenant.apiKey);
-  sibling = await t.createUser(tenant.apiKey);
-  stranger = await t.createUser(other.apiKey);
+  ({ t, tenant, other, user, sibling, stranger } = await recordsWorld('workouts'));
   await ingest(t, tenant.id, user.id, 'workout', [
     workout({ external_id: 'run-1', route: ROUTE }),
     workout({ external_id: 'walk-1', type: 'walking', start_date: '2026-11-01T18:00:00.000Z', end_date: '2026-11-01T18:30:00.000Z', duration_s: 1800 }),
@@ -73,10 +63,7 @@ describe('GET /v1/users/{id}/workouts (Reads: workouts — type, start, end, vie
       },
       is_primary_source: false,
       metadata: {},
-      provider: 'device-a',
-      source: 'apple',
-      device: 'Apple Watch (Watch7,1)',
-      ingested_at: INGESTED_AT,
+      ...APPLE_WATCH,
     });
     expect((await list({ view: 'all' })).find((w) => w.external_id === 'walk-1')!.track).toBeNull();
   });
@@ -150,10 +137,7 @@ describe('GET /v1/users/{id}/workouts/{workout_id}/route (Reads: start, end; ord
       speed_mps: 3.2,
       course_deg: 90,
       horizontal_accuracy_m: 5,
-      provider: 'device-a',
-      source: 'apple',
-      device: 'Apple Watch (Watch7,1)',
-      ingested_at: INGESTED_AT,
+      ...APPLE_WATCH,
     });
   });
 

@@ -1,0 +1,131 @@
+import { UUID_RE } from '../shared/ids.js';
+import { CLIENT_KEYS, clientKeysReason, type ProviderFacts } from './providerFacts.js';
+
+/**
+ * The source catalog: one row per provider the service connects to (contracts §7). A row is what
+ * the domain may know of a provider: its name and kind, the data types its connector reads, the
+ * keys a tenant sets and their rules, the scopes a consent asks for and the categories each one
+ * covers, and where its webhooks arrive. Everything about talking to it is in its folder,
+ * src/sources/providers/<slug>/, registered in src/sources/registry.ts.
+ */
+
+export const OURA = {
+  slug: 'oura',
+  name: 'Oura',
+  kind: 'oauth',
+  dataTypes: ['daily_activity', 'daily_sleep', 'sleep', 'daily_readiness', 'heartrate', 'workout', 'daily_spo2', 'personal_info'],
+  keys: CLIENT_KEYS,
+  validateKeys: (k) => clientKeysReason(k),
+  oauth: { pkce: false, scopes: { personal: ['profile'], daily: ['activity', 'sleep'], heartrate: ['heart'], workout: ['workouts'], spo2: ['heart'] } },
+  webhookPath: '/webhooks/oura',
+} satisfies ProviderFacts;
+
+export const WHOOP = {
+  slug: 'whoop',
+  name: 'WHOOP',
+  kind: 'oauth',
+  dataTypes: ['cycle', 'recovery', 'sleep', 'workout', 'body_measurement'],
+  keys: CLIENT_KEYS,
+  validateKeys: (k) => clientKeysReason(k, UUID_RE.test(k.CLIENT_ID ?? '') ? null : 'WHOOP client ids are UUIDs'),
+  oauth: {
+    pkce: false,
+    scopes: {
+      offline: [],
+      'read:profile': ['profile'],
+      'read:cycles': ['activity'],
+      'read:recovery': ['heart'],
+      'read:sleep': ['sleep'],
+      'read:workout': ['workouts'],
+      'read:body_measurement': ['body'],
+    },
+  },
+  webhookPath: '/webhooks/whoop',
+} satisfies ProviderFacts;
+
+export const WITHINGS = {
+  slug: 'withings',
+  name: 'Withings',
+  kind: 'oauth',
+  dataTypes: ['measure', 'activity', 'sleep', 'workouts'],
+  keys: CLIENT_KEYS,
+  validateKeys: (k) => clientKeysReason(k, /^[0-9a-f]{64}$/.test(k.CLIENT_ID ?? '') ? null : 'Withings client ids are 64 lower-case hexadecimal characters'),
+  oauth: { pkce: false, scopes: { 'user.info': ['profile'], 'user.metrics': ['body', 'heart'], 'user.activity': ['activity', 'sleep', 'workouts'] } },
+  webhookPath: '/webhooks/withings',
+} satisfies ProviderFacts;
+
+export const POLAR = {
+  slug: 'polar',
+  name: 'Polar',
+  kind: 'oauth',
+  dataTypes: ['exercises', 'activities', 'physical_information', 'sleep', 'nightly_recharge', 'continuous_heart_rate'],
+  keys: CLIENT_KEYS,
+  validateKeys: (k) => clientKeysReason(k, UUID_RE.test(k.CLIENT_ID ?? '') ? null : 'Polar client ids are UUIDs'),
+  oauth: { pkce: false, scopes: { 'accesslink.read_all': ['activity', 'heart', 'sleep', 'workouts'] } },
+} satisfies ProviderFacts;
+
+/** Fitbit's payloads, each with the scope that opens it (src/sources/providers/fitbit/dataTypes.ts). */
+export const FITBIT = {
+  slug: 'fitbit',
+  name: 'Fitbit',
+  kind: 'oauth',
+  dataTypes: ['activity_summary', 'heart_intraday', 'steps_intraday', 'activity_logs', 'sleep', 'hrv', 'spo2', 'breathing_rate', 'weight', 'body_fat'] as const,
+  keys: [...CLIENT_KEYS, { name: 'SUBSCRIBER_VERIFICATION_CODE', required: false, secret: true }],
+  validateKeys: (k) => clientKeysReason(k, /^[0-9A-Z]{6}$/.test(k.CLIENT_ID ?? '') ? null : 'Fitbit client ids are 6 upper-case letters or digits'),
+  oauth: {
+    pkce: true,
+    scopes: {
+      activity: ['activity', 'workouts'],
+      heartrate: ['heart'],
+      sleep: ['sleep'],
+      weight: ['body'],
+      nutrition: ['nutrition'],
+      oxygen_saturation: ['heart'],
+      respiratory_rate: ['heart'],
+      profile: ['profile'],
+    },
+  },
+  webhookPath: '/webhooks/fitbit',
+} satisfies ProviderFacts;
+
+export const STRAVA = {
+  slug: 'strava',
+  name: 'Strava',
+  kind: 'oauth',
+  dataTypes: ['activities', 'streams'],
+  keys: CLIENT_KEYS,
+  validateKeys: (k) => clientKeysReason(k, /^[0-9]{1,12}$/.test(k.CLIENT_ID ?? '') ? null : 'Strava client ids are numbers'),
+  oauth: { pkce: false, scopes: { read: ['profile'], 'activity:read_all': ['activity', 'workouts'] } },
+  webhookPath: '/webhooks/strava',
+} satisfies ProviderFacts;
+
+const GARMIN_ENVIRONMENTS = ['production', 'evaluation'];
+
+/**
+ * ENVIRONMENT names the Garmin Connect developer environment the keys belong to (evaluation keys
+ * cannot reach production users). INBOUND_SECRET: the last path segment of the inbound address the
+ * tenant registers in its Garmin application's endpoint configuration (Garmin does not sign
+ * pushes; docs/connectors/garmin.md).
+ */
+export const GARMIN = {
+  slug: 'garmin',
+  name: 'Garmin',
+  kind: 'push',
+  dataTypes: ['dailies', 'epochs', 'sleeps', 'activities', 'activityDetails', 'bodyComps', 'hrv', 'stressDetails', 'pulseox', 'respiration', 'userMetrics'],
+  keys: [...CLIENT_KEYS, { name: 'ENVIRONMENT', required: false, secret: false }, { name: 'INBOUND_SECRET', required: false, secret: true }],
+  validateKeys: (k) =>
+    clientKeysReason(
+      k,
+      k.ENVIRONMENT === undefined || GARMIN_ENVIRONMENTS.includes(k.ENVIRONMENT) ? null : `ENVIRONMENT must be one of ${GARMIN_ENVIRONMENTS.join(', ')}`,
+      k.INBOUND_SECRET === undefined || /^[A-Za-z0-9._~-]{24,256}$/.test(k.INBOUND_SECRET) ? null : 'INBOUND_SECRET must be 24 to 256 letters, digits or . _ ~ -',
+    ),
+  oauth: { pkce: true, scopes: { HEALTH_EXPORT: ['activity', 'heart', 'sleep', 'body'], ACTIVITY_EXPORT: ['workouts'] } },
+} satisfies ProviderFacts;
+
+/** The oauth and push providers of this build, in the order GET /v1/providers lists them. */
+export const CONNECTED_PROVIDERS: readonly ProviderFacts[] = [OURA, WHOOP, WITHINGS, POLAR, FITBIT, STRAVA, GARMIN];
+
+const bySlug = new Map(CONNECTED_PROVIDERS.map((p) => [p.slug, p]));
+
+export function connectedProvider(slug: string): ProviderFacts | null {
+  return bySlug.get(slug) ?? null;
+}

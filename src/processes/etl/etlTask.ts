@@ -1,0 +1,71 @@
+import { loadProviderDataHead } from '../../../commands/deletions/providerData.js';
+import type { EtlOutcome } from '../../../commands/ingestion/finishEtlJob.js';
+import type { DeviceParser } from '../../../commands/ingestion/records.js';
+import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
+import { loadState } from '../../../commands/shared/commandHandler.js';
+import { userState, userStream } from '../../../commands/users/user.js';
+import { DataKeyDestroyedError, type DataKeys } from '../../crypto/dataKeys.js';
+import { isSealedBytes, openBytes } from '../../crypto/payloadCipher.js';
+import { eventSealer } from '../../crypto/recordSealing.js';
+import { StreamDeletedError, type EventStore } from '../../eventstore/eventStore.js';
+import type { RawStore } from '../../rawstore/rawStore.js';
+import { EtlCancelledError, runEtlJob } from './runEtlJob.js';
+
+/** One claimed job's run, as handed to an ETL thread: plain data, since it is cloned across. */
+export type EtlTask = {
+  jobStream: string;
+  upload: UploadAccepted['data'];
+  /**
+   * Revision of the claim's `etl.job_started` on the job stream: once the stream shows a later
+   * claim, another worker took the job over (attempt numbers repeat across take-overs).
+   */
+  claimRevision?: number;
+};
+
+/** What a run ends with; a failure is thrown. */
+export type EtlRunOutcome = Extract<EtlOutcome, { kind: 'succeeded' | 'discarded' }>;
+
+export type EtlTaskDeps = { eventStore: EventStore; rawStore: RawStore; parsers: Readonly<Record<string, DeviceParser>>; dataKeys: DataKeys };
+
+/**
+ * Runs a claimed job: normalises its payload into record events sealed with the data key of the
+ * upload's generation (`runEtlJob`), stopping if its user is being deleted or its provider's data
+ * erased. Either way the erasure has tombstoned the job's streams or soon will: an append it
+ * refuses ends the run the same way. The claim before and the outcome after are the caller's.
+ */
+export async function runEtlTask(deps: EtlTaskDeps, task: EtlTask): Promise<EtlRunOutcome> {
+  const { upload } = task;
+  const parser = deps.parsers[upload.provider];
+  if (!parser) throw new Error(`no parser for ${upload.provider}`);
+  const generation = upload.key_generation ?? 0;
+  const userGone = async () => (await loadState(deps.eventStore, userStream(upload.user_id), userState)).state.status !== 'active';
+  const takenOver = async () => {
+    if (task.claimRevision === undefined) return false;
+    const later = await deps.eventStore.readStream(task.jobStream, { fromRevision: task.claimRevision + 1 });
+    return later.some((e) => e.type === 'etl.job_started');
+  };
+  const erased = async () => {
+    // Checked before every append: a run whose job was taken over stops without appending more.
+    if (await takenOver()) return true;
+    if (await userGone()) return true;
+    const head = await loadProviderDataHead(deps.eventStore, upload.user_id, upload.provider);
+    return head.closed || head.erasingJob !== null || head.generation !== generation;
+  };
+  try {
+    const { keyId, key } = await deps.dataKeys.issue({ userId: upload.user_id, provider: upload.provider, generation }, upload.tenant_id);
+    return await runEtlJob(deps.eventStore, deps.rawStore, parser, task.jobStream, upload, erased, {
+      sealer: eventSealer(keyId, key),
+      // Payloads stored before data keys existed are in the clear.
+      openPayload: (stored) => (isSealedBytes(stored) ? openBytes(key, stored, keyId) : stored),
+    });
+  } catch (err) {
+    // An error that crosses a thread boundary arrives as a plain Error with only its message, so
+    // the cancellation travels as an outcome instead.
+    if (err instanceof EtlCancelledError) {
+      if (await takenOver()) return { kind: 'discarded', reason: 'taken over by another worker' };
+      return { kind: 'discarded', reason: (await userGone()) ? 'user deleted' : 'data erased' };
+    }
+    if (err instanceof StreamDeletedError || err instanceof DataKeyDestroyedError) return { kind: 'discarded', reason: 'data erased' };
+    throw err;
+  }
+}

@@ -1,0 +1,126 @@
+import { createHash } from 'node:crypto';
+import { loadProviderDataHead } from '../../../commands/deletions/providerData.js';
+import { refusalOf, registerDataWrite } from '../../../commands/deletions/registerDataWrite.js';
+import { acceptUpload, findUpload } from '../../../commands/ingestion/acceptUpload.js';
+import { uploadStream, type EtlTier, type UploadAccepted } from '../../../commands/ingestion/upload.js';
+import { loadState } from '../../../commands/shared/commandHandler.js';
+import { DomainError } from '../../../commands/shared/domainError.js';
+import { userState, userStream } from '../../../commands/users/user.js';
+import { DataKeyDestroyedError, type DataKeys } from '../../crypto/dataKeys.js';
+import { sealBytes } from '../../crypto/payloadCipher.js';
+import type { EventStore } from '../../eventstore/eventStore.js';
+import { rawNamespace } from '../../rawstore/rawNamespaces.js';
+import type { RawStore } from '../../rawstore/rawStore.js';
+import { sha256Hex } from '../../shared/secrets.js';
+
+export type PayloadStores = { eventStore: EventStore; rawStore: RawStore; dataKeys: DataKeys };
+
+export type ProviderPayload = {
+  tenantId: string;
+  userId: string;
+  /** Device or provider slug: names the parser and the user's data ledger of that provider. */
+  provider: string;
+  /** Names the payload within the provider's data of the user (an Upload-Id, or `pulledPayloadId`). */
+  payloadId: string;
+  body: Buffer;
+  contentType: string;
+  tier: EtlTier;
+  /** A pulled or pushed payload's data type (ParseContext.dataType); absent for device uploads. */
+  dataType?: string | null;
+  /** Who stored it: the user token's id for an upload, `sync-run:<id>` for a pull, `push:<provider>` for a push. */
+  actor: string;
+  at?: Date;
+};
+
+export type StoredPayload = {
+  /** The same payload id was accepted before with the same body: nothing was stored again. */
+  replayed: boolean;
+  accepted: UploadAccepted['data'];
+  /** Global position of the acceptance (its ETL job's id); null for a replay answered before appending. */
+  position: number | null;
+};
+
+/**
+ * Names a pulled payload by its run, what it answers and its body: a retried run (a crash, a
+ * time-out) that pulls the same page again finds it stored and stores nothing twice.
+ */
+export function pulledPayloadId(runId: number | string, ref: string, body: Buffer): string {
+  const digest = createHash('sha256').update(body).digest('hex');
+  return `sync.${runId}.${sha256Hex(`${ref}\u0000${digest}`).slice(0, 40)}`;
+}
+
+/**
+ * Stores one payload from a device upload, a pull or a push the one way every path shares:
+ * refused while the provider's data is erased or the user deleted; sealed with the data key of
+ * the current generation (docs/erasure.md) and kept unchanged in the raw store; registered with
+ * the user's data of the provider before it is accepted; accepted by an event that queues its ETL
+ * job. The same payload id with the same body replays; with another body it is refused (422).
+ * Callers settle `etl_jobs` and kick the ETL worker when `replayed` is false.
+ */
+export async function storeProviderPayload(stores: PayloadStores, p: ProviderPayload): Promise<StoredPayload> {
+  const { eventStore, rawStore, dataKeys } = stores;
+  const sha256 = createHash('sha256').update(p.body).digest('hex');
+  // Spec "Provider erasure": while the provider's data is being erased, nothing is kept.
+  const head = await loadProviderDataHead(eventStore, p.userId, p.provider);
+  const refusal = refusalOf(head);
+  if (refusal) throw refusal;
+  const generation = head.generation;
+  const previous = await findUpload(eventStore, p.userId, p.provider, p.payloadId, generation);
+  if (previous) {
+    if (previous.sha256 !== sha256) throw new DomainError('unprocessable', 'Upload-Id was already used with a different body');
+    return { replayed: true, accepted: previous, position: null };
+  }
+
+  // Sealed with the data key of this generation: once the data is erased, a copy of the payload
+  // left anywhere opens no more.
+  const dataKey = await dataKeys.issue({ userId: p.userId, provider: p.provider, generation }, p.tenantId).catch(async (err: unknown) => {
+    // Erased since the ledger was read: the user deleted (410) or the provider's data (409).
+    if (err instanceof DataKeyDestroyedError) throw refusalOf(await loadProviderDataHead(eventStore, p.userId, p.provider), generation) ?? err;
+    throw err;
+  });
+  const stored = await rawStore.put(sealBytes(dataKey.key, p.body, dataKey.keyId), rawNamespace(p.userId, p.provider, generation), { sha256 }).catch(async (err: unknown) => {
+    // An erasure that began meanwhile sweeps the namespace, possibly under this very write:
+    // for a user deletion that is the spec's 410.
+    const user = (await loadState(eventStore, userStream(p.userId), userState)).state;
+    if (user.status !== 'active') throw new DomainError('gone', 'the user is being deleted');
+    const now = refusalOf(await loadProviderDataHead(eventStore, p.userId, p.provider), generation);
+    if (now) throw now;
+    throw err;
+  });
+  // Refused from here on: the payload just stored goes (the erasure may have swept it already).
+  const forget = () => rawStore.delete(stored.key);
+  const at = (p.at ?? new Date()).toISOString();
+  await registerDataWrite(eventStore, {
+    tenantId: p.tenantId,
+    userId: p.userId,
+    provider: p.provider,
+    generation,
+    writeStream: uploadStream(p.userId, p.provider, p.payloadId, generation),
+    at,
+  }).catch(async (err: unknown) => {
+    await forget();
+    throw err;
+  });
+  const result = await acceptUpload(eventStore, {
+    tenantId: p.tenantId,
+    userId: p.userId,
+    actor: p.actor,
+    provider: p.provider,
+    uploadId: p.payloadId,
+    objectKey: stored.key,
+    // The payload's own digest and size, as sent (replays compare them), not the sealed object's.
+    sha256,
+    bytes: p.body.length,
+    contentType: p.contentType,
+    generation,
+    tier: p.tier,
+    dataType: p.dataType ?? undefined,
+    at,
+  }).catch(async (err: unknown) => {
+    await forget();
+    throw err;
+  });
+  // A racing writer with the same payload id was accepted first, with its own sealed copy.
+  if (result.replayed && result.accepted.object_key !== stored.key) await forget();
+  return { replayed: result.replayed, accepted: result.accepted, position: result.replayed ? null : result.position };
+}

@@ -1,0 +1,60 @@
+import type { WebhookEndpointState } from '../../../commands/webhooks/webhookEndpoint.js';
+import type { WebhookSecrets } from '../../webhooks/secretSealing.js';
+import { Signer } from '../../webhooks/signing.js';
+
+/**
+ * The engine's in-memory view of every endpoint as of the dispatcher's position in the log: the
+ * dispatcher folds endpoint events into it, the worker reads url, status and signer from it.
+ */
+export class EndpointDirectory {
+  private readonly states = new Map<string, WebhookEndpointState>();
+  private readonly byTenant = new Map<string, Set<string>>();
+  private readonly signers = new Map<string, Signer>();
+
+  constructor(private readonly secrets: WebhookSecrets) {}
+
+  get(id: string): WebhookEndpointState | undefined {
+    return this.states.get(id);
+  }
+
+  set(state: WebhookEndpointState): void {
+    const previous = this.states.get(state.id);
+    if (previous?.secretSealed !== state.secretSealed) this.signers.delete(state.id);
+    this.states.set(state.id, state);
+    let ids = this.byTenant.get(state.tenantId);
+    if (!ids) this.byTenant.set(state.tenantId, (ids = new Set()));
+    ids.add(state.id);
+  }
+
+  clear(): void {
+    this.states.clear();
+    this.byTenant.clear();
+    this.signers.clear();
+  }
+
+  /** Active endpoints of the tenant, in the order they were created. */
+  activeOf(tenantId: string): WebhookEndpointState[] {
+    const out: WebhookEndpointState[] = [];
+    for (const id of this.byTenant.get(tenantId) ?? []) {
+      const s = this.states.get(id);
+      if (s?.status === 'active') out.push(s);
+    }
+    return out;
+  }
+
+  all(): IterableIterator<WebhookEndpointState> {
+    return this.states.values();
+  }
+
+  /** Throws SealingKeyError when this instance's sealing keys do not open the endpoint's secret (a rotation without SEALING_KEY_PREVIOUS). */
+  signer(id: string): Signer {
+    let s = this.signers.get(id);
+    if (!s) {
+      const state = this.states.get(id);
+      if (!state) throw new Error(`unknown webhook endpoint ${id}`);
+      s = new Signer(this.secrets.open(state.secretSealed, id));
+      this.signers.set(id, s);
+    }
+    return s;
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * The types the sandbox's server (sandboxServer.ts) and its providers' data handlers (data/) share:
+ * the handlers need them, the server needs the handlers, so they live in neither.
+ */
+export type Grant = { provider: string; code: string; redirectUri: string; challenge: string | null; scope: string; used: boolean; user: string };
+export type IssuedToken = { provider: string; access: string; refresh: string; scope: string; expiresAt: number; revoked: boolean; user: string };
+
+/**
+ * A provider's data API in the sandbox (src/sandbox/data/<slug>.ts). `token.user` is the sandbox
+ * user the grant belongs to: handlers answer that user's data, generated deterministically from
+ * it, so every pull of the same window answers the same records. A handler answers null for a
+ * path it does not serve (404). `headers` are added to the answer (Link, rate-limit headers).
+ */
+export type DataHandler = (ctx: {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  form: URLSearchParams;
+  /** The parsed body of a request sent as application/json (Polar's user registration); null otherwise. */
+  json?: unknown;
+  token: IssuedToken;
+  now: Date;
+  /** Where a push provider sends its notifications (the address a partner registers in its portal), once registered. */
+  pushUrl: string | null;
+}) => { status: number; body: unknown; headers?: Record<string, string> } | null;

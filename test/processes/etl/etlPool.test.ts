@@ -1,0 +1,125 @@
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { firstValueFrom, take, toArray } from 'rxjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ingestStream } from '../../../commands/ingestion/ingestedEvents.js';
+import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
+import { userStream } from '../../../commands/users/user.js';
+import { ensureDataDir } from '../../../src/app/dataDir.js';
+import { loadConfig } from '../../../src/config.js';
+import { dataKeysOf } from '../../../src/app/dataKeysOf.js';
+import { EventOpener } from '../../../src/crypto/recordSealing.js';
+import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
+import { EtlThreadPool } from '../../../src/processes/etl/etlPool.js';
+import { FileRawStore } from '../../../src/rawstore/fileRawStore.js';
+import { tempDir } from '../../support/tmp.js';
+
+/**
+ * The ETL pool as the service uses it: jobs run on worker threads started from TypeScript (here
+ * under vitest, whose transforms a new thread does not inherit), writing through their own
+ * connection to the embedded event store, which the main thread's subscriptions hear at once.
+ */
+
+const SAMPLES = 5000;
+
+function heartRateExport(samples: number): Buffer {
+  const start = Date.UTC(2026, 0, 1);
+  const lines = Array.from({ length: samples }, (_, i) =>
+    JSON.stringify({
+      kind: 'quantity',
+      uuid: `C4A5E0D1-7B2F-4E3A-9C1D-${i.toString(16).toUpperCase().padStart(12, '0')}`,
+      type: 'HKQuantityTypeIdentifierHeartRate',
+      value: 60 + (i % 40),
+      unit: 'count/min',
+      start_date: new Date(start + i * 10_000).toISOString(),
+      end_date: new Date(start + i * 10_000).toISOString(),
+      metadata: { HKTimeZone: 'Europe/Berlin' },
+    }),
+  );
+  return gzipSync(lines.join('\n'));
+}
+
+const dataDir = tempDir('wellstream-etl-pool-');
+const config = loadConfig({ DATA_DIR: dataDir, ETL_CONCURRENCY: '2', LOG_LEVEL: 'silent' } as NodeJS.ProcessEnv);
+let store: SqliteEventStore;
+let pool: EtlThreadPool;
+
+async function uploadFor(userId: string, provider = 'device-a'): Promise<{ jobStream: string; upload: UploadAccepted['data'] }> {
+  const raw = new FileRawStore(join(dataDir, 'raw'));
+  const object = await raw.put(heartRateExport(SAMPLES), userId);
+  await raw.close();
+  const upload: UploadAccepted['data'] = {
+    upload_id: `up-${userId}`,
+    user_id: userId,
+    tenant_id: 't1',
+    provider,
+    object_key: object.key,
+    sha256: object.sha256,
+    bytes: object.bytes,
+    content_type: 'application/gzip',
+    tier: 'upload',
+    accepted_at: '2026-03-01T00:00:00.000Z',
+    token_id: 'tok-1',
+  };
+  return { jobStream: `upload-${userId}-${object.sha256}`, upload };
+}
+
+async function register(userId: string): Promise<void> {
+  await store.appendToStream(userStream(userId), [{ type: 'user.registered', data: { user_id: userId, tenant_id: 't1', external_ref: null, created_at: '2026-01-01T00:00:00.000Z' } }]);
+}
+
+beforeAll(() => {
+  ensureDataDir(dataDir);
+  // A poll far beyond the test's timeout: only the cross-thread wake-up can deliver in time.
+  store = new SqliteEventStore({ path: join(dataDir, 'events.sqlite'), pollIntervalMs: 60_000 });
+  pool = new EtlThreadPool(config);
+});
+afterAll(async () => {
+  await pool.close();
+  await store.close();
+});
+
+describe('EtlThreadPool', () => {
+  it('normalises a job on a worker thread, and a subscription of the main thread is woken by its appends long before its poll', async () => {
+    await register('u1');
+    const { jobStream, upload } = await uploadFor('u1');
+    const stream = ingestStream('u1', jobStream);
+    const delivered = firstValueFrom(store.subscribeToAll({ after: await store.headPosition(), filter: { streamPrefixes: [stream] } }).pipe(take(5), toArray()));
+    const outcome = await pool.run({ jobStream, upload });
+    expect(outcome).toMatchObject({ kind: 'succeeded', records: { quantity: SAMPLES }, rejected: 0, types: ['heart_rate'] });
+    const events = await delivered;
+    expect(events.map((e) => e.streamRevision)).toEqual([0, 1, 2, 3, 4]);
+    // Sealed by the thread with the user's data key for the provider (docs/erasure.md); opened as the projector opens them.
+    expect(events.every((e) => !('records' in e.data) && 'sealed' in e.data)).toBe(true);
+    const opener = new EventOpener(dataKeysOf(config, store));
+    const opened = await Promise.all(events.map((e) => opener.open(e)));
+    expect(opened.flatMap((e) => (e.data as { records: unknown[] }).records)).toHaveLength(SAMPLES);
+  });
+
+  it('answers a job whose user is being deleted with the discarded outcome, which survives the thread boundary', async () => {
+    await register('u2');
+    await store.appendToStream(userStream('u2'), [
+      { type: 'user.deletion_requested', data: { user_id: 'u2', tenant_id: 't1', job_id: 'd1', external_ref: null, requested_at: '2026-03-01T00:00:00.000Z', requested_by: 'test' } },
+    ]);
+    const task = await uploadFor('u2');
+    await expect(pool.run(task)).resolves.toEqual({ kind: 'discarded', reason: 'user deleted' });
+    expect(await store.readStream(ingestStream('u2', task.jobStream))).toEqual([]);
+  });
+
+  it('rejects a failed job with its message, for the retry path', async () => {
+    await register('u3');
+    const task = await uploadFor('u3', 'device-z');
+    await expect(pool.run(task)).rejects.toThrow('no parser for device-z');
+  });
+
+  it('closes its threads (and their stores) on close, and starts new ones for a later job', async () => {
+    const started = Date.now();
+    await pool.close();
+    // Well under the 5 s it would wait for threads that never answer: every thread closed its stores.
+    expect(Date.now() - started).toBeLessThan(4_000);
+    await pool.close();
+    await register('u4');
+    const task = await uploadFor('u4');
+    await expect(pool.run(task)).resolves.toMatchObject({ kind: 'succeeded' });
+  });
+});

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { MAX_EVENT_JSON_BYTES, MAX_RECORDS_PER_EVENT } from '../../../commands/ingestion/records.js';
+import { envelopeBytes, RecordBatcher, type Batch } from '../../../src/processes/etl/recordBatcher.js';
+
+type Item = { id: number; text: string };
+
+/** Feeds every item, then closes the last batch, as runEtlJob does. */
+function cut(items: Item[], envelope: Record<string, unknown> = { job: 'upload-u-x', records: [] }): Batch<Item>[] {
+  const batcher = new RecordBatcher<Item>(envelopeBytes(envelope));
+  const out: Batch<Item>[] = [];
+  for (const item of items) {
+    const closed = batcher.add(item);
+    if (closed) out.push(closed);
+  }
+  const last = batcher.take();
+  if (last) out.push(last);
+  return out;
+}
+
+const eventBytes = (b: Batch<Item>, n: number) => Buffer.byteLength(JSON.stringify({ job: 'upload-u-x', batch: n, records: b.items }));
+
+describe('RecordBatcher: how record events are cut', () => {
+  it('puts at most 1000 small records in one event', () => {
+    const items = Array.from({ length: 2500 }, (_, id) => ({ id, text: 'hr' }));
+    const batches = cut(items);
+    expect(batches.map((b) => b.items.length)).toEqual([MAX_RECORDS_PER_EVENT, MAX_RECORDS_PER_EVENT, 500]);
+    expect(batches.flatMap((b) => b.items)).toEqual(items);
+  });
+
+  it('keeps every event at or under 512 KiB of UTF-8 JSON, multi-byte characters counted as bytes', () => {
+    // ~2 KiB of JSON text that is ~4 KiB of UTF-8: a character count would overfill the event.
+    const items = Array.from({ length: 600 }, (_, id) => ({ id, text: 'é✓'.repeat(700 + (id % 50)) }));
+    const batches = cut(items);
+    expect(batches.length).toBeGreaterThan(4);
+    batches.forEach((b, n) => expect(eventBytes(b, n)).toBeLessThanOrEqual(MAX_EVENT_JSON_BYTES));
+    // Filled, not merely small: each closed event could not take its successor's first item.
+    for (let n = 0; n + 1 < batches.length; n++) {
+      const withNext = { ...batches[n]!, items: [...batches[n]!.items, batches[n + 1]!.items[0]!] };
+      expect(eventBytes(withNext, n)).toBeGreaterThan(MAX_EVENT_JSON_BYTES - 64);
+    }
+    expect(batches.flatMap((b) => b.items)).toEqual(items);
+  });
+
+  it('sends a single record larger than the limit alone in its event, never split and never dropped', () => {
+    const huge = { id: 1, text: 'x'.repeat(MAX_EVENT_JSON_BYTES + 10) };
+    const batches = cut([{ id: 0, text: 'a' }, huge, { id: 2, text: 'b' }]);
+    expect(batches.map((b) => b.items.map((i) => i.id))).toEqual([[0], [1], [2]]);
+  });
+
+  it('cuts the same items the same way every time, with the same digests, and a different content gets a different digest', () => {
+    const items = Array.from({ length: 3000 }, (_, id) => ({ id, text: 'v'.repeat(id % 700) }));
+    const a = cut(items);
+    const b = cut(items.map((i) => ({ ...i })));
+    expect(a.map((x) => [x.items.length, x.digest])).toEqual(b.map((x) => [x.items.length, x.digest]));
+    const changed = cut(items.map((i) => (i.id === 5 ? { ...i, text: 'changed' } : i)));
+    expect(changed[0]!.digest).not.toBe(a[0]!.digest);
+  });
+});
