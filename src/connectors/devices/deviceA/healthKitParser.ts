@@ -41,7 +41,7 @@ const SLEEP_GAP_MS = 2 * 60 * 60 * 1000;
 const DAY_MS = 86_400_000;
 
 /** A line that cannot be stored; the message is the rejected item's reason. */
-class LineError extends Error {
+export class LineError extends Error {
   override name = 'LineError';
 }
 function fail(reason: string): never {
@@ -184,6 +184,8 @@ type Prov = {
   source_bundle_id: string | null;
   device_model: string | null;
   product_type: string | null;
+  /** The device's manufacturer where the format tells it (part of the key only then). */
+  maker: string | null;
 };
 
 function deviceLabel(model: string | null, productType: string | null): string | null {
@@ -383,7 +385,13 @@ const SLEEP_PHASES: Readonly<Record<string, SleepPhase['phase']>> = {
 };
 const FLOW_RANK: Readonly<Record<string, number>> = { unspecified: 1, light: 2, medium: 3, heavy: 4 };
 
-class Upload {
+/**
+ * The state of one upload: provenance and unit-converter caches, and the sleep and menstrual-flow
+ * samples whose sessions and cycles need the whole upload. Exported for the other HealthKit format
+ * (the Health app's export.xml, src/sources/files/apple-health/), which maps its elements to these
+ * line objects and shares the vocabulary, units and derivations.
+ */
+export class Upload {
   /**
    * Provenances by key. An upload is a stream of any length and its source names and device models
    * are the uploader's strings, so this is bounded too (an evicted provenance is rebuilt equal:
@@ -399,7 +407,15 @@ class Upload {
   readonly sleepUuids = new Set<string>();
   readonly flow: FlowMember[] = [];
 
-  constructor(readonly provider: string) {}
+  /**
+   * `vendorOf` names the vendor of a line with no known bundle id (export.xml carries none; its
+   * device manufacturer or source name tell instead); null leaves the provider as the source. It
+   * may read source_name, device_model, product_type and device_manufacturer (the cache key).
+   */
+  constructor(
+    readonly provider: string,
+    private readonly vendorOf: ((o: Obj) => string | null) | null = null,
+  ) {}
 
   /** Provenance of a line, cached per (bundle, name, model, product type): a handful per upload. */
   prov(o: Obj): Prov {
@@ -407,11 +423,15 @@ class Upload {
     const name = strOrNull(o.source_name);
     const model = strOrNull(o.device_model);
     const productType = strOrNull(o.product_type);
+    // Only a format with a vendor resolver (export.xml) tells the manufacturer; device-a's keys stay as they were.
+    const maker = this.vendorOf ? strOrNull(o.device_manufacturer) : null;
     const l = this.last;
-    if (l && l.source_bundle_id === bundle && l.source_name === name && l.device_model === model && l.product_type === productType) return l;
-    const key = `${bundle ?? ''}\u0000${name ?? ''}\u0000${model ?? ''}\u0000${productType ?? ''}`;
+    if (l && l.source_bundle_id === bundle && l.source_name === name && l.device_model === model && l.product_type === productType && l.maker === maker) return l;
+    let key = `${bundle ?? ''}\u0000${name ?? ''}\u0000${model ?? ''}\u0000${productType ?? ''}`;
+    if (maker !== null) key += `\u0000${maker}`;
     const p = this.provs.get(key, () => {
-      const source = vendorOf(bundle, this.provider);
+      let source = vendorOf(bundle, this.provider);
+      if (source === this.provider && this.vendorOf) source = this.vendorOf(o) ?? source;
       return {
         key,
         provider: this.provider,
@@ -422,6 +442,7 @@ class Upload {
         source_bundle_id: bundle,
         device_model: model,
         product_type: productType,
+        maker,
       };
     });
     this.last = p;
@@ -1088,28 +1109,42 @@ function parseLine(up: Upload, raw: string, lineNo: number): ParseItem | ParseIt
   }
   if (!isObj(o)) return rejected(lineNo, 'line is not a JSON object', line);
   try {
-    switch (o.kind) {
-      case 'quantity':
-        return { record: quantityLine(up, o) };
-      case 'category':
-        return { record: categoryLine(up, o) };
-      case 'workout':
-        return { record: workoutLine(up, o) };
-      case 'ecg':
-        return { record: ecgLine(up, o) };
-      case 'heartbeat_series':
-        return { record: heartbeatLine(up, o) };
-      case 'correlation':
-        return correlationLine(up, o);
-      case undefined:
-        return rejected(lineNo, 'missing kind', line);
-      default:
-        return rejected(lineNo, `unknown kind ${JSON.stringify(o.kind)}`, line);
-    }
+    return healthKitObjectItems(up, o);
   } catch (err) {
     if (err instanceof LineError) return rejected(lineNo, err.message, line);
     throw err;
   }
+}
+
+/**
+ * The record(s) of one HealthKit object in the line shape above; throws LineError (the reason) for
+ * an object that cannot be stored. Sleep and flow samples are also remembered in `up`.
+ */
+export function healthKitObjectItems(up: Upload, o: Obj): ParseItem | ParseItem[] {
+  switch (o.kind) {
+    case 'quantity':
+      return { record: quantityLine(up, o) };
+    case 'category':
+      return { record: categoryLine(up, o) };
+    case 'workout':
+      return { record: workoutLine(up, o) };
+    case 'ecg':
+      return { record: ecgLine(up, o) };
+    case 'heartbeat_series':
+      return { record: heartbeatLine(up, o) };
+    case 'correlation':
+      return correlationLine(up, o);
+    case undefined:
+      return fail('missing kind');
+    default:
+      return fail(`unknown kind ${JSON.stringify(o.kind)}`);
+  }
+}
+
+/** The records that need the whole upload, after its last object: sleep sessions, then menstrual cycles. */
+export function* wholeUploadRecords(up: Upload): Generator<SleepSessionRecord | MenstrualCycleRecord> {
+  yield* sleepSessions(up.sleep);
+  yield* menstrualCycles(up.flow);
 }
 
 async function* parseHealthKit(payload: Buffer, provider: string): AsyncGenerator<ParseItem> {
@@ -1183,8 +1218,7 @@ async function* parseHealthKit(payload: Buffer, provider: string): AsyncGenerato
     gunzip.destroy();
   }
 
-  for (const record of sleepSessions(up.sleep)) yield { record };
-  for (const record of menstrualCycles(up.flow)) yield { record };
+  for (const record of wholeUploadRecords(up)) yield { record };
 }
 
 export const healthKitParser: DeviceParser = {
