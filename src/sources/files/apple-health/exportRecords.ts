@@ -1,0 +1,101 @@
+import { contentId } from './exportIds.js';
+import { type Obj, dateText, fail, instantOf, numberOf, provenanceFields } from './exportFields.js';
+import type { XmlElement } from './exportXmlReader.js';
+import { heartbeatObject } from './heartbeats.js';
+
+/**
+ * `Record` and `Correlation` elements → device-a line objects (docs/formats/device-a.md), which
+ * device-a's own mapping turns into records: one vocabulary, one unit conversion, one sleep and
+ * cycle derivation for both HealthKit formats.
+ */
+
+const CATEGORY_PREFIX = 'HKCategoryTypeIdentifier';
+/** Category types whose values device-a checks against a closed set: a missing value is an error there. */
+const CLOSED_CATEGORIES = new Set(['HKCategoryTypeIdentifierSleepAnalysis', 'HKCategoryTypeIdentifierMenstrualFlow']);
+/** Attributes a Record reads itself (the rest are iOS 8/9 metadata). */
+const RECORD_OWN = new Set(['type', 'unit', 'value', 'min', 'max', 'average', 'recordCount']);
+
+/** The id of a quantity or category sample, the same for it inside a Correlation and at top level. */
+function sampleId(a: Record<string, string>, value: string): string {
+  return contentId('ah', [a.type, instantOf(a.startDate), instantOf(a.endDate), value, a.unit ?? '', a.sourceName ?? a.source]);
+}
+
+/**
+ * The value of a quantity Record. iOS 8/9 wrote some samples as aggregates with `min`, `max` and
+ * `average` and no `value` (heart rate): the average stands for the value, the rest goes to metadata.
+ */
+function quantityValue(a: Record<string, string>, metadata: Obj): number {
+  const v = numberOf(a.value);
+  if (a.value !== undefined) return v;
+  const avg = numberOf(a.average);
+  if (a.average === undefined) fail('missing value');
+  for (const k of ['min', 'max', 'average'] as const) if (a[k] !== undefined) metadata[k] = numberOf(a[k]);
+  return avg;
+}
+
+export function recordObjects(el: XmlElement): Obj[] {
+  const a = el.attrs;
+  const type = a.type;
+  if (type === undefined || type === '') fail('missing type');
+  const o = provenanceFields(el, RECORD_OWN);
+  const metadata = o.metadata as Obj;
+  if (a.recordCount !== undefined) metadata.record_count = numberOf(a.recordCount);
+  if (type.startsWith(CATEGORY_PREFIX)) {
+    // HealthKit writes no value for categories without one (mindful sessions): HKCategoryValueNotApplicable.
+    let value = a.value;
+    if (value === undefined || value === '') {
+      if (CLOSED_CATEGORIES.has(type)) fail('missing value');
+      value = 'HKCategoryValueNotApplicable';
+    }
+    o.kind = 'category';
+    o.type = type;
+    o.value = value;
+    o.uuid = sampleId(a, value);
+    return [o];
+  }
+  const value = quantityValue(a, metadata);
+  o.kind = 'quantity';
+  o.type = type;
+  o.value = value;
+  o.unit = a.unit;
+  o.uuid = sampleId(a, String(value));
+  const out: Obj[] = [o];
+  for (const c of el.children) {
+    if (c.name === 'HeartRateVariabilityMetadataList') {
+      const hb = heartbeatObject(c, o);
+      if (hb) out.push(hb);
+    }
+  }
+  return out;
+}
+
+function memberObject(el: XmlElement): Obj {
+  const a = el.attrs;
+  const value = numberOf(a.value);
+  const metadata: Obj = {};
+  for (const c of el.children) if (c.name === 'MetadataEntry' && c.attrs.key !== undefined) metadata[c.attrs.key] = c.attrs.value ?? '';
+  return {
+    uuid: sampleId(a, String(value)),
+    type: a.type,
+    value,
+    unit: a.unit,
+    start_date: dateText(a.startDate),
+    end_date: dateText(a.endDate),
+    metadata,
+  };
+}
+
+const CORRELATION_OWN = new Set(['type']);
+
+/** `Correlation` (blood pressure, food) with its member `Record`s, as device-a's correlation line. */
+export function correlationObject(el: XmlElement): Obj {
+  const a = el.attrs;
+  if (a.type === undefined || a.type === '') fail('missing type');
+  const o = provenanceFields(el, CORRELATION_OWN);
+  const objects = el.children.filter((c) => c.name === 'Record').map(memberObject);
+  o.kind = 'correlation';
+  o.type = a.type;
+  o.objects = objects;
+  o.uuid = contentId('ahc', [a.type, instantOf(a.startDate), instantOf(a.endDate), a.sourceName ?? a.source, ...objects.map((m) => m.uuid as string)]);
+  return o;
+}
