@@ -35,6 +35,8 @@ export const MAX_DESCENDANTS = 50_000;
  * or reading stops with a problem (a stranger's file could otherwise hold a gigabyte attribute).
  */
 export const MAX_TAG_CHARS = 8 * 1024 * 1024;
+/** Text goes to the parser in slices of this many characters. */
+const FEED_SLICE = 256 * 1024;
 /** Errors outside any element reported one by one, then one summary. */
 const MAX_LOOSE_ERRORS = 1000;
 
@@ -110,15 +112,25 @@ export async function* readTopLevelElements(bytes: AsyncIterable<Buffer | string
   });
 
   let sinceTagEnd = 0;
+  /** A `<` after the last `>`: the text so far ends inside a tag. */
+  let inTag = false;
   function feed(text: string): boolean {
-    if (text.length === 0) return true;
-    const gt = text.lastIndexOf('>');
-    sinceTagEnd = gt === -1 ? sinceTagEnd + text.length : text.length - gt - 1;
-    if (sinceTagEnd > MAX_TAG_CHARS) {
-      ready.push({ problem: { line: line(), reason: `a tag or text longer than ${MAX_TAG_CHARS} characters; the rest of the document is not read` } });
-      return false;
+    // In slices, so that a long run without `>` is seen however the bytes were chunked.
+    for (let from = 0; from < text.length; from += FEED_SLICE) {
+      const slice = from === 0 && text.length <= FEED_SLICE ? text : text.slice(from, from + FEED_SLICE);
+      const gt = slice.lastIndexOf('>');
+      const lt = slice.lastIndexOf('<');
+      if (lt > gt) inTag = true;
+      else if (gt !== -1) inTag = false;
+      const first = gt === -1 ? -1 : slice.indexOf('>');
+      const run = first === -1 ? sinceTagEnd + slice.length : sinceTagEnd + first;
+      sinceTagEnd = gt === -1 ? run : slice.length - gt - 1;
+      if (run > MAX_TAG_CHARS) {
+        ready.push({ problem: { line: line(), reason: `a tag or text longer than ${MAX_TAG_CHARS} characters; the rest of the document is not read` } });
+        return false;
+      }
+      parser.write(slice);
     }
-    parser.write(text);
     return true;
   }
 
@@ -139,7 +151,11 @@ export async function* readTopLevelElements(bytes: AsyncIterable<Buffer | string
     loose();
     const open = current as XmlElement | null;
     if (open) ready.push({ problem: { line: open.line, reason: `the document ends inside <${open.name}> (the file is cut short)` } });
-    else if (!rootClosed) ready.push({ problem: { line: line(), reason: 'the document ends before </HealthData> (the file may be cut short)' } });
+    else if (inTag) ready.push({ problem: { line: line(), reason: 'the document ends inside a tag (the file is cut short)' } });
+    else if (!rootClosed && looseErrors > 0) {
+      // saxes cannot step over every kind of damage: after some (a `<` that starts no tag) it reads nothing more.
+      ready.push({ problem: { line: line(), reason: 'nothing after the damage reported above could be read' } });
+    } else if (!rootClosed) ready.push({ problem: { line: line(), reason: 'the document ends before </HealthData> (the file may be cut short)' } });
     // The parser's own end-of-document complaints repeat what was just said.
     parser.on('error', () => {});
     parser.close();

@@ -45,7 +45,8 @@ export function heartbeatObject(list: XmlElement, record: Obj): Obj | null {
     if (offset < -1) offset += DAY_S;
     // Beats are in order: one before the previous has crossed midnight.
     if (offset >= 0 && offset < prev) offset += DAY_S;
-    series.push({ time_since_series_start: Number.isNaN(t) ? -1 : Math.max(0, offset), preceded_by_gap: false });
+    // Clock times are written to the hundredth of a second: offsets are rounded to the millisecond.
+    series.push({ time_since_series_start: Number.isNaN(t) ? -1 : Math.round(Math.max(0, offset) * 1000) / 1000, preceded_by_gap: false });
     prev = offset;
   }
   return {
