@@ -30,6 +30,15 @@ export function instantOf(s: string | undefined): number {
   return parseHealthKitDate(dateText(s));
 }
 
+/**
+ * A date as device-a's canonical UTC form when it is one, else as written (device-a then rejects it
+ * with its reason). Converted here once: device-a takes `…T08:00:00.000Z` without building a Date.
+ */
+export function isoDate(s: string | undefined): string | undefined {
+  const ms = instantOf(s);
+  return Number.isNaN(ms) ? dateText(s) : new Date(ms).toISOString();
+}
+
 /** A number as export.xml writes it; NaN for an absent or empty attribute (Number('') would be 0). */
 export function numberOf(s: string | undefined): number {
   if (s === undefined) return NaN;
@@ -38,7 +47,12 @@ export function numberOf(s: string | undefined): number {
 }
 
 /** Attributes each element reads itself; any other attribute is metadata (iOS 8/9 wrote metadata as attributes). */
-const SOURCE_ATTRIBUTES = new Set(['sourceName', 'source', 'sourceVersion', 'device', 'creationDate', 'startDate', 'endDate']);
+const SOURCE_ATTRIBUTES = ['sourceName', 'source', 'sourceVersion', 'device', 'creationDate', 'startDate', 'endDate'];
+export type KnownAttributes = ReadonlySet<string>;
+/** The attributes an element kind reads itself, with the source and date attributes every kind has. */
+export function knownAttributes(own: readonly string[]): KnownAttributes {
+  return new Set([...own, ...SOURCE_ATTRIBUTES]);
+}
 
 /**
  * Source, device and metadata fields of a device-a line from an element: `sourceName` (iOS 8/9:
@@ -48,32 +62,33 @@ const SOURCE_ATTRIBUTES = new Set(['sourceName', 'source', 'sourceVersion', 'dev
  * An element the XML parser reported damaged keeps, of the other attributes, only HealthKit's
  * own (`HK…`): the names of the rest may be fragments of what was written.
  */
-export function provenanceFields(el: XmlElement, own: ReadonlySet<string>): Obj {
+export function provenanceFields(el: XmlElement, known: KnownAttributes): Obj {
   const a = el.attrs;
   const metadata: Obj = {};
   const damaged = el.errors !== null;
   for (const k in a) {
     // HealthKit's own keys (HK…) are single words, never fragments of a damaged name.
-    if (!own.has(k) && !SOURCE_ATTRIBUTES.has(k) && (!damaged || k.startsWith('HK'))) metadata[k] = a[k];
+    if (!known.has(k) && (!damaged || k.startsWith('HK'))) metadata[k] = a[k];
   }
   if (damaged) metadata.xml_damaged = el.errors![0];
   for (const c of el.children) {
     if (c.name === 'MetadataEntry' && c.attrs.key !== undefined) metadata[c.attrs.key] = c.attrs.value ?? '';
   }
   if (a.sourceVersion !== undefined) metadata.source_version = a.sourceVersion;
-  const created = instantOf(a.creationDate);
-  if (!Number.isNaN(created)) metadata.creation_date = new Date(created).toISOString();
+  // As written (the exporting phone's offset): parsing it for every record costs more than it tells.
+  if (a.creationDate !== undefined) metadata.creation_date = a.creationDate;
   const d = deviceInfoOf(a.device);
   if (d.name !== null) metadata.device_name = d.name;
   if (d.software !== null) metadata.device_software = d.software;
+  const start = isoDate(a.startDate);
   return {
     source_name: a.sourceName ?? a.source ?? null,
     source_bundle_id: null,
     device_model: d.model,
     product_type: d.hardware,
     device_manufacturer: d.manufacturer,
-    start_date: dateText(a.startDate),
-    end_date: dateText(a.endDate),
+    start_date: start,
+    end_date: a.endDate === a.startDate ? start : isoDate(a.endDate),
     was_user_entered: metadata.HKWasUserEntered === '1' || metadata.HKWasUserEntered === 'true',
     metadata,
   };

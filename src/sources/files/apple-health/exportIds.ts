@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * export.xml gives records no identifier. Each gets one derived from what it is: its kind and
@@ -8,7 +8,12 @@ import { createHash } from 'node:crypto';
  * older one count as `unchanged` (contracts §13).
  */
 export function contentId(prefix: string, parts: readonly (string | number | null | undefined)[]): string {
-  const h = createHash('sha256');
-  h.update(parts.map((p) => (p === null || p === undefined ? '' : String(p))).join('\u0000'));
-  return `${prefix}:${h.digest('hex').slice(0, 32)}`;
+  let text = '';
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i];
+    text += i === 0 ? '' : '\u0000';
+    if (p !== null && p !== undefined) text += String(p);
+  }
+  // One-shot hashing: a third of the cost of createHash/update/digest, and this runs per record.
+  return `${prefix}:${hash('sha256', text, 'hex').slice(0, 32)}`;
 }

@@ -1,5 +1,5 @@
 import { contentId } from './exportIds.js';
-import { type Obj, dateText, fail, instantOf, numberOf, provenanceFields } from './exportFields.js';
+import { type Obj, fail, isoDate, knownAttributes, numberOf, provenanceFields } from './exportFields.js';
 import type { XmlElement } from './exportXmlReader.js';
 import { heartbeatObject } from './heartbeats.js';
 
@@ -13,11 +13,11 @@ const CATEGORY_PREFIX = 'HKCategoryTypeIdentifier';
 /** Category types whose values device-a checks against a closed set: a missing value is an error there. */
 const CLOSED_CATEGORIES = new Set(['HKCategoryTypeIdentifierSleepAnalysis', 'HKCategoryTypeIdentifierMenstrualFlow']);
 /** Attributes a Record reads itself (the rest are iOS 8/9 metadata). */
-const RECORD_OWN = new Set(['type', 'unit', 'value', 'min', 'max', 'average', 'recordCount']);
+const RECORD_OWN = knownAttributes(['type', 'unit', 'value', 'min', 'max', 'average', 'recordCount']);
 
-/** The id of a quantity or category sample, the same for it inside a Correlation and at top level. */
-function sampleId(a: Record<string, string>, value: string): string {
-  return contentId('ah', [a.type, instantOf(a.startDate), instantOf(a.endDate), value, a.unit ?? '', a.sourceName ?? a.source]);
+/** The id of a quantity or category sample (dates as UTC instants), the same inside a Correlation and at top level. */
+function sampleId(a: Record<string, string>, start: unknown, end: unknown, value: string): string {
+  return contentId('ah', [a.type, start as string, end as string, value, a.unit ?? '', a.sourceName ?? a.source]);
 }
 
 /**
@@ -50,7 +50,7 @@ export function recordObjects(el: XmlElement): Obj[] {
     o.kind = 'category';
     o.type = type;
     o.value = value;
-    o.uuid = sampleId(a, value);
+    o.uuid = sampleId(a, o.start_date, o.end_date, value);
     return [o];
   }
   const value = quantityValue(a, metadata);
@@ -58,11 +58,11 @@ export function recordObjects(el: XmlElement): Obj[] {
   o.type = type;
   o.value = value;
   o.unit = a.unit;
-  o.uuid = sampleId(a, String(value));
+  o.uuid = sampleId(a, o.start_date, o.end_date, String(value));
   const out: Obj[] = [o];
   for (const c of el.children) {
     if (c.name === 'HeartRateVariabilityMetadataList') {
-      const hb = heartbeatObject(c, o);
+      const hb = heartbeatObject(c, o, a.startDate);
       if (hb) out.push(hb);
     }
   }
@@ -74,18 +74,12 @@ function memberObject(el: XmlElement): Obj {
   const value = numberOf(a.value);
   const metadata: Obj = {};
   for (const c of el.children) if (c.name === 'MetadataEntry' && c.attrs.key !== undefined) metadata[c.attrs.key] = c.attrs.value ?? '';
-  return {
-    uuid: sampleId(a, String(value)),
-    type: a.type,
-    value,
-    unit: a.unit,
-    start_date: dateText(a.startDate),
-    end_date: dateText(a.endDate),
-    metadata,
-  };
+  const start = isoDate(a.startDate);
+  const end = a.endDate === a.startDate ? start : isoDate(a.endDate);
+  return { uuid: sampleId(a, start, end, String(value)), type: a.type, value, unit: a.unit, start_date: start, end_date: end, metadata };
 }
 
-const CORRELATION_OWN = new Set(['type']);
+const CORRELATION_OWN = knownAttributes(['type']);
 
 /** `Correlation` (blood pressure, food) with its member `Record`s, as device-a's correlation line. */
 export function correlationObject(el: XmlElement): Obj {
@@ -96,6 +90,6 @@ export function correlationObject(el: XmlElement): Obj {
   o.kind = 'correlation';
   o.type = a.type;
   o.objects = objects;
-  o.uuid = contentId('ahc', [a.type, instantOf(a.startDate), instantOf(a.endDate), a.sourceName ?? a.source, ...objects.map((m) => m.uuid as string)]);
+  o.uuid = contentId('ahc', [a.type, o.start_date as string, o.end_date as string, a.sourceName ?? a.source, ...objects.map((m) => m.uuid as string)]);
   return o;
 }

@@ -1,6 +1,6 @@
 import type { RoutePointLine } from './gpxRoute.js';
 import { contentId } from './exportIds.js';
-import { type Obj, dateText, fail, instantOf, numberOf, provenanceFields } from './exportFields.js';
+import { type Obj, dateText, fail, instantOf, knownAttributes, numberOf, provenanceFields } from './exportFields.js';
 import type { XmlElement } from './exportXmlReader.js';
 
 /**
@@ -12,7 +12,7 @@ import type { XmlElement } from './exportXmlReader.js';
  * those and passes the points.
  */
 
-const WORKOUT_OWN = new Set([
+const WORKOUT_OWN = knownAttributes([
   'workoutActivityType',
   'duration',
   'durationUnit',
@@ -129,7 +129,7 @@ export function workoutObject(el: XmlElement, route: RoutePointLine[], notes: Ro
   }
   o.kind = 'workout';
   o.activity_type = a.workoutActivityType;
-  o.uuid = contentId('ahw', [a.workoutActivityType, instantOf(a.startDate), instantOf(a.endDate), a.sourceName ?? a.source]);
+  o.uuid = contentId('ahw', [a.workoutActivityType, o.start_date as string, o.end_date as string, a.sourceName ?? a.source]);
   const d = quantity(a.duration, a.durationUnit ?? 'min');
   if (d) o.duration = d;
   const dist = quantity(a.totalDistance, a.totalDistanceUnit);

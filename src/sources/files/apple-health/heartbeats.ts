@@ -1,5 +1,5 @@
 import { contentId } from './exportIds.js';
-import type { Obj } from './exportFields.js';
+import { type Obj, dateText } from './exportFields.js';
 import type { XmlElement } from './exportXmlReader.js';
 
 /**
@@ -32,10 +32,12 @@ function startClock(date: string): number {
   return clockSeconds(date.slice(11, 19));
 }
 
-export function heartbeatObject(list: XmlElement, record: Obj): Obj | null {
+/** `localStart` is the record's startDate as written (its local clock time is what the beats' times count from). */
+export function heartbeatObject(list: XmlElement, record: Obj, localStart: string | undefined): Obj | null {
   const beats = list.children.filter((c) => c.name === 'InstantaneousBeatsPerMinute');
   if (beats.length === 0) return null;
-  const start = typeof record.start_date === 'string' ? startClock(record.start_date) : NaN;
+  const local = dateText(localStart);
+  const start = local !== undefined && local.length >= 19 ? startClock(local) : NaN;
   const series: { time_since_series_start: number; preceded_by_gap: boolean }[] = [];
   let prev = -1;
   for (const b of beats) {

@@ -49,7 +49,7 @@ describe('apple-health: Record elements (contracts §13)', () => {
       provider: 'apple-health',
     });
     expect(w!.value).toBeCloseTo(69.99, 2);
-    expect(w!.metadata).toMatchObject({ source_version: '16.1', creation_date: '2024-02-01T06:01:00.000Z', device_name: 'iPhone', device_software: '16.1', original_value: 154.3, original_unit: 'lb' });
+    expect(w!.metadata).toMatchObject({ source_version: '16.1', creation_date: '2024-02-01 07:01:00 +0100', device_name: 'iPhone', device_software: '16.1', original_value: 154.3, original_unit: 'lb' });
   });
 
   it('reads the vendor from the device manufacturer or the source name when Apple is not the maker', async () => {
