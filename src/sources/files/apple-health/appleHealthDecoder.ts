@@ -67,7 +67,8 @@ function itemsOf(up: Upload, build: () => Obj | Obj[], location: string, el: Xml
 async function routeOf(el: XmlElement, zip: ZipArchive | null): Promise<{ route: RoutePointLine[]; notes: RouteNotes }> {
   const route = inlineRouteOf(el).slice(0, MAX_ROUTE_POINTS);
   const notes: RouteNotes = { missing: [], damaged: [], truncated: false };
-  const files = routeFilesOf(el);
+  // Route files are named by the minute they start: two routes of one minute name the same file.
+  const files = [...new Set(routeFilesOf(el))];
   for (const path of files) {
     const entry = zip?.contents.routes.get(routeKeyOf(path));
     if (!entry) {

@@ -119,8 +119,8 @@ export function workoutObject(el: XmlElement, route: RoutePointLine[], notes: Ro
       return part;
     });
   }
-  const files = routeFilesOf(el);
-  if (files.length) metadata.route_files = files.length;
+  const files = new Set(routeFilesOf(el));
+  if (files.size) metadata.route_files = files.size;
   if (notes.missing.length) metadata.route_files_missing = notes.missing;
   if (notes.damaged.length) metadata.route_files_damaged = notes.damaged;
   if (notes.truncated) metadata.route_truncated = true;
