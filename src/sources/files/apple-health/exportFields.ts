@@ -35,8 +35,32 @@ export function instantOf(s: string | undefined): number {
  * with its reason). Converted here once: device-a takes `…T08:00:00.000Z` without building a Date.
  */
 export function isoDate(s: string | undefined): string | undefined {
+  if (s !== undefined && s.length === 25) {
+    // `2024-01-01 08:00:00 +0100`, a whole-hour offset: the minutes and seconds stay, only the
+    // hour (and maybe the day) moves, so the UTC hour is looked up once per hour and offset.
+    const hour = s.slice(0, 13) + s.slice(19);
+    const utc = hourCache.get(hour);
+    if (utc !== undefined && validMinuteSecond(s)) return `${utc}:${s.slice(14, 19)}.000Z`;
+  }
   const ms = instantOf(s);
-  return Number.isNaN(ms) ? dateText(s) : new Date(ms).toISOString();
+  if (Number.isNaN(ms)) return dateText(s);
+  const iso = new Date(ms).toISOString();
+  if (s!.length === 25 && s!.endsWith('00') && s!.charCodeAt(10) === 32 && s!.charCodeAt(19) === 32) {
+    if (hourCache.size >= 4096) hourCache.clear();
+    hourCache.set(s!.slice(0, 13) + s!.slice(19), iso.slice(0, 13));
+  }
+  return iso;
+}
+
+/** Export hour (`2024-01-01 08` + ` +0100`) → UTC `2024-01-01T07`; bounded, cleared when full. */
+const hourCache = new Map<string, string>();
+
+function validMinuteSecond(s: string): boolean {
+  const m1 = s.charCodeAt(14) - 48;
+  const m2 = s.charCodeAt(15) - 48;
+  const s1 = s.charCodeAt(17) - 48;
+  const s2 = s.charCodeAt(18) - 48;
+  return s.charCodeAt(16) === 58 && m1 >= 0 && m1 <= 5 && m2 >= 0 && m2 <= 9 && s1 >= 0 && s1 <= 5 && s2 >= 0 && s2 <= 9;
 }
 
 /** A number as export.xml writes it; NaN for an absent or empty attribute (Number('') would be 0). */
