@@ -2,6 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yazl from 'yazl';
+import { mulberry32 as rng } from '../../src/shared/seededRandom.js';
 
 /**
  * A realistic Health app export of a requested size, generated as a stream (never held whole):
@@ -24,8 +25,8 @@ const PHONE_SRC = 'sourceName="Test’s iPhone" sourceVersion="17.4"';
 const START = Date.UTC(2016, 0, 4);
 const DAY = 86_400_000;
 
-const DOCTYPE = `<?xml version="1.0" encoding="UTF-8"?>
-<!DOCTYPE HealthData [
+/** The document type declaration as iOS 16+ writes it (element and attribute lists, no entities). */
+export const IOS16_DOCTYPE = `<!DOCTYPE HealthData [
 <!-- HealthKit Export Version: 14 -->
 <!ELEMENT HealthData (ExportDate,Me,(Record|Correlation|Workout|ActivitySummary|ClinicalRecord|Audiogram|VisionPrescription)*)>
 <!ATTLIST HealthData
@@ -53,23 +54,14 @@ const DOCTYPE = `<?xml version="1.0" encoding="UTF-8"?>
 <!ATTLIST FileReference
   path CDATA #REQUIRED
 >
-]>
+]>`;
+
+const DOCTYPE = `<?xml version="1.0" encoding="UTF-8"?>
+${IOS16_DOCTYPE}
 <HealthData locale="en_DE">
  <ExportDate value="2026-01-01 12:00:00 +0100"/>
  <Me HKCharacteristicTypeIdentifierDateOfBirth="" HKCharacteristicTypeIdentifierBiologicalSex="HKBiologicalSexNotSet" HKCharacteristicTypeIdentifierBloodType="HKBloodTypeNotSet" HKCharacteristicTypeIdentifierFitzpatrickSkinType="HKFitzpatrickSkinTypeNotSet" HKCharacteristicTypeIdentifierCardioFitnessMedicationsUse="None"/>
 `;
-
-/** Deterministic pseudo-random numbers (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Central European time: +0200 from the last Sunday of March to the last Sunday of October (01:00 UTC). */
 function berlinOffsetMin(ms: number): number {

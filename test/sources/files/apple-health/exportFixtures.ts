@@ -2,30 +2,15 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import yazl from 'yazl';
+import { IOS16_DOCTYPE } from '../../../../bench/support/appleExportGenerator.js';
 import type { NormalizedRecord, ParseItem, RejectedItem } from '../../../../commands/ingestion/records.js';
 import { appleHealthImport } from '../../../../src/sources/files/apple-health/appleHealthDecoder.js';
 import { bufferByteSource } from '../../../../src/sources/files/apple-health/byteSources.js';
 
 /** Test exports: an export.xml around given elements, zips of given entries, and decoding them. */
 
-/** A document type declaration shaped like the one iOS 16+ writes (element and attribute lists). */
-export const DOCTYPE = `<!DOCTYPE HealthData [
-<!-- HealthKit Export Version: 14 -->
-<!ELEMENT HealthData (ExportDate,Me,(Record|Correlation|Workout|ActivitySummary|ClinicalRecord|Audiogram|VisionPrescription)*)>
-<!ATTLIST HealthData
-  locale CDATA #REQUIRED
->
-<!ELEMENT Record ((MetadataEntry|HeartRateVariabilityMetadataList)*)>
-<!ATTLIST Record
-  type          CDATA #REQUIRED
-  unit          CDATA #IMPLIED
-  value         CDATA #IMPLIED
-  sourceName    CDATA #REQUIRED
-  startDate     CDATA #REQUIRED
-  endDate       CDATA #REQUIRED
->
-<!ELEMENT Workout ((MetadataEntry|WorkoutEvent|WorkoutRoute|WorkoutStatistics|WorkoutActivity)*)>
-]>`;
+/** The document type declaration iOS 16+ writes (the benchmark's generator has it). */
+export const DOCTYPE = IOS16_DOCTYPE;
 
 /** The same with the kind of damage some iOS versions wrote: an attribute list never closed, a stray bracket. */
 export const DAMAGED_DOCTYPE = `<!DOCTYPE HealthData [
