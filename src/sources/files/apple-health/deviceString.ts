@@ -1,4 +1,5 @@
 import { boundedMemo } from '../../../shared/boundedCache.js';
+import { flat } from './flatString.js';
 
 /**
  * export.xml's `device` attribute is HKDevice's description:
@@ -48,5 +49,6 @@ export function deviceInfoOf(description: string | undefined): DeviceInfo {
   if (description === undefined || description === '') return NONE;
   const at = description.indexOf('0x');
   const end = at === -1 ? -1 : description.indexOf('>', at);
-  return byDescription(at === -1 || end === -1 ? description : description.slice(0, at) + description.slice(end));
+  // A copy: the memo keeps its key, and the parser's string is a slice of a whole text chunk.
+  return byDescription(flat(at === -1 || end === -1 ? description : description.slice(0, at) + description.slice(end)));
 }

@@ -1,6 +1,7 @@
 import { LineError, excerptOf, parseHealthKitDate } from '../../../connectors/devices/deviceA/healthKitParser.js';
 import type { ParseItem } from '../../../../commands/ingestion/records.js';
 import { deviceInfoOf } from './deviceString.js';
+import { flat } from './flatString.js';
 import type { XmlElement } from './exportXmlReader.js';
 
 /**
@@ -47,7 +48,7 @@ export function isoDate(s: string | undefined): string | undefined {
   const iso = new Date(ms).toISOString();
   if (s!.length === 25 && s!.endsWith('00') && s!.charCodeAt(10) === 32 && s!.charCodeAt(19) === 32) {
     if (hourCache.size >= 4096) hourCache.clear();
-    hourCache.set(s!.slice(0, 13) + s!.slice(19), iso.slice(0, 13));
+    hourCache.set(flat(s!.slice(0, 13) + s!.slice(19)), flat(iso.slice(0, 13)));
   }
   return iso;
 }
@@ -96,7 +97,7 @@ export function provenanceFields(el: XmlElement, known: KnownAttributes): Obj {
   }
   if (damaged) metadata.xml_damaged = el.errors![0];
   for (const c of el.children) {
-    if (c.name === 'MetadataEntry' && c.attrs.key !== undefined) metadata[c.attrs.key] = c.attrs.value ?? '';
+    if (c.name === 'MetadataEntry' && c.attrs.key !== undefined) metadata[c.attrs.key] = c.attrs.key === 'HKTimeZone' ? flat(c.attrs.value ?? '') : (c.attrs.value ?? '');
   }
   if (a.sourceVersion !== undefined) metadata.source_version = a.sourceVersion;
   // As written (the exporting phone's offset): parsing it for every record costs more than it tells.
@@ -106,7 +107,7 @@ export function provenanceFields(el: XmlElement, known: KnownAttributes): Obj {
   if (d.software !== null) metadata.device_software = d.software;
   const start = isoDate(a.startDate);
   return {
-    source_name: a.sourceName ?? a.source ?? null,
+    source_name: flat(a.sourceName ?? a.source ?? null),
     source_bundle_id: null,
     device_model: d.model,
     product_type: d.hardware,

@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { flat } from './flatString.js';
 
 /**
  * export.xml gives records no identifier. Each gets one derived from what it is: its kind and
@@ -15,5 +16,6 @@ export function contentId(prefix: string, parts: readonly (string | number | nul
     if (p !== null && p !== undefined) text += String(p);
   }
   // One-shot hashing: a third of the cost of createHash/update/digest, and this runs per record.
-  return `${prefix}:${hash('sha256', text, 'hex').slice(0, 32)}`;
+  // Flat: sleep samples keep their ids for the whole upload, and a slice would keep the whole digest.
+  return flat(`${prefix}:${hash('sha256', text, 'hex').slice(0, 32)}`);
 }
