@@ -10,8 +10,17 @@ import { heartbeatObject } from './heartbeats.js';
  */
 
 const CATEGORY_PREFIX = 'HKCategoryTypeIdentifier';
-/** Category types whose values device-a checks against a closed set: a missing value is an error there. */
-const CLOSED_CATEGORIES = new Set(['HKCategoryTypeIdentifierSleepAnalysis', 'HKCategoryTypeIdentifierMenstrualFlow']);
+/**
+ * A category Record without `value` holds HealthKit's raw value 0, which the export leaves out:
+ * HKCategoryValueNotApplicable for types without values (mindful sessions), in bed for sleep
+ * analysis (iOS 8/9 exports write in-bed rows so, beside asleep rows with value 1). Menstrual flow
+ * has no value 0.
+ */
+function missingCategoryValue(type: string): string {
+  if (type === 'HKCategoryTypeIdentifierSleepAnalysis') return 'HKCategoryValueSleepAnalysisInBed';
+  if (type === 'HKCategoryTypeIdentifierMenstrualFlow') fail('missing value');
+  return 'HKCategoryValueNotApplicable';
+}
 /** Attributes a Record reads itself (the rest are iOS 8/9 metadata). */
 const RECORD_OWN = knownAttributes(['type', 'unit', 'value', 'min', 'max', 'average', 'recordCount']);
 
@@ -41,12 +50,8 @@ export function recordObjects(el: XmlElement): Obj[] {
   const metadata = o.metadata as Obj;
   if (a.recordCount !== undefined) metadata.record_count = numberOf(a.recordCount);
   if (type.startsWith(CATEGORY_PREFIX)) {
-    // HealthKit writes no value for categories without one (mindful sessions): HKCategoryValueNotApplicable.
     let value = a.value;
-    if (value === undefined || value === '') {
-      if (CLOSED_CATEGORIES.has(type)) fail('missing value');
-      value = 'HKCategoryValueNotApplicable';
-    }
+    if (value === undefined || value === '') value = missingCategoryValue(type);
     o.kind = 'category';
     o.type = type;
     o.value = value;

@@ -65,23 +65,25 @@ describe('apple-health: Record elements (contracts §13)', () => {
     expect(records.map((r) => r.source)).toEqual(['withings', 'oura', 'apple-health']);
   });
 
-  it('category samples: values mapped, a missing value is not-applicable except where the value set is closed', async () => {
+  it('category samples: values mapped; a missing value is the raw value 0 (not applicable, in bed), none for menstrual flow', async () => {
     const xml = exportXml(
       [
         ` <Record type="HKCategoryTypeIdentifierMindfulSession" sourceName="Breathe" startDate="2024-02-01 07:00:00 +0100" endDate="2024-02-01 07:01:00 +0100"/>`,
         ` <Record type="HKCategoryTypeIdentifierAppleStandHour" sourceName="Watch" value="HKCategoryValueAppleStandHourStood" startDate="2024-02-01 07:00:00 +0100" endDate="2024-02-01 08:00:00 +0100"/>`,
         ` <Record type="HKCategoryTypeIdentifierSleepAnalysis" sourceName="Sleep" startDate="2024-02-01 01:00:00 +0100" endDate="2024-02-01 02:00:00 +0100"/>`,
+        ` <Record type="HKCategoryTypeIdentifierMenstrualFlow" sourceName="Cycle" startDate="2024-02-01 01:00:00 +0100" endDate="2024-02-01 02:00:00 +0100"/>`,
       ].join('\n'),
     );
     const { records, rejected } = await decode(xml);
     expect(ofKind(records, 'category').map((r) => [r.type, r.value])).toEqual([
       ['mindful_session', 'not_applicable'],
       ['stand_hour', 'stood'],
+      ['sleep_analysis', 'in_bed'],
     ]);
     expect(rejected).toHaveLength(1);
-    const line = xml.slice(0, xml.indexOf('SleepAnalysis"')).split('\n').length;
+    const line = xml.slice(0, xml.indexOf('MenstrualFlow"')).split('\n').length;
     expect(rejected[0]).toMatchObject({ location: `export.xml:${line}`, reason: 'missing value' });
-    expect(rejected[0]!.excerpt).toContain('HKCategoryTypeIdentifierSleepAnalysis');
+    expect(rejected[0]!.excerpt).toContain('HKCategoryTypeIdentifierMenstrualFlow');
   });
 
   it('one night of sleep-analysis samples becomes one sleep session with phases (device-a derivation)', async () => {
