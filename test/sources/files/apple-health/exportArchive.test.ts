@@ -120,6 +120,15 @@ describe('apple-health: export.zip read entry by entry (contracts §13)', () => 
   });
 });
 
+describe('apple-health: bounds a stranger cannot move (helper brief: hostile input)', () => {
+  it('a gzip holding a "zip" far larger than itself is refused, not decompressed to disk without end', async () => {
+    const bomb = gzip(Buffer.concat([Buffer.from('PK\x03\x04'), Buffer.alloc(70 * 2 ** 20)]));
+    const { records, rejected } = await decode(bomb);
+    expect(records).toEqual([]);
+    expect(rejected.map((r) => [r.location, r.reason])).toEqual([['export.zip', `the gzip stream could not be read whole: decompresses to more than ${64 * 2 ** 20} bytes`]]);
+  });
+});
+
 describe('apple-health: sniffing the first bytes (contracts §12: 422)', () => {
   it('accepts a zip, a gzip of export.xml or of a zip, and export.xml with or without BOM and declaration', async () => {
     const xml = exportXml('');
