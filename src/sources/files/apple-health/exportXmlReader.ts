@@ -34,6 +34,10 @@ export const MAX_DESCENDANTS = 50_000;
  * or reading stops with a problem (a stranger's file could otherwise hold a gigabyte attribute).
  */
 export const MAX_TAG_CHARS = 8 * 1024 * 1024;
+/** Deeper nesting than this is not an export (Apple's is five levels): reading stops. */
+export const MAX_DEPTH = 64;
+/** Errors kept per element (the first is the one reported). */
+const MAX_ELEMENT_ERRORS = 10;
 /** Text goes to the parser in slices of this many characters. */
 const FEED_SLICE = 256 * 1024;
 /** Errors outside any element reported one by one, then one summary. */
@@ -71,8 +75,14 @@ export async function* readTopLevelElements(bytes: AsyncIterable<Buffer | string
     pending = [];
   };
 
+  /** Characters given to the parser, and how many had been when it last reported an element. */
+  let fed = 0;
+  let lastEventAt = 0;
+  let tooDeep = false;
   parser.on('opentag', (tag) => {
     depth++;
+    lastEventAt = fed;
+    if (depth > MAX_DEPTH) return void (tooDeep = true);
     if (depth === 1) return loose();
     const el: XmlElement = { name: tag.name, attrs: tag.attributes as Record<string, string>, children: [], line: line(), errors: null, dropped: 0 };
     if (depth === 2) {
@@ -92,6 +102,8 @@ export async function* readTopLevelElements(bytes: AsyncIterable<Buffer | string
     stack.push(el);
   });
   parser.on('closetag', () => {
+    lastEventAt = fed;
+    if (depth > MAX_DEPTH) return void depth--;
     if (depth <= 2 && pending.length && !current) loose();
     depth--;
     if (depth === 0) rootClosed = true;
@@ -105,10 +117,11 @@ export async function* readTopLevelElements(bytes: AsyncIterable<Buffer | string
     const reason = errorText(err);
     if (current) {
       const c: XmlElement = current;
-      (c.errors ??= []).push(reason);
+      if ((c.errors ??= []).length < MAX_ELEMENT_ERRORS) c.errors.push(reason);
       return;
     }
-    pending.push({ line: line(), reason });
+    if (pending.length < MAX_LOOSE_ERRORS) pending.push({ line: line(), reason });
+    else looseErrors++;
   });
 
   let sinceTagEnd = 0;
@@ -129,7 +142,18 @@ export async function* readTopLevelElements(bytes: AsyncIterable<Buffer | string
         ready.push({ problem: { line: line(), reason: `a tag or text longer than ${MAX_TAG_CHARS} characters; the rest of the document is not read` } });
         return false;
       }
+      fed += slice.length;
       parser.write(slice);
+      if (tooDeep) {
+        ready.push({ problem: { line: line(), reason: `elements nested deeper than ${MAX_DEPTH}; the rest of the document is not read` } });
+        return false;
+      }
+      // An unclosed comment, CDATA section or instruction, or damage the parser cannot step over,
+      // would have it buffer or skip the rest without a word: a long stretch without an element ends the reading.
+      if (fed - lastEventAt > MAX_TAG_CHARS) {
+        ready.push({ problem: { line: line(), reason: `no element in the last ${MAX_TAG_CHARS} characters (an unclosed comment or CDATA section, or damage the parser cannot step over); the rest of the document is not read` } });
+        return false;
+      }
     }
     return true;
   }

@@ -20,6 +20,7 @@ export type RoutePointLine = {
   vertical_accuracy?: number;
 };
 
+const MAX_GPX_DEPTH = 32;
 /** No run of text without a tag end may exceed this (the parser buffers it whole). */
 const MAX_RUN_CHARS = 1024 * 1024;
 
@@ -44,7 +45,12 @@ export async function readGpx(stream: Readable, maxPoints: number): Promise<GpxR
   let truncated = false;
   const local = (name: string) => name.slice(name.indexOf(':') + 1);
 
+  let fed = 0;
+  let lastEventAt = 0;
+  let depth = 0;
   parser.on('opentag', (tag) => {
+    lastEventAt = fed;
+    depth++;
     const name = local(tag.name);
     if (name === 'trkpt' || name === 'rtept' || name === 'wpt') {
       const a = tag.attributes as Record<string, string>;
@@ -58,6 +64,7 @@ export async function readGpx(stream: Readable, maxPoints: number): Promise<GpxR
     if (field !== null && text.length < 64) text += t;
   });
   parser.on('closetag', (tag) => {
+    depth--;
     const name = local(tag.name);
     if (point && (name === 'trkpt' || name === 'rtept' || name === 'wpt')) {
       if (typeof point.timestamp === 'string' && points.length < maxPoints) points.push(point as RoutePointLine);
@@ -86,8 +93,19 @@ export async function readGpx(stream: Readable, maxPoints: number): Promise<GpxR
         error ??= `a tag or text longer than ${MAX_RUN_CHARS} characters`;
         break;
       }
+      fed += text.length;
       parser.write(text);
       if (truncated) break;
+      // An unclosed comment or CDATA section would be buffered whole: a route file has an element every few dozen characters.
+      if (fed - lastEventAt > MAX_RUN_CHARS) {
+        error ??= `no element in the last ${MAX_RUN_CHARS} characters`;
+        break;
+      }
+      // GPX nests five levels; the parser keeps every open tag.
+      if (depth > MAX_GPX_DEPTH) {
+        error ??= `elements nested deeper than ${MAX_GPX_DEPTH}`;
+        break;
+      }
     }
     if (!truncated && error === null) parser.write(decoder.end()).close();
   } catch (err) {

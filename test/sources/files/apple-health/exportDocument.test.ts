@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_TAG_CHARS } from '../../../../src/sources/files/apple-health/exportXmlReader.js';
+import { MAX_DEPTH, MAX_TAG_CHARS } from '../../../../src/sources/files/apple-health/exportXmlReader.js';
 import { DAMAGED_DOCTYPE, DOCTYPE, decode, exportXml, ofKind } from './exportFixtures.js';
 
 /** Contracts §13: "a damaged document type declaration or stray control characters do not stop the import"; issue 21 (malformed input, deterministic ids). */
@@ -66,6 +66,15 @@ describe('apple-health: the document (contracts §13)', () => {
     const { records, rejected } = await decode(exportXml([rec('2024-01-01 08:00:00 +0100', 10), huge, rec('2024-01-01 08:02:00 +0100', 30)].join('\n')));
     expect(ofKind(records, 'quantity').map((r) => r.value)).toEqual([10]);
     expect(rejected.map((r) => r.reason)).toEqual([`a tag or text longer than ${MAX_TAG_CHARS} characters; the rest of the document is not read`]);
+  });
+
+  it(`nesting deeper than ${MAX_DEPTH} levels, or an unclosed comment, stops the reading with a reason instead of filling memory`, async () => {
+    const deep = await decode(exportXml([rec('2024-01-01 08:00:00 +0100', 10), ` <Record>${'<a>'.repeat(200)}`].join('\n')));
+    expect(ofKind(deep.records, 'quantity').map((r) => r.value)).toEqual([10]);
+    expect(deep.rejected.map((r) => r.reason)).toContain(`elements nested deeper than ${MAX_DEPTH}; the rest of the document is not read`);
+    const comment = await decode(exportXml([rec('2024-01-01 08:00:00 +0100', 10), ' <!--', ...Array.from({ length: 60_000 }, (_, i) => rec('2024-01-01 09:00:00 +0100', i))].join('\n')));
+    expect(ofKind(comment.records, 'quantity').map((r) => r.value)).toEqual([10]);
+    expect(comment.rejected.map((r) => r.reason)).toEqual([`no element in the last ${MAX_TAG_CHARS} characters (an unclosed comment or CDATA section, or damage the parser cannot step over); the rest of the document is not read`]);
   });
 });
 
