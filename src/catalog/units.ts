@@ -57,6 +57,8 @@ export const HEALTHKIT_UNIT_TO_UCUM: Readonly<Record<string, string>> = {
   mL: 'mL',
   fl_oz_us: '[foz_us]',
   'mL/(kg*min)': 'mL/(kg.min)',
+  // The Health app's export.xml writes VO2 max's unit with a middle dot (U+00B7).
+  'mL/min·kg': 'mL/(min.kg)',
   'm/s': 'm/s',
   'km/hr': 'km/h',
   W: 'W',

@@ -1,9 +1,9 @@
 import { StringDecoder } from 'node:string_decoder';
-import type { DeviceParser, ParseItem } from '../../../../commands/ingestion/records.js';
+import type { DeviceParser, MenstrualCycleRecord, ParseItem, SleepSessionRecord } from '../../../../commands/ingestion/records.js';
 import { gunzipChunks, GzipError } from '../../shared/gunzipChunks.js';
-import { isObject, RecordError } from '../../shared/recordError.js';
+import { isObject, RecordError, type Json } from '../../shared/recordError.js';
 import { correlationLine } from './correlationLines.js';
-import { excerptOf } from './lineFields.js';
+import { excerptOf, fail } from './lineFields.js';
 import { menstrualCycles, sleepSessions } from './nightsAndCycles.js';
 import { categoryLine, quantityLine } from './sampleLines.js';
 import { ecgLine, heartbeatLine } from './seriesLines.js';
@@ -48,28 +48,43 @@ function parseLine(up: Upload, raw: string, lineNo: number): ParseItem | ParseIt
   }
   if (!isObject(o)) return rejected(lineNo, 'line is not a JSON object', line);
   try {
-    switch (o.kind) {
-      case 'quantity':
-        return { record: quantityLine(up, o) };
-      case 'category':
-        return { record: categoryLine(up, o) };
-      case 'workout':
-        return { record: workoutLine(up, o) };
-      case 'ecg':
-        return { record: ecgLine(up, o) };
-      case 'heartbeat_series':
-        return { record: heartbeatLine(up, o) };
-      case 'correlation':
-        return correlationLine(up, o);
-      case undefined:
-        return rejected(lineNo, 'missing kind', line);
-      default:
-        return rejected(lineNo, `unknown kind ${JSON.stringify(o.kind)}`, line);
-    }
+    return healthKitObjectItems(up, o);
   } catch (err) {
     if (err instanceof RecordError) return rejected(lineNo, err.message, line);
     throw err;
   }
+}
+
+/**
+ * The record(s) of one HealthKit object in device-a's line shape; throws RecordError (the reason)
+ * for an object that cannot be stored. Sleep and flow samples are also remembered in `up`. The
+ * Health app's export.xml maps its elements to these objects and comes through here too.
+ */
+export function healthKitObjectItems(up: Upload, o: Json): ParseItem | ParseItem[] {
+  switch (o.kind) {
+    case 'quantity':
+      return { record: quantityLine(up, o) };
+    case 'category':
+      return { record: categoryLine(up, o) };
+    case 'workout':
+      return { record: workoutLine(up, o) };
+    case 'ecg':
+      return { record: ecgLine(up, o) };
+    case 'heartbeat_series':
+      return { record: heartbeatLine(up, o) };
+    case 'correlation':
+      return correlationLine(up, o);
+    case undefined:
+      return fail('missing kind');
+    default:
+      return fail(`unknown kind ${JSON.stringify(o.kind)}`);
+  }
+}
+
+/** The records that need the whole upload, after its last object: sleep sessions, then menstrual cycles. */
+export function* wholeUploadRecords(up: Upload): Generator<SleepSessionRecord | MenstrualCycleRecord> {
+  yield* sleepSessions(up.sleep);
+  yield* menstrualCycles(up.flow);
 }
 
 async function* parseHealthKit(payload: Buffer, provider: string): AsyncGenerator<ParseItem> {
@@ -135,8 +150,7 @@ async function* parseHealthKit(payload: Buffer, provider: string): AsyncGenerato
     }
   }
 
-  for (const record of sleepSessions(up.sleep)) yield { record };
-  for (const record of menstrualCycles(up.flow)) yield { record };
+  for (const record of wholeUploadRecords(up)) yield { record };
 }
 
 export const healthKitParser: DeviceParser = {

@@ -21,6 +21,8 @@ export type Prov = {
   source_bundle_id: string | null;
   device_model: string | null;
   product_type: string | null;
+  /** The device's manufacturer where the format tells it (part of the key only then). */
+  maker: string | null;
 };
 
 /** The record's provenance (records.ts Provenance) from its line's. */
@@ -66,7 +68,15 @@ export class Upload {
   readonly sleepUuids = new Set<string>();
   readonly flow: FlowMember[] = [];
 
-  constructor(readonly provider: string) {}
+  /**
+   * `vendorOf` names the vendor of a line with no known bundle id (the Health app's export.xml carries
+   * none; its device manufacturer or source name tell instead); null leaves the provider as the
+   * source. It may read source_name, device_model, product_type and device_manufacturer (the key).
+   */
+  constructor(
+    readonly provider: string,
+    private readonly vendorOf: ((o: Json) => string | null) | null = null,
+  ) {}
 
   /** Provenance of a line, cached per (bundle, name, model, product type): a handful per upload. */
   prov(o: Json): Prov {
@@ -74,11 +84,15 @@ export class Upload {
     const name = strOrNull(o.source_name);
     const model = strOrNull(o.device_model);
     const productType = strOrNull(o.product_type);
+    // Only a format with a vendor resolver (export.xml) tells the manufacturer; device-a's keys stay as they were.
+    const maker = this.vendorOf ? strOrNull(o.device_manufacturer) : null;
     const l = this.last;
-    if (l && l.source_bundle_id === bundle && l.source_name === name && l.device_model === model && l.product_type === productType) return l;
-    const key = `${bundle ?? ''}\u0000${name ?? ''}\u0000${model ?? ''}\u0000${productType ?? ''}`;
+    if (l && l.source_bundle_id === bundle && l.source_name === name && l.device_model === model && l.product_type === productType && l.maker === maker) return l;
+    let key = `${bundle ?? ''}\u0000${name ?? ''}\u0000${model ?? ''}\u0000${productType ?? ''}`;
+    if (maker !== null) key += `\u0000${maker}`;
     const p = this.provs.get(key, () => {
-      const source = vendorOf(bundle, this.provider);
+      let source = vendorOf(bundle, this.provider);
+      if (source === this.provider && this.vendorOf) source = this.vendorOf(o) ?? source;
       return {
         key,
         provider: this.provider,
@@ -89,6 +103,7 @@ export class Upload {
         source_bundle_id: bundle,
         device_model: model,
         product_type: productType,
+        maker,
       };
     });
     this.last = p;

@@ -1,0 +1,223 @@
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { constants, createGunzip, gunzipSync } from 'node:zlib';
+import type { ParseContext, ParseItem } from '../../../../commands/ingestion/records.js';
+import { RecordError } from '../../shared/recordError.js';
+import { healthKitObjectItems, wholeUploadRecords } from '../device-a/healthKitParser.js';
+import { Upload } from '../device-a/upload.js';
+import type { ByteSource, ImportDecoder } from '../importSource.js';
+import { activitySummaryRecord } from './activitySummary.js';
+import { fileByteSource, readHead } from './byteSources.js';
+import { ecgObject, readCsvText } from './ecgCsv.js';
+import { type Obj, excerptOfElement, rejectedAt } from './exportFields.js';
+import { correlationObject, recordObjects } from './exportRecords.js';
+import { type RouteNotes, inlineRouteOf, routeFilesOf, workoutObject } from './exportWorkouts.js';
+import { type XmlElement, readTopLevelElements } from './exportXmlReader.js';
+import { type RoutePointLine, readGpx } from './gpxRoute.js';
+import { bodyKind, isZip, sniffAppleHealth } from './sniff.js';
+import { vendorOfExportRecord } from './vendor.js';
+import { ZipArchive, routeKeyOf } from './zipArchive.js';
+
+/**
+ * `apple-health` (contracts §13): the Health app's export.zip, or the export.xml in it, either
+ * optionally gzip-compressed. Streams at bounded memory: the zip is read in place entry by entry,
+ * export.xml element by element, each route file when its workout closes. Items come in a fixed
+ * order (export.xml's elements in document order, then the ECG files by name, then the sleep
+ * sessions and menstrual cycles device-a derives from the whole upload), so the same bytes give the
+ * same sequence. Mapping: docs/formats/apple-health.md.
+ */
+
+export type AppleHealthOptions = {
+  /** Where a gzip-compressed zip is decompressed to be read by range (default: the OS temp dir). */
+  tempDir?: string;
+};
+
+/** Route points kept per workout (55 h at 1 Hz); the rest are dropped and the workout says so. */
+export const MAX_ROUTE_POINTS = 200_000;
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Records of one device-a line object, or the reason it is rejected at `location`. */
+function itemsOf(up: Upload, build: () => Obj | Obj[], location: string, el: XmlElement | null): ParseItem[] {
+  let objects: Obj | Obj[];
+  try {
+    objects = build();
+  } catch (err) {
+    if (err instanceof RecordError) return [rejectedAt(location, err.message, el ? excerptOfElement(el) : '')];
+    throw err;
+  }
+  const out: ParseItem[] = [];
+  for (const o of Array.isArray(objects) ? objects : [objects]) {
+    try {
+      const items = healthKitObjectItems(up, o);
+      if (Array.isArray(items)) out.push(...items);
+      else out.push(items);
+    } catch (err) {
+      if (!(err instanceof RecordError)) throw err;
+      out.push(rejectedAt(location, err.message, el ? excerptOfElement(el) : ''));
+    }
+  }
+  return out;
+}
+
+async function routeOf(el: XmlElement, zip: ZipArchive | null): Promise<{ route: RoutePointLine[]; notes: RouteNotes }> {
+  const route = inlineRouteOf(el).slice(0, MAX_ROUTE_POINTS);
+  const notes: RouteNotes = { missing: [], damaged: [], truncated: false };
+  // Route files are named by the minute they start: two routes of one minute name the same file.
+  const files = [...new Set(routeFilesOf(el))];
+  for (const path of files) {
+    const entry = zip?.contents.routes.get(routeKeyOf(path));
+    if (!entry) {
+      notes.missing.push(path);
+      continue;
+    }
+    if (route.length >= MAX_ROUTE_POINTS) {
+      notes.truncated = true;
+      continue;
+    }
+    try {
+      const gpx = await readGpx(await zip!.openEntry(entry), MAX_ROUTE_POINTS - route.length);
+      for (const p of gpx.points) route.push(p);
+      if (gpx.error !== null) notes.damaged.push(path);
+      if (gpx.truncated) notes.truncated = true;
+    } catch {
+      notes.damaged.push(path);
+    }
+  }
+  // One route per workout part: the parts' files together, in time order.
+  if (files.length > 1) route.sort((a, b) => (a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : 0));
+  return { route, notes };
+}
+
+async function* decodeExportXml(bytes: Readable, file: string, up: Upload, zip: ZipArchive | null): AsyncGenerator<ParseItem> {
+  let lastLine = 0;
+  try {
+    for await (const item of readTopLevelElements(bytes)) {
+      if ('problem' in item) {
+        yield rejectedAt(`${file}:${item.problem.line}`, item.problem.reason, '');
+        continue;
+      }
+      const el = item.element;
+      lastLine = el.line;
+      const at = `${file}:${el.line}`;
+      switch (el.name) {
+        case 'Record':
+          yield* itemsOf(up, () => recordObjects(el), at, el);
+          break;
+        case 'Correlation':
+          yield* itemsOf(up, () => correlationObject(el), at, el);
+          break;
+        case 'Workout': {
+          const { route, notes } = await routeOf(el, zip);
+          yield* itemsOf(up, () => workoutObject(el, route, notes), at, el);
+          break;
+        }
+        case 'ActivitySummary':
+          try {
+            yield { record: activitySummaryRecord(el, up) };
+          } catch (err) {
+            if (!(err instanceof RecordError)) throw err;
+            yield rejectedAt(at, err.message, excerptOfElement(el));
+          }
+          break;
+        default:
+        // ExportDate, Me (characteristics: never read), ClinicalRecord, Audiogram, VisionPrescription: not records here.
+      }
+    }
+  } catch (err) {
+    // The bytes broke off (a cut gzip stream, a zip entry failing its size or CRC check): what came before stays.
+    yield rejectedAt(`${file}:${lastLine}`, `the document could not be read on after this line: ${errorMessage(err)}`, '');
+  } finally {
+    bytes.destroy();
+  }
+}
+
+async function* decodeZip(source: ByteSource, up: Upload): AsyncGenerator<ParseItem> {
+  let zip: ZipArchive;
+  try {
+    zip = await ZipArchive.open(source);
+  } catch (err) {
+    yield rejectedAt('export.zip', `not a readable zip archive: ${errorMessage(err)}`, '');
+    return;
+  }
+  try {
+    const { exportXml, ecgs, entriesSkipped } = zip.contents;
+    if (entriesSkipped > 0) yield rejectedAt('export.zip', `the archive has ${entriesSkipped} more entries than are read; they were not looked at`, '');
+    if (exportXml) yield* decodeExportXml(await zip.openEntry(exportXml), exportXml.fileName, up, zip);
+    else yield rejectedAt('export.zip', 'the archive holds no export.xml', '');
+    for (const entry of ecgs) {
+      let text: string;
+      try {
+        text = await readCsvText(await zip.openEntry(entry));
+      } catch (err) {
+        yield rejectedAt(entry.fileName, `the file could not be read: ${errorMessage(err)}`, '');
+        continue;
+      }
+      yield* itemsOf(up, () => ecgObject(text, entry.fileName), entry.fileName, null);
+    }
+  } finally {
+    zip.close();
+  }
+}
+
+/** A gzip-compressed zip cannot be read by range: it is decompressed to a temporary file first, at most `cap` bytes. */
+async function* decodeGzippedZip(source: ByteSource, up: Upload, options: AppleHealthOptions): AsyncGenerator<ParseItem> {
+  const dir = await mkdtemp(join(options.tempDir ?? tmpdir(), 'apple-health-'));
+  const path = join(dir, 'export.zip');
+  // A zip barely compresses: a gzip holding far more than its own size is a bomb, not an export.
+  const cap = Math.max(4 * source.size, 64 * 1024 * 1024);
+  try {
+    let written = 0;
+    const gunzip = createGunzip();
+    gunzip.on('data', (c: Buffer) => {
+      written += c.length;
+      if (written > cap) gunzip.destroy(new Error(`decompresses to more than ${cap} bytes`));
+    });
+    try {
+      await pipeline(source.read(0, source.size), gunzip, createWriteStream(path));
+    } catch (err) {
+      yield rejectedAt('export.zip', `the gzip stream could not be read whole: ${errorMessage(err)}`, '');
+      return;
+    }
+    yield* decodeZip(fileByteSource(path), up);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function* decodeAppleHealth(source: ByteSource, ctx: ParseContext, options: AppleHealthOptions): AsyncGenerator<ParseItem> {
+  const up = new Upload(ctx.provider, vendorOfExportRecord);
+  const head = await readHead(source, 64 * 1024);
+  const problem = sniffAppleHealth(head);
+  if (problem !== null) {
+    yield rejectedAt('upload', problem, '');
+    return;
+  }
+  const kind = bodyKind(head);
+  if (kind === 'zip') yield* decodeZip(source, up);
+  else if (kind === 'xml') yield* decodeExportXml(source.read(0, source.size), 'export.xml', up, null);
+  else if (isZip(gunzipSync(head, { finishFlush: constants.Z_SYNC_FLUSH }))) yield* decodeGzippedZip(source, up, options);
+  else {
+    const gunzip = createGunzip();
+    // pipeline passes a failing read on to the gunzip stream, where the document reader meets it.
+    pipeline(source.read(0, source.size), gunzip).catch(() => {});
+    yield* decodeExportXml(gunzip, 'export.xml', up, null);
+  }
+  for (const record of wholeUploadRecords(up)) yield { record };
+}
+
+export function appleHealthDecoder(options: AppleHealthOptions = {}): ImportDecoder {
+  return {
+    slug: 'apple-health',
+    sniff: sniffAppleHealth,
+    decode: (source, ctx) => decodeAppleHealth(source, ctx, options),
+  };
+}
+
+export const appleHealthImport: ImportDecoder = appleHealthDecoder();
