@@ -1,0 +1,133 @@
+import type { Metadata, NormalizedRecord, ParseItem, Provenance, QuantityRecord } from '../../../../commands/ingestion/records.js';
+import { quantity } from '../../../connectors/shared/connectorRecords.js';
+import { isObject, RecordError, type Json } from '../../../connectors/devices/deviceB/recordError.js';
+import { num, requireNum } from '../../../connectors/fitbit/fitbitPayload.js';
+import { csvTable } from '../exportShared/csvTable.js';
+import { JsonArrayError, jsonArrayItems } from '../exportShared/jsonArrayItems.js';
+import { rejectedItem } from '../exportShared/unreadableExport.js';
+import type { ArchiveEntry, ZipArchive } from '../exportShared/zipArchive.js';
+import type { Readable } from 'node:stream';
+
+/**
+ * The reading loops every Fitbit file shares: a JSON file's elements or a CSV file's rows, each
+ * decoded alone; what cannot be decoded is rejected at `<entry path>:[<index>]` (JSON) or
+ * `<entry path>:<line>` (CSV), and a file that breaks part-way keeps what came before the break.
+ */
+
+export const SOURCE = 'fitbit';
+
+export function provenanceOf(provider: string, worn: { device: string | null; body_worn: boolean } = { device: null, body_worn: true }): Provenance {
+  return { provider, source: SOURCE, ...worn };
+}
+
+export function fitbitQuantity(p: Provenance, q: { id: string; type: string; value: number; unit: string; start: number; end: number; metadata: Metadata; manual?: boolean }): QuantityRecord {
+  const r = quantity(p, { external_id: q.id, type: q.type, value: q.value, unit: q.unit, start: q.start, end: q.end, metadata: q.metadata, was_user_entered: q.manual ?? false });
+  return { ...r, source_name: 'Fitbit', device_model: p.device };
+}
+
+export type ElementDecoder = (element: Json) => NormalizedRecord[];
+/** Decodes one element into items (records, and rejections of its parts at `location`). */
+export type ElementItems = (element: Json, location: string) => ParseItem[];
+
+export const asItems =
+  (decode: ElementDecoder): ElementItems =>
+  (element) =>
+    decode(element).map((record) => ({ record }));
+
+export async function* jsonFile(archive: ZipArchive, entry: ArchiveEntry, decode: ElementItems): AsyncGenerator<ParseItem> {
+  let input: Readable;
+  try {
+    input = await archive.open(entry);
+  } catch (err) {
+    yield rejectedItem(entry.name, errorText(err), '');
+    return;
+  }
+  const failed = watch(input);
+  try {
+    for await (const { index, value } of jsonArrayItems(input)) {
+      const location = `${entry.name}:[${index}]`;
+      let items: ParseItem[];
+      try {
+        if (!isObject(value)) throw new RecordError('not an object');
+        items = decode(value, location);
+      } catch (err) {
+        if (!(err instanceof RecordError)) throw err;
+        yield rejectedItem(location, err.message, value);
+        continue;
+      }
+      yield* items;
+    }
+  } catch (err) {
+    if (err instanceof JsonArrayError) yield rejectedItem(`${entry.name}:[${err.index}]`, `the rest of the file cannot be read: ${err.message}`, '');
+    else if (failed.error !== null) yield rejectedItem(entry.name, `the rest of the file cannot be read: ${errorText(failed.error)}`, '');
+    else throw err;
+  } finally {
+    input.destroy();
+  }
+}
+
+export type RowDecoder = (values: Record<string, string | undefined>) => NormalizedRecord[];
+
+export async function* csvFile(archive: ZipArchive, entry: ArchiveEntry, required: readonly string[], decode: RowDecoder): AsyncGenerator<ParseItem> {
+  let input: Readable;
+  try {
+    input = await archive.open(entry);
+  } catch (err) {
+    yield rejectedItem(entry.name, errorText(err), '');
+    return;
+  }
+  const failed = watch(input);
+  try {
+    for await (const item of csvTable(input)) {
+      if ('skipped' in item) {
+        yield rejectedItem(`${entry.name}:${item.skipped.line}`, item.skipped.reason, item.skipped.raw);
+        continue;
+      }
+      if ('header' in item) {
+        const missing = required.filter((c) => !item.header.includes(c));
+        if (missing.length) {
+          yield rejectedItem(`${entry.name}:${item.line}`, `the header lacks ${missing.join(', ')}: the file is not read`, item.header.join(','));
+          return;
+        }
+        continue;
+      }
+      let records: NormalizedRecord[];
+      try {
+        records = decode(item.values);
+      } catch (err) {
+        if (!(err instanceof RecordError)) throw err;
+        yield rejectedItem(`${entry.name}:${item.line}`, err.message, Object.values(item.values).join(','));
+        continue;
+      }
+      for (const record of records) yield { record };
+    }
+  } catch (err) {
+    if (failed.error !== null) yield rejectedItem(entry.name, `the rest of the file cannot be read: ${errorText(failed.error)}`, '');
+    else throw err;
+  } finally {
+    input.destroy();
+  }
+}
+
+/** Remembers a failure of the entry's own bytes (inflating, sizes), to tell it from a bug in a decoder. */
+export function watch(input: Readable): { error: unknown } {
+  const state: { error: unknown } = { error: null };
+  input.on('error', (err) => {
+    state.error ??= err;
+  });
+  return state;
+}
+
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** A numeric cell ("95.8"); empty is null; "NaN" and words are errors. */
+export function cellNumber(v: string | undefined, column: string): number | null {
+  if (v === undefined || v === '') return null;
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw new RecordError(`${column} ${JSON.stringify(v).slice(0, 40)} is not a number`);
+  return n;
+}
+
+export { num, requireNum };
