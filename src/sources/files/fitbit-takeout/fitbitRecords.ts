@@ -4,7 +4,8 @@ import { isObject, RecordError, type Json } from '../../../connectors/devices/de
 import { num, requireNum } from '../../../connectors/fitbit/fitbitPayload.js';
 import { csvTable } from '../exportShared/csvTable.js';
 import { JsonArrayError, jsonArrayItems } from '../exportShared/jsonArrayItems.js';
-import { rejectedItem } from '../exportShared/unreadableExport.js';
+import { watchEntry } from '../exportShared/entryFailure.js';
+import { messageOf, rejectedItem } from '../exportShared/unreadableExport.js';
 import type { ArchiveEntry, ZipArchive } from '../exportShared/zipArchive.js';
 import type { Readable } from 'node:stream';
 
@@ -39,10 +40,10 @@ export async function* jsonFile(archive: ZipArchive, entry: ArchiveEntry, decode
   try {
     input = await archive.open(entry);
   } catch (err) {
-    yield rejectedItem(entry.name, errorText(err), '');
+    yield rejectedItem(entry.name, messageOf(err), '');
     return;
   }
-  const failed = watch(input);
+  const failed = watchEntry(input);
   try {
     for await (const { index, value } of jsonArrayItems(input)) {
       const location = `${entry.name}:[${index}]`;
@@ -59,7 +60,7 @@ export async function* jsonFile(archive: ZipArchive, entry: ArchiveEntry, decode
     }
   } catch (err) {
     if (err instanceof JsonArrayError) yield rejectedItem(`${entry.name}:[${err.index}]`, `the rest of the file cannot be read: ${err.message}`, '');
-    else if (failed.error !== null) yield rejectedItem(entry.name, `the rest of the file cannot be read: ${errorText(failed.error)}`, '');
+    else if (failed.error !== null) yield rejectedItem(entry.name, `the rest of the file cannot be read: ${messageOf(failed.error)}`, '');
     else throw err;
   } finally {
     input.destroy();
@@ -73,10 +74,10 @@ export async function* csvFile(archive: ZipArchive, entry: ArchiveEntry, require
   try {
     input = await archive.open(entry);
   } catch (err) {
-    yield rejectedItem(entry.name, errorText(err), '');
+    yield rejectedItem(entry.name, messageOf(err), '');
     return;
   }
-  const failed = watch(input);
+  const failed = watchEntry(input);
   try {
     for await (const item of csvTable(input)) {
       if ('skipped' in item) {
@@ -102,25 +103,13 @@ export async function* csvFile(archive: ZipArchive, entry: ArchiveEntry, require
       for (const record of records) yield { record };
     }
   } catch (err) {
-    if (failed.error !== null) yield rejectedItem(entry.name, `the rest of the file cannot be read: ${errorText(failed.error)}`, '');
+    if (failed.error !== null) yield rejectedItem(entry.name, `the rest of the file cannot be read: ${messageOf(failed.error)}`, '');
     else throw err;
   } finally {
     input.destroy();
   }
 }
 
-/** Remembers a failure of the entry's own bytes (inflating, sizes), to tell it from a bug in a decoder. */
-export function watch(input: Readable): { error: unknown } {
-  const state: { error: unknown } = { error: null };
-  input.on('error', (err) => {
-    state.error ??= err;
-  });
-  return state;
-}
-
-export function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 /** A numeric cell ("95.8"); empty is null; "NaN" and words are errors. */
 export function cellNumber(v: string | undefined, column: string): number | null {
