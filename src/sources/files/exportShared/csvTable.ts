@@ -1,38 +1,84 @@
-import type { Readable } from 'node:stream';
-import { csvRows, type CsvSkipped } from './csvRows.js';
+import { Readable } from 'node:stream';
+import { parse, type CsvError } from 'csv-parse';
+import type { CsvSkipped } from './csvRows.js';
 
 /**
- * A CSV file with a header row, handed over as named values. `preambleRows` rows come before the
- * header (Samsung Health's first line names the data type); `column` renames header cells (Samsung
- * prefixes many with the data type). Values are trimmed; a row shorter than the header leaves the
- * missing columns undefined, a longer one (Samsung's trailing comma) loses its extra cells.
+ * A CSV file with a header row, handed over as named values (csv-parse, see csvRows.ts). The
+ * header row is found after `skipLines` lines (Samsung Health writes a metadata line first);
+ * `names` may rename the header's cells. `trailingComma` says the data rows carry one empty cell
+ * more than the header (Samsung again): declaring it keeps every row of the expected length,
+ * which matters, because csv-parse builds an error object for each row of another length.
+ * Values are trimmed; an empty cell is undefined, as is a missing one.
  */
 
-export type CsvHeader = { header: string[]; preamble: string[][]; line: number };
+export type CsvHeader = { header: string[]; line: number };
 export type CsvRecord = { line: number; values: Record<string, string | undefined> };
 
-export async function* csvTable(input: Readable, options: { preambleRows?: number; column?: (name: string) => string } = {}): AsyncGenerator<CsvHeader | CsvRecord | CsvSkipped> {
-  const preamble: string[][] = [];
-  let header: string[] | null = null;
-  for await (const row of csvRows(input)) {
-    if ('skipped' in row) {
-      yield row;
-      continue;
+const TRAILING = '\u0000trailing';
+const MAX_RECORD_BYTES = 1024 * 1024;
+
+export type CsvTableOptions = { skipLines?: number; names?: (cells: string[]) => string[]; trailingComma?: boolean };
+
+export async function* csvTable(input: Readable, options: CsvTableOptions = {}): AsyncGenerator<CsvHeader | CsvRecord | CsvSkipped> {
+  const skipped: CsvSkipped[] = [];
+  let header: CsvHeader | null = null;
+  const parser = parse({
+    bom: true,
+    info: true,
+    raw: true,
+    from_line: (options.skipLines ?? 0) + 1,
+    relax_column_count: true,
+    relax_quotes: true,
+    skip_empty_lines: true,
+    skip_records_with_error: true,
+    max_record_size: MAX_RECORD_BYTES,
+    columns: (cells: string[]) => {
+      const trimmed = cells.map((c) => c.trim());
+      const names = options.names ? options.names(trimmed) : trimmed;
+      header = { header: names, line: (options.skipLines ?? 0) + 1 };
+      return options.trailingComma ? [...names, TRAILING] : names;
+    },
+    on_skip: (err: CsvError | undefined, raw: string | undefined) => {
+      const lines = (err as { lines?: unknown } | undefined)?.lines;
+      skipped.push({ skipped: { line: typeof lines === 'number' ? lines : 0, reason: err?.message ?? 'unreadable CSV row', raw: raw ?? '' } });
+      return undefined;
+    },
+  });
+  input.on('error', (err) => parser.destroy(err));
+  input.pipe(parser);
+  let announced = false;
+  for await (const item of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
+    if (!announced && header) {
+      announced = true;
+      yield header;
     }
-    if (preamble.length < (options.preambleRows ?? 0)) {
-      preamble.push(row.fields);
-      continue;
-    }
-    if (!header) {
-      header = row.fields.map((f) => (options.column ? options.column(f.trim()) : f.trim()));
-      yield { header, preamble, line: row.line };
-      continue;
-    }
+    while (skipped.length && skipped[0]!.skipped.line <= item.info.lines) yield skipped.shift()!;
     const values: Record<string, string | undefined> = Object.create(null) as Record<string, string | undefined>;
-    for (let i = 0; i < header.length; i++) {
-      const v = row.fields[i];
-      values[header[i]!] = v === undefined ? undefined : v.trim();
+    for (const [k, v] of Object.entries(item.record)) {
+      if (k === TRAILING) continue;
+      const t = typeof v === 'string' ? v.trim() : undefined;
+      values[k] = t === '' ? undefined : t;
     }
-    yield { line: row.line, values };
+    yield { line: item.info.lines, values };
   }
+  if (!announced && header) yield header;
+  yield* skipped.splice(0);
+}
+
+/** The stream with its first chunk read: the caller can look at the file's start and still read all of it. */
+export async function peekFirstChunk(input: Readable): Promise<{ head: Buffer; stream: Readable }> {
+  const iterator = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const first = await iterator.next();
+  const head = first.done ? Buffer.alloc(0) : first.value;
+  async function* all() {
+    if (head.length) yield head;
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done) return;
+      yield next.value;
+    }
+  }
+  const stream = Readable.from(all(), { objectMode: false });
+  stream.on('close', () => void iterator.return?.());
+  return { head, stream };
 }

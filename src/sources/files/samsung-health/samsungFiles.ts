@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { Metadata, ParseItem, Provenance } from '../../../../commands/ingestion/records.js';
 import { RecordError } from '../../../connectors/devices/deviceB/recordError.js';
 import { vendorOf } from '../../../connectors/sources.js';
-import { csvRows } from '../exportShared/csvRows.js';
+import { csvTable, peekFirstChunk } from '../exportShared/csvTable.js';
 import { offsetText } from '../exportShared/localClock.js';
 import { watchEntry } from '../exportShared/entryFailure.js';
 import { messageOf, rejectedItem } from '../exportShared/unreadableExport.js';
@@ -52,26 +52,14 @@ export async function* samsungRows(archive: ZipArchive, entry: ArchiveEntry): As
     return;
   }
   const failed = watchEntry(input);
-  let header: string[] | null = null;
   try {
-    for await (const row of csvRows(input)) {
-      if ('skipped' in row) {
-        yield rejectedItem(`${entry.name}:${row.skipped.line}`, row.skipped.reason, row.skipped.raw);
-        continue;
-      }
-      if (!header) {
-        // The metadata line (data type, schema version, count) comes first in every export seen;
-        // a file re-saved without it starts with its header.
-        if (row.line === 1 && /^com\.samsung\./i.test(row.fields[0] ?? '')) continue;
-        header = columnNames(row.fields.map((f) => f.trim()));
-        continue;
-      }
-      const values: Record<string, string | undefined> = Object.create(null) as Record<string, string | undefined>;
-      for (let i = 0; i < header.length; i++) {
-        const v = row.fields[i]?.trim();
-        values[header[i]!] = v === '' ? undefined : v;
-      }
-      yield { line: row.line, values };
+    // The metadata line (data type, schema version, count) comes first in every export seen; a
+    // file re-saved without it starts with its header.
+    const { head, stream } = await peekFirstChunk(input);
+    const metadataLine = /^(\uFEFF)?com\.samsung\./i.test(head.subarray(0, 64).toString('utf8'));
+    for await (const item of csvTable(stream, { skipLines: metadataLine ? 1 : 0, names: columnNames, trailingComma: true })) {
+      if ('skipped' in item) yield rejectedItem(`${entry.name}:${item.skipped.line}`, item.skipped.reason, item.skipped.raw);
+      else if ('values' in item) yield item;
     }
   } catch (err) {
     if (failed.error !== null) yield rejectedItem(entry.name, `the rest of the file cannot be read: ${messageOf(failed.error)}`, '');
