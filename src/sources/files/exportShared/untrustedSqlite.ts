@@ -55,7 +55,8 @@ export function openUntrustedDatabase(path: string, what: string): Database.Data
   } catch (err) {
     db.close();
     if (err instanceof UnreadableExportError) throw err;
-    throw new UnreadableExportError('database', `${what} cannot be read: ${messageOf(err)}`);
+    const corrupt = (err as { code?: unknown }).code === 'SQLITE_CORRUPT' || (err as { code?: unknown }).code === 'SQLITE_NOTADB';
+    throw new UnreadableExportError('database', `${what} ${corrupt ? 'is damaged' : 'cannot be read'}: ${messageOf(err)}`);
   }
 }
 
@@ -76,7 +77,13 @@ function virtualTables(db: Database.Database, what: string): string | null {
 }
 
 function corruption(db: Database.Database, what: string): string | null {
-  const problems = (db.pragma('quick_check') as { quick_check: string }[]).map((r) => r.quick_check);
+  let problems: string[];
+  try {
+    problems = (db.pragma('quick_check') as { quick_check: string }[]).map((r) => r.quick_check);
+  } catch (err) {
+    // Damage bad enough stops the check itself.
+    problems = [messageOf(err)];
+  }
   if (problems.length === 1 && problems[0] === 'ok') return null;
   const said = problems
     .join('\n')

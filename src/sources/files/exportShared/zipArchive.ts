@@ -20,13 +20,13 @@ import { messageOf, UnreadableExportError } from './unreadableExport.js';
 export type ZipLimits = {
   /** Entries in the central directory. */
   maxEntries: number;
-  /** The declared uncompressed total may be this many times the archive's size (and at least 1 GiB). */
+  /** The declared uncompressed total may be this many times the archive's size… */
   maxExpansion: number;
+  /** …and at least this many bytes (small archives of well-compressed text). */
+  minAllowance: number;
 };
 
-export const DEFAULT_ZIP_LIMITS: ZipLimits = { maxEntries: 200_000, maxExpansion: 100 };
-
-const MIN_EXPANSION_ALLOWANCE = 1024 ** 3;
+export const DEFAULT_ZIP_LIMITS: ZipLimits = { maxEntries: 200_000, maxExpansion: 100, minAllowance: 1024 ** 3 };
 
 export type ArchiveEntry = {
   /** The path inside the archive, as stored (forward slashes). */
@@ -137,7 +137,7 @@ export async function openZipArchive(source: ByteSource, what: string, limits: Z
     } catch (err) {
       throw new UnreadableExportError('archive', `damaged zip archive: its central directory cannot be read (${messageOf(err)})`);
     }
-    const allowance = Math.max(MIN_EXPANSION_ALLOWANCE, source.size * limits.maxExpansion);
+    const allowance = Math.max(limits.minAllowance, source.size * limits.maxExpansion);
     if (declared > allowance) {
       throw new UnreadableExportError('archive', `the archive declares ${declared} uncompressed bytes, more than ${limits.maxExpansion} times its own size: refused as a likely zip bomb`);
     }
