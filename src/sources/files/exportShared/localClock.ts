@@ -8,13 +8,14 @@ import type { LocalZone } from '../../../connectors/shared/zonedLocalTime.js';
  * millions of such times; converting each through luxon costs microseconds, so the offset is
  * remembered per wall-clock hour (and per UTC hour the other way) whenever it is the same at both
  * ends of that hour. Hours that hold a change of offset (a DST change, even one at half past) are
- * computed time by time, with luxon's rules: a skipped wall time reads as the same time after the
- * change, a repeated one as its first occurrence (as src/connectors/shared/zonedLocalTime.ts).
+ * computed time by time through luxon, exactly as src/connectors/shared/zonedLocalTime.ts reads
+ * them (a skipped wall time, a repeated one).
  */
 
 export type WallTime = { y: number; mo: number; d: number; h: number; mi: number; s: number; ms: number };
 
 const HOUR_MS = 3_600_000;
+const NEAR_MS = 3 * HOUR_MS;
 const MAX_CACHED_HOURS = 200_000;
 
 export class LocalClock {
@@ -62,13 +63,15 @@ export class LocalClock {
     return DateTime.fromMillis(ms, { zone: this.zone.name! }).offset * 60_000;
   }
 
-  /** The offset that maps this wall time to an instant showing the same wall time, or null in a gap or overlap. */
+  /**
+   * The offset of a wall time when no change of offset lies within three hours of it (the same
+   * offset then maps it one way only); null near a change, which luxon resolves instead.
+   */
   private exactOffsetOfWall(wall: number): number | null {
     const guess = this.offsetOfInstant(wall - this.offsetOfInstant(wall));
-    if (this.offsetOfInstant(wall - guess) !== guess) return null;
-    // An overlap: an earlier offset also shows this wall time; luxon (and the connectors) take the first.
-    const earlier = this.offsetOfInstant(wall - guess - HOUR_MS);
-    if (earlier !== guess && this.offsetOfInstant(wall - earlier) === earlier) return null;
+    const at = wall - guess;
+    if (this.offsetOfInstant(at) !== guess) return null;
+    if (this.offsetOfInstant(at - NEAR_MS) !== guess || this.offsetOfInstant(at + NEAR_MS) !== guess) return null;
     return guess;
   }
 
