@@ -136,7 +136,7 @@ describe('fitbit-takeout decoder (contracts §13, issue 21)', () => {
     expect(ofType(records, 'quantity', 'body_mass')[0]).toMatchObject({ value: 80.013694068, unit: 'kg', device: 'Aria', body_worn: false, was_user_entered: false, start_date: iso('2024-07-01T05:30:00Z') });
     expect(ofType(records, 'quantity', 'body_mass')[0]!.metadata).toMatchObject({ weight_unit: 'lb', weight_unit_basis: 'bmi_and_height', original_weight: 176.4 });
     expect(weightUnit(80, 24.69, 1.8)).toEqual({ unit: 'kg', basis: 'bmi_and_height' });
-    expect(weightUnit(80, 24.69, null)).toEqual({ unit: 'kg', basis: 'bmi' });
+    expect(weightUnit(70, 25, null)).toEqual({ unit: 'kg', basis: 'bmi' });
     expect(weightUnit(211.8, 29.33, null)).toEqual({ unit: 'lb', basis: 'bmi' });
     expect(weightUnit(100, 30, null).basis).toBe('assumed (BMI fits both units)');
     expect(weightUnit(100, null, null).basis).toBe('assumed (no BMI in the log)');
