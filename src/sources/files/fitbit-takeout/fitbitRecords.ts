@@ -4,10 +4,9 @@ import { isObject, RecordError, type Json } from '../../../connectors/devices/de
 import { num, requireNum } from '../../../connectors/fitbit/fitbitPayload.js';
 import { csvTable } from '../exportShared/csvTable.js';
 import { JsonArrayError, jsonArrayItems } from '../exportShared/jsonArrayItems.js';
-import { watchEntry } from '../exportShared/entryFailure.js';
-import { messageOf, rejectedItem } from '../exportShared/unreadableExport.js';
+import { readEntry } from '../exportShared/entryReading.js';
+import { rejectedItem } from '../exportShared/unreadableExport.js';
 import type { ArchiveEntry, ZipArchive } from '../exportShared/zipArchive.js';
-import type { Readable } from 'node:stream';
 
 /**
  * The reading loops every Fitbit file shares: a JSON file's elements or a CSV file's rows, each
@@ -35,50 +34,33 @@ export const asItems =
   (element) =>
     decode(element).map((record) => ({ record }));
 
-export async function* jsonFile(archive: ZipArchive, entry: ArchiveEntry, decode: ElementItems): AsyncGenerator<ParseItem> {
-  let input: Readable;
-  try {
-    input = await archive.open(entry);
-  } catch (err) {
-    yield rejectedItem(entry.name, messageOf(err), '');
-    return;
-  }
-  const failed = watchEntry(input);
-  try {
-    for await (const { index, value } of jsonArrayItems(input)) {
-      const location = `${entry.name}:[${index}]`;
-      let items: ParseItem[];
-      try {
-        if (!isObject(value)) throw new RecordError('not an object');
-        items = decode(value, location);
-      } catch (err) {
-        if (!(err instanceof RecordError)) throw err;
-        yield rejectedItem(location, err.message, value);
-        continue;
+export function jsonFile(archive: ZipArchive, entry: ArchiveEntry, decode: ElementItems): AsyncGenerator<ParseItem> {
+  return readEntry(
+    archive,
+    entry,
+    async function* (input) {
+      for await (const { index, value } of jsonArrayItems(input)) {
+        const location = `${entry.name}:[${index}]`;
+        let items: ParseItem[];
+        try {
+          if (!isObject(value)) throw new RecordError('not an object');
+          items = decode(value, location);
+        } catch (err) {
+          if (!(err instanceof RecordError)) throw err;
+          yield rejectedItem(location, err.message, value);
+          continue;
+        }
+        yield* items;
       }
-      yield* items;
-    }
-  } catch (err) {
-    if (err instanceof JsonArrayError) yield rejectedItem(`${entry.name}:[${err.index}]`, `the rest of the file cannot be read: ${err.message}`, '');
-    else if (failed.error !== null) yield rejectedItem(entry.name, `the rest of the file cannot be read: ${messageOf(failed.error)}`, '');
-    else throw err;
-  } finally {
-    input.destroy();
-  }
+    },
+    (err) => (err instanceof JsonArrayError ? rejectedItem(`${entry.name}:[${err.index}]`, `the rest of the file cannot be read: ${err.message}`, '') : null),
+  );
 }
 
 export type RowDecoder = (values: Record<string, string | undefined>) => NormalizedRecord[];
 
-export async function* csvFile(archive: ZipArchive, entry: ArchiveEntry, required: readonly string[], decode: RowDecoder): AsyncGenerator<ParseItem> {
-  let input: Readable;
-  try {
-    input = await archive.open(entry);
-  } catch (err) {
-    yield rejectedItem(entry.name, messageOf(err), '');
-    return;
-  }
-  const failed = watchEntry(input);
-  try {
+export function csvFile(archive: ZipArchive, entry: ArchiveEntry, required: readonly string[], decode: RowDecoder): AsyncGenerator<ParseItem> {
+  return readEntry(archive, entry, async function* (input) {
     for await (const item of csvTable(input)) {
       if ('skipped' in item) {
         yield rejectedItem(`${entry.name}:${item.skipped.line}`, item.skipped.reason, item.skipped.raw);
@@ -102,14 +84,8 @@ export async function* csvFile(archive: ZipArchive, entry: ArchiveEntry, require
       }
       for (const record of records) yield { record };
     }
-  } catch (err) {
-    if (failed.error !== null) yield rejectedItem(entry.name, `the rest of the file cannot be read: ${messageOf(failed.error)}`, '');
-    else throw err;
-  } finally {
-    input.destroy();
-  }
+  });
 }
-
 
 /** A numeric cell ("95.8"); empty is null; "NaN" and words are errors. */
 export function cellNumber(v: string | undefined, column: string): number | null {

@@ -3,6 +3,7 @@ import type { NutritionRecord, ParseItem } from '../../../../commands/ingestion/
 import { RecordError } from '../../../connectors/devices/deviceB/recordError.js';
 import { convertTo } from '../../../connectors/devices/deviceB/unitMapping.js';
 import { FLOW_BY_INT, MEAL_BY_INT, NUTRIENT_UCUM, NUTRIENT_UNIT, NUTRITION_MAIN, snake } from '../../../connectors/devices/deviceB/vocabulary.js';
+import { bloodPressureObservation } from '../exportShared/catalogRecords.js';
 import { rejectedItem } from '../exportShared/unreadableExport.js';
 import { quoteIdentifier } from '../exportShared/untrustedSqlite.js';
 import { COMMON_COLUMNS, instantTimes, intervalTimes, iso, location, manual, recordId, rowExcerpt, rowMetadata, selectList, text, zoneMetadata, type Origins, type Row, type TableInfo } from './exportRows.js';
@@ -39,26 +40,7 @@ export function readBloodPressure(db: Database.Database, table: TableInfo, origi
     const metadata = { ...rowMetadata(table, row, id, origin), body_position: row.body_position ?? null, measurement_location: row.measurement_location ?? null };
     const sys = quantityRecord(origin, row, `${id}:systolic`, 'blood_pressure_systolic', { value: finiteValue(row.systolic, 'systolic', true), ucum: 'mm[Hg]' }, t, metadata);
     const dia = quantityRecord(origin, row, `${id}:diastolic`, 'blood_pressure_diastolic', { value: finiteValue(row.diastolic, 'diastolic', true), ucum: 'mm[Hg]' }, t, metadata);
-    return [
-      {
-        record: {
-          kind: 'observation',
-          ...origin.provenance,
-          external_id: id,
-          code: 'blood_pressure',
-          loinc_code: '85354-9',
-          start_date: iso(t.start),
-          end_date: iso(t.end),
-          components: [
-            { code: 'systolic', loinc_code: '8480-6', value: sys.value, unit: sys.unit },
-            { code: 'diastolic', loinc_code: '8462-4', value: dia.value, unit: dia.unit },
-          ],
-          metadata: { ...metadata, ...zoneMetadata(t) },
-        },
-      },
-      { record: sys },
-      { record: dia },
-    ];
+    return [{ record: bloodPressureObservation(origin.provenance, id, sys, dia, { ...metadata, ...zoneMetadata(t) }) }, { record: sys }, { record: dia }];
   });
 }
 

@@ -1,14 +1,13 @@
 import type Database from 'better-sqlite3';
 import type { Metadata, ParseItem, QuantityRecord } from '../../../../commands/ingestion/records.js';
 import { RecordError } from '../../../connectors/devices/deviceB/recordError.js';
-import { toStorage } from '../../../connectors/devices/deviceB/unitMapping.js';
+import { catalogQuantity } from '../exportShared/catalogRecords.js';
 import { rejectedItem } from '../exportShared/unreadableExport.js';
 import { quoteIdentifier } from '../exportShared/untrustedSqlite.js';
 import {
   COMMON_COLUMNS,
   instantTimes,
   intervalTimes,
-  iso,
   location,
   manual,
   recordId,
@@ -35,20 +34,7 @@ export function quantityRecord(
   t: Times,
   metadata: Metadata,
 ): QuantityRecord {
-  const v = toStorage(type, stored);
-  return {
-    kind: 'quantity',
-    ...origin.provenance,
-    external_id: externalId,
-    type,
-    value: v.value,
-    unit: v.unit,
-    start_date: iso(t.start),
-    end_date: iso(t.end),
-    ...origin.sample,
-    was_user_entered: manual(row),
-    metadata: { ...metadata, ...zoneMetadata(t), original_value: stored.value, original_unit: stored.ucum },
-  };
+  return catalogQuantity(origin.provenance, { ...origin.sample, was_user_entered: manual(row) }, { external_id: externalId, type, stored, start: t.start, end: t.end, metadata: { ...metadata, ...zoneMetadata(t) } });
 }
 
 export function finiteValue(v: unknown, column: string, nonNegative: boolean): number {

@@ -1,6 +1,6 @@
 import type { NormalizedRecord, QuantityRecord } from '../../../../commands/ingestion/records.js';
 import { RecordError } from '../../../connectors/devices/deviceB/recordError.js';
-import { toStorage } from '../../../connectors/devices/deviceB/unitMapping.js';
+import { bloodPressureObservation, catalogQuantity } from '../exportShared/catalogRecords.js';
 import { cell, requiredCell, utcTime, type RowCommon } from './samsungFiles.js';
 
 /**
@@ -55,23 +55,8 @@ export function rowTimes(values: Record<string, string | undefined>, shape: 'ins
 }
 
 export function samsungQuantity(c: RowCommon, externalId: string, type: string, stored: { value: number; ucum: string }, t: { start: number; end: number }, metadata: Record<string, unknown>): QuantityRecord {
-  const v = toStorage(type, stored);
-  return {
-    kind: 'quantity',
-    ...c.provenance,
-    external_id: externalId,
-    type,
-    value: v.value,
-    unit: v.unit,
-    start_date: new Date(t.start).toISOString(),
-    end_date: new Date(t.end).toISOString(),
-    source_name: null,
-    source_bundle_id: c.pkg,
-    device_model: c.deviceModel,
-    product_type: null,
-    was_user_entered: false,
-    metadata: { ...metadata, original_value: stored.value, original_unit: stored.ucum },
-  };
+  const sample = { source_name: null, source_bundle_id: c.pkg, device_model: c.deviceModel, product_type: null, was_user_entered: false };
+  return catalogQuantity(c.provenance, sample, { external_id: externalId, type, stored, start: t.start, end: t.end, metadata });
 }
 
 export function decodeMeasurement(spec: MeasurementSpec, values: Record<string, string | undefined>, c: RowCommon): NormalizedRecord[] {
@@ -96,22 +81,5 @@ export function decodeBloodPressure(values: Record<string, string | undefined>, 
   const metadata = { ...c.metadata, pulse: cell(values.pulse, 'pulse', { min: 0 }), mean: cell(values.mean, 'mean', { min: 0 }) };
   const sys = samsungQuantity(c, `${c.id}:systolic`, 'blood_pressure_systolic', { value: requiredCell(values.systolic, 'systolic', { min: 1 }), ucum: 'mm[Hg]' }, t, metadata);
   const dia = samsungQuantity(c, `${c.id}:diastolic`, 'blood_pressure_diastolic', { value: requiredCell(values.diastolic, 'diastolic', { min: 1 }), ucum: 'mm[Hg]' }, t, metadata);
-  return [
-    {
-      kind: 'observation',
-      ...c.provenance,
-      external_id: c.id,
-      code: 'blood_pressure',
-      loinc_code: '85354-9',
-      start_date: sys.start_date,
-      end_date: sys.end_date,
-      components: [
-        { code: 'systolic', loinc_code: '8480-6', value: sys.value, unit: sys.unit },
-        { code: 'diastolic', loinc_code: '8462-4', value: dia.value, unit: dia.unit },
-      ],
-      metadata,
-    },
-    sys,
-    dia,
-  ];
+  return [bloodPressureObservation(c.provenance, c.id, sys, dia, metadata), sys, dia];
 }

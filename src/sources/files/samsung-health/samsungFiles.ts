@@ -1,11 +1,10 @@
-import type { Readable } from 'node:stream';
 import type { Metadata, ParseItem, Provenance } from '../../../../commands/ingestion/records.js';
 import { RecordError } from '../../../connectors/devices/deviceB/recordError.js';
 import { vendorOf } from '../../../connectors/sources.js';
 import { csvTable, peekFirstChunk } from '../exportShared/csvTable.js';
 import { offsetText } from '../exportShared/localClock.js';
-import { watchEntry } from '../exportShared/entryFailure.js';
-import { messageOf, rejectedItem } from '../exportShared/unreadableExport.js';
+import { readEntry } from '../exportShared/entryReading.js';
+import { rejectedItem } from '../exportShared/unreadableExport.js';
 import { baseName, type ArchiveEntry, type ZipArchive } from '../exportShared/zipArchive.js';
 import type { Devices } from './samsungDevices.js';
 
@@ -43,16 +42,8 @@ function columnNames(header: string[]): string[] {
  * A data file's rows as named values, with every unreadable row (and a file that breaks part-way)
  * as a rejected item located `<entry path>:<line>`.
  */
-export async function* samsungRows(archive: ZipArchive, entry: ArchiveEntry): AsyncGenerator<SamsungRow | ParseItem> {
-  let input: Readable;
-  try {
-    input = await archive.open(entry);
-  } catch (err) {
-    yield rejectedItem(entry.name, messageOf(err), '');
-    return;
-  }
-  const failed = watchEntry(input);
-  try {
+export function samsungRows(archive: ZipArchive, entry: ArchiveEntry): AsyncGenerator<SamsungRow | ParseItem> {
+  return readEntry<SamsungRow>(archive, entry, async function* (input) {
     // The metadata line (data type, schema version, count) comes first in every export seen; a
     // file re-saved without it starts with its header.
     const { head, stream } = await peekFirstChunk(input);
@@ -61,12 +52,7 @@ export async function* samsungRows(archive: ZipArchive, entry: ArchiveEntry): As
       if ('skipped' in item) yield rejectedItem(`${entry.name}:${item.skipped.line}`, item.skipped.reason, item.skipped.raw);
       else if ('values' in item) yield item;
     }
-  } catch (err) {
-    if (failed.error !== null) yield rejectedItem(entry.name, `the rest of the file cannot be read: ${messageOf(failed.error)}`, '');
-    else throw err;
-  } finally {
-    input.destroy();
-  }
+  });
 }
 
 export function isRow(item: SamsungRow | ParseItem): item is SamsungRow {
