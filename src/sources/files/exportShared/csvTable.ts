@@ -1,10 +1,13 @@
 import { Readable } from 'node:stream';
 import { parse, type CsvError } from 'csv-parse';
-import type { CsvSkipped } from './csvRows.js';
-
 /**
- * A CSV file with a header row, handed over as named values (csv-parse, see csvRows.ts). The
- * header row is found after `skipLines` lines (Samsung Health writes a metadata line first);
+ * A CSV file with a header row, handed over row by row as named values, through csv-parse: the
+ * streaming parser of the `csv` project, long maintained and widely used, which handles quoted
+ * cells with commas and line breaks and a byte order mark, and reports the file line of every
+ * record (rejected items name it). A row it cannot read (an unclosed quote) comes back as
+ * skipped, with its line; a record over MAX_RECORD_BYTES ends the file, so memory stays bounded.
+ *
+ * The header row is found after `skipLines` lines (Samsung Health writes a metadata line first);
  * `names` may rename the header's cells. `trailingComma` says the data rows carry one empty cell
  * more than the header (Samsung again): declaring it keeps every row of the expected length,
  * which matters, because csv-parse builds an error object for each row of another length.
@@ -12,10 +15,11 @@ import type { CsvSkipped } from './csvRows.js';
  */
 
 export type CsvHeader = { header: string[]; line: number };
+export type CsvSkipped = { skipped: { line: number; reason: string; raw: string } };
 export type CsvRecord = { line: number; values: Record<string, string | undefined> };
 
 const TRAILING = '\u0000trailing';
-const MAX_RECORD_BYTES = 1024 * 1024;
+export const MAX_RECORD_BYTES = 1024 * 1024;
 
 export type CsvTableOptions = { skipLines?: number; names?: (cells: string[]) => string[]; trailingComma?: boolean };
 

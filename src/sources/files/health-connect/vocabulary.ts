@@ -53,27 +53,6 @@ export const SCALAR_TABLES: readonly ScalarTable[] = [
   s('basal_body_temperature_record_table', 'instant', 'temperature', 'basal_body_temperature', 'Cel', { nonNegative: false }),
 ];
 
-/** Tables with records but no home in the catalog: present, counted, not imported (docs). */
-export const TABLES_NOT_IMPORTED: readonly string[] = [
-  'elevation_gained_record_table',
-  'wheelchair_pushes_record_table',
-  'bone_mass_record_table',
-  'body_water_mass_record_table',
-  'speedrecordtable',
-  'powerrecordtable',
-  'stepscadencerecordtable',
-  'cyclingpedalingcadencerecordtable',
-  'skin_temperature_record_table',
-  'menstruation_period_record_table',
-  'ovulation_test_record_table',
-  'cervical_mucus_record_table',
-  'intermenstrual_bleeding_record_table',
-  'sexual_activity_record_table',
-  'mindfulness_session_record_table',
-  'activity_intensity_record_table',
-  'planned_exercise_session_record_table',
-];
-
 /**
  * The platform's ExerciseSessionType constants (android.health.connect.datatypes), which the
  * database stores. They are NOT the Jetpack client's EXERCISE_TYPE_* ints (device-b), only the

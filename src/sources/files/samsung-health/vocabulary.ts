@@ -113,8 +113,6 @@ export function samsungExercise(code: number | null): { activity: string; name: 
   return e ? { activity: e.activity, name: e.name } : { activity: 'other', name: code === 0 ? 'Custom' : null };
 }
 
-export const SAMSUNG_EXERCISE_TYPES = EXERCISES;
-
 /** HealthConstants.SleepStage.STAGE: 40001 awake, 40002 light, 40003 deep, 40004 REM. */
 export const SLEEP_STAGES: ReadonlyMap<number, SleepPhase['phase']> = new Map([
   [40001, 'awake'],
