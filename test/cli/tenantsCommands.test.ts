@@ -37,7 +37,7 @@ describe('cli: tenants (contracts.md §2)', () => {
     expect(rows).toEqual([{ tenant_id, name: 'demo', created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) }]);
   });
 
-  it('issue 23: a second tenant of the same name, in any case or spacing, is refused as a conflict naming the tenant that has it, and nothing is created', async () => {
+  it('issue 23: a second tenant of the same name, in any case or spacing, is refused as a conflict naming the tenant that has it, and nothing is created', { timeout: 120_000 }, async () => {
     const { tenant_id } = JSON.parse(created.lines[0]!);
     for (const name of ['demo', ' DEMO ', 'Demo']) {
       const again = await runCli(dataDir, 'tenants', 'create', name);
