@@ -150,9 +150,9 @@ const SERIES: Series[] = [
   (emit, r, d) => {
     if (Math.floor(d / DAY) % 3 === 0) record(emit, r, 'HKQuantityTypeIdentifierBodyMass', 'sourceName="Scale App" sourceVersion="6.1"', '', 'kg', d + 25_200_000, d + 25_200_000, (70 + r() * 5).toFixed(2));
   },
-  // A type the catalog does not know: rejected with a reason, as real exports have many.
+  // A type the catalog does not know (a child's watch's move minutes): rejected with a reason, as real exports have some.
   (emit, r, d) => {
-    for (let i = 0; i < 8; i++) record(emit, r, 'HKQuantityTypeIdentifierEnvironmentalAudioExposure', WATCH_SRC, WATCH, 'dBASPL', d + i * 10_800_000, d + i * 10_800_000 + 1_800_000, (40 + r() * 30).toFixed(2));
+    for (let i = 0; i < 8; i++) record(emit, r, 'HKQuantityTypeIdentifierAppleMoveTime', WATCH_SRC, WATCH, 'min', d + i * 10_800_000, d + i * 10_800_000 + 1_800_000, (r() * 30).toFixed(2));
   },
   // Sleep: the phone's time in bed, the watch's stages (iOS 16+), one night each day.
   (emit, r, d) => {

@@ -1,3 +1,5 @@
+import type { QualityFlag } from '../../src/catalog/qualityFlags.js';
+
 /**
  * The normalised record kinds (spec "What the service does" 4). Parsers of every provider
  * produce these; ingestion events carry them; projections store them. Times are RFC 3339 UTC
@@ -20,6 +22,13 @@ export type Provenance = {
 
 export type Metadata = Record<string, unknown>;
 
+/**
+ * The record's quality flags (contracts §15, src/catalog/qualityFlags.ts), set once on the way to
+ * the log (commands/ingestion/recordQuality.ts) so the events carry them. Parsers leave it out;
+ * events stored before the flags existed lack it and are flagged when projected.
+ */
+export type Quality = { quality?: QualityFlag[] };
+
 /** What a quantity and a category sample share: its interval, and where it was recorded in HealthKit's terms (null where the source does not say). */
 export type SampleFields = {
   start_date: string;
@@ -31,7 +40,7 @@ export type SampleFields = {
   was_user_entered: boolean;
 };
 
-export type QuantityRecord = Provenance & SampleFields & {
+export type QuantityRecord = Provenance & Quality & SampleFields & {
   kind: 'quantity';
   external_id: string;
   type: string;
@@ -41,7 +50,7 @@ export type QuantityRecord = Provenance & SampleFields & {
   metadata: Metadata;
 };
 
-export type CategoryRecord = Provenance & SampleFields & {
+export type CategoryRecord = Provenance & Quality & SampleFields & {
   kind: 'category';
   external_id: string;
   /** Canonical category type, e.g. sleep_analysis, menstrual_flow, mindful_session. */
@@ -53,7 +62,7 @@ export type CategoryRecord = Provenance & SampleFields & {
 
 export type SleepPhase = { phase: 'deep' | 'rem' | 'light' | 'awake' | 'asleep' | 'in_bed'; start_date: string; end_date: string };
 
-export type SleepSessionRecord = Provenance & {
+export type SleepSessionRecord = Provenance & Quality & {
   kind: 'sleep_session';
   external_id: string;
   bedtime_start: string;
@@ -82,7 +91,7 @@ export type RoutePoint = {
   horizontal_accuracy_m: number | null;
 };
 
-export type WorkoutRecord = Provenance & {
+export type WorkoutRecord = Provenance & Quality & {
   kind: 'workout';
   external_id: string;
   /** Canonical activity, e.g. running, cycling, walking, swimming, strength_training, other. */
@@ -99,7 +108,7 @@ export type WorkoutRecord = Provenance & {
   metadata: Metadata;
 };
 
-export type NutritionRecord = Provenance & {
+export type NutritionRecord = Provenance & Quality & {
   kind: 'nutrition';
   external_id: string;
   start_date: string;
@@ -119,7 +128,7 @@ export type NutritionRecord = Provenance & {
   metadata: Metadata;
 };
 
-export type EcgRecord = Provenance & {
+export type EcgRecord = Provenance & Quality & {
   kind: 'ecg';
   external_id: string;
   start_date: string;
@@ -135,7 +144,7 @@ export type EcgRecord = Provenance & {
   metadata: Metadata;
 };
 
-export type HeartbeatSeriesRecord = Provenance & {
+export type HeartbeatSeriesRecord = Provenance & Quality & {
   kind: 'heartbeat_series';
   external_id: string;
   start_date: string;
@@ -145,7 +154,7 @@ export type HeartbeatSeriesRecord = Provenance & {
   metadata: Metadata;
 };
 
-export type DailySummaryRecord = Provenance & {
+export type DailySummaryRecord = Provenance & Quality & {
   kind: 'daily_summary';
   external_id: string;
   /** Local calendar date, YYYY-MM-DD. */
@@ -159,7 +168,7 @@ export type DailySummaryRecord = Provenance & {
   metadata: Metadata;
 };
 
-export type MenstrualCycleRecord = Provenance & {
+export type MenstrualCycleRecord = Provenance & Quality & {
   kind: 'menstrual_cycle';
   external_id: string;
   /** YYYY-MM-DD of the first day of bleeding. */
@@ -173,7 +182,7 @@ export type MenstrualCycleRecord = Provenance & {
   metadata: Metadata;
 };
 
-export type ObservationRecord = Provenance & {
+export type ObservationRecord = Provenance & Quality & {
   kind: 'observation';
   external_id: string;
   /** e.g. blood_pressure, blood_glucose. */

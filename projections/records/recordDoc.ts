@@ -1,3 +1,4 @@
+import type { QualityFlag } from '../../src/catalog/qualityFlags.js';
 import type { Change } from '../../src/readstore/readStore.js';
 import type { RecordsIngestedData } from '../../commands/ingestion/ingestedEvents.js';
 
@@ -18,7 +19,15 @@ export type OwnedFields = {
  * A stored record: natural key as `_id`, the integer id it got from the event that first stored
  * it, and for the kinds with a merged view `hidden` (a better ranked source has a matching record).
  */
-export type RecordDocBase = OwnedFields & { _id: string; id: number; hidden?: boolean };
+export type RecordDocBase = OwnedFields & {
+  _id: string;
+  id: number;
+  hidden?: boolean;
+  /** The record's quality flags (contracts §15); rows stored before them lack it. */
+  quality?: QualityFlag[];
+  /** True when a flag leaves the record out of the merged view and statistics. */
+  excluded?: boolean;
+};
 
 export const ownedFields = (d: Pick<RecordsIngestedData, 'user_id' | 'tenant_id' | 'ingested_at'>, day: string): OwnedFields => ({
   user_id: d.user_id,

@@ -5,6 +5,8 @@ import type { ProviderDataErased, UserErased } from '../../commands/deletions/er
 import type { RecordedEvent } from '../../src/eventstore/eventStore.js';
 import { defineProjection, type Projection } from '../../src/projector/projection.js';
 import type { Change, CollectionSpec, Filter, IndexSpec, UpdateChange } from '../../src/readstore/readStore.js';
+import { qualityFlagsOf } from '../../commands/ingestion/recordQuality.js';
+import { leavesOut } from '../../src/catalog/qualityFlags.js';
 import { ownedFields } from './recordDoc.js';
 import { recordId, recordKey } from './recordIds.js';
 
@@ -15,10 +17,12 @@ export type IngestedEvent<R extends NormalizedRecord> = RecordedEvent<RecordsIng
  * Fields of every record row, besides the kind's own index fields, that embedded stores keep as
  * columns: what the merged view, statistics and coverage filter, group or compare on, and the
  * provenance every row carries (a column stores a value without repeating its name per row).
- * `hidden` is the merged view's flag, kept by the kinds that have one (mergedView/mergedFlags.ts).
+ * `hidden` is the merged view's flag, kept by the kinds that have one (mergedView/mergedFlags.ts);
+ * `excluded` says the record's quality flags leave it out of the merged view and statistics
+ * (contracts §15), so coverage counts them without reading the flags of every row.
  */
-export const RECORD_COLUMNS = ['provider', 'source', 'body_worn', 'ingested_at', 'external_id', 'device', 'tenant_id', 'hidden'] as const;
-export const RECORD_BOOLEANS = ['body_worn', 'hidden'] as const;
+export const RECORD_COLUMNS = ['provider', 'source', 'body_worn', 'ingested_at', 'external_id', 'device', 'tenant_id', 'hidden', 'excluded'] as const;
+export const RECORD_BOOLEANS = ['body_worn', 'hidden', 'excluded'] as const;
 
 type Erasure = UserErased | ProviderDataErased;
 const isErasure = (event: RecordedEvent<RecordsIngested | Erasure>): event is RecordedEvent<Erasure> => event.type === USER_ERASED || event.type === PROVIDER_DATA_ERASED;
@@ -45,6 +49,12 @@ export function recordUpsert<R extends NormalizedRecord>(
   const d = event.data;
   // `fields` is the caller's own fresh copy of the record: the owner fields go into it directly.
   const set: Record<string, unknown> = Object.assign(fields, ownedFields(d, day));
+  // The flags the event carries; an event stored before they existed is flagged here, against
+  // its own receipt time, so live and rebuild agree either way (contracts §15).
+  const record = d.records[index]!;
+  const quality = record.quality ?? qualityFlagsOf(record, d.ingested_at);
+  set.quality = quality;
+  set.excluded = leavesOut(quality);
   return {
     op: 'update',
     collection,

@@ -31,6 +31,6 @@ export const samplesProjection: Projection = withMergedView(records, samplesKind
   {
     name: SAMPLE_ROLLUPS,
     indexes: [{ fields: [['user_id', 1], ['type', 1], ['view', 1], ['day', 1]] }, { fields: [['user_id', 1], ['view', 1], ['day', 1]] }],
-    columns: ['provider', 'source', 'unit', 'last_ingested_at', ...ROLLUP_STAT_COLUMNS],
+    columns: ['provider', 'source', 'unit', 'last_ingested_at', 'flagged', ...ROLLUP_STAT_COLUMNS],
   },
 ]);

@@ -22,7 +22,11 @@ import type { Window } from './window.js';
  *   listed with `records: 0`, since it matched and was synced. `last_synced_at` is the latest
  *   `ingested_at` of the provider's records of that day in either view;
  * - `pending_jobs` and `parked_jobs` take the provider filter (not the dates: a job has no day);
- *   `rejected_records` counts every provider and day (spec). pending_jobs counts ETL jobs and
+ *   `rejected_records` counts every provider and day (spec);
+ * - records whose quality flags leave them out (contracts §15: implausible_value,
+ *   implausible_duration, future) are counted with view `all` (they are stored and listed there)
+ *   and not with `merged` (it does not list them); `flagged_records` counts them over every
+ *   provider and day, whatever the filters, as `rejected_records` does. pending_jobs counts ETL jobs and
  *   provider pulls (sync runs queued, running, or waiting for a retry or a rate limit);
  * - a "day" of the 10000-day limit is one entry of `days` (one provider, one date).
  */
@@ -42,6 +46,8 @@ export type CoverageCollection = {
   merged?: boolean;
   /** Counts kept by the kind's projection, read instead of the rows. */
   counters?: (readStore: ReadStore, q: CountQuery) => Promise<CountRow[]>;
+  /** The user's records left out by their quality flags, from what the projection keeps; default: rows with `excluded`. */
+  flagged?: (readStore: ReadStore, userId: string) => Promise<number>;
 };
 
 /** Records of one metric of one provider on one day. */
@@ -59,7 +65,7 @@ async function sampleCounters(readStore: ReadStore, q: CountQuery): Promise<Coun
     readStore.aggregate(SAMPLE_ROLLUPS, {
       filter: { user_id: q.userId, view, ...q.providerFilter, ...(q.days ? { day: q.days } : {}) },
       groupBy: ['day', 'provider', 'type'],
-      sum: [DAY_COUNT],
+      sum: [DAY_COUNT, FLAGGED],
       max: ['last_ingested_at'],
     });
   const all = await read('all');
@@ -68,11 +74,19 @@ async function sampleCounters(readStore: ReadStore, q: CountQuery): Promise<Coun
     date: String(r.group.day),
     provider: String(r.group.provider),
     metric: String(r.group.type),
-    count: listed ? (listed.get(rowKey(r.group.day, r.group.provider, r.group.type)) ?? 0) : (r.sum[DAY_COUNT] ?? 0),
+    // The `all` rollup leaves flagged samples out of its statistics and counts them beside.
+    count: listed ? (listed.get(rowKey(r.group.day, r.group.provider, r.group.type)) ?? 0) : (r.sum[DAY_COUNT] ?? 0) + (r.sum[FLAGGED] ?? 0),
     last: String(r.max.last_ingested_at ?? ''),
   }));
 }
 const DAY_COUNT = groupColumns(DAY_GROUP)[0]!;
+const FLAGGED = 'flagged';
+
+/** Samples left out by their quality flags: the `flagged` counts of the user's `all` rollups (a row per series and day). */
+async function flaggedSamples(readStore: ReadStore, userId: string): Promise<number> {
+  const [r] = await readStore.aggregate(SAMPLE_ROLLUPS, { filter: { user_id: userId, view: 'all' }, groupBy: [], sum: [FLAGGED] });
+  return r?.sum[FLAGGED] ?? 0;
+}
 
 /** Any other kind: its rows grouped by day, provider and metric, through the `(user_id, day)` index. */
 async function rowCounts(readStore: ReadStore, c: CoverageCollection, q: CountQuery): Promise<CountRow[]> {
@@ -103,7 +117,7 @@ async function rowCounts(readStore: ReadStore, c: CoverageCollection, q: CountQu
  * category samples, sleep, workouts, daily summaries) count what it lists in view `merged`.
  */
 export const COVERAGE_COLLECTIONS: readonly CoverageCollection[] = [
-  { collection: 'samples', dayField: 'day', metricField: 'type', merged: true, counters: sampleCounters },
+  { collection: 'samples', dayField: 'day', metricField: 'type', merged: true, counters: sampleCounters, flagged: flaggedSamples },
   { collection: 'category_samples', dayField: 'day', metricField: 'type', merged: true },
   { collection: 'sleep_sessions', dayField: 'day', merged: true },
   { collection: 'workouts', dayField: 'day', merged: true },
@@ -123,6 +137,8 @@ export type CoverageReport = {
   pending_jobs: number;
   parked_jobs: number;
   rejected_records: number;
+  /** Records stored but left out of the merged view and statistics by their quality flags (contracts §15). */
+  flagged_records: number;
   truncated: boolean;
   days: CoverageDay[];
 };
@@ -159,6 +175,8 @@ export async function coverageReport(
     readStore.count('etl_jobs', { user_id: q.userId, status: 'parked', ...providerFilter }),
     readStore.count(REJECTED_RECORDS, { user_id: q.userId }),
   ]);
+  let flagged = 0;
+  for (const c of collections) flagged += c.flagged ? await c.flagged(readStore, q.userId) : await readStore.count(c.collection, { user_id: q.userId, excluded: true });
 
   const days = dayCondition(q.window);
   const entries = new Map<string, Entry>();
@@ -184,6 +202,7 @@ export async function coverageReport(
     pending_jobs: pending + pulls,
     parked_jobs: parked,
     rejected_records: rejected,
+    flagged_records: flagged,
     truncated,
     days: kept.map((e) => {
       const metrics: Record<string, number> = {};

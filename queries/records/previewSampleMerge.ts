@@ -1,4 +1,4 @@
-import { boundedInterval, hiddenByBetterSource } from '../../src/merge/matchRules.js';
+import { boundedInterval, unlistedByMergedView } from '../../src/merge/matchRules.js';
 import { sampleMergeRule } from '../../src/merge/sampleMergeRule.js';
 import type { SourcePriorities } from '../../src/merge/sourceRanking.js';
 import type { Doc, ReadStore } from '../../src/readstore/readStore.js';
@@ -44,10 +44,11 @@ export async function previewSampleMerge(readStore: ReadStore, q: { userId: stri
     source: r.source as string,
     body_worn: r.body_worn === true,
     provider: r.provider as string,
+    excluded: r.excluded === true,
     row: r,
   }));
   const members = all.filter((m) => m.start >= q.start && m.start < q.end);
-  const hidden = hiddenByBetterSource(members, all, rule.rule, rule.order, rule.lookbackMs);
+  const hidden = unlistedByMergedView(members, all, rule.rule, rule.order, rule.lookbackMs);
   return {
     order: rule.order,
     records: members.map(({ key, row }) => ({

@@ -296,7 +296,7 @@ const labelOf = (i: StatsIntervalSpan): string => {
  * (any zone's since 1972) the answer is summed from the rollups, a few rows per UTC day
  * (rollupStats.ts); otherwise (local mean time before 1972) the samples are read and bucketed,
  * `chunk` rows at a time. Both views read state the samples projection keeps: the merged view
- * counts the samples it lists.
+ * counts the samples it lists; neither counts samples their quality flags leave out (§15).
  */
 export async function sampleStats(
   readStore: ReadStore,
@@ -328,6 +328,8 @@ async function* readSamples(readStore: ReadStore, q: SampleStatsQuery, chunk: nu
     ...(q.provider !== undefined ? { provider: q.provider } : {}),
     start_date: { $gte: q.window.start.toUTC().toISO()!, $lt: q.window.end.toUTC().toISO()! },
     ...mergedFilter(q.view),
+    // Samples their quality flags leave out count in neither view (contracts §15), as in the rollups.
+    excluded: { $ne: true },
   };
   const sort = withTieBreaker([['start_date', 1], ['id', 1]]);
   let after: Scalar[] | undefined;

@@ -47,7 +47,7 @@ export async function* pages<T>(fetch: (page: PageRequest) => Promise<Page<T>>, 
 }
 
 /** Fields a stored row carries for the service's own use (owner, keys, merged flag), not the user's data. */
-const INTERNAL = new Set(['_id', 'user_id', 'tenant_id', 'day', 'hidden']);
+const INTERNAL = new Set(['_id', 'user_id', 'tenant_id', 'day', 'hidden', 'excluded']);
 const withoutInternal = (doc: Record<string, unknown>) => Object.fromEntries(Object.entries(doc).filter(([k]) => !INTERNAL.has(k)));
 
 /**

@@ -22,6 +22,8 @@ export const LOINC_DISPLAYS: Readonly<Record<string, string>> = {
   '8302-2': 'Body height',
   '39156-5': 'Body mass index (BMI) [Ratio]',
   '8280-0': 'Waist Circumference at umbilicus by Tape measure',
+  '19870-5': 'Forced vital capacity [Volume] Respiratory system by Spirometry',
+  '20150-9': 'FEV1',
   '93832-4': 'Sleep duration',
   '93831-6': 'Deep sleep duration',
   '93830-8': 'Light sleep duration',

@@ -59,6 +59,10 @@ export const HEALTHKIT_UNIT_TO_UCUM: Readonly<Record<string, string>> = {
   'mL/(kg*min)': 'mL/(kg.min)',
   // The Health app's export.xml writes VO2 max's unit with a middle dot (U+00B7).
   'mL/min·kg': 'mL/(min.kg)',
+  // Physical effort (iOS 17): kilocalories per hour per kilogram, written with a middle dot too.
+  'kcal/hr·kg': 'kcal/(h.kg)',
+  'L/min': 'L/min',
+  mcS: 'uS',
   'm/s': 'm/s',
   'km/hr': 'km/h',
   W: 'W',

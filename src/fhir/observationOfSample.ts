@@ -3,6 +3,7 @@ import type { SampleDoc } from '../../projections/records/samplesProjection.js';
 import { LOINC, loincCoding } from '../catalog/loincDisplays.js';
 import { findQuantityType } from '../catalog/quantityCatalog.js';
 import { quantityTypeName } from '../catalog/quantityTypeNames.js';
+import { metaWithQuality } from './qualityTags.js';
 
 export { LOINC };
 export const UCUM = 'http://unitsofmeasure.org';
@@ -44,7 +45,7 @@ export function observationOfSample(s: SampleDoc, patientId: string): Observatio
   return {
     resourceType: 'Observation',
     id: sampleObservationId(s.id),
-    ...(vital ? { meta: { profile: [vital.profile] } } : {}),
+    ...metaWithQuality(s.quality, vital?.profile),
     status: 'final',
     ...(vital ? { category: [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/observation-category', code: 'vital-signs', display: 'Vital Signs' }] }] } : {}),
     code: { coding: [t.loinc_code, ...(vital?.codes ?? [])].map(loincCoding), text: quantityTypeName(s.type) },

@@ -1,4 +1,5 @@
 import type { Observation } from 'fhir/r4.js';
+import { metaWithQuality } from './qualityTags.js';
 import type { SleepSessionDoc } from '../../projections/records/sleepProjection.js';
 import { loincCoding } from '../catalog/loincDisplays.js';
 import { UCUM } from './observationOfSample.js';
@@ -24,6 +25,7 @@ export function observationOfSleep(s: SleepSessionDoc, patientId: string): Obser
   return {
     resourceType: 'Observation',
     id: sleepObservationId(s.id),
+    ...metaWithQuality(s.quality),
     status: 'final',
     code: { coding: [loincCoding(SLEEP_DURATION_LOINC)], text: 'Sleep session' },
     subject: { reference: `Patient/${patientId}` },

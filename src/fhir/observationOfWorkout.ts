@@ -1,4 +1,5 @@
 import type { Observation, ObservationComponent } from 'fhir/r4.js';
+import { metaWithQuality } from './qualityTags.js';
 import type { WorkoutDoc } from '../../projections/records/workoutsProjection.js';
 import { findQuantityType } from '../catalog/quantityCatalog.js';
 import { loincCoding } from '../catalog/loincDisplays.js';
@@ -31,6 +32,7 @@ export function observationOfWorkout(w: WorkoutDoc, patientId: string): Observat
   return {
     resourceType: 'Observation',
     id: workoutObservationId(w.id),
+    ...metaWithQuality(w.quality),
     status: 'final',
     category: [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/observation-category', code: 'activity', display: 'Activity' }] }],
     code: { coding: [loincCoding(WORKOUT_LOINC)], text: `Workout: ${w.type.replace(/_/g, ' ')}` },

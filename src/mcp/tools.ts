@@ -302,7 +302,7 @@ export const TOOLS: readonly ToolDef<z.ZodObject>[] = [
   def({
     name: 'get_coverage',
     description:
-      'Which providers recorded how many records per day and metric, plus pending and parked ETL jobs and rejected records. Without start it covers the 30 days before end (or now). Call it first to see what data exists.',
+      'Which providers recorded how many records per day and metric, plus pending and parked ETL jobs, rejected records and records flagged as implausible or future (left out of the merged view and statistics). Without start it covers the 30 days before end (or now). Call it first to see what data exists.',
     input: z.object({ user_id: UserId, provider: z.string().min(1).optional(), start: Start, end: End, view: View }),
     run: async (tc, a, s) => {
       const user = await userOf(tc, a.user_id, s);
@@ -319,6 +319,7 @@ export const TOOLS: readonly ToolDef<z.ZodObject>[] = [
         pending_jobs: report.pending_jobs,
         parked_jobs: report.parked_jobs,
         rejected_records: report.rejected_records,
+        flagged_records: report.flagged_records,
         start: new Date(window.start).toISOString(),
         end: new Date(window.end).toISOString(),
       };

@@ -85,6 +85,29 @@ export function hiddenByBetterSource<R extends Stream & Interval & { key: string
   return hidden;
 }
 
+/**
+ * The keys of `records` the merged view does not list: those whose quality flags leave them out
+ * (`excluded`, contracts §15) and those a better ranked stream's matching record hides. A record
+ * left out hides nothing, so the next best source's matching record is listed in its place.
+ */
+export function unlistedByMergedView<R extends Stream & Interval & { key: string; excluded: boolean }>(
+  records: readonly R[],
+  neighbours: readonly R[],
+  rule: MatchRule,
+  order: readonly string[],
+  lookbackMs: number,
+): Set<string> {
+  const unlisted = hiddenByBetterSource(
+    records.filter((r) => !r.excluded),
+    neighbours.filter((n) => !n.excluded),
+    rule,
+    order,
+    lookbackMs,
+  );
+  for (const r of records) if (r.excluded) unlisted.add(r.key);
+  return unlisted;
+}
+
 function lowerBound<R extends Interval>(sorted: readonly R[], start: number): number {
   let lo = 0;
   let hi = sorted.length;

@@ -18,6 +18,7 @@ import type {
 import { uploadStream } from '../../commands/ingestion/upload.js';
 import { findQuantityType } from '../../src/catalog/quantityCatalog.js';
 import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
+import { leavesOut } from '../../src/catalog/qualityFlags.js';
 import {
   FIXTURE_A_NDJSON,
   fixtureA,
@@ -109,8 +110,10 @@ function expectOrdered(rows: Row[], timeField: string, idField = 'id') {
 type At = string | ReturnType<typeof expect.toBeOneOf>;
 const provenance = (r: NormalizedRecord, at: At) => ({ provider: r.provider, source: r.source, device: r.device, ingested_at: at });
 
-/** What every stored record carries beside its own fields: an id, its external id and metadata, its provenance. */
-const stored = (r: NormalizedRecord, at: At) => ({ id: expect.any(Number), external_id: r.external_id, metadata: json(r.metadata), ...provenance(r, at) });
+/** A record's quality flags as the ETL set them on the way to the log (contracts §15); its parts carry none. */
+const quality = (r: NormalizedRecord) => ({ quality: r.quality ?? [] });
+/** What every stored record carries beside its own fields: an id, its external id and metadata, its provenance and quality flags. */
+const stored = (r: NormalizedRecord, at: At) => ({ id: expect.any(Number), external_id: r.external_id, metadata: json(r.metadata), ...provenance(r, at), ...quality(r) });
 /** Records the merged view ranks. */
 const RANKED = { is_primary_source: expect.any(Boolean) };
 const interval = (r: { start_date: string; end_date: string }) => ({ start_date: r.start_date, end_date: r.end_date });
@@ -278,6 +281,7 @@ const hrvRow = (r: HeartbeatSeriesRecord, at: At) => {
     rmssd_ms: closeOrNull(rmssd, 3),
     sdnn_ms: closeOrNull(sdnn, 3),
     ...provenance(r, at),
+    ...quality(r),
   };
 };
 
@@ -457,7 +461,8 @@ function expectMatches(snap: Snapshot, records: NormalizedRecord[], rejected: Re
       start: `${days[0]}T00:00:00+00:00`,
       end: `${nextDay(days[days.length - 1]!)}T00:00:00+00:00`,
       truncated: false,
-      buckets: expectedStats(expected),
+      // Statistics leave out samples flagged implausible or future (contracts §15).
+      buckets: expectedStats(expected.filter((q) => !leavesOut(q.quality))),
     });
   }
 
@@ -526,6 +531,7 @@ function expectMatches(snap: Snapshot, records: NormalizedRecord[], rejected: Re
     pending_jobs: 0,
     parked_jobs: 0,
     rejected_records: new Set(rejected.map((r) => `${r.reason}\u0000${r.excerpt}`)).size,
+    flagged_records: records.filter((r) => leavesOut(r.quality)).length,
     truncated: false,
     days: expectedCoverageDays(records, at),
   });

@@ -251,7 +251,8 @@ describe('coverage with view=merged follows the order (contracts §6: "coverage 
     await ingestSamples(t, who, [
       quantity({ type: 'heart_rate', unit: 'count/min', start_date: start, value: 60, provider: 'device-a', source: 'apple' }),
       quantity({ type: 'heart_rate', unit: 'count/min', start_date: '2026-11-19T09:01:00.000Z', value: 62, provider: 'device-b', source: 'samsung', body_worn: false }),
-    ]);
+      // Received after they were measured: not flagged `future` (contracts §15).
+    ], '2026-11-20T00:00:00.000Z');
     const counts = async () => {
       const res = await t.call('GET', `/v1/users/${userId}/coverage`, { key: tenant.apiKey, query: { view: 'merged' } });
       expectStatus(res, 200);

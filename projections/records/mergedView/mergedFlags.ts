@@ -1,7 +1,7 @@
 import { PROVIDER_DATA_ERASED, USER_ERASED } from '../../../src/catalog/eventTypes.js';
 import type { ProviderDataErased } from '../../../commands/deletions/erasureEvents.js';
 import type { RecordedEvent } from '../../../src/eventstore/eventStore.js';
-import { boundedInterval, hiddenByBetterSource, type Interval } from '../../../src/merge/matchRules.js';
+import { boundedInterval, unlistedByMergedView, type Interval } from '../../../src/merge/matchRules.js';
 import type { MergeRule } from '../../../src/merge/sampleMergeRule.js';
 import type { SourcePriorities } from '../../../src/merge/sourceRanking.js';
 import type { Derivation, Projection } from '../../../src/projector/projection.js';
@@ -19,7 +19,7 @@ const MAX_WINDOW_DAYS = 366;
 
 
 /** A stored record as the merged view sees it: its interval, its stream, and the row it came from. */
-export type Member = { key: string; start: number; end: number; source: string; body_worn: boolean; provider: string; hidden: boolean; row: Doc };
+export type Member = { key: string; start: number; end: number; source: string; body_worn: boolean; provider: string; hidden: boolean; excluded: boolean; row: Doc };
 
 /** How one record kind is merged (spec "Merged view") and what else depends on its flags. */
 export type MergedKind = {
@@ -62,7 +62,7 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
     const start = Date.parse(row[kind.startField] as string);
     return boundedInterval(start, kind.endField ? Date.parse(row[kind.endField] as string) : start + (kind.lengthMs ?? 0), rule.maxSpanMs);
   };
-  const fields = ['user_id', 'tenant_id', kind.startField, ...(kind.endField ? [kind.endField] : []), ...(kind.partitionField ? [kind.partitionField] : []), 'source', 'body_worn', 'provider', 'hidden', ...(kind.extraFields ?? [])];
+  const fields = ['user_id', 'tenant_id', kind.startField, ...(kind.endField ? [kind.endField] : []), ...(kind.partitionField ? [kind.partitionField] : []), 'source', 'body_worn', 'provider', 'hidden', 'excluded', ...(kind.extraFields ?? [])];
   const orderOf = async (readStore: ReadStore, userId: string) => (await readStore.get<SourceOrderDoc>(kind.ordersCollection, userId))?.priorities;
 
   /** The stored records of a run of days and its margins: every record that can match one of them. */
@@ -89,10 +89,10 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
     const all: Member[] = [];
     for (const r of rows.values()) {
       const { start, end } = interval(r, rule);
-      all.push({ key: r._id, start, end, source: r.source as string, body_worn: r.body_worn === true, provider: r.provider as string, hidden: false, row: r });
+      all.push({ key: r._id, start, end, source: r.source as string, body_worn: r.body_worn === true, provider: r.provider as string, hidden: false, excluded: r.excluded === true, row: r });
     }
     const members = all.filter((m) => m.start >= from && m.start < to);
-    const hidden = hiddenByBetterSource(members, all, rule.rule, rule.order, rule.lookbackMs);
+    const hidden = unlistedByMergedView(members, all, rule.rule, rule.order, rule.lookbackMs);
     for (const m of members) {
       m.hidden = hidden.has(m.key);
       const up = upserts?.get(m.key);

@@ -24,6 +24,8 @@ export type RollupSample = {
   unit: string;
   ingested_at: string;
   hidden: boolean;
+  /** Its quality flags leave it out of the statistics of both views (contracts §15); `hidden` is then true too. */
+  excluded: boolean;
 };
 
 export type RollupDoc = {
@@ -39,6 +41,8 @@ export type RollupDoc = {
   unit: string;
   /** Latest `ingested_at` of the series' samples that day (coverage's last_synced_at). */
   last_ingested_at: string;
+  /** View `all` only: the series' samples of the day left out of the statistics by their quality flags (coverage counts them). */
+  flagged?: number;
 } & Record<string, unknown>;
 
 const QUARTER_MS = 900_000;
@@ -49,31 +53,37 @@ const rollupId = (userId: string, type: string, day: string, view: RollupView, p
 /**
  * The rollup rows of one user's samples of one type on one UTC day: one per series (provider,
  * source, unit) and view (`merged` counts only samples the merged view lists; a series none of
- * whose samples are listed has no merged row). Pure: the same samples give the same rows.
+ * whose samples are listed has no merged row). Samples whose quality flags leave them out
+ * (contracts §15) count in neither view's statistics; the `all` row counts them in `flagged`
+ * instead, and exists for them alone. Pure: the same samples give the same rows.
  * `samples` must all start within the day.
  */
 export function rollupDay(owner: { user_id: string; tenant_id: string; type: string; day: string }, samples: readonly RollupSample[]): RollupDoc[] {
   const dayStart = Date.parse(`${owner.day}T00:00:00Z`);
-  const series = new Map<string, { views: Record<RollupView, (Stat | null)[]>; s: RollupSample; last: Record<RollupView, string> }>();
+  const series = new Map<string, { views: Record<RollupView, (Stat | null)[]>; s: RollupSample; last: Record<RollupView, string>; flagged: number }>();
   for (const x of samples) {
     const key = `${x.provider}\u0000${x.source}\u0000${x.unit}`;
     let e = series.get(key);
-    if (!e) series.set(key, (e = { views: { all: new Array(QUARTERS_PER_DAY).fill(null), merged: new Array(QUARTERS_PER_DAY).fill(null) }, s: x, last: { all: '', merged: '' } }));
+    if (!e) series.set(key, (e = { views: { all: new Array(QUARTERS_PER_DAY).fill(null), merged: new Array(QUARTERS_PER_DAY).fill(null) }, s: x, last: { all: '', merged: '' }, flagged: 0 }));
     const q = Math.floor((x.startMs - dayStart) / QUARTER_MS);
     if (q < 0 || q >= QUARTERS_PER_DAY) throw new Error(`sample at ${new Date(x.startMs).toISOString()} is not on ${owner.day}`);
+    if (x.ingested_at > e.last.all) e.last.all = x.ingested_at;
+    if (x.excluded) {
+      e.flagged++;
+      continue;
+    }
     const one = { count: 1, sum: x.value, min: x.value, max: x.value };
     e.views.all[q] = combine(e.views.all[q]!, one);
-    if (x.ingested_at > e.last.all) e.last.all = x.ingested_at;
     if (!x.hidden) {
       e.views.merged[q] = combine(e.views.merged[q]!, { ...one });
       if (x.ingested_at > e.last.merged) e.last.merged = x.ingested_at;
     }
   }
   const out: RollupDoc[] = [];
-  for (const { views, s, last } of series.values()) {
+  for (const { views, s, last, flagged } of series.values()) {
     for (const view of ['all', 'merged'] as const) {
       const quarters = views[view];
-      if (!quarters.some((q) => q !== null)) continue;
+      if (!quarters.some((q) => q !== null) && !(view === 'all' && flagged > 0)) continue;
       const doc: RollupDoc = {
         _id: rollupId(owner.user_id, owner.type, owner.day, view, s.provider, s.source, s.unit),
         user_id: owner.user_id,
@@ -85,6 +95,7 @@ export function rollupDay(owner: { user_id: string; tenant_id: string; type: str
         source: s.source,
         unit: s.unit,
         last_ingested_at: last[view],
+        ...(view === 'all' ? { flagged } : {}),
       };
       const hours: (Stat | null)[] = [];
       for (let h = 0; h < HOURS_PER_DAY; h++) {

@@ -2,7 +2,7 @@ import { sampleMergeRule } from '../../../src/merge/sampleMergeRule.js';
 import type { Change } from '../../../src/readstore/readStore.js';
 import type { MergedKind } from '../mergedView/mergedFlags.js';
 import { utcDayOf } from '../recordDoc.js';
-import { rollupDay, SAMPLE_ROLLUPS } from './dayRollup.js';
+import { rollupDay, SAMPLE_ROLLUPS, type RollupSample } from './dayRollup.js';
 
 const DAY_MS = 86_400_000;
 
@@ -23,13 +23,13 @@ export const samplesKind: MergedKind = {
   ordersCollection: SAMPLE_SOURCE_ORDERS,
   extraFields: ['value', 'unit', 'ingested_at'],
   onDays: (owner, days, members, out) => {
-    const byDay = new Map<number, { startMs: number; value: number; provider: string; source: string; unit: string; ingested_at: string; hidden: boolean }[]>();
+    const byDay = new Map<number, RollupSample[]>();
     let tenantId = '';
     for (const m of members) {
       const day = Math.floor(m.start / DAY_MS);
       let list = byDay.get(day);
       if (!list) byDay.set(day, (list = []));
-      list.push({ startMs: m.start, value: m.row.value as number, provider: m.provider, source: m.source, unit: m.row.unit as string, ingested_at: m.row.ingested_at as string, hidden: m.hidden });
+      list.push({ startMs: m.start, value: m.row.value as number, provider: m.provider, source: m.source, unit: m.row.unit as string, ingested_at: m.row.ingested_at as string, hidden: m.hidden, excluded: m.excluded });
       tenantId = m.row.tenant_id as string;
     }
     out.push({ op: 'deleteMany', collection: SAMPLE_ROLLUPS, filter: { user_id: owner.userId, type: owner.partition, day: { $gte: days[0]!, $lte: days[days.length - 1]! } } });

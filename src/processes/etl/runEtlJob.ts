@@ -71,7 +71,7 @@ export async function runEtlJob(
   // Every source's records pass the same interval bounds here: nothing outside them reaches the log.
   const check = boundsChecker(upload.accepted_at);
   for await (const parsed of parser.parse(payload, { provider: upload.provider, receivedAt: upload.accepted_at, dataType: upload.data_type ?? null })) {
-    const item = boundedItem(parsed, check);
+    const item = boundedItem(parsed, check, upload.accepted_at);
     if ('rejected' in item) {
       // Keyed by content: the same bad line sent again is still one rejected record.
       const key = sha256Hex(`${upload.provider}\u0000${item.rejected.reason}\u0000${item.rejected.excerpt}`);

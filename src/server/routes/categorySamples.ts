@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { CategorySampleDoc } from '../../../projections/records/categorySamplesProjection.js';
 import { listCategorySamples } from '../../../queries/records/listCategorySamples.js';
 import { DateTime, pageOf, withProblems } from '../schemas.js';
-import { IsPrimarySource, Metadata, Provenance, RecordId, SampleOrigin, sampleFieldsOf } from './recordSchemas.js';
+import { IsPrimarySource, Metadata, RecordId, RecordProvenance, sampleFieldsOf, SampleOrigin } from './recordSchemas.js';
 import { cursorScope, PagingQuery, readableUser, UserParams, ViewQuery, WindowQuery, windowOf } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
 
@@ -19,7 +19,7 @@ export const CategorySample = z
     is_primary_source: IsPrimarySource,
     was_user_entered: z.boolean(),
     metadata: Metadata,
-    ...Provenance,
+    ...RecordProvenance,
   })
   .describe('Category sample');
 

@@ -20,6 +20,10 @@ export const CoverageReport = z
     pending_jobs: z.number().int().describe('Unfinished ETL jobs (pending or running)'),
     parked_jobs: z.number().int().describe('ETL jobs that used up their retries'),
     rejected_records: z.number().int().describe('Lines the ETL could not store, each once; every provider and day'),
+    flagged_records: z
+      .number()
+      .int()
+      .describe('Records stored but left out of the merged view and statistics by their quality flags (implausible_value, implausible_duration, future); every provider and day'),
     truncated: z.boolean().describe('True when more than 10000 days matched; days then hold the earliest'),
     days: z.array(CoverageDay),
   })

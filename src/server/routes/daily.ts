@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { DailySummaryDoc } from '../../../projections/records/dailySummariesProjection.js';
 import { listDailySummaries } from '../../../queries/records/listDailySummaries.js';
 import { pageOf, withProblems } from '../schemas.js';
-import { IsPrimarySource, Metadata, Provenance, provenanceOf, RecordId } from './recordSchemas.js';
+import { IsPrimarySource, Metadata, RecordId, RecordProvenance, recordProvenanceOf } from './recordSchemas.js';
 import { cursorScope, PagingQuery, readableUser, UserParams, ViewQuery, WindowQuery, windowOf } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
 
@@ -20,7 +20,7 @@ export const DailySummary = z
     external_id: z.string().describe("The provider's own identifier"),
     is_primary_source: IsPrimarySource,
     metadata: Metadata,
-    ...Provenance,
+    ...RecordProvenance,
   })
   .describe('Daily summary (one per provider and date)');
 
@@ -36,7 +36,7 @@ export const toDailySummary = (d: DailySummaryDoc & { primary: boolean }) => ({
   external_id: d.external_id,
   is_primary_source: d.primary,
   metadata: d.metadata,
-  ...provenanceOf(d),
+  ...recordProvenanceOf(d),
 });
 
 /** GET /v1/users/{id}/daily (spec "Reads": start, end compared as dates, view; order date). */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { EcgRecordingDoc } from '../../../projections/records/ecgProjection.js';
 import { listEcgRecordings } from '../../../queries/records/listEcg.js';
 import { DateTime, pageOf, withProblems } from '../schemas.js';
-import { Metadata, Provenance, provenanceOf, RecordId } from './recordSchemas.js';
+import { Metadata, RecordId, RecordProvenance, recordProvenanceOf } from './recordSchemas.js';
 import { cursorScope, PagingQuery, readableUser, UserParams, WindowQuery, windowOf } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
 
@@ -19,7 +19,7 @@ export const EcgRecording = z
     sampling_frequency_hz: z.number().nullable(),
     number_of_measurements: z.number().describe('Number of voltage samples (not part of the list form)'),
     metadata: Metadata,
-    ...Provenance,
+    ...RecordProvenance,
   })
   .describe('ECG recording (list form, without voltages)');
 
@@ -34,7 +34,7 @@ export const toEcgRecording = (d: EcgRecordingDoc) => ({
   sampling_frequency_hz: d.sampling_frequency_hz,
   number_of_measurements: d.number_of_measurements,
   metadata: d.metadata,
-  ...provenanceOf(d),
+  ...recordProvenanceOf(d),
 });
 
 /** GET /v1/users/{id}/ecg (spec "Reads": start, end bound start_date; order start_date then id; rule 4). */

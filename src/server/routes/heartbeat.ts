@@ -6,7 +6,7 @@ import { DateTime, pageOf, withProblems } from '../schemas.js';
 import type { ReadStore } from '../../readstore/readStore.js';
 import type { Window } from '../../../queries/records/window.js';
 import type { PageRequest } from '../../../queries/shared/page.js';
-import { Provenance, provenanceOf } from './recordSchemas.js';
+import { Provenance, provenanceOf, RecordProvenance, recordProvenanceOf } from './recordSchemas.js';
 import { cursorScope, PagingQuery, readableUser, UserParams, WindowQuery, windowOf } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
 
@@ -47,7 +47,7 @@ export const Hrv = z
       .number()
       .nullable()
       .describe('Population standard deviation of the RR intervals, sqrt(mean((RR − mean RR)²)); null with fewer than 3 RR intervals'),
-    ...Provenance,
+    ...RecordProvenance,
   })
   .describe('Heart rate variability of one heartbeat series. RR intervals exclude those ending at a beat preceded by a gap.');
 
@@ -58,7 +58,7 @@ export const toHrv = (d: HeartbeatSeriesDoc) => ({
   beats: d.beats,
   rmssd_ms: d.rmssd_ms,
   sdnn_ms: d.sdnn_ms,
-  ...provenanceOf(d),
+  ...recordProvenanceOf(d),
 });
 
 /** A page of RR intervals with their series id: shared by the REST list and the agent interface. */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { MenstrualCycleDoc } from '../../../projections/records/menstrualCyclesProjection.js';
 import { listMenstrualCycles } from '../../../queries/records/listMenstrualCycles.js';
 import { pageOf, withProblems } from '../schemas.js';
-import { Metadata, Provenance, provenanceOf, RecordId } from './recordSchemas.js';
+import { Metadata, RecordId, RecordProvenance, recordProvenanceOf } from './recordSchemas.js';
 import { cursorScope, PagingQuery, readableUser, UserParams, WindowQuery, windowOf } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
 
@@ -19,7 +19,7 @@ export const MenstrualCycle = z
     flow: z.record(z.string(), z.string()).describe('Flow per day of the period, keyed by date (YYYY-MM-DD)'),
     external_id: z.string().describe("The provider's own identifier"),
     metadata: Metadata,
-    ...Provenance,
+    ...RecordProvenance,
   })
   .describe('Menstrual cycle');
 
@@ -32,7 +32,7 @@ export const toMenstrualCycle = (d: MenstrualCycleDoc) => ({
   flow: d.flow,
   external_id: d.external_id,
   metadata: d.metadata,
-  ...provenanceOf(d),
+  ...recordProvenanceOf(d),
 });
 
 /** GET /v1/users/{id}/menstrual-cycles (spec "Reads": start, end compared as dates on the cycle's start). */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { NutritionDoc } from '../../../projections/records/nutritionProjection.js';
 import { listNutrition } from '../../../queries/records/listNutrition.js';
 import { DateTime, pageOf, withProblems } from '../schemas.js';
-import { Metadata, Provenance, provenanceOf, RecordId } from './recordSchemas.js';
+import { Metadata, RecordId, RecordProvenance, recordProvenanceOf } from './recordSchemas.js';
 import { cursorScope, PagingQuery, readableUser, UserParams, WindowQuery, windowOf } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
 
@@ -27,7 +27,7 @@ export const NutritionLog = z
       .describe('Every other nutrient as sent, converted to g, mg, µg, kcal or mL where the unit was known'),
     external_id: z.string().describe("The provider's own identifier"),
     metadata: Metadata,
-    ...Provenance,
+    ...RecordProvenance,
   })
   .describe('Nutrition log');
 
@@ -48,7 +48,7 @@ export const toNutritionLog = (d: NutritionDoc) => ({
   nutrients: d.nutrients,
   external_id: d.external_id,
   metadata: d.metadata,
-  ...provenanceOf(d),
+  ...recordProvenanceOf(d),
 });
 
 /** GET /v1/users/{id}/nutrition (spec "Reads": start, end; order start_date; every source, no merged view). */

@@ -4,7 +4,7 @@ import type { SampleDoc } from '../../../projections/records/samplesProjection.j
 import { listSamples, userHasSamplesOfType } from '../../../queries/records/listSamples.js';
 import { findQuantityType } from '../../catalog/quantityCatalog.js';
 import { problems } from '../problems.js';
-import { Provenance, SampleOrigin, sampleFieldsOf } from './recordSchemas.js';
+import { RecordProvenance, sampleFieldsOf, SampleOrigin } from './recordSchemas.js';
 import { DateTime, pageOf, withProblems } from '../schemas.js';
 import { cursorScope, PagingQuery, readableUser, UserParams, ViewQuery, WindowQuery, windowOf } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
@@ -22,7 +22,7 @@ export const QuantitySample = z
     is_primary_source: z.boolean().describe('True when the merged view lists this record'),
     was_user_entered: z.boolean(),
     metadata: z.record(z.string(), z.unknown()).describe('Provider fields as sent, plus timezone, original_value, original_unit'),
-    ...Provenance,
+    ...RecordProvenance,
   })
   .describe('Quantity sample');
 

@@ -4,7 +4,7 @@ import type { SleepPhaseDoc, SleepSessionDoc } from '../../../projections/record
 import { getSleepSession, listSleepPhases, listSleepSessions } from '../../../queries/records/listSleep.js';
 import { problems } from '../problems.js';
 import { DateTime, pageOf, withProblems } from '../schemas.js';
-import { int, integerIdParam, IsPrimarySource, Metadata, Provenance, provenanceOf, RecordId } from './recordSchemas.js';
+import { int, integerIdParam, IsPrimarySource, Metadata, Provenance, provenanceOf, RecordId, RecordProvenance, recordProvenanceOf } from './recordSchemas.js';
 import { cursorScope, PagingQuery, readableUser, UserParams, ViewQuery, WindowQuery, windowOf } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
 
@@ -26,7 +26,7 @@ export const SleepSession = z
     external_id: z.string().describe("The provider's own identifier"),
     is_primary_source: IsPrimarySource,
     metadata: Metadata,
-    ...Provenance,
+    ...RecordProvenance,
   })
   .describe('Sleep session');
 
@@ -59,7 +59,7 @@ export const toSleepSession = (d: SleepSessionDoc & { primary: boolean }) => ({
   external_id: d.external_id,
   is_primary_source: d.primary,
   metadata: d.metadata,
-  ...provenanceOf(d),
+  ...recordProvenanceOf(d),
 });
 
 export const toSleepPhase = (sessionId: number) => (d: SleepPhaseDoc) => ({

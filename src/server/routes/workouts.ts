@@ -4,7 +4,7 @@ import type { RoutePointDoc, WorkoutDoc } from '../../../projections/records/wor
 import { getWorkout, listRoutePoints, listWorkouts } from '../../../queries/records/listWorkouts.js';
 import { problems } from '../problems.js';
 import { DateTime, pageOf, withProblems } from '../schemas.js';
-import { integerIdParam, IsPrimarySource, Metadata, Provenance, provenanceOf, RecordId } from './recordSchemas.js';
+import { integerIdParam, IsPrimarySource, Metadata, Provenance, provenanceOf, RecordId, RecordProvenance, recordProvenanceOf } from './recordSchemas.js';
 import { cursorScope, PagingQuery, readableUser, UserParams, ViewQuery, WindowQuery, windowOf } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
 
@@ -37,7 +37,7 @@ export const Workout = z
     track: TrackSummary.nullable().describe('Summary of the GPS route; null for a workout without one'),
     is_primary_source: IsPrimarySource,
     metadata: Metadata,
-    ...Provenance,
+    ...RecordProvenance,
   })
   .describe('Workout');
 
@@ -70,7 +70,7 @@ export const toWorkout = (d: WorkoutDoc & { primary: boolean }) => ({
   track: d.track,
   is_primary_source: d.primary,
   metadata: d.metadata,
-  ...provenanceOf(d),
+  ...recordProvenanceOf(d),
 });
 
 export const toRoutePoint = (workoutId: number) => (d: RoutePointDoc) => ({

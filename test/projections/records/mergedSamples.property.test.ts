@@ -109,14 +109,23 @@ const providerErased = (provider: string): RecordedEvent => ({
 /** The raw records as they stand (a record sent again replaces the one with its key; keys are unique per provider). */
 const current = (history: readonly Raw[]): Raw[] => [...new Map(history.map((r) => [`${STREAMS[r.stream]!.provider}\u0000${r.key}`, r])).values()];
 
-/** Brute force: a record is listed unless a better ranked stream has a matching record of its type. */
+/** Contracts §15: a value outside its type's plausible range (heart rates under 20 here) is flagged and left out. */
+const excludedBrute = (r: Raw): boolean => {
+  const [min, max] = findQuantityType(r.type)!.plausible;
+  return r.value < min || r.value > max;
+};
+
+/** Brute force: a record is listed unless it is flagged implausible or a better ranked stream has a matching record of its type that is not. */
 function listedBrute(raws: readonly Raw[], priorities: SourcePriorities): Set<Raw> {
   const listed = new Set<Raw>();
   for (const r of raws) {
+    if (excludedBrute(r)) continue;
     const t = findQuantityType(r.type)!;
     const order = sourceOrderFor(r.type, t.group, priorities);
     const iv = { start: r.start, end: r.start + r.minutes * MIN };
-    const hidden = raws.some((n) => n !== r && n.type === r.type && compareStreams(STREAMS[n.stream]!, STREAMS[r.stream]!, order) < 0 && recordsMatch(t.match, iv, { start: n.start, end: n.start + n.minutes * MIN }));
+    const hidden = raws.some(
+      (n) => n !== r && n.type === r.type && !excludedBrute(n) && compareStreams(STREAMS[n.stream]!, STREAMS[r.stream]!, order) < 0 && recordsMatch(t.match, iv, { start: n.start, end: n.start + n.minutes * MIN }),
+    );
     if (!hidden) listed.add(r);
   }
   return listed;
@@ -134,14 +143,16 @@ async function check(store: ReadStore, raws: readonly Raw[], priorities: SourceP
 
       const window = statsWindow('2026-03-26', '2026-04-08', interval, zone);
       const got = await sampleStats(store, { userId: USER, type, window, interval, tz: zone, view });
+      // Statistics of both views leave flagged records out (contracts §15).
       const rows = ofType
-        .filter((r) => view === 'all' || listed.has(r))
+        .filter((r) => (view === 'all' ? !excludedBrute(r) : listed.has(r)))
         .map((r) => ({ start_date: new Date(r.start).toISOString(), value: r.value, provider: STREAMS[r.stream]!.provider, source: STREAMS[r.stream]!.source, unit: findQuantityType(type)!.unit }));
       expect(got, `${type} ${view} ${interval} stats in ${zone}`).toEqual(bucketSamples(rows, { interval, tz: zone, window }));
     }
   }
   for (const view of ['merged', 'all'] as const) {
-    const report = await coverageReport(store, { userId: USER, window: { start: null, end: null }, view }, { collections: [{ collection: 'samples', dayField: 'day', metricField: 'type', counters: COVERAGE_SAMPLES }] });
+    const report = await coverageReport(store, { userId: USER, window: { start: null, end: null }, view }, { collections: [COVERAGE_SAMPLES] });
+    expect(report.flagged_records, `coverage ${view} flagged_records (contracts §15)`).toBe(raws.filter(excludedBrute).length);
     const expected = new Map<string, Record<string, number>>();
     for (const r of raws) {
       const k = `${new Date(r.start).toISOString().slice(0, 10)} ${STREAMS[r.stream]!.provider}`;
@@ -153,7 +164,7 @@ async function check(store: ReadStore, raws: readonly Raw[], priorities: SourceP
   }
 }
 
-const COVERAGE_SAMPLES = (await import('../../../queries/records/coverage.js')).COVERAGE_COLLECTIONS.find((c) => c.collection === 'samples')!.counters!;
+const COVERAGE_SAMPLES = (await import('../../../queries/records/coverage.js')).COVERAGE_COLLECTIONS.find((c) => c.collection === 'samples')!;
 
 let stores = 0;
 async function freshStore(): Promise<ReadStore> {
@@ -202,7 +213,7 @@ describe('statistics on days that are not 24 whole UTC hours (Sample statistics;
   });
 });
 
-describe('merged flags, rollups and coverage counters kept by the samples projection (Merged view; Sample statistics; Coverage report; contracts §6)', () => {
+describe('merged flags, rollups and coverage counters kept by the samples projection (Merged view; Sample statistics; Coverage report; contracts §6, §15 flagged records left out)', () => {
   it('equal a brute-force computation over the raw records after ingestion, a priorities change, records sent again, a provider’s erasure and a rebuild, in every zone', async () => {
     await fc.assert(
       fc.asyncProperty(

@@ -77,10 +77,11 @@ describe('merged view: spans clamped by rule (issue 20)', () => {
     // A whole-user pass walks only the windows that hold records: two here, whatever lies between.
     expect(await queriesDuring(h.store, () => h.apply(priorities(3, { activity: ['garmin', 'apple'] })))).toBeLessThan(12);
     const rows = await h.all<{ _id: string; external_id: string; hidden: boolean }>('samples');
-    // Nine thousand years claimed, 36 hours assumed: it overlaps nothing of 2026.
+    // Nine thousand years claimed, 36 hours assumed: it overlaps nothing of 2026. Ending in 9999,
+    // long after it was received, it is flagged `future` and left out itself (contracts §15).
     expect(rows.map((r) => [r.external_id, r.hidden]).sort()).toEqual([
       ['now', false],
-      ['poison', false],
+      ['poison', true],
     ]);
     await h.close();
   });
@@ -88,8 +89,13 @@ describe('merged view: spans clamped by rule (issue 20)', () => {
   it('a stored count longer than 36 hours matches as if it ended 36 hours after its start, live and rebuilt alike', async () => {
     const h = await projectionHarness(samplesProjection);
     // Apple ranks before Garmin for activity: Apple's three-day count hides what it overlaps in its first 36 hours only.
-    const long = ingested('quantity', 1, [sample('long', 'apple', 'device-a', '2026-11-01T00:00:00Z', '2026-11-04T00:00:00Z')]);
-    const inside = ingested('quantity', 2, [sample('inside', 'garmin', 'device-b', '2026-11-02T06:00:00Z', '2026-11-02T07:00:00Z'), sample('beyond', 'garmin', 'device-b', '2026-11-03T06:00:00Z', '2026-11-03T07:00:00Z')], { provider: 'device-b' });
+    // Received after they ended, so none is flagged `future` (contracts §15).
+    const received = '2026-11-05T00:00:00.000Z';
+    const long = ingested('quantity', 1, [sample('long', 'apple', 'device-a', '2026-11-01T00:00:00Z', '2026-11-04T00:00:00Z')], { ingested_at: received });
+    const inside = ingested('quantity', 2, [sample('inside', 'garmin', 'device-b', '2026-11-02T06:00:00Z', '2026-11-02T07:00:00Z'), sample('beyond', 'garmin', 'device-b', '2026-11-03T06:00:00Z', '2026-11-03T07:00:00Z')], {
+      provider: 'device-b',
+      ingested_at: received,
+    });
     await h.apply(long, inside);
     const flags = async (store: ReadStore) => Object.fromEntries((await store.find('samples', { fields: ['external_id', 'hidden'] })).map((r) => [r.external_id, r.hidden]));
     expect(await flags(h.store)).toEqual({ long: false, inside: true, beyond: false });

@@ -164,7 +164,8 @@ describe('sampleStats: the read behind the statistics (spec Reads rule 2; Merged
   const sample = (id: number, start: string, value: number, over: { provider?: string; source?: string; body_worn?: boolean } = {}) => {
     const { provider = 'device-a', source = 'apple', body_worn = true } = over;
     const record = quantity({ external_id: `s${id}`, value, start_date: start, provider, source, body_worn });
-    return ingested('quantity', ++position, [record], { provider });
+    // Received after the last of them, so none is flagged `future` (contracts §15).
+    return ingested('quantity', ++position, [record], { provider, ingested_at: '2026-11-06T00:00:00.000Z' });
   };
 
   beforeAll(async () => {

@@ -49,6 +49,7 @@ describe('GET /v1/users/{id}/category-samples (Reads: category-samples — type 
       was_user_entered: false,
       metadata: { HKTimeZone: 'Europe/Berlin' },
       ...APPLE_WATCH,
+      quality: [],
     });
   });
 

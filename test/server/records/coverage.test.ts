@@ -9,7 +9,7 @@ let other: TenantHandle;
 let userId: string;
 
 type Day = { provider: string; date: string; records: number; metrics: Record<string, number>; last_synced_at: string };
-type Coverage = { pending_jobs: number; parked_jobs: number; rejected_records: number; truncated: boolean; days: Day[] };
+type Coverage = { pending_jobs: number; parked_jobs: number; rejected_records: number; flagged_records: number; truncated: boolean; days: Day[] };
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -65,9 +65,9 @@ const coverage = async (query: Record<string, string> = {}) => {
 };
 
 describe('GET /v1/users/{id}/coverage (spec Coverage report; Reads rule 3)', () => {
-  it('answers pending_jobs, parked_jobs, rejected_records, truncated and days (Coverage report: fields)', async () => {
+  it('answers pending_jobs, parked_jobs, rejected_records, flagged_records, truncated and days (Coverage report: fields; contracts §15)', async () => {
     const c = await coverage();
-    expect(Object.keys(c).sort()).toEqual(['days', 'parked_jobs', 'pending_jobs', 'rejected_records', 'truncated']);
+    expect(Object.keys(c).sort()).toEqual(['days', 'flagged_records', 'parked_jobs', 'pending_jobs', 'rejected_records', 'truncated']);
     expect(c.truncated).toBe(false);
   });
 
@@ -128,7 +128,7 @@ describe('GET /v1/users/{id}/coverage (spec Coverage report; Reads rule 3)', () 
     const fresh = await t.createUser(tenant.apiKey);
     const res = await t.call('GET', `/v1/users/${fresh.id}/coverage`, { key: tenant.apiKey });
     expectStatus(res, 200);
-    expect(res.json()).toEqual({ pending_jobs: 0, parked_jobs: 0, rejected_records: 0, truncated: false, days: [] });
+    expect(res.json()).toEqual({ pending_jobs: 0, parked_jobs: 0, rejected_records: 0, flagged_records: 0, truncated: false, days: [] });
   });
 });
 

@@ -67,6 +67,7 @@ describe('GET /v1/users/{id}/nutrition (Reads: nutrition — start, end; order s
       source: 'myfitnesspal',
       device: 'Apple Watch (Watch7,1)',
       ingested_at: INGESTED_AT,
+      quality: [],
     });
   });
 
@@ -101,6 +102,7 @@ describe('GET /v1/users/{id}/daily (Reads: daily — start, end compared as date
       is_primary_source: true,
       metadata: {},
       ...APPLE_WATCH,
+      quality: [],
     });
   });
 
@@ -136,6 +138,7 @@ describe('GET /v1/users/{id}/ecg (Reads: ecg — start, end bound start_date; or
       number_of_measurements: 4,
       metadata: {},
       ...APPLE_WATCH,
+      quality: [],
     });
   });
 
@@ -161,6 +164,7 @@ describe('GET /v1/users/{id}/menstrual-cycles (Reads: start, end compared as dat
       external_id: 'c-10',
       metadata: {},
       ...APPLE_WATCH,
+      quality: [],
     });
   });
 

@@ -67,6 +67,7 @@ describe('GET /v1/users/{id}/hrv (Reads: hrv — series_id, start, end on the se
       rmssd_ms: expect.closeTo(70.7107, 4),
       sdnn_ms: expect.closeTo(43.3013, 4),
       ...APPLE_WATCH,
+      quality: [],
     });
     // hb-2: RR 1000, 1000 → RMSSD 0; SDNN needs 3 RR values → null. hb-3: one RR → both null.
     expect(rows[1]).toMatchObject({ rmssd_ms: 0, sdnn_ms: null });

@@ -57,6 +57,7 @@ describe('GET /v1/users/{id}/sleep (Reads: sleep — start, end, view; order bed
       is_primary_source: true,
       metadata: {},
       ...APPLE_WATCH,
+      quality: [],
     });
   });
 

@@ -64,6 +64,7 @@ describe('GET /v1/users/{id}/workouts (Reads: workouts — type, start, end, vie
       is_primary_source: false,
       metadata: {},
       ...APPLE_WATCH,
+      quality: [],
     });
     expect((await list({ view: 'all' })).find((w) => w.external_id === 'walk-1')!.track).toBeNull();
   });

@@ -24,7 +24,7 @@ describe('apple-health: the generated export (bench/support/appleExportGenerator
       else (rejected++, reasons.add(item.rejected.reason));
     }
     const n = (k: string) => byKind.get(k)?.length ?? 0;
-    expect([...reasons]).toEqual(['unknown quantity type HKQuantityTypeIdentifierEnvironmentalAudioExposure']);
+    expect([...reasons]).toEqual(['unknown quantity type HKQuantityTypeIdentifierAppleMoveTime']);
     // A blood-pressure correlation gives an observation and its two member samples.
     expect(n('observation')).toBeGreaterThan(0);
     expect(n('quantity') + n('category') + rejected - 2 * n('observation')).toBe(counts.records);
