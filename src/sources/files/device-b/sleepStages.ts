@@ -1,4 +1,5 @@
 import type { Metadata, Provenance, SleepSessionRecord } from '../../../../commands/ingestion/records.js';
+import { NO_NIGHT_VITALS } from '../../derivations/sleepSessions.js';
 import { iso } from './healthConnectTimes.js';
 import type { Stage, StageKind } from './vocabulary.js';
 
@@ -30,11 +31,7 @@ export function sleepSessionFromStages(
     rem_sleep_seconds: Math.round(seconds.rem),
     light_sleep_seconds: Math.round(seconds.light),
     awake_seconds: Math.round(seconds.awake + seconds.out_of_bed + seconds.awake_in_bed),
-    sleep_score: null,
-    hrv_avg_ms: null,
-    resting_hr: null,
-    respiratory_rate: null,
-    spo2_avg: null,
+    ...NO_NIGHT_VITALS,
     phases,
     metadata: session.metadata,
   };
