@@ -119,6 +119,14 @@ export default async function eventstoreBench(args: string[]): Promise<void> {
   /** MB written in the timed section of the last repetition of each measurement (deterministic, unlike time). */
   const mb = new Map<string, number | null>();
   const progress = (s: string) => process.stderr.write(`  ${s}\n`);
+  /** A row of medians over the repetitions' timings of `count` events, with the MB written under `mbKeys` (ours, raw). */
+  const compared = (label: string, count: number, ours: number[], raw: number[], note: string, mbKeys?: readonly [string, string]): Row => ({
+    label,
+    ours: rate(count, median(ours)),
+    raw: rate(count, median(raw)),
+    ...(mbKeys ? { oursMB: mb.get(mbKeys[0]), rawMB: mb.get(mbKeys[1]) } : {}),
+    note,
+  });
 
   console.log('Wellstream embedded event store benchmark');
   console.log(`  cpu      ${os.cpus()[0]?.model ?? 'unknown'} x ${os.cpus().length} (available parallelism ${os.availableParallelism()})`);
@@ -166,22 +174,8 @@ export default async function eventstoreBench(args: string[]): Promise<void> {
       }
       progress(`batched appends rep ${r + 1}: ours ${fmt(rate(o.events, ours[r]!))}/s, raw same keys ${fmt(rate(o.events, rawKeys[r]!))}/s, raw bare ${fmt(rate(o.events, rawBare[r]!))}/s`);
     }
-    rows.push({
-      label: `batched append (${o.batch}/append) vs raw, same keys`,
-      ours: rate(o.events, median(ours)),
-      raw: rate(o.events, median(rawKeys)),
-      oursMB: mb.get('batched/ours'),
-      rawMB: mb.get('batched/keys'),
-      note: 'tx per batch, WAL, synchronous=FULL',
-    });
-    rows.push({
-      label: `batched append (${o.batch}/append) vs raw, bare table`,
-      ours: rate(o.events, median(ours)),
-      raw: rate(o.events, median(rawBare)),
-      oursMB: mb.get('batched/ours'),
-      rawMB: mb.get('batched/bare'),
-      note: 'rowid only, no unique indexes',
-    });
+    rows.push(compared(`batched append (${o.batch}/append) vs raw, same keys`, o.events, ours, rawKeys, 'tx per batch, WAL, synchronous=FULL', ['batched/ours', 'batched/keys']));
+    rows.push(compared(`batched append (${o.batch}/append) vs raw, bare table`, o.events, ours, rawBare, 'rowid only, no unique indexes', ['batched/ours', 'batched/bare']));
 
     // ---- 2. single-event appends -----------------------------------------------------------
     const singles: number[] = [];
@@ -208,14 +202,7 @@ export default async function eventstoreBench(args: string[]): Promise<void> {
       drop(rp);
       progress(`single appends rep ${r + 1}: ours ${fmt(rate(o.single, singles[r]!))}/s, raw ${fmt(rate(o.single, rawSingles[r]!))}/s`);
     }
-    rows.push({
-      label: 'single-event append vs raw single-row tx',
-      ours: rate(o.single, median(singles)),
-      raw: rate(o.single, median(rawSingles)),
-      oursMB: mb.get('single/ours'),
-      rawMB: mb.get('single/raw'),
-      note: 'one fsync each: the disk decides',
-    });
+    rows.push(compared('single-event append vs raw single-row tx', o.single, singles, rawSingles, 'one fsync each: the disk decides', ['single/ours', 'single/raw']));
 
     // ---- 3. catch-up read ------------------------------------------------------------------
     const reads: number[] = [];
@@ -258,7 +245,7 @@ export default async function eventstoreBench(args: string[]): Promise<void> {
       if (n !== o.events) throw new Error(`raw read ${n} rows`);
       progress(`catch-up rep ${r + 1}: ours ${fmt(rate(o.events, reads[r]!))}/s, raw ${fmt(rate(o.events, rawReads[r]!))}/s`);
     }
-    rows.push({ label: 'catch-up subscribeToAll(0) vs raw SELECT+JSON.parse', ours: rate(o.events, median(reads)), raw: rate(o.events, median(rawReads)), note: 'from position 0 to the last event' });
+    rows.push(compared('catch-up subscribeToAll(0) vs raw SELECT+JSON.parse', o.events, reads, rawReads, 'from position 0 to the last event'));
 
     // ---- 4. projection rebuild -------------------------------------------------------------
     const rebuilds: number[] = [];
@@ -296,14 +283,7 @@ export default async function eventstoreBench(args: string[]): Promise<void> {
       drop(dp);
       progress(`projection rep ${r + 1}: ours ${fmt(rate(o.events, rebuilds[r]!))}/s, raw ${fmt(rate(o.events, rawProjections[r]!))}/s`);
     }
-    rows.push({
-      label: 'projection rebuild (users) vs raw doc inserts',
-      ours: rate(o.events, median(rebuilds)),
-      raw: rate(o.events, median(rawProjections)),
-      oursMB: mb.get('projection/ours'),
-      rawMB: mb.get('projection/raw'),
-      note: `tx per ${REBUILD_BATCH}, WAL, synchronous=NORMAL`,
-    });
+    rows.push(compared('projection rebuild (users) vs raw doc inserts', o.events, rebuilds, rawProjections, `tx per ${REBUILD_BATCH}, WAL, synchronous=NORMAL`, ['projection/ours', 'projection/raw']));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

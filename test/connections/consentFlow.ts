@@ -1,8 +1,11 @@
 import { expect } from 'vitest';
 import type { ConnectionDoc } from '../../projections/connections/connectionsProjection.js';
 import { consentThroughSandbox, CookieJar, type ServiceAnswer, type ServiceGet } from '../../src/sandbox/consentBrowser.js';
+import type { ContextOptions } from '../../src/app/context.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
+import { sandboxSettings } from '../../src/sandbox/sandboxSettings.js';
 import type { Response, TestApp } from '../support/server.js';
-import { expectStatus } from '../support/server.js';
+import { expectStatus, startTestApp } from '../support/server.js';
 import { eventually } from '../webhooks/receiver.js';
 
 /** A browser's GET to the service under test (injected), carrying its cookies. */
@@ -85,4 +88,28 @@ export async function connectedProviderUser(t: TestApp, apiKey: string, userId: 
   const id = await providerUserIdOf(t, userId, provider);
   expect(id, provider).toBeTruthy();
   return id!;
+}
+
+export type SandboxedApp = { sandbox: Sandbox; t: TestApp; base: string; close: () => Promise<void> };
+
+/**
+ * A running sandbox and a test app whose `slugs` providers are the sandbox's (sandboxSettings,
+ * then `env`), listening on a port for what reaches it over HTTP (pushes, deliveries); `close`
+ * stops both.
+ */
+export async function startSandboxedApp(slugs: readonly string[], env: Record<string, string> = {}, options: ContextOptions = {}): Promise<SandboxedApp> {
+  const sandbox = await startSandbox();
+  let t: TestApp | undefined;
+  const close = async () => {
+    await t?.close();
+    await sandbox.close();
+  };
+  try {
+    t = await startTestApp({ ...sandboxSettings(sandbox, slugs), ...env }, options);
+    const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    return { sandbox, t, base, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
 }

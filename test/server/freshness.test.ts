@@ -1,6 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Event } from '../../src/eventstore/eventStore.js';
+import type { FreshnessEntry as Entry } from '../../queries/users/getFreshness.js';
 import { expectProblem, expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { deviceAForm, postUpload, waitForEtl } from '../ingest/uploadHelpers.js';
 import { createJob } from './records/pipelineFixtures.js';
@@ -27,18 +28,6 @@ const APPLE = { source_name: 'Apple Watch', source_bundle_id: 'com.apple.health.
 // A workout that starts before the last heart rate reading but ends after it: the latest end is the workout's.
 const HR_AT = now - 3 * HOUR;
 const WORKOUT = { start: now - 4 * HOUR, end: now - 2 * HOUR };
-
-type Entry = {
-  provider: string;
-  kind: string;
-  state: string;
-  synced_through: string | null;
-  lag_seconds: number | null;
-  last_received_at: string | null;
-  last_notification_at: string | null;
-  next_pull_at: string | null;
-  last_error: string | null;
-};
 
 beforeAll(async () => {
   t = await startTestApp();

@@ -9,9 +9,9 @@ import type { RecordedEvent } from '../../src/eventstore/eventStore.js';
 import { readOuraUserId } from '../../src/sources/providers/oura/userId.js';
 import { readWhoopUserId } from '../../src/sources/providers/whoop/userId.js';
 import { SANDBOX_CLIENTS } from '../../src/sandbox/sandboxClients.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
-import { connectedProviderUser, connectThroughSandbox } from '../connections/consentFlow.js';
-import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
+import type { Sandbox } from '../../src/sandbox/sandboxServer.js';
+import { connectedProviderUser, connectThroughSandbox, type SandboxedApp, startSandboxedApp } from '../connections/consentFlow.js';
+import { expectStatus, type TenantHandle, type TestApp } from '../support/server.js';
 
 /**
  * Provider webhooks of the pull providers over HTTP (issue 11 item 5: `notification` runs from
@@ -25,6 +25,7 @@ const VERIFY_CODE = 'fitbit-subscriber-code-0123';
 const NOW = new Date('2026-03-28T10:15:00Z');
 const secret = (p: Slug) => SANDBOX_CLIENTS[p]!.secret;
 
+let world: SandboxedApp;
 let sandbox: Sandbox;
 let t: TestApp;
 let base: string;
@@ -75,16 +76,8 @@ async function notificationRuns(user = userId, key = tenant.apiKey) {
 }
 
 beforeAll(async () => {
-  sandbox = await startSandbox();
-  const env: Record<string, string> = { FITBIT_SUBSCRIBER_VERIFICATION_CODE: VERIFY_CODE };
-  for (const p of PROVIDERS) {
-    const prefix = p.toUpperCase();
-    env[`${prefix}_BASE_URL`] = sandbox.urls[p]!;
-    env[`${prefix}_CLIENT_ID`] = SANDBOX_CLIENTS[p]!.id;
-    env[`${prefix}_CLIENT_SECRET`] = secret(p);
-  }
-  t = await startTestApp(env, { syncPolling: false, syncClock: () => NOW });
-  base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  world = await startSandboxedApp(PROVIDERS, { FITBIT_SUBSCRIBER_VERIFICATION_CODE: VERIFY_CODE }, { syncPolling: false, syncClock: () => NOW });
+  ({ sandbox, t, base } = world);
   tenant = await t.createTenant('webhooks-a');
   other = await t.createTenant('webhooks-b');
   userId = (await t.createUser(tenant.apiKey)).id;
@@ -93,8 +86,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await t?.close();
-  await sandbox?.close();
+  await world?.close();
 });
 
 describe('provider webhooks queue notification runs (issue 11 item 5)', () => {

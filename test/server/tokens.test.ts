@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { addUserRoute, USER_ROUTE } from '../support/fastifyProbe.js';
-import { expectProblem, expectStatus, gate, tenantApp, type TenantHandle, type TestApp, type TokenBody, type UserBody } from '../support/server.js';
+import { expectProblem, expectStatus, holdDeletionJobs, tenantApp, type TenantHandle, type TestApp, type TokenBody, type UserBody } from '../support/server.js';
 
 vi.mock('fastify', async (importOriginal) => (await import('../support/fastifyProbe.js')).probedFastify(await importOriginal()));
 
@@ -135,14 +135,7 @@ describe('tokens only for an active user of the tenant (Credentials and users; C
   });
 
   it('answers 404 for a user being deleted (Credentials and users: only for an active user)', async () => {
-    const g = gate();
-    const store = t.ctx.eventStore;
-    const real = store.appendToStream.bind(store);
-    vi.spyOn(store, 'appendToStream').mockImplementation(async (stream, events, options) => {
-      // The request writes the job's first event; the runner's claim of it waits.
-      if (stream.startsWith('deletion-') && events.some((e) => e.type !== 'deletion.requested')) await g.promise;
-      return real(stream, events, options);
-    });
+    const g = holdDeletionJobs(t);
     try {
       const doomed = await t.createUser(tenant.apiKey);
       await t.deleteUser(tenant.apiKey, doomed.id);

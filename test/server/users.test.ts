@@ -6,7 +6,7 @@ import {
   expectProblem,
   expectStatus,
   expectUnauthorized,
-  gate,
+  holdDeletionJobs,
   startTestApp,
   type TenantHandle,
   type TestApp,
@@ -33,19 +33,6 @@ afterEach(() => {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Holds the deletion job before its first step, so the user stays `deleting` until `open()`. */
-function holdDeletionJobs() {
-  const g = gate();
-  const store = t.ctx.eventStore;
-  const real = store.appendToStream.bind(store);
-  vi.spyOn(store, 'appendToStream').mockImplementation(async (stream, events, options) => {
-    // The request writes the job's first event; the runner's claim of it waits.
-    if (stream.startsWith('deletion-') && events.some((e) => e.type !== 'deletion.requested')) await g.promise;
-    return real(stream, events, options);
-  });
-  return g;
-}
 
 type Page = { data: UserBody[]; next_cursor: string | null };
 
@@ -261,7 +248,7 @@ describe('deleting users (States: User; Deletion job)', () => {
   });
 
   it('answers 404 for the user while the job is still pending (States: User, deleting: reads return 404)', async () => {
-    const g = holdDeletionJobs();
+    const g = holdDeletionJobs(t);
     try {
       const user = await t.createUser(tenant.apiKey);
       const jobId = await t.deleteUser(tenant.apiKey, user.id);
@@ -274,7 +261,7 @@ describe('deleting users (States: User; Deletion job)', () => {
   });
 
   it("stops the user's tokens at once: 401 on a user route right after DELETE (States: User; Authentication 6)", async () => {
-    const g = holdDeletionJobs();
+    const g = holdDeletionJobs(t);
     try {
       const user = await t.createUser(tenant.apiKey);
       const read = await t.mintToken(tenant.apiKey, user.id, { scopes: ['read'] });
@@ -340,7 +327,7 @@ describe('deleting users (States: User; Deletion job)', () => {
   });
 
   it('answers a repeated DELETE while the user is being deleted with the same job_id (States: User; Deletion job)', async () => {
-    const g = holdDeletionJobs();
+    const g = holdDeletionJobs(t);
     let jobId: string;
     try {
       const user = await t.createUser(tenant.apiKey);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
 import { createContext, type ContextOptions } from '../../src/app/context.js';
 import type { AppContext } from '../../src/server/appContext.js';
 import { loadConfig } from '../../src/config.js';
@@ -160,4 +160,20 @@ export function gate(): { promise: Promise<void>; open: () => void } {
   let open!: () => void;
   const promise = new Promise<void>((r) => (open = r));
   return { promise, open };
+}
+
+/**
+ * Holds every deletion job of `t` before its first step, so a deleted user stays `deleting` until
+ * the gate is opened: the request writes the job's first event, the runner's claim of it waits.
+ * The caller restores mocks (vi.restoreAllMocks) after the test.
+ */
+export function holdDeletionJobs(t: TestApp): { promise: Promise<void>; open: () => void } {
+  const g = gate();
+  const store = t.ctx.eventStore;
+  const real = store.appendToStream.bind(store);
+  vi.spyOn(store, 'appendToStream').mockImplementation(async (stream, events, options) => {
+    if (stream.startsWith('deletion-') && events.some((e) => e.type !== 'deletion.requested')) await g.promise;
+    return real(stream, events, options);
+  });
+  return g;
 }

@@ -24,6 +24,9 @@ export function asleepOf(t: PhaseTotals): number {
   return t.deep + t.rem + t.light + t.asleep;
 }
 
+/** The night's vitals of a session built from sleep stretches: the stretches say nothing of them. */
+export const NO_NIGHT_VITALS = { sleep_score: null, hrv_avg_ms: null, resting_hr: null, respiratory_rate: null, spo2_avg: null } as const;
+
 /** A sleep sample of one source (`group`): its stretch in epoch milliseconds and an id that orders ties. */
 export type SleepSample = { group: string; start: number; end: number; id: string };
 

@@ -12,6 +12,7 @@ import { recordsMatch } from '../../../src/merge/matchRules.js';
 import { compareStreams, sourceOrderFor, type SourcePriorities } from '../../../src/merge/sourceRanking.js';
 import type { ReadStore } from '../../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
+import { quantity } from '../../server/records/pipelineFixtures.js';
 import { tempDir } from '../../support/tmp.js';
 import { ingested, project, sequenceOf, TENANT, USER } from './harness.js';
 
@@ -60,23 +61,17 @@ const prioritiesArb: fc.Arbitrary<SourcePriorities> = fc.dictionary(
   { maxKeys: 3 },
 );
 
-const record = (r: Raw): QuantityRecord => ({
-  kind: 'quantity',
-  external_id: r.key,
-  type: r.type,
-  value: r.value,
-  unit: findQuantityType(r.type)!.unit,
-  start_date: new Date(r.start).toISOString(),
-  end_date: new Date(r.start + r.minutes * MIN).toISOString(),
-  source_name: null,
-  source_bundle_id: null,
-  device_model: null,
-  product_type: null,
-  was_user_entered: false,
-  metadata: {},
-  ...STREAMS[r.stream]!,
-  device: null,
-});
+const record = (r: Raw): QuantityRecord =>
+  quantity({
+    external_id: r.key,
+    type: r.type,
+    value: r.value,
+    unit: findQuantityType(r.type)!.unit,
+    start_date: new Date(r.start).toISOString(),
+    end_date: new Date(r.start + r.minutes * MIN).toISOString(),
+    ...STREAMS[r.stream]!,
+    device: null,
+  });
 
 let position = 0;
 /** Records of one stream per event, as the ETL appends them. */

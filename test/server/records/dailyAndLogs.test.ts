@@ -1,37 +1,41 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cycle, daily, ecg, nutrition } from '../../projections/records/fixtures.js';
 import { expectProblem, type TenantHandle, type TestApp, type UserBody } from '../../support/server.js';
-import { allPages, APPLE_WATCH, expectListRefusals, ingest, INGESTED_AT, recordsWorld } from './recordsHelper.js';
+import { allPages, expectListRefusals, ingest, recordsWorld, served } from './recordsHelper.js';
 
 type Row = { id: number; external_id?: string } & Record<string, unknown>;
 
 let t: TestApp, tenant: TenantHandle, other: TenantHandle, user: UserBody;
 
 const GARMIN = { provider: 'device-b', source: 'garmin', device: 'Forerunner 965', body_worn: true };
+const LUNCH = nutrition({ external_id: 'lunch', start_date: '2026-11-01T12:00:00.000Z', end_date: '2026-11-01T12:30:00.000Z' });
+const DAY_A = daily({ external_id: 'a-11-01', date: '2026-11-01' });
+const ECG_A = ecg({ external_id: 'ecg-a', start_date: '2026-11-01T08:00:00.000Z', end_date: '2026-11-01T08:00:30.000Z' });
+const CYCLE_10 = cycle({ external_id: 'c-10', start_date: '2026-10-03', cycle_length_days: null, period_end_date: null, period_length_days: null });
 
 beforeAll(async () => {
   ({ t, tenant, other, user } = await recordsWorld('logs'));
   await ingest(t, tenant.id, user.id, 'nutrition', [
-    nutrition({ external_id: 'lunch', start_date: '2026-11-01T12:00:00.000Z', end_date: '2026-11-01T12:30:00.000Z' }),
+    LUNCH,
     nutrition({ external_id: 'dinner', start_date: '2026-11-01T19:00:00.000Z', end_date: '2026-11-01T19:40:00.000Z', meal_type: 'dinner' }),
     nutrition({ external_id: 'breakfast', start_date: '2026-11-02T07:00:00.000Z', end_date: '2026-11-02T07:15:00.000Z', meal_type: 'breakfast' }),
   ]);
   // The same lunch from another source: nutrition has no merged view, so both are listed.
   await ingest(t, tenant.id, user.id, 'nutrition', [nutrition({ ...GARMIN, source: 'cronometer', external_id: 'cm-lunch', start_date: '2026-11-01T12:00:00.000Z', end_date: '2026-11-01T12:30:00.000Z' })]);
-  await ingest(t, tenant.id, user.id, 'daily_summary', [daily({ external_id: 'a-11-01', date: '2026-11-01' }), daily({ external_id: 'a-11-03', date: '2026-11-03', steps: 4000 })]);
+  await ingest(t, tenant.id, user.id, 'daily_summary', [DAY_A, daily({ external_id: 'a-11-03', date: '2026-11-03', steps: 4000 })]);
   await ingest(t, tenant.id, user.id, 'daily_summary', [
     daily({ ...GARMIN, external_id: 'g-11-01', date: '2026-11-01', steps: 11_000 }),
     daily({ ...GARMIN, external_id: 'g-11-02', date: '2026-11-02', steps: 8000 }),
   ]);
   await ingest(t, tenant.id, user.id, 'ecg', [
     ecg({ external_id: 'ecg-b', start_date: '2026-11-01T09:00:00.000Z', end_date: '2026-11-01T09:00:30.000Z' }),
-    ecg({ external_id: 'ecg-a', start_date: '2026-11-01T08:00:00.000Z', end_date: '2026-11-01T08:00:30.000Z' }),
+    ECG_A,
     // Same start as ecg-b, stored after it: ordered after it by id.
     ecg({ external_id: 'ecg-c', start_date: '2026-11-01T09:00:00.000Z', end_date: '2026-11-01T09:00:30.000Z', classification: 'inconclusiveLowHeartRate' }),
   ]);
   await ingest(t, tenant.id, user.id, 'menstrual_cycle', [
     cycle({ external_id: 'c-09', start_date: '2026-09-05', cycle_length_days: 28 }),
-    cycle({ external_id: 'c-10', start_date: '2026-10-03', cycle_length_days: null, period_end_date: null, period_length_days: null }),
+    CYCLE_10,
   ]);
 });
 afterAll(async () => {
@@ -46,29 +50,7 @@ describe('GET /v1/users/{id}/nutrition (Reads: nutrition — start, end; order s
     const rows = await list('nutrition');
     expect(ids(rows)).toEqual(['lunch', 'cm-lunch', 'dinner', 'breakfast']);
     expect(ids(await list('nutrition', { view: 'merged' }))).toEqual(['lunch', 'cm-lunch', 'dinner', 'breakfast']);
-    expect(rows[0]).toEqual({
-      id: expect.any(Number),
-      start_date: '2026-11-01T12:00:00.000Z',
-      end_date: '2026-11-01T12:30:00.000Z',
-      name: 'Pasta',
-      meal_type: 'lunch',
-      energy_kcal: 640,
-      protein_g: 22,
-      carbohydrates_g: 95,
-      fat_g: 18,
-      fiber_g: 6,
-      sugar_g: 8,
-      sodium_mg: 900,
-      water_ml: null,
-      nutrients: { iron: { value: 4.1, unit: 'mg' } },
-      external_id: 'lunch',
-      metadata: {},
-      provider: 'device-a',
-      source: 'myfitnesspal',
-      device: 'Apple Watch (Watch7,1)',
-      ingested_at: INGESTED_AT,
-      quality: [],
-    });
+    expect(rows[0]).toEqual(served(LUNCH));
   });
 
   it('start and end bound start_date; pages until next_cursor is null; bad window, limit, cursor are 400 (Conventions 1, 2)', async () => {
@@ -89,21 +71,7 @@ describe('GET /v1/users/{id}/daily (Reads: daily — start, end compared as date
       ['g-11-02', '2026-11-02', true],
       ['a-11-03', '2026-11-03', true],
     ]);
-    expect(all[0]).toEqual({
-      id: expect.any(Number),
-      date: '2026-11-01',
-      steps: 10_234,
-      active_energy_kcal: 540,
-      distance_m: 7_800,
-      resting_heart_rate: 54,
-      avg_heart_rate: 71,
-      sleep_seconds: 25_200,
-      external_id: 'a-11-01',
-      is_primary_source: true,
-      metadata: {},
-      ...APPLE_WATCH,
-      quality: [],
-    });
+    expect(all[0]).toEqual(served(DAY_A, { is_primary_source: true }));
   });
 
   it('start and end are compared as dates: a time of day counts as its date (Reads: daily)', async () => {
@@ -126,20 +94,7 @@ describe('GET /v1/users/{id}/ecg (Reads: ecg — start, end bound start_date; or
     expect(rows.map((r) => r.start_date)).toEqual(['2026-11-01T08:00:00.000Z', '2026-11-01T09:00:00.000Z', '2026-11-01T09:00:00.000Z']);
     expect(rows[1]!.id).toBeLessThan(rows[2]!.id);
     expect(rows[2]!.classification).toBe('inconclusiveLowHeartRate');
-    expect(rows[0]).toEqual({
-      id: expect.any(Number),
-      start_date: '2026-11-01T08:00:00.000Z',
-      end_date: '2026-11-01T08:00:30.000Z',
-      classification: 'sinusRhythm',
-      classification_value: 1,
-      symptoms_status: 'none',
-      average_heart_rate: 64,
-      sampling_frequency_hz: 512,
-      number_of_measurements: 4,
-      metadata: {},
-      ...APPLE_WATCH,
-      quality: [],
-    });
+    expect(rows[0]).toEqual(served(ECG_A, {}, ['external_id', 'voltages']));
   });
 
   it('start and end bound start_date; pages until next_cursor is null; bad window, limit, cursor are 400', async () => {
@@ -154,18 +109,7 @@ describe('GET /v1/users/{id}/menstrual-cycles (Reads: start, end compared as dat
   it('answers cycles oldest first with their period and flow', async () => {
     const rows = await list('menstrual-cycles');
     expect(ids(rows)).toEqual(['c-09', 'c-10']);
-    expect(rows[1]).toEqual({
-      id: expect.any(Number),
-      start_date: '2026-10-03',
-      period_end_date: null,
-      period_length_days: null,
-      cycle_length_days: null,
-      flow: { '2026-10-03': 'medium', '2026-10-04': 'heavy' },
-      external_id: 'c-10',
-      metadata: {},
-      ...APPLE_WATCH,
-      quality: [],
-    });
+    expect(rows[1]).toEqual(served(CYCLE_10));
   });
 
   it("selects cycles by their start day, start and end compared as dates (a time of day counts as its date)", async () => {

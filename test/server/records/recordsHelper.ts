@@ -7,6 +7,19 @@ export const INGESTED_AT = '2026-11-05T12:00:00.000Z';
 /** The provenance the record fixtures carry (test/projections/records/fixtures.ts), as a read answers it. */
 export const APPLE_WATCH = { provider: 'device-a', source: 'apple', device: 'Apple Watch (Watch7,1)', ingested_at: INGESTED_AT };
 
+/**
+ * A record fixture as a read answers it (Resources; Reads): the record's own fields without `kind`
+ * and `body_worn`, which no read serves, and without `omit` (what that read leaves out, e.g. an
+ * ECG list's voltages); plus the row's id, the ingestion time, and `add` (what the read computes,
+ * e.g. is_primary_source or a workout's track).
+ */
+export function served(record: NormalizedRecord, add: Record<string, unknown> = {}, omit: readonly string[] = []): Record<string, unknown> {
+  // Every record answer carries its quality flags (contracts §15); these fixtures have none.
+  const answer: Record<string, unknown> = { id: expect.any(Number), quality: [], ...record, ingested_at: INGESTED_AT, ...add };
+  for (const field of ['kind', 'body_worn', ...omit]) delete answer[field];
+  return answer;
+}
+
 /** The reads' isolation cases: `user` and `sibling` of `tenant`, `stranger` of another tenant. */
 export type RecordsWorld = { t: TestApp; tenant: TenantHandle; other: TenantHandle; user: UserBody; sibling: UserBody; stranger: UserBody };
 

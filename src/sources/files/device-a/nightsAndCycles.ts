@@ -1,6 +1,6 @@
 import type { MenstrualCycleRecord, SleepPhase, SleepSessionRecord } from '../../../../commands/ingestion/records.js';
 import { cyclesOf, heavierFlow } from '../../derivations/menstrualCycles.js';
-import { asleepOf, groupsOf, phaseTotals, sleepNights } from '../../derivations/sleepSessions.js';
+import { asleepOf, groupsOf, NO_NIGHT_VITALS, phaseTotals, sleepNights } from '../../derivations/sleepSessions.js';
 import { sha32 } from './lineFields.js';
 import { type FlowMember, provenanceOf, type SleepMember } from './upload.js';
 import { SLEEP_PHASES } from './vocabulary.js';
@@ -38,11 +38,7 @@ function sleepSession(night: SleepMember[]): SleepSessionRecord {
     rem_sleep_seconds: sec(ms.rem),
     light_sleep_seconds: sec(ms.light),
     awake_seconds: sec(ms.awake),
-    sleep_score: null,
-    hrv_avg_ms: null,
-    resting_hr: null,
-    respiratory_rate: null,
-    spo2_avg: null,
+    ...NO_NIGHT_VITALS,
     phases,
     metadata: {
       timezone: first.tz,

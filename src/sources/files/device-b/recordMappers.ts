@@ -1,4 +1,4 @@
-import type { NutritionRecord, ParseContext, ParseItem, RoutePoint, SleepPhase, WorkoutRecord } from '../../../../commands/ingestion/records.js';
+import type { NutritionRecord, ParseContext, ParseItem, RoutePoint, WorkoutRecord } from '../../../../commands/ingestion/records.js';
 import { isObject, RecordError, type Json } from '../../shared/recordError.js';
 import { SampleSummary } from '../../derivations/workoutSummaries.js';
 import { frame, iso, localDate, parseInstant, zoneMetadata } from './healthConnectTimes.js';
@@ -6,6 +6,7 @@ import { common, FRAME_FIELDS, quantity, rec, recordTypeOf, rejectItem } from '.
 import { DIASTOLIC_BOUNDS, HEART_RATE_BOUNDS, SCALARS, SYSTOLIC_BOUNDS } from './recordTypes.js';
 import { checkBounds, convertTo, readNumber, readUnit, toStorage, type UnitClass } from './unitMapping.js';
 import type { UploadState } from './endOfUpload.js';
+import { sleepSessionFromStages, type StagedInterval } from './sleepStages.js';
 import {
   exerciseActivity,
   FLOW_BY_INT,
@@ -19,7 +20,6 @@ import {
   snake,
   STAGE_BY_INT,
   STAGE_BY_NAME,
-  type StageKind,
 } from './vocabulary.js';
 
 /** Each Health Connect record type onto the normalised records (docs/formats/device-b.md). */
@@ -99,41 +99,15 @@ function sleepSession(r: Json, ctx: ParseContext) {
   const f = frame(r, 'interval', true);
   const stages = r.stages ?? [];
   if (!Array.isArray(stages)) throw new RecordError('stages is not an array');
-  const seconds: Record<StageKind, number> = { unknown: 0, awake: 0, sleeping: 0, out_of_bed: 0, light: 0, deep: 0, rem: 0, awake_in_bed: 0 };
-  const phases: (SleepPhase & { t: number })[] = [];
-  stages.forEach((s: unknown, i: number) => {
+  const staged = stages.map((s: unknown, i: number): StagedInterval => {
     if (!isObject(s)) throw new RecordError(`stages[${i}] is not an object`);
     const start = parseInstant(s.startTime, `stages[${i}].startTime`);
     const end = parseInstant(s.endTime, `stages[${i}].endTime`);
     if (end <= start) throw new RecordError(`stages[${i}].endTime is not after its startTime`);
     if (start < f.start || end > f.end) throw new RecordError(`stages[${i}] is outside the session`);
-    const stage = readEnum(s.stage, `stages[${i}].stage`, 'STAGE_TYPE_', STAGE_BY_INT, STAGE_BY_NAME);
-    seconds[stage.kind] += (end - start) / 1000;
-    phases.push({ phase: stage.phase, start_date: iso(start), end_date: iso(end), t: start });
+    return { stage: readEnum(s.stage, `stages[${i}].stage`, 'STAGE_TYPE_', STAGE_BY_INT, STAGE_BY_NAME), start, end };
   });
-  phases.sort((a, b) => a.t - b.t);
-  const staged = stages.length > 0;
-  const sec = (n: number) => Math.round(n);
-  return {
-    kind: 'sleep_session' as const,
-    ...c.provenance,
-    external_id: c.id,
-    bedtime_start: iso(f.start),
-    bedtime_end: iso(f.end),
-    // A session without stages is, for Health Connect, time asleep as a whole.
-    total_sleep_seconds: sec(staged ? seconds.sleeping + seconds.light + seconds.deep + seconds.rem : (f.end - f.start) / 1000),
-    deep_sleep_seconds: sec(seconds.deep),
-    rem_sleep_seconds: sec(seconds.rem),
-    light_sleep_seconds: sec(seconds.light),
-    awake_seconds: sec(seconds.awake + seconds.out_of_bed + seconds.awake_in_bed),
-    sleep_score: null,
-    hrv_avg_ms: null,
-    resting_hr: null,
-    respiratory_rate: null,
-    spo2_avg: null,
-    phases: phases.map(({ phase, start_date, end_date }) => ({ phase, start_date, end_date })),
-    metadata: { ...c.metadata, ...zoneMetadata(f) },
-  };
+  return sleepSessionFromStages({ provenance: c.provenance, id: c.id, start: f.start, end: f.end, metadata: { ...c.metadata, ...zoneMetadata(f) } }, staged);
 }
 
 function routeOf(r: Json): unknown[] | null {

@@ -3,39 +3,55 @@ import Database from 'better-sqlite3';
 import { messageOf, UnreadableExportError } from './unreadableExport.js';
 
 /**
- * Opens an SQLite file that came from a stranger, the way device-c opens a Gadgetbridge database
- * (src/connectors/devices/deviceC/gadgetbridgeParser.ts, docs/formats/device-c.md): read-only,
- * SQLite's defensive mode, `trusted_schema = OFF`, `query_only = ON`, `cell_size_check = ON`, no
- * virtual tables (their modules would run over pages the sender wrote), and `PRAGMA quick_check`
- * over every page before anything is read, so a damaged file is refused whole instead of failing
- * halfway through a table. The file must be a private copy: a WAL-mode header is rewritten in it
- * (see below).
+ * SQLite files that came from a stranger, opened the one way both readers of them use (device-c's
+ * Gadgetbridge upload, docs/formats/device-c.md, from a buffer; the Health Connect export here,
+ * from a private file copy): the header is checked before SQLite sees the file, then the
+ * connection is put under SQLite's advice for untrusted files (see `distrust`), virtual tables are
+ * refused, and `PRAGMA quick_check` walks every page before anything is read, so a damaged file is
+ * refused whole instead of failing halfway through a table. Each reader words the refusals its own
+ * way.
  */
 
 const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
-const HEADER_BYTES = 100;
+export const SQLITE_HEADER_BYTES = 100;
 const MAX_REASON_BYTES = 512;
 
+/** What the first 100 bytes say of a file of `size` bytes, before SQLite opens it. */
+export type SqliteHeader = { kind: 'sqlite'; wal: boolean } | { kind: 'not_sqlite' } | { kind: 'truncated'; announced: number };
+
+export function readSqliteHeader(header: Buffer, size: number): SqliteHeader {
+  if (header.length < SQLITE_HEADER_BYTES || !header.subarray(0, SQLITE_MAGIC.length).equals(SQLITE_MAGIC)) return { kind: 'not_sqlite' };
+  // A cut-off copy would fail table by table; say so once. The header's page count is valid when
+  // its "version-valid-for" number equals the change counter (SQLite file format, 1.3).
+  const pageSize = header.readUInt16BE(16) === 1 ? 65536 : header.readUInt16BE(16);
+  const pageCount = header.readUInt32BE(28);
+  if (pageCount > 0 && header.readUInt32BE(92) === header.readUInt32BE(24) && pageSize * pageCount > size) return { kind: 'truncated', announced: pageSize * pageCount };
+  // Android keeps the live database in WAL mode (header bytes 18/19 = 2) and an export is the main
+  // file alone: SQLite would look for a -wal file beside a copy, and cannot open an in-memory
+  // database in WAL mode. The caller reads it as a rollback-journal file instead (bytes 1/1).
+  return { kind: 'sqlite', wal: header[18] === 2 || header[19] === 2 };
+}
+
+/** Why a freshly opened stranger's database is refused, or null; the connection is left distrusted. */
+export type SqliteRefusal = { kind: 'virtual_tables'; names: string[] } | { kind: 'damaged'; problems: string[] };
+
+export function distrustAndCheck(db: Database.Database): SqliteRefusal | null {
+  distrust(db);
+  db.prepare('SELECT count(*) FROM sqlite_master').get();
+  return virtualTables(db) ?? corruption(db);
+}
+
+/** Opens an SQLite file: `path` must be a private copy, since a WAL-mode header is rewritten in it. */
 export function openUntrustedDatabase(path: string, what: string): Database.Database {
-  const header = Buffer.alloc(HEADER_BYTES);
+  const header = Buffer.alloc(SQLITE_HEADER_BYTES);
   const size = statSync(path).size;
   const fd = openSync(path, 'r+');
   try {
-    const n = readSync(fd, header, 0, HEADER_BYTES, 0);
-    if (n < HEADER_BYTES || !header.subarray(0, SQLITE_MAGIC.length).equals(SQLITE_MAGIC)) {
-      throw new UnreadableExportError('database', `${what} is not an SQLite database (it does not start with the "SQLite format 3" header)`);
-    }
-    // A cut-off copy would fail table by table; say so once. The header's page count is valid when
-    // its "version-valid-for" number equals the change counter (SQLite file format, 1.3).
-    const pageSize = header.readUInt16BE(16) === 1 ? 65536 : header.readUInt16BE(16);
-    const pageCount = header.readUInt32BE(28);
-    if (pageCount > 0 && header.readUInt32BE(92) === header.readUInt32BE(24) && pageSize * pageCount > size) {
-      throw new UnreadableExportError('database', `${what} is truncated: its header announces ${pageSize * pageCount} bytes, the file has ${size}`);
-    }
-    // Android keeps the live database in WAL mode (header bytes 18/19 = 2) and the export is the
-    // main file alone. Opened as is, SQLite would look for a -wal file beside the copy; read as a
-    // rollback-journal file instead (bytes 1/1). Only the private copy is changed.
-    if (header[18] === 2 || header[19] === 2) writeSync(fd, Buffer.from([1, 1]), 0, 2, 18);
+    const n = readSync(fd, header, 0, SQLITE_HEADER_BYTES, 0);
+    const read = readSqliteHeader(header.subarray(0, n), size);
+    if (read.kind === 'not_sqlite') throw new UnreadableExportError('database', `${what} is not an SQLite database (it does not start with the "SQLite format 3" header)`);
+    if (read.kind === 'truncated') throw new UnreadableExportError('database', `${what} is truncated: its header announces ${read.announced} bytes, the file has ${size}`);
+    if (read.wal) writeSync(fd, Buffer.from([1, 1]), 0, 2, 18);
   } finally {
     closeSync(fd);
   }
@@ -47,10 +63,9 @@ export function openUntrustedDatabase(path: string, what: string): Database.Data
     throw new UnreadableExportError('database', `${what} cannot be opened: ${messageOf(err)}`);
   }
   try {
-    distrust(db);
-    db.prepare('SELECT count(*) FROM sqlite_master').get();
-    const refused = virtualTables(db, what) ?? corruption(db, what);
-    if (refused) throw new UnreadableExportError('database', refused);
+    const refused = distrustAndCheck(db);
+    if (refused?.kind === 'virtual_tables') throw new UnreadableExportError('database', cut(`${what} declares virtual tables (${refused.names.join(', ')}), which the app never creates`));
+    if (refused?.kind === 'damaged') throw new UnreadableExportError('database', cut(`${what} is damaged (SQLite's integrity check): ${refused.problems.join('; ')}`));
     return db;
   } catch (err) {
     db.close();
@@ -60,7 +75,26 @@ export function openUntrustedDatabase(path: string, what: string): Database.Data
   }
 }
 
-/** SQLite's advice for untrusted database files, as far as better-sqlite3 exposes it (see device-c). */
+/**
+ * SQLite's advice for untrusted database files, as far as better-sqlite3 12 exposes it.
+ *
+ * - SQLITE_DBCONFIG_DEFENSIVE: better-sqlite3 switches it on when it opens a database, and its only
+ *   handle on it is unsafeMode(false), which sets it again (there is no getter). Called so that
+ *   the guarantee does not rest on a default that a later version or a stray unsafeMode() could change.
+ * - trusted_schema = OFF: SQL stored in the file (views, triggers, generated columns, CHECK and
+ *   DEFAULT expressions, expression indexes) may no longer call functions that are not marked
+ *   innocuous nor use virtual tables that are not. None are registered on this connection today;
+ *   this keeps it so for any that are added later.
+ * - query_only = ON: on top of the read-only opening, no statement can write, so no trigger in the
+ *   file can ever fire.
+ * - cell_size_check = ON: a b-tree cell whose sizes do not add up is reported as corruption when
+ *   read, instead of being trusted.
+ *
+ * Not available from JavaScript: sqlite3_limit() (better-sqlite3 only lowers SQLITE_LIMIT_LENGTH
+ * and SQLITE_LIMIT_SQL_LENGTH itself) and a per-connection heap limit (PRAGMA hard_heap_limit is
+ * process-wide and would cap every other database of the process). mmap_size does not apply to a
+ * deserialised in-memory database.
+ */
 function distrust(db: Database.Database): void {
   db.unsafeMode(false);
   db.pragma('trusted_schema = OFF');
@@ -68,15 +102,29 @@ function distrust(db: Database.Database): void {
   db.pragma('cell_size_check = ON');
 }
 
-function virtualTables(db: Database.Database, what: string): string | null {
+/**
+ * Virtual tables are refused, whatever their name: neither app creates one, and reading one, or
+ * even checking the file's integrity (SQLite ≥ 3.44 runs the module's own xIntegrity check), runs
+ * the module's code (FTS3/4/5, R*Tree, which trusted_schema allows) over shadow tables the sender
+ * wrote. Views and triggers are left alone: the readers read only what the schema lists as tables
+ * (a name is a table or a view, never both), and triggers only fire on writes. PRAGMA table_list
+ * tells a virtual table from the parsed schema, without connecting to it, so the check cannot be
+ * fooled by how the CREATE text is spelt.
+ */
+function virtualTables(db: Database.Database): SqliteRefusal | null {
   const virtual = (db.pragma('table_list') as { schema: string; name: string; type: string }[])
     .filter((t) => t.schema === 'main' && t.type === 'virtual')
     .map((t) => t.name);
-  if (!virtual.length) return null;
-  return cut(`${what} declares virtual tables (${virtual.sort().join(', ')}), which the app never creates`);
+  return virtual.length ? { kind: 'virtual_tables', names: virtual.sort() } : null;
 }
 
-function corruption(db: Database.Database, what: string): string | null {
+/**
+ * PRAGMA quick_check before anything is read: every page of every b-tree is walked once, so a
+ * damaged file is one refusal instead of a read that stops halfway through a table after storing
+ * its first rows (or, worse, reads garbage that still looks like rows). At most five problems are
+ * named.
+ */
+function corruption(db: Database.Database): SqliteRefusal | null {
   let problems: string[];
   try {
     problems = (db.pragma('quick_check') as { quick_check: string }[]).map((r) => r.quick_check);
@@ -90,10 +138,11 @@ function corruption(db: Database.Database, what: string): string | null {
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line && !/^\*\*\* in database \w+ \*\*\*$/.test(line));
-  return cut(`${what} is damaged (SQLite's integrity check): ${said.slice(0, 5).join('; ')}`);
+  return { kind: 'damaged', problems: said.slice(0, 5) };
 }
 
-function cut(s: string): string {
+/** A refusal's reason cut to 512 bytes on a character boundary. */
+export function cut(s: string): string {
   const b = Buffer.from(s, 'utf8');
   return b.length <= MAX_REASON_BYTES ? s : b.subarray(0, MAX_REASON_BYTES).toString('utf8').replace(/\uFFFD+$/, '');
 }

@@ -1,7 +1,7 @@
-import type { NormalizedRecord, ParseItem, Provenance, WorkoutRecord } from '../../../../commands/ingestion/records.js';
+import type { NormalizedRecord, ParseItem, Provenance } from '../../../../commands/ingestion/records.js';
 import { isObject, RecordError, type Json } from '../../shared/recordError.js';
 import { decodeSleep } from '../../providers/fitbit/decodeSleep.js';
-import { DISTANCE_METRES, fitbitActivityType } from '../../providers/fitbit/vocabulary.js';
+import { activityLogWorkout } from '../../providers/fitbit/decodeActivity.js';
 import { readInstant } from '../../shared/providerTimes.js';
 import { fitbitQuantity, num, requireNum, type ElementDecoder } from './fitbitRecords.js';
 import { usDate, usDateTime, type TakeoutClock } from './takeoutClock.js';
@@ -95,52 +95,20 @@ export function sleepDecoder({ p, clock }: Ctx, scores: ReadonlyMap<string, Slee
 
 /**
  * `exercise-N.json`: activity logs as the Web API's activity log list, except `startTime`, which
- * is `MM/DD/YY HH:MM:SS` in UTC here (an ISO time with its offset is read as well). Durations are
- * milliseconds; `distance` is in `distanceUnit`; `source.type` "tracker" names the device.
+ * is `MM/DD/YY HH:MM:SS` in UTC here (an ISO time with its offset is read as well), so the
+ * connector's reading serves with this file's clock.
  */
 export function exerciseDecoder({ p, clock }: Ctx): ElementDecoder {
-  return (a) => {
-    const id = a.logId;
-    if (typeof id !== 'number' && typeof id !== 'string') throw new RecordError('logId is missing');
-    const start = typeof a.startTime === 'string' && /[T ]\d{2}:\d{2}.*([+-]\d{2}:?\d{2}|Z)$/.test(a.startTime) ? readInstant(a.startTime, 'startTime').ms : clock.utc(usDateTime(a.startTime, 'startTime'));
-    const durationMs = requireNum(a.duration, 'duration');
-    if (durationMs <= 0) throw new RecordError('duration is not positive');
-    const active = num(a.activeDuration, 'activeDuration');
-    const distance = num(a.distance, 'distance');
-    const unit = typeof a.distanceUnit === 'string' ? a.distanceUnit.toLowerCase() : 'kilometer';
-    const factor = DISTANCE_METRES[unit];
-    if (distance !== null && (factor === undefined || Number.isNaN(factor))) throw new RecordError(`distanceUnit ${JSON.stringify(a.distanceUnit)} is not a length`);
-    const source = isObject(a.source) ? a.source : null;
-    // SmartTrack's auto-detected logs come from the tracker too, though they name no source.
-    const tracker = source?.type === 'tracker' || a.logType === 'tracker' || a.logType === 'auto_detected';
-    const workout: WorkoutRecord = {
-      kind: 'workout',
-      ...p,
-      device: tracker && typeof source?.name === 'string' ? source.name : null,
-      body_worn: tracker,
-      external_id: `activity:${id}`,
-      type: fitbitActivityType(a.activityName),
-      start_date: new Date(start).toISOString(),
-      end_date: new Date(start + durationMs).toISOString(),
-      duration_s: Math.round((active ?? durationMs) / 1000),
-      active_energy_kcal: num(a.calories, 'calories'),
-      distance_m: distance === null ? null : Math.round(distance * factor! * 10) / 10,
-      avg_heart_rate: num(a.averageHeartRate, 'averageHeartRate'),
-      max_heart_rate: null,
-      steps: num(a.steps, 'steps'),
-      route: [],
-      metadata: {
-        ...clock.metadata(start),
-        activity_name: a.activityName ?? null,
-        activity_type_id: a.activityTypeId ?? null,
-        log_type: a.logType ?? null,
-        manual: a.logType === 'manual',
-        elevation_gain_m: num(a.elevationGain, 'elevationGain'),
-        has_gps: a.hasGps === true,
-        source: source ? { type: source.type ?? null, name: source.name ?? null } : null,
-        active_zone_minutes: isObject(a.activeZoneMinutes) ? num(a.activeZoneMinutes.totalMinutes, 'activeZoneMinutes.totalMinutes') : null,
-      },
-    };
-    return [workout];
-  };
+  return (a) => [
+    activityLogWorkout(a, {
+      provenance: { provider: p.provider, source: p.source },
+      readStart: (startTime) => ({
+        ms: typeof startTime === 'string' && /[T ]\d{2}:\d{2}.*([+-]\d{2}:?\d{2}|Z)$/.test(startTime) ? readInstant(startTime, 'startTime').ms : clock.utc(usDateTime(startTime, 'startTime')),
+      }),
+      // SmartTrack's auto-detected logs come from the tracker too, though they name no source.
+      trackerLogTypes: ['tracker', 'auto_detected'],
+      timeMetadata: (start) => clock.metadata(start.ms),
+      extraMetadata: (log) => ({ active_zone_minutes: isObject(log.activeZoneMinutes) ? num(log.activeZoneMinutes.totalMinutes, 'activeZoneMinutes.totalMinutes') : null }),
+    }),
+  ];
 }

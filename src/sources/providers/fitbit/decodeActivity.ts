@@ -1,4 +1,4 @@
-import type { DailySummaryRecord, ParseItem, WorkoutRecord } from '../../../../commands/ingestion/records.js';
+import type { DailySummaryRecord, Metadata, ParseItem, WorkoutRecord } from '../../../../commands/ingestion/records.js';
 import { isObject, RecordError, type Json } from '../../shared/recordError.js';
 import { iso, readDate, readInstant } from '../../shared/providerTimes.js';
 import { zonedInstant, zonedOffset, type LocalZone } from '../../shared/zonedLocalTime.js';
@@ -60,9 +60,38 @@ export function decodeActivityLogs(answer: unknown, zone: LocalZone): ParseItem[
 }
 
 function workout(a: Json, zone: LocalZone): WorkoutRecord {
+  return activityLogWorkout(a, {
+    provenance: { provider: PROVIDER, source: PROVIDER },
+    readStart: (startTime) => readInstant(startTime, 'startTime'),
+    trackerLogTypes: [],
+    // The profile's zone name when the log was made in it (its offset then is the log's), else the log's offset.
+    timeMetadata: (start) => ({ timezone: zone.name && zonedOffset(start.ms, zone) === start.offset ? zone.name : start.offset, utc_offset: start.offset }),
+    extraMetadata: () => ({}),
+  });
+}
+
+/**
+ * How one Fitbit source reads an activity log where it differs from the others: how `startTime`
+ * is written, which log types count as the tracker's though they name no source, and the metadata
+ * about time (first) and anything else (last) it adds.
+ */
+export type ActivityLogReading<S extends { ms: number }> = {
+  provenance: { provider: string; source: string };
+  readStart: (startTime: unknown) => S;
+  trackerLogTypes: readonly string[];
+  timeMetadata: (start: S) => Metadata;
+  extraMetadata: (log: Json) => Metadata;
+};
+
+/**
+ * One activity log as a workout. The Web API's activity log list and the Takeout export's
+ * exercise files hold the same objects, so both read them here: `duration` and `activeDuration`
+ * are milliseconds, `distance` is in `distanceUnit`, `source.type` "tracker" names the device.
+ */
+export function activityLogWorkout<S extends { ms: number }>(a: Json, r: ActivityLogReading<S>): WorkoutRecord {
   const id = a.logId;
   if (typeof id !== 'number' && typeof id !== 'string') throw new RecordError('logId is missing');
-  const start = readInstant(a.startTime, 'startTime');
+  const start = r.readStart(a.startTime);
   const durationMs = requireNum(a.duration, 'duration');
   if (durationMs <= 0) throw new RecordError('duration is not positive');
   const active = num(a.activeDuration, 'activeDuration');
@@ -71,12 +100,10 @@ function workout(a: Json, zone: LocalZone): WorkoutRecord {
   const factor = DISTANCE_METRES[unit];
   if (distance !== null && (factor === undefined || Number.isNaN(factor))) throw new RecordError(`distanceUnit ${JSON.stringify(a.distanceUnit)} is not a length`);
   const source = isObject(a.source) ? a.source : null;
-  const tracker = source?.type === 'tracker';
-  const manual = a.logType === 'manual';
+  const tracker = source?.type === 'tracker' || (typeof a.logType === 'string' && r.trackerLogTypes.includes(a.logType));
   return {
     kind: 'workout',
-    provider: PROVIDER,
-    source: PROVIDER,
+    ...r.provenance,
     device: tracker && typeof source?.name === 'string' ? source.name : null,
     body_worn: tracker,
     external_id: `activity:${id}`,
@@ -91,16 +118,15 @@ function workout(a: Json, zone: LocalZone): WorkoutRecord {
     steps: num(a.steps, 'steps'),
     route: [],
     metadata: {
-      // The profile's zone name when the log was made in it (its offset then is the log's), else the log's offset.
-      timezone: zone.name && zonedOffset(start.ms, zone) === start.offset ? zone.name : start.offset,
-      utc_offset: start.offset,
+      ...r.timeMetadata(start),
       activity_name: a.activityName ?? null,
       activity_type_id: a.activityTypeId ?? null,
       log_type: a.logType ?? null,
-      manual,
+      manual: a.logType === 'manual',
       elevation_gain_m: num(a.elevationGain, 'elevationGain'),
       has_gps: a.hasGps === true,
       source: source ? { type: source.type ?? null, name: source.name ?? null } : null,
+      ...r.extraMetadata(a),
     },
   };
 }

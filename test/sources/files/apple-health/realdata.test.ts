@@ -73,7 +73,9 @@ describe.skipIf(!healthkit)('apple-health: the real export.xml files (iOS 8 to 1
     const zipped = await decode(zip);
     expect(zipped.records).toEqual(bare.records);
     expect(zipped.rejected.map((r) => r.reason)).toEqual(bare.rejected.map((r) => r.reason));
-    expect(zipped.rejected[0]!.location).toMatch(/^apple_health_export\/export\.xml:\d+$/);
+    // Every rejection (if this export still has any since the catalog learnt its types) names the file in the archive.
+    for (const r of zipped.rejected) expect(r.location).toMatch(/^apple_health_export\/export\.xml:\d+$/);
+    expect(zipped.records.length).toBeGreaterThan(0);
   });
 });
 

@@ -3,11 +3,10 @@ import type { ConnectionDoc } from '../../../../projections/connections/connecti
 import { SYNC_RUNS, type SyncRunDoc } from '../../../../projections/sync/syncRunsProjection.js';
 import { garminDeregistration, garminNotification, garminPermissionsChange, garminUserIdOf, pushTo } from '../../../../src/sandbox/data/garmin.js';
 import { SANDBOX_CLIENTS } from '../../../../src/sandbox/sandboxClients.js';
-import { CONTROL_PATH, sandboxUserOf, startSandbox, type Sandbox } from '../../../../src/sandbox/sandboxServer.js';
-import { sandboxSettings } from '../../../../src/sandbox/sandboxSettings.js';
-import { connectedProviderUser, connectThroughSandbox } from '../../../connections/consentFlow.js';
+import { CONTROL_PATH, sandboxUserOf, type Sandbox } from '../../../../src/sandbox/sandboxServer.js';
+import { connectedProviderUser, connectThroughSandbox, type SandboxedApp, startSandboxedApp } from '../../../connections/consentFlow.js';
 import { waitForEtl } from '../../../ingest/uploadHelpers.js';
-import { expectProblem, expectStatus, startTestApp, type TenantHandle, type TestApp } from '../../../support/server.js';
+import { expectProblem, expectStatus, type TenantHandle, type TestApp } from '../../../support/server.js';
 
 /**
  * POST /inbound/garmin/{secret} end to end over HTTP (issue 11 "Connectors for real providers",
@@ -17,6 +16,7 @@ import { expectProblem, expectStatus, startTestApp, type TenantHandle, type Test
 const SECRET = 'inbound-secret-0123456789abcdef';
 const WINDOW = { start: new Date('2026-03-27T00:00:00Z'), end: new Date('2026-03-29T00:00:00Z') };
 
+let world: SandboxedApp;
 let sandbox: Sandbox;
 let t: TestApp;
 let base: string;
@@ -29,9 +29,8 @@ const inbound = (secret = SECRET) => `${base}/inbound/garmin/${secret}`;
 const post = (body: string, secret = SECRET, type = 'application/json') => fetch(inbound(secret), { method: 'POST', headers: { 'content-type': type }, body });
 
 beforeAll(async () => {
-  sandbox = await startSandbox();
-  t = await startTestApp({ ...sandboxSettings(sandbox, ['garmin']), GARMIN_INBOUND_SECRET: SECRET });
-  base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  world = await startSandboxedApp(['garmin'], { GARMIN_INBOUND_SECRET: SECRET });
+  ({ sandbox, t, base } = world);
   tenant = await t.createTenant('garmin-a');
   other = await t.createTenant('garmin-b');
   userId = (await t.createUser(tenant.apiKey)).id;
@@ -39,8 +38,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await t?.close();
-  await sandbox?.close();
+  await world?.close();
 });
 
 describe('Garmin push notifications', () => {

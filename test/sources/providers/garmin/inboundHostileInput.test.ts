@@ -9,10 +9,8 @@ import { MAX_NOTIFICATION_ITEMS } from '../../../../src/sources/providers/garmin
 import type { UploadAccepted } from '../../../../commands/ingestion/upload.js';
 import { indexInboundSecrets } from '../../../../src/processes/inboundSecretIndex.js';
 import { SANDBOX_CLIENTS } from '../../../../src/sandbox/sandboxClients.js';
-import { startSandbox, type Sandbox } from '../../../../src/sandbox/sandboxServer.js';
-import { sandboxSettings } from '../../../../src/sandbox/sandboxSettings.js';
-import { connectedProviderUser } from '../../../connections/consentFlow.js';
-import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../../../support/server.js';
+import { connectedProviderUser, type SandboxedApp, startSandboxedApp } from '../../../connections/consentFlow.js';
+import { expectStatus, type TenantHandle, type TestApp } from '../../../support/server.js';
 
 /**
  * POST /inbound/garmin/{secret} under hostile input (issue 20, finding 1 "Unauthenticated
@@ -23,7 +21,7 @@ import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../
 const SECRET = 'hostile-inbound-secret-0123456789abcdef';
 const MiB = 1024 * 1024;
 
-let sandbox: Sandbox;
+let world: SandboxedApp;
 let t: TestApp;
 let base: string;
 let port: number;
@@ -38,9 +36,8 @@ const dailies = (user: string, n: number, from = 0) => Array.from({ length: n },
 const runsOf = (user: string) => t.ctx.readStore.find<SyncRunDoc>(SYNC_RUNS, { filter: { user_id: user } });
 
 beforeAll(async () => {
-  sandbox = await startSandbox();
-  t = await startTestApp({ ...sandboxSettings(sandbox, ['garmin']), GARMIN_INBOUND_SECRET: SECRET }, { syncPolling: false });
-  base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  world = await startSandboxedApp(['garmin'], { GARMIN_INBOUND_SECRET: SECRET }, { syncPolling: false });
+  ({ t, base } = world);
   port = Number(new URL(base).port);
   tenant = await t.createTenant('garmin-hostile');
   reader = await t.createTenant('garmin-hostile-reader');
@@ -50,8 +47,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await t?.close();
-  await sandbox?.close();
+  await world?.close();
 });
 
 /**
