@@ -417,7 +417,7 @@ describe('healthKitParser: the fixture upload (contracts §3)', async () => {
         sugar_g: 14,
         sodium_mg: 120, // 0.12 g
         water_ml: null,
-        nutrients: { potassium: { value: 450, unit: 'mg' }, vitamin_c: { value: 11, unit: 'mg' } } // 0.011 g, in the catalog's unit since dietary vitamin C is a catalog type,
+        nutrients: { potassium: { value: 450, unit: 'mg' }, vitamin_c: { value: 11, unit: 'mg' } }, // 0.011 g, in the catalog's unit (dietary vitamin C is a catalog type)
         metadata: { HKTimeZone: 'Europe/Berlin', HKFoodType: 'Oatmeal with banana', timezone: 'Europe/Berlin' },
         ...MFP_PROV,
       },
