@@ -1,6 +1,7 @@
 import { serializerCompiler } from 'fastify-type-provider-zod';
 import { describe, expect, it } from 'vitest';
 import { compiledSerializerCompiler } from '../../src/server/compiledSerializer.js';
+import { SampleStatistics } from '../../src/server/routes/sampleStats.js';
 import { QuantitySample } from '../../src/server/routes/samples.js';
 import { pageOf, Problem } from '../../src/server/schemas.js';
 
@@ -41,6 +42,12 @@ describe('compiled serializer of record pages (issue 27)', () => {
     expect(compiledSerializerCompiler(route(schema))(page)).toBe(serializerCompiler(route(schema) as never)(page));
     const last = { data: [], next_cursor: null };
     expect(compiledSerializerCompiler(route(schema))(last)).toBe(serializerCompiler(route(schema) as never)(last));
+  });
+
+  it('writes statistics byte for byte as the zod serializer does', () => {
+    const bucket = (i: number) => ({ start: `2026-01-${String(1 + (i % 28)).padStart(2, '0')}T00:00:00+01:00`, provider: 'device-a', source: 'apple', unit: 'count/min', count: 1440 + i, sum: 86_400.25 * i, avg: 60.125, min: 41, max: 180.5 });
+    const stats = { type: 'heart_rate', interval: 'day', tz: 'Europe/Berlin', view: 'merged', start: '2026-01-01T00:00:00+01:00', end: '2027-01-01T00:00:00+01:00', truncated: false, buckets: Array.from({ length: 40 }, (_, i) => bucket(i)) };
+    expect(compiledSerializerCompiler(route(SampleStatistics))(stats)).toBe(serializerCompiler(route(SampleStatistics) as never)(stats));
   });
 
   it('leaves out fields the schema does not name, as zod does', () => {
