@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { json, machine, startService } from './support/service.js';
+import { cpuMsOf, json, machine, startService } from './support/service.js';
 
 const percentile = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -42,6 +42,7 @@ export default async function main(args: string[]) {
     };
 
     const latencies: number[] = [];
+    const cpu0 = cpuMsOf(svc.child.pid);
     let next = 0;
     const t0 = performance.now();
     await Promise.all(
@@ -68,12 +69,14 @@ export default async function main(args: string[]) {
       await new Promise((r) => setTimeout(r, 100));
     }
     const doneMs = performance.now() - t0;
+    const cpu1 = cpuMsOf(svc.child.pid);
     console.log(`\n| ${uploads} one-line uploads, ${users} users, ${inflight} in flight | figure |`);
     console.log('|---|---:|');
     console.log(`| accepted (202) per second | ${Math.round(uploads / (acceptedMs / 1000))} |`);
     console.log(`| POST /v1/ingest p50 / p99 ms | ${percentile(latencies, 50).toFixed(1)} / ${percentile(latencies, 99).toFixed(1)} |`);
     console.log(`| all ETL jobs finished after (s) | ${(doneMs / 1000).toFixed(1)} |`);
     console.log(`| processed per second (accepted → ETL done) | ${Math.round(uploads / (doneMs / 1000))} |`);
+    if (cpu0 !== null && cpu1 !== null) console.log(`| service CPU time per upload, all threads (ms) | ${((cpu1 - cpu0) / uploads).toFixed(1)} |`);
   } finally {
     await svc.stop();
     rmSync(dir, { recursive: true, force: true });
