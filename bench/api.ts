@@ -2,8 +2,10 @@
  * `npm run bench -- api`: requests/s and p99 latency of GET /v1/users/{id} and POST /v1/users
  * under 32 concurrent connections (autocannon), against the real server started as `npm start`
  * does, next to a bare fastify route answering the same JSON from memory on the same machine in
- * the same run (the framework's ceiling for this work).
+ * the same run (the framework's ceiling for this work), and a bare node:http server in its own
+ * process answering the same bytes (the platform's ceiling, issue 27's reference).
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +47,14 @@ export default async function main(args: string[]) {
     const barePort = await freePort();
     await bare.listen({ port: barePort, host: '127.0.0.1' });
 
+    // Bare node:http in a process of its own, as the service is (autocannon runs in this one).
+    const httpPort = await freePort();
+    const bareHttp = spawn(process.execPath, ['-e', `require('node:http').createServer((q, s) => { s.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }); s.end(process.env.BODY); }).listen(${httpPort}, '127.0.0.1', () => console.log('up'))`], {
+      env: { ...process.env, BODY: sample },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise((resolve) => bareHttp.stdout!.once('data', resolve));
+
     let n = 0;
     const results: Result[] = [];
     results.push(
@@ -54,6 +64,8 @@ export default async function main(args: string[]) {
         requests: [{ method: 'GET', headers: auth, setupRequest: (req) => ({ ...req, path: `/v1/users/${ids[n++ % ids.length]}` }) }],
       }),
     );
+    results.push(await cannon('GET same JSON (bare node:http, own process)', { url: `http://127.0.0.1:${httpPort}`, duration: seconds, requests: [{ method: 'GET', path: `/v1/users/${ids[0]}` }] }));
+    bareHttp.kill();
     results.push(await cannon('GET same JSON (bare fastify)', { url: `http://127.0.0.1:${barePort}`, duration: seconds, requests: [{ method: 'GET', path: `/v1/users/${ids[0]}` }] }));
     let m = 0;
     results.push(
@@ -77,7 +89,7 @@ export default async function main(args: string[]) {
     console.log('| route | req/s | p50 ms | p99 ms | errors | non-2xx |');
     console.log('|---|---:|---:|---:|---:|---:|');
     for (const r of results) console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} |`);
-    console.log(`\nGET service / bare fastify: ${((results[0]!.rps / results[1]!.rps) * 100).toFixed(0)} %`);
+    console.log(`\nGET service / bare node:http: ${((results[0]!.rps / results[1]!.rps) * 100).toFixed(0)} %; / bare fastify: ${((results[0]!.rps / results[2]!.rps) * 100).toFixed(0)} %`);
   } finally {
     await svc.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -31,6 +31,8 @@ const EnvSchema = z.object({
   WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   PROJECTION_RETRY_SCHEDULE: z.string().optional(),
   UPLOADS_IN_FLIGHT: z.coerce.number().int().min(1).default(8),
+  ETL_MAX_OPEN_JOBS: z.coerce.number().int().min(1).default(10_000),
+  ETL_MAX_OPEN_JOBS_PER_USER: z.coerce.number().int().min(1).max(10_000).default(100),
   ARCHIVES_IN_FLIGHT: z.coerce.number().int().min(1).max(256).default(4),
   ETL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   DELETION_JOB_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
@@ -69,6 +71,8 @@ export type Config = {
   /** Webhook deliveries are purged this many days after they were made (docs/webhooks.md). */
   webhookDeliveryRetentionDays: number;
   uploadsInFlight: number;
+  /** Uploads are answered 429 while the ETL queue holds this many open jobs, or their user this many (src/server/etlBackPressure.ts). */
+  etlBacklog: { maxOpenJobs: number; maxOpenJobsPerUser: number };
   /** `GET /v1/me/archive` streams at once per process (one per user among them). */
   archivesInFlight: number;
   etlConcurrency: number;
@@ -194,6 +198,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryScheduleSeconds: schedule,
     webhookDeliveryRetentionDays: e.WEBHOOK_DELIVERY_RETENTION_DAYS,
     uploadsInFlight: e.UPLOADS_IN_FLIGHT,
+    etlBacklog: { maxOpenJobs: e.ETL_MAX_OPEN_JOBS, maxOpenJobsPerUser: e.ETL_MAX_OPEN_JOBS_PER_USER },
     archivesInFlight: e.ARCHIVES_IN_FLIGHT,
     etlConcurrency: e.ETL_CONCURRENCY,
     projectorThread: e.PROJECTOR_THREAD,

@@ -51,6 +51,21 @@ export async function startService(dataDir: string, env: Record<string, string> 
   };
 }
 
+/**
+ * CPU time (user + system, all threads) the service process has used so far, in ms, from
+ * /proc (Linux; null elsewhere). On a shared machine wall-clock rates move with the neighbours'
+ * load; CPU time per unit of work moves much less, so benchmarks report both.
+ */
+export function cpuMsOf(pid: number | undefined): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime and stime are fields 14 and 15 of stat (11 and 12 after the command name), in clock ticks.
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return null;
+  }
+}
+
 export async function json<T>(res: Response): Promise<T> {
   if (!res.ok) throw new Error(`${res.status} ${await res.text()}`);
   return (await res.json()) as T;

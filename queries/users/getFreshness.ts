@@ -1,4 +1,6 @@
 import type { Filter, ReadStore } from '../../src/readstore/readStore.js';
+import { userSampleTypes } from '../archive/sampleTypes.js';
+import { SAMPLES } from '../../projections/records/sampleRollups/samplesDerivation.js';
 import { recordProjections } from '../../projections/index.js';
 import type { EtlJobDoc } from '../../projections/ingestion/etlJobsProjection.js';
 import type { ProviderKind } from '../../src/catalog/providerFacts.js';
@@ -102,7 +104,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /**
  * The end of the provider's latest record: the greatest end among its records that start on
  * `lastDay` (the last day an upload of it stored records, `data.written`) or the LOOKBACK_DAYS
- * before. Queries go by the `{user_id, day}` index every record collection has.
+ * before. Queries go by the `{user_id, day}` index of each record collection, or for samples (which
+ * have none) by their `{user_id, type, start_date}` index, type by type.
  */
 export async function latestRecordEnd(readStore: ReadStore, userId: string, provider: string, lastDay: string): Promise<string | null> {
   const from = isoDay(Date.parse(`${lastDay}T00:00:00Z`) - LOOKBACK_DAYS * DAY_MS);
@@ -116,7 +119,15 @@ export async function latestRecordEnd(readStore: ReadStore, userId: string, prov
   for (const { collection, end } of RECORD_ENDS) {
     const columns = columnsOf.get(collection);
     if (!columns) continue; // projection not registered: no such records
-    if (columns.has(end)) {
+    if (collection === SAMPLES) {
+      // Samples have no (user_id, day) index: per type, the same days as a range of starts (a
+      // start is an RFC 3339 UTC time, which sorts after its date and before the next date).
+      const starts = { $gte: from, $lt: isoDay(Date.parse(`${lastDay}T00:00:00Z`) + DAY_MS) };
+      for await (const type of userSampleTypes(readStore, userId)) {
+        const rows = await readStore.aggregate(collection, { filter: { user_id: userId, type, start_date: starts, provider }, groupBy: [], max: [end] });
+        for (const r of rows) if (r.count > 0) consider(r.max[end]);
+      }
+    } else if (columns.has(end)) {
       const rows = await readStore.aggregate(collection, { filter, groupBy: [], max: [end] });
       for (const r of rows) if (r.count > 0) consider(r.max[end]);
     } else {

@@ -199,7 +199,8 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
         for (const run of dayRuns([...days].sort((a, b) => a - b))) {
           const rows = await loadRows(readStore, userId, partition, run, rule);
           // The batch's own records as they will stand after it: added, replaced, or moved away.
-          // A row reads through to its upsert's fields (no copy of each record).
+          // A row is a shallow copy of its upsert's fields: reading through to them with
+          // Object.create made every upsert a prototype, which V8 re-shapes (slow, profiled).
           for (const [key, c] of upserts) {
             const set = c.set!;
             if (set.user_id !== userId) continue;
@@ -207,10 +208,7 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
               rows.delete(key);
               continue;
             }
-            const row = Object.create(set) as Doc;
-            row._id = key;
-            row.hidden = rows.get(key)?.hidden ?? false;
-            rows.set(key, row);
+            rows.set(key, { ...set, _id: key, hidden: rows.get(key)?.hidden ?? false });
           }
           evaluateDays(rows, run, rule, { userId, partition }, upserts, changes);
         }

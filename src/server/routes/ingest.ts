@@ -4,6 +4,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { UPLOAD_ID } from '../../../commands/ingestion/acceptUpload.js';
 import { storeProviderPayload } from '../../processes/etl/storeProviderPayload.js';
+import { addEtlBackPressure } from '../etlBackPressure.js';
 import { problems } from '../problems.js';
 import { withProblems } from '../schemas.js';
 import type { RouteOptions } from './routeOptions.js';
@@ -45,6 +46,8 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
     if (!takesType(format, type)) throw unsupportedMediaType(slug, format, type, ctx.config.publicBaseUrl);
     return payload;
   });
+  // Then, still before the body is read: 429 while the ETL queue is full (for everyone or this user).
+  addEtlBackPressure(app, ctx, ctx.config.etlBacklog);
 
   app.post(
     '/ingest/:device_slug',

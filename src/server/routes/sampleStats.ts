@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { userHasSamplesOfType } from '../../../queries/records/listSamples.js';
 import { formatWithOffset, sampleStats, statsWindow } from '../../../queries/records/sampleStats.js';
 import { findQuantityType } from '../../catalog/quantityCatalog.js';
+import { compiledSerializerCompiler } from '../compiledSerializer.js';
 import { problems } from '../problems.js';
 import { withProblems } from '../schemas.js';
 import { readableUser, UserParams, ViewQuery } from './recordParams.js';
@@ -43,6 +44,8 @@ export const sampleStatsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
     '/users/:id/samples/stats',
     {
       config: { auth: 'tenant' },
+      // Up to 50,000 buckets: written by a compiled serializer (compiledSerializer.ts).
+      serializerCompiler: compiledSerializerCompiler,
       schema: {
         summary: 'Statistics of one quantity type per hour or local day, one series per provider, source and unit',
         tags: ['records'],

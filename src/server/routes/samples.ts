@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { SampleDoc } from '../../../projections/records/samplesProjection.js';
 import { listSamples, userHasSamplesOfType } from '../../../queries/records/listSamples.js';
 import { findQuantityType } from '../../catalog/quantityCatalog.js';
+import { compiledSerializerCompiler } from '../compiledSerializer.js';
 import { problems } from '../problems.js';
 import { RecordProvenance, sampleFieldsOf, SampleOrigin } from './recordSchemas.js';
 import { DateTime, pageOf, withProblems } from '../schemas.js';
@@ -34,6 +35,8 @@ export const samplesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
     '/users/:id/samples',
     {
       config: { auth: 'tenant' },
+      // Pages of up to 1,000 samples: written by a compiled serializer (compiledSerializer.ts).
+      serializerCompiler: compiledSerializerCompiler,
       schema: {
         summary: 'Quantity samples of one type, oldest first',
         tags: ['records'],
