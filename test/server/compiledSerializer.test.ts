@@ -32,6 +32,7 @@ const sample = (i: number, over: Record<string, unknown> = {}) => ({
   was_user_entered: false,
   metadata: { timezone: 'Europe/Berlin', nested: { list: [1, 'two', null], flag: true }, original_value: 61 },
   ingested_at: '2025-11-02T00:00:00.000Z',
+  quality: i % 4 === 0 ? ['implausible_value', 'manual'] : [],
   ...over,
 });
 
