@@ -10,7 +10,7 @@ import { readOuraUserId } from '../../src/sources/providers/oura/userId.js';
 import { readWhoopUserId } from '../../src/sources/providers/whoop/userId.js';
 import { SANDBOX_CLIENTS } from '../../src/sandbox/sandboxClients.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
-import { connectedProviderUser, connectThroughSandbox } from '../connections/consentFlow.js';
+import { connectBeforeRetirement, connectedProviderUser, connectThroughSandbox } from '../connections/consentFlow.js';
 import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 
 /**
@@ -89,7 +89,7 @@ beforeAll(async () => {
   other = await t.createTenant('webhooks-b');
   userId = (await t.createUser(tenant.apiKey)).id;
   otherUserId = (await t.createUser(other.apiKey)).id;
-  for (const p of PROVIDERS) providerUser[p] = await connectedProviderUser(t, tenant.apiKey, userId, p);
+  for (const p of PROVIDERS) providerUser[p] = await connectedProviderUser(t, tenant.apiKey, userId, p, tenant.id);
 }, 60_000);
 
 afterAll(async () => {
@@ -359,7 +359,9 @@ describe('per-user subscriptions (Fitbit, Withings) after a backfill', () => {
 
   it('a backfill’s success (not a scheduled pull’s) subscribes the Withings user to each category at the application’s webhook address, and the Fitbit user once; a replay makes no second subscription', async () => {
     const user = (await t.createUser(tenant.apiKey)).id;
-    for (const p of ['withings', 'fitbit'] as const) expect((await connectThroughSandbox(t, tenant.apiKey, user, p)).callback.statusCode).toBe(200);
+    expect((await connectThroughSandbox(t, tenant.apiKey, user, 'withings')).callback.statusCode).toBe(200);
+    // Fitbit is retired (contracts §14): a connection made before still has its subscription made.
+    await connectBeforeRetirement(t, tenant.id, user, 'fitbit');
     const reactor = userSubscriptionsReactor(deps());
     await reactor.handle(synced('withings', user, 'scheduled'));
     expect(await listed('withings', user)).toHaveLength(0);
