@@ -144,7 +144,7 @@ export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
         if (client) {
           try {
             const tokens = JSON.parse(openValue(ctx.valueSealer, TOKEN_PURPOSE, connectionOwner(userId, provider), result.tokensSealed)) as TokenSet;
-            await ctx.grants.revoke(descriptor.slug, client, tokens.accessToken);
+            await ctx.grants.revoke(descriptor.slug, client, { accessToken: tokens.accessToken, providerUserId: tokens.providerUserId ?? null });
           } catch {
             // Best effort (spec): tokens that no longer open simply expire at the provider.
           }
