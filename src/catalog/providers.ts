@@ -136,8 +136,29 @@ export const GARMIN = {
   notes: 'Garmin Connect Developer Program: keys are granted on application, and evaluation keys reach test accounts only. History arrives as pushes after the backfill asks for it.',
 } satisfies ProviderFacts;
 
+/**
+ * Dexcom API v3 (continuous glucose). One scope, `offline_access`, opens every record type: the
+ * glucose readings and calibrations (body measurements), and the user's logged carbs (nutrition).
+ * DEXCOM_ENVIRONMENT picks the sandbox or production origin (README "Configuration").
+ */
+export const DEXCOM = {
+  slug: 'dexcom',
+  name: 'Dexcom',
+  kind: 'oauth',
+  dataTypes: ['dataRange', 'egvs', 'calibrations', 'events', 'devices'],
+  keys: CLIENT_KEYS,
+  validateKeys: (k) => clientKeysReason(k),
+  oauth: { pkce: false, scopes: { offline_access: ['body', 'nutrition'] } },
+  historyDays: null,
+  notes: 'Dexcom serves readings retrospectively, with a delay (not a live feed); a backfill reaches back to the first record the user\'s dataRange names. Production access needs an approved application; the sandbox answers for Dexcom\'s test users.',
+} satisfies ProviderFacts;
+
+/** Where DEXCOM_ENVIRONMENT=sandbox sends every Dexcom call when DEXCOM_BASE_URL is not set. */
+export const DEXCOM_SANDBOX_ORIGIN = 'https://sandbox-api.dexcom.com';
+export const DEXCOM_ENVIRONMENTS = ['production', 'sandbox'] as const;
+
 /** The oauth and push providers of this build, in the order GET /v1/providers lists them. */
-export const CONNECTED_PROVIDERS: readonly ProviderFacts[] = [OURA, WHOOP, WITHINGS, POLAR, FITBIT, STRAVA, GARMIN];
+export const CONNECTED_PROVIDERS: readonly ProviderFacts[] = [OURA, WHOOP, WITHINGS, POLAR, FITBIT, STRAVA, GARMIN, DEXCOM];
 
 const bySlug = new Map(CONNECTED_PROVIDERS.map((p) => [p.slug, p]));
 

@@ -4,6 +4,7 @@ import { healthKitParser } from './files/device-a/healthKitParser.js';
 import { healthConnectParser } from './files/device-b/healthConnectParser.js';
 import { gadgetbridgeParser } from './files/device-c/gadgetbridgeParser.js';
 import { demoParser } from './files/demo/demoParser.js';
+import { dexcomConnector } from './providers/dexcom/pull.js';
 import { fitbitConnector } from './providers/fitbit/pull.js';
 import { garminConnector } from './providers/garmin/connector.js';
 import { ouraConnector } from './providers/oura/pull.js';
@@ -32,6 +33,7 @@ export const PULL_CONNECTORS: Readonly<Partial<Record<string, PullConnector>>> =
   oura: ouraConnector,
   polar: polarConnector,
   whoop: whoopConnector,
+  dexcom: dexcomConnector,
 };
 
 export const PUSH_CONNECTORS: Readonly<Partial<Record<string, PushConnector>>> = {

@@ -1,4 +1,5 @@
 import type { DataHandler } from '../sandboxTypes.js';
+import { dexcomData } from './dexcom.js';
 import { fitbitData } from './fitbit.js';
 import { garminData } from './garmin.js';
 import { fitbitSubscriptions, withingsSubscriptions } from './notificationSubscriptions.js';
@@ -28,4 +29,5 @@ export const SANDBOX_DATA: Partial<Record<string, DataHandler>> = {
   whoop: whoopData,
   strava: stravaData,
   withings: either(withingsSubscriptions, withingsData),
+  dexcom: dexcomData,
 };
