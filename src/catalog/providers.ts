@@ -136,6 +136,47 @@ export const GARMIN = {
   notes: 'Garmin Connect Developer Program: keys are granted on application, and evaluation keys reach test accounts only. History arrives as pushes after the backfill asks for it.',
 } satisfies ProviderFacts;
 
+const GOOGLE_SCOPE = 'https://www.googleapis.com/auth/googlehealth';
+
+/**
+ * Google Health API v4: Fitbit and Pixel Watch data since Fitbit's Web API was retired. Read-only
+ * scopes, each covering a family of data types (src/sources/providers/google/dataTypes.ts); the
+ * data types are the API's own hyphenated identifiers.
+ */
+export const GOOGLE = {
+  slug: 'google',
+  name: 'Google Health',
+  kind: 'oauth',
+  dataTypes: [
+    'heart-rate',
+    'steps',
+    'distance',
+    'active-energy-burned',
+    'sleep',
+    'exercise',
+    'weight',
+    'body-fat',
+    'oxygen-saturation',
+    'heart-rate-variability',
+    'daily-resting-heart-rate',
+    'daily-respiratory-rate',
+    'vo2-max',
+  ] as const,
+  keys: CLIENT_KEYS,
+  validateKeys: (k) => clientKeysReason(k, /^[0-9]+-[0-9a-z]+\.apps\.googleusercontent\.com$/.test(k.CLIENT_ID ?? '') ? null : 'Google OAuth client ids end in .apps.googleusercontent.com'),
+  oauth: {
+    pkce: true,
+    scopes: {
+      [`${GOOGLE_SCOPE}.activity_and_fitness.readonly`]: ['activity', 'workouts'],
+      [`${GOOGLE_SCOPE}.health_metrics_and_measurements.readonly`]: ['heart', 'body'],
+      [`${GOOGLE_SCOPE}.sleep.readonly`]: ['sleep'],
+    },
+  },
+  webhookPath: '/webhooks/google',
+  historyDays: null,
+  notes: 'Serves Fitbit and Pixel Watch data since Fitbit\'s Web API was retired (2026-11-02): users connect again here. Google requires a verified OAuth application (restricted health scopes) before production users can consent.',
+} satisfies ProviderFacts;
+
 /**
  * Dexcom API v3 (continuous glucose). One scope, `offline_access`, opens every record type: the
  * glucose readings and calibrations (body measurements), and the user's logged carbs (nutrition).
@@ -158,7 +199,7 @@ export const DEXCOM_SANDBOX_ORIGIN = 'https://sandbox-api.dexcom.com';
 export const DEXCOM_ENVIRONMENTS = ['production', 'sandbox'] as const;
 
 /** The oauth and push providers of this build, in the order GET /v1/providers lists them. */
-export const CONNECTED_PROVIDERS: readonly ProviderFacts[] = [OURA, WHOOP, WITHINGS, POLAR, FITBIT, STRAVA, GARMIN, DEXCOM];
+export const CONNECTED_PROVIDERS: readonly ProviderFacts[] = [OURA, WHOOP, WITHINGS, POLAR, FITBIT, STRAVA, GARMIN, GOOGLE, DEXCOM];
 
 const bySlug = new Map(CONNECTED_PROVIDERS.map((p) => [p.slug, p]));
 

@@ -7,6 +7,7 @@ import { demoParser } from './files/demo/demoParser.js';
 import { dexcomConnector } from './providers/dexcom/pull.js';
 import { fitbitConnector } from './providers/fitbit/pull.js';
 import { garminConnector } from './providers/garmin/connector.js';
+import { googleConnector } from './providers/google/pull.js';
 import { ouraConnector } from './providers/oura/pull.js';
 import { polarConnector } from './providers/polar/pull.js';
 import { stravaConnector } from './providers/strava/pull.js';
@@ -34,6 +35,7 @@ export const PULL_CONNECTORS: Readonly<Partial<Record<string, PullConnector>>> =
   polar: polarConnector,
   whoop: whoopConnector,
   dexcom: dexcomConnector,
+  google: googleConnector,
 };
 
 export const PUSH_CONNECTORS: Readonly<Partial<Record<string, PushConnector>>> = {
