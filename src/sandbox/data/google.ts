@@ -99,7 +99,11 @@ function windowOf(filter: string): { from: number; to: number; daily: boolean } 
   return Number.isNaN(from) || Number.isNaN(to) || from >= to ? null : { from, to, daily };
 }
 
+/** The sandbox wearer's Google Health user id (`users/me/identity`), named in its notifications. */
+export const googleHealthUserId = (user: string) => `gh${user}`;
+
 export const googleData: DataHandler = ({ method, path, query, token, now }) => {
+  if (method === 'GET' && path === '/v4/users/me/identity') return { status: 200, body: { name: 'users/me/identity', healthUserId: googleHealthUserId(token.user) } };
   const m = /^\/v4\/users\/me\/dataTypes\/([a-z0-9-]+)\/dataPoints$/.exec(path);
   if (!m || method !== 'GET') return null;
   const type = m[1]!;

@@ -3,6 +3,7 @@ import { pulls } from '../../shared/pullSelection.js';
 import { stringOrNull, tokenPages } from '../../shared/tokenPaging.js';
 import { GOOGLE_DATA_TYPES, windowFilter } from './dataTypes.js';
 import { googleParser } from './parser.js';
+import { readGoogleUserId } from './userId.js';
 import { GOOGLE_HEALTH_ORIGIN, google } from './provider.js';
 
 /**
@@ -26,6 +27,7 @@ async function* pullGoogle(ctx: PullContext): AsyncIterable<PulledPayload> {
 
 export const googleConnector: PullConnector = {
   descriptor: google,
+  readUserId: readGoogleUserId,
   origins: { data: GOOGLE_HEALTH_ORIGIN },
   pull: pullGoogle,
   parser: googleParser,
