@@ -33,6 +33,7 @@ export type Sandbox = {
 };
 
 export const CONTROL_PATH = '/_sandbox/control';
+const CODE_TTL_MS = 10 * 60_000;
 
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
@@ -191,7 +192,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       const method = q.get('code_challenge_method');
       if (q.get('code_challenge') && method !== 'S256') return send(res, 400, { error: 'invalid_request', error_description: 'only S256' });
       const user = sandboxUserOf(provider.slug);
-      grants.set(code, { provider: provider.slug, code, redirectUri: redirect, challenge: q.get('code_challenge'), scope, used: false, user });
+      grants.set(code, { provider: provider.slug, code, redirectUri: redirect, challenge: q.get('code_challenge'), scope, used: false, user, expiresAt: now().getTime() + CODE_TTL_MS });
       back.searchParams.set('code', code);
       // Strava reports the scopes the athlete accepted on the redirect, not in the token answer.
       if (provider.slug === 'strava') back.searchParams.set('scope', scope);
@@ -210,6 +211,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (grantType === 'authorization_code') {
       const grant = grants.get(body.get('code') ?? '');
       if (!grant || grant.used || grant.provider !== provider.slug) return tokenError(provider.slug, res, 'invalid_grant', 'unknown or used code');
+      if (grant.expiresAt <= now().getTime()) return tokenError(provider.slug, res, 'invalid_grant', 'the code has expired');
       if (body.get('redirect_uri') !== grant.redirectUri) return tokenError(provider.slug, res, 'invalid_grant', 'redirect_uri differs from the authorisation request');
       if (grant.challenge && s256(body.get('code_verifier') ?? '') !== grant.challenge) return tokenError(provider.slug, res, 'invalid_grant', 'code_verifier does not match');
       grant.used = true;
