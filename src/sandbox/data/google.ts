@@ -16,6 +16,7 @@ const PAGE = 200;
 const HOUR = 3_600_000;
 const MAX_WINDOW_MS = 90 * 86_400_000;
 const DEVICE = { manufacturer: 'Google', displayName: 'Pixel Watch 4', formFactor: 'WATCH' };
+const SCALE = { manufacturer: 'Withings', displayName: 'Body+', formFactor: 'SCALE' };
 
 type Point = { at: number; point: Record<string, unknown> };
 type Answer = { status: number; body: unknown };
@@ -30,6 +31,8 @@ function pointsOn(user: string, type: string, date: string): Point[] {
   const r = seeded(user, type, date);
   const name = (at: number, n = 0) => `users/me/dataTypes/${type}/dataPoints/${at}${n ? `-${n}` : ''}`;
   const p = (at: number, body: Record<string, unknown>, n = 0): Point => ({ at, point: { name: name(at, n), dataSource: { recordingMethod: 'PASSIVELY_MEASURED', device: DEVICE, platform: 'FITBIT' }, ...body } });
+  // Weighings come from a scale another app wrote to Google Health: another source, not worn.
+  const scale = (at: number, body: Record<string, unknown>): Point => ({ at, point: { name: name(at), dataSource: { recordingMethod: 'ACTIVELY_MEASURED', device: SCALE, platform: 'HEALTH_CONNECT' }, ...body } });
   const hours = Array.from({ length: 15 }, (_, i) => localAt(date, 7 + i));
   switch (type) {
     case 'heart-rate':
@@ -59,11 +62,11 @@ function pointsOn(user: string, type: string, date: string): Point[] {
     }
     case 'weight': {
       const at = localAt(date, 7, 30);
-      return [p(at, { weight: { sampleTime: sample(at), weightGrams: between(r, 71_000, 73_000) } })];
+      return [scale(at, { weight: { sampleTime: sample(at), weightGrams: between(r, 71_000, 73_000) } })];
     }
     case 'body-fat': {
       const at = localAt(date, 7, 30);
-      return [p(at, { bodyFat: { sampleTime: sample(at), percentage: between(r, 18, 20, 1) } })];
+      return [scale(at, { bodyFat: { sampleTime: sample(at), percentage: between(r, 18, 20, 1) } })];
     }
     case 'oxygen-saturation': {
       const at = localAt(date, 4);

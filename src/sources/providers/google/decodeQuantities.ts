@@ -24,12 +24,27 @@ export const GOOGLE_QUANTITIES: Readonly<Record<string, QuantityOf>> = {
   vo2Max: { type: 'vo2_max', field: 'vo2Max', unit: 'mL/(kg.min)', range: [5, 100] },
 };
 
-/** Where the data point came from, as the records' source: the device's name, else the platform. */
-export function sourceOf(point: Json): { device: string | null; metadata: Record<string, unknown> } {
+/** Form factors worn on the body: their points are body-worn, a phone's or a scale's are not. */
+const WORN = new Set(['WATCH', 'BAND', 'TRACKER', 'RING', 'FITNESS_BAND']);
+
+/**
+ * Where the data point came from, as the records' provenance: Fitbit-platform devices (Fitbit
+ * trackers, Pixel Watch) are source `fitbit`, anything else Google Health reports `google`, so the
+ * merged view ranks them as it ranks those sources from any provider; the device's name, and
+ * body-worn from its form factor. The whole `dataSource` stays in metadata.
+ */
+export function sourceOf(point: Json, p: Provenance): { provenance: Provenance; metadata: Record<string, unknown> } {
   const ds = isObject(point.dataSource) ? point.dataSource : {};
   const device = isObject(ds.device) ? ds.device : {};
   const name = typeof device.displayName === 'string' ? device.displayName.slice(0, 128) : null;
-  return { device: name, metadata: { data_source: ds } };
+  const form = typeof device.formFactor === 'string' ? device.formFactor : null;
+  const provenance: Provenance = {
+    ...p,
+    source: ds.platform === 'FITBIT' ? 'fitbit' : 'google',
+    device: name ?? p.device,
+    body_worn: form === null ? p.body_worn : WORN.has(form),
+  };
+  return { provenance, metadata: { data_source: ds } };
 }
 
 export function decodeQuantity(member: string, point: Json, p: Provenance): NormalizedRecord[] {
@@ -40,8 +55,8 @@ export function decodeQuantity(member: string, point: Json, p: Provenance): Norm
   if (!name) throw new RecordError('name is missing');
   const value = readNumber(body[spec.field], `${member}.${spec.field}`);
   if (spec.range && (value < spec.range[0] || value > spec.range[1])) throw new RecordError(`${member}.${spec.field} ${value} is outside ${spec.range[0]}..${spec.range[1]}`);
-  const source = sourceOf(point);
-  const provenance = source.device ? { ...p, device: source.device } : p;
+  const source = sourceOf(point, p);
+  const provenance = source.provenance;
   let start: number;
   let end: number;
   let zone: Record<string, string>;

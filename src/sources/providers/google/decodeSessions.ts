@@ -50,11 +50,10 @@ export function decodeSleep(point: Json, p: Provenance): NormalizedRecord[] {
   });
   const seconds = phaseTotals(stretches, 1000);
   const staged = stretches.length > 0;
-  const source = sourceOf(point);
+  const source = sourceOf(point, p);
   const record: SleepSessionRecord = {
     kind: 'sleep_session',
-    ...p,
-    device: source.device ?? p.device,
+    ...source.provenance,
     external_id: nameOf(point),
     bedtime_start: iso(start.ms),
     bedtime_end: iso(end.ms),
@@ -83,11 +82,10 @@ export function decodeExercise(point: Json, p: Provenance): NormalizedRecord[] {
   const m = isObject(ex.metricsSummary) ? ex.metricsSummary : {};
   const active = durationSeconds(ex.activeDuration, 'activeDuration');
   const distanceMm = optionalNumberOf(m.distanceMillimeters, 'metricsSummary.distanceMillimeters');
-  const source = sourceOf(point);
+  const source = sourceOf(point, p);
   const record: WorkoutRecord = {
     kind: 'workout',
-    ...p,
-    device: source.device ?? p.device,
+    ...source.provenance,
     external_id: nameOf(point),
     type: EXERCISES[sent] ?? 'other',
     start_date: iso(start.ms),

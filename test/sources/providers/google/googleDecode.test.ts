@@ -12,14 +12,19 @@ import { decode, grantedSandbox, parseAll, runPull } from '../../shared/sandboxP
  * catalog's units with the device and offset kept, int64 strings read as numbers, sleep stages and
  * exercise summaries; the pull filters by the window and pages by pageToken; notifications.
  */
-const source = { dataSource: { recordingMethod: 'PASSIVELY_MEASURED', device: { displayName: 'Pixel Watch 4' }, platform: 'FITBIT' } };
+const source = { dataSource: { recordingMethod: 'PASSIVELY_MEASURED', device: { displayName: 'Pixel Watch 4', formFactor: 'WATCH' }, platform: 'FITBIT' } };
 const page = (points: unknown[]) => ({ dataPoints: points });
 
 describe('Google Health decoding', () => {
   it('heart rate: a sample at physicalTime, beatsPerMinute sent as an int64 string, the offset from utcOffset, the device named', async () => {
     const { records, rejected } = await decode(googleConnector, 'heart-rate', page([{ name: 'users/me/dataTypes/heart-rate/dataPoints/1', ...source, heartRate: { sampleTime: { physicalTime: '2026-10-25T01:30:00Z', utcOffset: '3600s' }, beatsPerMinute: '61' } }]));
     expect(rejected).toEqual([]);
-    expect(records[0]).toMatchObject({ type: 'heart_rate', value: 61, unit: 'count/min', start_date: '2026-10-25T01:30:00.000Z', device: 'Pixel Watch 4', provider: 'google', metadata: { timezone: '+01:00' } });
+    expect(records[0]).toMatchObject({ type: 'heart_rate', value: 61, unit: 'count/min', start_date: '2026-10-25T01:30:00.000Z', device: 'Pixel Watch 4', provider: 'google', source: 'fitbit', body_worn: true, metadata: { timezone: '+01:00' } });
+  });
+
+  it('a point from another platform is source google; a scale is not body-worn (the merged view ranks them as those sources)', async () => {
+    const { records } = await decode(googleConnector, 'weight', page([{ name: 'w', dataSource: { device: { displayName: 'Body+', formFactor: 'SCALE' }, platform: 'HEALTH_CONNECT' }, weight: { sampleTime: { physicalTime: '2026-10-25T06:30:00Z' }, weightGrams: 72000 } }]));
+    expect(records[0]).toMatchObject({ provider: 'google', source: 'google', body_worn: false, device: 'Body+' });
   });
 
   it('interval totals and unit conversions: steps, distance in mm → m, weight in g → kg; a missing value field is rejected alone with its reason', async () => {
