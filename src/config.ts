@@ -3,6 +3,7 @@ import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import type { ProviderSettings } from './catalog/providerFacts.js';
 import { PROVIDER_KINDS } from './catalog/providerKinds.js';
+import { DEXCOM_ENVIRONMENTS, DEXCOM_SANDBOX_ORIGIN } from './catalog/providers.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0'])
@@ -102,10 +103,14 @@ function providerSettings(env: NodeJS.ProcessEnv): Record<string, ProviderSettin
   for (const [slug, kind] of Object.entries(PROVIDER_KINDS)) {
     if (kind === 'device') continue;
     const prefix = slug.toUpperCase().replace(/[^A-Z0-9]/g, '_');
-    const baseUrl = env[`${prefix}_BASE_URL`] || undefined;
+    let baseUrl = env[`${prefix}_BASE_URL`] || undefined;
     if (baseUrl !== undefined && !/^https?:\/\/[^/]+\/?$/.test(baseUrl)) throw new ConfigError(`${prefix}_BASE_URL must be a scheme, host and optional port (http://127.0.0.1:9000)`);
     const inboundSecret = kind === 'push' ? env[`${prefix}_INBOUND_SECRET`] || undefined : undefined;
     if (inboundSecret !== undefined && !/^[A-Za-z0-9._~-]{24,256}$/.test(inboundSecret)) throw new ConfigError(`${prefix}_INBOUND_SECRET must be 24 to 256 letters, digits or . _ ~ -`);
+    const dexcomEnvironment = slug === 'dexcom' ? (env.DEXCOM_ENVIRONMENT || 'production') : undefined;
+    if (dexcomEnvironment !== undefined && !(DEXCOM_ENVIRONMENTS as readonly string[]).includes(dexcomEnvironment)) throw new ConfigError(`DEXCOM_ENVIRONMENT must be one of ${DEXCOM_ENVIRONMENTS.join(', ')}`);
+    // Dexcom's sandbox is its own origin: the environment picks it unless DEXCOM_BASE_URL names another.
+    if (dexcomEnvironment === 'sandbox' && baseUrl === undefined) baseUrl = DEXCOM_SANDBOX_ORIGIN;
     const subscriberVerificationCode = slug === 'fitbit' ? env[`${prefix}_SUBSCRIBER_VERIFICATION_CODE`] || undefined : undefined;
     out[slug] = { clientId: env[`${prefix}_CLIENT_ID`] || undefined, clientSecret: env[`${prefix}_CLIENT_SECRET`] || undefined, baseUrl, ...(inboundSecret ? { inboundSecret } : {}), ...(subscriberVerificationCode ? { subscriberVerificationCode } : {}) };
   }

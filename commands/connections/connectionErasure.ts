@@ -41,7 +41,7 @@ export function connectionErasureHook(deps: { eventStore: EventStore; readStore:
           try {
             const client = await resolveProviderClient(readStore, deps.sealer, deps.providers, job.tenantId, p.slug);
             const tokens = JSON.parse(openValue(deps.sealer, TOKEN_PURPOSE, connectionOwner(job.userId, p.slug), state.tokensSealed)) as TokenSet;
-            if (client) await deps.grants.revoke(p.slug, client, tokens.accessToken);
+            if (client) await deps.grants.revoke(p.slug, client, { accessToken: tokens.accessToken, providerUserId: tokens.providerUserId ?? null });
           } catch {
             // Best effort: a grant that cannot be revoked expires at the provider.
           }

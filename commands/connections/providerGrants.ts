@@ -23,6 +23,10 @@ export interface ProviderGrants {
    * after the exchange. `refused` carries the provider's refusal in words the user may read.
    */
   exchangeCode(provider: string, client: OAuthClient, r: { code: string; redirectUri: string; verifier: string | null }, now: Date): Promise<TokenSet | { refused: string }>;
-  /** Best effort: false when the provider has no revocation or did not confirm it. */
-  revoke(provider: string, client: OAuthClient, accessToken: string): Promise<boolean>;
+  /**
+   * Best effort: ends the grant at the provider: the user's deregistration where the provider has
+   * one (Polar), then the token's revocation. False when the provider has no revocation or did not
+   * confirm it.
+   */
+  revoke(provider: string, client: OAuthClient, grant: { accessToken: string; providerUserId: string | null }): Promise<boolean>;
 }

@@ -36,10 +36,18 @@ export function providerAuthorizeUrl(provider: ProviderFacts, grants: ProviderGr
   return grants.authorizeUrl(provider.slug, client, { redirectUri: r.callbackUrl, state: r.state, codeChallenge: challenge });
 }
 
+/** Why a retired provider cannot be connected, naming the provider that serves its users now (contracts §14). */
+export function retiredDetail(provider: ProviderFacts): string {
+  const r = provider.retirement;
+  const since = `${provider.name} is retired: its API answers 410 Gone since ${r?.since}`;
+  return r?.successor ? `${since}; connect ${r.successor} (${connectedProvider(r.successor)?.name ?? r.successor}) instead` : since;
+}
+
 /**
  * POST /v1/users/{id}/connections/{provider}: starts the authorisation code grant (contracts §7),
  * with PKCE (S256) where the provider supports it. 404 for an unknown or another tenant's user,
- * 409 while an erasure of that provider's data runs (spec "Provider erasure"). Answers the state
+ * 409 while an erasure of that provider's data runs (spec "Provider erasure") and for a retired
+ * provider (contracts §14, the detail names its successor). Answers the state
  * and the provider's page; the route decides whether the browser goes there directly (already
  * bound) or through the service's start address, which binds it first.
  */
@@ -53,6 +61,7 @@ export async function requestConsent(
   const cmd = RequestConsentInput.parse(input);
   const provider = connectedProvider(cmd.provider);
   if (!provider) throw new DomainError('not_found', `unknown provider ${cmd.provider}`);
+  if (provider.retirement) throw new DomainError('conflict', retiredDetail(provider));
   const user = (await loadState(eventStore, userStream(cmd.userId), userState)).state;
   if (!isVisibleTo(user, cmd.tenantId) || user.status !== 'active') throw new DomainError('not_found', 'user not found');
   const head = await loadProviderDataHead(eventStore, cmd.userId, cmd.provider);

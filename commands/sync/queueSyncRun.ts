@@ -2,7 +2,7 @@ import { ConcurrencyError, StreamDeletedError, type EventStore, type RecordedEve
 import { DomainError } from '../shared/domainError.js';
 import { loadState } from '../shared/commandHandler.js';
 import { connectionSyncState, connectionSyncStream, type ConnectionSyncState, type ManualSyncQueued } from './connectionSync.js';
-import { isUnfinished, syncRunState, syncRunStream, type SyncRunEvent, type SyncRunQueued, type SyncRunState, type SyncTrigger } from './syncRun.js';
+import { isUnfinished, syncRunState, syncRunStream, type HistoryLimit, type SyncRunEvent, type SyncRunQueued, type SyncRunState, type SyncTrigger } from './syncRun.js';
 
 export type QueueSyncRun = {
   tenantId: string;
@@ -12,6 +12,8 @@ export type QueueSyncRun = {
   dataType: string | null;
   window: { start: Date; end: Date };
   at: Date;
+  /** The backfill's window was cut at the provider's history reach (issue 22). */
+  historyLimit?: HistoryLimit | null;
 };
 
 export type LoadedRun = { stream: string; id: number; state: SyncRunState; revision: number };
@@ -54,6 +56,7 @@ export async function queueSyncRun(
       window_start: cmd.window.start.toISOString(),
       window_end: cmd.window.end.toISOString(),
       created_at: cmd.at.toISOString(),
+      ...(cmd.historyLimit ? { history_limit: cmd.historyLimit } : {}),
     },
   };
   const events: SyncRunEvent[] = [event];

@@ -17,8 +17,17 @@ type Base = { tenant_id: string; user_id: string; provider: string };
 
 export type SyncRunQueued = Event<
   'sync.run_queued',
-  Base & { trigger: SyncTrigger; data_type: string | null; window_start: string; window_end: string; created_at: string }
+  Base & {
+    trigger: SyncTrigger;
+    data_type: string | null;
+    window_start: string;
+    window_end: string;
+    created_at: string;
+    /** A backfill cut at the provider's documented history reach (issue 22): the reach, and where the window would have started. */
+    history_limit?: HistoryLimit;
+  }
 >;
+export type HistoryLimit = { days: number; asked_start: string };
 export type SyncRunStarted = Event<'sync.run_started', Base & { attempt: number; worker: string; started_at: string; lease_until: string }>;
 export type SyncRunLeaseRenewed = Event<'sync.run_lease_renewed', Base & { attempt: number; lease_until: string }>;
 /** An attempt failed and another is due at `next_attempt_at`: `retrying` (the provider failed) or `rate_limited` (it asked to wait). */

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ConnectionSyncState } from './connectionSync.js';
+import type { HistoryLimit } from './syncRun.js';
 
 /** How pulls are planned and retried (README "Configuration"; the choices: docs/connections.md "Sync runs"). */
 export type SyncSettings = {
@@ -85,6 +86,17 @@ export function followUpWindow(sync: ConnectionSyncState, now: Date, from?: Date
   const start = sync.dataEnd ? new Date(Math.min(Date.parse(sync.dataEnd) - HOUR_MS, now.getTime() - 60_000)) : new Date(now.getTime() - DAY_MS);
   // A connection idle for long (a reconnect after weeks) pulls at most the backfill's reach.
   return { start: new Date(Math.max(start.getTime(), now.getTime() - MANUAL_FROM_MAX_MS)), end: now };
+}
+
+/**
+ * A backfill window cut at how far back the provider's history reaches (`historyDays`, its
+ * documentation's limit; null: none): the window it may pull, and the limit when it cut it.
+ */
+export function withinHistory(window: { start: Date; end: Date }, historyDays: number | null): { window: { start: Date; end: Date }; limit: HistoryLimit | null } {
+  if (historyDays === null) return { window, limit: null };
+  const floor = window.end.getTime() - historyDays * DAY_MS;
+  if (window.start.getTime() >= floor) return { window, limit: null };
+  return { window: { start: new Date(floor), end: window.end }, limit: { days: historyDays, asked_start: window.start.toISOString() } };
 }
 
 /**

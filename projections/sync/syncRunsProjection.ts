@@ -1,6 +1,6 @@
 import { PROVIDER_DATA_ERASED, USER_ERASED } from '../../src/catalog/eventTypes.js';
 import type { ProviderDataErased, UserErased } from '../../commands/deletions/erasureEvents.js';
-import { SYNC_RUN_EVENT_TYPES, TRIGGER_PRIORITY, type SyncRunEvent, type SyncRunStatus, type SyncTrigger } from '../../commands/sync/syncRun.js';
+import { SYNC_RUN_EVENT_TYPES, TRIGGER_PRIORITY, type HistoryLimit, type SyncRunEvent, type SyncRunStatus, type SyncTrigger } from '../../commands/sync/syncRun.js';
 import { defineProjection } from '../../src/projector/projection.js';
 
 /** One sync run as GET …/sync-runs answers it, plus what the sync worker finds due runs by. */
@@ -25,6 +25,8 @@ export type SyncRunDoc = {
   finished_at: string | null;
   next_attempt_at: string | null;
   lease_until: string | null;
+  /** A backfill cut at the provider's history reach (issue 22); absent on runs queued before. */
+  history_limit?: HistoryLimit | null;
 };
 
 export const SYNC_RUNS = 'sync_runs';
@@ -67,6 +69,7 @@ export const syncRunsProjection = defineProjection<SyncRunEvent | UserErased | P
               data_type: d.data_type,
               window_start: d.window_start,
               window_end: d.window_end,
+              history_limit: d.history_limit ?? null,
               attempts: 0,
               objects_stored: null,
               error: null,

@@ -1,6 +1,8 @@
 import type { Filter, ReadStore } from '../../src/readstore/readStore.js';
 import { SYNC_RUNS, type SyncRunDoc } from '../../projections/sync/syncRunsProjection.js';
 import { findPage, type PageRequest } from '../shared/page.js';
+import type { HistoryLimit } from '../../commands/sync/syncRun.js';
+import { connectedProvider } from '../../src/catalog/providers.js';
 
 /** The Sync run resource (spec "Sync run"). */
 export type SyncRunView = Pick<
@@ -19,7 +21,7 @@ export type SyncRunView = Pick<
   | 'started_at'
   | 'finished_at'
   | 'next_attempt_at'
->;
+> & { history_limit: HistoryLimit | null; note: string | null };
 
 export const toSyncRunView = (d: SyncRunDoc): SyncRunView => ({
   id: d.id,
@@ -36,7 +38,15 @@ export const toSyncRunView = (d: SyncRunDoc): SyncRunView => ({
   started_at: d.started_at,
   finished_at: d.finished_at,
   next_attempt_at: d.next_attempt_at,
+  history_limit: d.history_limit ?? null,
+  note: d.history_limit ? historyNote(d.provider, d.history_limit) : null,
 });
+
+/** What a backfill cut at its provider's history reach says about it (issue 22). */
+export function historyNote(slug: string, limit: HistoryLimit): string {
+  const name = connectedProvider(slug)?.name ?? slug;
+  return `the backfill stopped at ${name}'s history limit: ${name} serves ${limit.days} days back, the window asked from ${limit.asked_start}`;
+}
 
 /** GET …/sync-runs: a user's pulls, newest first, optionally of one provider. */
 export function listSyncRuns(readStore: ReadStore, q: { tenantId: string; userId: string; provider?: string }, page: PageRequest) {

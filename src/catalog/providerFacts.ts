@@ -39,6 +39,20 @@ export type ProviderFacts = {
    * Garmin's push address ends with its inbound secret.
    */
   webhookPath?: string;
+  /**
+   * How far back a first backfill can reach, in days, as the provider documents it (GET
+   * /v1/providers `history_days`); null where the provider documents no limit. A backfill asked to
+   * reach further stops here and its sync run says so (docs/connections.md "History").
+   */
+  historyDays: number | null;
+  /** What a tenant should know before enabling the provider (its terms, its programme), in one or two sentences; null when nothing. */
+  notes: string | null;
+  /**
+   * Set once the provider's API is turned down (contracts §14): since when, and the provider that
+   * serves its users now (null when none does). Connecting is refused; a pull answered 410 sends
+   * the connection back to its user.
+   */
+  retirement?: { since: string; successor: string | null };
 };
 
 /**

@@ -18,6 +18,8 @@ export const OURA = {
   validateKeys: (k) => clientKeysReason(k),
   oauth: { pkce: false, scopes: { personal: ['profile'], daily: ['activity', 'sleep'], heartrate: ['heart'], workout: ['workouts'], spo2: ['heart'] } },
   webhookPath: '/webhooks/oura',
+  historyDays: null,
+  notes: null,
 } satisfies ProviderFacts;
 
 export const WHOOP = {
@@ -40,6 +42,8 @@ export const WHOOP = {
     },
   },
   webhookPath: '/webhooks/whoop',
+  historyDays: null,
+  notes: null,
 } satisfies ProviderFacts;
 
 export const WITHINGS = {
@@ -51,6 +55,8 @@ export const WITHINGS = {
   validateKeys: (k) => clientKeysReason(k, /^[0-9a-f]{64}$/.test(k.CLIENT_ID ?? '') ? null : 'Withings client ids are 64 lower-case hexadecimal characters'),
   oauth: { pkce: false, scopes: { 'user.info': ['profile'], 'user.metrics': ['body', 'heart'], 'user.activity': ['activity', 'sleep', 'workouts'] } },
   webhookPath: '/webhooks/withings',
+  historyDays: null,
+  notes: null,
 } satisfies ProviderFacts;
 
 export const POLAR = {
@@ -61,6 +67,8 @@ export const POLAR = {
   keys: CLIENT_KEYS,
   validateKeys: (k) => clientKeysReason(k, UUID_RE.test(k.CLIENT_ID ?? '') ? null : 'Polar client ids are UUIDs'),
   oauth: { pkce: false, scopes: { 'accesslink.read_all': ['activity', 'heart', 'sleep', 'workouts'] } },
+  historyDays: 365,
+  notes: 'A disconnect deregisters the user from the application at Polar (AccessLink otherwise keeps the registration, and the user stays listed in the application).',
 } satisfies ProviderFacts;
 
 /** Fitbit's payloads, each with the scope that opens it (src/sources/providers/fitbit/dataTypes.ts). */
@@ -85,6 +93,9 @@ export const FITBIT = {
     },
   },
   webhookPath: '/webhooks/fitbit',
+  historyDays: null,
+  notes: 'Retired: Fitbit\'s Web API and OAuth endpoints answer 410 Gone since 2026-11-02. Fitbit and Pixel Watch data is served by the Google Health API (provider google); users consent again there.',
+  retirement: { since: '2026-11-02', successor: 'google' },
 } satisfies ProviderFacts;
 
 export const STRAVA = {
@@ -96,6 +107,8 @@ export const STRAVA = {
   validateKeys: (k) => clientKeysReason(k, /^[0-9]{1,12}$/.test(k.CLIENT_ID ?? '') ? null : 'Strava client ids are numbers'),
   oauth: { pkce: false, scopes: { read: ['profile'], 'activity:read_all': ['activity', 'workouts'] } },
   webhookPath: '/webhooks/strava',
+  historyDays: null,
+  notes: 'Strava\'s API agreement (revised June 2026) lets an application show an athlete\'s data to that athlete only and forbids using it to train models; read it before enabling Strava for a tenant.',
 } satisfies ProviderFacts;
 
 const GARMIN_ENVIRONMENTS = ['production', 'evaluation'];
@@ -119,10 +132,74 @@ export const GARMIN = {
       k.INBOUND_SECRET === undefined || /^[A-Za-z0-9._~-]{24,256}$/.test(k.INBOUND_SECRET) ? null : 'INBOUND_SECRET must be 24 to 256 letters, digits or . _ ~ -',
     ),
   oauth: { pkce: true, scopes: { HEALTH_EXPORT: ['activity', 'heart', 'sleep', 'body'], ACTIVITY_EXPORT: ['workouts'] } },
+  historyDays: 30,
+  notes: 'Garmin Connect Developer Program: keys are granted on application, and evaluation keys reach test accounts only. History arrives as pushes after the backfill asks for it.',
 } satisfies ProviderFacts;
 
+const GOOGLE_SCOPE = 'https://www.googleapis.com/auth/googlehealth';
+
+/**
+ * Google Health API v4: Fitbit and Pixel Watch data since Fitbit's Web API was retired. Read-only
+ * scopes, each covering a family of data types (src/sources/providers/google/dataTypes.ts); the
+ * data types are the API's own hyphenated identifiers.
+ */
+export const GOOGLE = {
+  slug: 'google',
+  name: 'Google Health',
+  kind: 'oauth',
+  dataTypes: [
+    'heart-rate',
+    'steps',
+    'distance',
+    'active-energy-burned',
+    'sleep',
+    'exercise',
+    'weight',
+    'body-fat',
+    'oxygen-saturation',
+    'heart-rate-variability',
+    'daily-resting-heart-rate',
+    'daily-respiratory-rate',
+    'vo2-max',
+  ] as const,
+  keys: CLIENT_KEYS,
+  validateKeys: (k) => clientKeysReason(k, /^[0-9]+-[0-9a-z]+\.apps\.googleusercontent\.com$/.test(k.CLIENT_ID ?? '') ? null : 'Google OAuth client ids end in .apps.googleusercontent.com'),
+  oauth: {
+    pkce: true,
+    scopes: {
+      [`${GOOGLE_SCOPE}.activity_and_fitness.readonly`]: ['activity', 'workouts'],
+      [`${GOOGLE_SCOPE}.health_metrics_and_measurements.readonly`]: ['heart', 'body'],
+      [`${GOOGLE_SCOPE}.sleep.readonly`]: ['sleep'],
+    },
+  },
+  webhookPath: '/webhooks/google',
+  historyDays: null,
+  notes: 'Serves Fitbit and Pixel Watch data since Fitbit\'s Web API was retired (2026-11-02): users connect again here. Google requires a verified OAuth application (restricted health scopes) before production users can consent.',
+} satisfies ProviderFacts;
+
+/**
+ * Dexcom API v3 (continuous glucose). One scope, `offline_access`, opens every record type: the
+ * glucose readings and calibrations (body measurements), and the user's logged carbs (nutrition).
+ * DEXCOM_ENVIRONMENT picks the sandbox or production origin (README "Configuration").
+ */
+export const DEXCOM = {
+  slug: 'dexcom',
+  name: 'Dexcom',
+  kind: 'oauth',
+  dataTypes: ['dataRange', 'egvs', 'calibrations', 'events', 'devices'],
+  keys: CLIENT_KEYS,
+  validateKeys: (k) => clientKeysReason(k),
+  oauth: { pkce: false, scopes: { offline_access: ['body', 'nutrition'] } },
+  historyDays: null,
+  notes: 'Dexcom serves readings retrospectively, with a delay (not a live feed); a backfill reaches back to the first record the user\'s dataRange names. Production access needs an approved application; the sandbox answers for Dexcom\'s test users.',
+} satisfies ProviderFacts;
+
+/** Where DEXCOM_ENVIRONMENT=sandbox sends every Dexcom call when DEXCOM_BASE_URL is not set. */
+export const DEXCOM_SANDBOX_ORIGIN = 'https://sandbox-api.dexcom.com';
+export const DEXCOM_ENVIRONMENTS = ['production', 'sandbox'] as const;
+
 /** The oauth and push providers of this build, in the order GET /v1/providers lists them. */
-export const CONNECTED_PROVIDERS: readonly ProviderFacts[] = [OURA, WHOOP, WITHINGS, POLAR, FITBIT, STRAVA, GARMIN];
+export const CONNECTED_PROVIDERS: readonly ProviderFacts[] = [OURA, WHOOP, WITHINGS, POLAR, FITBIT, STRAVA, GARMIN, GOOGLE, DEXCOM];
 
 const bySlug = new Map(CONNECTED_PROVIDERS.map((p) => [p.slug, p]));
 

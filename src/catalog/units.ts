@@ -108,6 +108,9 @@ type MolarUcum = {
   convertUnitTo(from: string, v: number, to: string, options: { molecularWeight: number }): Resolved;
   detectConversionType(from: UcumUnit, to: UcumUnit): string;
 };
+/** Glucose's molar mass in g/mol: blood glucose in mmol/L ↔ mg/dL. */
+export const GLUCOSE_MOLAR_MASS = 180.156;
+
 const molarConverters = boundedCache<((v: number) => number) | null>();
 
 /**

@@ -11,4 +11,6 @@ export const SANDBOX_CLIENTS: Readonly<Record<string, { id: string; secret: stri
   fitbit: { id: '23SBOX', secret: 'sandbox-fitbit-secret' },
   strava: { id: '104729', secret: 'sandbox-strava-secret' },
   garmin: { id: 'sandbox-garmin-consumer', secret: 'sandbox-garmin-secret' },
+  google: { id: '123456789012-sandboxhealth0000000000000000.apps.googleusercontent.com', secret: 'sandbox-google-secret' },
+  dexcom: { id: 'SandboxDexcomClient0000000000001', secret: 'sandbox-dexcom-secret' },
 };

@@ -22,12 +22,18 @@ export type Sandbox = {
   denyConsent: (provider: string, deny?: boolean) => void;
   /** Calls each provider's revocation endpoint received. */
   revocations: (provider: string) => number;
+  /**
+   * The provider turns its API down (Fitbit since 2026-11-02, contracts §14): its authorisation
+   * page, token endpoint, revocation and data API all answer 410 Gone until `retired` is false.
+   */
+  retire: (provider: string, retired?: boolean) => void;
   /** Registers where a push provider sends notifications, as a partner does in the provider's portal. */
   registerPush: (provider: string, url: string) => void;
   close: () => Promise<void>;
 };
 
 export const CONTROL_PATH = '/_sandbox/control';
+const CODE_TTL_MS = 10 * 60_000;
 
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
@@ -45,6 +51,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const grants = new Map<string, Grant>();
   const tokens = new Map<string, IssuedToken>();
   const denied = new Set<string>();
+  const retired = new Set<string>();
   const revoked = new Map<string, number>();
   const servers: Server[] = [];
   const urls: Record<string, string> = {};
@@ -110,6 +117,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const url = new URL(req.url ?? '/', 'http://sandbox');
     const o = provider.oauth;
     if (req.method === 'POST' && url.pathname === CONTROL_PATH) return control(provider, url.searchParams, res);
+    if (retired.has(provider.slug)) return send(res, 410, { error: 'gone', error_description: `the ${provider.name} API has been turned down` });
     if (req.method === 'GET' && url.pathname === o.authorize.path) return authorize(provider, url.searchParams, res);
     if (req.method === 'POST' && url.pathname === o.token.path) return token(provider, req, res, await form(req));
     if (o.revoke && req.method === o.revoke.method && url.pathname === o.revoke.path) {
@@ -156,6 +164,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     else if (action === 'revoke_consent') revokeAll(provider.slug);
     else if (action === 'deny_consent') denied.add(provider.slug);
     else if (action === 'allow_consent') denied.delete(provider.slug);
+    else if (action === 'retire') retired.add(provider.slug);
+    else if (action === 'unretire') retired.delete(provider.slug);
     else if (action === 'register_push' && provider.kind === 'push') {
       const target = q.get('url') ?? '';
       if (!/^https?:\/\//.test(target)) return send(res, 400, { error: 'url: the absolute http(s) address to push to' });
@@ -163,7 +173,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     } else if (action === 'push' && provider.slug === 'garmin') {
       void garminControlPush(q, sandboxUserOf(provider.slug), now()).then((a) => send(res, a.status, a.body));
       return;
-    } else return send(res, 400, { error: 'action: fail (kind invalid_grant|rate_limited|server_error|timeout, times, retry_after), clear, revoke_consent, deny_consent, allow_consent; push providers: register_push (url); Garmin: push (url, type, start, end)' });
+    } else return send(res, 400, { error: 'action: fail (kind invalid_grant|rate_limited|server_error|timeout, times, retry_after), clear, revoke_consent, deny_consent, allow_consent, retire, unretire; push providers: register_push (url); Garmin: push (url, type, start, end)' });
     send(res, 200, { provider: provider.slug, action });
   }
 
@@ -182,7 +192,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       const method = q.get('code_challenge_method');
       if (q.get('code_challenge') && method !== 'S256') return send(res, 400, { error: 'invalid_request', error_description: 'only S256' });
       const user = sandboxUserOf(provider.slug);
-      grants.set(code, { provider: provider.slug, code, redirectUri: redirect, challenge: q.get('code_challenge'), scope, used: false, user });
+      grants.set(code, { provider: provider.slug, code, redirectUri: redirect, challenge: q.get('code_challenge'), scope, used: false, user, expiresAt: now().getTime() + CODE_TTL_MS });
       back.searchParams.set('code', code);
       // Strava reports the scopes the athlete accepted on the redirect, not in the token answer.
       if (provider.slug === 'strava') back.searchParams.set('scope', scope);
@@ -201,6 +211,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (grantType === 'authorization_code') {
       const grant = grants.get(body.get('code') ?? '');
       if (!grant || grant.used || grant.provider !== provider.slug) return tokenError(provider.slug, res, 'invalid_grant', 'unknown or used code');
+      if (grant.expiresAt <= now().getTime()) return tokenError(provider.slug, res, 'invalid_grant', 'the code has expired');
       if (body.get('redirect_uri') !== grant.redirectUri) return tokenError(provider.slug, res, 'invalid_grant', 'redirect_uri differs from the authorisation request');
       if (grant.challenge && s256(body.get('code_verifier') ?? '') !== grant.challenge) return tokenError(provider.slug, res, 'invalid_grant', 'code_verifier does not match');
       grant.used = true;
@@ -224,6 +235,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       else denied.delete(provider);
     },
     revocations: (provider) => revoked.get(provider) ?? 0,
+    retire: (provider, on = true) => void (on ? retired.add(provider) : retired.delete(provider)),
     registerPush: (provider, url) => void pushUrls.set(provider, url),
     close: async () => {
       await Promise.all(servers.map((s) => new Promise<void>((resolve) => { s.closeAllConnections(); s.close(() => resolve()); })));

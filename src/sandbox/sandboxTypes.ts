@@ -2,7 +2,8 @@
  * The types the sandbox's server (sandboxServer.ts) and its providers' data handlers (data/) share:
  * the handlers need them, the server needs the handlers, so they live in neither.
  */
-export type Grant = { provider: string; code: string; redirectUri: string; challenge: string | null; scope: string; used: boolean; user: string };
+/** An authorisation code; it expires `expiresAt` (ten minutes after it was issued, as RFC 6749 §4.1.2 recommends and the providers do). */
+export type Grant = { provider: string; code: string; redirectUri: string; challenge: string | null; scope: string; used: boolean; user: string; expiresAt: number };
 export type IssuedToken = { provider: string; access: string; refresh: string; scope: string; expiresAt: number; revoked: boolean; user: string };
 
 /**

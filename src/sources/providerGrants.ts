@@ -27,5 +27,9 @@ export const providerGrants: ProviderGrants = {
       throw err;
     }
   },
-  revoke: (slug, client, accessToken) => revokeGrant(descriptorOf(slug), client, accessToken),
+  async revoke(slug, client, grant) {
+    // Deregistration needs the grant still valid: it goes first.
+    await connectorOf(slug)?.deregister?.({ baseUrl: client.baseUrl, accessToken: grant.accessToken, providerUserId: grant.providerUserId });
+    return revokeGrant(descriptorOf(slug), client, grant.accessToken);
+  },
 };

@@ -4,8 +4,10 @@ import { healthKitParser } from './files/device-a/healthKitParser.js';
 import { healthConnectParser } from './files/device-b/healthConnectParser.js';
 import { gadgetbridgeParser } from './files/device-c/gadgetbridgeParser.js';
 import { demoParser } from './files/demo/demoParser.js';
+import { dexcomConnector } from './providers/dexcom/pull.js';
 import { fitbitConnector } from './providers/fitbit/pull.js';
 import { garminConnector } from './providers/garmin/connector.js';
+import { googleConnector } from './providers/google/pull.js';
 import { ouraConnector } from './providers/oura/pull.js';
 import { polarConnector } from './providers/polar/pull.js';
 import { stravaConnector } from './providers/strava/pull.js';
@@ -32,6 +34,8 @@ export const PULL_CONNECTORS: Readonly<Partial<Record<string, PullConnector>>> =
   oura: ouraConnector,
   polar: polarConnector,
   whoop: whoopConnector,
+  dexcom: dexcomConnector,
+  google: googleConnector,
 };
 
 export const PUSH_CONNECTORS: Readonly<Partial<Record<string, PushConnector>>> = {

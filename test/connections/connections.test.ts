@@ -22,7 +22,7 @@ type Consent = { id: number; at: string; provider: string; category: string; act
 beforeAll(async () => {
   sandbox = await startSandbox();
   const env: Record<string, string> = { PUBLIC_BASE_URL: 'https://health.example.com' };
-  for (const slug of ['oura', 'fitbit', 'strava', 'withings']) {
+  for (const slug of ['oura', 'google', 'strava', 'withings']) {
     const prefix = slug.toUpperCase();
     env[`${prefix}_BASE_URL`] = sandbox.urls[slug]!;
     env[`${prefix}_CLIENT_ID`] = SANDBOX_CLIENTS[slug]!.id;
@@ -52,21 +52,23 @@ const history = async (userId: string, query: Record<string, string> = {}) => {
 describe('consent flow (contracts §7)', () => {
   it("answers an authorize_url at the service's start address carrying client_id, the instance callback, response_type=code, scope and state (PKCE S256 where the provider has it); it redirects to the provider's page with exactly that query", async () => {
     const user = await t.createUser(tenant.apiKey);
-    const res = await t.call('POST', `/v1/users/${user.id}/connections/fitbit`, { key: tenant.apiKey, body: {} });
+    const res = await t.call('POST', `/v1/users/${user.id}/connections/google`, { key: tenant.apiKey, body: {} });
     expectStatus(res, 200);
     const url = new URL((res.json() as { authorize_url: string }).authorize_url);
-    expect(url.origin + url.pathname).toBe('https://health.example.com/oauth/fitbit/authorize');
-    expect(url.searchParams.get('client_id')).toBe(SANDBOX_CLIENTS.fitbit!.id);
-    expect(url.searchParams.get('redirect_uri')).toBe('https://health.example.com/oauth/fitbit/callback');
+    expect(url.origin + url.pathname).toBe('https://health.example.com/oauth/google/authorize');
+    expect(url.searchParams.get('client_id')).toBe(SANDBOX_CLIENTS.google!.id);
+    expect(url.searchParams.get('redirect_uri')).toBe('https://health.example.com/oauth/google/callback');
     expect(url.searchParams.get('response_type')).toBe('code');
-    expect(url.searchParams.get('scope')).toContain('heartrate');
+    expect(url.searchParams.get('scope')).toContain('googlehealth.health_metrics_and_measurements.readonly');
+    // Google issues a refresh token only for offline access asked with a consent screen.
+    expect(url.searchParams.get('access_type')).toBe('offline');
     expect(url.searchParams.get('state')!.length).toBeGreaterThanOrEqual(32);
     expect(url.searchParams.get('code_challenge_method')).toBe('S256');
     const start = await t.app.inject({ method: 'GET', url: url.pathname + url.search });
     expect(start.statusCode).toBe(302);
     const provider = new URL(start.headers.location as string);
-    expect(provider.origin).toBe(sandbox.urls.fitbit);
-    expect(provider.pathname).toBe('/oauth2/authorize');
+    expect(provider.origin).toBe(sandbox.urls.google);
+    expect(provider.pathname).toBe('/o/oauth2/v2/auth');
     expect(Object.fromEntries(provider.searchParams)).toEqual(Object.fromEntries(url.searchParams));
     const oura = new URL(((await t.call('POST', `/v1/users/${user.id}/connections/oura`, { key: tenant.apiKey })).json() as { authorize_url: string }).authorize_url);
     expect(oura.searchParams.get('code_challenge')).toBeNull();
@@ -74,14 +76,14 @@ describe('consent flow (contracts §7)', () => {
 
   it('connects through the provider and redirects to redirect_uri with status=connected and provider; the connection is active and healthy', async () => {
     const user = await t.createUser(tenant.apiKey);
-    const { callback } = await connectThroughSandbox(t, tenant.apiKey, user.id, 'fitbit', { redirect_uri: 'https://app.example.com/done?x=1' });
+    const { callback } = await connectThroughSandbox(t, tenant.apiKey, user.id, 'google', { redirect_uri: 'https://app.example.com/done?x=1' });
     expect(callback.statusCode).toBe(302);
     const to = new URL(callback.headers.location as string);
     expect(to.origin + to.pathname).toBe('https://app.example.com/done');
-    expect(Object.fromEntries(to.searchParams)).toEqual({ x: '1', status: 'connected', provider: 'fitbit' });
+    expect(Object.fromEntries(to.searchParams)).toEqual({ x: '1', status: 'connected', provider: 'google' });
     const [conn] = await connections(user.id);
-    expect(conn).toMatchObject({ provider: 'fitbit', status: 'active', health: { healthy: true, reason: null, action: null } });
-    expect(conn!.scopes).toContain('heartrate');
+    expect(conn).toMatchObject({ provider: 'google', status: 'active', health: { healthy: true, reason: null, action: null } });
+    expect(conn!.scopes).toContain('https://www.googleapis.com/auth/googlehealth.sleep.readonly');
   });
 
   it('shows the built-in result page without redirect_uri, and the state is single use', async () => {
@@ -244,13 +246,13 @@ describe('admin mirror (spec "Instance admin routes")', () => {
 describe('user deletion (spec "User": provider connections revoked best effort)', () => {
   it('revokes the user’s grants at the providers and erases the connections and consent history', async () => {
     const user = await t.createUser(tenant.apiKey);
-    await connectThroughSandbox(t, tenant.apiKey, user.id, 'fitbit', { redirect_uri: 'https://app.example.com/cb' });
-    const before = sandbox.revocations('fitbit');
+    await connectThroughSandbox(t, tenant.apiKey, user.id, 'google', { redirect_uri: 'https://app.example.com/cb' });
+    const before = sandbox.revocations('google');
     const job = await t.waitForDeletion(tenant.apiKey, await t.deleteUser(tenant.apiKey, user.id));
     expect(job.status).toBe('done');
-    expect(sandbox.revocations('fitbit')).toBe(before + 1);
+    expect(sandbox.revocations('google')).toBe(before + 1);
     expect(await t.ctx.readStore.count('connections', { user_id: user.id })).toBe(0);
     expect(await t.ctx.readStore.count('consent_events', { user_id: user.id })).toBe(0);
-    expect(await t.ctx.eventStore.readStream(`connection-${user.id}-fitbit`).catch(() => [])).toEqual([]);
+    expect(await t.ctx.eventStore.readStream(`connection-${user.id}-google`).catch(() => [])).toEqual([]);
   });
 });

@@ -1,4 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
+import { CONSENT_STATE_TTL_MS, connectionOwner, connectionStream, VERIFIER_PURPOSE, type ConsentRequested } from '../../commands/connections/connection.js';
+import { providerAuthorizeUrl, stateHash } from '../../commands/connections/requestConsent.js';
+import { instanceUrls, resolveProviderClient } from '../../queries/connections/providerKeys.js';
+import { connectedProvider } from '../../src/catalog/providers.js';
+import { sealValue } from '../../src/crypto/sealedValue.js';
+import { consentStartUrl } from '../../src/server/routes/oauthFlow.js';
 import type { ConnectionDoc } from '../../projections/connections/connectionsProjection.js';
 import { consentThroughSandbox, CookieJar, type ServiceAnswer, type ServiceGet } from '../../src/sandbox/consentBrowser.js';
 import type { ContextOptions } from '../../src/app/context.js';
@@ -81,10 +88,14 @@ export async function providerUserIdOf(t: TestApp, userId: string, provider: str
   return (await t.ctx.readStore.get<ConnectionDoc>('connections', `${userId}:${provider}`))?.provider_user_id ?? undefined;
 }
 
-/** The user connected to `provider` through the sandbox (a consent that must succeed), with the provider's id of the user read at consent. */
-export async function connectedProviderUser(t: TestApp, apiKey: string, userId: string, provider: string): Promise<string> {
-  const { callback } = await connectThroughSandbox(t, apiKey, userId, provider);
-  expect(callback.statusCode, provider).toBe(200);
+/**
+ * The user connected to `provider` through the sandbox (a consent that must succeed), with the
+ * provider's id of the user read at consent. A retired provider's connection is one made before
+ * its retirement (`tenantId` needed then).
+ */
+export async function connectedProviderUser(t: TestApp, apiKey: string, userId: string, provider: string, tenantId?: string): Promise<string> {
+  if (connectedProvider(provider)?.retirement) await connectBeforeRetirement(t, tenantId!, userId, provider);
+  else expect((await connectThroughSandbox(t, apiKey, userId, provider)).callback.statusCode, provider).toBe(200);
   const id = await providerUserIdOf(t, userId, provider);
   expect(id, provider).toBeTruthy();
   return id!;
@@ -112,4 +123,36 @@ export async function startSandboxedApp(slugs: readonly string[], env: Record<st
     await close();
     throw err;
   }
+}
+
+/**
+ * A connection made before its provider was retired (contracts §14: connecting is refused since):
+ * the consent request is appended as requestConsent appended it then, and the rest of the flow
+ * runs over HTTP as for any provider. Only tests of what happens to such connections need it.
+ */
+export async function connectBeforeRetirement(t: TestApp, tenantId: string, userId: string, provider: string, jar = new CookieJar()) {
+  const facts = connectedProvider(provider)!;
+  const client = (await resolveProviderClient(t.ctx.readStore, t.ctx.valueSealer, t.ctx.config.providers, tenantId, provider))!;
+  const state = randomBytes(32).toString('base64url');
+  const verifier = facts.oauth.pkce ? randomBytes(48).toString('base64url') : null;
+  const at = new Date().toISOString();
+  const requested: ConsentRequested = {
+    type: 'connection.consent_requested',
+    data: {
+      tenant_id: tenantId,
+      user_id: userId,
+      provider,
+      state_hash: stateHash(state),
+      redirect_uri: null,
+      verifier_sealed: verifier ? sealValue(t.ctx.valueSealer, VERIFIER_PURPOSE, connectionOwner(userId, provider), verifier) : null,
+      expires_at: new Date(Date.now() + CONSENT_STATE_TTL_MS).toISOString(),
+      at,
+      by: 'test:before-retirement',
+    },
+  };
+  const appended = await t.ctx.eventStore.appendToStream(connectionStream(userId, provider), [requested], { expectedRevision: 'any' });
+  await t.ctx.settle(appended.lastPosition, ['connections']);
+  const providerUrl = providerAuthorizeUrl(facts, t.ctx.grants, client, { callbackUrl: instanceUrls(t.ctx.config.publicBaseUrl, provider).redirect, state, verifier });
+  const flow = await consentThroughSandbox(consentStartUrl(t.ctx.config.publicBaseUrl, provider, providerUrl), injectGet(t), jar);
+  expect(flow.callback.status).toBe(200);
 }

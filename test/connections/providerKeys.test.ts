@@ -28,13 +28,38 @@ describe('GET /v1/providers (contracts §7)', () => {
     const res = await t.call('GET', '/v1/providers', { key: tenant.apiKey });
     expectStatus(res, 200);
     const data = (res.json() as { data: { slug: string; kind: string; enabled: boolean; name: string; data_types: string[] }[] }).data;
-    expect(data.map((p) => p.slug).sort()).toEqual(['device-a', 'device-b', 'device-c', 'fitbit', 'garmin', 'oura', 'polar', 'strava', 'whoop', 'withings']);
+    expect(data.map((p) => p.slug).sort()).toEqual(['device-a', 'device-b', 'device-c', 'dexcom', 'fitbit', 'garmin', 'google', 'oura', 'polar', 'strava', 'whoop', 'withings']);
     const by = Object.fromEntries(data.map((p) => [p.slug, p]));
     expect(by.oura).toMatchObject({ kind: 'oauth', enabled: true });
     expect(by.strava).toMatchObject({ kind: 'oauth', enabled: false });
     expect(by.garmin).toMatchObject({ kind: 'push', enabled: false });
     expect(by['device-a']).toMatchObject({ kind: 'device', enabled: true });
     expect(by.oura!.data_types.length).toBeGreaterThan(0);
+  });
+
+  it('every entry says whether it is retired, its successor, its history reach and notes (contracts §14, issue 22): fitbit retired for google, Garmin 30 and Polar 365 days', async () => {
+    const res = await t.call('GET', '/v1/providers', { key: tenant.apiKey });
+    expectStatus(res, 200);
+    const data = (res.json() as { data: Record<string, unknown>[] }).data;
+    for (const p of data) expect(Object.keys(p)).toEqual(expect.arrayContaining(['retired', 'successor', 'history_days', 'notes']));
+    const by = Object.fromEntries(data.map((p) => [p.slug as string, p]));
+    expect(by.fitbit).toMatchObject({ retired: true, successor: 'google' });
+    expect(by.fitbit!.notes).toMatch(/410/);
+    expect(by.google).toMatchObject({ retired: false, successor: null, kind: 'oauth' });
+    expect(by.dexcom).toMatchObject({ retired: false, successor: null, kind: 'oauth' });
+    expect(by.garmin).toMatchObject({ history_days: 30 });
+    expect(by.polar).toMatchObject({ history_days: 365 });
+    expect(by.strava!.notes).toMatch(/June 2026/);
+    expect(by['device-a']).toMatchObject({ retired: false, successor: null, history_days: null, notes: null });
+  });
+
+  it('connecting a retired provider is 409 naming its successor, nothing is started; another tenant\'s user is 404 first', async () => {
+    const user = await t.createUser(tenant.apiKey);
+    const res = await t.call('POST', `/v1/users/${user.id}/connections/fitbit`, { key: tenant.apiKey, body: {} });
+    expectProblem(res, 409);
+    expect((res.json() as { detail: string }).detail).toMatch(/connect google/);
+    expect((await t.call('GET', `/v1/users/${user.id}/connections`, { key: tenant.apiKey }).then((r) => r.json() as { data: unknown[] })).data).toEqual([]);
+    expectProblem(await t.call('POST', `/v1/users/${user.id}/connections/fitbit`, { key: other.apiKey, body: {} }), 404);
   });
 
   it('needs the tenant key (an admin key is refused with 403)', async () => {

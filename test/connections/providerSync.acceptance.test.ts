@@ -6,7 +6,8 @@ import { sandboxSettings } from '../../src/sandbox/sandboxSettings.js';
 import { allPages } from '../server/records/recordsHelper.js';
 import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { eventually, Receiver } from '../webhooks/receiver.js';
-import { connectThroughSandbox, drainSync, normalised, providerUserIdOf } from './consentFlow.js';
+import { connectedProvider } from '../../src/catalog/providers.js';
+import { connectBeforeRetirement, connectThroughSandbox, drainSync, normalised, providerUserIdOf } from './consentFlow.js';
 
 /**
  * Issue 11's acceptance, for every connector this build registers: a user connects to the
@@ -16,7 +17,10 @@ import { connectThroughSandbox, drainSync, normalised, providerUserIdOf } from '
  * the user reconnects and a sync succeeds again. Only the sandbox is called; nothing needs the
  * internet.
  */
-const PULLED = Object.keys(PULL_CONNECTORS).sort();
+// A retired provider cannot be connected (contracts §14): its connections are walked below.
+const PULLED = Object.keys(PULL_CONNECTORS)
+  .filter((p) => !connectedProvider(p)?.retirement)
+  .sort();
 const PUSHED = Object.keys(PUSH_CONNECTORS).sort();
 const INBOUND_SECRET = 'acceptance-inbound-secret-0123456789';
 
@@ -206,5 +210,51 @@ describe('every push connector, connect → push → read → withdrawal → rec
     const after = await notifications();
     expect(after.length).toBeGreaterThan(before);
     expect(after[0]).toMatchObject({ trigger: 'notification', status: 'succeeded' });
+  }, 120_000);
+});
+
+describe('a retired provider (contracts §14, issue 22)', () => {
+  it('fitbit: connecting is 409 naming google; a connection made before meets 410 and ends needs_reauth/provider_retired with the webhook, freshness naming the successor, its data kept', async () => {
+    const user = await t.createUser(tenant.apiKey, { external_ref: 'acceptance-fitbit-retired' });
+    const refused = await t.call('POST', `/v1/users/${user.id}/connections/fitbit`, { key: tenant.apiKey, body: {} });
+    expectStatus(refused, 409);
+    expect((refused.json() as { detail: string }).detail).toMatch(/google/);
+
+    // A connection from before the retirement, with its history stored.
+    await connectBeforeRetirement(t, tenant.id, user.id, 'fitbit');
+    await eventually(async () => {
+      await t.ctx.settle();
+      return (await runsOf(user.id)).some((r) => r.trigger === 'backfill');
+    });
+    await drainSync(t);
+    await normalised(t, tenant.apiKey, user.id);
+    const now = new Date();
+    const span = [new Date(now.getTime() - 32 * 86_400_000), new Date(now.getTime() + 86_400_000)] as const;
+    const before = await recordsRead(user.id, 'fitbit', ...span);
+    expect(before.length).toBeGreaterThan(0);
+
+    // Fitbit turns its API down: every call answers 410 Gone.
+    sandbox.retire('fitbit');
+    try {
+      expectStatus(await t.call('POST', `/v1/users/${user.id}/connections/fitbit/sync`, { key: tenant.apiKey }), 202);
+      await drainSync(t);
+      const [run] = await runsOf(user.id);
+      expect(run).toMatchObject({ trigger: 'manual', status: 'failed' });
+      expect(run!.error).toMatch(/410/);
+      const conn = await connectionOf(user.id, 'fitbit');
+      expect(conn.status).toBe('needs_reauth');
+      expect(conn.health).toMatchObject({ healthy: false, reason: 'provider_retired', action: 'reconnect' });
+      const freshness = await t.call('GET', `/v1/users/${user.id}/freshness`, { key: tenant.apiKey });
+      expectStatus(freshness, 200);
+      const entry = (freshness.json() as { data: { provider: string; state: string; last_error: string | null }[] }).data.find((f) => f.provider === 'fitbit')!;
+      expect(entry).toMatchObject({ state: 'needs_reauth' });
+      expect(entry.last_error).toMatch(/google/);
+      await receiver.waitFor(() => hooksFor(user.id, 'connection.needs_reauth').length > 0, 20_000);
+      expect(hooksFor(user.id, 'connection.needs_reauth')[0]!.data).toMatchObject({ provider: 'fitbit', action: 'reconnect' });
+      // Stored data stays.
+      expect((await recordsRead(user.id, 'fitbit', ...span)).length).toBe(before.length);
+    } finally {
+      sandbox.retire('fitbit', false);
+    }
   }, 120_000);
 });

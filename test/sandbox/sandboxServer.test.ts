@@ -72,3 +72,55 @@ describe('provider sandbox', () => {
     await expect(refreshTokens(whoop, clientOf('whoop'), tokens.refreshToken!)).rejects.toMatchObject({ kind: 'refused' });
   });
 });
+
+describe('the sandbox refuses what Google Health and Dexcom refuse (issue 22)', () => {
+  it('google and dexcom exchange codes in their token shapes and refresh; google with PKCE S256', async () => {
+    for (const slug of ['google', 'dexcom']) {
+      const p = providerDescriptor(slug)!;
+      const verifier = 'g'.repeat(50);
+      const challenge = p.oauth.pkce ? createHash('sha256').update(verifier).digest('base64url') : undefined;
+      const tokens = await exchangeCode(p, clientOf(slug), { code: await codeFor(slug, challenge), redirectUri: REDIRECT, verifier: p.oauth.pkce ? verifier : null });
+      expect((await refreshTokens(p, clientOf(slug), tokens.refreshToken!)).accessToken, slug).not.toBe(tokens.accessToken);
+    }
+  });
+
+  it('google: a wrong PKCE verifier, a missing one and a reused code are invalid_grant (refused)', async () => {
+    const google = providerDescriptor('google')!;
+    const challenge = createHash('sha256').update('the-right-verifier-of-this-google-consent-0123').digest('base64url');
+    await expect(exchangeCode(google, clientOf('google'), { code: await codeFor('google', challenge), redirectUri: REDIRECT, verifier: 'wrong' })).rejects.toMatchObject({ kind: 'refused' });
+    await expect(exchangeCode(google, clientOf('google'), { code: await codeFor('google', challenge), redirectUri: REDIRECT, verifier: null })).rejects.toMatchObject({ kind: 'refused' });
+  });
+
+  it('an expired code (over ten minutes old) is invalid_grant; a revoked grant refuses refresh; 429 carries Retry-After', async () => {
+    let now = Date.parse('2026-11-20T12:00:00Z');
+    const clocked = await startSandbox({ now: () => new Date(now) });
+    try {
+      const dexcom = providerDescriptor('dexcom')!;
+      const client = { clientId: SANDBOX_CLIENTS.dexcom!.id, clientSecret: SANDBOX_CLIENTS.dexcom!.secret, baseUrl: clocked.urls.dexcom };
+      const url = new URL(dexcom.oauth.authorize.path, clocked.urls.dexcom);
+      url.search = new URLSearchParams({ client_id: client.clientId, redirect_uri: REDIRECT, response_type: 'code', state: 'state-expired' }).toString();
+      const code = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location')!).searchParams.get('code')!;
+      now += 10 * 60_000 + 1;
+      await expect(exchangeCode(dexcom, client, { code, redirectUri: REDIRECT, verifier: null })).rejects.toMatchObject({ kind: 'refused' });
+
+      const fresh = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location')!).searchParams.get('code')!;
+      const tokens = await exchangeCode(dexcom, client, { code: fresh, redirectUri: REDIRECT, verifier: null });
+      clocked.revokeConsent('dexcom');
+      await expect(refreshTokens(dexcom, client, tokens.refreshToken!)).rejects.toMatchObject({ kind: 'refused' });
+
+      clocked.failures.fail('dexcom', 'rate_limited', { retryAfterSeconds: 30 });
+      await expect(refreshTokens(dexcom, client, 'any')).rejects.toMatchObject({ kind: 'rate_limited', retryAfterSeconds: 30 });
+    } finally {
+      await clocked.close();
+    }
+  });
+
+  it('a retired provider answers 410 Gone everywhere (retired)', async () => {
+    sandbox.retire('fitbit');
+    try {
+      await expect(refreshTokens(providerDescriptor('fitbit')!, clientOf('fitbit'), 'x')).rejects.toMatchObject({ kind: 'retired', status: 410 });
+    } finally {
+      sandbox.retire('fitbit', false);
+    }
+  });
+});

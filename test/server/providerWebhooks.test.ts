@@ -10,7 +10,7 @@ import { readOuraUserId } from '../../src/sources/providers/oura/userId.js';
 import { readWhoopUserId } from '../../src/sources/providers/whoop/userId.js';
 import { SANDBOX_CLIENTS } from '../../src/sandbox/sandboxClients.js';
 import type { Sandbox } from '../../src/sandbox/sandboxServer.js';
-import { connectedProviderUser, connectThroughSandbox, type SandboxedApp, startSandboxedApp } from '../connections/consentFlow.js';
+import { connectBeforeRetirement, connectedProviderUser, connectThroughSandbox, type SandboxedApp, startSandboxedApp } from '../connections/consentFlow.js';
 import { expectStatus, type TenantHandle, type TestApp } from '../support/server.js';
 
 /**
@@ -19,7 +19,7 @@ import { expectStatus, type TenantHandle, type TestApp } from '../support/server
  * each provider through the sandbox, then signed deliveries shaped as each provider documents
  * them queue one notification run each. The worker does not poll, so runs stay queued.
  */
-const PROVIDERS = ['oura', 'whoop', 'withings', 'fitbit', 'strava'] as const;
+const PROVIDERS = ['oura', 'whoop', 'withings', 'fitbit', 'strava', 'google'] as const;
 type Slug = (typeof PROVIDERS)[number];
 const VERIFY_CODE = 'fitbit-subscriber-code-0123';
 const NOW = new Date('2026-03-28T10:15:00Z');
@@ -62,10 +62,14 @@ function delivery(p: Slug, user: string, n: number, key = secret(p)): Delivery {
       const body = JSON.stringify({ object_type: 'activity', object_id: 1000 + n, aspect_type: 'create', updates: {}, owner_id: Number(user), subscription_id: 120475, event_time: Math.floor(NOW.getTime() / 1000) - 600 });
       return { url: `/webhooks/strava/${webhookToken('strava', key)}`, headers: { 'content-type': 'application/json' }, body };
     }
+    case 'google': {
+      const body = JSON.stringify({ healthUserId: user, dataType: 'steps', interval: { startTime: '2026-03-28T06:00:00Z', endTime: `2026-03-28T0${6 + n}:30:00Z` } });
+      return { url: '/webhooks/google', headers: { 'content-type': 'application/json', authorization: webhookToken('google', key) }, body };
+    }
   }
 }
 
-const EXPECTED_TYPE: Record<Slug, string> = { oura: 'daily_sleep', whoop: 'recovery', fitbit: 'sleep', withings: 'measure', strava: 'activities' };
+const EXPECTED_TYPE: Record<Slug, string> = { oura: 'daily_sleep', whoop: 'recovery', fitbit: 'sleep', withings: 'measure', strava: 'activities', google: 'steps' };
 
 const send = (d: Delivery) => t.app.inject({ method: 'POST', url: d.url, headers: d.headers, payload: d.body });
 
@@ -82,7 +86,7 @@ beforeAll(async () => {
   other = await t.createTenant('webhooks-b');
   userId = (await t.createUser(tenant.apiKey)).id;
   otherUserId = (await t.createUser(other.apiKey)).id;
-  for (const p of PROVIDERS) providerUser[p] = await connectedProviderUser(t, tenant.apiKey, userId, p);
+  for (const p of PROVIDERS) providerUser[p] = await connectedProviderUser(t, tenant.apiKey, userId, p, tenant.id);
 }, 60_000);
 
 afterAll(async () => {
@@ -137,6 +141,14 @@ describe('provider webhooks queue notification runs (issue 11 item 5)', () => {
     });
   }
 
+  it("google: the subscriber endpoint's verification answers 201 with the application's secret and 401 without it (issue 22)", async () => {
+    const body = '{"type":"verification"}';
+    const signed = await send({ url: '/webhooks/google', headers: { 'content-type': 'application/json', authorization: webhookToken('google', secret('google')) }, body });
+    expect(signed.statusCode).toBe(201);
+    const unsigned = await send({ url: '/webhooks/google', headers: { 'content-type': 'application/json' }, body });
+    expect(unsigned.statusCode).toBe(401);
+  });
+
   it('a verified delivery that is not the provider’s shape is 400 and queues nothing', async () => {
     const before = (await notificationRuns()).length;
     const ts = String(NOW.getTime());
@@ -147,6 +159,7 @@ describe('provider webhooks queue notification runs (issue 11 item 5)', () => {
       { url: '/webhooks/fitbit', headers: { 'content-type': 'application/json', 'x-fitbit-signature': sign('sha1', `${secret('fitbit')}&`, '[{"collectionType":"sleep","date":"yesterday","ownerId":"ABC"}]', 'base64') }, body: '[{"collectionType":"sleep","date":"yesterday","ownerId":"ABC"}]' },
       { url: `/webhooks/withings/${webhookToken('withings', secret('withings'))}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'userid=1&appli=one' },
       { url: `/webhooks/strava/${webhookToken('strava', secret('strava'))}`, headers: { 'content-type': 'application/json' }, body: '{"object_type":"activity"}' },
+      { url: '/webhooks/google', headers: { 'content-type': 'application/json', authorization: webhookToken('google', secret('google')) }, body: '{"healthUserId":"x","dataType":"steps","interval":{"startTime":"later","endTime":"sooner"}}' },
     ];
     for (const d of bad) {
       const res = await send(d);
@@ -351,7 +364,9 @@ describe('per-user subscriptions (Fitbit, Withings) after a backfill', () => {
 
   it('a backfill’s success (not a scheduled pull’s) subscribes the Withings user to each category at the application’s webhook address, and the Fitbit user once; a replay makes no second subscription', async () => {
     const user = (await t.createUser(tenant.apiKey)).id;
-    for (const p of ['withings', 'fitbit'] as const) expect((await connectThroughSandbox(t, tenant.apiKey, user, p)).callback.statusCode).toBe(200);
+    expect((await connectThroughSandbox(t, tenant.apiKey, user, 'withings')).callback.statusCode).toBe(200);
+    // Fitbit is retired (contracts §14): a connection made before still has its subscription made.
+    await connectBeforeRetirement(t, tenant.id, user, 'fitbit');
     const reactor = userSubscriptionsReactor(deps());
     await reactor.handle(synced('withings', user, 'scheduled'));
     expect(await listed('withings', user)).toHaveLength(0);

@@ -33,10 +33,12 @@ describe('the source registry and the source catalog name the same sources (issu
       fitbit: 'oauth',
       strava: 'oauth',
       garmin: 'push',
+      google: 'oauth',
+      dexcom: 'oauth',
       'device-a': 'device',
       'device-b': 'device',
       'device-c': 'device',
     });
-    expect(Object.keys(PROVIDER_KINDS)).toEqual(['oura', 'whoop', 'withings', 'polar', 'fitbit', 'strava', 'garmin', 'device-a', 'device-b', 'device-c']);
+    expect(Object.keys(PROVIDER_KINDS)).toEqual(['oura', 'whoop', 'withings', 'polar', 'fitbit', 'strava', 'garmin', 'google', 'dexcom', 'device-a', 'device-b', 'device-c']);
   });
 });

@@ -8,6 +8,7 @@ import { userState, userStream } from '../../../commands/users/user.js';
 import { getConnection } from '../../../queries/connections/listConnections.js';
 import { resolveProviderClient } from '../../../queries/connections/providerKeys.js';
 import type { ProviderSettings } from '../../catalog/providerFacts.js';
+import { connectedProvider } from '../../catalog/providers.js';
 import type { DataKeys } from '../../crypto/dataKeys.js';
 import type { ValueSealer } from '../../crypto/sealedValue.js';
 import { StreamDeletedError, type EventStore } from '../../eventstore/eventStore.js';
@@ -133,6 +134,13 @@ export async function runPull(deps: PullDeps, hold: PullHold): Promise<PullOutco
   }
 }
 
+/** A retired provider's failure as the run and freshness show it: what it answered, and where its users go now. */
+function retiredError(slug: string, answered: string): string {
+  const successor = connectedProvider(slug)?.retirement?.successor ?? null;
+  const gone = `${answered.slice(0, 300)}; the provider is retired`;
+  return successor ? `${gone}: reconnect the user through ${successor} (${connectedProvider(successor)?.name ?? successor})` : gone;
+}
+
 async function recordFailure(
   deps: PullDeps,
   hold: PullHold,
@@ -144,6 +152,13 @@ async function recordFailure(
   const q = run.state.queued!;
   // Only the provider's own words reach the run's `error`: never a payload or a token.
   const error = (err instanceof Error ? err.message : String(err)).slice(0, 500);
+  if (err instanceof ProviderCallError && err.kind === 'retired') {
+    // The API is gone (contracts §14): the connection waits for the user at the successor; its data stays.
+    const gone = retiredError(q.provider, error);
+    await finish((run) => failSyncRun(deps.eventStore, run, { reason: 'refused', error: gone }, now));
+    await markNeedsReauth(deps.eventStore, { userId: q.user_id, provider: q.provider, reason: 'provider_retired', error: gone, at: now.toISOString() });
+    return 'failed';
+  }
   if (err instanceof ProviderCallError && err.kind === 'refused') {
     await finish((run) => failSyncRun(deps.eventStore, run, { reason: 'refused', error }, now));
     await markNeedsReauth(deps.eventStore, { userId: q.user_id, provider: q.provider, reason: 'provider_refused', error, at: now.toISOString() });

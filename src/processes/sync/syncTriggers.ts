@@ -14,7 +14,8 @@ import { defineReactor, type Reactor } from '../../projector/reactor.js';
 import type { ReadStore } from '../../readstore/readStore.js';
 import { sha256Hex } from '../../shared/secrets.js';
 import type { PulledPayload, PullConnector } from '../../sources/shared/pullConnector.js';
-import { backfillWindow, type SyncSettings } from '../../../commands/sync/syncSchedule.js';
+import { backfillWindow, withinHistory, type SyncSettings } from '../../../commands/sync/syncSchedule.js';
+import { connectedProvider } from '../../catalog/providers.js';
 
 export type TriggerDeps = {
   eventStore: EventStore;
@@ -73,6 +74,8 @@ async function queueBackfill(deps: TriggerDeps, event: RecordedEvent<ConnectionE
   if (!deps.connectors[d.provider]) return;
   const sync = (await loadState(deps.eventStore, connectionSyncStream(d.user_id, d.provider), connectionSyncState)).state;
   const at = new Date(d.at);
+  // The provider serves no history beyond its documented reach: the run says where it stopped.
+  const { window, limit } = withinHistory(backfillWindow(sync, at, deps.settings.backfillDays), connectedProvider(d.provider)?.historyDays ?? null);
   try {
     const run = await queueSyncRun(deps.eventStore, syncRunStream(d.user_id, d.provider, `b${event.globalPosition}`), {
       tenantId: d.tenant_id,
@@ -80,8 +83,9 @@ async function queueBackfill(deps: TriggerDeps, event: RecordedEvent<ConnectionE
       provider: d.provider,
       trigger: 'backfill',
       dataType: null,
-      window: backfillWindow(sync, at, deps.settings.backfillDays),
+      window,
       at,
+      historyLimit: limit,
     });
     if (run.created) deps.kick?.();
   } catch (err) {

@@ -1,6 +1,8 @@
 import type { DataHandler } from '../sandboxTypes.js';
+import { dexcomData } from './dexcom.js';
 import { fitbitData } from './fitbit.js';
 import { garminData } from './garmin.js';
+import { googleData } from './google.js';
 import { fitbitSubscriptions, withingsSubscriptions } from './notificationSubscriptions.js';
 import { ouraData } from './oura.js';
 import { polarData } from './polar.js';
@@ -28,4 +30,6 @@ export const SANDBOX_DATA: Partial<Record<string, DataHandler>> = {
   whoop: whoopData,
   strava: stravaData,
   withings: either(withingsSubscriptions, withingsData),
+  dexcom: dexcomData,
+  google: googleData,
 };

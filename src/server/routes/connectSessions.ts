@@ -68,7 +68,8 @@ export const connectSessionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async 
     const providers: ConnectPageProvider[] = [];
     for (const p of CONNECTED_PROVIDERS) {
       const client = await resolveProviderClient(ctx.readStore, ctx.valueSealer, ctx.config.providers, session.tenant_id, p.slug);
-      providers.push({ slug: p.slug, name: p.name, enabled: client !== null, status: connections.get(p.slug) ?? null });
+      // A retired provider cannot be connected (contracts §14): shown disabled.
+      providers.push({ slug: p.slug, name: p.name, enabled: client !== null && !p.retirement, status: connections.get(p.slug) ?? null });
     }
     const tenant = await getTenant(ctx.readStore, session.tenant_id);
     const user = await getUser(ctx.readStore, session.tenant_id, session.user_id);

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { connectionOwner, TOKEN_PURPOSE } from '../../../commands/connections/connection.js';
 import { disconnect } from '../../../commands/connections/disconnect.js';
-import { requestConsent } from '../../../commands/connections/requestConsent.js';
+import { requestConsent, retiredDetail } from '../../../commands/connections/requestConsent.js';
 import { listConsentHistory, toConsentEventView } from '../../../queries/connections/consentHistory.js';
 import { listConnections, toConnectionView } from '../../../queries/connections/listConnections.js';
 import { instanceUrls, resolveProviderClient } from '../../../queries/connections/providerKeys.js';
@@ -87,7 +87,7 @@ export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       schema: {
         summary: 'Start the consent flow of a provider: answers the address to send the user to',
         description:
-          "Authorisation code grant with PKCE where the provider supports it; the state is single use and expires after 10 minutes. authorize_url is the service's start address (PUBLIC_BASE_URL/oauth/{provider}/authorize) with the query the provider's authorisation page receives: the first browser to open it owns the flow, and only that browser can complete it. Send the user's browser to it directly, never as a message. 409 when the provider is not enabled for the tenant or an erasure of its data runs.",
+          "Authorisation code grant with PKCE where the provider supports it; the state is single use and expires after 10 minutes. authorize_url is the service's start address (PUBLIC_BASE_URL/oauth/{provider}/authorize) with the query the provider's authorisation page receives: the first browser to open it owns the flow, and only that browser can complete it. Send the user's browser to it directly, never as a message. 409 when the provider is retired (the detail names its successor), is not enabled for the tenant, or an erasure of its data runs.",
         tags: ['connections'],
         params: UserProvider,
         body: z.object({ redirect_uri: RedirectUri.optional() }).nullish(),
@@ -100,6 +100,7 @@ export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       const descriptor = connectedProvider(provider);
       if (!descriptor) throw problems.notFound(`unknown provider ${provider}`);
       const userId = await requireUser(ctx, tenantId, request.params.id);
+      if (descriptor.retirement) throw problems.conflict(retiredDetail(descriptor));
       const client = await resolveProviderClient(ctx.readStore, ctx.valueSealer, ctx.config.providers, tenantId, provider);
       if (!client) throw problems.conflict(`${descriptor.name} is not enabled for this tenant: set its keys (or the instance's ${provider.toUpperCase()}_CLIENT_ID and _CLIENT_SECRET)`);
       const result = await requestConsent(ctx.eventStore, ctx.valueSealer, ctx.grants, client, {
@@ -143,7 +144,7 @@ export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
         if (client) {
           try {
             const tokens = JSON.parse(openValue(ctx.valueSealer, TOKEN_PURPOSE, connectionOwner(userId, provider), result.tokensSealed)) as TokenSet;
-            await ctx.grants.revoke(descriptor.slug, client, tokens.accessToken);
+            await ctx.grants.revoke(descriptor.slug, client, { accessToken: tokens.accessToken, providerUserId: tokens.providerUserId ?? null });
           } catch {
             // Best effort (spec): tokens that no longer open simply expire at the provider.
           }

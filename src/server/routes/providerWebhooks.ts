@@ -7,6 +7,7 @@ import { connectionsOfProviderUsers } from '../../../queries/connections/connect
 import type { AppContext } from '../appContext.js';
 import { queueNotificationRun } from '../../processes/sync/syncTriggers.js';
 import { fitbitNotification } from '../../sources/providers/fitbit/notification.js';
+import { googleNotification } from '../../sources/providers/google/notification.js';
 import { ouraNotification } from '../../sources/providers/oura/notification.js';
 import { stravaNotification } from '../../sources/providers/strava/notification.js';
 import { whoopNotification } from '../../sources/providers/whoop/notification.js';
@@ -242,6 +243,33 @@ export const providerWebhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async
       const body = raw(request.body);
       const verified = await timestampSigned(ctx, 'whoop', request.headers, body, { signature: 'x-whoop-signature', timestamp: 'x-whoop-signature-timestamp', encoding: 'base64' });
       return apply(ctx, 'whoop', verified, parsed(() => whoopNotification(body, ctx.sync.now())));
+    },
+  );
+
+  // Google Health: the subscriber's endpoint authorization secret (the application's webhook token) comes as the Authorization header.
+  app.post(
+    '/webhooks/google',
+    {
+      bodyLimit: BODY_LIMIT,
+      schema: {
+        summary: "Google Health API notifications (Authorization: the subscriber's secret); the endpoint verification answers 201",
+        tags,
+        response: withProblems({ 200: Received, 201: z.null() }, [400, 401, 413, 415]),
+      },
+    },
+    async (request, reply) => {
+      const secret = header(request.headers, 'authorization');
+      // Authenticated before the body is read: an unsigned delivery (the verification's second call too) is 401.
+      const verified = await verifiedApplications(ctx, 'google', (a) => !!secret && sameText(secret, a.token));
+      const body = raw(request.body);
+      let verification = false;
+      const items = parsed(() => {
+        const read = googleNotification(body, ctx.sync.now());
+        verification = read === null;
+        return read ?? [];
+      });
+      if (verification) return noBody(reply, 201);
+      return apply(ctx, 'google', verified, items);
     },
   );
 

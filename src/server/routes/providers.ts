@@ -18,6 +18,10 @@ const ProviderEntry = z.object({
   kind: z.enum(['oauth', 'push', 'device']),
   enabled: z.boolean().describe('oauth and push: the tenant has its own keys or the instance has client keys; device: always'),
   data_types: z.array(z.string()),
+  retired: z.boolean().describe("The provider's API is turned down: connecting is refused (409), its connections need the successor (contracts §14)"),
+  successor: z.string().nullable().describe('The provider that serves a retired provider\'s users now; null when none does or the provider is not retired'),
+  history_days: z.number().int().positive().nullable().describe("How far back a first backfill can reach, in days, per the provider's documentation; null: no documented limit"),
+  notes: z.string().nullable().describe("What a tenant should know before enabling the provider (its terms, its developer programme)"),
 });
 
 export const ProviderKeysAnswer = z

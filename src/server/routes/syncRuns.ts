@@ -4,7 +4,7 @@ import { connectionState, connectionStream } from '../../../commands/connections
 import { loadState } from '../../../commands/shared/commandHandler.js';
 import { requestManualSync, type LoadedRun } from '../../../commands/sync/queueSyncRun.js';
 import { resolveProviderClient } from '../../../queries/connections/providerKeys.js';
-import { getSyncRun, listSyncRuns, toSyncRunView, type SyncRunView } from '../../../queries/sync/listSyncRuns.js';
+import { getSyncRun, historyNote, listSyncRuns, toSyncRunView, type SyncRunView } from '../../../queries/sync/listSyncRuns.js';
 import { connectedProvider } from '../../catalog/providers.js';
 import { followUpWindow, MANUAL_FROM_MAX_MS } from '../../../commands/sync/syncSchedule.js';
 import { problems } from '../problems.js';
@@ -28,6 +28,11 @@ export const SyncRun = z
     started_at: DateTime.nullable(),
     finished_at: DateTime.nullable(),
     next_attempt_at: DateTime.nullable(),
+    history_limit: z
+      .object({ days: z.number().int().describe("The provider's documented history reach in days"), asked_start: DateTime.describe('Where the window would have started without the limit') })
+      .nullable()
+      .describe("Set on a backfill cut at the provider's history reach (GET /v1/providers history_days); window_start is then where it stopped"),
+    note: z.string().nullable().describe('Why the run covers less than asked, in words (a backfill stopped at the provider\'s limit)'),
   })
   .describe('Sync run: one pull of one connection. retrying: the next attempt is due at next_attempt_at; rate_limited: the provider asked to wait until next_attempt_at; failed: attempts spent or the grant refused; cancelled: the connection was disconnected');
 
@@ -57,6 +62,8 @@ function runView(run: LoadedRun): SyncRunView {
     started_at: s.startedAt,
     finished_at: s.finishedAt,
     next_attempt_at: s.status === 'running' ? null : s.nextAttemptAt,
+    history_limit: q.history_limit ?? null,
+    note: q.history_limit ? historyNote(q.provider, q.history_limit) : null,
   };
 }
 

@@ -17,6 +17,7 @@ export function authorizeUrl(p: ProviderDescriptor, client: OAuthClient, r: { re
   url.searchParams.set('redirect_uri', r.redirectUri);
   url.searchParams.set('scope', Object.keys(p.oauth.scopes).join(p.oauth.scopeSeparator));
   url.searchParams.set('state', r.state);
+  for (const [name, value] of Object.entries(p.oauth.authorizeParams ?? {})) url.searchParams.set(name, value);
   if (r.codeChallenge) {
     url.searchParams.set('code_challenge', r.codeChallenge);
     url.searchParams.set('code_challenge_method', 'S256');

@@ -7,12 +7,13 @@ import type { ProviderDescriptor } from './providerDescriptor.js';
  * refused connection: try again later), `rejected` (another 4xx, or a call the service itself
  * refuses: an address off the provider's origins, a private address, a redirect, an answer over
  * the size cap; asking again or asking the user changes nothing; the run fails, the connection
- * stays).
+ * stays), `retired` (410 Gone: the provider turned its API down; the user must move to the provider
+ * that serves them now, contracts §14).
  */
 export class ProviderCallError extends Error {
   override name = 'ProviderCallError';
   constructor(
-    readonly kind: 'refused' | 'rate_limited' | 'unavailable' | 'rejected',
+    readonly kind: 'refused' | 'rate_limited' | 'unavailable' | 'rejected' | 'retired',
     message: string,
     readonly retryAfterSeconds: number | null = null,
     /** The provider's HTTP status, when it answered one. */
@@ -42,6 +43,7 @@ export function throwForStatus(p: Pick<ProviderDescriptor, 'name'>, res: { statu
     const retry = parseRetryAfter(res.headers.get('retry-after'), nowMs);
     throw new ProviderCallError('rate_limited', `${p.name} rate limit: ${detail}`, retry ?? DEFAULT_RATE_LIMIT_WAIT_SECONDS, 429);
   }
+  if (res.status === 410) throw new ProviderCallError('retired', `${p.name} answered 410 Gone: ${detail}`, null, 410);
   if (res.status >= 500) throw new ProviderCallError('unavailable', `${p.name} answered ${res.status}: ${detail}`, null, res.status);
   // RFC 6749 §5.2: a token endpoint answers a dead grant with 400 and one of these codes.
   if (res.status === 401 || res.status === 403 || GRANT_ERRORS.has(String(json.error ?? ''))) throw new ProviderCallError('refused', `${p.name} refused (${res.status}): ${detail}`, null, res.status);

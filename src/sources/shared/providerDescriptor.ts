@@ -20,6 +20,8 @@ export type OAuthEndpoints = {
   scopeSeparator: ' ' | ',';
   /** How the client authenticates at the token endpoint. */
   clientAuth: 'basic' | 'body';
+  /** Parameters the provider's authorisation page needs besides RFC 6749's (Google: access_type=offline for a refresh token). */
+  authorizeParams?: Readonly<Record<string, string>>;
 };
 
 export type OAuthDescriptor = ProviderFacts['oauth'] & OAuthEndpoints;

@@ -74,9 +74,19 @@ export type PullContext = {
  */
 export type ReadProviderUserId = (o: { baseUrl: string | undefined; accessToken: string }) => Promise<string | null>;
 
+/**
+ * Ends the user's registration with the application at the provider, for providers where a
+ * revoked token is not the end of it (Polar AccessLink keeps a registered user until the
+ * application deletes it). Called on disconnect and on the user's deletion, before the grant is
+ * revoked, with the connection's last access token; best effort: answers whether the provider
+ * confirmed it, never throws.
+ */
+export type DeregisterUser = (o: { baseUrl: string | undefined; accessToken: string; providerUserId: string | null }) => Promise<boolean>;
+
 export interface PullConnector {
   descriptor: ProviderDescriptor;
   readUserId?: ReadProviderUserId;
+  deregister?: DeregisterUser;
   /** The data API's documented origins by name, `data` first (`ProviderRequest.origin`); `<SLUG>_BASE_URL` replaces them all. */
   origins: Readonly<Record<string, string>>;
   /**
@@ -100,6 +110,7 @@ export type PushedPayload = PulledPayload & { providerUserId: string };
 export interface PushConnector {
   descriptor: ProviderDescriptor;
   readUserId?: ReadProviderUserId;
+  deregister?: DeregisterUser;
   /**
    * Splits one inbound request (already authenticated by the route) into each user's payloads,
    * every one kept unchanged in meaning. Throws a DomainError('invalid', …) for a body the

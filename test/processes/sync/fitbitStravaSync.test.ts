@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_CLIENTS } from '../../../src/sandbox/sandboxClients.js';
 import { startSandbox, type Sandbox } from '../../../src/sandbox/sandboxServer.js';
-import { connectThroughSandbox } from '../../connections/consentFlow.js';
+import { connectBeforeRetirement, connectThroughSandbox } from '../../connections/consentFlow.js';
 import { expectStatus, startTestApp, type TestApp } from '../../support/server.js';
 import { eventually } from '../../webhooks/receiver.js';
 
@@ -29,7 +29,9 @@ afterAll(async () => {
 async function backfilled(provider: string) {
   const tenant = await t.createTenant(`sync-${provider}`);
   const user = await t.createUser(tenant.apiKey);
-  await connectThroughSandbox(t, tenant.apiKey, user.id, provider);
+  // Fitbit is retired (contracts §14): its connections are the ones made before; their pulls still decode.
+  if (provider === 'fitbit') await connectBeforeRetirement(t, tenant.id, user.id, provider);
+  else await connectThroughSandbox(t, tenant.apiKey, user.id, provider);
   // The reactor queues the backfill on connect.
   const runs = async () => {
     await t.ctx.settle();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_RATE_LIMIT_WAIT_MS } from '../../../commands/sync/syncSchedule.js';
 import { sandboxSettings } from '../../../src/sandbox/sandboxSettings.js';
 import { startSandbox, type Sandbox } from '../../../src/sandbox/sandboxServer.js';
-import { connectThroughSandbox } from '../../connections/consentFlow.js';
+import { connectBeforeRetirement, connectThroughSandbox } from '../../connections/consentFlow.js';
 import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../../support/server.js';
 import { eventually } from '../../webhooks/receiver.js';
 import { FakeProvider, hostileProxy, json, type Intercept } from '../../sources/shared/fakeProvider.js';
@@ -50,7 +50,9 @@ type Run = { id: number; trigger: string; status: string; attempts: number; erro
 /** A user connected to the provider (through the proxy) whose backfill run is queued. */
 async function connected(provider: string): Promise<{ userId: string; runs: () => Promise<Run[]> }> {
   const user = await t.createUser(tenant.apiKey);
-  await connectThroughSandbox(t, tenant.apiKey, user.id, provider);
+  // Fitbit is retired (contracts §14): a connection made before, whose pulls the hostile proxy answers.
+  if (provider === 'fitbit') await connectBeforeRetirement(t, tenant.id, user.id, provider);
+  else await connectThroughSandbox(t, tenant.apiKey, user.id, provider);
   const runs = async () => {
     await t.ctx.settle();
     const res = await t.call('GET', `/v1/users/${user.id}/sync-runs`, { key: tenant.apiKey });

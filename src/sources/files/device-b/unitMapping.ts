@@ -1,5 +1,5 @@
 import { findQuantityType } from '../../../catalog/quantityCatalog.js';
-import { converter, molarConverter, toStorageUnit, ucumOf } from '../../../catalog/units.js';
+import { converter, GLUCOSE_MOLAR_MASS, molarConverter, toStorageUnit, ucumOf } from '../../../catalog/units.js';
 import { isObject, RecordError } from '../../shared/recordError.js';
 
 /**
@@ -88,9 +88,6 @@ export function readNumber(v: unknown, field: string): number {
   if (typeof v !== 'number' || !Number.isFinite(v)) throw new RecordError(`${field} is not a finite number`);
   return v;
 }
-
-/** Glucose molar mass (C6H12O6, g/mol): UCUM needs it to turn an amount of substance into a mass. */
-const GLUCOSE_MOLAR_MASS = 180.156;
 
 const stripAnnotations = (u: string) => u.replace(/\{[^}]*\}/g, '') || '1';
 

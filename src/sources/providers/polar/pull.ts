@@ -3,6 +3,7 @@ import { isObject } from '../../shared/connectorRecords.js';
 import { jsonEnvelope } from '../../shared/jsonEnvelope.js';
 import { polarParser } from './parser.js';
 import { polar } from './provider.js';
+import { deregisterPolarUser, POLAR_ORIGINS } from './deregister.js';
 import { exerciseStart } from './decodeExercises.js';
 import { readInstant, localDateOf } from '../../shared/providerTimes.js';
 import { HEART_RATE_SAMPLE } from './sports.js';
@@ -213,8 +214,9 @@ async function acknowledge(ctx: PullContext): Promise<void> {
 
 export const polarConnector: PullConnector = {
   descriptor: polar,
-  origins: { data: 'https://www.polaraccesslink.com' },
+  origins: POLAR_ORIGINS,
   pull,
   acknowledge,
+  deregister: deregisterPolarUser,
   parser: polarParser,
 };
