@@ -65,7 +65,7 @@ export function etlJobHandler(o: EtlJobOptions): JobHandler & { close(): Promise
 
 type Started = { state: UploadState; revision: number };
 
-async function runEtlAttempt(o: EtlJobOptions, runner: EtlRunner, { job, lease, signal }: JobContext): Promise<void> {
+async function runEtlAttempt(o: EtlJobOptions, runner: EtlRunner, { job, lease, signal, renew }: JobContext): Promise<void> {
   const stream = (job.payload as { stream: string }).stream;
   const log = o.log?.child({ job: stream, attempt: job.attempts });
   let started: Started | null;
@@ -79,8 +79,9 @@ async function runEtlAttempt(o: EtlJobOptions, runner: EtlRunner, { job, lease, 
   if (!started) return;
   const { state, revision } = started;
   const upload = state.accepted!;
-  const finish = (outcome: Parameters<typeof finishEtlJob>[4]) => {
-    signal.throwIfAborted();
+  // Renewed first: a runner that lost the job meanwhile records no outcome.
+  const finish = async (outcome: Parameters<typeof finishEtlJob>[4]) => {
+    await renew();
     return finishEtlJob(o.eventStore, stream, state, revision, outcome);
   };
   try {
@@ -102,6 +103,7 @@ async function runEtlAttempt(o: EtlJobOptions, runner: EtlRunner, { job, lease, 
     const message = err instanceof Error ? err.message : String(err);
     log?.warn({ err: message }, 'etl job failed');
     const [recorded] = decideFinishEtlJob(state, { kind: 'failed', error: message }, new Date());
+    await renew();
     await o.eventStore.appendToStream(stream, [recorded!], { expectedRevision: revision });
     if (recorded!.type === 'etl.job_parked') throw new JobParked(message);
     const retryAt = recorded!.type === 'etl.job_failed' ? Date.parse(recorded!.data.next_attempt_at) : null;

@@ -25,8 +25,11 @@ export type JobContext = {
   job: Job;
   lease: () => JobLease;
   signal: AbortSignal;
-  /** Renews at once, saving where the handler got to; throws LostLeaseError once the job is no longer held. */
-  checkpoint(progress: Json): Promise<void>;
+  /**
+   * Renews at once (saving where the handler got to, when given); throws LostLeaseError once the
+   * job is no longer held. Called before a side effect the queue cannot fence (an append, a send).
+   */
+  renew(progress?: Json): Promise<void>;
 };
 
 /** The attempt failed; try again at `retryAt` (epoch ms) rather than after the queue's back-off. */

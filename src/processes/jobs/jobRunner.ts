@@ -146,7 +146,7 @@ export class JobRunner {
         .catch(() => {})
         .finally(() => (renewing = null));
     }, Math.max(1, Math.floor(leaseMs / 3)));
-    const context: JobContext = { job: claimed.job, lease: () => lease, signal: abort.signal, checkpoint: (progress) => renew(progress) };
+    const context: JobContext = { job: claimed.job, lease: () => lease, signal: abort.signal, renew };
     let outcome: { ok: true } | { ok: false; err: unknown };
     try {
       await handler.run(context);
