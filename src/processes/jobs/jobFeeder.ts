@@ -19,7 +19,8 @@ export function jobFor(event: { type: string; streamName: string; data: unknown 
     case 'user.deletion_requested':
       return deletionJob(e.data.job_id, e.data.user_id);
     case 'deletion.requested':
-      return deletionJob(e.data.job_id, e.data.user_id);
+      // A user's deletion is fed by its request on the user's stream (written first); a provider erasure by this.
+      return e.data.provider === null ? null : deletionJob(e.data.job_id, e.data.user_id);
     default:
       return null;
   }
