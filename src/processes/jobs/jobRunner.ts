@@ -82,16 +82,35 @@ export class JobRunner {
     await Promise.allSettled(all.map((r) => r.done));
   }
 
+  /**
+   * One claim over every kind with a free slot and the same lease (an idle poll is one query per
+   * lease length, not one per kind), at most as many jobs as the fullest kind has room for, so no
+   * kind goes over its concurrency; a round that took some is followed by another (a few at most).
+   */
   private async poll(): Promise<void> {
-    for (const [kind, handler] of this.handlers) {
-      if (this.stopping) return;
-      const mine = this.running.get(kind)!;
-      const free = handler.concurrency - mine.size;
-      if (free <= 0) continue;
-      const claimed = await this.o.queue.claim({ kinds: [kind], n: free, holder: this.o.holder, leaseMs: this.leaseOf(handler), now: this.clock() });
-      for (const c of claimed) this.launch(handler, c);
-    }
+    for (let round = 0; round < 8 && !this.stopping; round++) if (!(await this.claimRound())) break;
     await this.purge();
+  }
+
+  private async claimRound(): Promise<boolean> {
+    const groups = new Map<number, { kinds: string[]; n: number }>();
+    for (const [kind, handler] of this.handlers) {
+      const free = handler.concurrency - this.running.get(kind)!.size;
+      if (free <= 0) continue;
+      const leaseMs = this.leaseOf(handler);
+      const group = groups.get(leaseMs) ?? { kinds: [], n: free };
+      group.kinds.push(kind);
+      group.n = Math.min(group.n, free);
+      groups.set(leaseMs, group);
+    }
+    let took = false;
+    for (const [leaseMs, group] of groups) {
+      if (this.stopping) return false;
+      const claimed = await this.o.queue.claim({ kinds: group.kinds, n: group.n, holder: this.o.holder, leaseMs, now: this.clock() });
+      for (const c of claimed) this.launch(this.handlers.get(c.job.kind)!, c);
+      took ||= claimed.length > 0;
+    }
+    return took;
   }
 
   private async purge(): Promise<void> {
