@@ -13,6 +13,8 @@ import { ProjectorRuntime } from '../projector/projectorRuntime.js';
 import { ReactorRuntime } from '../projector/reactor.js';
 import { userSubscriptionsReactor } from '../processes/sync/userSubscriptions.js';
 import { etlJobHandler } from '../processes/etl/etlWorker.js';
+import { sweepEtlJobs } from '../processes/etl/etlSweep.js';
+import { PollLoop } from '../shared/pollLoop.js';
 import { JobRunner } from '../processes/jobs/jobRunner.js';
 import { jobFeederReactor } from '../processes/jobs/jobFeeder.js';
 import { reactorDeadLetters, reactorJobHandler } from '../processes/jobs/reactorJobs.js';
@@ -133,6 +135,13 @@ export async function createContext(config: Config, options: ContextOptions = {}
     pool: new EtlThreadPool(config),
   });
   jobs.register(etl);
+  const etlSweep = new PollLoop(
+    async () => {
+      if ((await sweepEtlJobs(readStore, queue)) > 0) jobs.kick();
+    },
+    30_000,
+    (err) => log.warn({ err }, 'sweeping for ETL jobs without a queue job failed'),
+  );
   const runBackground = mode !== 'none';
   const runtime = new RuntimeMonitor();
   if (mode === 'all' || mode === 'projections') await projectors.start();
@@ -145,6 +154,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     // Before the deletion runner: a job it resumes waits for the engine to read its announcement.
     await webhooks.start();
     jobs.start();
+    etlSweep.start();
     if (sync.polling) sync.worker.start();
   } else {
     await webhooks.init();
@@ -181,6 +191,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     close: async () => {
       runtime.close();
       await webhooks.stop();
+      etlSweep.stop();
       await jobs.stop();
       await sync.worker.stop();
       await etl.close();
