@@ -22,13 +22,15 @@ import { loadProviderData, providerDataStream } from './providerData.js';
  *    at the revision read, so an upload that got past the user check before the deletion began
  *    cannot register any more (and one that registered meanwhile is seen on the next round).
  * 2. `user.erased` makes every projection drop the user's rows (tokens included).
- * 3. The raw payloads are deleted; the external_ref is freed; the user's own stream is tombstoned.
+ * 3. The raw payloads are deleted; the external_ref is freed.
  * 4. `user.deleted` announces the end (its external_ref read, and sealed again, while the user's
  *    profile key still opens it). Once the webhook engine has read it, every delivery about the
  *    user but that announcement is deleted, then the profile key is destroyed: what personal data
  *    of the user any event still holds (external_ref, tag labels and notes, consent evidence,
  *    connection details) reads as nothing from then on, in every copy of the log.
- * 5. The stores are purged physically and the job ends `done`. The job's stream stays: it is the
+ * 5. The user's own stream is tombstoned (after the announcement, so that an attempt failing
+ *    before it is carried to its end by the next), the stores are purged physically and the job
+ *    ends `done`. The job's stream stays: it is the
  *    job's record.
  */
 export async function eraseUser(deps: ErasureDeps, jobId: string): Promise<void> {
@@ -79,9 +81,6 @@ export async function eraseUser(deps: ErasureDeps, jobId: string): Promise<void>
   step(deps, 'freeing the external_ref');
   if (request.external_ref !== null) await releaseExternalRef(deps.eventStore, tenantId, request.external_ref, userId);
 
-  step(deps, "erasing the user's stream");
-  await tombstone(deps.eventStore, userStream(userId));
-
   step(deps, 'announcing');
   // Sealed under the user's profile key like the request it repeats the external_ref of: the
   // webhook engine reads it before the key goes.
@@ -96,6 +95,11 @@ export async function eraseUser(deps: ErasureDeps, jobId: string): Promise<void>
   step(deps, 'destroying the profile key');
   await deps.dataKeys.destroy(profileKeyRef(userId));
   deps.dataKeys.forget(userId);
+
+  // Last of the logical steps, after `user.deleted`: until then a retry of this job still finds
+  // the user (deleting) and carries the job to its announcement (issue 26).
+  step(deps, "erasing the user's stream");
+  await tombstone(deps.eventStore, userStream(userId));
 
   step(deps, 'purging stores');
   await purgeStores(deps);

@@ -8,11 +8,18 @@ import { OpeningEventStore } from '../crypto/openingEventStore.js';
 import { PersonalSealer } from '../crypto/personalSealing.js';
 import { EventOpener } from '../crypto/recordSealing.js';
 import { PERSONAL_FIELDS } from '../../commands/shared/personalFields.js';
-import { DeletionJobRunner } from '../processes/deletions/deletionJobRunner.js';
+import { deletionJobHandler } from '../processes/deletions/deletionJobRunner.js';
 import { ProjectorRuntime } from '../projector/projectorRuntime.js';
 import { ReactorRuntime } from '../projector/reactor.js';
 import { userSubscriptionsReactor } from '../processes/sync/userSubscriptions.js';
-import { EtlWorker } from '../processes/etl/etlWorker.js';
+import { etlJobHandler } from '../processes/etl/etlWorker.js';
+import { sweepEtlJobs } from '../processes/etl/etlSweep.js';
+import { PollLoop } from '../shared/pollLoop.js';
+import { JobRunner } from '../processes/jobs/jobRunner.js';
+import { jobFeederReactor } from '../processes/jobs/jobFeeder.js';
+import { reactorDeadLetters, reactorJobHandler } from '../processes/jobs/reactorJobs.js';
+import { openWorkQueue } from './openWorkQueue.js';
+import { jobHolderOf } from './leaseSettings.js';
 import { EtlThreadPool } from '../processes/etl/etlPool.js';
 import { etlParsers } from '../sources/registry.js';
 import { providerGrants } from '../sources/providerGrants.js';
@@ -81,13 +88,18 @@ export async function createContext(config: Config, options: ContextOptions = {}
       dataKeys,
       sealer: valueSealer,
       settle: (position, names) => projectors.waitForIdle(position, undefined, names),
-      kickEtl: () => etl.kick(),
+      kickEtl: () => jobs.kick(),
       log,
     },
     options,
   );
+  // The work queue of background jobs (issue 26): claimed, leased and fenced per job (docs/architecture.md "Work queue").
+  const queue = await openWorkQueue(config);
+  const jobs = new JobRunner({ queue, holder: jobHolderOf(config), leaseMs: config.leases.leaseMs, log });
   const subscriptions = userSubscriptionsReactor({ eventStore, readStore, sealer: valueSealer, providers: config.providers, publicBaseUrl: config.publicBaseUrl, now: () => sync.worker.now(), log });
-  const reactors = new ReactorRuntime(eventStore, readStore, [sync.reactor, subscriptions, tenantNameClaimsReactor({ eventStore, log })], log, leases('reactors'));
+  const reactorList = [sync.reactor, subscriptions, tenantNameClaimsReactor({ eventStore, log }), jobFeederReactor({ queue, kick: () => jobs.kick() })];
+  const reactors = new ReactorRuntime(eventStore, readStore, reactorList, log, leases('reactors'), reactorDeadLetters(queue, () => jobs.kick()));
+  for (const r of reactorList) jobs.register(reactorJobHandler(eventStore, r));
   const erasureHooks: ErasureHook[] = [connectionErasureHook({ eventStore, readStore, sealer: valueSealer, grants: providerGrants, providers: config.providers }), sync.erasureHook];
   const webhookSecrets = new WebhookSecrets(sealingKeyringOf(config, WEBHOOK_SECRET_SEALING));
   const webhooks = new WebhookEngine({
@@ -101,7 +113,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     log,
     leases: leases('webhooks'),
   });
-  const deletions = new DeletionJobRunner({
+  jobs.register(deletionJobHandler({
     eventStore,
     readStore,
     rawStore,
@@ -110,23 +122,26 @@ export async function createContext(config: Config, options: ContextOptions = {}
     deliveries: deliveryErasure({ readStore, settle: (position, timeoutMs) => webhooks.settle(position, timeoutMs), log }),
     settle: (position, timeoutMs) => projectors.waitForIdle(position, timeoutMs),
     timeoutMs: config.deletionJobTimeoutMs,
-    takeOverRunningAtStart: config.backend.kind === 'embedded',
     log,
-    leases: leases('deletions'),
-  });
-  const etl = new EtlWorker({
+  }));
+  const etl = etlJobHandler({
     eventStore,
-    readStore,
     rawStore,
     parsers: etlParsers,
     dataKeys,
     log,
     concurrency: config.etlConcurrency,
-    takeOverRunningAtStart: config.backend.kind === 'embedded',
-    leases: leases('etl'),
     // ETL pool (src/processes/etl/etlPool.ts): jobs normalised on worker threads with their own store connections.
     pool: new EtlThreadPool(config),
   });
+  jobs.register(etl);
+  const etlSweep = new PollLoop(
+    async () => {
+      if ((await sweepEtlJobs(readStore, queue)) > 0) jobs.kick();
+    },
+    30_000,
+    (err) => log.warn({ err }, 'sweeping for ETL jobs without a queue job failed'),
+  );
   const runBackground = mode !== 'none';
   const runtime = new RuntimeMonitor();
   if (mode === 'all' || mode === 'projections') await projectors.start();
@@ -138,8 +153,8 @@ export async function createContext(config: Config, options: ContextOptions = {}
     await reactors.start();
     // Before the deletion runner: a job it resumes waits for the engine to read its announcement.
     await webhooks.start();
-    deletions.start();
-    etl.start();
+    jobs.start();
+    etlSweep.start();
     if (sync.polling) sync.worker.start();
   } else {
     await webhooks.init();
@@ -153,11 +168,12 @@ export async function createContext(config: Config, options: ContextOptions = {}
     eventStore,
     readStore,
     rawStore,
-    etl,
+    jobs,
+    etl: jobs,
     sync: sync.worker,
     projectors,
     reactors,
-    deletions,
+    deletions: jobs,
     erasureHooks,
     dataKeys,
     adminKeyHash: sha256Hex(admin.key),
@@ -175,10 +191,12 @@ export async function createContext(config: Config, options: ContextOptions = {}
     close: async () => {
       runtime.close();
       await webhooks.stop();
-      await deletions.stop();
+      etlSweep.stop();
+      await jobs.stop();
       await sync.worker.stop();
-      await etl.stop();
+      await etl.close();
       await reactors.stop();
+      await queue.close();
       await projectors.stop();
       await stores.eventStore.close();
       await readStore.close();

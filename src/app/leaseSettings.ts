@@ -37,3 +37,8 @@ export function processGone(holder: string): boolean {
     return (err as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
+
+/** The work queue's holder name of this process: instance, host and process id, so an operator sees who runs a job. */
+export function jobHolderOf(config: Config): string {
+  return `${config.leases.instanceId}/jobs/${hostname()}:${process.pid}/${randomUUID().slice(0, 8)}`;
+}

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { registerAuditCommands } from './auditCommands.js';
 import { registerConsentsCommands } from './consentsCommands.js';
 import { registerDataKeysCommands } from './dataKeysCommands.js';
+import { registerJobsCommands } from './jobsCommands.js';
 import { registerKeysCommands } from './keysCommands.js';
 import { registerProjectionsCommands } from './projectionsCommands.js';
 import type { OpenContext } from './shared.js';
@@ -23,5 +24,6 @@ export function buildProgram(open: OpenContext): Command {
   registerProjectionsCommands(program, open);
   registerDataKeysCommands(program, open);
   registerConsentsCommands(program, open);
+  registerJobsCommands(program, open);
   return program;
 }

@@ -24,8 +24,19 @@ const checkpointName = (r: Reactor) => `reactor:${r.name}`;
 
 type Running = { sub: Subscription; fence: Fence | undefined; position: number };
 
+/** Failures of one event in a row before it is dead-lettered (with `deadLetter`) or the reactor restarts. */
+export const REACTOR_ATTEMPTS = 5;
+
 /**
- * Runs reactors from their checkpoints. With `leases` (several service processes) each reactor
+ * Sets an event a reactor could not handle aside (issue 26: a `reactor.<name>` job on the work
+ * queue, where an operator lists and replays it), so the reactor moves on to the next event.
+ */
+export type ReactorDeadLetter = (reactor: Reactor, event: RecordedEvent, error: string) => Promise<void>;
+
+/**
+ * Runs reactors from their checkpoints. A handler that fails REACTOR_ATTEMPTS times on one event
+ * has the event dead-lettered (`deadLetter`) and the reactor goes on; without one, the reactor
+ * restarts from its checkpoint. With `leases` (several service processes) each reactor
  * runs only in the process holding its lease (named like its checkpoint), and its checkpoint
  * advances by a fenced, conditional write: a process that lost the lease cannot move it, and it
  * never moves backwards.
@@ -42,6 +53,8 @@ export class ReactorRuntime {
     private readonly reactors: readonly Reactor[],
     private readonly log?: Logger,
     private readonly leases?: LeaseSettings,
+    private readonly deadLetter?: ReactorDeadLetter,
+    private readonly pauseMs = 200,
   ) {}
 
   async start(): Promise<void> {
@@ -107,7 +120,14 @@ export class ReactorRuntime {
     for (let attempt = 1; ; attempt++) {
       if (this.stopped || this.running.get(r.name) !== state) return;
       try {
-        await r.handle(event);
+        try {
+          await r.handle(event);
+        } catch (err) {
+          if (attempt < REACTOR_ATTEMPTS || !this.deadLetter) throw err;
+          // Its last attempt: the event is set aside and the checkpoint moves past it.
+          await this.deadLetter(r, event, err instanceof Error ? err.message : String(err));
+          this.log?.error({ err, reactor: r.name, position: event.globalPosition, type: event.type }, 'reactor handler kept failing; event dead-lettered');
+        }
         await this.readStore.applyBatch({
           projection: checkpointName(r),
           expectedPosition: state.position,
@@ -120,9 +140,9 @@ export class ReactorRuntime {
         state.position = event.globalPosition;
         return;
       } catch (err) {
-        if (attempt >= 5 || err instanceof LeaseLostError || err instanceof CheckpointMismatchError) throw err;
+        if (attempt >= REACTOR_ATTEMPTS || err instanceof LeaseLostError || err instanceof CheckpointMismatchError) throw err;
         this.log?.warn({ err, reactor: r.name, attempt }, 'reactor step failed; retrying');
-        await new Promise((res) => setTimeout(res, 200 * 2 ** attempt));
+        await new Promise((res) => setTimeout(res, this.pauseMs * 2 ** attempt));
       }
     }
   }

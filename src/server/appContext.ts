@@ -5,8 +5,7 @@ import type { Config } from '../config.js';
 import type { DataKeys } from '../crypto/dataKeys.js';
 import type { ValueSealer } from '../crypto/sealedValue.js';
 import type { EventStore } from '../eventstore/eventStore.js';
-import type { DeletionJobRunner } from '../processes/deletions/deletionJobRunner.js';
-import type { EtlWorker } from '../processes/etl/etlWorker.js';
+import type { JobRunner } from '../processes/jobs/jobRunner.js';
 import type { SyncWorker } from '../processes/sync/syncWorker.js';
 import type { WebhookEngine } from '../processes/webhooks/webhookEngine.js';
 import type { ProjectorRuntime } from '../projector/projectorRuntime.js';
@@ -28,13 +27,16 @@ export type AppContext = {
   eventStore: EventStore;
   readStore: ReadStore;
   rawStore: RawStore;
-  etl: EtlWorker;
+  /** Background jobs of this process (src/processes/jobs): the work queue and the runner that claims from it. */
+  jobs: JobRunner;
+  /** Looks for ETL work now (the job runner). */
+  etl: { kick(): void };
   /** Provider pulls (src/processes/sync): runs queued, claimed on leases and carried out. */
   sync: SyncWorker;
   projectors: ProjectorRuntime;
   reactors: ReactorRuntime;
   /** User deletions and provider erasures (docs/erasure.md). */
-  deletions: DeletionJobRunner;
+  deletions: { kick(): void };
   /** What other capabilities erase with a user or a provider's data (commands/deletions/erasureSteps.ts). */
   erasureHooks: ErasureHook[];
   /** Per user and provider data keys that seal health payloads (docs/erasure.md). */

@@ -12,6 +12,7 @@ import { runCli } from '../cli/cliProcess.js';
 import { fixtureA, fixtureB, requestFor } from '../ingest/uploadHelpers.js';
 import { httpCall } from '../support/httpCall.js';
 import { tempDir } from '../support/tmp.js';
+import { SqliteWorkQueue } from '../../src/workqueue/sqliteWorkQueue.js';
 import { freePort } from '../../bench/support/service.js';
 
 /**
@@ -41,8 +42,8 @@ async function until<T>(what: string, deadline: number, probe: () => Promise<T |
   }
 }
 
-/** The leases of the service's background work (src/readstore/leases.ts). */
-const LEASES = [...projections.map((p) => p.name), 'webhook-dispatcher', 'deletion-runner'];
+/** The leases of the service's background work (src/readstore/leases.ts); ETL and deletion jobs are leased one by one on the work queue. */
+const LEASES = [...projections.map((p) => p.name), 'webhook-dispatcher'];
 
 async function leaseHolders(dataDir: string): Promise<Map<string, { holder: string; generation: number }>> {
   const reads = new SqliteReadStore({ path: join(dataDir, 'readmodels.sqlite') });
@@ -180,6 +181,15 @@ describe('several service processes on one embedded DATA_DIR (issue 14)', () => 
           expect(jobs.filter((j) => j.status !== 'done')).toEqual([]);
           const outcomes = (await events.readAll({ maxCount: 100_000, filter: { eventTypes: ['etl.job_succeeded', 'etl.job_discarded'] } })).map((e) => e.streamName);
           expect(new Set(outcomes).size).toBe(outcomes.length);
+          // On the work queue (issue 26): every ETL and deletion job ended, none dead, none left running or waiting.
+          const queue = new SqliteWorkQueue({ path: join(dataDir, 'jobs.sqlite') });
+          try {
+            const counts = await queue.counts();
+            expect(counts.filter((c) => ['etl', 'deletion'].includes(c.kind) && c.state !== 'completed')).toEqual([]);
+            expect(counts.find((c) => c.kind === 'deletion')?.count).toBe(1);
+          } finally {
+            await queue.close();
+          }
         } finally {
           await events.close();
           await reads.close();

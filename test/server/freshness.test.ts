@@ -43,8 +43,8 @@ beforeAll(async () => {
   const ndjson = lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
   expectStatus(await postUpload(t, 'device-a', token, 'freshness-1', deviceAForm(gzipSync(ndjson))), 202);
   await waitForEtl(t, tenant.apiKey, uploader);
-  // The jobs below are made by hand; the worker must not run them.
-  await t.ctx.etl.stop();
+  // The jobs below are made by hand; the job runner must not run them.
+  await t.ctx.jobs.stop();
 });
 afterAll(async () => {
   await t?.close();

@@ -3,8 +3,9 @@ import type { WebhookSecrets } from '../../webhooks/secretSealing.js';
 import { Signer } from '../../webhooks/signing.js';
 
 /**
- * The engine's in-memory view of every endpoint as of the dispatcher's position in the log: the
- * dispatcher folds endpoint events into it, the worker reads url, status and signer from it.
+ * The engine's in-memory view of every endpoint not deleted, as of the dispatcher's position in the
+ * log: the dispatcher folds endpoint events into it, the worker reads url, status and signer from
+ * it. An endpoint it does not know is one that was deleted (or never existed): its deliveries park.
  */
 export class EndpointDirectory {
   private readonly states = new Map<string, WebhookEndpointState>();
@@ -17,13 +18,23 @@ export class EndpointDirectory {
     return this.states.get(id);
   }
 
+  /** A deleted endpoint is forgotten (issue 26): it gets no delivery again, and the map stays as large as the live endpoints. */
   set(state: WebhookEndpointState): void {
+    if (state.status === 'deleted') return this.forget(state);
     const previous = this.states.get(state.id);
     if (previous?.secretSealed !== state.secretSealed) this.signers.delete(state.id);
     this.states.set(state.id, state);
     let ids = this.byTenant.get(state.tenantId);
     if (!ids) this.byTenant.set(state.tenantId, (ids = new Set()));
     ids.add(state.id);
+  }
+
+  private forget(state: WebhookEndpointState): void {
+    this.states.delete(state.id);
+    this.signers.delete(state.id);
+    const ids = this.byTenant.get(state.tenantId);
+    ids?.delete(state.id);
+    if (ids?.size === 0) this.byTenant.delete(state.tenantId);
   }
 
   clear(): void {

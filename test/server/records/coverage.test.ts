@@ -13,8 +13,8 @@ type Coverage = { pending_jobs: number; parked_jobs: number; rejected_records: n
 
 beforeAll(async () => {
   t = await startTestApp();
-  // Jobs are made by hand below; the worker must not run them.
-  await t.ctx.etl.stop();
+  // Jobs are made by hand below; the job runner must not run them.
+  await t.ctx.jobs.stop();
   tenant = await t.createTenant('coverage-a');
   other = await t.createTenant('coverage-b');
   userId = (await t.createUser(tenant.apiKey)).id;

@@ -18,8 +18,8 @@ const jobs = async (query: Record<string, string> = {}, key = tenant.apiKey) => 
 
 beforeAll(async () => {
   t = await startTestApp();
-  // Jobs are made by hand; the worker must not run them.
-  await t.ctx.etl.stop();
+  // Jobs are made by hand; the job runner must not run them.
+  await t.ctx.jobs.stop();
   tenant = await t.createTenant('pipeline-a');
   other = await t.createTenant('pipeline-b');
   userId = (await t.createUser(tenant.apiKey)).id;

@@ -1,0 +1,48 @@
+import type { UploadEvent } from '../../../commands/ingestion/upload.js';
+import type { DeletionRequested } from '../../../commands/deletions/deletionJob.js';
+import type { UserDeletionRequested } from '../../../commands/users/user.js';
+import { defineReactor, type Reactor } from '../../projector/reactor.js';
+import type { NewJob, WorkQueue } from '../../workqueue/workQueue.js';
+import { deletionJob } from '../deletions/deletionJobRunner.js';
+import { etlJob } from '../etl/etlWorker.js';
+
+type Fed = Extract<UploadEvent, { type: 'upload.accepted' | 'etl.job_retried' }> | UserDeletionRequested | DeletionRequested;
+
+/** The job an event asks for, if any. */
+export function jobFor(event: { type: string; streamName: string; data: unknown }): NewJob | null {
+  const e = event as Fed & { streamName: string };
+  switch (e.type) {
+    case 'upload.accepted':
+      return etlJob(e.streamName, e.data.tier);
+    case 'etl.job_retried':
+      return etlJob(e.streamName, null);
+    case 'user.deletion_requested':
+      return deletionJob(e.data.job_id, e.data.user_id);
+    case 'deletion.requested':
+      // A user's deletion is fed by its request on the user's stream (written first); a provider erasure by this.
+      return e.data.provider === null ? null : deletionJob(e.data.job_id, e.data.user_id);
+    default:
+      return null;
+  }
+}
+
+/**
+ * Turns the events that ask for background work into queue jobs (issue 26): an accepted upload
+ * or a retried ETL job into an `etl` job, a deletion request into a `deletion` job. A reactor,
+ * so the request and its job cannot part: the event is the durable request, and the reactor,
+ * delivered at least once from its checkpoint, enqueues it after any crash. Enqueueing is keyed
+ * (the upload stream, the deletion job id), so a repeated delivery answers the live job; a
+ * repeated delivery after the job finished makes a job that finds nothing left to do.
+ */
+export function jobFeederReactor(deps: { queue: WorkQueue; kick: () => void }): Reactor {
+  return defineReactor<Fed>({
+    name: 'job-feeder',
+    eventTypes: ['upload.accepted', 'etl.job_retried', 'user.deletion_requested', 'deletion.requested'],
+    handle: async (event) => {
+      const job = jobFor(event);
+      if (!job) return;
+      const { created } = await deps.queue.enqueue(job);
+      if (created) deps.kick();
+    },
+  });
+}

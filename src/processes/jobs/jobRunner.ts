@@ -1,0 +1,202 @@
+import type { Logger } from 'pino';
+import { PollLoop } from '../../shared/pollLoop.js';
+import { LostLeaseError, type Claimed, type JobLease, type Json, type WorkQueue } from '../../workqueue/workQueue.js';
+import { JobCancelled, JobParked, JobRetry, type JobContext, type JobHandler } from './jobHandler.js';
+
+export type JobRunnerOptions = {
+  queue: WorkQueue;
+  /** Names this process in the queue (`holder`): instance, host and pid, so an operator can tell who runs what. */
+  holder: string;
+  /** Lease of an attempt unless its handler names one. */
+  leaseMs: number;
+  pollMs?: number;
+  /** How often finished jobs past their retention are removed (bounded batches). */
+  purgeEveryMs?: number;
+  log?: Logger;
+  clock?: () => number;
+};
+
+type Running = { abort: AbortController; done: Promise<void> };
+
+const PURGE_BATCH = 1000;
+
+/**
+ * The one loop that runs background jobs in a process (issue 26): claims due jobs of the kinds
+ * its handlers serve (each kind up to its concurrency), renews each lease every third of it,
+ * and aborts the handler's signal the moment a renewal finds the lease lost (another process
+ * took the job over: from then on this one writes nothing). The outcome (complete, fail, park,
+ * cancel) is written fenced by the lease's generation. Every few minutes it removes finished
+ * jobs past their retention.
+ */
+export class JobRunner {
+  private readonly handlers = new Map<string, JobHandler>();
+  private readonly running = new Map<string, Map<string, Running>>();
+  private readonly loop: PollLoop;
+  private readonly clock: () => number;
+  private lastPurge = 0;
+  private stopping = false;
+
+  constructor(private readonly o: JobRunnerOptions) {
+    this.clock = o.clock ?? Date.now;
+    this.loop = new PollLoop(() => this.poll(), o.pollMs ?? 500, (err) => o.log?.error({ err }, 'job poll failed'));
+  }
+
+  get queue(): WorkQueue {
+    return this.o.queue;
+  }
+
+  register(handler: JobHandler): this {
+    if (this.handlers.has(handler.kind)) throw new Error(`job kind ${handler.kind} registered twice`);
+    this.handlers.set(handler.kind, handler);
+    this.running.set(handler.kind, new Map());
+    return this;
+  }
+
+  start(): void {
+    this.stopping = false;
+    this.loop.start();
+  }
+
+  /** Looks for work now (a job was just enqueued). */
+  kick(): void {
+    this.loop.kick();
+  }
+
+  /** How many jobs run here now (tests, the runtime view). */
+  get active(): number {
+    let n = 0;
+    for (const m of this.running.values()) n += m.size;
+    return n;
+  }
+
+  /**
+   * Stops claiming and stops the running handlers at their next check. A job a handler did not
+   * finish is handed back due at once (its attempt counts), so the next process takes it up
+   * without waiting for its lease to run out.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.loop.stop();
+    const all = [...this.running.values()].flatMap((m) => [...m.values()]);
+    for (const r of all) r.abort.abort(new Error('the service is stopping'));
+    await Promise.allSettled(all.map((r) => r.done));
+  }
+
+  /**
+   * One claim over every kind with a free slot and the same lease (an idle poll is one query per
+   * lease length, not one per kind), at most as many jobs as the fullest kind has room for, so no
+   * kind goes over its concurrency; a round that took some is followed by another (a few at most).
+   */
+  private async poll(): Promise<void> {
+    for (let round = 0; round < 8 && !this.stopping; round++) if (!(await this.claimRound())) break;
+    await this.purge();
+  }
+
+  private async claimRound(): Promise<boolean> {
+    const groups = new Map<number, { kinds: string[]; n: number }>();
+    for (const [kind, handler] of this.handlers) {
+      const free = handler.concurrency - this.running.get(kind)!.size;
+      if (free <= 0) continue;
+      const leaseMs = this.leaseOf(handler);
+      const group = groups.get(leaseMs) ?? { kinds: [], n: free };
+      group.kinds.push(kind);
+      group.n = Math.min(group.n, free);
+      groups.set(leaseMs, group);
+    }
+    let took = false;
+    for (const [leaseMs, group] of groups) {
+      if (this.stopping) return false;
+      const claimed = await this.o.queue.claim({ kinds: group.kinds, n: group.n, holder: this.o.holder, leaseMs, now: this.clock() });
+      for (const c of claimed) this.launch(this.handlers.get(c.job.kind)!, c);
+      took ||= claimed.length > 0;
+    }
+    return took;
+  }
+
+  private async purge(): Promise<void> {
+    const now = this.clock();
+    if (now - this.lastPurge < (this.o.purgeEveryMs ?? 10 * 60_000)) return;
+    this.lastPurge = now;
+    const removed = await this.o.queue.purgeExpired({ now, limit: PURGE_BATCH });
+    if (removed > 0) this.o.log?.debug({ removed }, 'finished jobs past their retention removed');
+  }
+
+  private leaseOf(handler: JobHandler): number {
+    return handler.leaseMs ?? this.o.leaseMs;
+  }
+
+  private launch(handler: JobHandler, claimed: Claimed): void {
+    const abort = new AbortController();
+    const mine = this.running.get(handler.kind)!;
+    const done = this.attempt(handler, claimed, abort)
+      .catch((err: unknown) => this.o.log?.error({ err, job: claimed.job.id, kind: handler.kind }, 'could not record a job outcome'))
+      .finally(() => {
+        mine.delete(claimed.job.id);
+        this.kick();
+      });
+    mine.set(claimed.job.id, { abort, done });
+  }
+
+  private async attempt(handler: JobHandler, claimed: Claimed, abort: AbortController): Promise<void> {
+    const { queue } = this.o;
+    const leaseMs = this.leaseOf(handler);
+    const log = this.o.log?.child({ job: claimed.job.id, kind: handler.kind, attempt: claimed.job.attempts });
+    let lease: JobLease = claimed.lease;
+    let lost = false;
+    const loseLease = (why: string) => {
+      if (lost) return;
+      lost = true;
+      log?.warn(why);
+      abort.abort(new LostLeaseError(lease.jobId, lease.generation));
+    };
+    const renew = async (progress?: Json) => {
+      try {
+        lease = await queue.heartbeat(lease, { leaseMs, progress, now: this.clock() });
+      } catch (err) {
+        if (err instanceof LostLeaseError) loseLease('job lease lost; this attempt stops and writes nothing');
+        else if (this.clock() >= lease.expiresAt) loseLease('job lease ran out before it could be renewed; this attempt stops');
+        else log?.warn({ err }, 'could not renew a job lease; trying again');
+        throw err;
+      }
+    };
+    let renewing: Promise<void> | null = null;
+    const timer = setInterval(() => {
+      renewing ??= renew()
+        .catch(() => {})
+        .finally(() => (renewing = null));
+    }, Math.max(1, Math.floor(leaseMs / 3)));
+    const context: JobContext = { job: claimed.job, lease: () => lease, signal: abort.signal, renew };
+    let outcome: { ok: true } | { ok: false; err: unknown };
+    try {
+      await handler.run(context);
+      outcome = { ok: true };
+    } catch (err) {
+      outcome = { ok: false, err };
+    } finally {
+      clearInterval(timer);
+      await renewing;
+    }
+    if (lost) return;
+    const now = this.clock();
+    try {
+      if (outcome.ok) return await queue.complete(lease, { now });
+      const err = outcome.err;
+      const message = err instanceof Error ? err.message : String(err);
+      if (err instanceof JobCancelled) return await queue.cancel(lease, { reason: message, now });
+      if (err instanceof JobParked) {
+        log?.warn({ err: message }, 'job parked for an operator');
+        return await queue.park(lease, { error: message, progress: err.progress, now });
+      }
+      if (abort.signal.aborted && this.stopping) {
+        // Stopping: handed back, due at once, for the next process to take up.
+        return void (await queue.fail(lease, { error: 'the service stopped during this attempt', retryAt: now, now }));
+      }
+      const retry = err instanceof JobRetry ? err : null;
+      const state = await queue.fail(lease, { error: message, retryAt: retry?.retryAt ?? null, progress: retry?.progress, now });
+      log?.warn({ err: message, state }, state === 'dead' ? 'job failed its last attempt: dead-lettered' : 'job attempt failed; it will be tried again');
+    } catch (err) {
+      if (err instanceof LostLeaseError) return log?.warn('job lease lost before its outcome was written; the new holder records it');
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,134 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { JobParked, JobRetry, type JobContext } from '../../../src/processes/jobs/jobHandler.js';
+import { JobRunner } from '../../../src/processes/jobs/jobRunner.js';
+import { SqliteWorkQueue } from '../../../src/workqueue/sqliteWorkQueue.js';
+import { tempDir } from '../../support/tmp.js';
+
+/**
+ * Issue 26, the job runner: claims the kinds it serves up to each one's concurrency, renews each
+ * lease at a third of it, aborts the handler's signal the moment a renewal finds the lease lost
+ * (and then writes nothing), and writes the handler's ending fenced: complete, retry at a time,
+ * park, and on a stop a job handed back due at once. Every wait is for a condition.
+ */
+const LEASE_MS = 300;
+let queues: SqliteWorkQueue[] = [];
+let runners: JobRunner[] = [];
+
+afterEach(async () => {
+  for (const r of runners) await r.stop();
+  for (const q of queues) await q.close();
+  runners = [];
+  queues = [];
+});
+
+function setUp() {
+  const queue = new SqliteWorkQueue({ path: join(tempDir('wellstream-jobrunner-'), 'jobs.sqlite') });
+  queues.push(queue);
+  const runner = new JobRunner({ queue, holder: 'runner-a', leaseMs: LEASE_MS, pollMs: 10 });
+  runners.push(runner);
+  return { queue, runner };
+}
+
+async function until<T>(probe: () => T | undefined | false | Promise<T | undefined | false>): Promise<T> {
+  const end = Date.now() + 20_000;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) throw new Error('condition never held');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const released = () => {
+  let release!: () => void;
+  const promise = new Promise<void>((r) => (release = r));
+  return { promise, release };
+};
+
+describe('JobRunner (issue 26)', () => {
+  it('runs at most `concurrency` jobs of a kind at once, renewing their leases past many lease lengths, and completes each', async () => {
+    const { queue, runner } = setUp();
+    const gate = released();
+    let running = 0;
+    let most = 0;
+    runner.register({
+      kind: 'k',
+      concurrency: 2,
+      run: async () => {
+        most = Math.max(most, ++running);
+        await gate.promise;
+        running--;
+      },
+    });
+    const ids = await Promise.all([1, 2, 3, 4, 5].map(async (i) => (await queue.enqueue({ kind: 'k', key: `j${i}` })).job.id));
+    runner.start();
+    await until(() => runner.active === 2);
+    await new Promise((r) => setTimeout(r, 4 * LEASE_MS));
+    // Still held by this runner, one generation each: renewed, never taken back.
+    const held = (await Promise.all(ids.map((id) => queue.get(id)))).filter((j) => j!.state === 'running');
+    expect(held.map((j) => j!.generation)).toEqual([1, 1]);
+    gate.release();
+    await until(async () => (await Promise.all(ids.map((id) => queue.get(id)))).every((j) => j!.state === 'completed'));
+    expect(most).toBe(2);
+  });
+
+  it('aborts the handler the moment a renewal finds the job taken over, and writes nothing for that attempt', async () => {
+    const { queue, runner } = setUp();
+    const gate = released();
+    let signal: AbortSignal | null = null;
+    runner.register({
+      kind: 'k',
+      concurrency: 1,
+      run: async (context: JobContext) => {
+        signal = context.signal;
+        await gate.promise;
+      },
+    });
+    const { job } = await queue.enqueue({ kind: 'k' });
+    runner.start();
+    const running = await until(async () => {
+      const j = await queue.get(job.id);
+      return j?.state === 'running' && j;
+    });
+    // Another holder takes it over, as if this runner had frozen past its lease.
+    const [stolen] = await queue.claim({ kinds: ['k'], n: 1, holder: 'thief', leaseMs: 60_000, now: running.leaseExpiresAt! + 1 });
+    await until(() => signal?.aborted);
+    gate.release();
+    await until(() => runner.active === 0);
+    const after = (await queue.get(job.id))!;
+    expect(after).toMatchObject({ state: 'running', holder: 'thief', generation: stolen!.job.generation });
+  });
+
+  it('writes the ending the handler asks for: a retry at its time, a park as a dead letter with its progress', async () => {
+    const { queue, runner } = setUp();
+    const retryAt = Date.now() + 3_600_000;
+    runner.register({ kind: 'retry', concurrency: 1, run: async () => Promise.reject(new JobRetry('try later', retryAt)) });
+    runner.register({ kind: 'park', concurrency: 1, run: async () => Promise.reject(new JobParked('never readable', { at: 3 })) });
+    const retried = (await queue.enqueue({ kind: 'retry' })).job.id;
+    const parked = (await queue.enqueue({ kind: 'park' })).job.id;
+    runner.start();
+    await until(async () => (await queue.get(parked))!.state === 'dead');
+    await until(async () => (await queue.get(retried))!.attempts === 1 && (await queue.get(retried))!.state === 'available');
+    expect(await queue.get(retried)).toMatchObject({ runAt: retryAt, lastError: 'try later' });
+    expect(await queue.get(parked)).toMatchObject({ lastError: 'never readable', progress: { at: 3 } });
+  });
+
+  it('on stop, aborts its handlers and hands their jobs back due at once', async () => {
+    const { queue, runner } = setUp();
+    runner.register({
+      kind: 'k',
+      concurrency: 1,
+      run: ({ signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true })),
+    });
+    const { job } = await queue.enqueue({ kind: 'k' });
+    runner.start();
+    await until(() => runner.active === 1);
+    const before = Date.now();
+    await runner.stop();
+    const after = (await queue.get(job.id))!;
+    expect(after.state).toBe('available');
+    expect(after.runAt).toBeLessThanOrEqual(Date.now());
+    expect(after.runAt).toBeGreaterThanOrEqual(before);
+  });
+});
