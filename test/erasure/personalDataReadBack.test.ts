@@ -79,6 +79,12 @@ describe('personal data sealed in the log reads back in the clear (issue 20, fin
     expect(callback.statusCode).toBe(302);
     expect(new URL(callback.headers.location as string).searchParams.get('patient')).toBe('17');
     await eventually(() => providerUserIdOf(t, kept.id, 'oura'));
+    // The connection's backfill finishes first, so the sync times it writes are in both reads.
+    await eventually(async () => {
+      const res = await t.call('GET', `/v1/users/${kept.id}/connections`, { key: tenant.apiKey });
+      const [c] = (res.json() as { data: { initial_backfill_at: string | null }[] }).data;
+      return c?.initial_backfill_at ? true : undefined;
+    }, 60_000);
 
     const before = await seen(kept.id);
     expect(before.user).toMatchObject({ id: kept.id, external_ref: 'patient-kept-17' });
