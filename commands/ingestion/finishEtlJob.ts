@@ -8,8 +8,13 @@ export function etlBackoffMs(attempt: number): number {
   return 10_000 * 4 ** (attempt - 1);
 }
 
+/** What a run stored: records per kind, rejected lines, records already stored by an earlier upload, and the days they span. */
+export type EtlTally = { records: Record<string, number>; rejected: number; unchanged: number; types: string[]; firstDay: string | null; lastDay: string | null };
+
 export type EtlOutcome =
-  | { kind: 'succeeded'; records: Record<string, number>; rejected: number; types: string[]; firstDay: string | null; lastDay: string | null }
+  | ({ kind: 'succeeded' } & EtlTally)
+  /** The upload as a whole is unreadable as its format: no retry (contracts §12 `failed`). */
+  | ({ kind: 'unreadable'; error: string } & EtlTally)
   | { kind: 'failed'; error: string }
   | { kind: 'discarded'; reason: string };
 
@@ -18,12 +23,13 @@ export function decideFinishEtlJob(state: UploadState, outcome: EtlOutcome, now:
   const a = state.accepted!;
   const base = { user_id: a.user_id, tenant_id: a.tenant_id };
   switch (outcome.kind) {
-    case 'succeeded': {
+    case 'succeeded':
+    case 'unreadable': {
+      const tally = { provider: a.provider, attempt: state.attempt, records: outcome.records, rejected: outcome.rejected, unchanged: outcome.unchanged, finished_at: now.toISOString() };
       const events: UploadEvent[] = [
-        {
-          type: 'etl.job_succeeded',
-          data: { ...base, provider: a.provider, attempt: state.attempt, records: outcome.records, rejected: outcome.rejected, finished_at: now.toISOString() },
-        },
+        outcome.kind === 'succeeded'
+          ? { type: 'etl.job_succeeded', data: { ...base, ...tally } }
+          : { type: 'etl.job_unreadable', data: { ...base, ...tally, error: outcome.error.slice(0, 1000) } },
       ];
       if (Object.values(outcome.records).some((n) => n > 0)) {
         events.push({

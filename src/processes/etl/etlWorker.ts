@@ -163,7 +163,7 @@ export class EtlWorker {
         return;
       }
       await finishEtlJob(this.o.eventStore, claim.stream, claim.state, claim.revision, outcome);
-      if (outcome.kind === 'succeeded') log?.info({ records: outcome.records, rejected: outcome.rejected, ms: Date.now() - started }, 'etl job done');
+      if (outcome.kind === 'succeeded' || outcome.kind === 'unreadable') log?.info({ records: outcome.records, rejected: outcome.rejected, unchanged: outcome.unchanged, unreadable: outcome.kind === 'unreadable', ms: Date.now() - started }, 'etl job done');
       else log?.info({ reason: outcome.reason }, 'etl job discarded');
     } catch (err) {
       // The upload was erased (its user deleted, or its provider's data) while it ran: nothing to record.

@@ -34,7 +34,7 @@ afterEach(async () => {
   await t.close();
 });
 
-const succeeded: EtlRunOutcome = { kind: 'succeeded', records: {}, rejected: 0, types: [], firstDay: null, lastDay: null };
+const succeeded: EtlRunOutcome = { kind: 'succeeded', records: {}, rejected: 0, unchanged: 0, types: [], firstDay: null, lastDay: null };
 
 /** A runner that holds every job until `release` says so. */
 function heldRunner(): EtlRunner & { started: EtlTask[]; release: () => void } {
