@@ -31,6 +31,8 @@ const EnvSchema = z.object({
   WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   PROJECTION_RETRY_SCHEDULE: z.string().optional(),
   UPLOADS_IN_FLIGHT: z.coerce.number().int().min(1).default(8),
+  IMPORT_MAX_BYTES: z.coerce.number().int().min(1).default(20 * 1024 ** 3),
+  IMPORT_UPLOAD_EXPIRY_HOURS: z.coerce.number().int().min(1).max(24 * 90).default(24 * 7),
   ARCHIVES_IN_FLIGHT: z.coerce.number().int().min(1).max(256).default(4),
   ETL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   DELETION_JOB_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
@@ -69,6 +71,10 @@ export type Config = {
   /** Webhook deliveries are purged this many days after they were made (docs/webhooks.md). */
   webhookDeliveryRetentionDays: number;
   uploadsInFlight: number;
+  /** contracts §13: the largest resumable upload (413 at creation above it). */
+  importMaxBytes: number;
+  /** How long an unfinished resumable upload is kept after its last byte arrived (tus expiration). */
+  importUploadExpiryHours: number;
   /** `GET /v1/me/archive` streams at once per process (one per user among them). */
   archivesInFlight: number;
   etlConcurrency: number;
@@ -96,7 +102,7 @@ export type Config = {
 function providerSettings(env: NodeJS.ProcessEnv): Record<string, ProviderSettings> {
   const out: Record<string, ProviderSettings> = {};
   for (const [slug, kind] of Object.entries(PROVIDER_KINDS)) {
-    if (kind === 'device') continue;
+    if (kind === 'device' || kind === 'import') continue;
     const prefix = slug.toUpperCase().replace(/[^A-Z0-9]/g, '_');
     const baseUrl = env[`${prefix}_BASE_URL`] || undefined;
     if (baseUrl !== undefined && !/^https?:\/\/[^/]+\/?$/.test(baseUrl)) throw new ConfigError(`${prefix}_BASE_URL must be a scheme, host and optional port (http://127.0.0.1:9000)`);
@@ -194,6 +200,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryScheduleSeconds: schedule,
     webhookDeliveryRetentionDays: e.WEBHOOK_DELIVERY_RETENTION_DAYS,
     uploadsInFlight: e.UPLOADS_IN_FLIGHT,
+    importMaxBytes: e.IMPORT_MAX_BYTES,
+    importUploadExpiryHours: e.IMPORT_UPLOAD_EXPIRY_HOURS,
     archivesInFlight: e.ARCHIVES_IN_FLIGHT,
     etlConcurrency: e.ETL_CONCURRENCY,
     projectorThread: e.PROJECTOR_THREAD,

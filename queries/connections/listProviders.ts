@@ -5,7 +5,7 @@ import { CONNECTED_PROVIDERS } from '../../src/catalog/providers.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
 import { resolveProviderClient } from './providerKeys.js';
 
-export type ProviderEntry = { slug: string; name: string; kind: 'oauth' | 'push' | 'device'; enabled: boolean; data_types: string[] };
+export type ProviderEntry = { slug: string; name: string; kind: 'oauth' | 'push' | 'device' | 'import'; enabled: boolean; data_types: string[] };
 
 /**
  * GET /v1/providers (contracts §7): every connector of this build. An oauth or push provider is
@@ -19,6 +19,6 @@ export async function listProviders(readStore: ReadStore, sealer: ValueSealer, s
     out.push({ slug: p.slug, name: p.name, kind: p.kind, enabled: client !== null, data_types: [...p.dataTypes] });
   }
   // Device providers take uploads of one export format each (README "Device uploads").
-  for (const f of FILE_FORMATS) out.push({ slug: f.slug, name: f.name, kind: 'device', enabled: true, data_types: ['upload'] });
+  for (const f of FILE_FORMATS) out.push({ slug: f.slug, name: f.name, kind: f.kind, enabled: true, data_types: ['upload'] });
   return out;
 }

@@ -14,7 +14,9 @@ import { ReactorRuntime } from '../projector/reactor.js';
 import { userSubscriptionsReactor } from '../processes/sync/userSubscriptions.js';
 import { EtlWorker } from '../processes/etl/etlWorker.js';
 import { EtlThreadPool } from '../processes/etl/etlPool.js';
-import { etlParsers } from '../sources/registry.js';
+import { etlParsers, importDecoders } from '../sources/registry.js';
+import { removeStaleTemporaryFiles } from '../sources/files/exportShared/temporaryFile.js';
+import { importTempDir } from '../processes/etl/etlTask.js';
 import { providerGrants } from '../sources/providerGrants.js';
 import { tenantNameClaimsReactor } from '../processes/tenantNameClaims.js';
 import type { ReadStore } from '../readstore/readStore.js';
@@ -114,11 +116,14 @@ export async function createContext(config: Config, options: ContextOptions = {}
     log,
     leases: leases('deletions'),
   });
+  // Plaintext copies an import made while it ran (a crash left them behind) go before any import runs.
+  if (mode === 'all') await removeStaleTemporaryFiles(importTempDir(config.dataDir));
   const etl = new EtlWorker({
     eventStore,
     readStore,
     rawStore,
     parsers: etlParsers,
+    importDecoders: importDecoders(importTempDir(config.dataDir)),
     dataKeys,
     log,
     concurrency: config.etlConcurrency,

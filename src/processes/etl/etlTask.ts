@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { loadProviderDataHead } from '../../../commands/deletions/providerData.js';
 import type { EtlOutcome } from '../../../commands/ingestion/finishEtlJob.js';
 import type { DeviceParser } from '../../../commands/ingestion/records.js';
@@ -11,6 +12,9 @@ import { eventSealer } from '../../crypto/recordSealing.js';
 import { StreamDeletedError, type EventStore } from '../../eventstore/eventStore.js';
 import type { RawStore } from '../../rawstore/rawStore.js';
 import { EtlCancelledError, runEtlJob } from './runEtlJob.js';
+
+/** Where imports copy what cannot be read as a stream while they run; emptied at start-up (exportShared/temporaryFile.ts). */
+export const importTempDir = (dataDir: string) => join(dataDir, 'import-tmp');
 
 /** One claimed job's run, as handed to an ETL thread: plain data, since it is cloned across. */
 export type EtlTask = {

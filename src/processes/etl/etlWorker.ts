@@ -6,6 +6,7 @@ import { loadState } from '../../../commands/shared/commandHandler.js';
 import { DomainError } from '../../../commands/shared/domainError.js';
 import { userState, userStream } from '../../../commands/users/user.js';
 import type { DeviceParser } from '../../../commands/ingestion/records.js';
+import type { ImportDecoder } from '../../sources/files/importSource.js';
 import type { EtlJobDoc } from '../../../projections/ingestion/etlJobsProjection.js';
 import type { DataKeys } from '../../crypto/dataKeys.js';
 import { ConcurrencyError, StreamDeletedError, type EventStore } from '../../eventstore/eventStore.js';
@@ -22,6 +23,8 @@ export type EtlWorkerOptions = {
   readStore: ReadStore;
   rawStore: RawStore;
   parsers: Readonly<Record<string, DeviceParser>>;
+  /** The native export formats (contracts §13), for jobs run here without a pool. */
+  importDecoders?: Readonly<Record<string, ImportDecoder>>;
   /** Seal what jobs run here (without a pool) write; a pool's threads open their own. */
   dataKeys: DataKeys;
   /**
