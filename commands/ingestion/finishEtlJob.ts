@@ -1,5 +1,5 @@
 import type { EventStore } from '../../src/eventstore/eventStore.js';
-import type { DataWritten, UploadEvent, UploadState } from './upload.js';
+import type { DataWritten, UploadAccepted, UploadEvent, UploadFinished, UploadState } from './upload.js';
 
 export const MAX_ETL_ATTEMPTS = 5;
 
@@ -31,6 +31,8 @@ export function decideFinishEtlJob(state: UploadState, outcome: EtlOutcome, now:
           ? { type: 'etl.job_succeeded', data: { ...base, ...tally } }
           : { type: 'etl.job_unreadable', data: { ...base, ...tally, error: outcome.error.slice(0, 1000) } },
       ];
+      const status = outcome.kind === 'succeeded' ? 'done' : 'failed';
+      if (a.tier === 'upload') events.push(finished(a, status, outcome, now));
       if (Object.values(outcome.records).some((n) => n > 0)) {
         events.push({
           type: 'data.written',
@@ -42,7 +44,9 @@ export function decideFinishEtlJob(state: UploadState, outcome: EtlOutcome, now:
     case 'failed': {
       const error = outcome.error.slice(0, 1000);
       if (state.attempt >= MAX_ETL_ATTEMPTS) {
-        return [{ type: 'etl.job_parked', data: { ...base, attempt: state.attempt, error, parked_at: now.toISOString() } }];
+        const parked: UploadEvent[] = [{ type: 'etl.job_parked', data: { ...base, attempt: state.attempt, error, parked_at: now.toISOString() } }];
+        if (a.tier === 'upload') parked.push(finished(a, 'parked', null, now));
+        return parked;
       }
       return [
         {
@@ -54,6 +58,23 @@ export function decideFinishEtlJob(state: UploadState, outcome: EtlOutcome, now:
     case 'discarded':
       return [{ type: 'etl.job_discarded', data: { ...base, reason: outcome.reason, at: now.toISOString() } }];
   }
+}
+
+function finished(a: UploadAccepted['data'], status: UploadFinished['data']['status'], tally: EtlTally | null, now: Date): UploadFinished {
+  return {
+    type: 'upload.finished',
+    data: {
+      user_id: a.user_id,
+      tenant_id: a.tenant_id,
+      provider: a.provider,
+      upload_id: a.upload_id,
+      status,
+      records: tally?.records ?? {},
+      unchanged: tally?.unchanged ?? 0,
+      rejected: tally?.rejected ?? 0,
+      at: now.toISOString(),
+    },
+  };
 }
 
 /**

@@ -19,9 +19,10 @@ export type RecordsIngestedData<R extends NormalizedRecord = NormalizedRecord> =
 };
 export type RecordsIngested<R extends NormalizedRecord = NormalizedRecord> = Event<string, RecordsIngestedData<R>>;
 
+/** `n`: the item's 0-based number among the upload's rejected items (absent on events stored before it was kept). */
 export type RecordsRejected = Event<
   'records.rejected',
-  { job: string; user_id: string; tenant_id: string; provider: string; batch: number; items: (RejectedItem & { key: string })[]; at: string }
+  { job: string; user_id: string; tenant_id: string; provider: string; batch: number; items: (RejectedItem & { key: string; n?: number })[]; at: string }
 >;
 
 /**

@@ -93,6 +93,21 @@ export type UploadReceiving = Event<
     key_generation: number;
   }
 >;
+/** contracts §12: an upload a user sent reached `done`, `failed` or `parked` (the webhook event `upload.finished`). */
+export type UploadFinished = Event<
+  'upload.finished',
+  {
+    user_id: string;
+    tenant_id: string;
+    provider: string;
+    upload_id: string;
+    status: 'done' | 'failed' | 'parked';
+    records: Record<string, number>;
+    unchanged: number;
+    rejected: number;
+    at: string;
+  }
+>;
 /** A resumable upload ended before completion: terminated by its client (tus termination) or expired. */
 export type UploadAbandoned = Event<'upload.abandoned', { user_id: string; tenant_id: string; reason: 'terminated' | 'expired'; at: string }>;
 export type EtlJobDiscarded = Event<'etl.job_discarded', { user_id: string; tenant_id: string; reason: string; at: string }>;
@@ -121,6 +136,7 @@ export type UploadEvent =
   | EtlJobUnreadable
   | UploadReceiving
   | UploadAbandoned
+  | UploadFinished
   | DataWritten;
 
 /**

@@ -18,7 +18,7 @@ import { envelopeBytes, RecordBatcher, type Batch } from './recordBatcher.js';
 import { boundsChecker } from '../../../commands/ingestion/recordBounds.js';
 import { boundedItem } from './withinBounds.js';
 
-type KeyedRejected = RejectedItem & { key: string };
+type KeyedRejected = RejectedItem & { key: string; n: number };
 
 /** Items between two checkpoints of a run (contracts §13): a crash costs at most this many items' work. */
 export const CHECKPOINT_ITEMS = 10_000;
@@ -174,8 +174,7 @@ export async function runEtlJob(
         await store();
         // Keyed by the upload and the item's place in it: identical bad lines are each counted (contracts §12).
         const key = sha256Hex(`${upload.provider}\u0000${jobStream}\u0000${t.rejected}\u0000${item.rejected.reason}\u0000${item.rejected.excerpt}`);
-        t.rejected++;
-        await append('rejected', rejected.add({ ...item.rejected, key }));
+        await append('rejected', rejected.add({ ...item.rejected, key, n: t.rejected++ }));
       } else {
         pending.push(item.record);
         if (pending.length >= (options.ledger ? LEDGER_BATCH : 1)) await store();

@@ -87,7 +87,7 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
         actor: principal.tokenId,
       });
       if (!result.replayed) {
-        await ctx.settle(result.position ?? undefined, ['etl_jobs']);
+        await ctx.settle(result.position ?? undefined, ['etl_jobs', 'uploads']);
         ctx.etl.kick();
       } else reply.header('idempotent-replayed', 'true');
       return reply.code(202).send({ upload_id: uploadId, provider: slug, bytes: result.accepted.bytes, status: 'accepted' as const });
