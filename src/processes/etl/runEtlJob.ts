@@ -172,8 +172,9 @@ export async function runEtlJob(
       const item = boundedItem(parsed, check);
       if ('rejected' in item) {
         await store();
-        // Keyed by the upload and the item's place in it: identical bad lines are each counted (contracts §12).
-        const key = sha256Hex(`${upload.provider}\u0000${jobStream}\u0000${t.rejected}\u0000${item.rejected.reason}\u0000${item.rejected.excerpt}`);
+        // Keyed by content and place: identical bad lines of one upload are each counted (contracts §12),
+        // while the same upload sent again under another Upload-Id still counts its lines once.
+        const key = sha256Hex(`${upload.provider}\u0000${item.rejected.location}\u0000${item.rejected.reason}\u0000${item.rejected.excerpt}`);
         await append('rejected', rejected.add({ ...item.rejected, key, n: t.rejected++ }));
       } else {
         pending.push(item.record);
