@@ -68,7 +68,8 @@ export async function runEtlTask(deps: EtlTaskDeps, task: EtlTask): Promise<EtlR
   try {
     const { keyId, key } = await deps.dataKeys.issue({ userId: upload.user_id, provider: upload.provider, generation }, upload.tenant_id);
     // Payloads stored before data keys existed are in the clear: runEtlJob opens only sealed ones.
-    return await runEtlJob(deps.eventStore, deps.rawStore, parser, task.jobStream, upload, erased, { sealer: eventSealer(keyId, key), dataKey: { key, keyId } }, deps.ledger ? { ledger: deps.ledger } : {});
+    // `unchanged` is judged for what users send (uploads, imports); a provider's pulls are written as pulled.
+    return await runEtlJob(deps.eventStore, deps.rawStore, parser, task.jobStream, upload, erased, { sealer: eventSealer(keyId, key), dataKey: { key, keyId } }, deps.ledger && upload.tier === 'upload' ? { ledger: deps.ledger } : {});
   } catch (err) {
     // An error that crosses a thread boundary arrives as a plain Error with only its message, so
     // the cancellation travels as an outcome instead.
