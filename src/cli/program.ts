@@ -6,6 +6,7 @@ import { registerKeysCommands } from './keysCommands.js';
 import { registerProjectionsCommands } from './projectionsCommands.js';
 import type { OpenContext } from './shared.js';
 import { registerTenantsCommands } from './tenantsCommands.js';
+import { registerImportCommand } from './importCommand.js';
 
 /** The `npm run cli` command tree; `open` creates the application context only when a command runs. */
 export function buildProgram(open: OpenContext): Command {
@@ -23,5 +24,6 @@ export function buildProgram(open: OpenContext): Command {
   registerProjectionsCommands(program, open);
   registerDataKeysCommands(program, open);
   registerConsentsCommands(program, open);
+  registerImportCommand(program, open);
   return program;
 }
