@@ -4,7 +4,7 @@ import { messageOf } from '../../sources/files/exportShared/unreadableExport.js'
 import type { ImportDecoder } from '../../sources/files/importSource.js';
 import { importDecoders } from '../../sources/registry.js';
 import { problems } from '../problems.js';
-import type { UploadFormat } from './uploadFormats.js';
+import type { UploadFormat } from './uploadFormat.js';
 
 /** contracts §13: how an export is sent in one request; the body's first bytes decide what it is. */
 const IMPORT_TYPES = ['application/zip', 'application/x-zip-compressed', 'application/xml', 'text/xml', 'application/gzip', 'application/x-gzip', 'application/octet-stream'] as const;
