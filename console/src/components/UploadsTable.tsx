@@ -44,6 +44,7 @@ export function UploadsTable({ base, tz }: { base: string; tz: string }) {
           page.data.length === 0 ? (
             <p class="muted">No uploads yet.</p>
           ) : (
+            <div class="scroll">
             <table data-testid="uploads">
               <thead>
                 <tr>
@@ -74,6 +75,7 @@ export function UploadsTable({ base, tz }: { base: string; tz: string }) {
                 ))}
               </tbody>
             </table>
+            </div>
           )
         }
       </Loadable>
