@@ -4,6 +4,7 @@ import { deletionJobsProjection } from './deletions/deletionJobsProjection.js';
 import { tenantsProjection } from './tenants/tenantsProjection.js';
 import { usersProjection } from './users/usersProjection.js';
 import { etlJobsProjection } from './ingestion/etlJobsProjection.js';
+import { uploadsProjection } from './ingestion/uploadsProjection.js';
 import { samplesProjection } from './records/samplesProjection.js';
 import { categorySamplesProjection } from './records/categorySamplesProjection.js';
 import { sleepProjection } from './records/sleepProjection.js';
@@ -47,4 +48,4 @@ export const recordProjections: readonly Projection[] = [
 export const MERGED_VIEW_PROJECTIONS: readonly string[] = recordProjections.filter((p) => p.eventTypes.includes(PRIORITIES_SET)).map((p) => p.name);
 
 /** Every projection the service runs; the CLI's status and rebuild act on this list. */
-export const projections: readonly Projection[] = [tenantsProjection, usersProjection, deletionJobsProjection, auditLogProjection, etlJobsProjection, webhookEndpointsProjection, tagsProjection, providerKeysProjection, connectionsProjection, syncRunsProjection, ...recordProjections];
+export const projections: readonly Projection[] = [tenantsProjection, usersProjection, deletionJobsProjection, auditLogProjection, etlJobsProjection, uploadsProjection, webhookEndpointsProjection, tagsProjection, providerKeysProjection, connectionsProjection, syncRunsProjection, ...recordProjections];

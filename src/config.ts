@@ -34,6 +34,8 @@ const EnvSchema = z.object({
   UPLOADS_IN_FLIGHT: z.coerce.number().int().min(1).default(8),
   ETL_MAX_OPEN_JOBS: z.coerce.number().int().min(1).default(10_000),
   ETL_MAX_OPEN_JOBS_PER_USER: z.coerce.number().int().min(1).max(10_000).default(100),
+  IMPORT_MAX_BYTES: z.coerce.number().int().min(1).default(20 * 1024 ** 3),
+  IMPORT_UPLOAD_EXPIRY_HOURS: z.coerce.number().int().min(1).max(24 * 90).default(24 * 7),
   ARCHIVES_IN_FLIGHT: z.coerce.number().int().min(1).max(256).default(4),
   ETL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   DELETION_JOB_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
@@ -74,6 +76,10 @@ export type Config = {
   uploadsInFlight: number;
   /** Uploads are answered 429 while the ETL queue holds this many open jobs, or their user this many (src/server/etlBackPressure.ts). */
   etlBacklog: { maxOpenJobs: number; maxOpenJobsPerUser: number };
+  /** contracts §13: the largest resumable upload (413 at creation above it). */
+  importMaxBytes: number;
+  /** How long an unfinished resumable upload is kept after its last byte arrived (tus expiration). */
+  importUploadExpiryHours: number;
   /** `GET /v1/me/archive` streams at once per process (one per user among them). */
   archivesInFlight: number;
   etlConcurrency: number;
@@ -101,7 +107,7 @@ export type Config = {
 function providerSettings(env: NodeJS.ProcessEnv): Record<string, ProviderSettings> {
   const out: Record<string, ProviderSettings> = {};
   for (const [slug, kind] of Object.entries(PROVIDER_KINDS)) {
-    if (kind === 'device') continue;
+    if (kind === 'device' || kind === 'import') continue;
     const prefix = slug.toUpperCase().replace(/[^A-Z0-9]/g, '_');
     let baseUrl = env[`${prefix}_BASE_URL`] || undefined;
     if (baseUrl !== undefined && !/^https?:\/\/[^/]+\/?$/.test(baseUrl)) throw new ConfigError(`${prefix}_BASE_URL must be a scheme, host and optional port (http://127.0.0.1:9000)`);
@@ -204,6 +210,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookDeliveryRetentionDays: e.WEBHOOK_DELIVERY_RETENTION_DAYS,
     uploadsInFlight: e.UPLOADS_IN_FLIGHT,
     etlBacklog: { maxOpenJobs: e.ETL_MAX_OPEN_JOBS, maxOpenJobsPerUser: e.ETL_MAX_OPEN_JOBS_PER_USER },
+    importMaxBytes: e.IMPORT_MAX_BYTES,
+    importUploadExpiryHours: e.IMPORT_UPLOAD_EXPIRY_HOURS,
     archivesInFlight: e.ARCHIVES_IN_FLIGHT,
     etlConcurrency: e.ETL_CONCURRENCY,
     projectorThread: e.PROJECTOR_THREAD,

@@ -1,5 +1,5 @@
 import type { EventStore } from '../../src/eventstore/eventStore.js';
-import type { DataWritten, UploadEvent, UploadState } from './upload.js';
+import type { DataWritten, UploadAccepted, UploadEvent, UploadFinished, UploadState } from './upload.js';
 
 export const MAX_ETL_ATTEMPTS = 5;
 
@@ -8,8 +8,13 @@ export function etlBackoffMs(attempt: number): number {
   return 10_000 * 4 ** (attempt - 1);
 }
 
+/** What a run stored: records per kind, rejected lines, records already stored by an earlier upload, and the days they span. */
+export type EtlTally = { records: Record<string, number>; rejected: number; unchanged: number; types: string[]; firstDay: string | null; lastDay: string | null };
+
 export type EtlOutcome =
-  | { kind: 'succeeded'; records: Record<string, number>; rejected: number; types: string[]; firstDay: string | null; lastDay: string | null }
+  | ({ kind: 'succeeded' } & EtlTally)
+  /** The upload as a whole is unreadable as its format: no retry (contracts §12 `failed`). */
+  | ({ kind: 'unreadable'; error: string } & EtlTally)
   | { kind: 'failed'; error: string }
   | { kind: 'discarded'; reason: string };
 
@@ -18,13 +23,16 @@ export function decideFinishEtlJob(state: UploadState, outcome: EtlOutcome, now:
   const a = state.accepted!;
   const base = { user_id: a.user_id, tenant_id: a.tenant_id };
   switch (outcome.kind) {
-    case 'succeeded': {
+    case 'succeeded':
+    case 'unreadable': {
+      const tally = { provider: a.provider, attempt: state.attempt, records: outcome.records, rejected: outcome.rejected, unchanged: outcome.unchanged, finished_at: now.toISOString() };
       const events: UploadEvent[] = [
-        {
-          type: 'etl.job_succeeded',
-          data: { ...base, provider: a.provider, attempt: state.attempt, records: outcome.records, rejected: outcome.rejected, finished_at: now.toISOString() },
-        },
+        outcome.kind === 'succeeded'
+          ? { type: 'etl.job_succeeded', data: { ...base, ...tally } }
+          : { type: 'etl.job_unreadable', data: { ...base, ...tally, error: outcome.error.slice(0, 1000) } },
       ];
+      const status = outcome.kind === 'succeeded' ? 'done' : 'failed';
+      if (a.tier === 'upload') events.push(finished(a, status, outcome, now));
       if (Object.values(outcome.records).some((n) => n > 0)) {
         events.push({
           type: 'data.written',
@@ -36,7 +44,9 @@ export function decideFinishEtlJob(state: UploadState, outcome: EtlOutcome, now:
     case 'failed': {
       const error = outcome.error.slice(0, 1000);
       if (state.attempt >= MAX_ETL_ATTEMPTS) {
-        return [{ type: 'etl.job_parked', data: { ...base, attempt: state.attempt, error, parked_at: now.toISOString() } }];
+        const parked: UploadEvent[] = [{ type: 'etl.job_parked', data: { ...base, attempt: state.attempt, error, parked_at: now.toISOString() } }];
+        if (a.tier === 'upload') parked.push(finished(a, 'parked', null, now));
+        return parked;
       }
       return [
         {
@@ -48,6 +58,23 @@ export function decideFinishEtlJob(state: UploadState, outcome: EtlOutcome, now:
     case 'discarded':
       return [{ type: 'etl.job_discarded', data: { ...base, reason: outcome.reason, at: now.toISOString() } }];
   }
+}
+
+function finished(a: UploadAccepted['data'], status: UploadFinished['data']['status'], tally: EtlTally | null, now: Date): UploadFinished {
+  return {
+    type: 'upload.finished',
+    data: {
+      user_id: a.user_id,
+      tenant_id: a.tenant_id,
+      provider: a.provider,
+      upload_id: a.upload_id,
+      status,
+      records: tally?.records ?? {},
+      unchanged: tally?.unchanged ?? 0,
+      rejected: tally?.rejected ?? 0,
+      at: now.toISOString(),
+    },
+  };
 }
 
 /**

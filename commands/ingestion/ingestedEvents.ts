@@ -19,9 +19,10 @@ export type RecordsIngestedData<R extends NormalizedRecord = NormalizedRecord> =
 };
 export type RecordsIngested<R extends NormalizedRecord = NormalizedRecord> = Event<string, RecordsIngestedData<R>>;
 
+/** `n`: the item's 0-based number among the upload's rejected items (absent on events stored before it was kept). */
 export type RecordsRejected = Event<
   'records.rejected',
-  { job: string; user_id: string; tenant_id: string; provider: string; batch: number; items: (RejectedItem & { key: string })[]; at: string }
+  { job: string; user_id: string; tenant_id: string; provider: string; batch: number; items: (RejectedItem & { key: string; n?: number })[]; at: string }
 >;
 
 /**
@@ -29,3 +30,32 @@ export type RecordsRejected = Event<
  * kind, in the order the job cut them) sit at revisions a re-run of the job reproduces.
  */
 export const ingestStream = (userId: string, uploadStreamName: string) => `ingest-${userId}-${uploadStreamName.slice(-32)}`;
+
+/**
+ * A checkpoint of an ETL run (contracts §13 "resumes after a crash from its last checkpoint"),
+ * appended after every CHECKPOINT_ITEMS items the decoder yielded, once every open batch before it
+ * was stored: a re-run skips the first `items` items and carries on from these tallies at this
+ * event's revision. It is also the upload's `progress` (contracts §12). Counts only: no health value.
+ */
+export type ImportProgress = Event<
+  'import.progress',
+  {
+    job: string;
+    user_id: string;
+    tenant_id: string;
+    provider: string;
+    /** Items (records and rejections) the decoder yielded up to here. */
+    items: number;
+    bytes_read: number;
+    bytes_total: number;
+    records: Record<string, number>;
+    rejected: number;
+    unchanged: number;
+    types: string[];
+    first_day: string | null;
+    last_day: string | null;
+    /** Batches appended so far per kind (and `rejected`): the next batch numbers. */
+    batches: Record<string, number>;
+    at: string;
+  }
+>;

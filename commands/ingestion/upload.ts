@@ -43,8 +43,73 @@ export type EtlJobParked = Event<'etl.job_parked', { user_id: string; tenant_id:
 export type EtlJobRetried = Event<'etl.job_retried', { user_id: string; tenant_id: string; by: string; at: string }>;
 export type EtlJobSucceeded = Event<
   'etl.job_succeeded',
-  { user_id: string; tenant_id: string; provider: string; attempt: number; records: Record<string, number>; rejected: number; finished_at: string }
+  {
+    user_id: string;
+    tenant_id: string;
+    provider: string;
+    attempt: number;
+    records: Record<string, number>;
+    rejected: number;
+    /** Records the upload held that an earlier upload of the provider had stored (contracts §13); absent before it was counted. */
+    unchanged?: number;
+    finished_at: string;
+  }
 >;
+/**
+ * The upload as a whole cannot be read as its format (an export whose archive or database turns
+ * out unreadable once processed): retrying would give the same answer, so the job ends here and
+ * the upload is `failed` (contracts §12). What was read before the verdict stays stored.
+ */
+export type EtlJobUnreadable = Event<
+  'etl.job_unreadable',
+  {
+    user_id: string;
+    tenant_id: string;
+    provider: string;
+    attempt: number;
+    error: string;
+    records: Record<string, number>;
+    rejected: number;
+    unchanged: number;
+    finished_at: string;
+  }
+>;
+/**
+ * A resumable upload was created (contracts §13, tus creation): its bytes are arriving into
+ * `staging_key`. Once the last byte is stored the same stream gets `upload.accepted`.
+ */
+export type UploadReceiving = Event<
+  'upload.receiving',
+  {
+    upload_id: string;
+    user_id: string;
+    tenant_id: string;
+    provider: string;
+    /** Upload-Length: the bytes the upload will hold. */
+    bytes: number;
+    created_at: string;
+    expires_at: string;
+    token_id: string;
+    key_generation: number;
+  }
+>;
+/** contracts §12: an upload a user sent reached `done`, `failed` or `parked` (the webhook event `upload.finished`). */
+export type UploadFinished = Event<
+  'upload.finished',
+  {
+    user_id: string;
+    tenant_id: string;
+    provider: string;
+    upload_id: string;
+    status: 'done' | 'failed' | 'parked';
+    records: Record<string, number>;
+    unchanged: number;
+    rejected: number;
+    at: string;
+  }
+>;
+/** A resumable upload ended before completion: terminated by its client (tus termination) or expired. */
+export type UploadAbandoned = Event<'upload.abandoned', { user_id: string; tenant_id: string; reason: 'terminated' | 'expired'; at: string }>;
 export type EtlJobDiscarded = Event<'etl.job_discarded', { user_id: string; tenant_id: string; reason: string; at: string }>;
 /** Spec "Events": records were written from stored provider payloads. */
 export type DataWritten = Event<
@@ -68,6 +133,10 @@ export type UploadEvent =
   | EtlJobRetried
   | EtlJobSucceeded
   | EtlJobDiscarded
+  | EtlJobUnreadable
+  | UploadReceiving
+  | UploadAbandoned
+  | UploadFinished
   | DataWritten;
 
 /**
@@ -80,6 +149,9 @@ export const uploadStream = (userId: string, provider: string, uploadId: string,
 export type EtlStatus = 'pending' | 'running' | 'parked' | 'done';
 
 export type UploadState = {
+  /** A resumable upload still arriving (or abandoned: `abandoned` set). */
+  receiving: UploadReceiving['data'] | null;
+  abandoned: boolean;
   accepted: UploadAccepted['data'] | null;
   status: EtlStatus;
   /** Failed attempts since the job was queued or last retried. */
@@ -92,7 +164,7 @@ export type UploadState = {
 };
 
 export const uploadState: StreamState<UploadState, UploadEvent> = {
-  initialState: () => ({ accepted: null, status: 'pending', attempts: 0, attempt: 0, nextAttemptAt: null, leaseUntil: null, error: null }),
+  initialState: () => ({ receiving: null, abandoned: false, accepted: null, status: 'pending', attempts: 0, attempt: 0, nextAttemptAt: null, leaseUntil: null, error: null }),
   evolve: (state, event) => {
     switch (event.type) {
       case 'upload.accepted':
@@ -105,7 +177,12 @@ export const uploadState: StreamState<UploadState, UploadEvent> = {
         return { ...state, status: 'parked', attempts: event.data.attempt, error: event.data.error, nextAttemptAt: null, leaseUntil: null };
       case 'etl.job_retried':
         return { ...state, status: 'pending', attempts: 0, nextAttemptAt: event.data.at };
+      case 'upload.receiving':
+        return { ...state, receiving: event.data, abandoned: false };
+      case 'upload.abandoned':
+        return { ...state, abandoned: true };
       case 'etl.job_succeeded':
+      case 'etl.job_unreadable':
       case 'etl.job_discarded':
         return { ...state, status: 'done', leaseUntil: null, nextAttemptAt: null };
       default:

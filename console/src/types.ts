@@ -107,3 +107,20 @@ export type SyncRun = {
 export type Tenant = { id: string; name: string; created_at: string };
 export type ApiKey = { id: string; created_at: string; revoked_at: string | null };
 export type AuditEntry = { id: string; at: string; actor: string; actor_id: string; action: string; method: string; path: string; status: number; target: string | null };
+
+/** contracts §12: an upload or import with its outcome. */
+export type Upload = {
+  upload_id: string;
+  provider: string;
+  bytes: number;
+  status: 'receiving' | 'accepted' | 'processing' | 'done' | 'failed' | 'parked';
+  received_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  progress: { bytes_read: number; bytes_total: number; records_read: number } | null;
+  records: Record<string, number>;
+  unchanged: number;
+  rejected: number;
+  rejections: { at: string; reason: string }[];
+  error: string | null;
+};

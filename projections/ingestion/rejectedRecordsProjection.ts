@@ -4,7 +4,7 @@ import type { ProviderDataErased, UserErased } from '../../commands/deletions/er
 import { defineProjection } from '../../src/projector/projection.js';
 
 export type RejectedRecordDoc = {
-  /** `${user_id}|${key}`: the ETL keys a rejected line by its content, so a re-sent line counts once. */
+  /** `${user_id}|${key}`: the ETL keys a rejected line by its content and its place (line, row, entry), so identical bad lines of one upload each count (contracts §12) and a re-sent upload counts once. */
   _id: string;
   user_id: string;
   tenant_id: string;
@@ -21,8 +21,8 @@ export const REJECTED_RECORDS = 'rejected_records';
 
 /**
  * Lines and objects the ETL could not store (spec "Coverage report": `rejected_records`; contracts
- * §3: kept for inspection). One document per user and rejected content: however often the same
- * bad line is sent again, it is one rejected record (the latest job, location and time win).
+ * §3: kept for inspection). One document per rejected content and place: identical bad lines of
+ * one upload are each counted (contracts §12); the same upload sent again is counted once.
  *
  * Not tracked yet: recovery. The spec counts lines "not recovered"; no path recovers a rejected
  * line today (a corrected line has different content, hence a different key, and is stored as

@@ -8,7 +8,7 @@ import { resolveProviderClient } from './providerKeys.js';
 export type ProviderEntry = {
   slug: string;
   name: string;
-  kind: 'oauth' | 'push' | 'device';
+  kind: 'oauth' | 'push' | 'device' | 'import';
   enabled: boolean;
   data_types: string[];
   retired: boolean;
@@ -42,6 +42,6 @@ export async function listProviders(readStore: ReadStore, sealer: ValueSealer, s
   }
   // Device providers take uploads of one export format each (README "Device uploads").
   // An upload carries whatever history its file holds: no reach to state.
-  for (const f of FILE_FORMATS) out.push({ slug: f.slug, name: f.name, kind: 'device', enabled: true, data_types: ['upload'], retired: false, successor: null, history_days: null, notes: null });
+  for (const f of FILE_FORMATS) out.push({ slug: f.slug, name: f.name, kind: f.kind, enabled: true, data_types: ['upload'], retired: false, successor: null, history_days: null, notes: null });
   return out;
 }

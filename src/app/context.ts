@@ -21,7 +21,9 @@ import { reactorDeadLetters, reactorJobHandler } from '../processes/jobs/reactor
 import { openWorkQueue } from './openWorkQueue.js';
 import { jobHolderOf } from './leaseSettings.js';
 import { EtlThreadPool } from '../processes/etl/etlPool.js';
-import { etlParsers } from '../sources/registry.js';
+import { etlParsers, importDecoders } from '../sources/registry.js';
+import { removeStaleTemporaryFiles } from '../sources/files/exportShared/temporaryFile.js';
+import { importTempDir } from '../processes/etl/etlTask.js';
 import { providerGrants } from '../sources/providerGrants.js';
 import { tenantNameClaimsReactor } from '../processes/tenantNameClaims.js';
 import type { ReadStore } from '../readstore/readStore.js';
@@ -124,10 +126,13 @@ export async function createContext(config: Config, options: ContextOptions = {}
     timeoutMs: config.deletionJobTimeoutMs,
     log,
   }));
+  // Plaintext copies an import made while it ran (a crash left them behind) go before any import runs.
+  if (mode === 'all') await removeStaleTemporaryFiles(importTempDir(config.dataDir));
   const etl = etlJobHandler({
     eventStore,
     rawStore,
     parsers: etlParsers,
+    importDecoders: importDecoders(importTempDir(config.dataDir)),
     dataKeys,
     log,
     concurrency: config.etlConcurrency,

@@ -12,7 +12,7 @@ export type ConsentCategory = 'activity' | 'heart' | 'sleep' | 'body' | 'workout
  * pulls after the user's consent), `push` (the provider notifies the service), `device` (an SDK on
  * the user's device uploads a file of one format).
  */
-export type ProviderKind = 'oauth' | 'push' | 'device';
+export type ProviderKind = 'oauth' | 'push' | 'device' | 'import';
 
 export type ProviderKeySpec = { name: string; required: boolean; secret: boolean };
 

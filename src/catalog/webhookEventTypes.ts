@@ -15,4 +15,5 @@ export const WEBHOOK_EVENT_TYPES = [
   'tag.created',
   'webhook.endpoint_disabled',
   'webhook.test',
+  'upload.finished',
 ] as const;

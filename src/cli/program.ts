@@ -7,6 +7,7 @@ import { registerKeysCommands } from './keysCommands.js';
 import { registerProjectionsCommands } from './projectionsCommands.js';
 import type { OpenContext } from './shared.js';
 import { registerTenantsCommands } from './tenantsCommands.js';
+import { registerImportCommand } from './importCommand.js';
 
 /** The `npm run cli` command tree; `open` creates the application context only when a command runs. */
 export function buildProgram(open: OpenContext): Command {
@@ -25,5 +26,6 @@ export function buildProgram(open: OpenContext): Command {
   registerDataKeysCommands(program, open);
   registerConsentsCommands(program, open);
   registerJobsCommands(program, open);
+  registerImportCommand(program, open);
   return program;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { listUploads } from '../../queries/ingestion/uploads.js';
 import { TAG_KINDS } from '../../commands/tags/tag.js';
 import { listConnections, toConnectionView } from '../../queries/connections/listConnections.js';
 import { coverageReport } from '../../queries/records/coverage.js';
@@ -121,7 +122,7 @@ async function knownQuantityType(tc: ToolContext, userId: string, type: string) 
   }
 }
 
-/** The 17 tools of the spec's table plus explain_sources, each over the query handlers the REST routes call. */
+/** The 17 tools of the spec's table plus explain_sources and list_uploads, each over the query handlers the REST routes call. */
 export const TOOLS: readonly ToolDef<z.ZodObject>[] = [
   def({
     name: 'list_users',
@@ -360,6 +361,17 @@ export const TOOLS: readonly ToolDef<z.ZodObject>[] = [
         }),
       );
       return whole(records);
+    },
+  }),
+  def({
+    name: 'list_uploads',
+    description: "The user's uploads and imports with their outcome (contracts §12), newest first: status, progress, records per kind, unchanged, rejected and the first rejections.",
+    input: z.object({ user_id: UserId, provider: z.string().min(1).max(64).optional(), status: z.enum(['receiving', 'accepted', 'processing', 'done', 'failed', 'parked']).optional(), cursor: Cursor, limit: Limit }),
+    run: async (tc, a, s) => {
+      const user = await userOf(tc, a.user_id, s);
+      const scope = cursorScope('mcp:list_uploads', user.id, { provider: a.provider ?? null, status: a.status ?? null });
+      const q = { userId: user.id, ...(a.provider !== undefined ? { provider: a.provider } : {}), ...(a.status !== undefined ? { status: a.status } : {}) };
+      return paged(tc, scope, a.cursor, a.limit, (p) => listUploads(tc.ctx.readStore, q, p), (u) => u);
     },
   }),
   def({

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { GridFSBucket, type Db } from 'mongodb';
 import { acquireMongoClient, type MongoHandle } from '../readstore/mongoConnection.js';
 import { checkNamespace, parseRawKey, rawKey, RawObjectMissingError, type PutOptions, type RawObject, type RawStore } from './rawStore.js';
@@ -44,6 +46,37 @@ export class GridFsRawStore implements RawStore {
       });
     }
     return { key, sha256, bytes: data.length };
+  }
+
+  async putStream(data: Readable, namespace: string, options: Required<PutOptions>): Promise<RawObject> {
+    const { sha256 } = options;
+    const key = rawKey(namespace, sha256);
+    if (await this.exists(key)) {
+      data.destroy();
+      return { key, sha256, bytes: await this.size(key) };
+    }
+    let bytes = 0;
+    const up = this.bucket.openUploadStream(key, { metadata: { namespace, sha256 } });
+    data.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    try {
+      await pipeline(data, up);
+    } catch (err) {
+      await up.abort().catch(() => {});
+      throw err;
+    }
+    return { key, sha256, bytes };
+  }
+
+  readRange(key: string, start: number, end: number): Readable {
+    parseRawKey(key);
+    if (end <= start) return Readable.from([]);
+    return this.bucket.openDownloadStreamByName(key, { start, end });
+  }
+
+  async size(key: string): Promise<number> {
+    const [file] = await this.bucket.find({ filename: parseRawKey(key) ? key : '' }).limit(1).toArray();
+    if (!file) throw new RawObjectMissingError(`raw object ${key} is gone`);
+    return file.length;
   }
 
   async get(key: string): Promise<Buffer> {

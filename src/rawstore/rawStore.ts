@@ -1,3 +1,5 @@
+import type { Readable } from 'node:stream';
+
 /**
  * Raw payload store port: uploads and provider payloads exactly as received, content-addressed
  * by SHA-256 within a namespace (the user). They are the replay source for re-normalisation, so
@@ -17,7 +19,16 @@ export type PutOptions = {
 export interface RawStore {
   readonly kind: 'file' | 'gridfs';
   put(data: Buffer, namespace: string, options?: PutOptions): Promise<RawObject>;
+  /**
+   * Stores a stream's bytes with the durability of `put` (an import of gigabytes is never held in
+   * memory); `sha256` names the object (the payload's own digest, known before it is sealed).
+   */
+  putStream(data: Readable, namespace: string, options: Required<PutOptions>): Promise<RawObject>;
   get(key: string): Promise<Buffer>;
+  /** The stored bytes [start, end) as a stream: large objects are read by range, never whole. */
+  readRange(key: string, start: number, end: number): Readable;
+  /** The stored object's size in bytes. */
+  size(key: string): Promise<number>;
   exists(key: string): Promise<boolean>;
   delete(key: string): Promise<void>;
   /** Removes every object of a namespace (user erasure). */

@@ -30,6 +30,8 @@ import { menstrualCyclesRoutes } from './routes/menstrualCycles.js';
 import { sampleStatsRoutes } from './routes/sampleStats.js';
 import { coverageRoutes } from './routes/coverage.js';
 import { pipelineRoutes } from './routes/pipeline.js';
+import { uploadsRoutes } from './routes/uploads.js';
+import { tusUploadsRoutes } from './routes/tusUploads.js';
 import { rejectedRecordsRoutes } from './routes/rejectedRecords.js';
 import { sourcePriorityPreviewRoutes } from './routes/sourcePriorityPreview.js';
 import { consoleRoutes } from './routes/console.js';
@@ -110,6 +112,9 @@ export async function buildServer(ctx: AppContext) {
   await app.register(coverageRoutes, { ...opts, prefix: '/v1' });
   await app.register(pipelineRoutes, { ...opts, prefix: '/v1' });
   await app.register(rejectedRecordsRoutes, { ...opts, prefix: '/v1' });
+  await app.register(uploadsRoutes, { ...opts, prefix: '/v1' });
+  await app.register(tusUploadsRoutes, { ...opts, prefix: '/v1' });
+  await app.register(adminMirror(uploadsRoutes, ['GET /users/:id/uploads', 'GET /users/:id/uploads/:provider/:upload_id']), { ...opts, prefix: ADMIN_PREFIX });
   await app.register(sourcePrioritiesRoutes, { ...opts, prefix: '/v1' });
   await app.register(sourcePriorityPreviewRoutes, { ...opts, prefix: '/v1' });
   await app.register(freshnessRoutes, { ...opts, prefix: '/v1' });

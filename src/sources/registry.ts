@@ -5,6 +5,11 @@ import { healthConnectParser } from './files/device-b/healthConnectParser.js';
 import { gadgetbridgeParser } from './files/device-c/gadgetbridgeParser.js';
 import { demoParser } from './files/demo/demoParser.js';
 import { dexcomConnector } from './providers/dexcom/pull.js';
+import { appleHealthDecoder } from './files/apple-health/appleHealthDecoder.js';
+import { fitbitTakeoutDecoder } from './files/fitbit-takeout/fitbitTakeoutDecoder.js';
+import { createHealthConnectDecoder } from './files/health-connect/healthConnectDecoder.js';
+import { samsungHealthDecoder } from './files/samsung-health/samsungHealthDecoder.js';
+import type { ImportDecoder } from './files/importSource.js';
 import { fitbitConnector } from './providers/fitbit/pull.js';
 import { garminConnector } from './providers/garmin/connector.js';
 import { googleConnector } from './providers/google/pull.js';
@@ -26,6 +31,23 @@ export const deviceParsers: Readonly<Record<string, DeviceParser>> = {
   'device-b': healthConnectParser,
   'device-c': gadgetbridgeParser,
 };
+
+/**
+ * The native exports (contracts §13), one line each; `tempDir` is where a decoder that cannot read
+ * its format as a stream (a database inside a zip) copies it while reading (under DATA_DIR,
+ * emptied at start-up).
+ */
+export function importDecoders(tempDir: string): Readonly<Record<string, ImportDecoder>> {
+  return {
+    'apple-health': appleHealthDecoder({ tempDir }),
+    'health-connect': createHealthConnectDecoder({ tempDir }),
+    'fitbit-takeout': fitbitTakeoutDecoder,
+    'samsung-health': samsungHealthDecoder,
+  };
+}
+
+/** The import slugs of `POST /v1/ingest/{slug}` and of resumable uploads. */
+export const IMPORT_SLUGS = Object.keys(importDecoders('')) as readonly string[];
 
 export const PULL_CONNECTORS: Readonly<Partial<Record<string, PullConnector>>> = {
   fitbit: fitbitConnector,

@@ -13,8 +13,8 @@ export const DELIVERY_SETTLE_MS = 60_000;
  *   announcement itself (and its replays), which the tenant needs to hear and which is kept, like
  *   every delivery, until retention (WEBHOOK_DELIVERY_RETENTION_DAYS);
  * - a provider erasure deletes the user's `data.written` deliveries of that provider (they list
- *   the erased record types and days) and its `sync.failed` ones (they describe its uploads and
- *   pulls). The connection's deliveries stay while the user does, like its consent history.
+ *   the erased record types and days) and its `sync.failed` and `upload.finished` ones (they
+ *   describe its uploads and pulls). The connection's deliveries stay while the user does, like its consent history.
  *
  * Both wait first until the engine has made the deliveries of every event up to the erasure, so
  * none about the erased data is made after. An engine that lags longer than a minute is not
@@ -31,6 +31,6 @@ export function deliveryErasure(o: { readStore: ReadStore; settle: (position: nu
     },
     eraseUser: (userId) => o.readStore.applyChanges([{ op: 'deleteMany', collection: DELIVERIES, filter: { user_id: userId, event_type: { $ne: 'user.deleted' } } }]),
     eraseProvider: (userId, provider) =>
-      o.readStore.applyChanges([{ op: 'deleteMany', collection: DELIVERIES, filter: { user_id: userId, provider, event_type: { $in: ['data.written', 'sync.failed'] } } }]),
+      o.readStore.applyChanges([{ op: 'deleteMany', collection: DELIVERIES, filter: { user_id: userId, provider, event_type: { $in: ['data.written', 'sync.failed', 'upload.finished'] } } }]),
   };
 }

@@ -1,4 +1,4 @@
-import type { DataWritten, EtlJobFailed, EtlJobParked } from '../../commands/ingestion/upload.js';
+import type { DataWritten, EtlJobFailed, EtlJobParked, UploadFinished } from '../../commands/ingestion/upload.js';
 import type { DataErased, UserDeleted } from '../../commands/deletions/erasureEvents.js';
 import type { TagCreated } from '../../commands/tags/tag.js';
 import type { UserRegistered } from '../../commands/users/user.js';
@@ -36,6 +36,7 @@ type Source = RecordedEvent<
   | DataErased
   | EtlJobFailed
   | EtlJobParked
+  | UploadFinished
   | WebhookEndpointDisabled
   | ConnectionEstablished
   | ConnectionNeedsReauth
@@ -56,6 +57,7 @@ export const WEBHOOK_SOURCE_TYPES: readonly Source['type'][] = [
   'data.erased',
   'etl.job_failed',
   'etl.job_parked',
+  'upload.finished',
   'webhook_endpoint.disabled',
   'tag.created',
   'connection.established',
@@ -108,6 +110,18 @@ export async function toWebhookEvent(event: RecordedEvent, enrich: Enrichment): 
         retry_at: parked ? null : (e.data as EtlJobFailed['data']).next_attempt_at,
       });
     }
+    case 'upload.finished':
+      // contracts §12: an upload or import reached done, failed or parked.
+      return out('upload.finished', e.data.tenant_id, {
+        user_id: e.data.user_id,
+        external_ref: await enrich.externalRef(e.data.user_id),
+        provider: e.data.provider,
+        upload_id: e.data.upload_id,
+        status: e.data.status,
+        records: e.data.records,
+        unchanged: e.data.unchanged,
+        rejected: e.data.rejected,
+      });
     case 'tag.created':
       return out('tag.created', e.data.tenant_id, { user_id: e.data.user_id, external_ref: await enrich.externalRef(e.data.user_id), tag_id: e.data.tag_id });
     case 'connection.established': {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadStream, type UploadAccepted } from '../../commands/ingestion/upload.js';
-import { DEVICE_SLUGS } from '../../src/sources/registry.js';
+import { DEVICE_SLUGS, IMPORT_SLUGS } from '../../src/sources/registry.js';
 import { UPLOAD_FORMATS } from '../../src/server/routes/uploadFormats.js';
 import { expectProblem, expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { tempDir } from '../support/tmp.js';
@@ -88,8 +88,8 @@ describe('each upload route takes every content type a user would send for its f
     });
   }
 
-  it('every device slug has a row in the content-type table, and the idempotency of Upload-Id holds across types (the same bytes under another type replay)', async () => {
-    expect(Object.keys(UPLOAD_FORMATS).sort()).toEqual([...DEVICE_SLUGS].sort());
+  it('every device and import slug has a row in the content-type table, and the idempotency of Upload-Id holds across types (the same bytes under another type replay)', async () => {
+    expect(Object.keys(UPLOAD_FORMATS).sort()).toEqual([...DEVICE_SLUGS, ...IMPORT_SLUGS].sort());
     const { token } = await uploader();
     expectStatus(await postUpload(t, 'device-c', token, 'same-bytes', { body: fixtureC(), contentType: 'application/vnd.sqlite3' }), 202);
     const again = await postUpload(t, 'device-c', token, 'same-bytes', { body: fixtureC(), contentType: CURL_DEFAULT });
@@ -107,9 +107,16 @@ describe('bodies judged by their first bytes (issue 23: a generic type is only a
     ['device-b', 'application/gzip', Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x01, 0x02]), /not valid gzip/],
     ['device-c', CURL_DEFAULT, Buffer.from('not a database'), /SQLite/],
     ['device-c', 'application/x-sqlite3', gzipSync('SQLite format 3\u0000'), /SQLite/],
-  ])('%s refuses a %s body that cannot be its format with 400, storing nothing', async (slug, contentType, body, detail) => {
+    ['device-c', 'application/vnd.sqlite3', fixtureC().subarray(0, 4096), /truncated|unreadable|corrupt|malformed/i],
+    ['apple-health', 'application/xml', Buffer.from('{"records":[]}'), /not a zip archive, gzip or an XML document/],
+    ['apple-health', 'application/xml', Buffer.from('<?xml version="1.0"?><Workbook/>'), /root is <Workbook>/],
+    ['apple-health', 'application/zip', Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04]), Buffer.alloc(200)]), /zip/],
+    ['health-connect', 'application/zip', Buffer.from('SQLite format 3\u0000'), /Health Connect/],
+    ['fitbit-takeout', 'application/gzip', gzipSync('x'), /Takeout|zip/],
+    ['samsung-health', 'application/zip', Buffer.from('not a zip'), /Samsung|zip/],
+  ])('%s refuses a %s body that cannot be its format with 422, storing nothing (contracts §12)', async (slug, contentType, body, detail) => {
     const { userId, token } = await uploader();
-    const problem = expectProblem(await postUpload(t, slug, token, `bad-${randomUUID()}`, { body, contentType }), 400);
+    const problem = expectProblem(await postUpload(t, slug, token, `bad-${randomUUID()}`, { body, contentType }), 422);
     expect(problem.detail).toMatch(detail);
     expect(await t.ctx.readStore.count('etl_jobs', { user_id: userId })).toBe(0);
   });
@@ -126,6 +133,8 @@ const TAKES: Record<string, string[]> = {
   'device-a': ['multipart/form-data', 'application/gzip', 'application/x-gzip', 'application/octet-stream', CURL_DEFAULT],
   'device-b': ['application/json', 'text/plain', 'application/gzip', 'application/x-gzip', CURL_DEFAULT],
   'device-c': ['application/octet-stream', 'application/vnd.sqlite3', 'application/x-sqlite3', CURL_DEFAULT],
+  'apple-health': ['application/zip', 'application/xml', 'application/gzip'],
+  'samsung-health': ['application/zip', 'application/xml', 'application/gzip'],
 };
 
 describe('a 415 says which types the route takes and shows a curl line that works (issue 23; contracts §12)', { timeout: 120_000 }, () => {
@@ -136,6 +145,8 @@ describe('a 415 says which types the route takes and shows a curl line that work
     ['device-b', multipart([{ name: 'file', contentType: 'application/json', data: fixtureB() }])],
     ['device-c', { body: fixtureC(), contentType: 'application/json' }],
     ['device-c', { body: fixtureC(), contentType: 'text/plain' }],
+    ['apple-health', { body: fixtureC(), contentType: 'application/json' }],
+    ['samsung-health', { body: fixtureC(), contentType: 'text/csv' }],
   ];
 
   it.each(refused)('%s answers 415 to a body of another type, naming every type it takes and a curl line', async (slug, req) => {

@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { category, cycle, daily, heartbeats, nutrition, sleepSession, workout, point } from '../projections/records/fixtures.js';
 import { ingestRecords } from '../server/records/pipelineFixtures.js';
+import { fixtureB, postUpload, requestFor, waitForEtl } from '../ingest/uploadHelpers.js';
 import { startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 
 let t: TestApp;
@@ -84,7 +85,7 @@ describe('MCP tools answer what the REST routes answer (spec "Agent interface (M
     }
   });
 
-  it('session phases, workout route, connections, webhooks and the catalog match their REST answers', async () => {
+  it('session phases, workout route, connections, webhooks, uploads and the catalog match their REST answers', async () => {
     const u = `/v1/users/${userId}`;
     const [session] = (await restRecords(`${u}/sleep`)) as { id: number }[];
     expect(await toolRecords('get_sleep', { user_id: userId, session_id: session!.id })).toEqual(await restRecords(`${u}/sleep/${session!.id}/phases`));
@@ -95,6 +96,12 @@ describe('MCP tools answer what the REST routes answer (spec "Agent interface (M
     const connections = await t.call('GET', `${u}/connections`, { key: tenant.apiKey });
     expect(await toolRecords('list_connections', { user_id: userId }, false)).toEqual((connections.json() as { data: unknown[] }).data);
     expect(await toolRecords('list_webhooks', { deliveries: true }, false)).toEqual(await restRecords('/v1/webhooks'));
+    const { token } = await t.mintToken(tenant.apiKey, userId, { scopes: ['upload'] });
+    for (const id of ['mcp-1', 'mcp-2']) expect((await postUpload(t, 'device-b', token, id, requestFor('device-b', fixtureB()))).statusCode).toBe(202);
+    await waitForEtl(t, tenant.apiKey, userId);
+    const uploads = await restRecords(`${u}/uploads`);
+    expect(uploads.length).toBeGreaterThan(0);
+    expect(await toolRecords('list_uploads', { user_id: userId })).toEqual(uploads);
     const catalog = (await toolRecords('list_quantity_types', {}, false)) as { type: string; loinc_code: string | null }[];
     expect(catalog.find((c) => c.type === 'heart_rate')).toMatchObject({ unit: 'count/min', ucum_unit: '/min', loinc_code: '8867-4' });
   });

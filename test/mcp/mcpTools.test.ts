@@ -50,13 +50,13 @@ afterAll(async () => {
 });
 
 describe('MCP tools (spec "Agent interface (MCP)")', () => {
-  it('lists the 17 tools of the spec plus explain_sources, each with an object input schema', async () => {
+  it('lists the 17 tools of the spec plus explain_sources and list_uploads (issue 21), each with an object input schema', async () => {
     const client = await connect(tenant.apiKey);
     const { tools } = await client.listTools();
     expect(tools.map((x) => x.name).sort()).toEqual(
       [
         'list_users', 'list_quantity_types', 'get_samples', 'get_category_samples', 'get_sleep', 'get_workouts', 'get_workout_route', 'get_nutrition', 'get_daily',
-        'get_rr_intervals', 'get_hrv', 'get_menstrual_cycles', 'get_sample_stats', 'get_coverage', 'get_tags', 'list_connections', 'list_webhooks', 'explain_sources',
+        'get_rr_intervals', 'get_hrv', 'get_menstrual_cycles', 'get_sample_stats', 'get_coverage', 'get_tags', 'list_connections', 'list_webhooks', 'explain_sources', 'list_uploads',
       ].sort(),
     );
     for (const tool of tools) expect(tool.inputSchema.type).toBe('object');

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FILE_FORMATS } from '../../src/catalog/formats.js';
 import { PROVIDER_KINDS } from '../../src/catalog/providerKinds.js';
 import { CONNECTED_PROVIDERS } from '../../src/catalog/providers.js';
-import { connectorOf, deviceParsers, etlParsers, PROVIDER_DESCRIPTORS, PULL_CONNECTORS, PUSH_CONNECTORS } from '../../src/sources/registry.js';
+import { connectorOf, deviceParsers, etlParsers, importDecoders, PROVIDER_DESCRIPTORS, PULL_CONNECTORS, PUSH_CONNECTORS } from '../../src/sources/registry.js';
 
 describe('the source registry and the source catalog name the same sources (issue 24: a source is one folder, one catalog row, one registration line)', () => {
   it('every catalog provider has one connector of its kind, whose descriptor is its catalog row with endpoints', () => {
@@ -19,9 +19,10 @@ describe('the source registry and the source catalog name the same sources (issu
     expect(PROVIDER_DESCRIPTORS.map((d) => d.slug)).toEqual(CONNECTED_PROVIDERS.map((p) => p.slug));
   });
 
-  it('every file format of the catalog has a parser, and no parser has no row', () => {
-    expect(Object.keys(deviceParsers).sort()).toEqual(FILE_FORMATS.map((f) => f.slug).sort());
-    for (const f of FILE_FORMATS) expect(etlParsers[f.slug]).toBe(deviceParsers[f.slug]);
+  it('every file format of the catalog has a parser (device) or a decoder (import), and none has no row', () => {
+    expect(Object.keys(deviceParsers).sort()).toEqual(FILE_FORMATS.filter((f) => f.kind === 'device').map((f) => f.slug).sort());
+    for (const f of FILE_FORMATS.filter((f) => f.kind === 'device')) expect(etlParsers[f.slug]).toBe(deviceParsers[f.slug]);
+    expect(Object.keys(importDecoders('/tmp')).sort()).toEqual(FILE_FORMATS.filter((f) => f.kind === 'import').map((f) => f.slug).sort());
   });
 
   it('contracts §7: every slug with its kind, providers first in listing order, then the device formats', () => {
@@ -38,7 +39,11 @@ describe('the source registry and the source catalog name the same sources (issu
       'device-a': 'device',
       'device-b': 'device',
       'device-c': 'device',
+      'apple-health': 'import',
+      'health-connect': 'import',
+      'fitbit-takeout': 'import',
+      'samsung-health': 'import',
     });
-    expect(Object.keys(PROVIDER_KINDS)).toEqual(['oura', 'whoop', 'withings', 'polar', 'fitbit', 'strava', 'garmin', 'google', 'dexcom', 'device-a', 'device-b', 'device-c']);
+    expect(Object.keys(PROVIDER_KINDS)).toEqual(['oura', 'whoop', 'withings', 'polar', 'fitbit', 'strava', 'garmin', 'google', 'dexcom', 'device-a', 'device-b', 'device-c', 'apple-health', 'health-connect', 'fitbit-takeout', 'samsung-health']);
   });
 });

@@ -43,7 +43,7 @@ async function userWithData(ref: string): Promise<string> {
   const user = await t.createUser(tenant.apiKey, { external_ref: ref });
   await uploadMarked(t, tenant.apiKey, user.id, 'device-a', fixtureA());
   await uploadMarked(t, tenant.apiKey, user.id, 'device-b', fixtureB());
-  await eventually(async () => (await deliveriesAbout(user.id)).length === 3);
+  await eventually(async () => (await deliveriesAbout(user.id)).length === 5);
   return user.id;
 }
 
@@ -51,7 +51,7 @@ describe('webhook deliveries go with what they describe (issue 20)', () => {
   it('a provider erasure deletes that provider’s data.written deliveries of the user; the other provider’s and the user’s stay, and data.erased is delivered with the external_ref', { timeout: 60_000 }, async () => {
     const userId = await userWithData('patient-erase-1');
     const other = await userWithData('patient-erase-2');
-    expect(kinds(await deliveriesAbout(userId))).toEqual(['data.written/device-a', 'data.written/device-b', 'user.created']);
+    expect(kinds(await deliveriesAbout(userId))).toEqual(['data.written/device-a', 'data.written/device-b', 'upload.finished/device-a', 'upload.finished/device-b', 'user.created']);
 
     const res = await t.call('DELETE', `/v1/users/${userId}/data/device-a`, { key: tenant.apiKey });
     expectStatus(res, 202);
@@ -60,9 +60,9 @@ describe('webhook deliveries go with what they describe (issue 20)', () => {
       const ds = await deliveriesAbout(userId);
       return ds.some((d) => d.event_type === 'data.erased') ? ds : null;
     });
-    expect(kinds(after)).toEqual(['data.erased/device-a', 'data.written/device-b', 'user.created']);
+    expect(kinds(after)).toEqual(['data.erased/device-a', 'data.written/device-b', 'upload.finished/device-b', 'user.created']);
     expect(after.find((d) => d.event_type === 'data.erased')!.payload.data.external_ref).toBe('patient-erase-1');
-    expect(kinds(await deliveriesAbout(other))).toEqual(['data.written/device-a', 'data.written/device-b', 'user.created']);
+    expect(kinds(await deliveriesAbout(other))).toEqual(['data.written/device-a', 'data.written/device-b', 'upload.finished/device-a', 'upload.finished/device-b', 'user.created']);
   });
 
   it('a user deletion deletes every delivery about the user but user.deleted, which carries the external_ref; another user’s stay', { timeout: 60_000 }, async () => {
@@ -76,6 +76,6 @@ describe('webhook deliveries go with what they describe (issue 20)', () => {
     const after = await deliveriesAbout(userId);
     expect(kinds(after)).toEqual(['user.deleted']);
     expect(after[0]!.payload.data).toMatchObject({ user_id: userId, external_ref: 'patient-delete-1' });
-    expect(kinds(await deliveriesAbout(other))).toEqual(['data.written/device-a', 'data.written/device-b', 'user.created']);
+    expect(kinds(await deliveriesAbout(other))).toEqual(['data.written/device-a', 'data.written/device-b', 'upload.finished/device-a', 'upload.finished/device-b', 'user.created']);
   });
 });

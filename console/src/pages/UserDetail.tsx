@@ -9,6 +9,7 @@ import { MetricChart } from '../components/MetricChart.js';
 import { RouteMap } from '../components/RouteMap.js';
 import { Loadable } from '../components/Status.js';
 import { Time } from '../components/Time.js';
+import { UploadsTable } from '../components/UploadsTable.js';
 import { daysBack, daysEnding, isoDay } from '../days.js';
 import { fmtDuration, fmtNum, fmtTime } from '../format.js';
 import type { Connection, Coverage, Freshness, RoutePoint, SleepPhase, SleepSession, User, Workout } from '../types.js';
@@ -125,6 +126,8 @@ export function UserDetailPage({ userId }: { userId: string }) {
           {(h) => <HealthBadges freshness={h.freshness} connections={h.connections} />}
         </Loadable>
       </section>
+
+      <UploadsTable base={base} tz={tz} />
 
       <section aria-labelledby="coverage-h" class="card">
         <h2 id="coverage-h">Coverage</h2>

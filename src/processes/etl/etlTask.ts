@@ -1,15 +1,20 @@
+import { join } from 'node:path';
 import { loadProviderDataHead } from '../../../commands/deletions/providerData.js';
 import type { EtlOutcome } from '../../../commands/ingestion/finishEtlJob.js';
 import type { DeviceParser } from '../../../commands/ingestion/records.js';
+import type { ImportDecoder } from '../../sources/files/importSource.js';
+import type { RecordLedger } from './recordLedger.js';
 import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
 import { loadState } from '../../../commands/shared/commandHandler.js';
 import { userState, userStream } from '../../../commands/users/user.js';
 import { DataKeyDestroyedError, type DataKeys } from '../../crypto/dataKeys.js';
-import { isSealedBytes, openBytes } from '../../crypto/payloadCipher.js';
 import { eventSealer } from '../../crypto/recordSealing.js';
 import { StreamDeletedError, type EventStore } from '../../eventstore/eventStore.js';
 import type { RawStore } from '../../rawstore/rawStore.js';
 import { EtlCancelledError, runEtlJob } from './runEtlJob.js';
+
+/** Where imports copy what cannot be read as a stream while they run; emptied at start-up (exportShared/temporaryFile.ts). */
+export const importTempDir = (dataDir: string) => join(dataDir, 'import-tmp');
 
 /** One claimed job's run, as handed to an ETL thread: plain data, since it is cloned across. */
 export type EtlTask = {
@@ -23,9 +28,18 @@ export type EtlTask = {
 };
 
 /** What a run ends with; a failure is thrown. */
-export type EtlRunOutcome = Extract<EtlOutcome, { kind: 'succeeded' | 'discarded' }>;
+export type EtlRunOutcome = Extract<EtlOutcome, { kind: 'succeeded' | 'unreadable' | 'discarded' }>;
 
-export type EtlTaskDeps = { eventStore: EventStore; rawStore: RawStore; parsers: Readonly<Record<string, DeviceParser>>; dataKeys: DataKeys };
+export type EtlTaskDeps = {
+  eventStore: EventStore;
+  rawStore: RawStore;
+  parsers: Readonly<Record<string, DeviceParser>>;
+  /** The native export formats (contracts §13), read by range from the raw store. */
+  importDecoders?: Readonly<Record<string, ImportDecoder>>;
+  /** Which records earlier uploads stored (contracts §13 `unchanged`); without it every record is written. */
+  ledger?: RecordLedger;
+  dataKeys: DataKeys;
+};
 
 /**
  * Runs a claimed job: normalises its payload into record events sealed with the data key of the
@@ -35,7 +49,7 @@ export type EtlTaskDeps = { eventStore: EventStore; rawStore: RawStore; parsers:
  */
 export async function runEtlTask(deps: EtlTaskDeps, task: EtlTask): Promise<EtlRunOutcome> {
   const { upload } = task;
-  const parser = deps.parsers[upload.provider];
+  const parser = deps.importDecoders?.[upload.provider] ?? deps.parsers[upload.provider];
   if (!parser) throw new Error(`no parser for ${upload.provider}`);
   const generation = upload.key_generation ?? 0;
   const userGone = async () => (await loadState(deps.eventStore, userStream(upload.user_id), userState)).state.status !== 'active';
@@ -53,11 +67,9 @@ export async function runEtlTask(deps: EtlTaskDeps, task: EtlTask): Promise<EtlR
   };
   try {
     const { keyId, key } = await deps.dataKeys.issue({ userId: upload.user_id, provider: upload.provider, generation }, upload.tenant_id);
-    return await runEtlJob(deps.eventStore, deps.rawStore, parser, task.jobStream, upload, erased, {
-      sealer: eventSealer(keyId, key),
-      // Payloads stored before data keys existed are in the clear.
-      openPayload: (stored) => (isSealedBytes(stored) ? openBytes(key, stored, keyId) : stored),
-    });
+    // Payloads stored before data keys existed are in the clear: runEtlJob opens only sealed ones.
+    // `unchanged` is judged for what users send (uploads, imports); a provider's pulls are written as pulled.
+    return await runEtlJob(deps.eventStore, deps.rawStore, parser, task.jobStream, upload, erased, { sealer: eventSealer(keyId, key), dataKey: { key, keyId } }, deps.ledger && upload.tier === 'upload' ? { ledger: deps.ledger } : {});
   } catch (err) {
     // An error that crosses a thread boundary arrives as a plain Error with only its message, so
     // the cancellation travels as an outcome instead.

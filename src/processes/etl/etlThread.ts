@@ -6,10 +6,12 @@
  */
 import { BroadcastChannel, workerData } from 'node:worker_threads';
 import { dataKeysOf } from '../../app/dataKeysOf.js';
-import { etlParsers } from '../../sources/registry.js';
+import { join } from 'node:path';
+import { etlParsers, importDecoders } from '../../sources/registry.js';
+import { SqliteRecordLedger } from './recordLedger.js';
 import { openEtlStores } from './etlStores.js';
 import type { EtlControlMessage, EtlThreadData } from './etlPool.js';
-import { runEtlTask, type EtlRunOutcome, type EtlTask } from './etlTask.js';
+import { importTempDir, runEtlTask, type EtlRunOutcome, type EtlTask } from './etlTask.js';
 
 const { config, control } = workerData as EtlThreadData;
 const channel = new BroadcastChannel(control);
@@ -22,6 +24,7 @@ channel.onmessage = (m) => {
     .then(async (s) => {
       await s.eventStore.close();
       await s.rawStore.close();
+      ledger?.close();
     })
     // Stores that failed to open have nothing to close; the pool is answered either way.
     .catch(() => {})
@@ -33,7 +36,10 @@ channel.onmessage = (m) => {
 const stores = await opening;
 
 const dataKeys = dataKeysOf(config, stores.eventStore);
+const decoders = importDecoders(importTempDir(config.dataDir));
+// The embedded service keeps which records were stored (contracts §13 `unchanged`) beside its other files.
+const ledger = config.backend.kind === 'embedded' ? new SqliteRecordLedger(join(config.dataDir, 'record-ledger.sqlite')) : undefined;
 
 export default function run(task: EtlTask): Promise<EtlRunOutcome> {
-  return runEtlTask({ ...stores, parsers: etlParsers, dataKeys }, task);
+  return runEtlTask({ ...stores, parsers: etlParsers, importDecoders: decoders, ...(ledger ? { ledger } : {}), dataKeys }, task);
 }

@@ -5,6 +5,7 @@ import { DomainError } from '../../../commands/shared/domainError.js';
 import { userState, userStream } from '../../../commands/users/user.js';
 import type { DeviceParser } from '../../../commands/ingestion/records.js';
 import { TIER_PRIORITY, uploadState, type EtlTier, type UploadEvent, type UploadState } from '../../../commands/ingestion/upload.js';
+import type { ImportDecoder } from '../../sources/files/importSource.js';
 import type { DataKeys } from '../../crypto/dataKeys.js';
 import { ConcurrencyError, StreamDeletedError, type EventStore } from '../../eventstore/eventStore.js';
 import type { RawStore } from '../../rawstore/rawStore.js';
@@ -20,6 +21,8 @@ export type EtlJobOptions = {
   eventStore: EventStore;
   rawStore: RawStore;
   parsers: Readonly<Record<string, DeviceParser>>;
+  /** The native export formats (contracts §13), for jobs run here without a pool. */
+  importDecoders?: Readonly<Record<string, ImportDecoder>>;
   /** Seal what jobs run here (without a pool) write; a pool's threads open their own. */
   dataKeys: DataKeys;
   /**
@@ -93,7 +96,7 @@ async function runEtlAttempt(o: EtlJobOptions, runner: EtlRunner, { job, lease, 
     const began = Date.now();
     const outcome = await runner.run({ jobStream: stream, upload, claimRevision: revision });
     await finish(outcome);
-    if (outcome.kind === 'succeeded') log?.info({ records: outcome.records, rejected: outcome.rejected, ms: Date.now() - began }, 'etl job done');
+    if (outcome.kind === 'succeeded' || outcome.kind === 'unreadable') log?.info({ records: outcome.records, rejected: outcome.rejected, unchanged: outcome.unchanged, unreadable: outcome.kind === 'unreadable', ms: Date.now() - began }, 'etl job done');
     else log?.info({ reason: outcome.reason }, 'etl job discarded');
   } catch (err) {
     if (signal.aborted) throw err;

@@ -1,5 +1,12 @@
-import { INGESTED_EVENT, type DeviceParser, type NormalizedRecord, type RecordKind, type RejectedItem } from '../../../commands/ingestion/records.js';
-import { ingestStream, type RecordsIngested, type RecordsRejected } from '../../../commands/ingestion/ingestedEvents.js';
+import { createHmac } from 'node:crypto';
+import { INGESTED_EVENT, type DeviceParser, type NormalizedRecord, type ParseItem, type RecordKind, type RejectedItem } from '../../../commands/ingestion/records.js';
+import { ingestStream, type ImportProgress, type RecordsIngested, type RecordsRejected } from '../../../commands/ingestion/ingestedEvents.js';
+import { isSealedBytes, openBytes } from '../../crypto/payloadCipher.js';
+import type { ImportDecoder } from '../../sources/files/importSource.js';
+import { UnreadableExportError } from '../../sources/files/exportShared/unreadableExport.js';
+import { lastCheckpoint, tallyFrom } from './etlCheckpoint.js';
+import type { RecordLedger } from './recordLedger.js';
+import { rawByteSource } from './rawByteSource.js';
 import type { EtlOutcome } from '../../../commands/ingestion/finishEtlJob.js';
 import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
 import type { EventSealer } from '../../crypto/recordSealing.js';
@@ -11,44 +18,75 @@ import { envelopeBytes, RecordBatcher, type Batch } from './recordBatcher.js';
 import { boundsChecker } from '../../../commands/ingestion/recordBounds.js';
 import { boundedItem } from './withinBounds.js';
 
-type KeyedRejected = RejectedItem & { key: string };
+type KeyedRejected = RejectedItem & { key: string; n: number };
+
+/** Items between two checkpoints of a run (contracts §13): a crash costs at most this many items' work. */
+export const CHECKPOINT_ITEMS = 10_000;
+
+export type EtlKeys = {
+  sealer: EventSealer;
+  /** The data key of the upload's generation, which sealed the stored payload. */
+  dataKey: { key: Buffer; keyId: string };
+};
+
+export type EtlRunOptions = {
+  checkpointItems?: number;
+  /** Records an earlier upload of the same provider stored already (contracts §13 `unchanged`): not written again. */
+  ledger?: RecordLedger;
+};
 
 /**
  * Normalises one stored payload into record events on the job's ingest stream. The events are
  * cut deterministically (`RecordBatcher`), get ids derived from the job, kind, batch number and
  * content, and are appended one by one at explicit revisions: the first at `no_stream`, each
- * next at the revision the previous append returned. A run repeated after a crash re-sends the
- * events already stored at the same revisions, which the store answers as replays, and appends
- * the rest: each record is written exactly once, on every backend.
+ * next at the revision the previous append returned. Every CHECKPOINT_ITEMS items every open batch
+ * is stored and an `import.progress` event records the tallies so far: a run repeated after a
+ * crash starts from the last one (skipping the items before it), re-sends the events stored after
+ * it at the same revisions, which the store answers as replays, and appends the rest: each record
+ * is written exactly once, on every backend.
+ *
+ * An import (`ImportDecoder`) reads the stored object by range, so memory does not grow with the
+ * upload; a device parser gets the payload whole, as its formats are bounded (512 MiB inflated).
  */
 export async function runEtlJob(
   eventStore: EventStore,
   rawStore: RawStore,
-  parser: DeviceParser,
+  decoder: DeviceParser | ImportDecoder,
   jobStream: string,
   upload: UploadAccepted['data'],
   /** Checked before each event: true stops the run (its user is being deleted, or the provider's data erased). */
   cancelled: () => Promise<boolean> = async () => false,
-  /**
-   * The data key of the upload's generation (docs/erasure.md): opens the stored payload and seals
-   * each event's records (or rejected lines) once. Without it the events carry them in the clear.
-   */
-  keys?: { sealer: EventSealer; openPayload: (stored: Buffer) => Buffer },
-): Promise<Extract<EtlOutcome, { kind: 'succeeded' }>> {
-  const stored = await rawStore.get(upload.object_key);
-  const payload = keys ? keys.openPayload(stored) : stored;
+  /** Opens the stored payload and seals each event's records once. Without it the events carry them in the clear. */
+  keys?: EtlKeys,
+  options: EtlRunOptions = {},
+): Promise<Extract<EtlOutcome, { kind: 'succeeded' | 'unreadable' }>> {
+  const every = options.checkpointItems ?? CHECKPOINT_ITEMS;
+  // Fingerprints are keyed by the data key: erasing the data makes them meaningless (recordLedger.ts).
+  const ledgerKey = createHmac('sha256', keys?.dataKey.key ?? Buffer.alloc(32)).update('record-ledger').digest();
+  const ctx = { provider: upload.provider, receivedAt: upload.accepted_at, dataType: upload.data_type ?? null };
+  let items: AsyncIterable<ParseItem>;
+  let bytesTotal = upload.bytes;
+  let bytesRead = () => bytesTotal;
+  if ('decode' in decoder) {
+    const source = await rawByteSource(rawStore, upload.object_key, keys?.dataKey ?? null);
+    bytesTotal = source.size;
+    bytesRead = () => source.bytesRead;
+    items = decoder.decode(source, ctx);
+  } else {
+    const stored = await rawStore.get(upload.object_key);
+    const payload = keys && isSealedBytes(stored) ? openBytes(keys.dataKey.key, stored, keys.dataKey.keyId) : stored;
+    items = decoder.parse(payload, ctx);
+  }
+
   const stream = ingestStream(upload.user_id, jobStream);
   const base = { job: jobStream, user_id: upload.user_id, tenant_id: upload.tenant_id, provider: upload.provider, ingested_at: upload.accepted_at };
   const recordsEnvelope = envelopeBytes({ ...base, records: [] });
   const batchers = new Map<RecordKind, RecordBatcher<NormalizedRecord>>();
   const rejected = new RecordBatcher<KeyedRejected>(envelopeBytes({ ...base, items: [], at: upload.accepted_at }));
-  const batchNo = new Map<string, number>();
-  const counts: Record<string, number> = {};
-  const types = new Set<string>();
-  let firstDay: string | null = null;
-  let lastDay: string | null = null;
-  let rejectedCount = 0;
-  let expectedRevision: ExpectedRevision = 'no_stream';
+  const resumed = await lastCheckpoint(eventStore, stream);
+  const t = tallyFrom(resumed?.data);
+  const batchNo = new Map<string, number>(Object.entries(resumed?.data.batches ?? {}));
+  let expectedRevision: ExpectedRevision = resumed ? resumed.streamRevision : 'no_stream';
 
   const append = async (kind: RecordKind | 'rejected', batch: Batch<NormalizedRecord> | Batch<KeyedRejected> | null) => {
     if (!batch) return;
@@ -62,39 +100,104 @@ export async function runEtlJob(
     const event: Event = keys
       ? { type: plain.type, data: keys.sealer.seal(plain.type, plain.data, kind === 'rejected' ? 'items' : 'records', batch.json, batch.items.length) }
       : plain;
-    const result = await eventStore.appendToStream(stream, [{ ...event, id: deterministicId(jobStream, kind, String(n), batch.digest) }], {
-      expectedRevision,
-    });
+    await appendOne({ ...event, id: deterministicId(jobStream, kind, String(n), batch.digest) });
+  };
+  const appendOne = async (event: Event) => {
+    const result = await eventStore.appendToStream(stream, [event], { expectedRevision });
     expectedRevision = result.nextExpectedRevision;
+  };
+  const flushAll = async () => {
+    for (const [kind, batcher] of batchers) await append(kind, batcher.take());
+    await append('rejected', rejected.take());
+  };
+  const checkpoint = async () => {
+    await flushAll();
+    if (await cancelled()) throw new EtlCancelledError();
+    const progress: ImportProgress = {
+      type: 'import.progress',
+      data: {
+        job: jobStream,
+        user_id: upload.user_id,
+        tenant_id: upload.tenant_id,
+        provider: upload.provider,
+        items: t.items,
+        bytes_read: bytesRead(),
+        bytes_total: bytesTotal,
+        records: { ...t.records },
+        rejected: t.rejected,
+        unchanged: t.unchanged,
+        types: [...t.types].sort(),
+        first_day: t.firstDay,
+        last_day: t.lastDay,
+        batches: Object.fromEntries(batchNo),
+        at: new Date().toISOString(),
+      },
+    };
+    await appendOne({ ...progress, id: deterministicId(jobStream, 'progress', String(t.items)) });
   };
 
   // Every source's records pass the same interval bounds here: nothing outside them reaches the log.
   const check = boundsChecker(upload.accepted_at);
-  for await (const parsed of parser.parse(payload, { provider: upload.provider, receivedAt: upload.accepted_at, dataType: upload.data_type ?? null })) {
-    const item = boundedItem(parsed, check, upload.accepted_at);
-    if ('rejected' in item) {
-      // Keyed by content: the same bad line sent again is still one rejected record.
-      const key = sha256Hex(`${upload.provider}\u0000${item.rejected.reason}\u0000${item.rejected.excerpt}`);
-      rejectedCount++;
-      await append('rejected', rejected.add({ ...item.rejected, key }));
-      continue;
+  const skip = t.items;
+  let seen = 0;
+  let failure: UnreadableExportError | null = null;
+  const pending: NormalizedRecord[] = [];
+  const store = async () => {
+    if (pending.length === 0) return;
+    const known = options.ledger ? await options.ledger.known(upload, jobStream, pending, ledgerKey) : pending.map(() => false);
+    for (let i = 0; i < pending.length; i++) {
+      const r = pending[i]!;
+      if (known[i]) {
+        t.unchanged++;
+        continue;
+      }
+      let batcher = batchers.get(r.kind);
+      if (!batcher) batchers.set(r.kind, (batcher = new RecordBatcher(recordsEnvelope)));
+      t.records[r.kind] = (t.records[r.kind] ?? 0) + 1;
+      t.types.add(r.kind === 'quantity' || r.kind === 'category' ? r.type : r.kind);
+      const day = recordDay(r);
+      if (day) {
+        if (!t.firstDay || day < t.firstDay) t.firstDay = day;
+        if (!t.lastDay || day > t.lastDay) t.lastDay = day;
+      }
+      await append(r.kind, batcher.add(r));
     }
-    const r = item.record;
-    let batcher = batchers.get(r.kind);
-    if (!batcher) batchers.set(r.kind, (batcher = new RecordBatcher(recordsEnvelope)));
-    counts[r.kind] = (counts[r.kind] ?? 0) + 1;
-    types.add(r.kind === 'quantity' || r.kind === 'category' ? r.type : r.kind);
-    const day = recordDay(r);
-    if (day) {
-      if (!firstDay || day < firstDay) firstDay = day;
-      if (!lastDay || day > lastDay) lastDay = day;
+    pending.length = 0;
+  };
+  try {
+    for await (const parsed of items) {
+      // A resumed run passes over what the checkpoint holds: the decoder yields the same items in the same order.
+      if (seen++ < skip) continue;
+      t.items++;
+      const item = boundedItem(parsed, check, upload.accepted_at);
+      if ('rejected' in item) {
+        await store();
+        // Keyed by content and place: identical bad lines of one upload are each counted (contracts §12),
+        // while the same upload sent again under another Upload-Id still counts its lines once.
+        const key = sha256Hex(`${upload.provider}\u0000${item.rejected.location}\u0000${item.rejected.reason}\u0000${item.rejected.excerpt}`);
+        await append('rejected', rejected.add({ ...item.rejected, key, n: t.rejected++ }));
+      } else {
+        pending.push(item.record);
+        if (pending.length >= (options.ledger ? LEDGER_BATCH : 1)) await store();
+      }
+      if (t.items % every === 0) {
+        await store();
+        await checkpoint();
+      }
     }
-    await append(r.kind, batcher.add(r));
+  } catch (err) {
+    if (!(err instanceof UnreadableExportError)) throw err;
+    failure = err;
   }
-  for (const [kind, batcher] of batchers) await append(kind, batcher.take());
-  await append('rejected', rejected.take());
-  return { kind: 'succeeded', records: counts, rejected: rejectedCount, types: [...types].sort(), firstDay, lastDay };
+  await store();
+  await flushAll();
+  const tally = { records: t.records, rejected: t.rejected, unchanged: t.unchanged, types: [...t.types].sort(), firstDay: t.firstDay, lastDay: t.lastDay };
+  if (failure) return { kind: 'unreadable', error: failure.location ? `${failure.location}: ${failure.message}` : failure.message, ...tally };
+  return { kind: 'succeeded', ...tally };
 }
+
+/** Records are checked against the ledger this many at a time. */
+const LEDGER_BATCH = 500;
 
 export class EtlCancelledError extends Error {
   override name = 'EtlCancelledError';

@@ -8,6 +8,9 @@ import { DomainError } from '../../../commands/shared/domainError.js';
 import { userState, userStream } from '../../../commands/users/user.js';
 import { DataKeyDestroyedError, type DataKeys } from '../../crypto/dataKeys.js';
 import { sealBytes } from '../../crypto/payloadCipher.js';
+import { chunkSealer, sealChunked } from '../../crypto/chunkedSealing.js';
+import type { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { EventStore } from '../../eventstore/eventStore.js';
 import { rawNamespace } from '../../rawstore/rawNamespaces.js';
 import type { RawStore } from '../../rawstore/rawStore.js';
@@ -22,7 +25,10 @@ export type ProviderPayload = {
   provider: string;
   /** Names the payload within the provider's data of the user (an Upload-Id, or `pulledPayloadId`). */
   payloadId: string;
-  body: Buffer;
+  /** The payload: in memory, or staged on disk (a resumable upload), read once as it is sealed into the raw store. */
+  body: Buffer | StagedBody;
+  /** Sealed in chunks, to be read by range (imports, contracts §13); device payloads are sealed whole. */
+  chunked?: boolean;
   contentType: string;
   tier: EtlTier;
   /** A pulled or pushed payload's data type (ParseContext.dataType); absent for device uploads. */
@@ -32,6 +38,9 @@ export type ProviderPayload = {
   at?: Date;
 };
 
+/** A payload too large to hold in memory: its size and digest, and a way to read it. */
+export type StagedBody = { bytes: number; sha256: string; open: () => Readable };
+
 export type StoredPayload = {
   /** The same payload id was accepted before with the same body: nothing was stored again. */
   replayed: boolean;
@@ -39,6 +48,12 @@ export type StoredPayload = {
   /** Global position of the acceptance (its ETL job's id); null for a replay answered before appending. */
   position: number | null;
 };
+
+/** The staged bytes through the sealer; a failing read fails the sealed stream too (pipeline destroys it). */
+function sealedStream(source: Readable, sealer: Transform): Transform {
+  pipeline(source, sealer).catch(() => {});
+  return sealer;
+}
 
 /**
  * Names a pulled payload by its run, what it answers and its body: a retried run (a crash, a
@@ -59,7 +74,9 @@ export function pulledPayloadId(runId: number | string, ref: string, body: Buffe
  */
 export async function storeProviderPayload(stores: PayloadStores, p: ProviderPayload): Promise<StoredPayload> {
   const { eventStore, rawStore, dataKeys } = stores;
-  const sha256 = createHash('sha256').update(p.body).digest('hex');
+  const staged = Buffer.isBuffer(p.body) ? null : p.body;
+  const sha256 = staged ? staged.sha256 : createHash('sha256').update(p.body as Buffer).digest('hex');
+  const bytes = staged ? staged.bytes : (p.body as Buffer).length;
   // Spec "Provider erasure": while the provider's data is being erased, nothing is kept.
   const head = await loadProviderDataHead(eventStore, p.userId, p.provider);
   const refusal = refusalOf(head);
@@ -78,7 +95,11 @@ export async function storeProviderPayload(stores: PayloadStores, p: ProviderPay
     if (err instanceof DataKeyDestroyedError) throw refusalOf(await loadProviderDataHead(eventStore, p.userId, p.provider), generation) ?? err;
     throw err;
   });
-  const stored = await rawStore.put(sealBytes(dataKey.key, p.body, dataKey.keyId), rawNamespace(p.userId, p.provider, generation), { sha256 }).catch(async (err: unknown) => {
+  const namespace = rawNamespace(p.userId, p.provider, generation);
+  const put = staged
+    ? rawStore.putStream(sealedStream(staged.open(), chunkSealer(dataKey.key, dataKey.keyId)), namespace, { sha256 })
+    : rawStore.put(p.chunked ? sealChunked(dataKey.key, dataKey.keyId, p.body as Buffer) : sealBytes(dataKey.key, p.body as Buffer, dataKey.keyId), namespace, { sha256 });
+  const stored = await put.catch(async (err: unknown) => {
     // An erasure that began meanwhile sweeps the namespace, possibly under this very write:
     // for a user deletion that is the spec's 410.
     const user = (await loadState(eventStore, userStream(p.userId), userState)).state;
@@ -110,7 +131,7 @@ export async function storeProviderPayload(stores: PayloadStores, p: ProviderPay
     objectKey: stored.key,
     // The payload's own digest and size, as sent (replays compare them), not the sealed object's.
     sha256,
-    bytes: p.body.length,
+    bytes,
     contentType: p.contentType,
     generation,
     tier: p.tier,

@@ -13,9 +13,11 @@ import type { Enrichment } from '../../webhooks/eventCatalog.js';
 export function eventLogEnrichment(eventStore: EventStore): Enrichment {
   const refs = boundedCache<Promise<string | null>>({ max: 5_000 });
   const providers = boundedCache<Promise<string | null>>({ max: 5_000 });
+  // A resumable upload's stream begins with upload.receiving, its acceptance next.
   const first = async (stream: string) => {
     try {
-      return (await eventStore.readStream(stream, { maxCount: 1 }))[0] ?? null;
+      const head = await eventStore.readStream(stream, { maxCount: 2 });
+      return head.find((e) => e.type !== 'upload.receiving') ?? null;
     } catch {
       // A tombstoned or unreadable stream leaves the field null rather than holding back delivery.
       return null;

@@ -9,7 +9,7 @@ import type { RouteOptions } from './routeOptions.js';
 export const FreshnessEntry = z
   .object({
     provider: z.string().describe('Provider slug'),
-    kind: z.enum(['oauth', 'push', 'device']),
+    kind: z.enum(['oauth', 'push', 'device', 'import']),
     state: z
       .enum(['disconnected', 'needs_reauth', 'syncing', 'failing', 'stale', 'fresh'])
       .describe('First that holds: disconnected, needs_reauth, syncing (a job queued or running), failing (a job parked or waiting for a retry), stale (nothing received for 48 hours), fresh'),

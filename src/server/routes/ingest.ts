@@ -8,6 +8,7 @@ import { addEtlBackPressure } from '../etlBackPressure.js';
 import { problems } from '../problems.js';
 import { withProblems } from '../schemas.js';
 import type { RouteOptions } from './routeOptions.js';
+import { IMPORT_UPLOAD_FORMATS } from './importFormats.js';
 import { mediaTypeOf, takesType, unsupportedMediaType, unsupportedPartType, UPLOAD_FORMATS, UPLOAD_LIMITS, type JudgedBody, type UploadFormat } from './uploadFormats.js';
 
 const Accepted = z
@@ -41,7 +42,7 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
   app.addHook('preParsing', async (request, _reply, payload) => {
     const slug = (request.params as { device_slug?: string }).device_slug ?? '';
     const format = UPLOAD_FORMATS[slug];
-    if (!format) throw problems.notFound(`unknown device provider ${slug}`);
+    if (!format) throw problems.notFound(`unknown upload slug ${slug}`);
     const type = mediaTypeOf(request.headers['content-type']);
     if (!takesType(format, type)) throw unsupportedMediaType(slug, format, type, ctx.config.publicBaseUrl);
     return payload;
@@ -55,7 +56,7 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
       bodyLimit: UPLOAD_LIMITS.compressedBytes,
       config: { auth: 'user' },
       schema: {
-        summary: 'Upload device data (device-a: gzip NDJSON, multipart or raw; device-b: Health Connect JSON; device-c: Gadgetbridge SQLite)',
+        summary: 'Upload device data or a native export (device-a: gzip NDJSON, multipart or raw; device-b: Health Connect JSON; device-c: Gadgetbridge SQLite; apple-health, health-connect, fitbit-takeout, samsung-health: the export up to 50 MiB)',
         description: 'Each slug takes the content types a client would send for its format and judges the body by its first bytes; 415 lists them with a curl line (docs/formats/uploads.md).',
         tags: ['ingest'],
         params: z.object({ device_slug: z.string() }),
@@ -82,12 +83,14 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
         provider: slug,
         payloadId: uploadId,
         body: payload,
+        // Imports are read by range (contracts §13): sealed in chunks.
+        chunked: Object.hasOwn(IMPORT_UPLOAD_FORMATS, slug),
         contentType,
         tier: 'upload',
         actor: principal.tokenId,
       });
       if (!result.replayed) {
-        await ctx.settle(result.position ?? undefined, ['etl_jobs']);
+        await ctx.settle(result.position ?? undefined, ['etl_jobs', 'uploads']);
         ctx.etl.kick();
       } else reply.header('idempotent-replayed', 'true');
       return reply.code(202).send({ upload_id: uploadId, provider: slug, bytes: result.accepted.bytes, status: 'accepted' as const });

@@ -15,7 +15,7 @@ import { adminLocation, type RouteOptions } from './routeOptions.js';
 const ProviderEntry = z.object({
   slug: z.string(),
   name: z.string(),
-  kind: z.enum(['oauth', 'push', 'device']),
+  kind: z.enum(['oauth', 'push', 'device', 'import']),
   enabled: z.boolean().describe('oauth and push: the tenant has its own keys or the instance has client keys; device: always'),
   data_types: z.array(z.string()),
   retired: z.boolean().describe("The provider's API is turned down: connecting is refused (409), its connections need the successor (contracts §14)"),

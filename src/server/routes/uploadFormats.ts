@@ -2,6 +2,8 @@ import { pipeline } from 'node:stream/promises';
 import { Readable, Writable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { HttpProblem, problems } from '../problems.js';
+import { openExport } from '../../sources/files/device-c/sqliteExport.js';
+import { IMPORT_UPLOAD_FORMATS } from './importFormats.js';
 
 const MiB = 1024 * 1024;
 /** contracts.md §3: the compressed body and what it inflates to (413 above either). */
@@ -12,26 +14,8 @@ export const CURL_DEFAULT_TYPE = 'application/x-www-form-urlencoded';
 const GZIP_TYPES = ['application/gzip', 'application/x-gzip'] as const;
 const SQLITE_MAGIC = Buffer.from('SQLite format 3\u0000', 'latin1');
 
-/** The bytes of an accepted upload and the content type they are stored under. */
-export type JudgedBody = { payload: Buffer; contentType: string };
-
-/**
- * One upload format (issue 23): the content types a user would send for it and how its body is
- * judged. Every type listed is only a way of sending bytes: the body's first bytes decide what
- * it is. A new format (a later import slug) is one more entry of UPLOAD_FORMATS.
- */
-export type UploadFormat = {
-  /** The body in words, for problem details. */
-  body: string;
-  /** Raw body types (media type essence, lower case). */
-  rawTypes: readonly string[];
-  /** multipart/form-data with exactly one file part named `field` of one of `partTypes`; null: not taken. */
-  multipart: { field: string; partTypes: readonly string[] } | null;
-  /** Checks the bytes (400 when they cannot be the format, 413 when they inflate too far). */
-  judge: (body: Buffer, request: { type: string; contentEncoding: string }) => Promise<JudgedBody>;
-  /** A curl line that works, shown in the 415 detail. */
-  example: (origin: string) => string;
-};
+export type { JudgedBody, UploadFormat } from './uploadFormat.js';
+import type { UploadFormat } from './uploadFormat.js';
 
 const isGzip = (b: Buffer) => b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
 
@@ -51,7 +35,7 @@ export const UPLOAD_FORMATS: Readonly<Record<string, UploadFormat>> = {
     rawTypes: [...GZIP_TYPES, 'application/octet-stream', CURL_DEFAULT_TYPE],
     multipart: { field: 'file', partTypes: [...GZIP_TYPES, 'application/octet-stream'] },
     judge: async (body) => {
-      if (!isGzip(body)) throw problems.badRequest('device-a uploads are a gzip of HealthKit NDJSON lines; this body does not start as gzip does');
+      if (!isGzip(body)) throw problems.unprocessable('device-a uploads are a gzip of HealthKit NDJSON lines; this body does not start as gzip does');
       await checkGzip(body);
       return { payload: body, contentType: 'application/gzip' };
     },
@@ -69,7 +53,7 @@ export const UPLOAD_FORMATS: Readonly<Record<string, UploadFormat>> = {
       }
       // application/json says what the body is; any other type is judged by the body's first bytes.
       if (type !== 'application/json' && !startsAsJsonObject(body)) {
-        throw problems.badRequest(`device-b uploads are Health Connect JSON {"records":[…]}, optionally gzip; this ${type} body is neither`);
+        throw problems.unprocessable(`device-b uploads are Health Connect JSON {"records":[…]}, optionally gzip; this ${type} body is neither`);
       }
       return { payload: body, contentType: 'application/json' };
     },
@@ -81,12 +65,17 @@ export const UPLOAD_FORMATS: Readonly<Record<string, UploadFormat>> = {
     multipart: null,
     judge: async (body) => {
       if (body.length < SQLITE_MAGIC.length || !body.subarray(0, SQLITE_MAGIC.length).equals(SQLITE_MAGIC)) {
-        throw problems.badRequest('device-c uploads are Gadgetbridge SQLite database exports; this body does not start with the SQLite header');
+        throw problems.unprocessable('device-c uploads are Gadgetbridge SQLite database exports; this body does not start with the SQLite header');
       }
+      // contracts §12: a database failing its integrity check is refused at the request.
+      const opened = openExport(body);
+      if ('error' in opened) throw problems.unprocessable(`device-c: ${opened.error}`);
+      opened.db.close();
       return { payload: body, contentType: 'application/vnd.sqlite3' };
     },
     example: (origin) => `${curlBase(origin, 'device-c', 'band-1')} -H 'Content-Type: application/vnd.sqlite3' --data-binary @Gadgetbridge.db`,
   },
+  ...IMPORT_UPLOAD_FORMATS,
 };
 
 /** The media type of a Content-Type header without its parameters, lower case ('' when absent). */
@@ -128,6 +117,6 @@ async function checkGzip(data: Buffer): Promise<void> {
     await pipeline(Readable.from([data]), createGunzip(), counter);
   } catch (err) {
     if (err instanceof HttpProblem) throw err;
-    throw problems.badRequest('the payload is not valid gzip');
+    throw problems.unprocessable('the payload is not valid gzip');
   }
 }

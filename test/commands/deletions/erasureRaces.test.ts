@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deletionStream } from '../../../commands/deletions/deletionJob.js';
@@ -50,7 +51,16 @@ function memoryRawStore(): RawStore {
       objects.set(key, data);
       return { key, sha256: key.split('/')[1]!, bytes: data.length };
     },
+    putStream: async (data, namespace, options) => {
+      const parts: Buffer[] = [];
+      for await (const c of data) parts.push(c as Buffer);
+      const key = `${namespace}/${options.sha256}`;
+      objects.set(key, Buffer.concat(parts));
+      return { key, sha256: options.sha256, bytes: objects.get(key)!.length };
+    },
     get: async (key) => objects.get(key)!,
+    readRange: (key, start, end) => Readable.from([objects.get(key)!.subarray(start, end)]),
+    size: async (key) => objects.get(key)!.length,
     exists: async (key) => objects.has(key),
     delete: async (key) => void objects.delete(key),
     deleteNamespace: async (ns) => {
@@ -118,7 +128,7 @@ describe('an ETL run racing an erasure (issue: refused by the event store, not b
     const atPause = new Promise<void>((r) => (reached = r));
     const run = runEtlJob(s.eventStore, s.rawStore, heldParser(held.promise, reached), s.stream, s.upload, async () => false, {
       sealer: eventSealer(s.keyId, s.key),
-      openPayload: (b) => b,
+      dataKey: { key: s.key, keyId: s.keyId },
     });
     await atPause;
     expect(await s.eventStore.readStream(ingestStream(s.userId, s.stream))).toHaveLength(1);

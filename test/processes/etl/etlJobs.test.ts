@@ -33,7 +33,7 @@ afterEach(async () => {
   await t.close();
 });
 
-const succeeded: EtlRunOutcome = { kind: 'succeeded', records: {}, rejected: 0, types: [], firstDay: null, lastDay: null };
+const succeeded: EtlRunOutcome = { kind: 'succeeded', records: {}, rejected: 0, unchanged: 0, types: [], firstDay: null, lastDay: null };
 
 /** A pool that holds every job until `release` says so. */
 function heldPool(): EtlRunner & { started: EtlTask[]; release: () => void } {

@@ -122,6 +122,21 @@ describe('the event catalog (contracts §8), each type from the domain event tha
     expect(body.data.last_day).toMatch(/^\d{4}-\d{2}-\d{2}$/);
   });
 
+  it('upload.finished (contracts §12): data user_id, external_ref, provider, upload_id, status, records, unchanged, rejected once the upload is done', async () => {
+    const { tenant, path } = await setup({ event_types: ['upload.finished'] });
+    const user = await t.createUser(tenant.apiKey, { external_ref: 'finisher' });
+    const token = await t.mintToken(tenant.apiKey, user.id, { scopes: ['upload'] });
+    const uploadId = `up-${randomUUID()}`;
+    expectStatus(await postUpload(t, 'device-b', token.token, uploadId, requestFor('device-b', fixtureB())), 202);
+    await waitForEtl(t, tenant.apiKey, user.id);
+    await r.waitFor(() => verifiedAt(path).length === 1);
+    expectAllVerified(path);
+    const body = JSON.parse(r.at(path)[0]!.body) as Delivery['payload'];
+    expect(body).toMatchObject({ type: 'upload.finished', test: false, data: { user_id: user.id, external_ref: 'finisher', provider: 'device-b', upload_id: uploadId, status: 'done', unchanged: 0 } });
+    expect(Object.keys(body.data).sort()).toEqual(['external_ref', 'provider', 'records', 'rejected', 'status', 'unchanged', 'upload_id', 'user_id']);
+    expect(body.data.rejected).toBeGreaterThan(0);
+  });
+
   it('sync.failed: a failed processing attempt (with retry_at) and a parked one (retry_at null)', async () => {
     const { tenant, path } = await setup({ event_types: ['sync.failed'] });
     // The jobs below are written as events by hand, with raw objects that do not exist: no runner may take them up.

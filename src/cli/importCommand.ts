@@ -1,0 +1,93 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { basename } from 'node:path';
+import type { Command } from 'commander';
+import { externalRefState, externalRefStream } from '../../commands/users/externalRef.js';
+import { mintUserToken } from '../../commands/users/mintUserToken.js';
+import { loadState } from '../../commands/shared/commandHandler.js';
+import { listTenants } from '../../queries/tenants/listTenants.js';
+import type { UploadResource } from '../../queries/ingestion/uploads.js';
+import type { AppContext } from '../server/appContext.js';
+import { newSecret, sha256Hex } from '../shared/secrets.js';
+import { IMPORT_SLUGS } from '../sources/registry.js';
+import { CliError, printJson, withContext, type OpenContext } from './shared.js';
+import { tusUpload } from './tusClient.js';
+
+const MiB = 1024 * 1024;
+
+/** The user of an external_ref: in the tenant named, or the one tenant that has it. */
+async function userOf(ctx: AppContext, externalRef: string, tenantId: string | undefined): Promise<{ tenantId: string; userId: string }> {
+  const tenants = tenantId ? [tenantId] : (await listTenants(ctx.readStore, { after: null, limit: 10_000 })).items.map((t) => t.id);
+  const found: { tenantId: string; userId: string }[] = [];
+  for (const t of tenants) {
+    const { state } = await loadState(ctx.eventStore, externalRefStream(t, externalRef), externalRefState);
+    if (state.claimedBy) found.push({ tenantId: t, userId: state.claimedBy });
+  }
+  if (found.length === 0) throw new CliError(`no user has external_ref ${externalRef}${tenantId ? ` in tenant ${tenantId}` : ''}`);
+  if (found.length > 1) throw new CliError(`external_ref ${externalRef} names users of several tenants; say which with --tenant`);
+  return found[0]!;
+}
+
+/** One line, rewritten in place on a terminal: a bar, the percentage and the counts. */
+function bar(label: string, done: number, total: number, unit: (n: number) => string): void {
+  const share = total > 0 ? Math.min(1, done / total) : 0;
+  const width = 30;
+  const filled = Math.round(share * width);
+  const line = `${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(share * 100).toFixed(0).padStart(3)}% ${unit(done)} / ${unit(total)}`;
+  if (process.stderr.isTTY) process.stderr.write(`\r${line}`);
+  else process.stderr.write(`${line}\n`);
+}
+const mib = (n: number) => `${(n / MiB).toFixed(1)} MiB`;
+
+/**
+ * `import <file> --user <external_ref>` (issue 21): uploads a native export by tus with a progress
+ * bar of bytes, then follows its processing (records read) and prints the Upload (contracts §12)
+ * as one JSON line. The CLI mints the user a short-lived upload token on the store and talks to
+ * the running service over HTTP (`--url`, default PUBLIC_BASE_URL). Run again, it resumes.
+ */
+export function registerImportCommand(program: Command, openCtx: OpenContext): void {
+  program
+    .command('import')
+    .description("upload a native export (Apple Health export.zip, Health Connect, Fitbit Takeout, Samsung Health) for a user, resumable, and print its outcome")
+    .argument('<file>', 'the export file')
+    .requiredOption('--user <external_ref>', "the user's external_ref")
+    .option('--tenant <tenant_id>', 'the tenant, when several have a user with that external_ref')
+    .option('--provider <slug>', `the format: ${IMPORT_SLUGS.join(', ')}`, 'apple-health')
+    .option('--upload-id <id>', 'the Upload-Id (default: from the file name and size, so running again resumes)')
+    .option('--url <origin>', "the service's address (default: PUBLIC_BASE_URL)")
+    .action(async (file: string, o: { user: string; tenant?: string; provider: string; uploadId?: string; url?: string }) => {
+      if (!IMPORT_SLUGS.includes(o.provider)) throw new CliError(`--provider must be one of ${IMPORT_SLUGS.join(', ')}`);
+      let size: number;
+      try {
+        size = statSync(file).size;
+      } catch {
+        throw new CliError(`cannot read ${file}`);
+      }
+      const uploadId = o.uploadId ?? `${basename(file).replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 80)}-${createHash('sha256').update(`${size}`).digest('hex').slice(0, 12)}`;
+      const { token, origin } = await withContext(openCtx, { runBackground: true }, async (ctx) => {
+        await ctx.settle();
+        const { tenantId, userId } = await userOf(ctx, o.user, o.tenant);
+        const token = newSecret('userToken');
+        const minted = await mintUserToken(ctx.eventStore, { tenantId, userId, tokenId: randomUUID(), tokenHash: sha256Hex(token), scopes: ['upload'], ttlSeconds: 86_400, at: new Date().toISOString(), by: 'cli' });
+        // The token must authenticate before the first request.
+        await ctx.settle(minted.position);
+        return { token, origin: (o.url ?? ctx.config.publicBaseUrl).replace(/\/$/, '') };
+      });
+      await tusUpload({ origin, token, path: file, size, metadata: { provider: o.provider, upload_id: uploadId } }, (sent) => bar('upload ', sent, size, mib));
+      if (process.stderr.isTTY) process.stderr.write('\n');
+      const url = `${origin}/v1/me/uploads/${o.provider}/${encodeURIComponent(uploadId)}`;
+      for (;;) {
+        const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+        if (!res.ok) throw new CliError(`the upload's outcome could not be read: ${res.status}`);
+        const upload = (await res.json()) as UploadResource;
+        if (upload.progress) bar('records', upload.progress.bytes_read, upload.progress.bytes_total, (n) => (n === upload.progress!.bytes_total ? mib(n) : `${mib(n)} (${upload.progress!.records_read} records)`));
+        if (upload.status === 'done' || upload.status === 'failed' || upload.status === 'parked') {
+          if (process.stderr.isTTY) process.stderr.write('\n');
+          printJson(upload);
+          if (upload.status !== 'done') process.exitCode = 1;
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    });
+}

@@ -1,0 +1,148 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm, stat, truncate } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+
+/**
+ * Where a resumable upload's bytes wait until the last one arrives (contracts §13, tus), sealed
+ * like the raw store's objects: each full chunk of CHUNK bytes is sealed on its own and appended to
+ * `chunks` (fsynced before the offset is told), the partial tail is sealed into `tail` and replaced
+ * atomically. The offset is what is durably there: whole chunks plus a tail whose chunk number
+ * matches (a tail left from before its chunk was completed is stale and ignored). A dropped
+ * connection keeps every byte that arrived; a crash keeps every byte that was acknowledged.
+ */
+const CHUNK = 1024 * 1024;
+const IV = 12;
+const TAG = 16;
+const STRIDE = CHUNK + IV + TAG;
+
+export type StagingKey = { key: Buffer; keyId: string };
+
+function seal(k: StagingKey, aad: string, plain: Buffer): Buffer {
+  const iv = randomBytes(IV);
+  const c = createCipheriv('aes-256-gcm', k.key, iv);
+  c.setAAD(Buffer.from(`${k.keyId}\u0000${aad}`));
+  const ct = Buffer.concat([c.update(plain), c.final()]);
+  return Buffer.concat([iv, c.getAuthTag(), ct]);
+}
+
+function unseal(k: StagingKey, aad: string, sealed: Buffer): Buffer {
+  const d = createDecipheriv('aes-256-gcm', k.key, sealed.subarray(0, IV));
+  d.setAAD(Buffer.from(`${k.keyId}\u0000${aad}`));
+  d.setAuthTag(sealed.subarray(IV, IV + TAG));
+  return Buffer.concat([d.update(sealed.subarray(IV + TAG)), d.final()]);
+}
+
+export class UploadTooLongError extends Error {}
+
+export class UploadStaging {
+  constructor(private readonly root: string) {}
+
+  private dirOf(userId: string, stream: string): string {
+    return join(this.root, userId, createHash('sha256').update(stream).digest('hex').slice(0, 32));
+  }
+
+  /** Whole chunks stored and the tail's bytes: the offset to resume from. */
+  private async state(dir: string, k: StagingKey): Promise<{ chunks: number; tail: Buffer }> {
+    let size = 0;
+    try {
+      size = (await stat(join(dir, 'chunks'))).size;
+    } catch {
+      return { chunks: 0, tail: Buffer.alloc(0) };
+    }
+    const chunks = Math.floor(size / STRIDE);
+    // A chunk cut short by a crash was never acknowledged: it goes.
+    if (size % STRIDE !== 0) await truncate(join(dir, 'chunks'), chunks * STRIDE);
+    let tail: Buffer = Buffer.alloc(0);
+    try {
+      const raw = await readFile(join(dir, 'tail'));
+      const index = raw.readUInt32BE(0);
+      if (index === chunks) tail = unseal(k, `tail\u0000${index}`, raw.subarray(4));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    return { chunks, tail };
+  }
+
+  async offset(userId: string, stream: string, k: StagingKey): Promise<number> {
+    const s = await this.state(this.dirOf(userId, stream), k);
+    return s.chunks * CHUNK + s.tail.length;
+  }
+
+  /**
+   * Appends what `body` brings, up to `length` in all; answers the new offset. Whatever arrived
+   * before the body ended or broke off is stored; more than `length` is UploadTooLongError.
+   */
+  async append(userId: string, stream: string, k: StagingKey, body: AsyncIterable<Buffer>, length: number): Promise<number> {
+    const dir = this.dirOf(userId, stream);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const { chunks: n0, tail } = await this.state(dir, k);
+    let n = n0;
+    let buf: Buffer = tail;
+    const fh = await open(join(dir, 'chunks'), 'a', 0o600);
+    let failure: unknown = null;
+    try {
+      for await (const part of body) {
+        if (n * CHUNK + buf.length + part.length > length) throw new UploadTooLongError(`more bytes than the Upload-Length of ${length}`);
+        buf = buf.length ? Buffer.concat([buf, part]) : part;
+        while (buf.length >= CHUNK) {
+          await fh.write(seal(k, `chunk\u0000${n}`, buf.subarray(0, CHUNK)));
+          n++;
+          buf = Buffer.from(buf.subarray(CHUNK));
+        }
+      }
+    } catch (err) {
+      failure = err;
+    } finally {
+      await fh.sync();
+      await fh.close();
+    }
+    // The tail is rewritten whole and swapped in: a crash leaves the old one or the new one.
+    const header = Buffer.alloc(4);
+    header.writeUInt32BE(n);
+    const tmp = join(dir, `.tail.${randomUUID()}`);
+    const th = await open(tmp, 'w', 0o600);
+    try {
+      await th.writeFile(Buffer.concat([header, seal(k, `tail\u0000${n}`, buf)]));
+      await th.sync();
+    } finally {
+      await th.close();
+    }
+    await rename(tmp, join(dir, 'tail'));
+    const dh = await open(dir, 'r');
+    try {
+      await dh.sync();
+    } finally {
+      await dh.close();
+    }
+    if (failure instanceof UploadTooLongError) throw failure;
+    return n * CHUNK + buf.length;
+  }
+
+  /** The staged bytes in order, opened chunk by chunk. */
+  read(userId: string, stream: string, k: StagingKey): Readable {
+    const dir = this.dirOf(userId, stream);
+    const self = this;
+    async function* bytes(): AsyncGenerator<Buffer> {
+      const { chunks, tail } = await self.state(dir, k);
+      if (chunks > 0) {
+        const fh = await open(join(dir, 'chunks'), 'r');
+        try {
+          const sealed = Buffer.alloc(STRIDE);
+          for (let i = 0; i < chunks; i++) {
+            await fh.read(sealed, 0, STRIDE, i * STRIDE);
+            yield unseal(k, `chunk\u0000${i}`, sealed);
+          }
+        } finally {
+          await fh.close();
+        }
+      }
+      if (tail.length) yield tail;
+    }
+    return Readable.from(bytes(), { objectMode: false });
+  }
+
+  async remove(userId: string, stream: string): Promise<void> {
+    await rm(this.dirOf(userId, stream), { recursive: true, force: true });
+  }
+}

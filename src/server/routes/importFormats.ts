@@ -1,0 +1,51 @@
+import { bufferByteSource } from '../../sources/files/apple-health/byteSources.js';
+import { openZipArchive } from '../../sources/files/exportShared/zipArchive.js';
+import { messageOf } from '../../sources/files/exportShared/unreadableExport.js';
+import type { ImportDecoder } from '../../sources/files/importSource.js';
+import { importDecoders } from '../../sources/registry.js';
+import { problems } from '../problems.js';
+import type { UploadFormat } from './uploadFormat.js';
+
+/** contracts §13: how an export is sent in one request; the body's first bytes decide what it is. */
+const IMPORT_TYPES = ['application/zip', 'application/x-zip-compressed', 'application/xml', 'text/xml', 'application/gzip', 'application/x-gzip', 'application/octet-stream'] as const;
+/** How much of the body a decoder's sniff judges (contracts §12: "can be seen at the request"). */
+const SNIFF_BYTES = 64 * 1024;
+
+const isZip = (b: Buffer) => b.length >= 4 && b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04;
+const isGzip = (b: Buffer) => b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
+
+const BODIES: Readonly<Record<string, string>> = {
+  'apple-health': "the Health app's export.zip, or the export.xml in it (either optionally gzip)",
+  'health-connect': 'the zip Health Connect\'s "Export data" writes',
+  'fitbit-takeout': 'a Google Takeout zip of Fitbit data',
+  'samsung-health': 'the zip of CSV files Samsung Health\'s "Download personal data" writes',
+};
+
+function importFormat(slug: string, decoder: ImportDecoder): UploadFormat {
+  const file = slug === 'apple-health' ? 'export.zip' : `${slug}.zip`;
+  return {
+    body: BODIES[slug] ?? `a ${slug} export`,
+    rawTypes: IMPORT_TYPES,
+    multipart: null,
+    judge: async (body) => {
+      const problem = decoder.sniff(body.subarray(0, SNIFF_BYTES));
+      if (problem) throw problems.unprocessable(`this is not ${BODIES[slug]}: ${problem}`);
+      if (isZip(body)) {
+        // A zip whose central directory cannot be read is unreadable as a whole: say so now, keep nothing.
+        try {
+          (await openZipArchive(bufferByteSource(body), BODIES[slug] ?? slug)).close();
+        } catch (err) {
+          throw problems.unprocessable(messageOf(err));
+        }
+      }
+      return { payload: body, contentType: isZip(body) ? 'application/zip' : isGzip(body) ? 'application/gzip' : 'application/xml' };
+    },
+    example: (origin) =>
+      `curl -s -X POST ${origin}/v1/ingest/${slug} -H "Authorization: Bearer $TOKEN" -H 'Upload-Id: ${slug}-1' -H 'Content-Type: application/zip' --data-binary @${file}`,
+  };
+}
+
+/** The import slugs as upload formats of `POST /v1/ingest/{slug}` (up to 50 MiB; larger ones by resumable upload). */
+export const IMPORT_UPLOAD_FORMATS: Readonly<Record<string, UploadFormat>> = Object.fromEntries(
+  Object.entries(importDecoders('')).map(([slug, decoder]) => [slug, importFormat(slug, decoder)]),
+);

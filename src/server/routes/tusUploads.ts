@@ -1,0 +1,203 @@
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { loadProviderDataHead } from '../../../commands/deletions/providerData.js';
+import { refusalOf } from '../../../commands/deletions/registerDataWrite.js';
+import { UPLOAD_ID } from '../../../commands/ingestion/acceptUpload.js';
+import { abandonUpload, receiveUpload } from '../../../commands/ingestion/receiveUpload.js';
+import { uploadState, uploadStream, type UploadState } from '../../../commands/ingestion/upload.js';
+import { loadState } from '../../../commands/shared/commandHandler.js';
+import { storeProviderPayload } from '../../processes/etl/storeProviderPayload.js';
+import { UploadStaging, UploadTooLongError, type StagingKey } from '../../rawstore/uploadStaging.js';
+import { IMPORT_SLUGS } from '../../sources/registry.js';
+import { HttpProblem, problems } from '../problems.js';
+import type { RouteOptions } from './routeOptions.js';
+
+const TUS_VERSION = '1.0.0';
+const OCTETS = 'application/offset+octet-stream';
+
+/** `key base64,key base64` (tus Upload-Metadata); null when malformed. */
+export function parseUploadMetadata(header: string | undefined): Record<string, string> | null {
+  const out: Record<string, string> = {};
+  if (!header) return out;
+  for (const pair of header.split(',')) {
+    const [key, value, extra] = pair.trim().split(' ');
+    if (!key || extra !== undefined || Object.hasOwn(out, key)) return null;
+    if (value !== undefined && !/^[A-Za-z0-9+/]*={0,2}$/.test(value)) return null;
+    out[key] = value === undefined ? '' : Buffer.from(value, 'base64').toString('utf8');
+  }
+  return out;
+}
+
+const uploadPath = (provider: string, uploadId: string) => `/v1/uploads/tus/${provider}/${uploadId}`;
+
+/**
+ * Resumable uploads by the tus 1.0 protocol (contracts §13): core, creation, termination and
+ * expiration, at /v1/uploads/tus with a user token holding `upload`. Written here rather than
+ * through @tus/server: the contract's creation rules (the Upload-Id names the upload, the same one
+ * again answers its Location, another length is 422), the user-token authentication, and staging
+ * that is sealed with the user's data key and registered as events would each replace a piece of
+ * that library, and the protocol subset is small. The bytes wait sealed in UploadStaging; the last
+ * one stored, the upload is sealed into the raw store and accepted like any upload (§3), on the
+ * same upload stream, so its outcome (§12) runs from `receiving` to `done`.
+ */
+export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx }) => {
+  const staging = new UploadStaging(join(ctx.config.dataDir, 'tus'));
+  const busy = new Set<string>();
+
+  app.addContentTypeParser(OCTETS, (_req, payload, done) => done(null, payload));
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('tus-resumable', TUS_VERSION);
+    return payload;
+  });
+
+  const uploader = (request: FastifyRequest) => {
+    const p = request.principal;
+    if (p?.kind !== 'user' || !p.scopes.includes('upload')) throw problems.forbidden('resumable uploads need a user token with the upload scope');
+    return p;
+  };
+  const checkVersion = (request: FastifyRequest) => {
+    if (request.headers['tus-resumable'] !== TUS_VERSION) throw new HttpProblem(412, `Tus-Resumable must be ${TUS_VERSION}`, { 'tus-version': TUS_VERSION });
+  };
+  /** The upload named by the path, for the token's user; 404 when absent, 410 when abandoned or expired. */
+  const find = async (userId: string, provider: string, uploadId: string) => {
+    if (!IMPORT_SLUGS.includes(provider) || !UPLOAD_ID.test(uploadId)) throw problems.notFound('upload not found');
+    const head = await loadProviderDataHead(ctx.eventStore, userId, provider);
+    const stream = uploadStream(userId, provider, uploadId, head.generation);
+    const { state } = await loadState(ctx.eventStore, stream, uploadState);
+    if (!state.receiving) throw problems.notFound('upload not found');
+    if (state.abandoned) throw problems.gone('the upload was terminated or expired');
+    if (!state.accepted && Date.parse(state.receiving.expires_at) <= Date.now()) {
+      await abandonUpload(ctx.eventStore, stream, 'expired');
+      await staging.remove(userId, stream);
+      throw problems.gone('the upload expired before it was complete');
+    }
+    const dataKey = await ctx.dataKeys.issue({ userId, provider, generation: head.generation }, state.receiving.tenant_id);
+    return { stream, state, key: { key: dataKey.key, keyId: dataKey.keyId } satisfies StagingKey };
+  };
+  const describe = (reply: FastifyReply, state: UploadState, offset: number) => {
+    reply.header('upload-offset', String(offset));
+    reply.header('upload-length', String(state.receiving!.bytes));
+    reply.header('upload-expires', new Date(state.receiving!.expires_at).toUTCString());
+    reply.header('cache-control', 'no-store');
+  };
+
+  /** The last byte is stored: seal the whole into the raw store and accept it (contracts §3). */
+  const complete = async (userId: string, stream: string, state: UploadState, key: StagingKey) => {
+    const r = state.receiving!;
+    const digest = createHash('sha256');
+    for await (const chunk of staging.read(userId, stream, key)) digest.update(chunk as Buffer);
+    const result = await storeProviderPayload(ctx, {
+      tenantId: r.tenant_id,
+      userId,
+      provider: r.provider,
+      payloadId: r.upload_id,
+      body: { bytes: r.bytes, sha256: digest.digest('hex'), open: (): Readable => staging.read(userId, stream, key) },
+      contentType: 'application/octet-stream',
+      tier: 'upload',
+      actor: r.token_id,
+    });
+    await staging.remove(userId, stream);
+    if (!result.replayed) {
+      await ctx.settle(result.position ?? undefined, ['etl_jobs', 'uploads']);
+      ctx.etl.kick();
+    }
+  };
+
+  app.options('/uploads/tus', { config: { auth: 'none' }, schema: { summary: 'What the resumable upload endpoint supports (tus 1.0 discovery)', tags: ['ingest'] } }, async (_request, reply) => {
+    reply.header('tus-version', TUS_VERSION).header('tus-extension', 'creation,termination,expiration').header('tus-max-size', String(ctx.config.importMaxBytes));
+    return reply.code(204).send();
+  });
+
+  app.post('/uploads/tus', { config: { auth: 'user' }, schema: { summary: 'Create a resumable upload (tus 1.0 creation)', tags: ['ingest'] } }, async (request, reply) => {
+    const p = uploader(request);
+    checkVersion(request);
+    const lengthHeader = request.headers['upload-length'];
+    if (typeof lengthHeader !== 'string' || !/^\d{1,16}$/.test(lengthHeader) || Number(lengthHeader) < 1) throw problems.badRequest('Upload-Length is required: the upload\'s size in bytes, at least 1');
+    const length = Number(lengthHeader);
+    if (length > ctx.config.importMaxBytes) throw new HttpProblem(413, `the upload is larger than the ${ctx.config.importMaxBytes} bytes accepted (IMPORT_MAX_BYTES)`);
+    const meta = parseUploadMetadata(request.headers['upload-metadata'] as string | undefined);
+    if (!meta) throw problems.badRequest('Upload-Metadata must be comma-separated "key base64value" pairs');
+    const provider = meta.provider ?? '';
+    if (!IMPORT_SLUGS.includes(provider)) throw problems.badRequest(`Upload-Metadata provider must be one of ${IMPORT_SLUGS.join(', ')}`);
+    const uploadId = meta.upload_id ?? '';
+    if (!UPLOAD_ID.test(uploadId)) throw problems.badRequest('Upload-Metadata upload_id is required: 1 to 128 of letters, digits, -, _, .');
+    const head = await loadProviderDataHead(ctx.eventStore, p.userId, provider);
+    const refusal = refusalOf(head);
+    if (refusal) throw refusal;
+    const now = new Date();
+    const { created, state } = await receiveUpload(ctx.eventStore, {
+      tenantId: p.tenantId,
+      userId: p.userId,
+      tokenId: p.tokenId,
+      provider,
+      uploadId,
+      bytes: length,
+      generation: head.generation,
+      at: now,
+      expiresAt: new Date(now.getTime() + ctx.config.importUploadExpiryHours * 3_600_000),
+    });
+    reply.header('location', uploadPath(provider, uploadId));
+    if (state.receiving) reply.header('upload-expires', new Date(state.receiving.expires_at).toUTCString());
+    if (!created) reply.header('idempotent-replayed', 'true');
+    await ctx.settle(undefined, ['uploads']);
+    return reply.code(created ? 201 : 200).send();
+  });
+
+  const Params = z.object({ provider: z.string(), upload_id: z.string() });
+
+  app.head('/uploads/tus/:provider/:upload_id', { config: { auth: 'user' }, schema: { params: Params, hide: true } }, async (request, reply) => {
+    const p = uploader(request);
+    checkVersion(request);
+    const { stream, state, key } = await find(p.userId, request.params.provider, request.params.upload_id);
+    describe(reply, state, state.accepted ? state.receiving!.bytes : await staging.offset(p.userId, stream, key));
+    return reply.code(200).send();
+  });
+
+  app.patch('/uploads/tus/:provider/:upload_id', { config: { auth: 'user' }, bodyLimit: Number.MAX_SAFE_INTEGER, schema: { params: Params, summary: 'Append to a resumable upload (tus 1.0 core)', tags: ['ingest'] } }, async (request, reply) => {
+    const p = uploader(request);
+    checkVersion(request);
+    if ((request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() !== OCTETS) throw new HttpProblem(415, `PATCH bodies are ${OCTETS}`);
+    const claimed = Number(request.headers['upload-offset']);
+    if (!Number.isSafeInteger(claimed) || claimed < 0) throw problems.badRequest('Upload-Offset is required');
+    const { stream, state, key } = await find(p.userId, request.params.provider, request.params.upload_id);
+    const length = state.receiving!.bytes;
+    if (state.accepted) {
+      if (claimed !== length) throw problems.conflict(`the upload is complete: its offset is ${length}`);
+      describe(reply, state, length);
+      return reply.code(204).send();
+    }
+    if (busy.has(stream)) throw problems.conflict('another request is appending to this upload');
+    busy.add(stream);
+    try {
+      const offset = await staging.offset(p.userId, stream, key);
+      if (claimed !== offset) throw problems.conflict(`Upload-Offset ${claimed} does not match the stored offset ${offset}`);
+      let now: number;
+      try {
+        now = await staging.append(p.userId, stream, key, request.body as AsyncIterable<Buffer>, length);
+      } catch (err) {
+        if (err instanceof UploadTooLongError) throw new HttpProblem(413, err.message);
+        throw err;
+      }
+      if (now === length) await complete(p.userId, stream, state, key);
+      describe(reply, state, now);
+      return reply.code(204).send();
+    } finally {
+      busy.delete(stream);
+    }
+  });
+
+  app.delete('/uploads/tus/:provider/:upload_id', { config: { auth: 'user' }, schema: { params: Params, summary: 'Terminate a resumable upload (tus 1.0 termination)', tags: ['ingest'] } }, async (request, reply) => {
+    const p = uploader(request);
+    checkVersion(request);
+    const { stream } = await find(p.userId, request.params.provider, request.params.upload_id);
+    if (busy.has(stream)) throw problems.conflict('a request is appending to this upload');
+    await abandonUpload(ctx.eventStore, stream, 'terminated');
+    await staging.remove(p.userId, stream);
+    await ctx.settle(undefined, ['uploads']);
+    return reply.code(204).send();
+  });
+};

@@ -1,0 +1,100 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ingestStream, type ImportProgress, type RecordsIngestedData } from '../../../commands/ingestion/ingestedEvents.js';
+import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
+import type { EventStore, RecordedEvent } from '../../../src/eventstore/eventStore.js';
+import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
+import type { RawStore } from '../../../src/rawstore/rawStore.js';
+import { runEtlJob } from '../../../src/processes/etl/runEtlJob.js';
+import { appleHealthImport } from '../../../src/sources/files/apple-health/appleHealthDecoder.js';
+import { exportXml, zipOf } from '../../sources/files/apple-health/exportFixtures.js';
+import { Readable } from 'node:stream';
+
+/** contracts §13 / issue 21: an import resumes from its last checkpoint, losing and duplicating nothing. */
+
+const JOB = `upload-u1-${'ef'.repeat(16)}`;
+const upload: UploadAccepted['data'] = {
+  upload_id: 'export',
+  user_id: 'u1',
+  tenant_id: 't1',
+  provider: 'apple-health',
+  object_key: `u1/${'cd'.repeat(32)}`,
+  sha256: 'cd'.repeat(32),
+  bytes: 0,
+  content_type: 'application/zip',
+  tier: 'upload',
+  accepted_at: '2026-03-01T00:00:00.000Z',
+  token_id: 'tok-1',
+};
+const STREAM = ingestStream(upload.user_id, JOB);
+
+async function exportZip(n: number): Promise<Buffer> {
+  const rows = Array.from({ length: n }, (_, i) => {
+    const at = new Date(Date.UTC(2025, 0, 1) + i * 60_000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' +0000');
+    const type = i % 3 === 0 ? 'HKQuantityTypeIdentifierStepCount' : 'HKQuantityTypeIdentifierHeartRate';
+    const unit = i % 3 === 0 ? 'count' : 'count/min';
+    // Every 97th record is unusable: rejections interleave with records across checkpoints.
+    const value = i % 97 === 0 ? 'n/a' : String(50 + (i % 50));
+    return `<Record type="${type}" sourceName="Watch" unit="${unit}" creationDate="${at}" startDate="${at}" endDate="${at}" value="${value}"/>`;
+  });
+  return zipOf({ 'apple_health_export/export.xml': exportXml(rows.join('\n')) });
+}
+
+/** The raw store as the ETL reads it: by range (an unsealed object is read as stored). */
+const rawStoreOf = (payload: Buffer): RawStore =>
+  ({ kind: 'file', size: async () => payload.length, readRange: (_k: string, s: number, e: number) => Readable.from([payload.subarray(s, e)]) }) as unknown as RawStore;
+
+function crashingAfter(store: EventStore, appends: number): EventStore {
+  let n = 0;
+  const wrapped: EventStore = Object.create(store);
+  wrapped.appendToStream = async (stream, events, options) => {
+    if (stream === STREAM && n++ >= appends) throw new Error('killed');
+    return store.appendToStream(stream, events, options);
+  };
+  return wrapped;
+}
+
+const open: SqliteEventStore[] = [];
+const newStore = () => {
+  const s = new SqliteEventStore({ path: ':memory:' });
+  open.push(s);
+  return s;
+};
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.close();
+});
+
+const content = (events: RecordedEvent[]) => events.map((e) => ({ id: e.id, type: e.type, revision: e.streamRevision }));
+
+describe('checkpoints of an import (contracts §13: resumes after a crash from its last checkpoint)', () => {
+  it('appends import.progress every N items, after every batch before it, with the tallies so far', async () => {
+    const payload = await exportZip(2500);
+    const store = newStore();
+    const outcome = await runEtlJob(store, rawStoreOf(payload), appleHealthImport, JOB, upload, undefined, undefined, { checkpointItems: 1000 });
+    const events = await store.readStream(STREAM);
+    const progress = events.filter((e) => e.type === 'import.progress') as RecordedEvent<ImportProgress>[];
+    expect(progress.map((p) => p.data.items)).toEqual([1000, 2000]);
+    const before = events.slice(0, progress[0]!.streamRevision);
+    const stored = before.flatMap((e) => ((e.data as RecordsIngestedData).records ?? (e.data as { items?: unknown[] }).items ?? []) as unknown[]);
+    expect(stored).toHaveLength(1000);
+    expect(progress[0]!.data.bytes_total).toBe(payload.length);
+    expect(outcome.kind).toBe('succeeded');
+    expect(outcome.rejected).toBe(Math.ceil(2500 / 97));
+    expect((outcome.records.quantity ?? 0) + outcome.rejected).toBe(2500);
+  });
+
+  it.each([1, 3, 4, 6, 7])('killed after %i appends, a re-run starts from the last checkpoint and ends with exactly the stream of an uninterrupted run', async (appends) => {
+    const payload = await exportZip(2500);
+    const reference = newStore();
+    const expected = await runEtlJob(reference, rawStoreOf(payload), appleHealthImport, JOB, upload, undefined, undefined, { checkpointItems: 1000 });
+    const want = content(await reference.readStream(STREAM));
+
+    const store = newStore();
+    await expect(runEtlJob(crashingAfter(store, appends), rawStoreOf(payload), appleHealthImport, JOB, upload, undefined, undefined, { checkpointItems: 1000 })).rejects.toThrow('killed');
+    const resumed = await runEtlJob(store, rawStoreOf(payload), appleHealthImport, JOB, upload, undefined, undefined, { checkpointItems: 1000 });
+    expect(content(await store.readStream(STREAM))).toEqual(want);
+    expect(resumed).toEqual(expected);
+    const ids = (await store.readStream(STREAM)).filter((e) => e.type === 'samples.ingested').flatMap((e) => (e.data as RecordsIngestedData).records.map((r) => r.external_id));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toHaveLength(expected.records.quantity!);
+  });
+});
