@@ -22,7 +22,8 @@ export function defineReactor<E extends Event>(r: Reactor<E>): Reactor {
 
 const checkpointName = (r: Reactor) => `reactor:${r.name}`;
 
-type Running = { sub: Subscription; fence: Fence | undefined; position: number };
+/** One run of a reactor; `sub` is null while `subscribe()` is still delivering the events already in the log. */
+type Running = { sub: Subscription | null; fence: Fence | undefined; position: number };
 
 /** Failures of one event in a row before it is dead-lettered (with `deadLetter`) or the reactor restarts. */
 export const REACTOR_ATTEMPTS = 5;
@@ -72,8 +73,13 @@ export class ReactorRuntime {
     if (this.stopped) return;
     await this.halt(r);
     const cp = await this.readStore.getCheckpoint(checkpointName(r));
-    const state: Running = { sub: null as unknown as Subscription, fence, position: cp?.position ?? 0 };
-    state.sub = this.eventStore
+    const state: Running = { sub: null, fence, position: cp?.position ?? 0 };
+    // Registered before subscribing: a store may deliver the events already past the checkpoint
+    // synchronously, inside subscribe() (the embedded one does), and an event that finds another
+    // run registered is dropped. Registered after, the first of them was dropped and the next one
+    // moved the checkpoint past it.
+    this.running.set(r.name, state);
+    const sub = this.eventStore
       .subscribeToAll({ after: state.position, filter: { eventTypes: r.eventTypes } })
       .pipe(
         concatMap((event) =>
@@ -105,14 +111,16 @@ export class ReactorRuntime {
           }, 2000);
         },
       });
-    this.running.set(r.name, state);
+    // Halted (or failed) while subscribing: nothing else will end this subscription.
+    if (this.running.get(r.name) !== state) sub.unsubscribe();
+    else state.sub = sub;
   }
 
   private async halt(r: Reactor): Promise<void> {
     const state = this.running.get(r.name);
     if (!state) return;
     this.running.delete(r.name);
-    state.sub.unsubscribe();
+    state.sub?.unsubscribe();
     await Promise.allSettled([...this.inFlight]);
   }
 

@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import type { RecordedEvent } from '../../src/eventstore/eventStore.js';
+import { SqliteEventStore } from '../../src/eventstore/sqliteEventStore.js';
+import { defineReactor, REACTOR_ATTEMPTS, ReactorRuntime } from '../../src/projector/reactor.js';
+import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
+
+/**
+ * A reactor is delivered every event of its types at least once, in order, from its checkpoint
+ * (src/projector/reactor.ts). The embedded store hands a new subscription the events already
+ * after the checkpoint synchronously, inside `subscribe()`: a runtime that registered the run only
+ * after subscribing dropped the first of them and then moved its checkpoint past it with the
+ * next one (the job feeder's lost upload in the multi-process test). Every wait is for a
+ * condition; none of these tests depends on timing.
+ */
+
+async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition never held');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+function stores() {
+  return { eventStore: new SqliteEventStore({ path: ':memory:' }), readStore: new SqliteReadStore({ path: ':memory:' }) };
+}
+
+const ping = (i: number) => ({ type: 'Ping', data: { i } });
+
+describe('ReactorRuntime delivery from its checkpoint', () => {
+  it('handles every event already appended when it starts, the first one included (nothing skipped at start)', async () => {
+    const { eventStore, readStore } = stores();
+    for (let i = 1; i <= 3; i++) await eventStore.appendToStream('pings', [ping(i)]);
+    const handled: number[] = [];
+    const runtime = new ReactorRuntime(eventStore, readStore, [
+      defineReactor({ name: 'counter', eventTypes: ['Ping'], handle: async (e: RecordedEvent) => void handled.push(e.globalPosition) }),
+    ]);
+    await runtime.start();
+    await until(async () => (await readStore.getCheckpoint('reactor:counter'))?.position === 3);
+    expect(handled).toEqual([1, 2, 3]);
+    await runtime.stop();
+    await eventStore.close();
+    await readStore.close();
+  });
+
+  it('resumes after a restart with the first event past its checkpoint (a new holder of the lease takes over mid-log)', async () => {
+    const { eventStore, readStore } = stores();
+    const handled: { run: string; position: number }[] = [];
+    const reactor = (run: string) =>
+      defineReactor({ name: 'counter', eventTypes: ['Ping'], handle: async (e: RecordedEvent) => void handled.push({ run, position: e.globalPosition }) });
+    const first = new ReactorRuntime(eventStore, readStore, [reactor('first')]);
+    await first.start();
+    await eventStore.appendToStream('pings', [ping(1)]);
+    await until(async () => (await readStore.getCheckpoint('reactor:counter'))?.position === 1);
+    await first.stop();
+    // Appended while no process runs the reactor (its holder was killed; the lease not yet taken over).
+    for (let i = 2; i <= 4; i++) await eventStore.appendToStream('pings', [ping(i)]);
+    const second = new ReactorRuntime(eventStore, readStore, [reactor('second')]);
+    await second.start();
+    await until(async () => (await readStore.getCheckpoint('reactor:counter'))?.position === 4);
+    expect(handled).toEqual([
+      { run: 'first', position: 1 },
+      { run: 'second', position: 2 },
+      { run: 'second', position: 3 },
+      { run: 'second', position: 4 },
+    ]);
+    await second.stop();
+    await eventStore.close();
+    await readStore.close();
+  });
+
+  it('handles the one pending event it starts with before any later one moves the checkpoint', async () => {
+    const { eventStore, readStore } = stores();
+    await eventStore.appendToStream('pings', [ping(1)]);
+    const handled: number[] = [];
+    const runtime = new ReactorRuntime(eventStore, readStore, [
+      defineReactor({ name: 'counter', eventTypes: ['Ping'], handle: async (e: RecordedEvent) => void handled.push(e.globalPosition) }),
+    ]);
+    await runtime.start();
+    await eventStore.appendToStream('pings', [ping(2)]);
+    await until(async () => (await readStore.getCheckpoint('reactor:counter'))?.position === 2);
+    expect(handled).toEqual([1, 2]);
+    await runtime.stop();
+    await eventStore.close();
+    await readStore.close();
+  });
+
+  it('after a handler failed REACTOR_ATTEMPTS times (no dead letters), restarts from its checkpoint and handles that event again before the next', async () => {
+    const { eventStore, readStore } = stores();
+    let failures = 0;
+    const handled: number[] = [];
+    const runtime = new ReactorRuntime(
+      eventStore,
+      readStore,
+      [
+        defineReactor({
+          name: 'flaky',
+          eventTypes: ['Ping'],
+          handle: async (e: RecordedEvent) => {
+            if (e.globalPosition === 1 && failures < REACTOR_ATTEMPTS) {
+              failures++;
+              throw new Error('not yet');
+            }
+            handled.push(e.globalPosition);
+          },
+        }),
+      ],
+      undefined,
+      undefined,
+      undefined,
+      1,
+    );
+    await runtime.start();
+    // Appended while it runs: the failures come live, and the restart finds event 1 after its checkpoint.
+    await eventStore.appendToStream('pings', [ping(1)]);
+    await eventStore.appendToStream('pings', [ping(2)]);
+    await until(async () => (await readStore.getCheckpoint('reactor:flaky'))?.position === 2);
+    expect(failures).toBe(REACTOR_ATTEMPTS);
+    expect(handled).toEqual([1, 2]);
+    await runtime.stop();
+    await eventStore.close();
+    await readStore.close();
+  });
+});
