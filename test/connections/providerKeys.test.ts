@@ -28,12 +28,14 @@ describe('GET /v1/providers (contracts §7)', () => {
     const res = await t.call('GET', '/v1/providers', { key: tenant.apiKey });
     expectStatus(res, 200);
     const data = (res.json() as { data: { slug: string; kind: string; enabled: boolean; name: string; data_types: string[] }[] }).data;
-    expect(data.map((p) => p.slug).sort()).toEqual(['device-a', 'device-b', 'device-c', 'dexcom', 'fitbit', 'garmin', 'google', 'oura', 'polar', 'strava', 'whoop', 'withings']);
+    expect(data.map((p) => p.slug).sort()).toEqual(['apple-health', 'device-a', 'device-b', 'device-c', 'dexcom', 'fitbit', 'fitbit-takeout', 'garmin', 'google', 'health-connect', 'oura', 'polar', 'samsung-health', 'strava', 'whoop', 'withings']);
     const by = Object.fromEntries(data.map((p) => [p.slug, p]));
     expect(by.oura).toMatchObject({ kind: 'oauth', enabled: true });
     expect(by.strava).toMatchObject({ kind: 'oauth', enabled: false });
     expect(by.garmin).toMatchObject({ kind: 'push', enabled: false });
     expect(by['device-a']).toMatchObject({ kind: 'device', enabled: true });
+    // contracts §13: the native export formats are upload slugs of kind import.
+    expect(by['apple-health']).toMatchObject({ kind: 'import', enabled: true, retired: false, history_days: null });
     expect(by.oura!.data_types.length).toBeGreaterThan(0);
   });
 
