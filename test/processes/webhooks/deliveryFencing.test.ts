@@ -75,7 +75,7 @@ describe('delivery outcomes are fenced by the webhooks lease (issue 26, point 2:
 
   it('a process whose lease was taken writes no outcome, and the new holder’s outcome stands', async () => {
     const store = readStore.leases!();
-    const a = engine('A', frozenRenewals(store));
+    const a = engine('A', frozenRenewals(store), 1500);
     await a.start();
     const endpointId = await oneDelivery();
     // A sends and waits for the answer; meanwhile its lease runs out unrenewed and B takes it.
