@@ -32,6 +32,7 @@ import { sha256Hex } from '../shared/secrets.js';
 import { resolveAdminKey, resolveSealingKey } from './dataDir.js';
 import { createLogger } from './logger.js';
 import { RuntimeMonitor } from '../shared/runtimeStats.js';
+import { recoveryJobHandler } from '../processes/webhooks/recoveryJob.js';
 import { WebhookEngine } from '../processes/webhooks/webhookEngine.js';
 import { deliveryErasure } from '../webhooks/deliveryErasure.js';
 import { WEBHOOK_SECRET_SEALING, WebhookSecrets } from '../webhooks/secretSealing.js';
@@ -115,6 +116,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     log,
     leases: leases('webhooks'),
   });
+  jobs.register(recoveryJobHandler({ eventStore, readStore }));
   jobs.register(deletionJobHandler({
     eventStore,
     readStore,

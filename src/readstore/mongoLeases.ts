@@ -1,5 +1,5 @@
 import { MongoServerError, type Collection, type Db, type Document } from 'mongodb';
-import type { Fence, Lease, LeaseStore } from './leases.js';
+import { LeaseLostError, type Fence, type Lease, type LeaseStore } from './leases.js';
 
 type LeaseDoc = { _id: string; holder: string; generation: number; expiresAt: number };
 
@@ -92,4 +92,14 @@ export function fenceHeld(fence: Fence | undefined): Document {
 
 function toLease(doc: LeaseDoc): Lease {
   return { name: doc._id, holder: doc.holder, generation: doc.generation, expiresAt: doc.expiresAt };
+}
+
+/**
+ * Refuses a fenced write outside a projection batch (the webhook engine's outcomes) once the lease
+ * has another generation. A read, not part of the write: it narrows a lost holder's window to one
+ * round trip, where the embedded store closes it (docs/webhooks.md "Several processes").
+ */
+export async function assertLeaseHeld(db: Db, fence: Fence): Promise<void> {
+  const doc = await db.collection<LeaseDoc>(LEASES).findOne({ _id: fence.lease }, { projection: { generation: 1 } });
+  if (doc?.generation !== fence.generation) throw new LeaseLostError(fence.lease, fence.generation, doc?.generation ?? null);
 }

@@ -1,7 +1,7 @@
 import { MongoServerError, type AnyBulkWriteOperation, type Collection, type Db, type Document } from 'mongodb';
 import { acquireMongoClient, type MongoHandle } from './mongoConnection.js';
-import { fenceClaim, fenceHeld, MongoLeases } from './mongoLeases.js';
-import type { LeaseStore } from './leases.js';
+import { assertLeaseHeld, fenceClaim, fenceHeld, MongoLeases } from './mongoLeases.js';
+import type { Fence, LeaseStore } from './leases.js';
 import { EXPIRES, opsFor, withExpiry, type StoredDoc } from './mongoChanges.js';
 import { aggregatePipeline, checkField, findCommand, HIDDEN, indexKeys, toMongoFilter } from './mongoQuery.js';
 import { assertForward, CheckpointMismatchError, type AggregateQuery, type AggregateRow, type ApplyBatch, type Change, type Checkpoint, type CollectionSpec, type EnsureOptions, type Doc, type Filter, type FindQuery, type ReadStore, type Scalar } from './readStore.js';
@@ -143,8 +143,11 @@ export class MongoReadStore implements ReadStore {
     }));
   }
 
-  async applyChanges(changes: readonly Change[]): Promise<void> {
-    await this.run(changes.flatMap((c) => opsFor(c, undefined, this.expiring.get(c.collection)).map((op) => ({ collection: c.collection, op }))));
+  async applyChanges(changes: readonly Change[], options?: { fence?: Fence }): Promise<void> {
+    const fence = options?.fence;
+    const held = fence ? () => assertLeaseHeld(this.db, fence) : undefined;
+    await held?.();
+    await this.run(changes.flatMap((c) => opsFor(c, undefined, this.expiring.get(c.collection)).map((op) => ({ collection: c.collection, op }))), held);
   }
 
   async updateIf(collection: string, id: string, expected: Readonly<Record<string, Scalar>>, set: Readonly<Record<string, unknown>>): Promise<boolean> {

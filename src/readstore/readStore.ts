@@ -172,8 +172,13 @@ export interface ReadStore {
   find<T extends Doc = Doc>(collection: string, query?: FindQuery): Promise<T[]>;
   count(collection: string, filter?: Filter): Promise<number>;
   aggregate(collection: string, query: AggregateQuery): Promise<AggregateRow[]>;
-  /** Applies changes outside any projection (used by tests and tools). */
-  applyChanges(changes: readonly Change[]): Promise<void>;
+  /**
+   * Applies changes outside any projection (tests, tools, the webhook engine's outcomes). With a
+   * `fence` the changes are refused with LeaseLostError unless the lease still has that
+   * generation: in the same transaction on SQLite; on MongoDB (no multi-document transaction on a
+   * standalone server) by a read of the lease before every chunk of writes.
+   */
+  applyChanges(changes: readonly Change[], options?: { fence?: Fence }): Promise<void>;
   /**
    * Compare-and-set on one document, as one atomic write: sets `set`'s top-level fields only when
    * the stored document's fields equal `expected` (null matches a missing field too, as in

@@ -4,7 +4,7 @@ import { assertForward, CheckpointMismatchError, withTieBreaker, type AggregateQ
 import { BUSY_TIMEOUT_MS, withWriteLock } from '../shared/sqliteWriteLock.js';
 import { emptyWriteAheadLog, eraseOnDelete } from '../shared/sqlitePurge.js';
 import { filterSql, keysetBranches, orderSql } from './sqliteQuery.js';
-import type { LeaseStore } from './leases.js';
+import type { Fence, LeaseStore } from './leases.js';
 import { checkFence, LEASES_DDL, SqliteLeases } from './sqliteLeases.js';
 import { col, columnValue, extendsShape, extensionSql, SqliteTable, tableName } from './sqliteTable.js';
 import { planFastUpdate, pushCounterParams } from './sqliteUpdatePlans.js';
@@ -177,10 +177,11 @@ export class SqliteReadStore implements ReadStore {
     }));
   }
 
-  async applyChanges(changes: readonly Change[]): Promise<void> {
+  async applyChanges(changes: readonly Change[], options?: { fence?: Fence }): Promise<void> {
     await withWriteLock(() =>
       this.db
         .transaction(() => {
+          checkFence(this.db, options?.fence);
           for (const c of changes) this.applyOne(c);
         })
         .immediate(),

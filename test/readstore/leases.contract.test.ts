@@ -76,6 +76,21 @@ function leaseContract(name: string, open: () => Promise<ReadStore>) {
       await store.close();
     });
 
+    it('refuses changes fenced by a lost generation outside any projection and keeps the successor’s (issue 26: fenced webhook outcomes)', async () => {
+      const store = await open();
+      const leases = store.leases!();
+      const name = unique();
+      await store.ensureCollections([{ name: 'fenced_docs' }]);
+      const old = (await leases.acquire(name, 'proc-a', 10_000, 1_000))!;
+      const put = (v: string) => [{ op: 'update' as const, collection: 'fenced_docs', id: `${name}-d`, set: { v }, upsert: true }];
+      await store.applyChanges(put('a'), { fence: { lease: name, generation: old.generation } });
+      const successor = (await leases.acquire(name, 'proc-b', 10_000, 20_000))!;
+      await store.applyChanges(put('b'), { fence: { lease: name, generation: successor.generation } });
+      await expect(store.applyChanges(put('stale'), { fence: { lease: name, generation: old.generation } })).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await store.get('fenced_docs', `${name}-d`)).toMatchObject({ v: 'b' });
+      await store.close();
+    });
+
     it('never moves a checkpoint backwards: a batch ending before its start is refused', async () => {
       const store = await open();
       const projection = unique();

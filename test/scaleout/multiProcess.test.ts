@@ -14,6 +14,8 @@ import { httpCall } from '../support/httpCall.js';
 import { tempDir } from '../support/tmp.js';
 import { SqliteWorkQueue } from '../../src/workqueue/sqliteWorkQueue.js';
 import { freePort } from '../../bench/support/service.js';
+import { Receiver } from '../webhooks/receiver.js';
+import { DELIVERIES, type DeliveryDoc } from '../../src/webhooks/deliveryDocs.js';
 
 /**
  * Issue 14, "several service processes": three service processes (`src/main.ts`, real child
@@ -23,7 +25,9 @@ import { freePort } from '../../bench/support/service.js';
  * 2 s here; the survivors see that the holder's process is gone and need not wait even that),
  * every job and the user deletion finish, and every read model equals a clean rebuild
  * from the events: nothing skipped, nothing applied twice. Every wait is for a condition, under
- * one generous limit.
+ * one generous limit. Webhook deliveries (issue 26) go to a receiver throughout: every one ends
+ * delivered by the survivors, and none is received twice after the kill (outcomes are fenced by
+ * the engine's lease; only the dead process's attempts in flight may be repeated).
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -70,6 +74,7 @@ function startService(dataDir: string, port: number, instance: string): Service 
     LEASE_MS: '2000',
     LEASE_RENEW_MS: '500',
     INSTANCE_ID: instance,
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
   };
   for (const k of ['EVENTSTORE_URL', 'MONGODB_URL', 'SEALING_KEY', 'DEMO']) delete env[k];
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -114,6 +119,7 @@ describe('several service processes on one embedded DATA_DIR (issue 14)', () => 
     const deadline = Date.now() + LIMIT_MS;
     const dataDir = tempDir('wellstream-scaleout-');
     const services: Service[] = [];
+    const receiver = await Receiver.start();
     try {
       // The first starts alone (it creates the data directory and its keys, and takes every lease).
       services.push(startService(dataDir, await freePort(), 'p0'));
@@ -130,6 +136,8 @@ describe('several service processes on one embedded DATA_DIR (issue 14)', () => 
       const [doomed, a, b] = services as [Service, Service, Service];
       const tenant = await expectCall(a, 201, 'POST', '/v1/admin/tenants', ADMIN_KEY, { name: 'scale-out' });
       const apiKey = tenant.api_key as string;
+      const hook = await expectCall(a, 201, 'POST', '/v1/webhooks', apiKey, { url: receiver.url('/mp'), event_types: ['user.created', 'user.deleted', 'data.written', 'upload.finished'] });
+      receiver.trust('/mp', hook.secret as string);
 
       // Users made through every process, each with an upload token.
       const users: { id: string; token: string }[] = [];
@@ -147,6 +155,7 @@ describe('several service processes on one embedded DATA_DIR (issue 14)', () => 
       const deletion = await expectCall(doomed, 202, 'DELETE', `/v1/users/${erased.id}`, apiKey);
       doomed.child.kill('SIGKILL');
       await new Promise((r) => doomed.child.once('exit', r));
+      const killedAt = Date.now();
 
       // Second wave through the survivors, while they take the dead process's leases over.
       const kept = users.slice(0, 5);
@@ -195,6 +204,28 @@ describe('several service processes on one embedded DATA_DIR (issue 14)', () => 
           await reads.close();
         }
       }
+      // Every delivery ends delivered, by the survivors where the dead process had not; none twice after the kill.
+      {
+        const reads = new SqliteReadStore({ path: join(dataDir, 'readmodels.sqlite') });
+        try {
+          let open: unknown[] = [];
+          const docs = await until(`every webhook delivery done (${JSON.stringify(open)})`, deadline, async () => {
+            const all = await reads.find<DeliveryDoc>(DELIVERIES, { filter: { endpoint_id: hook.id as string }, fields: ['status', 'event_id', 'event_type', 'attempts'] });
+            open = all.filter((d) => d.status !== 'done').slice(0, 5);
+            return all.length > 0 && open.length === 0 ? all : undefined;
+          });
+          const received = new Set(receiver.received.filter((x) => x.verified !== null).map((x) => x.headers['webhook-id'] as string));
+          expect(docs.filter((d) => !received.has(d.event_id))).toEqual([]);
+          expect(receiver.received.filter((x) => x.verified === null)).toEqual([]);
+          const afterKill = new Map<string, number>();
+          for (const x of receiver.received) if (x.at > killedAt) afterKill.set(x.headers['webhook-id'] as string, (afterKill.get(x.headers['webhook-id'] as string) ?? 0) + 1);
+          expect([...afterKill].filter(([, n]) => n > 1)).toEqual([]);
+          // The second wave was delivered after the kill, by the survivors.
+          expect(docs.some((d) => d.event_type === 'upload.finished' && (afterKill.get(d.event_id) ?? 0) === 1)).toBe(true);
+        } finally {
+          await reads.close();
+        }
+      }
       // The dead process's work moved to the survivors, each lease in a new generation.
       const held = await leaseHolders(dataDir);
       expect(LEASES.filter((n) => !['p1', 'p2'].includes(held.get(n)?.holder ?? '') || held.get(n)!.generation < 2)).toEqual([]);
@@ -223,6 +254,7 @@ describe('several service processes on one embedded DATA_DIR (issue 14)', () => 
       }
     } finally {
       for (const s of services) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
+      await receiver.close();
     }
   });
 });

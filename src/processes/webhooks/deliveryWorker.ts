@@ -87,11 +87,19 @@ export class DeliveryWorker {
   /** Deliveries due up to here were looked at by an earlier poll ('' before the first: everything due). */
   private horizon = '';
   private stopped = true;
+  /** Aborted when the engine's lease is lost: attempts in flight stop and record nothing. */
+  private cut = new AbortController();
 
   constructor(private readonly deps: WorkerDeps) {}
 
   async start(): Promise<void> {
     this.stopped = false;
+    this.cut = new AbortController();
+    // A new holding of the lease starts from the store: what an earlier holding kept in memory may
+    // have been sent and recorded by another process since.
+    for (const m of [this.tracked, this.trackedPer, this.queues, this.unsettled, this.refillFrom]) m.clear();
+    this.overflowing.clear();
+    this.horizon = '';
     this.deps.writes.onStored = (batch) => {
       for (const [id, b] of this.unsettled) if (b <= batch) this.unsettled.delete(id);
     };
@@ -101,6 +109,15 @@ export class DeliveryWorker {
     this.safetyTimer = setInterval(() => void this.poll('full'), SAFETY_POLL_MS);
     this.safetyTimer.unref();
     await this.poll('full');
+  }
+
+  /**
+   * The lease is gone: attempts in flight are abandoned at once (their requests aborted, their
+   * outcomes not written; the new holder sends those deliveries again) and nothing new starts.
+   */
+  abandon(): void {
+    this.stopped = true;
+    this.cut.abort();
   }
 
   async stop(): Promise<void> {
@@ -140,6 +157,7 @@ export class DeliveryWorker {
     // Attempts in flight finish; a failure among them parks (the endpoint is no longer active).
     for (;;) {
       await this.deps.writes.flush();
+      if (this.deps.writes.leaseLost) return;
       const open = await this.deps.readStore.find<DeliveryDoc>(DELIVERIES, {
         filter: { endpoint_id: endpointId, status: { $in: [...OPEN] } },
         limit: 500,
@@ -216,6 +234,8 @@ export class DeliveryWorker {
 
   private async attempt(d: DeliveryDoc): Promise<void> {
     const { endpoints, writes, now } = this.deps;
+    const cut = this.cut.signal;
+    if (cut.aborted) return;
     const ep = endpoints.get(d.endpoint_id);
     if (!ep || ep.status !== 'active') {
       writes.set(DELIVERIES, d._id, { status: 'parked', next_attempt_at: null });
@@ -235,7 +255,9 @@ export class DeliveryWorker {
       this.record(d, { ok: false, statusCode: null, error: UNSEALABLE_ERROR, excerpt: null, durationMs: 0, retryAfterSeconds: null }, startedAt);
       return;
     }
-    const result = await postDelivery(this.deps.http, ep.url, headers, d.payload, now);
+    const result = await postDelivery(this.deps.http, ep.url, headers, d.payload, now, cut);
+    // Cut off by a lost lease: whatever came back is not this process's to record.
+    if (cut.aborted) return;
     this.record(d, result, startedAt);
   }
 

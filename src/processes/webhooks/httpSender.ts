@@ -24,9 +24,18 @@ export type AttemptResult = {
  * One attempt: POST the body with the signature headers, no redirects followed (undici's request
  * does not follow them; a 3xx is a failed attempt), the answer read up to a bound.
  */
-export async function postDelivery(dispatcher: Dispatcher, url: string, headers: Record<string, string>, body: string, now: () => number = Date.now): Promise<AttemptResult> {
+export async function postDelivery(
+  dispatcher: Dispatcher,
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  now: () => number = Date.now,
+  /** Aborts the request from outside (the engine lost its lease). */
+  cut?: AbortSignal,
+): Promise<AttemptResult> {
   const started = now();
-  const signal = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
+  const timeout = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
+  const signal = cut ? AbortSignal.any([timeout, cut]) : timeout;
   try {
     const res = await request(url, {
       method: 'POST',
@@ -47,7 +56,7 @@ export async function postDelivery(dispatcher: Dispatcher, url: string, headers:
       retryAfterSeconds: code === 429 || code === 503 ? parseRetryAfter(res.headers['retry-after'], now()) : null,
     };
   } catch (err) {
-    return { ok: false, statusCode: null, error: describe(err, signal), excerpt: null, durationMs: Math.max(0, Math.round(now() - started)), retryAfterSeconds: null };
+    return { ok: false, statusCode: null, error: describe(err, timeout), excerpt: null, durationMs: Math.max(0, Math.round(now() - started)), retryAfterSeconds: null };
   }
 }
 

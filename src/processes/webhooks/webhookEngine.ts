@@ -51,11 +51,16 @@ export class WebhookEngine {
   private readonly http: Agent;
   private running = false;
   private keeper: LeaseKeeper | null = null;
+  /** The work's start under the lease now held, run beside the renewals rather than inside them. */
+  private starting: Promise<void> | null = null;
 
   constructor(private readonly options: WebhookEngineOptions) {
     const now = options.now ?? Date.now;
     this.endpoints = new EndpointDirectory(options.secrets);
     this.writes = new DeliveryWrites(options.readStore, options.log);
+    // A refused outcome means another process holds the lease: stop sending at once, before the
+    // lease keeper's next renewal notices.
+    this.writes.onLost = () => this.worker.abandon();
     this.http = guardedAgent({ allowPrivateTargets: options.allowPrivateTargets, refusalHint: PRIVATE_TARGETS_HINT, connectTimeoutMs: 10_000 });
     this.worker = new DeliveryWorker({
       readStore: options.readStore,
@@ -95,11 +100,29 @@ export class WebhookEngine {
     this.running = true;
     if (!this.options.leases) return this.startWork(undefined);
     this.keeper = new LeaseKeeper(this.options.leases, this.options.log);
-    this.keeper.hold(DISPATCHER_CHECKPOINT, { start: (fence) => this.startWork(fence), stop: () => this.stopWork() });
+    // The start reads the store and can take a while: it runs beside the keeper's renewals (a start
+    // inside them could outlive the lease it started under). A start that fails is logged; the
+    // lease stays held and its renewals go on, and the next take-over starts afresh.
+    this.keeper.hold(DISPATCHER_CHECKPOINT, {
+      start: (fence) => {
+        this.starting = this.startWork(fence).catch((err) => this.options.log?.error({ err }, 'webhook engine failed to start under its lease'));
+      },
+      stop: () => this.stopHeldWork(),
+    });
     await this.keeper.start();
   }
 
+  private async stopHeldWork(): Promise<void> {
+    // Lost or given up: attempts in flight are cut off before anything else (their outcomes are
+    // the next holder's to write), then the start is let finish so that everything it began stops.
+    if (this.running) this.worker.abandon();
+    await this.starting;
+    this.starting = null;
+    await this.stopWork();
+  }
+
   private async startWork(fence: Fence | undefined): Promise<void> {
+    this.writes.hold(fence);
     this.dispatcher.fence = fence;
     await this.dispatcher.load();
     await this.worker.start();

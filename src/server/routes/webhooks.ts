@@ -3,14 +3,14 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { createWebhook } from '../../../commands/webhooks/createWebhook.js';
 import { deleteWebhook } from '../../../commands/webhooks/deleteWebhook.js';
-import { recoverDeliveries } from '../../../commands/webhooks/recoverDeliveries.js';
 import { replayDeliveries } from '../../../commands/webhooks/replayDeliveries.js';
 import { requestWebhookTest } from '../../../commands/webhooks/requestWebhookTest.js';
 import { updateWebhook } from '../../../commands/webhooks/updateWebhook.js';
 import { WebhookDescription, WebhookEventTypes, WebhookUrl } from '../../../commands/webhooks/webhookFields.js';
 import { getDelivery, listDeliveries } from '../../../queries/webhooks/webhookDeliveries.js';
 import { getWebhook, listWebhooks, type WebhookEndpointView } from '../../../queries/webhooks/webhookEndpoints.js';
-import type { DeliveryDoc } from '../../webhooks/deliveryDocs.js';
+import { DELIVERIES, type DeliveryDoc } from '../../webhooks/deliveryDocs.js';
+import { enqueueRecovery, recoverableFilter } from '../../processes/webhooks/recoveryJob.js';
 import { UUID_RE } from '../../shared/ids.js';
 import { problems } from '../problems.js';
 import { Cursor, DateTime, Limit, Uuid, withProblems } from '../schemas.js';
@@ -274,20 +274,32 @@ export const webhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
     {
       config: { auth, audit: 'webhook.recover' },
       schema: {
-        summary: 'Replay every parked delivery of the endpoint created since a time (recovery after an outage)',
+        summary: 'Replay every parked delivery of the endpoint created since a time (recovery after an outage); the replays are made by a background job',
         tags: ['webhooks'],
         params: WebhookParams,
         body: RecoverBody,
-        response: withProblems({ 202: z.object({ replayed: z.number().int().describe('Deliveries replayed') }), 409: z.any() }),
+        response: withProblems({ 202: z.object({ replayed: z.number().int().describe('Parked deliveries the recovery replays (made in the background; list them with status=pending or done)') }), 409: z.any() }),
       },
     },
     async (request, reply) => {
       const tenantId = request.tenantId!;
-      const { id } = await endpointOf(tenantId, request.params.webhook_id);
-      const replayed = await recoverDeliveries(
-        { eventStore: ctx.eventStore, readStore: ctx.readStore, settle: (position) => ctx.webhooks.settle(position) },
-        { tenantId, endpointId: id, since: request.body.since, at: new Date().toISOString(), by: request.principal!.actorId },
-      );
+      const endpoint = await endpointOf(tenantId, request.params.webhook_id);
+      if (endpoint.status !== 'active') throw problems.conflict('webhook endpoint is disabled; enable it first (PATCH enabled: true)');
+      // Recovery is a job (issue 26): the request counts and enqueues, the job replays in chunks.
+      const payload = {
+        tenantId,
+        endpointId: endpoint.id,
+        since: new Date(request.body.since).toISOString(),
+        // Deliveries made after the recovery began (its own replays among them) are not part of it.
+        upTo: await ctx.eventStore.headPosition(),
+        at: new Date().toISOString(),
+        by: request.principal!.actorId,
+      };
+      const replayed = await ctx.readStore.count(DELIVERIES, recoverableFilter(payload));
+      if (replayed > 0) {
+        await enqueueRecovery(ctx.jobs.queue, payload);
+        ctx.jobs.kick();
+      }
       return reply.code(202).send({ replayed });
     },
   );

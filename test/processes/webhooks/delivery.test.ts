@@ -325,6 +325,17 @@ describe('retries, parking and replay (spec "Webhook delivery"; contracts §5)',
     expect((await t.call('POST', `/v1/webhooks/${endpoint.id}/recover`, { key: tenant.apiKey, body: { since: new Date(Date.now() + 60_000).toISOString() } })).json()).toEqual({ replayed: 0 });
   });
 
+  it('a recovery refuses a bad since (400), another tenant\'s endpoint (404) and a disabled endpoint (409), and enqueues nothing (issue 26: recovery is a job)', async () => {
+    const { tenant, endpoint } = await setup({ event_types: ['webhook.test'] });
+    const other = await setup({ event_types: ['webhook.test'] });
+    const jobsBefore = (await t.ctx.jobs.queue.counts()).filter((c) => c.kind === 'webhook.recover');
+    expectStatus(await t.call('POST', `/v1/webhooks/${endpoint.id}/recover`, { key: tenant.apiKey, body: { since: 'yesterday' } }), 400);
+    expectStatus(await t.call('POST', `/v1/webhooks/${other.endpoint.id}/recover`, { key: tenant.apiKey, body: { since: new Date().toISOString() } }), 404);
+    expectStatus(await t.call('PATCH', `/v1/webhooks/${endpoint.id}`, { key: tenant.apiKey, body: { enabled: false } }), 200);
+    expectStatus(await t.call('POST', `/v1/webhooks/${endpoint.id}/recover`, { key: tenant.apiKey, body: { since: new Date(0).toISOString() } }), 409);
+    expect((await t.ctx.jobs.queue.counts()).filter((c) => c.kind === 'webhook.recover')).toEqual(jobsBefore);
+  });
+
   it("honours a receiver's Retry-After on 429 within the schedule (the next attempt waits at least that long)", async () => {
     const { tenant, endpoint, path } = await setup({ event_types: ['webhook.test'] });
     r.answer = (x) => (x.path === path ? { status: 429, headers: { 'retry-after': '1' } } : { status: 204 });
