@@ -1,12 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { decideMintUserToken } from '../../commands/users/mintUserToken.js';
-import { userStream } from '../../commands/users/user.js';
+import { userTokensStream } from '../../commands/users/userTokens.js';
 import type { EventStore } from '../../src/eventstore/eventStore.js';
 
 /**
  * Appends `count` token mints for one active user, exactly the events the mint command decides, to
- * the stream the mint command writes them to, 1000 per append (the benchmark's set-up, not a path
- * of the service).
+ * the stream the mint command writes them to (the user's token stream; before issue 26 point 3 the
+ * user's own stream), 1000 per append (the benchmark's set-up, not a path of the service).
  */
 export async function seedMints(store: EventStore, o: { tenantId: string; userId: string; count: number }): Promise<void> {
   const active = { status: 'active' as const, tenantId: o.tenantId, externalRef: null, deletionJobId: null };
@@ -19,7 +19,7 @@ export async function seedMints(store: EventStore, o: { tenantId: string; userId
         active,
       ),
     );
-    await store.appendToStream(userStream(o.userId), events, { expectedRevision: 'any' });
+    await store.appendToStream(userTokensStream(o.userId), events, { expectedRevision: 'any' });
     done += n;
   }
 }
