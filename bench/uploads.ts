@@ -6,17 +6,12 @@
  * its records stored and `data.written` appended). Profile the service with
  * `BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/p"` to see where an upload's milliseconds go.
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { cpuMsOf, json, machine, startService } from './support/service.js';
-
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : 0;
-};
+import { heartRateLine, percentile, waitForEtlJobs } from './support/deviceUploads.js';
 
 export default async function main(args: string[]) {
   const arg = (name: string, dflt: number) => Number(args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
@@ -35,11 +30,6 @@ export default async function main(args: string[]) {
       const user = await json<{ id: string }>(await fetch(`${svc.base}/v1/users`, { method: 'POST', headers: tk, body: '{}' }));
       tokens.push((await json<{ token: string }>(await fetch(`${svc.base}/v1/users/${user.id}/tokens`, { method: 'POST', headers: tk, body: '{"scopes":["upload"]}' }))).token);
     }
-    const base = Date.parse('2026-11-01T00:00:00.000Z');
-    const line = (i: number) => {
-      const t = new Date(base + i * 60_000).toISOString();
-      return JSON.stringify({ kind: 'quantity', uuid: randomUUID(), type: 'HKQuantityTypeIdentifierHeartRate', unit: 'count/min', value: 60 + (i % 40), start_date: t, end_date: t, source_name: 'Apple Watch', source_bundle_id: 'com.apple.health.1A2B3C' });
-    };
 
     const latencies: number[] = [];
     const cpu0 = cpuMsOf(svc.child.pid);
@@ -52,7 +42,7 @@ export default async function main(args: string[]) {
           const res = await fetch(`${svc.base}/v1/ingest/device-a`, {
             method: 'POST',
             headers: { authorization: `Bearer ${tokens[i % users]}`, 'upload-id': `u-${i}`, 'content-type': 'application/gzip' },
-            body: gzipSync(line(i)),
+            body: gzipSync(heartRateLine(i)),
           });
           if (res.status !== 202) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
           await res.arrayBuffer();
@@ -61,13 +51,7 @@ export default async function main(args: string[]) {
       }),
     );
     const acceptedMs = performance.now() - t0;
-    const jobs = async (status: string) => (await json<{ data: unknown[] }>(await fetch(`${svc.base}/v1/pipeline/etl-jobs?status=${status}&limit=1`, { headers: tk }))).data.length;
-    for (;;) {
-      if (await jobs('parked')) throw new Error('an ETL job was parked');
-      if ((await jobs('running')) === 0 && (await jobs('pending')) === 0) break;
-      if (performance.now() - t0 > 30 * 60_000) throw new Error('not processed after 30 minutes');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitForEtlJobs(svc.base, tk, t0);
     const doneMs = performance.now() - t0;
     const cpu1 = cpuMsOf(svc.child.pid);
     console.log(`\n| ${uploads} one-line uploads, ${users} users, ${inflight} in flight | figure |`);

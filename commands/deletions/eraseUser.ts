@@ -5,6 +5,7 @@ import { deterministicId } from '../../src/shared/ids.js';
 import { loadState } from '../shared/commandHandler.js';
 import { externalRefState, externalRefStream } from '../users/externalRef.js';
 import { userStream, type UserErased } from '../users/user.js';
+import { userTokensStream } from '../users/userTokens.js';
 import { profileKeyRef } from '../../src/crypto/personalSealing.js';
 import { deletionState, deletionStream, isFinished, type DeletionFinished } from './deletionJob.js';
 import { USER_DELETED, USER_ERASED } from '../../src/catalog/eventTypes.js';
@@ -28,7 +29,7 @@ import { loadProviderData, providerDataStream } from './providerData.js';
  *    user but that announcement is deleted, then the profile key is destroyed: what personal data
  *    of the user any event still holds (external_ref, tag labels and notes, consent evidence,
  *    connection details) reads as nothing from then on, in every copy of the log.
- * 5. The user's own stream is tombstoned (after the announcement, so that an attempt failing
+ * 5. The user's token stream and own stream are tombstoned (after the announcement, so that an attempt failing
  *    before it is carried to its end by the next), the stores are purged physically and the job
  *    ends `done`. The job's stream stays: it is the
  *    job's record.
@@ -99,6 +100,7 @@ export async function eraseUser(deps: ErasureDeps, jobId: string): Promise<void>
   // Last of the logical steps, after `user.deleted`: until then a retry of this job still finds
   // the user (deleting) and carries the job to its announcement (issue 26).
   step(deps, "erasing the user's stream");
+  await tombstone(deps.eventStore, userTokensStream(userId));
   await tombstone(deps.eventStore, userStream(userId));
 
   step(deps, 'purging stores');

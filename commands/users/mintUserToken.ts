@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import type { EventStore } from '../../src/eventstore/eventStore.js';
+import { ConcurrencyError, StreamDeletedError, type EventStore } from '../../src/eventstore/eventStore.js';
 import { DomainError } from '../shared/domainError.js';
-import { handleCommand } from '../shared/commandHandler.js';
-import { isVisibleTo, userState, userStream, type UserEvent, type UserState } from './user.js';
+import { loadState } from '../shared/commandHandler.js';
+import { isVisibleTo, userState, userStream, type UserState, type UserTokenMinted } from './user.js';
+import { userTokensRevision, userTokensStream } from './userTokens.js';
 
 export const USER_SCOPES = ['upload', 'read', 'connect'] as const;
 export const DEFAULT_TOKEN_TTL_SECONDS = 3600;
@@ -28,7 +29,7 @@ export function tokenLifetime(scopes: readonly string[], ttlSeconds: number): nu
   return ttl > (readOnly ? MAX_READ_ONLY_TOKEN_TTL_SECONDS : MAX_TOKEN_TTL_SECONDS) ? null : ttl;
 }
 
-export function decideMintUserToken(cmd: MintUserToken, state: UserState): UserEvent {
+export function decideMintUserToken(cmd: MintUserToken, state: UserState): UserTokenMinted {
   if (!isVisibleTo(state, cmd.tenantId) || state.status !== 'active') throw new DomainError('not_found', 'user not found');
   const scopes = [...new Set(cmd.scopes)];
   const ttl = tokenLifetime(scopes, cmd.ttlSeconds);
@@ -48,7 +49,27 @@ export function decideMintUserToken(cmd: MintUserToken, state: UserState): UserE
   };
 }
 
-export async function mintUserToken(eventStore: EventStore, input: MintUserToken) {
+/**
+ * Appends the mint to the user's token stream, not to the user's (userTokens.ts). The token
+ * stream's revision is read before the user's state and is the append's expected revision: a
+ * deletion request revokes on that stream right after `user.deletion_requested`, so a mint that
+ * saw the user active either lands before the revocation (which then ends it) or fails on the
+ * revision and, run again, finds the user deleting.
+ */
+export async function mintUserToken(eventStore: EventStore, input: MintUserToken, options: { retries?: number } = {}) {
   const cmd = MintUserTokenInput.parse(input);
-  return handleCommand(eventStore, userStream(cmd.userId), userState, (state) => decideMintUserToken(cmd, state));
+  const retries = options.retries ?? 5;
+  for (let attempt = 0; ; attempt++) {
+    const revision = await userTokensRevision(eventStore, cmd.userId);
+    const { state } = await loadState(eventStore, userStream(cmd.userId), userState);
+    const minted = decideMintUserToken(cmd, state);
+    try {
+      const result = await eventStore.appendToStream(userTokensStream(cmd.userId), [minted], { expectedRevision: revision ?? 'no_stream' });
+      return { state, newEvents: [minted], position: result.lastPosition };
+    } catch (err) {
+      if (err instanceof ConcurrencyError && attempt < retries) continue;
+      if (err instanceof StreamDeletedError) throw new DomainError('not_found', 'user not found');
+      throw err;
+    }
+  }
 }

@@ -5,6 +5,7 @@ import { deletionState, deletionStream, type DeletionRequested, type DeletionSta
 import { DomainError } from '../shared/domainError.js';
 import { handleCommand, loadState } from '../shared/commandHandler.js';
 import { isVisibleTo, userState, userStream, type UserDeletionRequested, type UserEvent, type UserState } from './user.js';
+import { tokensRevokedBy, userTokensStream } from './userTokens.js';
 
 export const RequestUserDeletionInput = z.object({
   tenantId: z.string().uuid(),
@@ -32,9 +33,10 @@ export function decideRequestUserDeletion(cmd: RequestUserDeletion, state: UserS
 }
 
 /**
- * Writes the request on the user's stream (the commit point), then the job's own stream, which
- * outlives the user. A crash between the two leaves a job the deletion runner completes from the
- * user's stream.
+ * Writes the request on the user's stream (the commit point), then the revocation of every token
+ * on the user's token stream (which fences a mint racing the request: mintUserToken), then the
+ * job's own stream, which outlives the user. A crash after the first leaves a job the deletion
+ * runner completes from the user's stream, revocation included.
  */
 export async function requestUserDeletion(eventStore: EventStore, input: RequestUserDeletion) {
   const cmd = RequestUserDeletionInput.parse(input);
@@ -47,6 +49,8 @@ export async function requestUserDeletion(eventStore: EventStore, input: Request
   const requested = result.newEvents[0] as UserDeletionRequested | undefined;
   let position = result.position;
   if (requested) {
+    const revoked = await eventStore.appendToStream(userTokensStream(cmd.userId), [revocationOf(requested.data)], { expectedRevision: 'any' });
+    position = Math.max(position, revoked.lastPosition);
     const job = await eventStore.appendToStream(deletionStream(jobId), [jobRequestOf(requested.data)]);
     position = Math.max(position, job.lastPosition);
   }
@@ -69,4 +73,9 @@ export function jobRequestOf(d: UserDeletionRequested['data']): DeletionRequeste
       requested_by: d.requested_by,
     },
   };
+}
+
+/** The token revocation a deletion request makes (also written by its job, should a crash have cut the request short). */
+export function revocationOf(d: UserDeletionRequested['data']) {
+  return tokensRevokedBy({ user_id: d.user_id, tenant_id: d.tenant_id, job_id: d.job_id, at: d.requested_at });
 }

@@ -2,6 +2,7 @@ import type { Event } from '../../src/eventstore/eventStore.js';
 import type { StreamState } from '../shared/commandHandler.js';
 
 export type UserRegistered = Event<'user.registered', { user_id: string; tenant_id: string; external_ref: string | null; created_at: string }>;
+/** Written on the user's token stream (userTokens.ts); tokens minted before it exist on the user's own stream. */
 export type UserTokenMinted = Event<
   'user.token_minted',
   { user_id: string; tenant_id: string; token_id: string; token_hash: string; scopes: string[]; expires_at: string; issued_by: string; created_at: string }

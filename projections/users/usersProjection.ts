@@ -1,5 +1,6 @@
 import type { SourcePrioritiesSet } from '../../commands/users/setSourcePriorities.js';
 import type { UserEvent } from '../../commands/users/user.js';
+import type { UserTokensRevoked } from '../../commands/users/userTokens.js';
 import { defineProjection } from '../../src/projector/projection.js';
 
 export type UserDoc = {
@@ -13,16 +14,20 @@ export type UserDoc = {
   source_priorities?: Record<string, string[]>;
   source_priorities_updated_at?: string;
 };
-/** Keyed by the token's SHA-256: authentication is one indexed lookup. */
+/**
+ * Keyed by the token's SHA-256: authentication is one indexed lookup. Mints come from the user's
+ * token stream, and from the user's own stream for tokens minted before it existed; an expired
+ * token's row goes by itself (`expireAt`), and authentication refuses it before that.
+ */
 export type UserTokenDoc = { _id: string; token_id: string; user_id: string; tenant_id: string; scopes: string[]; expires_at: string };
 
-export const usersProjection = defineProjection<UserEvent | SourcePrioritiesSet>({
+export const usersProjection = defineProjection<UserEvent | UserTokensRevoked | SourcePrioritiesSet>({
   name: 'users',
   collections: [
     { name: 'users', indexes: [{ fields: [['tenant_id', 1], ['created_at', 1]] }], columns: ['status'] },
-    { name: 'user_tokens', indexes: [{ fields: [['user_id', 1]] }] },
+    { name: 'user_tokens', indexes: [{ fields: [['user_id', 1]] }], expireAt: 'expires_at' },
   ],
-  eventTypes: ['user.registered', 'user.token_minted', 'user.deletion_requested', 'user.erased', 'source_priorities.set'],
+  eventTypes: ['user.registered', 'user.token_minted', 'user.tokens_revoked', 'user.deletion_requested', 'user.erased', 'source_priorities.set'],
   evolve: (event) => {
     const d = event.data;
     switch (event.type) {
@@ -49,6 +54,8 @@ export const usersProjection = defineProjection<UserEvent | SourcePrioritiesSet>
             },
           },
         ];
+      case 'user.tokens_revoked':
+        return [{ op: 'deleteMany', collection: 'user_tokens', filter: { user_id: d.user_id } }];
       case 'user.deletion_requested':
         // Tokens stop at the request, not when the job ends.
         return [

@@ -1,0 +1,26 @@
+import { randomUUID } from 'node:crypto';
+import { json } from './service.js';
+
+export const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : 0;
+};
+
+const BASE = Date.parse('2026-11-01T00:00:00.000Z');
+
+/** One device-a NDJSON line: a heart rate sample, minute `i` of November 2026. */
+export function heartRateLine(i: number): string {
+  const t = new Date(BASE + i * 60_000).toISOString();
+  return JSON.stringify({ kind: 'quantity', uuid: randomUUID(), type: 'HKQuantityTypeIdentifierHeartRate', unit: 'count/min', value: 60 + (i % 40), start_date: t, end_date: t, source_name: 'Apple Watch', source_bundle_id: 'com.apple.health.1A2B3C' });
+}
+
+/** Polls the tenant's ETL jobs until none is pending or running (throws on a parked job, or after 30 minutes from `t0`). */
+export async function waitForEtlJobs(base: string, headers: Record<string, string>, t0: number, pollMs = 100): Promise<void> {
+  const jobs = async (status: string) => (await json<{ data: unknown[] }>(await fetch(`${base}/v1/pipeline/etl-jobs?status=${status}&limit=1`, { headers }))).data.length;
+  for (;;) {
+    if (await jobs('parked')) throw new Error('an ETL job was parked');
+    if ((await jobs('running')) === 0 && (await jobs('pending')) === 0) return;
+    if (performance.now() - t0 > 30 * 60_000) throw new Error('not processed after 30 minutes');
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
