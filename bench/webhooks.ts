@@ -28,7 +28,7 @@ import type { UserRegistered } from '../commands/users/user.js';
 import { createContext } from '../src/app/context.js';
 import type { AppContext } from '../src/server/appContext.js';
 import { loadConfig } from '../src/config.js';
-import { DEFAULT_LIMITS } from '../src/processes/webhooks/deliveryWorker.js';
+import { DEFAULT_LIMITS } from '../src/processes/webhooks/deliveryLimits.js';
 
 type Options = { events: number; endpoints: number; rate: number; dir: string | null };
 

@@ -15,8 +15,16 @@ import { connectOura, demoUser, shot, signIn, startConsoleService, uploadUser, t
 type Webhook = { id: string; url: string; description: string; event_types: string[]; status: string };
 
 /** Every "Loading …" of the page has given way to its answer. */
-const settled = (page: Page) =>
-  page.waitForFunction(`![...document.querySelectorAll('[role=status]')].some((e) => e.textContent.startsWith('Loading')) && !!document.querySelector('main h1')`);
+const settled = async (page: Page): Promise<void> => {
+  // Polled with evaluate (a DevTools call) rather than waitForFunction, whose polling evaluates its
+  // predicate inside the page, which the console's Content-Security-Policy (no 'unsafe-eval') refuses.
+  for (let i = 0; i < 600; i++) {
+    const done = await page.evaluate(`![...document.querySelectorAll('[role=status]')].some((e) => e.textContent.startsWith('Loading')) && !!document.querySelector('main h1')`);
+    if (done) return;
+    await page.waitForTimeout(25);
+  }
+  throw new Error('the page kept showing "Loading …" for 15 s');
+};
 
 if (!chromiumAvailable) {
   it.skip(`console pages end-to-end: ${chromiumMissing}`, () => {});

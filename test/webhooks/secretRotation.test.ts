@@ -5,7 +5,7 @@ import { createContext } from '../../src/app/context.js';
 import type { AppContext } from '../../src/server/appContext.js';
 import { loadConfig } from '../../src/config.js';
 import { buildServer } from '../../src/server/buildServer.js';
-import { UNSEALABLE_ERROR } from '../../src/processes/webhooks/deliveryWorker.js';
+import { UNSEALABLE_ERROR } from '../../src/processes/webhooks/deliveryLimits.js';
 import { tempDir } from '../support/tmp.js';
 import { expectStatus, type Response } from '../support/server.js';
 import { eventually, Receiver } from './receiver.js';

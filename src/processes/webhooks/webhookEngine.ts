@@ -8,7 +8,8 @@ import { DeliveryDispatcher, DISPATCHER_CHECKPOINT } from './deliveryDispatcher.
 import { LeaseKeeper, type LeaseSettings } from '../../projector/leaseKeeper.js';
 import { storedPosition } from '../../projector/storedPosition.js';
 import type { Fence } from '../../readstore/leases.js';
-import { DeliveryWorker, DEFAULT_LIMITS, type WorkerLimits } from './deliveryWorker.js';
+import { DeliveryWorker } from './deliveryWorker.js';
+import { DEFAULT_LIMITS, type WorkerLimits } from './deliveryLimits.js';
 import { DeliveryRetention, DAY_MS } from './deliveryRetention.js';
 import { DeliveryWrites } from './deliveryWrites.js';
 import { EndpointDirectory } from './endpointDirectory.js';
