@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
 import { ingestStream } from '../../../commands/ingestion/ingestedEvents.js';
@@ -8,7 +7,6 @@ import { eventSealer } from '../../../src/crypto/recordSealing.js';
 import type { EventStore } from '../../../src/eventstore/eventStore.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
 import { runEtlJob, type EtlKeys } from '../../../src/processes/etl/runEtlJob.js';
-import type { RawStore } from '../../../src/rawstore/rawStore.js';
 import { MongoRecordLedger } from '../../../src/recordledger/mongoRecordLedger.js';
 import type { RecordLedger } from '../../../src/recordledger/recordLedger.js';
 import { SqliteRecordLedger } from '../../../src/recordledger/sqliteRecordLedger.js';
@@ -16,6 +14,7 @@ import { appleHealthImport } from '../../../src/sources/files/apple-health/apple
 import { exportXml, zipOf } from '../../sources/files/apple-health/exportFixtures.js';
 import { tempDir } from '../../support/tmp.js';
 import { memoryMongo } from '../../workqueue/memoryMongo.js';
+import { crashingAfter, rawStoreOf } from './etlRunFakes.js';
 
 /**
  * contracts §13 `unchanged` through the ETL run, on each ledger backend (issue 21: the production
@@ -46,19 +45,7 @@ async function exportZip(n: number): Promise<Buffer> {
   });
   return zipOf({ 'apple_health_export/export.xml': exportXml(rows.join('\n')) });
 }
-const rawStoreOf = (payload: Buffer): RawStore =>
-  ({ kind: 'file', size: async () => payload.length, readRange: (_k: string, s: number, e: number) => Readable.from([payload.subarray(s, e)]) }) as unknown as RawStore;
 const keysOf = (key: Buffer): EtlKeys => ({ sealer: eventSealer('u/apple-health/0', key), dataKey: { key, keyId: 'u/apple-health/0' } });
-
-function crashingAfter(store: EventStore, stream: string, appends: number): EventStore {
-  let n = 0;
-  const wrapped: EventStore = Object.create(store);
-  wrapped.appendToStream = async (s, events, options) => {
-    if (s === stream && n++ >= appends) throw new Error('killed');
-    return store.appendToStream(s, events, options);
-  };
-  return wrapped;
-}
 
 const closing: (() => Promise<void>)[] = [];
 afterEach(async () => {
