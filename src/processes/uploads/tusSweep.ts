@@ -35,7 +35,7 @@ export type TusSweepResult = { expired: number; orphans: number };
  * SWEEP_FOLDERS staged folders and removes those whose last bytes are older than the expiry and a
  * margin: an upload that can no longer be finished (completed, terminated or abandoned by a
  * request that crashed before removing them, or of a user deleted meanwhile, whose bytes are sealed
- * under a destroyed key). `walk` keeps the place in the folder walk between rounds.
+ * under a destroyed key). The sweep keeps its place in the folder walk from one round to the next.
  */
 export function tusSweep(deps: TusSweepDeps): { run(now?: number): Promise<TusSweepResult> } {
   let place = 0;
