@@ -2,7 +2,7 @@ import type { EventStore } from '../../src/eventstore/eventStore.js';
 import { DomainError } from '../shared/domainError.js';
 import { handleCommand, loadState } from '../shared/commandHandler.js';
 import { userState, userStream } from '../users/user.js';
-import { uploadState, uploadStream, type UploadEvent, type UploadState } from './upload.js';
+import { uploadState, uploadStream, type AbandonReason, type UploadEvent, type UploadState } from './upload.js';
 
 export type ReceiveUpload = {
   tenantId: string;
@@ -55,8 +55,8 @@ export async function receiveUpload(eventStore: EventStore, cmd: ReceiveUpload):
   return { created: result.newEvents.length > 0, state: result.state };
 }
 
-/** tus termination or expiration of an upload still arriving; a complete upload is not abandoned. */
-export async function abandonUpload(eventStore: EventStore, stream: string, reason: 'terminated' | 'expired', at = new Date()) {
+/** tus termination, expiration or refusal of an upload still arriving; a complete upload is not abandoned. */
+export async function abandonUpload(eventStore: EventStore, stream: string, reason: AbandonReason, at = new Date()) {
   return handleCommand(eventStore, stream, uploadState, (state): UploadEvent[] => {
     if (!state.receiving || state.abandoned) return [];
     if (state.accepted) throw new DomainError('conflict', 'the upload is complete and being processed; it can no longer be terminated');

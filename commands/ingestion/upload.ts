@@ -109,7 +109,9 @@ export type UploadFinished = Event<
   }
 >;
 /** A resumable upload ended before completion: terminated by its client (tus termination) or expired. */
-export type UploadAbandoned = Event<'upload.abandoned', { user_id: string; tenant_id: string; reason: 'terminated' | 'expired'; at: string }>;
+export type UploadAbandoned = Event<'upload.abandoned', { user_id: string; tenant_id: string; reason: AbandonReason; at: string }>;
+/** tus termination, expiration, or a first chunk that cannot be the declared format (refused with 422). */
+export type AbandonReason = 'terminated' | 'expired' | 'refused';
 export type EtlJobDiscarded = Event<'etl.job_discarded', { user_id: string; tenant_id: string; reason: string; at: string }>;
 /** Spec "Events": records were written from stored provider payloads. */
 export type DataWritten = Event<

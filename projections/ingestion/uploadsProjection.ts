@@ -49,7 +49,8 @@ export const uploadsProjection = defineProjection<UploadEvent | ImportProgress |
   collections: [
     {
       name: UPLOADS,
-      indexes: [{ fields: [['user_id', 1], ['received_at', -1]] }, { fields: [['user_id', 1], ['provider', 1], ['upload_id', 1]] }],
+      // The last one: resumable uploads still arriving past their expiry, for the sweep (src/processes/uploads/tusSweep.ts).
+      indexes: [{ fields: [['user_id', 1], ['received_at', -1]] }, { fields: [['user_id', 1], ['provider', 1], ['upload_id', 1]] }, { fields: [['status', 1], ['expires_at', 1]] }],
       columns: ['status', 'tenant_id'],
     },
     { name: UPLOAD_REJECTIONS, indexes: [{ fields: [['upload', 1], ['n', 1]] }, { fields: [['user_id', 1], ['provider', 1]] }] },

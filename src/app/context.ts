@@ -14,6 +14,8 @@ import { ReactorRuntime } from '../projector/reactor.js';
 import { userSubscriptionsReactor } from '../processes/sync/userSubscriptions.js';
 import { etlJobHandler } from '../processes/etl/etlWorker.js';
 import { sweepEtlJobs } from '../processes/etl/etlSweep.js';
+import { tusSweep } from '../processes/uploads/tusSweep.js';
+import { stagingRoot, UploadStaging } from '../rawstore/uploadStaging.js';
 import { PollLoop } from '../shared/pollLoop.js';
 import { JobRunner } from '../processes/jobs/jobRunner.js';
 import { jobFeederReactor } from '../processes/jobs/jobFeeder.js';
@@ -44,6 +46,9 @@ import { WebhookApplications } from '../server/webhookApplications.js';
 import { indexInboundSecrets } from '../processes/inboundSecretIndex.js';
 import { providerKeysProjection } from '../../projections/connections/providerKeysProjection.js';
 import type { AppContext } from '../server/appContext.js';
+
+/** How often each service process sweeps expired resumable uploads (src/processes/uploads/tusSweep.ts). */
+const TUS_SWEEP_EVERY_MS = 10 * 60_000;
 
 /**
  * `all`: projections, process managers and the ETL worker (the service). `projections`: read
@@ -149,6 +154,15 @@ export async function createContext(config: Config, options: ContextOptions = {}
     30_000,
     (err) => log.warn({ err }, 'sweeping for ETL jobs without a queue job failed'),
   );
+  // Resumable uploads never completed: abandoned and their staged bytes removed once expired, not only when next asked for.
+  const uploadsSweep = tusSweep({ eventStore, readStore, staging: new UploadStaging(stagingRoot(config.dataDir)), expiryMs: config.importUploadExpiryHours * 3_600_000 });
+  const tusSweepLoop = new PollLoop(
+    async () => {
+      await uploadsSweep.run();
+    },
+    TUS_SWEEP_EVERY_MS,
+    (err) => log.warn({ err }, 'sweeping expired resumable uploads failed'),
+  );
   const runBackground = mode !== 'none';
   const runtime = new RuntimeMonitor();
   if (mode === 'all' || mode === 'projections') await projectors.start();
@@ -162,6 +176,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     await webhooks.start();
     jobs.start();
     etlSweep.start();
+    tusSweepLoop.start();
     if (sync.polling) sync.worker.start();
   } else {
     await webhooks.init();
@@ -199,6 +214,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
       runtime.close();
       await webhooks.stop();
       etlSweep.stop();
+      tusSweepLoop.stop();
       await jobs.stop();
       await sync.worker.stop();
       await etl.close();

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat, truncate } from 'node:fs/promises';
+import { mkdir, open, opendir, readFile, rename, rm, rmdir, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 
@@ -34,6 +34,12 @@ function unseal(k: StagingKey, aad: string, sealed: Buffer): Buffer {
 }
 
 export class UploadTooLongError extends Error {}
+
+/** Where a service's resumable uploads are staged under its DATA_DIR. */
+export const stagingRoot = (dataDir: string) => join(dataDir, 'tus');
+
+/** One staged upload's folder as the sweep meets it: its user, and when bytes last arrived. */
+export type StagedDir = { userId: string; path: string; lastWrite: number };
 
 export class UploadStaging {
   constructor(private readonly root: string) {}
@@ -145,4 +151,67 @@ export class UploadStaging {
   async remove(userId: string, stream: string): Promise<void> {
     await rm(this.dirOf(userId, stream), { recursive: true, force: true });
   }
+
+  /**
+   * When bytes of the upload last arrived (the newest of its folder's and files' modification
+   * times: `chunks` grows while a PATCH runs, `tail` is swapped in at its end); null when nothing
+   * is staged.
+   */
+  async lastWrite(userId: string, stream: string): Promise<number | null> {
+    return lastWriteOf(this.dirOf(userId, stream));
+  }
+
+  /**
+   * The staged folders in the order the file system lists them, each user's after the other's:
+   * at most `limit` of them, after passing over the first `skip` (a sweep's place in the walk).
+   * Folders of users left with none are removed on the way.
+   */
+  async *walk(skip: number, limit: number): AsyncGenerator<StagedDir> {
+    let seen = 0;
+    let root;
+    try {
+      root = await opendir(this.root);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    try {
+      for await (const user of root) {
+        if (!user.isDirectory()) continue;
+        const userDir = join(this.root, user.name);
+        let uploads = 0;
+        for await (const upload of await opendir(userDir)) {
+          uploads++;
+          if (seen++ < skip) continue;
+          if (seen > skip + limit) return;
+          const path = join(userDir, upload.name);
+          const lastWrite = await lastWriteOf(path);
+          if (lastWrite !== null) yield { userId: user.name, path, lastWrite };
+        }
+        // An empty folder is removed only if still empty (an upload may have just begun in it).
+        if (uploads === 0) await rmdir(userDir).catch(() => {});
+      }
+    } finally {
+      await root.close().catch(() => {});
+    }
+  }
+
+  /** Removes a folder `walk` answered (its upload long gone). */
+  async removeDir(path: string): Promise<void> {
+    if (!path.startsWith(this.root)) throw new Error(`${path} is not a staged upload`);
+    await rm(path, { recursive: true, force: true });
+  }
+}
+
+async function lastWriteOf(dir: string): Promise<number | null> {
+  let newest: number | null = null;
+  for (const p of [dir, join(dir, 'chunks'), join(dir, 'tail')]) {
+    try {
+      const m = (await stat(p)).mtimeMs;
+      if (newest === null || m > newest) newest = m;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+  return newest;
 }

@@ -21,6 +21,7 @@ export const LAYERS: readonly LayerGroup[] = [
       'src/rawstore/rawStore.ts',
       'src/rawstore/rawNamespaces.ts',
       'src/workqueue/workQueue.ts',
+      'src/recordledger/recordLedger.ts',
       // What a projection declares: the contract between projections/ and the projector runtime.
       'src/projector/projection.ts',
     ],
@@ -31,7 +32,7 @@ export const LAYERS: readonly LayerGroup[] = [
   { name: 'domain', layer: 3, paths: ['commands/', 'projections/', 'queries/', 'src/merge/', 'src/webhooks/'], mayImport: ['crypto'], mayNotImport: ['settings'] },
   // Pure decoders and provider clients: the record types and the domain's error from the domain, nothing that runs.
   { name: 'sources', layer: 4, paths: ['src/sources/'], typesOnlyFrom: ['domain', 'crypto'], typesOnlyExcept: ['commands/shared/domainError.ts'] },
-  { name: 'runtime', layer: 5, paths: ['src/eventstore/', 'src/readstore/', 'src/rawstore/', 'src/projector/', 'src/workqueue/'] },
+  { name: 'runtime', layer: 5, paths: ['src/eventstore/', 'src/readstore/', 'src/rawstore/', 'src/projector/', 'src/workqueue/', 'src/recordledger/'] },
   { name: 'processes', layer: 6, paths: ['src/processes/'] },
   { name: 'delivery', layer: 7, paths: ['src/server/', 'src/mcp/', 'src/fhir/', 'src/archive/'], mayNotImport: ['tool'] },
   // A stand-in for the providers' servers (dev and tests): it knows the sources, never the service's surfaces.

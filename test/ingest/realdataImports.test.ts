@@ -12,7 +12,9 @@ import { exportXml, zipOf } from '../sources/files/apple-health/exportFixtures.j
  * Issue 21 acceptance: every file in ../shared/realdata that is one of the import formats goes
  * through the routes (POST /v1/ingest/{slug}, the raw store, the ETL) with plausible results.
  * Exports kept as folders are zipped here as their app would hold them (nothing is copied into
- * the repository). Prints one table row per file: records per kind, rejected with reasons, time.
+ * the repository). Each is then sent again under another Upload-Id, which must write nothing and
+ * count every record in `unchanged`. Prints one table row per file: records per kind, rejected
+ * with reasons, time, and the second upload's outcome and time.
  */
 
 type Case = { name: string; slug: string; body: () => Promise<Buffer>; type: string };
@@ -24,6 +26,17 @@ function cases(): Case[] {
     for (const f of readdirSync(healthkit).filter((f) => f.endsWith('.xml') && !f.endsWith('_cda.xml')).sort()) {
       out.push({ name: `healthkit/${f}`, slug: 'apple-health', type: 'application/xml', body: async () => readFileSync(join(healthkit, f)) });
     }
+  }
+  // A whole export as the Health app zips it: export.xml beside export_cda.xml, which is ignored (contracts §13).
+  const xml = realdataPath('healthkit', 'rgosdin_docs_export.xml');
+  const cda = realdataPath('healthkit', 'rgosdin_docs_export_cda.xml');
+  if (xml && cda) {
+    out.push({
+      name: 'healthkit/rgosdin_docs_export.xml + rgosdin_docs_export_cda.xml (in one export.zip)',
+      slug: 'apple-health',
+      type: 'application/zip',
+      body: () => zipOf({ 'apple_health_export/export.xml': readFileSync(xml), 'apple_health_export/export_cda.xml': readFileSync(cda) }),
+    });
   }
   // Element fragments with their GPX routes: put in one export.zip as the Health app writes it.
   const fixtures = realdataPath('apple-health', 'reyrolle_fixtures');
@@ -62,7 +75,10 @@ beforeAll(async () => {
   tenant = await t.createTenant('realdata');
 });
 afterAll(async () => {
-  if (rows.length) console.log(['| file | slug | status | records per kind | unchanged | rejected (reasons) | time |', '|---|---|---|---|---|---|---|', ...rows].join('\n'));
+  if (rows.length) {
+    const header = '| file | slug | status | records per kind | rejected (reasons) | time | again: written / unchanged | time again |';
+    console.log([header, '|---|---|---|---|---|---|---|---|', ...rows].join('\n'));
+  }
   await t?.close();
 });
 
@@ -80,10 +96,21 @@ describe('the real exports through the routes (issue 21 acceptance)', { timeout:
       const u = (await t.call('GET', `/v1/users/${user.id}/uploads/${c.slug}/realdata`, { key: tenant.apiKey })).json() as UploadResource;
       const ms = Date.now() - started;
       const reasons = [...new Set(u.rejections.map((r) => r.reason.replace(/\d+/g, 'N')))].slice(0, 3).join('; ');
-      rows.push(`| ${c.name} | ${c.slug} | ${u.status} | ${Object.entries(u.records).map(([k, n]) => `${k} ${n}`).join(', ')} | ${u.unchanged} | ${u.rejected}${reasons ? ` (${reasons})` : ''} | ${(ms / 1000).toFixed(1)} s |`);
       expect(u.status).toBe('done');
-      expect(Object.values(u.records).reduce((a, b) => a + b, 0) + u.rejected).toBeGreaterThan(0);
+      const stored = Object.values(u.records).reduce((a, b) => a + b, 0);
+      expect(stored + u.rejected).toBeGreaterThan(0);
       for (const r of u.rejections) expect(r.reason.length).toBeGreaterThan(0);
+
+      // The same export again under another Upload-Id: nothing written, every record unchanged (contracts §13).
+      const again = Date.now();
+      expectStatus(await postUpload(t, c.slug, token, 'realdata-again', { body: await c.body(), contentType: c.type }), 202);
+      await waitForEtl(t, tenant.apiKey, user.id, 240_000);
+      const r = (await t.call('GET', `/v1/users/${user.id}/uploads/${c.slug}/realdata-again`, { key: tenant.apiKey })).json() as UploadResource;
+      const againMs = Date.now() - again;
+      rows.push(
+        `| ${c.name} | ${c.slug} | ${u.status} | ${Object.entries(u.records).map(([k, n]) => `${k} ${n}`).join(', ')} | ${u.rejected}${reasons ? ` (${reasons})` : ''} | ${(ms / 1000).toFixed(1)} s | ${Object.values(r.records).reduce((a, b) => a + b, 0)} / ${r.unchanged} | ${(againMs / 1000).toFixed(1)} s |`,
+      );
+      expect(r).toMatchObject({ status: 'done', records: {}, unchanged: stored, rejected: u.rejected });
     });
   }
 });

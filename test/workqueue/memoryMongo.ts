@@ -2,7 +2,7 @@ import { Aggregator, Query, find, update } from 'mingo';
 import type { Db } from 'mongodb';
 
 /**
- * A stand-in for the few MongoDB collection calls the work queue makes, evaluated in memory by
+ * A stand-in for the few MongoDB collection calls the work queue and the record ledger make, evaluated in memory by
  * mingo (MongoDB's query and update language in JavaScript), so the queue's MongoDB adapter runs
  * its contract here without a server. What matters for the contract is kept as the server does
  * it: each single-document write is atomic (it runs in one synchronous step after a turn of the
@@ -49,6 +49,27 @@ export class MemoryCollection {
     this.checkUnique(stored);
     this.docs.set(stored._id, stored);
     return { insertedId: doc._id };
+  }
+
+  /** Unordered (`ordered: false`): every document a unique index allows is stored; the others fail together at the end, as the driver's bulk write error does. */
+  async insertMany(docs: Doc[], options: { ordered?: boolean } = {}): Promise<{ insertedCount: number }> {
+    this.record('insertMany', [docs, options]);
+    await turn();
+    const writeErrors: { index: number; code: number; errmsg: string }[] = [];
+    for (const [index, doc] of docs.entries()) {
+      try {
+        if (this.docs.has(doc._id)) throw new DuplicateKey(`duplicate _id ${String(doc._id)}`);
+        const stored = clone(doc);
+        this.checkUnique(stored);
+        this.docs.set(stored._id, stored);
+      } catch (err) {
+        if (!(err instanceof DuplicateKey)) throw err;
+        writeErrors.push({ index, code: err.code, errmsg: err.message });
+        if (options.ordered !== false) break;
+      }
+    }
+    if (writeErrors.length > 0) throw Object.assign(new Error('bulk write failed'), { code: 11000, writeErrors });
+    return { insertedCount: docs.length };
   }
 
   find(filter: Record<string, unknown>, options: { projection?: Record<string, 0 | 1> } = {}) {

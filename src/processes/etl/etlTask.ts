@@ -3,7 +3,7 @@ import { loadProviderDataHead } from '../../../commands/deletions/providerData.j
 import type { EtlOutcome } from '../../../commands/ingestion/finishEtlJob.js';
 import type { DeviceParser } from '../../../commands/ingestion/records.js';
 import type { ImportDecoder } from '../../sources/files/importSource.js';
-import type { RecordLedger } from './recordLedger.js';
+import type { RecordLedger } from '../../recordledger/recordLedger.js';
 import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
 import { loadState } from '../../../commands/shared/commandHandler.js';
 import { userState, userStream } from '../../../commands/users/user.js';

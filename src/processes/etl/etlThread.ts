@@ -6,16 +6,16 @@
  */
 import { BroadcastChannel, workerData } from 'node:worker_threads';
 import { dataKeysOf } from '../../app/dataKeysOf.js';
-import { join } from 'node:path';
 import { etlParsers, importDecoders } from '../../sources/registry.js';
-import { SqliteRecordLedger } from './recordLedger.js';
+import { openRecordLedger } from '../../app/openRecordLedger.js';
 import { openEtlStores } from './etlStores.js';
 import type { EtlControlMessage, EtlThreadData } from './etlPool.js';
 import { importTempDir, runEtlTask, type EtlRunOutcome, type EtlTask } from './etlTask.js';
 
 const { config, control } = workerData as EtlThreadData;
 const channel = new BroadcastChannel(control);
-const opening = openEtlStores(config);
+// The ledger of stored records (contracts §13 `unchanged`) on the configured backend, opened with the stores.
+const opening = Promise.all([openEtlStores(config), openRecordLedger(config)]).then(([s, ledger]) => ({ ...s, ledger }));
 let closing = false;
 channel.onmessage = (m) => {
   if ((m as { data: EtlControlMessage }).data !== 'close' || closing) return;
@@ -24,7 +24,7 @@ channel.onmessage = (m) => {
     .then(async (s) => {
       await s.eventStore.close();
       await s.rawStore.close();
-      ledger?.close();
+      await s.ledger.close();
     })
     // Stores that failed to open have nothing to close; the pool is answered either way.
     .catch(() => {})
@@ -37,9 +37,7 @@ const stores = await opening;
 
 const dataKeys = dataKeysOf(config, stores.eventStore);
 const decoders = importDecoders(importTempDir(config.dataDir));
-// The embedded service keeps which records were stored (contracts §13 `unchanged`) beside its other files.
-const ledger = config.backend.kind === 'embedded' ? new SqliteRecordLedger(join(config.dataDir, 'record-ledger.sqlite')) : undefined;
 
 export default function run(task: EtlTask): Promise<EtlRunOutcome> {
-  return runEtlTask({ ...stores, parsers: etlParsers, importDecoders: decoders, ...(ledger ? { ledger } : {}), dataKeys }, task);
+  return runEtlTask({ ...stores, parsers: etlParsers, importDecoders: decoders, dataKeys }, task);
 }

@@ -1,11 +1,11 @@
-import { createHmac } from 'node:crypto';
 import { INGESTED_EVENT, type DeviceParser, type NormalizedRecord, type ParseItem, type RecordKind, type RejectedItem } from '../../../commands/ingestion/records.js';
 import { ingestStream, type ImportProgress, type RecordsIngested, type RecordsRejected } from '../../../commands/ingestion/ingestedEvents.js';
 import { isSealedBytes, openBytes } from '../../crypto/payloadCipher.js';
 import type { ImportDecoder } from '../../sources/files/importSource.js';
 import { UnreadableExportError } from '../../sources/files/exportShared/unreadableExport.js';
 import { lastCheckpoint, tallyFrom } from './etlCheckpoint.js';
-import type { RecordLedger } from './recordLedger.js';
+import type { RecordLedger } from '../../recordledger/recordLedger.js';
+import { ledgerOf } from './recordLedger.js';
 import { rawByteSource } from './rawByteSource.js';
 import type { EtlOutcome } from '../../../commands/ingestion/finishEtlJob.js';
 import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
@@ -61,8 +61,9 @@ export async function runEtlJob(
   options: EtlRunOptions = {},
 ): Promise<Extract<EtlOutcome, { kind: 'succeeded' | 'unreadable' }>> {
   const every = options.checkpointItems ?? CHECKPOINT_ITEMS;
-  // Fingerprints are keyed by the data key: erasing the data makes them meaningless (recordLedger.ts).
-  const ledgerKey = createHmac('sha256', keys?.dataKey.key ?? Buffer.alloc(32)).update('record-ledger').digest();
+  // Fingerprints are keyed by the data key, so erasing the data makes them meaningless (recordLedger.ts):
+  // without a data key (payloads stored in the clear) there is no ledger.
+  const ledger = options.ledger && keys ? ledgerOf(options.ledger, keys.dataKey.key, upload, jobStream) : null;
   const ctx = { provider: upload.provider, receivedAt: upload.accepted_at, dataType: upload.data_type ?? null };
   let items: AsyncIterable<ParseItem>;
   let bytesTotal = upload.bytes;
@@ -144,7 +145,7 @@ export async function runEtlJob(
   const pending: NormalizedRecord[] = [];
   const store = async () => {
     if (pending.length === 0) return;
-    const known = options.ledger ? await options.ledger.known(upload, jobStream, pending, ledgerKey) : pending.map(() => false);
+    const known = ledger ? await ledger.known(pending) : pending.map(() => false);
     for (let i = 0; i < pending.length; i++) {
       const r = pending[i]!;
       if (known[i]) {
@@ -178,7 +179,7 @@ export async function runEtlJob(
         await append('rejected', rejected.add({ ...item.rejected, key, n: t.rejected++ }));
       } else {
         pending.push(item.record);
-        if (pending.length >= (options.ledger ? LEDGER_BATCH : 1)) await store();
+        if (pending.length >= (ledger ? LEDGER_BATCH : 1)) await store();
       }
       if (t.items % every === 0) {
         await store();

@@ -1,7 +1,6 @@
 import { bufferByteSource } from '../../sources/files/apple-health/byteSources.js';
 import { openZipArchive } from '../../sources/files/exportShared/zipArchive.js';
 import { messageOf } from '../../sources/files/exportShared/unreadableExport.js';
-import type { ImportDecoder } from '../../sources/files/importSource.js';
 import { importDecoders } from '../../sources/registry.js';
 import { problems } from '../problems.js';
 import type { UploadFormat } from './uploadFormat.js';
@@ -9,7 +8,7 @@ import type { UploadFormat } from './uploadFormat.js';
 /** contracts §13: how an export is sent in one request; the body's first bytes decide what it is. */
 const IMPORT_TYPES = ['application/zip', 'application/x-zip-compressed', 'application/xml', 'text/xml', 'application/gzip', 'application/x-gzip', 'application/octet-stream'] as const;
 /** How much of the body a decoder's sniff judges (contracts §12: "can be seen at the request"). */
-const SNIFF_BYTES = 64 * 1024;
+export const SNIFF_BYTES = 64 * 1024;
 
 const isZip = (b: Buffer) => b.length >= 4 && b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04;
 const isGzip = (b: Buffer) => b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
@@ -21,15 +20,28 @@ const BODIES: Readonly<Record<string, string>> = {
   'samsung-health': 'the zip of CSV files Samsung Health\'s "Download personal data" writes',
 };
 
-function importFormat(slug: string, decoder: ImportDecoder): UploadFormat {
+const DECODERS = importDecoders('');
+
+/**
+ * Why a body whose first bytes are `head` (up to SNIFF_BYTES of them, or the whole body) cannot be
+ * the export `slug` names, as a 422's detail; null when it may be. Single requests and resumable
+ * uploads (tusUploads.ts) are judged alike.
+ */
+export function importHeadProblem(slug: string, head: Buffer): string | null {
+  const decoder = DECODERS[slug];
+  const problem = decoder ? decoder.sniff(head.subarray(0, SNIFF_BYTES)) : null;
+  return problem ? `this is not ${BODIES[slug] ?? `a ${slug} export`}: ${problem}` : null;
+}
+
+function importFormat(slug: string): UploadFormat {
   const file = slug === 'apple-health' ? 'export.zip' : `${slug}.zip`;
   return {
     body: BODIES[slug] ?? `a ${slug} export`,
     rawTypes: IMPORT_TYPES,
     multipart: null,
     judge: async (body) => {
-      const problem = decoder.sniff(body.subarray(0, SNIFF_BYTES));
-      if (problem) throw problems.unprocessable(`this is not ${BODIES[slug]}: ${problem}`);
+      const problem = importHeadProblem(slug, body);
+      if (problem) throw problems.unprocessable(problem);
       if (isZip(body)) {
         // A zip whose central directory cannot be read is unreadable as a whole: say so now, keep nothing.
         try {
@@ -47,5 +59,5 @@ function importFormat(slug: string, decoder: ImportDecoder): UploadFormat {
 
 /** The import slugs as upload formats of `POST /v1/ingest/{slug}` (up to 50 MiB; larger ones by resumable upload). */
 export const IMPORT_UPLOAD_FORMATS: Readonly<Record<string, UploadFormat>> = Object.fromEntries(
-  Object.entries(importDecoders('')).map(([slug, decoder]) => [slug, importFormat(slug, decoder)]),
+  Object.keys(DECODERS).map((slug) => [slug, importFormat(slug)]),
 );

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -11,9 +10,11 @@ import { abandonUpload, receiveUpload } from '../../../commands/ingestion/receiv
 import { uploadState, uploadStream, type UploadState } from '../../../commands/ingestion/upload.js';
 import { loadState } from '../../../commands/shared/commandHandler.js';
 import { storeProviderPayload } from '../../processes/etl/storeProviderPayload.js';
-import { UploadStaging, UploadTooLongError, type StagingKey } from '../../rawstore/uploadStaging.js';
+import { stagingRoot, UploadStaging, UploadTooLongError, type StagingKey } from '../../rawstore/uploadStaging.js';
 import { IMPORT_SLUGS } from '../../sources/registry.js';
+import { streamHead } from '../../shared/streamHead.js';
 import { HttpProblem, problems } from '../problems.js';
+import { importHeadProblem, SNIFF_BYTES } from './importFormats.js';
 import type { RouteOptions } from './routeOptions.js';
 
 const TUS_VERSION = '1.0.0';
@@ -45,7 +46,7 @@ const uploadPath = (provider: string, uploadId: string) => `/v1/uploads/tus/${pr
  * same upload stream, so its outcome (§12) runs from `receiving` to `done`.
  */
 export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx }) => {
-  const staging = new UploadStaging(join(ctx.config.dataDir, 'tus'));
+  const staging = new UploadStaging(stagingRoot(ctx.config.dataDir));
   const busy = new Set<string>();
 
   app.addContentTypeParser(OCTETS, (_req, payload, done) => done(null, payload));
@@ -105,6 +106,29 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
       await ctx.settle(result.position ?? undefined, ['etl_jobs', 'uploads']);
       ctx.etl.kick();
     }
+  };
+
+  /**
+   * contracts §12 at the PATCH: the PATCH that brings the upload's first SNIFF_BYTES (or all of a
+   * shorter one) has them judged as the declared format before anything of it is stored. Bytes
+   * that cannot be it (not a zip for a zip format, not the XML an export.xml starts with…) end the
+   * upload: abandoned (`refused`), its staging removed, 422. A client sending smaller PATCHes is
+   * judged at the one that completes the head. Answers the body to store, from its first byte.
+   */
+  const judgedBody = async (userId: string, stream: string, state: UploadState, key: StagingKey, offset: number, body: AsyncIterable<Buffer>) => {
+    const window = Math.min(SNIFF_BYTES, state.receiving!.bytes);
+    if (offset >= window) return body;
+    const { head, rest } = await streamHead(body, window - offset);
+    // Too little to judge yet, or more than the upload's length (413 from the staging, as for any PATCH).
+    if (offset + head.length < window || offset + head.length > state.receiving!.bytes) return rest;
+    const staged: Buffer[] = [];
+    if (offset > 0) for await (const chunk of staging.read(userId, stream, key)) staged.push(chunk as Buffer);
+    const problem = importHeadProblem(state.receiving!.provider, Buffer.concat([...staged, head]));
+    if (!problem) return rest;
+    await abandonUpload(ctx.eventStore, stream, 'refused');
+    await staging.remove(userId, stream);
+    await ctx.settle(undefined, ['uploads']);
+    throw problems.unprocessable(`${problem}; the upload was removed`);
   };
 
   app.options('/uploads/tus', { config: { auth: 'none' }, schema: { summary: 'What the resumable upload endpoint supports (tus 1.0 discovery)', tags: ['ingest'] } }, async (_request, reply) => {
@@ -175,9 +199,10 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
     try {
       const offset = await staging.offset(p.userId, stream, key);
       if (claimed !== offset) throw problems.conflict(`Upload-Offset ${claimed} does not match the stored offset ${offset}`);
+      const body = await judgedBody(p.userId, stream, state, key, offset, request.body as AsyncIterable<Buffer>);
       let now: number;
       try {
-        now = await staging.append(p.userId, stream, key, request.body as AsyncIterable<Buffer>, length);
+        now = await staging.append(p.userId, stream, key, body, length);
       } catch (err) {
         if (err instanceof UploadTooLongError) throw new HttpProblem(413, err.message);
         throw err;

@@ -1,13 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ingestStream, type ImportProgress, type RecordsIngestedData } from '../../../commands/ingestion/ingestedEvents.js';
 import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
-import type { EventStore, RecordedEvent } from '../../../src/eventstore/eventStore.js';
+import type { RecordedEvent } from '../../../src/eventstore/eventStore.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
-import type { RawStore } from '../../../src/rawstore/rawStore.js';
 import { runEtlJob } from '../../../src/processes/etl/runEtlJob.js';
 import { appleHealthImport } from '../../../src/sources/files/apple-health/appleHealthDecoder.js';
 import { exportXml, zipOf } from '../../sources/files/apple-health/exportFixtures.js';
-import { Readable } from 'node:stream';
+import { crashingAfter, rawStoreOf } from './etlRunFakes.js';
 
 /** contracts §13 / issue 21: an import resumes from its last checkpoint, losing and duplicating nothing. */
 
@@ -37,20 +36,6 @@ async function exportZip(n: number): Promise<Buffer> {
     return `<Record type="${type}" sourceName="Watch" unit="${unit}" creationDate="${at}" startDate="${at}" endDate="${at}" value="${value}"/>`;
   });
   return zipOf({ 'apple_health_export/export.xml': exportXml(rows.join('\n')) });
-}
-
-/** The raw store as the ETL reads it: by range (an unsealed object is read as stored). */
-const rawStoreOf = (payload: Buffer): RawStore =>
-  ({ kind: 'file', size: async () => payload.length, readRange: (_k: string, s: number, e: number) => Readable.from([payload.subarray(s, e)]) }) as unknown as RawStore;
-
-function crashingAfter(store: EventStore, appends: number): EventStore {
-  let n = 0;
-  const wrapped: EventStore = Object.create(store);
-  wrapped.appendToStream = async (stream, events, options) => {
-    if (stream === STREAM && n++ >= appends) throw new Error('killed');
-    return store.appendToStream(stream, events, options);
-  };
-  return wrapped;
 }
 
 const open: SqliteEventStore[] = [];
@@ -89,7 +74,7 @@ describe('checkpoints of an import (contracts §13: resumes after a crash from i
     const want = content(await reference.readStream(STREAM));
 
     const store = newStore();
-    await expect(runEtlJob(crashingAfter(store, appends), rawStoreOf(payload), appleHealthImport, JOB, upload, undefined, undefined, { checkpointItems: 1000 })).rejects.toThrow('killed');
+    await expect(runEtlJob(crashingAfter(store, STREAM, appends), rawStoreOf(payload), appleHealthImport, JOB, upload, undefined, undefined, { checkpointItems: 1000 })).rejects.toThrow('killed');
     const resumed = await runEtlJob(store, rawStoreOf(payload), appleHealthImport, JOB, upload, undefined, undefined, { checkpointItems: 1000 });
     expect(content(await store.readStream(STREAM))).toEqual(want);
     expect(resumed).toEqual(expected);

@@ -1,0 +1,109 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
+import { ingestStream } from '../../../commands/ingestion/ingestedEvents.js';
+import { eventSealer } from '../../../src/crypto/recordSealing.js';
+import type { EventStore } from '../../../src/eventstore/eventStore.js';
+import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
+import { runEtlJob, type EtlKeys } from '../../../src/processes/etl/runEtlJob.js';
+import { MongoRecordLedger } from '../../../src/recordledger/mongoRecordLedger.js';
+import type { RecordLedger } from '../../../src/recordledger/recordLedger.js';
+import { SqliteRecordLedger } from '../../../src/recordledger/sqliteRecordLedger.js';
+import { appleHealthImport } from '../../../src/sources/files/apple-health/appleHealthDecoder.js';
+import { exportXml, zipOf } from '../../sources/files/apple-health/exportFixtures.js';
+import { tempDir } from '../../support/tmp.js';
+import { memoryMongo } from '../../workqueue/memoryMongo.js';
+import { crashingAfter, rawStoreOf } from './etlRunFakes.js';
+
+/**
+ * contracts §13 `unchanged` through the ETL run, on each ledger backend (issue 21: the production
+ * MongoDB ledger as well as the embedded one): a second upload of the same export writes nothing
+ * and counts every record unchanged, also when it crashed part-way and resumed; a run resumed
+ * after a crash decides as the first did; another data key (a later generation, after an
+ * erasure) matches nothing.
+ */
+const upload = (user: string): UploadAccepted['data'] => ({
+  upload_id: 'export',
+  user_id: user,
+  tenant_id: 't1',
+  provider: 'apple-health',
+  object_key: `${user}/${'cd'.repeat(32)}`,
+  sha256: 'cd'.repeat(32),
+  bytes: 0,
+  content_type: 'application/zip',
+  tier: 'upload',
+  accepted_at: '2026-03-01T00:00:00.000Z',
+  token_id: 'tok-1',
+});
+const job = (user: string, n: number) => `upload-${user}-${String(n).padStart(64, '0')}`;
+
+async function exportZip(n: number): Promise<Buffer> {
+  const rows = Array.from({ length: n }, (_, i) => {
+    const at = new Date(Date.UTC(2025, 0, 1) + i * 60_000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' +0000');
+    return `<Record type="HKQuantityTypeIdentifierHeartRate" sourceName="Watch" unit="count/min" creationDate="${at}" startDate="${at}" endDate="${at}" value="${50 + (i % 50)}"/>`;
+  });
+  return zipOf({ 'apple_health_export/export.xml': exportXml(rows.join('\n')) });
+}
+const keysOf = (key: Buffer): EtlKeys => ({ sealer: eventSealer('u/apple-health/0', key), dataKey: { key, keyId: 'u/apple-health/0' } });
+
+const closing: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of closing.splice(0)) await c();
+});
+
+const backends: [string, () => RecordLedger][] = [
+  ['embedded SQLite', () => new SqliteRecordLedger(join(tempDir(), `ledger-${randomUUID()}.sqlite`))],
+  ['MongoDB adapter on the in-memory stand-in', () => new MongoRecordLedger(memoryMongo().db)],
+];
+
+describe.each(backends)('unchanged through the ETL run, ledger on %s (contracts §13; issue 21)', (_name, openLedger) => {
+  const setup = () => {
+    const store = new SqliteEventStore({ path: ':memory:' });
+    const ledger = openLedger();
+    closing.push(async () => {
+      await ledger.close();
+      await store.close();
+    });
+    return { store, ledger };
+  };
+  const run = (store: EventStore, ledger: RecordLedger, payload: Buffer, user: string, n: number, key: Buffer) =>
+    runEtlJob(store, rawStoreOf(payload), appleHealthImport, job(user, n), upload(user), undefined, keysOf(key), { ledger, checkpointItems: 500 });
+
+  it('a second upload of the same export writes nothing: every record counts as unchanged', async () => {
+    const { store, ledger } = setup();
+    const payload = await exportZip(1200);
+    const key = randomBytes(32);
+    expect(await run(store, ledger, payload, 'u1', 1, key)).toMatchObject({ kind: 'succeeded', records: { quantity: 1200 }, unchanged: 0 });
+    expect(await run(store, ledger, payload, 'u1', 2, key)).toMatchObject({ kind: 'succeeded', records: {}, unchanged: 1200 });
+    const written = (await store.readStream(ingestStream('u1', job('u1', 2)))).filter((e) => e.type === 'samples.ingested');
+    expect(written).toEqual([]);
+  });
+
+  it('a newer export holding an older one writes only what is new', async () => {
+    const { store, ledger } = setup();
+    const key = randomBytes(32);
+    await run(store, ledger, await exportZip(700), 'u1', 1, key);
+    expect(await run(store, ledger, await exportZip(1000), 'u1', 2, key)).toMatchObject({ records: { quantity: 300 }, unchanged: 700 });
+  });
+
+  it.each([1, 3])('a run killed after %i appends and resumed decides as the first did: its own records are written once, not counted unchanged', async (appends) => {
+    const { store, ledger } = setup();
+    const payload = await exportZip(1200);
+    const key = randomBytes(32);
+    const stream = ingestStream('u1', job('u1', 1));
+    await expect(runEtlJob(crashingAfter(store, stream, appends), rawStoreOf(payload), appleHealthImport, job('u1', 1), upload('u1'), undefined, keysOf(key), { ledger, checkpointItems: 500 })).rejects.toThrow('killed');
+    expect(await run(store, ledger, payload, 'u1', 1, key)).toMatchObject({ records: { quantity: 1200 }, unchanged: 0 });
+    expect(await run(store, ledger, payload, 'u1', 2, key)).toMatchObject({ records: {}, unchanged: 1200 });
+  });
+
+  it('under another data key (the next generation after an erasure) or for another user, nothing matches', async () => {
+    const { store, ledger } = setup();
+    const payload = await exportZip(300);
+    await run(store, ledger, payload, 'u1', 1, randomBytes(32));
+    expect(await run(store, ledger, payload, 'u1', 2, randomBytes(32))).toMatchObject({ records: { quantity: 300 }, unchanged: 0 });
+    const shared = randomBytes(32);
+    await run(store, ledger, payload, 'u2', 1, shared);
+    expect(await run(store, ledger, payload, 'u3', 1, shared)).toMatchObject({ records: { quantity: 300 }, unchanged: 0 });
+  });
+});
