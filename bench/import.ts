@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { UploadResource } from '../queries/ingestion/uploads.js';
 import { tusUpload } from '../src/cli/tusClient.js';
 import { writeExportXml } from './support/appleExportGenerator.js';
-import { json, machine, startService } from './support/service.js';
+import { cpuMsOf, json, machine, startService } from './support/service.js';
 
 function arg(args: string[], name: string, fallback: string): string {
   const a = args.find((x) => x.startsWith(`--${name}=`));
@@ -51,6 +51,7 @@ export default async function importBench(args: string[]): Promise<void> {
 
       const importOnce = async (uploadId: string) => {
         const t0 = performance.now();
+        const cpu0 = cpuMsOf(svc.child.pid);
         await tusUpload({ origin: svc.base, token, path: xml, size, metadata: { provider: 'apple-health', upload_id: uploadId } }, () => {});
         const uploaded = performance.now() - t0;
         let u: UploadResource;
@@ -72,7 +73,8 @@ export default async function importBench(args: string[]): Promise<void> {
           if (still >= 4) break;
           await sleep(500);
         }
-        return { u, uploaded, done, queryable: performance.now() - t0 - 2000 };
+        const cpu1 = cpuMsOf(svc.child.pid);
+        return { u, uploaded, done, queryable: performance.now() - t0 - 2000, cpuMs: cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : null };
       };
 
       const first = await importOnce('bench-first');
@@ -88,6 +90,8 @@ export default async function importBench(args: string[]): Promise<void> {
       console.log(`| first import | ${s(first.uploaded)} | ${s(first.done)} | ${fmt(items / ((first.done - first.uploaded) / 1000))} (ETL) | ${s(first.queryable)} | ${fmt(items / (first.queryable / 1000))} | ${fmt(written)} | ${fmt(first.u.unchanged)} |`);
       console.log(`| the same file again | ${s(again.uploaded)} | ${s(again.done)} | ${fmt(items / ((again.done - again.uploaded) / 1000))} (ETL) | ${s(again.queryable)} | – | ${fmt(rewritten)} | ${fmt(again.u.unchanged)} |`);
       console.log(`\nre-import / first import, to done: ${Math.round((again.done / first.done) * 100)} %`);
+      const perItem = (ms: number | null) => (ms === null ? 'n/a' : `${((ms * 1000) / items).toFixed(1)} µs`);
+      console.log(`service CPU time (all threads) per item: first import ${perItem(first.cpuMs)}, re-import ${perItem(again.cpuMs)}`);
       console.log(`peak resident memory of the service (all threads) during the first import: ${(runtime.max_rss_bytes / 2 ** 20).toFixed(0)} MiB`);
     } finally {
       await svc.stop();
