@@ -33,35 +33,62 @@ export function recordIdentity(r: NormalizedRecord): string {
  * user (docs/erasure.md): once that data is erased its key is destroyed, so the rows left behind
  * name nothing and match no later upload (a later generation has another key). A job's own rows
  * do not count against it: a run resumed after a crash decides as the first one did.
+ *
+ * A row holds the job as a number (`ledger_jobs` names it once): rows of 20-byte fingerprints
+ * with the ~100-character job stream each filled five times the pages, and every transaction of
+ * random fingerprints rewrites the pages it touches, so the first import of an export spent more
+ * time writing the ledger than parsing (BENCHMARKS.md, issue 21). A ledger of the earlier layout
+ * (`fingerprints`, the job's name in each row) is moved into this one when it is opened.
  */
 export class SqliteRecordLedger implements RecordLedger {
   private readonly db: Database.Database;
-  private readonly find: Database.Statement<[Buffer], { job: string }>;
-  private readonly insert: Database.Statement<[Buffer, string]>;
+  private readonly find: Database.Statement<[Buffer], { job: number }>;
+  private readonly insert: Database.Statement<[Buffer, number]>;
+  private readonly jobId: Database.Statement<[string], { id: number }>;
+  private readonly addJob: Database.Statement<[string]>;
 
   constructor(path: string) {
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
-    this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     eraseOnDelete(this.db);
-    this.db.exec('CREATE TABLE IF NOT EXISTS fingerprints (fp BLOB PRIMARY KEY, job TEXT NOT NULL) WITHOUT ROWID');
-    this.find = this.db.prepare('SELECT job FROM fingerprints WHERE fp = ?');
-    this.insert = this.db.prepare('INSERT OR IGNORE INTO fingerprints (fp, job) VALUES (?, ?)');
+    // Opening may wait for another thread opening it at the same moment (the layout's move is one
+    // transaction); nothing is served while a thread opens its stores.
+    this.db.pragma(`busy_timeout = ${OPEN_BUSY_TIMEOUT_MS}`);
+    this.db.transaction(() => {
+      this.db.exec(`CREATE TABLE IF NOT EXISTS ledger_jobs (id INTEGER PRIMARY KEY, job TEXT NOT NULL UNIQUE);
+        CREATE TABLE IF NOT EXISTS record_fingerprints (fp BLOB PRIMARY KEY, job INTEGER NOT NULL) WITHOUT ROWID`);
+      const earlier = this.db.prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'fingerprints'").get();
+      if (earlier) {
+        this.db.exec(`INSERT OR IGNORE INTO ledger_jobs (job) SELECT DISTINCT job FROM fingerprints;
+          INSERT OR IGNORE INTO record_fingerprints (fp, job) SELECT f.fp, j.id FROM fingerprints f JOIN ledger_jobs j ON j.job = f.job;
+          DROP TABLE fingerprints`);
+      }
+    }).immediate();
+    this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    this.find = this.db.prepare('SELECT job FROM record_fingerprints WHERE fp = ?');
+    this.insert = this.db.prepare('INSERT OR IGNORE INTO record_fingerprints (fp, job) VALUES (?, ?)');
+    this.jobId = this.db.prepare('SELECT id FROM ledger_jobs WHERE job = ?');
+    this.addJob = this.db.prepare('INSERT OR IGNORE INTO ledger_jobs (job) VALUES (?)');
   }
 
   async known(upload: UploadAccepted['data'], job: string, records: readonly NormalizedRecord[], fingerprintKey: Buffer): Promise<boolean[]> {
     // The user and provider are in the HMAC's input: one table serves every user without naming them.
     const fps = records.map((r) => createHmac('sha256', fingerprintKey).update(`${upload.user_id}\u0000${upload.provider}\u0000${recordIdentity(r)}`).digest().subarray(0, 20));
     return withWriteLock(() =>
-      this.db.transaction(() =>
-        fps.map((fp) => {
+      this.db.transaction(() => {
+        let own = this.jobId.get(job)?.id;
+        return fps.map((fp) => {
           const row = this.find.get(fp);
-          if (row) return row.job !== job;
-          this.insert.run(fp, job);
+          if (row) return row.job !== own;
+          if (own === undefined) {
+            this.addJob.run(job);
+            own = this.jobId.get(job)!.id;
+          }
+          this.insert.run(fp, own);
           return false;
-        }),
-      )(),
+        });
+      })(),
     );
   }
 
@@ -69,3 +96,6 @@ export class SqliteRecordLedger implements RecordLedger {
     this.db.close();
   }
 }
+
+/** How long opening the ledger waits for another connection's write (see the constructor). */
+const OPEN_BUSY_TIMEOUT_MS = 30_000;
