@@ -7,11 +7,15 @@
  *
  * Reported: upload seconds; ETL seconds and records/s (upload accepted → `done`); seconds until the
  * coverage report stops growing (all records queryable); peak resident memory of the service (all
- * threads); the re-import's seconds, records written and unchanged, and its time against the first.
+ * threads); the re-import's seconds, records written and unchanged, and its time against the first;
+ * the service's CPU time per item (all threads, from /proc); then, as the limit beside it, the decoder
+ * alone over the same file in a process of its own (bench/support/appleParsePhase.ts).
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { UploadResource } from '../queries/ingestion/uploads.js';
 import { tusUpload } from '../src/cli/tusClient.js';
 import { writeExportXml } from './support/appleExportGenerator.js';
@@ -96,6 +100,12 @@ export default async function importBench(args: string[]): Promise<void> {
     } finally {
       await svc.stop();
     }
+    // The limit beside it, in the same run: the decoder alone over the same file, in a process of its own.
+    const phase = join(dirname(fileURLToPath(import.meta.url)), 'support', 'appleParsePhase.ts');
+    const r = spawnSync(process.execPath, ['--import', 'tsx', phase, 'decode', xml, '1000000'], { encoding: 'utf8', maxBuffer: 1 << 24 });
+    const parsed = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { items?: number; seconds?: number; peakRssMiB?: number };
+    if (parsed.items && parsed.seconds) console.log(`parsing alone (the decoder, nothing stored): ${fmt(parsed.items)} items in ${parsed.seconds.toFixed(1)} s, ${fmt(parsed.items / parsed.seconds)} items/s, peak RSS ${parsed.peakRssMiB} MiB`);
+    else console.log(`parsing alone failed: ${r.stderr.slice(0, 500)}`);
   } finally {
     if (!keep) rmSync(dir, { recursive: true, force: true });
     else console.log(`kept: ${dir}`);
