@@ -36,8 +36,8 @@ export function recordIdentity(r: NormalizedRecord): string {
  *
  * A row holds the job as a number (`ledger_jobs` names it once): rows of 20-byte fingerprints
  * with the ~100-character job stream each filled five times the pages, and every transaction of
- * random fingerprints rewrites the pages it touches, so the first import of an export spent more
- * time writing the ledger than parsing (BENCHMARKS.md, issue 21). A ledger of the earlier layout
+ * random fingerprints rewrites the pages it touches: the ledger took a fifth of the ETL thread's
+ * time in the first import of an export, nearly as much as decoding it (BENCHMARKS.md, issue 21). A ledger of the earlier layout
  * (`fingerprints`, the job's name in each row) is moved into this one when it is opened.
  */
 export class SqliteRecordLedger implements RecordLedger {
