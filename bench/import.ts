@@ -7,15 +7,19 @@
  *
  * Reported: upload seconds; ETL seconds and records/s (upload accepted → `done`); seconds until the
  * coverage report stops growing (all records queryable); peak resident memory of the service (all
- * threads); the re-import's seconds, records written and unchanged, and its time against the first.
+ * threads); the re-import's seconds, records written and unchanged, and its time against the first;
+ * the service's CPU time per item (all threads, from /proc); then, as the limit beside it, the decoder
+ * alone over the same file in a process of its own (bench/support/appleParsePhase.ts).
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { UploadResource } from '../queries/ingestion/uploads.js';
 import { tusUpload } from '../src/cli/tusClient.js';
 import { writeExportXml } from './support/appleExportGenerator.js';
-import { json, machine, startService } from './support/service.js';
+import { cpuMsOf, json, machine, startService } from './support/service.js';
 
 function arg(args: string[], name: string, fallback: string): string {
   const a = args.find((x) => x.startsWith(`--${name}=`));
@@ -51,6 +55,7 @@ export default async function importBench(args: string[]): Promise<void> {
 
       const importOnce = async (uploadId: string) => {
         const t0 = performance.now();
+        const cpu0 = cpuMsOf(svc.child.pid);
         await tusUpload({ origin: svc.base, token, path: xml, size, metadata: { provider: 'apple-health', upload_id: uploadId } }, () => {});
         const uploaded = performance.now() - t0;
         let u: UploadResource;
@@ -72,7 +77,8 @@ export default async function importBench(args: string[]): Promise<void> {
           if (still >= 4) break;
           await sleep(500);
         }
-        return { u, uploaded, done, queryable: performance.now() - t0 - 2000 };
+        const cpu1 = cpuMsOf(svc.child.pid);
+        return { u, uploaded, done, queryable: performance.now() - t0 - 2000, cpuMs: cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : null };
       };
 
       const first = await importOnce('bench-first');
@@ -88,10 +94,18 @@ export default async function importBench(args: string[]): Promise<void> {
       console.log(`| first import | ${s(first.uploaded)} | ${s(first.done)} | ${fmt(items / ((first.done - first.uploaded) / 1000))} (ETL) | ${s(first.queryable)} | ${fmt(items / (first.queryable / 1000))} | ${fmt(written)} | ${fmt(first.u.unchanged)} |`);
       console.log(`| the same file again | ${s(again.uploaded)} | ${s(again.done)} | ${fmt(items / ((again.done - again.uploaded) / 1000))} (ETL) | ${s(again.queryable)} | – | ${fmt(rewritten)} | ${fmt(again.u.unchanged)} |`);
       console.log(`\nre-import / first import, to done: ${Math.round((again.done / first.done) * 100)} %`);
+      const perItem = (ms: number | null) => (ms === null ? 'n/a' : `${((ms * 1000) / items).toFixed(1)} µs`);
+      console.log(`service CPU time (all threads) per item: first import ${perItem(first.cpuMs)}, re-import ${perItem(again.cpuMs)}`);
       console.log(`peak resident memory of the service (all threads) during the first import: ${(runtime.max_rss_bytes / 2 ** 20).toFixed(0)} MiB`);
     } finally {
       await svc.stop();
     }
+    // The limit beside it, in the same run: the decoder alone over the same file, in a process of its own.
+    const phase = join(dirname(fileURLToPath(import.meta.url)), 'support', 'appleParsePhase.ts');
+    const r = spawnSync(process.execPath, ['--import', 'tsx', phase, 'decode', xml, '1000000'], { encoding: 'utf8', maxBuffer: 1 << 24 });
+    const parsed = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { items?: number; seconds?: number; peakRssMiB?: number };
+    if (parsed.items && parsed.seconds) console.log(`parsing alone (the decoder, nothing stored): ${fmt(parsed.items)} items in ${parsed.seconds.toFixed(1)} s, ${fmt(parsed.items / parsed.seconds)} items/s, peak RSS ${parsed.peakRssMiB} MiB`);
+    else console.log(`parsing alone failed: ${r.stderr.slice(0, 500)}`);
   } finally {
     if (!keep) rmSync(dir, { recursive: true, force: true });
     else console.log(`kept: ${dir}`);

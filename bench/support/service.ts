@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import os from 'node:os';
@@ -18,14 +18,18 @@ export async function freePort(): Promise<number> {
 
 export type RunningService = { base: string; adminKey: string; child: ChildProcess; stop: () => Promise<void> };
 
-/** Starts the service exactly as `npm start` does (tsx src/main.ts) on a fresh data directory. */
+/** Starts the service as `npm start` does on a fresh data directory. */
 export async function startService(dataDir: string, env: Record<string, string> = {}): Promise<RunningService> {
   const port = await freePort();
   // BENCH_NODE_ARGS passes extra node flags to the service (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p` to profile a run).
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
+  // BENCH_SERVICE=dist runs the build (`npm run build` first) instead of the sources through tsx;
+  // BENCH_SERVICE_STDOUT=<file> keeps the service's standard output (e.g. with `--trace-gc`).
+  const entry = process.env.BENCH_SERVICE === 'dist' ? ['dist/src/main.js'] : ['--import', 'tsx', 'src/main.ts'];
+  const out = process.env.BENCH_SERVICE_STDOUT ? openSync(process.env.BENCH_SERVICE_STDOUT, 'w') : 'ignore';
+  const child = spawn(process.execPath, [...nodeArgs, ...entry], {
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', out, 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;

@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import type { EventStore } from '../eventstore/eventStore.js';
 import type { ReadStore } from '../readstore/readStore.js';
 import { storedPosition } from './storedPosition.js';
-import { siblingModule, startWorker } from '../shared/workerThreads.js';
+import { THREAD_YOUNG_GENERATION_MB, siblingModule, startWorker } from '../shared/workerThreads.js';
 import { PositionWaiters } from './positionWaiters.js';
 import type { Projection } from './projection.js';
 import { DEFAULT_RETRY, type Suspect } from './runner.js';
@@ -69,7 +69,7 @@ export class ProjectorThread {
     const worker = startWorker(this.entry, {
       workerData: { config: this.config, names: this.projections.map((p) => p.name), maxChangesPerBatch: this.maxChangesPerBatch, leased: this.leased, suspects },
       // The runners' buffers are bounded (20,000 records); a cap makes V8 collect instead of growing.
-      resourceLimits: { maxOldGenerationSizeMb: PROJECTOR_THREAD_HEAP_MB },
+      resourceLimits: { maxOldGenerationSizeMb: PROJECTOR_THREAD_HEAP_MB, maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
     });
     this.worker = worker;
     this.inFlight.clear();

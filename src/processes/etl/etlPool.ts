@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { Config } from '../../config.js';
-import { siblingModule, threadEntry } from '../../shared/workerThreads.js';
+import { THREAD_YOUNG_GENERATION_MB, siblingModule, threadEntry } from '../../shared/workerThreads.js';
 import type { EtlRunOutcome, EtlTask } from './etlTask.js';
 
 /** What a pool thread (`etlThread.ts`) is started with, and the words pool and threads exchange to close the stores. */
@@ -77,7 +77,7 @@ export class EtlThreadPool implements EtlRunner {
       // Idle threads wait in their event loop (not in Atomics.wait), so they hear `close`.
       atomics: 'disabled',
       // Parsers stream: a thread needs little heap, and a cap makes V8 collect instead of growing.
-      resourceLimits: { maxOldGenerationSizeMb: ETL_THREAD_HEAP_MB },
+      resourceLimits: { maxOldGenerationSizeMb: ETL_THREAD_HEAP_MB, maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
     });
   }
 }
