@@ -13,7 +13,7 @@ import { ProjectorRuntime } from '../projector/projectorRuntime.js';
 import { ReactorRuntime } from '../projector/reactor.js';
 import { userSubscriptionsReactor } from '../processes/sync/userSubscriptions.js';
 import { etlJobHandler } from '../processes/etl/etlWorker.js';
-import { sweepEtlJobs } from '../processes/etl/etlSweep.js';
+import { endLostEtlAttempts, sweepEtlJobs } from '../processes/etl/etlSweep.js';
 import { PollLoop } from '../shared/pollLoop.js';
 import { JobRunner } from '../processes/jobs/jobRunner.js';
 import { jobFeederReactor } from '../processes/jobs/jobFeeder.js';
@@ -144,10 +144,12 @@ export async function createContext(config: Config, options: ContextOptions = {}
   jobs.register(etl);
   const etlSweep = new PollLoop(
     async () => {
+      // Attempts lost with their process first: one ended with attempts left is due again for the sweep.
+      await endLostEtlAttempts(readStore, eventStore, queue);
       if ((await sweepEtlJobs(readStore, queue)) > 0) jobs.kick();
     },
     30_000,
-    (err) => log.warn({ err }, 'sweeping for ETL jobs without a queue job failed'),
+    (err) => log.warn({ err }, 'sweeping for ETL jobs without a queue job (or lost with their process) failed'),
   );
   const runBackground = mode !== 'none';
   const runtime = new RuntimeMonitor();
