@@ -49,6 +49,7 @@ export type ConsentChanged = Event<
   'consent.granted' | 'consent.revoked',
   Base & { category: ConsentCategory; actor_id: string; evidence: string; at: string }
 >;
+/** Written on the stream before issue 26; refreshed tokens now overwrite the connection's credentials record (connectionCredentials.ts). */
 export type TokensRefreshed = Event<'connection.tokens_refreshed', Base & { tokens_sealed: string; at: string }>;
 /** The same tokens sealed again under the current SEALING_KEY (`datakeys reseal`, a rotation's second half). */
 export type TokensResealed = Event<'connection.tokens_resealed', Base & { tokens_sealed: string; at: string }>;
@@ -84,12 +85,15 @@ export type ConnectionState = {
   tenantId: string | null;
   categories: ConsentCategory[];
   application: string | null;
+  /** The consent state that established the current grant: names it in the credentials record (connectionCredentials.ts). */
+  grant: string | null;
+  /** The tokens the grant's event carried (resealed, or refreshed on the stream before issue 26); the credentials record holds newer ones. */
   tokensSealed: string | null;
   pending: Record<string, PendingConsent>;
 };
 
 export const connectionState: StreamState<ConnectionState, ConnectionEvent> = {
-  initialState: () => ({ status: 'none', tenantId: null, categories: [], application: null, tokensSealed: null, pending: {} }),
+  initialState: () => ({ status: 'none', tenantId: null, categories: [], application: null, grant: null, tokensSealed: null, pending: {} }),
   evolve: (state, event) => {
     const d = event.data;
     switch (event.type) {
@@ -113,7 +117,7 @@ export const connectionState: StreamState<ConnectionState, ConnectionEvent> = {
         return pending ? { ...state, pending: { ...state.pending, [event.data.state_hash]: { ...pending, browserHash: event.data.browser_hash } } } : state;
       }
       case 'connection.established':
-        return { ...state, status: 'active', tenantId: d.tenant_id, categories: event.data.categories, application: event.data.application, tokensSealed: event.data.tokens_sealed, pending: without(state.pending, event.data.state_hash) };
+        return { ...state, status: 'active', tenantId: d.tenant_id, categories: event.data.categories, application: event.data.application, grant: event.data.state_hash, tokensSealed: event.data.tokens_sealed, pending: without(state.pending, event.data.state_hash) };
       case 'connection.consent_failed':
         return { ...state, pending: without(state.pending, event.data.state_hash) };
       case 'connection.tokens_refreshed':
@@ -127,7 +131,7 @@ export const connectionState: StreamState<ConnectionState, ConnectionEvent> = {
       case 'consent.revoked':
         return { ...state, categories: state.categories.filter((c) => c !== event.data.category) };
       case 'connection.disconnected':
-        return { ...state, status: 'disconnected', categories: [], tokensSealed: null };
+        return { ...state, status: 'disconnected', categories: [], grant: null, tokensSealed: null };
       case 'connection.erased':
         return { ...state, status: 'none', pending: {} };
       default:

@@ -3,6 +3,7 @@ import { projections, recordProjections } from '../../projections/index.js';
 import type { Config } from '../config.js';
 import type { ErasureHook } from '../../commands/deletions/erasureSteps.js';
 import { connectionErasureHook } from '../../commands/connections/connectionErasure.js';
+import { ConnectionCredentials, ensureCredentialsCollection } from '../../commands/connections/connectionCredentials.js';
 import { dataKeysOf } from './dataKeysOf.js';
 import { OpeningEventStore } from '../crypto/openingEventStore.js';
 import { PersonalSealer } from '../crypto/personalSealing.js';
@@ -81,6 +82,8 @@ export async function createContext(config: Config, options: ContextOptions = {}
     retry: config.projectionRetryDelaysMs ? { delaysMs: config.projectionRetryDelaysMs } : undefined,
   });
   const valueSealer = valueSealerOf(config);
+  await ensureCredentialsCollection(readStore);
+  const credentials = new ConnectionCredentials(readStore, dataKeys);
   const webhookApplications = new WebhookApplications({ readStore, sealer: valueSealer, providers: config.providers });
   const sync = createSync(
     {
@@ -99,11 +102,11 @@ export async function createContext(config: Config, options: ContextOptions = {}
   // The work queue of background jobs (issue 26): claimed, leased and fenced per job (docs/architecture.md "Work queue").
   const queue = await openWorkQueue(config);
   const jobs = new JobRunner({ queue, holder: jobHolderOf(config), leaseMs: config.leases.leaseMs, log });
-  const subscriptions = userSubscriptionsReactor({ eventStore, readStore, sealer: valueSealer, providers: config.providers, publicBaseUrl: config.publicBaseUrl, now: () => sync.worker.now(), log });
+  const subscriptions = userSubscriptionsReactor({ eventStore, readStore, credentials, sealer: valueSealer, providers: config.providers, publicBaseUrl: config.publicBaseUrl, now: () => sync.worker.now(), log });
   const reactorList = [sync.reactor, subscriptions, tenantNameClaimsReactor({ eventStore, log }), jobFeederReactor({ queue, kick: () => jobs.kick() })];
   const reactors = new ReactorRuntime(eventStore, readStore, reactorList, log, leases('reactors'), reactorDeadLetters(queue, () => jobs.kick()));
   for (const r of reactorList) jobs.register(reactorJobHandler(eventStore, r));
-  const erasureHooks: ErasureHook[] = [connectionErasureHook({ eventStore, readStore, sealer: valueSealer, grants: providerGrants, providers: config.providers }), sync.erasureHook];
+  const erasureHooks: ErasureHook[] = [connectionErasureHook({ eventStore, readStore, credentials, sealer: valueSealer, grants: providerGrants, providers: config.providers }), sync.erasureHook];
   const webhookSecrets = new WebhookSecrets(sealingKeyringOf(config, WEBHOOK_SECRET_SEALING));
   const webhooks = new WebhookEngine({
     eventStore,
@@ -189,6 +192,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     generatedAdminKey: admin.generated ? admin.key : null,
     sealingKey,
     valueSealer,
+    credentials,
     grants: providerGrants,
     webhookApplications,
     runtime,
