@@ -14,7 +14,7 @@ import type { DeletionRequested } from '../deletions/deletionJob.js';
 import type { DataErased, UserDeleted } from '../deletions/erasureEvents.js';
 import type { TagCreated } from '../tags/tag.js';
 import type { ExternalRefClaimed } from '../users/externalRef.js';
-import type { UserDeletionRequested, UserRegistered } from '../users/user.js';
+import type { UserDeletionRequested, UserRegistered, UserSnapshot } from '../users/user.js';
 
 const fields = <E extends Event>(type: E['type'], names: readonly (keyof E['data'] & string)[]) => [type, names] as const;
 
@@ -34,6 +34,7 @@ export const PERSONAL_FIELDS: PersonalFieldPlan = Object.fromEntries([
   fields<UserRegistered>('user.registered', ['external_ref']),
   fields<ExternalRefClaimed>('external_ref.claimed', ['external_ref']),
   fields<UserDeletionRequested>('user.deletion_requested', ['external_ref']),
+  fields<UserSnapshot>('user.snapshot', ['external_ref']),
   fields<DeletionRequested>('deletion.requested', ['external_ref']),
   fields<UserDeleted>('user.deleted', ['external_ref']),
   fields<DataErased>('data.erased', ['external_ref']),
