@@ -1,6 +1,7 @@
 import type { Event } from '../../src/eventstore/eventStore.js';
 import type { ConsentCategory } from '../../src/catalog/providerFacts.js';
 import type { StreamState } from '../shared/commandHandler.js';
+import type { Snapshots } from '../shared/streamSnapshots.js';
 
 /**
  * One user's connection to one provider (spec "Connection" and its state table): one stream per
@@ -92,7 +93,58 @@ export type ConnectionState = {
   pending: Record<string, PendingConsent>;
 };
 
+/**
+ * A snapshot of the connection (commands/shared/streamSnapshots.ts): its stream grows with every
+ * consent request (and, before issue 26, every token refresh), and pulls read it. The tokens and
+ * the pending states (their redirects, sealed verifiers) are sealed under the user's profile key.
+ */
+export type ConnectionSnapshot = Event<
+  'snapshot.connection',
+  Base & {
+    status: ConnectionStatus;
+    categories: ConsentCategory[];
+    application: string | null;
+    grant: string | null;
+    tokens_sealed: string | null;
+    pending: Record<string, PendingConsent>;
+    snapshot_version: number;
+    revision: number;
+  }
+>;
+
+const connectionSnapshots: Snapshots<ConnectionState> = {
+  type: 'snapshot.connection',
+  version: 1,
+  every: 1000,
+  encode: (state, streamName) => {
+    if (state.tenantId === null) return null;
+    // connection-<user uuid>-<provider slug>
+    const rest = streamName.slice('connection-'.length);
+    return {
+      tenant_id: state.tenantId,
+      user_id: rest.slice(0, 36),
+      provider: rest.slice(37),
+      status: state.status,
+      categories: state.categories,
+      application: state.application,
+      grant: state.grant,
+      tokens_sealed: state.tokensSealed,
+      pending: state.pending,
+    };
+  },
+  decode: (d) => ({
+    status: d.status as ConnectionStatus,
+    tenantId: d.tenant_id as string,
+    categories: d.categories as ConsentCategory[],
+    application: (d.application as string | null) ?? null,
+    grant: (d.grant as string | null) ?? null,
+    tokensSealed: (d.tokens_sealed as string | null) ?? null,
+    pending: (d.pending as Record<string, PendingConsent> | null) ?? {},
+  }),
+};
+
 export const connectionState: StreamState<ConnectionState, ConnectionEvent> = {
+  snapshots: connectionSnapshots,
   initialState: () => ({ status: 'none', tenantId: null, categories: [], application: null, grant: null, tokensSealed: null, pending: {} }),
   evolve: (state, event) => {
     const d = event.data;
@@ -101,8 +153,9 @@ export const connectionState: StreamState<ConnectionState, ConnectionEvent> = {
         return {
           ...state,
           tenantId: d.tenant_id,
+          // States expired by the time of this request are forgotten (retention): the map holds ten minutes of requests at most.
           pending: {
-            ...state.pending,
+            ...unexpired(state.pending, event.data.at),
             [event.data.state_hash]: {
               redirectUri: event.data.redirect_uri,
               verifierSealed: event.data.verifier_sealed,
@@ -139,6 +192,12 @@ export const connectionState: StreamState<ConnectionState, ConnectionEvent> = {
     }
   },
 };
+
+function unexpired(pending: Record<string, PendingConsent>, at: string): Record<string, PendingConsent> {
+  const now = Date.parse(at);
+  const live = Object.entries(pending).filter(([, p]) => Date.parse(p.expiresAt) > now);
+  return live.length === Object.keys(pending).length ? pending : Object.fromEntries(live);
+}
 
 function without<T>(record: Record<string, T>, key: string): Record<string, T> {
   const { [key]: _gone, ...rest } = record;

@@ -7,6 +7,7 @@ import type { ReadStore } from '../../src/readstore/readStore.js';
 import { CONNECTIONS, CONSENT_EVENTS, CONSENT_STATES, connectionDocId, type ConnectionDoc } from '../../projections/connections/connectionsProjection.js';
 import { tombstone, type ErasureHook } from '../deletions/erasureSteps.js';
 import { handleCommand, loadState } from '../shared/commandHandler.js';
+import { snapshotStream } from '../shared/streamSnapshots.js';
 import { eraseConnectSessions } from './connectSession.js';
 import type { ConnectionCredentials } from './connectionCredentials.js';
 import { connectionOwner, connectionState, connectionStream, holdsGrant, TOKEN_PURPOSE, type ConnectionErased } from './connection.js';
@@ -49,6 +50,7 @@ export function connectionErasureHook(deps: { eventStore: EventStore; readStore:
           }
         }
         await tombstone(eventStore, stream);
+        await tombstone(eventStore, snapshotStream(stream));
       }
       await eraseConnectSessions(eventStore, job.userId, (stream) => tombstone(eventStore, stream));
       // Already unreadable (sealed under the profile key the deletion destroys); removed all the same.

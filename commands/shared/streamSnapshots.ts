@@ -18,7 +18,7 @@ import { deterministicId } from '../../src/shared/ids.js';
  * stream is erased with the stream it follows.
  */
 export type Snapshots<State> = {
-  /** The snapshot event's type (`user.snapshot`). */
+  /** The snapshot event's type (`snapshot.user`). */
   type: string;
   /** Raised whenever the state's shape or its evolve changes: snapshots of another version are ignored. */
   version: number;

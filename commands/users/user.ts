@@ -26,12 +26,12 @@ export type UserState = { status: UserStatus; tenantId: string | null; externalR
  * and every pull read. Its external_ref is sealed under the user's profile key (personalFields.ts).
  */
 export type UserSnapshot = Event<
-  'user.snapshot',
+  'snapshot.user',
   { user_id: string; tenant_id: string; status: UserStatus; external_ref: string | null; deletion_job_id: string | null; snapshot_version: number; revision: number }
 >;
 
 const userSnapshots: Snapshots<UserState> = {
-  type: 'user.snapshot',
+  type: 'snapshot.user',
   version: 1,
   every: 1000,
   encode: (state, streamName) =>
