@@ -15,6 +15,7 @@ import { ReactorRuntime } from '../projector/reactor.js';
 import { userSubscriptionsReactor } from '../processes/sync/userSubscriptions.js';
 import { etlJobHandler } from '../processes/etl/etlWorker.js';
 import { endLostEtlAttempts, sweepEtlJobs } from '../processes/etl/etlSweep.js';
+import { RETENTION_SWEEP_EVERY_MS, sweepExpired } from '../processes/retention/retentionSweep.js';
 import { PollLoop } from '../shared/pollLoop.js';
 import { JobRunner } from '../processes/jobs/jobRunner.js';
 import { jobFeederReactor } from '../processes/jobs/jobFeeder.js';
@@ -154,6 +155,14 @@ export async function createContext(config: Config, options: ContextOptions = {}
     30_000,
     (err) => log.warn({ err }, 'sweeping for ETL jobs without a queue job (or lost with their process) failed'),
   );
+  // Expired consent states and connect sessions, a day past their expiry (issue 26, retention).
+  const retentionSweep = new PollLoop(
+    async () => {
+      await sweepExpired(readStore, eventStore);
+    },
+    RETENTION_SWEEP_EVERY_MS,
+    (err) => log.warn({ err }, 'sweeping expired consent states and connect sessions failed'),
+  );
   const runBackground = mode !== 'none';
   const runtime = new RuntimeMonitor();
   if (mode === 'all' || mode === 'projections') await projectors.start();
@@ -167,6 +176,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     await webhooks.start();
     jobs.start();
     etlSweep.start();
+    retentionSweep.start();
     if (sync.polling) sync.worker.start();
   } else {
     await webhooks.init();
@@ -205,6 +215,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
       runtime.close();
       await webhooks.stop();
       etlSweep.stop();
+      retentionSweep.stop();
       await jobs.stop();
       await sync.worker.stop();
       await etl.close();
