@@ -38,7 +38,7 @@ export function connectionErasureHook(deps: { eventStore: EventStore; readStore:
     eraseUser: async (job) => {
       for (const p of CONNECTED_PROVIDERS) {
         const stream = connectionStream(job.userId, p.slug);
-        const { state } = await loadState(eventStore, stream, connectionState);
+        const { state, revision } = await loadState(eventStore, stream, connectionState);
         const current = holdsGrant(state.status) ? await deps.credentials.current(job.userId, p.slug, state) : null;
         if (current) {
           try {
@@ -50,7 +50,8 @@ export function connectionErasureHook(deps: { eventStore: EventStore; readStore:
           }
         }
         await tombstone(eventStore, stream);
-        await tombstone(eventStore, snapshotStream(stream));
+        // A snapshot only of a stream that has events (a tombstone is a durable write: none for the providers never connected).
+        if (revision !== null) await tombstone(eventStore, snapshotStream(stream));
       }
       await eraseConnectSessions(eventStore, job.userId, (stream) => tombstone(eventStore, stream));
       // Already unreadable (sealed under the profile key the deletion destroys); removed all the same.
