@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- token-mints [--mints=100000 --uploads=300 --inflight=2]` (issue 26 point 3): the
+ * `npm run bench -- token-mints [--mints=100000 --uploads=300 --inflight=2 --legacy]` (issue 26 point 3): the
  * same N one-line device-a uploads, and the ETL completing them, for a fresh user and for a user
  * with `mints` user tokens minted before, to the service started as `npm start` starts it. Beside
  * them, in the same run, the raw limit: the same POSTs (gzip body read and unzipped, 202) to a bare
@@ -8,7 +8,8 @@
  * The mints are seeded by appending, from this process, exactly the events the mint command writes
  * (`seedMints`), in batches: minting 100,000 tokens one by one through the API is itself the cost
  * being measured here and would take hours before the change. One more token is then minted through
- * the API for each user and used for the uploads.
+ * the API for each user and used for the uploads. `--legacy` seeds the mints on the user's own
+ * stream, where tokens minted before the token stream existed still are (issue 26 point 3).
  */
 import { createServer } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -85,6 +86,7 @@ export default async function main(args: string[]) {
   const mints = arg('mints', 100_000);
   const uploads = arg('uploads', 300);
   const inflight = arg('inflight', 2);
+  const legacy = args.includes('--legacy');
   const dir = mkdtempSync(join(tmpdir(), 'wellstream-bench-tokenmints-'));
   const svc = await startService(dir);
   const store = new SqliteEventStore({ path: join(dir, 'events.sqlite') });
@@ -102,7 +104,7 @@ export default async function main(args: string[]) {
     const fresh = await newUser();
     const loaded = await newUser();
     const s0 = performance.now();
-    await seedMints(store, { tenantId: tenant.tenant_id, userId: loaded, count: mints });
+    await seedMints(store, { tenantId: tenant.tenant_id, userId: loaded, count: mints, legacy });
     const seedS = (performance.now() - s0) / 1000;
     // The first mint after the seed also waits for the users projection to take in the seeded tokens;
     // the figures are of the mint after it.
@@ -123,7 +125,7 @@ export default async function main(args: string[]) {
       );
     row('raw limit (bare node:http, gunzip, 202)', raw);
     row('fresh user', a);
-    row(`user with ${mints} token mints`, b);
+    row(`user with ${mints} token mints${legacy ? ' on the user stream (before the token stream)' : ''}`, b);
     console.log(`\nloaded / fresh, time until every ETL job finished: ${(b.doneS / a.doneS).toFixed(2)}x`);
   } finally {
     await store.close();

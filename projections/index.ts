@@ -20,6 +20,7 @@ import { PRIORITIES_SET } from './records/mergedView/mergedFlags.js';
 import { webhookEndpointsProjection } from './webhooks/webhookEndpointsProjection.js';
 import { providerKeysProjection } from './connections/providerKeysProjection.js';
 import { connectionsProjection } from './connections/connectionsProjection.js';
+import { connectSessionsProjection } from './connections/connectSessionsProjection.js';
 import { tagsProjection } from './tags/tagsProjection.js';
 import { syncRunsProjection } from './sync/syncRunsProjection.js';
 
@@ -48,4 +49,4 @@ export const recordProjections: readonly Projection[] = [
 export const MERGED_VIEW_PROJECTIONS: readonly string[] = recordProjections.filter((p) => p.eventTypes.includes(PRIORITIES_SET)).map((p) => p.name);
 
 /** Every projection the service runs; the CLI's status and rebuild act on this list. */
-export const projections: readonly Projection[] = [tenantsProjection, usersProjection, deletionJobsProjection, auditLogProjection, etlJobsProjection, uploadsProjection, webhookEndpointsProjection, tagsProjection, providerKeysProjection, connectionsProjection, syncRunsProjection, ...recordProjections];
+export const projections: readonly Projection[] = [tenantsProjection, usersProjection, deletionJobsProjection, auditLogProjection, etlJobsProjection, uploadsProjection, webhookEndpointsProjection, tagsProjection, providerKeysProjection, connectionsProjection, connectSessionsProjection, syncRunsProjection, ...recordProjections];

@@ -1,14 +1,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { decideMintUserToken } from '../../commands/users/mintUserToken.js';
 import { userTokensStream } from '../../commands/users/userTokens.js';
+import { userStream } from '../../commands/users/user.js';
 import type { EventStore } from '../../src/eventstore/eventStore.js';
 
 /**
  * Appends `count` token mints for one active user, exactly the events the mint command decides, to
  * the stream the mint command writes them to (the user's token stream; before issue 26 point 3 the
  * user's own stream), 1000 per append (the benchmark's set-up, not a path of the service).
+ * `legacy`: on the user's own stream, where mints made before the token stream existed still are.
  */
-export async function seedMints(store: EventStore, o: { tenantId: string; userId: string; count: number }): Promise<void> {
+export async function seedMints(store: EventStore, o: { tenantId: string; userId: string; count: number; legacy?: boolean }): Promise<void> {
   const active = { status: 'active' as const, tenantId: o.tenantId, externalRef: null, deletionJobId: null };
   const at = new Date().toISOString();
   for (let done = 0; done < o.count; ) {
@@ -19,7 +21,7 @@ export async function seedMints(store: EventStore, o: { tenantId: string; userId
         active,
       ),
     );
-    await store.appendToStream(userTokensStream(o.userId), events, { expectedRevision: 'any' });
+    await store.appendToStream(o.legacy ? userStream(o.userId) : userTokensStream(o.userId), events, { expectedRevision: 'any' });
     done += n;
   }
 }

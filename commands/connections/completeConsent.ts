@@ -13,6 +13,7 @@ import {
   type ConsentChanged,
 } from './connection.js';
 import type { OAuthClient, ProviderGrants, TokenSet } from './providerGrants.js';
+import type { ConnectionCredentials } from './connectionCredentials.js';
 
 export type ConsentCallback = {
   tenantId: string;
@@ -50,11 +51,20 @@ export const splitScopes = (scope: string) => scope.split(/[\s,]+/).filter((s) =
  * GET /oauth/{provider}/callback: the consent state is single use and lives 10 minutes (spec
  * "Limits"). The code is exchanged before anything is appended, and the grant is appended at the
  * revision the state was read at, so two callbacks with the same state make one connection: the
- * second finds its append refused and answers an error. Reconnecting after needs_reauth makes the
+ * second finds its append refused and answers an error. Token refreshes write the credentials record,
+ * not the stream, so a pull refreshing meanwhile never makes the state look used; the new grant's
+ * tokens then go over the record too (connectionCredentials.ts). Reconnecting after needs_reauth makes the
  * connection usable again (spec "Connection"). Only the browser the state is bound to completes it
  * (RFC 6749 §10.12): any other callback is refused before anything is decided or appended.
  */
-export async function completeConsent(eventStore: EventStore, sealer: ValueSealer, grants: ProviderGrants, client: OAuthClient, cb: ConsentCallback): Promise<ConsentOutcome> {
+export async function completeConsent(
+  eventStore: EventStore,
+  sealer: ValueSealer,
+  credentials: ConnectionCredentials,
+  grants: ProviderGrants,
+  client: OAuthClient,
+  cb: ConsentCallback,
+): Promise<ConsentOutcome> {
   const stream = connectionStream(cb.userId, cb.provider.slug);
   const { state, revision } = await loadState(eventStore, stream, connectionState);
   const pending = state.pending[cb.stateHash];
@@ -93,6 +103,8 @@ export async function completeConsent(eventStore: EventStore, sealer: ValueSeale
   ];
   const position = await append(eventStore, stream, revision, events);
   if (position === null) return { status: 'error', redirectUri: pending.redirectUri, error: 'the consent state was already used', position: 0 };
+  // After the append: a crash before this write leaves readers on the grant's event tokens, which are as new.
+  await credentials.replace({ tenantId: cb.tenantId, userId: cb.userId, provider: cb.provider.slug }, cb.stateHash, sealed, new Date(cb.at));
   return { status: 'connected', redirectUri: pending.redirectUri, error: null, position };
 }
 

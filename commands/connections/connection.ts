@@ -1,6 +1,7 @@
 import type { Event } from '../../src/eventstore/eventStore.js';
 import type { ConsentCategory } from '../../src/catalog/providerFacts.js';
 import type { StreamState } from '../shared/commandHandler.js';
+import type { Snapshots } from '../shared/streamSnapshots.js';
 
 /**
  * One user's connection to one provider (spec "Connection" and its state table): one stream per
@@ -49,6 +50,7 @@ export type ConsentChanged = Event<
   'consent.granted' | 'consent.revoked',
   Base & { category: ConsentCategory; actor_id: string; evidence: string; at: string }
 >;
+/** Written on the stream before issue 26; refreshed tokens now overwrite the connection's credentials record (connectionCredentials.ts). */
 export type TokensRefreshed = Event<'connection.tokens_refreshed', Base & { tokens_sealed: string; at: string }>;
 /** The same tokens sealed again under the current SEALING_KEY (`datakeys reseal`, a rotation's second half). */
 export type TokensResealed = Event<'connection.tokens_resealed', Base & { tokens_sealed: string; at: string }>;
@@ -84,12 +86,66 @@ export type ConnectionState = {
   tenantId: string | null;
   categories: ConsentCategory[];
   application: string | null;
+  /** The consent state that established the current grant: names it in the credentials record (connectionCredentials.ts). */
+  grant: string | null;
+  /** The tokens the grant's event carried (resealed, or refreshed on the stream before issue 26); the credentials record holds newer ones. */
   tokensSealed: string | null;
   pending: Record<string, PendingConsent>;
 };
 
+/**
+ * A snapshot of the connection (commands/shared/streamSnapshots.ts): its stream grows with every
+ * consent request (and, before issue 26, every token refresh), and pulls read it. The tokens and
+ * the pending states (their redirects, sealed verifiers) are sealed under the user's profile key.
+ */
+export type ConnectionSnapshot = Event<
+  'snapshot.connection',
+  Base & {
+    status: ConnectionStatus;
+    categories: ConsentCategory[];
+    application: string | null;
+    grant: string | null;
+    tokens_sealed: string | null;
+    pending: Record<string, PendingConsent>;
+    snapshot_version: number;
+    revision: number;
+  }
+>;
+
+const connectionSnapshots: Snapshots<ConnectionState> = {
+  type: 'snapshot.connection',
+  version: 1,
+  every: 1000,
+  encode: (state, streamName) => {
+    if (state.tenantId === null) return null;
+    // connection-<user uuid>-<provider slug>
+    const rest = streamName.slice('connection-'.length);
+    return {
+      tenant_id: state.tenantId,
+      user_id: rest.slice(0, 36),
+      provider: rest.slice(37),
+      status: state.status,
+      categories: state.categories,
+      application: state.application,
+      grant: state.grant,
+      tokens_sealed: state.tokensSealed,
+      pending: state.pending,
+    };
+  },
+  decode: (d) => ({
+    status: d.status as ConnectionStatus,
+    tenantId: d.tenant_id as string,
+    categories: d.categories as ConsentCategory[],
+    application: (d.application as string | null) ?? null,
+    grant: (d.grant as string | null) ?? null,
+    tokensSealed: (d.tokens_sealed as string | null) ?? null,
+    pending: (d.pending as Record<string, PendingConsent> | null) ?? {},
+  }),
+};
+
 export const connectionState: StreamState<ConnectionState, ConnectionEvent> = {
-  initialState: () => ({ status: 'none', tenantId: null, categories: [], application: null, tokensSealed: null, pending: {} }),
+  snapshots: connectionSnapshots,
+  initialState: () => ({ status: 'none', tenantId: null, categories: [], application: null, grant: null, tokensSealed: null, pending: {} }),
   evolve: (state, event) => {
     const d = event.data;
     switch (event.type) {
@@ -97,8 +153,9 @@ export const connectionState: StreamState<ConnectionState, ConnectionEvent> = {
         return {
           ...state,
           tenantId: d.tenant_id,
+          // States expired by the time of this request are forgotten (retention): the map holds ten minutes of requests at most.
           pending: {
-            ...state.pending,
+            ...unexpired(state.pending, event.data.at),
             [event.data.state_hash]: {
               redirectUri: event.data.redirect_uri,
               verifierSealed: event.data.verifier_sealed,
@@ -113,7 +170,7 @@ export const connectionState: StreamState<ConnectionState, ConnectionEvent> = {
         return pending ? { ...state, pending: { ...state.pending, [event.data.state_hash]: { ...pending, browserHash: event.data.browser_hash } } } : state;
       }
       case 'connection.established':
-        return { ...state, status: 'active', tenantId: d.tenant_id, categories: event.data.categories, application: event.data.application, tokensSealed: event.data.tokens_sealed, pending: without(state.pending, event.data.state_hash) };
+        return { ...state, status: 'active', tenantId: d.tenant_id, categories: event.data.categories, application: event.data.application, grant: event.data.state_hash, tokensSealed: event.data.tokens_sealed, pending: without(state.pending, event.data.state_hash) };
       case 'connection.consent_failed':
         return { ...state, pending: without(state.pending, event.data.state_hash) };
       case 'connection.tokens_refreshed':
@@ -127,7 +184,7 @@ export const connectionState: StreamState<ConnectionState, ConnectionEvent> = {
       case 'consent.revoked':
         return { ...state, categories: state.categories.filter((c) => c !== event.data.category) };
       case 'connection.disconnected':
-        return { ...state, status: 'disconnected', categories: [], tokensSealed: null };
+        return { ...state, status: 'disconnected', categories: [], grant: null, tokensSealed: null };
       case 'connection.erased':
         return { ...state, status: 'none', pending: {} };
       default:
@@ -135,6 +192,12 @@ export const connectionState: StreamState<ConnectionState, ConnectionEvent> = {
     }
   },
 };
+
+function unexpired(pending: Record<string, PendingConsent>, at: string): Record<string, PendingConsent> {
+  const now = Date.parse(at);
+  const live = Object.entries(pending).filter(([, p]) => Date.parse(p.expiresAt) > now);
+  return live.length === Object.keys(pending).length ? pending : Object.fromEntries(live);
+}
 
 function without<T>(record: Record<string, T>, key: string): Record<string, T> {
   const { [key]: _gone, ...rest } = record;

@@ -7,7 +7,9 @@ import type { ReadStore } from '../../src/readstore/readStore.js';
 import { CONNECTIONS, CONSENT_EVENTS, CONSENT_STATES, connectionDocId, type ConnectionDoc } from '../../projections/connections/connectionsProjection.js';
 import { tombstone, type ErasureHook } from '../deletions/erasureSteps.js';
 import { handleCommand, loadState } from '../shared/commandHandler.js';
+import { snapshotStream } from '../shared/streamSnapshots.js';
 import { eraseConnectSessions } from './connectSession.js';
+import type { ConnectionCredentials } from './connectionCredentials.js';
 import { connectionOwner, connectionState, connectionStream, holdsGrant, TOKEN_PURPOSE, type ConnectionErased } from './connection.js';
 import type { ProviderGrants, TokenSet } from './providerGrants.js';
 
@@ -18,7 +20,7 @@ import type { ProviderGrants, TokenSet } from './providerGrants.js';
  * the user exists); a user's deletion revokes the grants at the providers (best effort, spec
  * "User": deleting → removed) and erases the connection streams, history included.
  */
-export function connectionErasureHook(deps: { eventStore: EventStore; readStore: ReadStore; sealer: ValueSealer; grants: ProviderGrants; providers: Record<string, ProviderSettings> }): ErasureHook {
+export function connectionErasureHook(deps: { eventStore: EventStore; readStore: ReadStore; credentials: ConnectionCredentials; sealer: ValueSealer; grants: ProviderGrants; providers: Record<string, ProviderSettings> }): ErasureHook {
   const { eventStore, readStore } = deps;
   return {
     name: 'connections',
@@ -36,19 +38,24 @@ export function connectionErasureHook(deps: { eventStore: EventStore; readStore:
     eraseUser: async (job) => {
       for (const p of CONNECTED_PROVIDERS) {
         const stream = connectionStream(job.userId, p.slug);
-        const { state } = await loadState(eventStore, stream, connectionState);
-        if (holdsGrant(state.status) && state.tokensSealed) {
+        const { state, revision } = await loadState(eventStore, stream, connectionState);
+        const current = holdsGrant(state.status) ? await deps.credentials.current(job.userId, p.slug, state) : null;
+        if (current) {
           try {
             const client = await resolveProviderClient(readStore, deps.sealer, deps.providers, job.tenantId, p.slug);
-            const tokens = JSON.parse(openValue(deps.sealer, TOKEN_PURPOSE, connectionOwner(job.userId, p.slug), state.tokensSealed)) as TokenSet;
+            const tokens = JSON.parse(openValue(deps.sealer, TOKEN_PURPOSE, connectionOwner(job.userId, p.slug), current.tokensSealed)) as TokenSet;
             if (client) await deps.grants.revoke(p.slug, client, { accessToken: tokens.accessToken, providerUserId: tokens.providerUserId ?? null });
           } catch {
             // Best effort: a grant that cannot be revoked expires at the provider.
           }
         }
         await tombstone(eventStore, stream);
+        // A snapshot only of a stream that has events (a tombstone is a durable write: none for the providers never connected).
+        if (revision !== null) await tombstone(eventStore, snapshotStream(stream));
       }
       await eraseConnectSessions(eventStore, job.userId, (stream) => tombstone(eventStore, stream));
+      // Already unreadable (sealed under the profile key the deletion destroys); removed all the same.
+      await deps.credentials.removeUser(job.userId);
       await readStore.applyChanges([
         { op: 'deleteMany', collection: CONNECTIONS, filter: { user_id: job.userId } },
         { op: 'deleteMany', collection: CONSENT_STATES, filter: { user_id: job.userId } },

@@ -1,4 +1,5 @@
 import { ConcurrencyError, type EventStore } from '../../src/eventstore/eventStore.js';
+import { snapshotStream } from '../shared/streamSnapshots.js';
 import { PROVIDER_KINDS } from '../../src/catalog/providerKinds.js';
 import { legacyRawNamespace, rawNamespace } from '../../src/rawstore/rawNamespaces.js';
 import { deterministicId } from '../../src/shared/ids.js';
@@ -102,6 +103,7 @@ export async function eraseUser(deps: ErasureDeps, jobId: string): Promise<void>
   step(deps, "erasing the user's stream");
   await tombstone(deps.eventStore, userTokensStream(userId));
   await tombstone(deps.eventStore, userStream(userId));
+  await tombstone(deps.eventStore, snapshotStream(userStream(userId)));
 
   step(deps, 'purging stores');
   await purgeStores(deps);

@@ -1,10 +1,13 @@
 import { ConcurrencyError, StreamDeletedError, type Event, type EventStore, type RecordedEvent } from '../../src/eventstore/eventStore.js';
 import { DomainError } from './domainError.js';
+import { latestSnapshot, takeSnapshot, type Snapshots } from './streamSnapshots.js';
 
 /** Folds a stream's events into the state a decision needs (Emmett's evolve/initialState pair). */
 export type StreamState<State, E extends Event> = {
   initialState: () => State;
   evolve: (state: State, event: RecordedEvent<E>) => State;
+  /** Aggregates whose streams grow on hot paths are read from a snapshot (streamSnapshots.ts). */
+  snapshots?: Snapshots<State>;
 };
 
 export type CommandResult<State, E extends Event> = {
@@ -54,14 +57,20 @@ export async function loadState<State, E extends Event>(
   streamName: string,
   stream: StreamState<State, E>,
 ): Promise<{ state: State; revision: number | null }> {
+  const snapshot = stream.snapshots ? await latestSnapshot(eventStore, streamName, stream.snapshots) : null;
   let events: RecordedEvent<E>[];
   try {
-    events = (await eventStore.readStream(streamName)) as RecordedEvent<E>[];
+    // From the snapshot's own revision: the event it was taken at must still be there for it to stand.
+    events = (await eventStore.readStream(streamName, snapshot ? { fromRevision: snapshot.revision } : {})) as RecordedEvent<E>[];
   } catch (err) {
     if (err instanceof StreamDeletedError) return { state: stream.initialState(), revision: null };
     throw err;
   }
-  let state = stream.initialState();
-  for (const e of events) state = stream.evolve(state, e);
-  return { state, revision: events.length ? events[events.length - 1]!.streamRevision : null };
+  if (snapshot && events[0]?.streamRevision !== snapshot.revision) return loadState(eventStore, streamName, { ...stream, snapshots: undefined });
+  let state = snapshot ? snapshot.state : stream.initialState();
+  const folded = snapshot ? events.slice(1) : events;
+  for (const e of folded) state = stream.evolve(state, e);
+  const revision = events.length ? events[events.length - 1]!.streamRevision : null;
+  if (stream.snapshots && revision !== null && folded.length >= stream.snapshots.every) await takeSnapshot(eventStore, streamName, stream.snapshots, state, revision);
+  return { state, revision };
 }

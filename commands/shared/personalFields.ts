@@ -2,6 +2,7 @@ import type { Event } from '../../src/eventstore/eventStore.js';
 import type { PersonalFieldPlan } from '../../src/crypto/personalSealing.js';
 import type {
   ConnectionEstablished,
+  ConnectionSnapshot,
   ConnectionNeedsReauth,
   ConsentChanged,
   ConsentFailed,
@@ -14,7 +15,7 @@ import type { DeletionRequested } from '../deletions/deletionJob.js';
 import type { DataErased, UserDeleted } from '../deletions/erasureEvents.js';
 import type { TagCreated } from '../tags/tag.js';
 import type { ExternalRefClaimed } from '../users/externalRef.js';
-import type { UserDeletionRequested, UserRegistered } from '../users/user.js';
+import type { UserDeletionRequested, UserRegistered, UserSnapshot } from '../users/user.js';
 
 const fields = <E extends Event>(type: E['type'], names: readonly (keyof E['data'] & string)[]) => [type, names] as const;
 
@@ -34,6 +35,7 @@ export const PERSONAL_FIELDS: PersonalFieldPlan = Object.fromEntries([
   fields<UserRegistered>('user.registered', ['external_ref']),
   fields<ExternalRefClaimed>('external_ref.claimed', ['external_ref']),
   fields<UserDeletionRequested>('user.deletion_requested', ['external_ref']),
+  fields<UserSnapshot>('snapshot.user', ['external_ref']),
   fields<DeletionRequested>('deletion.requested', ['external_ref']),
   fields<UserDeleted>('user.deleted', ['external_ref']),
   fields<DataErased>('data.erased', ['external_ref']),
@@ -44,6 +46,7 @@ export const PERSONAL_FIELDS: PersonalFieldPlan = Object.fromEntries([
   fields<ConsentFailed>('connection.consent_failed', ['error']),
   fields<ConnectionEstablished>('connection.established', ['provider_user_id', 'tokens_sealed']),
   fields<TokensRefreshed>('connection.tokens_refreshed', ['tokens_sealed']),
+  fields<ConnectionSnapshot>('snapshot.connection', ['tokens_sealed', 'pending']),
   fields<TokensResealed>('connection.tokens_resealed', ['tokens_sealed']),
   fields<ConnectionNeedsReauth>('connection.needs_reauth', ['error']),
   fields<ConnectSessionCreated>('connect_session.created', ['redirect_uri']),

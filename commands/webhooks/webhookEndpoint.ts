@@ -1,5 +1,6 @@
 import type { Event } from '../../src/eventstore/eventStore.js';
 import type { StreamState } from '../shared/commandHandler.js';
+import type { Snapshots } from '../shared/streamSnapshots.js';
 
 /**
  * One stream per webhook endpoint. It holds the endpoint's configuration and the tenant's
@@ -138,7 +139,20 @@ export function evolveEndpoint(state: WebhookEndpointState, event: WebhookEndpoi
   }
 }
 
+/**
+ * A snapshot of the endpoint (commands/shared/streamSnapshots.ts): its stream grows with every
+ * test and replay request. Its secret is sealed under SEALING_KEY already; nothing in it is a user's.
+ */
+const endpointSnapshots: Snapshots<WebhookEndpointState> = {
+  type: 'snapshot.webhook_endpoint',
+  version: 1,
+  every: 1000,
+  encode: (state) => (state.status === 'none' ? null : { endpoint_id: state.id, tenant_id: state.tenantId, state }),
+  decode: (d) => d.state as WebhookEndpointState,
+};
+
 export const webhookEndpointState: StreamState<WebhookEndpointState, WebhookEndpointEvent> = {
+  snapshots: endpointSnapshots,
   initialState: emptyEndpoint,
   evolve: (state, event) => evolveEndpoint(state, event),
 };

@@ -53,7 +53,8 @@ export const connectionsProjection = defineProjection<ConnectionEvent | Connecti
       name: CONNECTIONS,
       indexes: [{ fields: [['user_id', 1], ['provider', 1]] }, { fields: [['tenant_id', 1], ['provider', 1], ['status', 1]] }, { fields: [['provider', 1], ['provider_user_id', 1]] }],
     },
-    { name: CONSENT_STATES, indexes: [{ fields: [['user_id', 1], ['provider', 1]] }] },
+    // expires_at: the retention sweep removes states a day past their expiry (src/processes/retention/retentionSweep.ts).
+    { name: CONSENT_STATES, indexes: [{ fields: [['user_id', 1], ['provider', 1]] }, { fields: [['expires_at', 1]] }] },
     { name: CONSENT_EVENTS, indexes: [{ fields: [['user_id', 1], ['id', -1]] }] },
   ],
   eventTypes: [

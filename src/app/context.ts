@@ -3,6 +3,7 @@ import { projections, recordProjections } from '../../projections/index.js';
 import type { Config } from '../config.js';
 import type { ErasureHook } from '../../commands/deletions/erasureSteps.js';
 import { connectionErasureHook } from '../../commands/connections/connectionErasure.js';
+import { ConnectionCredentials, ensureCredentialsCollection } from '../../commands/connections/connectionCredentials.js';
 import { dataKeysOf } from './dataKeysOf.js';
 import { OpeningEventStore } from '../crypto/openingEventStore.js';
 import { PersonalSealer } from '../crypto/personalSealing.js';
@@ -13,7 +14,8 @@ import { ProjectorRuntime } from '../projector/projectorRuntime.js';
 import { ReactorRuntime } from '../projector/reactor.js';
 import { userSubscriptionsReactor } from '../processes/sync/userSubscriptions.js';
 import { etlJobHandler } from '../processes/etl/etlWorker.js';
-import { sweepEtlJobs } from '../processes/etl/etlSweep.js';
+import { endLostEtlAttempts, sweepEtlJobs } from '../processes/etl/etlSweep.js';
+import { RETENTION_SWEEP_EVERY_MS, sweepExpired } from '../processes/retention/retentionSweep.js';
 import { tusSweep } from '../processes/uploads/tusSweep.js';
 import { stagingRoot, UploadStaging } from '../rawstore/uploadStaging.js';
 import { PollLoop } from '../shared/pollLoop.js';
@@ -86,6 +88,8 @@ export async function createContext(config: Config, options: ContextOptions = {}
     retry: config.projectionRetryDelaysMs ? { delaysMs: config.projectionRetryDelaysMs } : undefined,
   });
   const valueSealer = valueSealerOf(config);
+  await ensureCredentialsCollection(readStore);
+  const credentials = new ConnectionCredentials(readStore, dataKeys);
   const webhookApplications = new WebhookApplications({ readStore, sealer: valueSealer, providers: config.providers });
   const sync = createSync(
     {
@@ -104,11 +108,11 @@ export async function createContext(config: Config, options: ContextOptions = {}
   // The work queue of background jobs (issue 26): claimed, leased and fenced per job (docs/architecture.md "Work queue").
   const queue = await openWorkQueue(config);
   const jobs = new JobRunner({ queue, holder: jobHolderOf(config), leaseMs: config.leases.leaseMs, log });
-  const subscriptions = userSubscriptionsReactor({ eventStore, readStore, sealer: valueSealer, providers: config.providers, publicBaseUrl: config.publicBaseUrl, now: () => sync.worker.now(), log });
+  const subscriptions = userSubscriptionsReactor({ eventStore, readStore, credentials, sealer: valueSealer, providers: config.providers, publicBaseUrl: config.publicBaseUrl, now: () => sync.worker.now(), log });
   const reactorList = [sync.reactor, subscriptions, tenantNameClaimsReactor({ eventStore, log }), jobFeederReactor({ queue, kick: () => jobs.kick() })];
   const reactors = new ReactorRuntime(eventStore, readStore, reactorList, log, leases('reactors'), reactorDeadLetters(queue, () => jobs.kick()));
   for (const r of reactorList) jobs.register(reactorJobHandler(eventStore, r));
-  const erasureHooks: ErasureHook[] = [connectionErasureHook({ eventStore, readStore, sealer: valueSealer, grants: providerGrants, providers: config.providers }), sync.erasureHook];
+  const erasureHooks: ErasureHook[] = [connectionErasureHook({ eventStore, readStore, credentials, sealer: valueSealer, grants: providerGrants, providers: config.providers }), sync.erasureHook];
   const webhookSecrets = new WebhookSecrets(sealingKeyringOf(config, WEBHOOK_SECRET_SEALING));
   const webhooks = new WebhookEngine({
     eventStore,
@@ -149,10 +153,20 @@ export async function createContext(config: Config, options: ContextOptions = {}
   jobs.register(etl);
   const etlSweep = new PollLoop(
     async () => {
+      // Attempts lost with their process first: one ended with attempts left is due again for the sweep.
+      await endLostEtlAttempts(readStore, eventStore, queue);
       if ((await sweepEtlJobs(readStore, queue)) > 0) jobs.kick();
     },
     30_000,
-    (err) => log.warn({ err }, 'sweeping for ETL jobs without a queue job failed'),
+    (err) => log.warn({ err }, 'sweeping for ETL jobs without a queue job (or lost with their process) failed'),
+  );
+  // Expired consent states and connect sessions, a day past their expiry (issue 26, retention).
+  const retentionSweep = new PollLoop(
+    async () => {
+      await sweepExpired(readStore, eventStore);
+    },
+    RETENTION_SWEEP_EVERY_MS,
+    (err) => log.warn({ err }, 'sweeping expired consent states and connect sessions failed'),
   );
   // Resumable uploads never completed: abandoned and their staged bytes removed once expired, not only when next asked for.
   const uploadsSweep = tusSweep({ eventStore, readStore, staging: new UploadStaging(stagingRoot(config.dataDir)), expiryMs: config.importUploadExpiryHours * 3_600_000 });
@@ -177,6 +191,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     jobs.start();
     etlSweep.start();
     tusSweepLoop.start();
+    retentionSweep.start();
     if (sync.polling) sync.worker.start();
   } else {
     await webhooks.init();
@@ -202,6 +217,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     generatedAdminKey: admin.generated ? admin.key : null,
     sealingKey,
     valueSealer,
+    credentials,
     grants: providerGrants,
     webhookApplications,
     runtime,
@@ -215,6 +231,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
       await webhooks.stop();
       etlSweep.stop();
       tusSweepLoop.stop();
+      retentionSweep.stop();
       await jobs.stop();
       await sync.worker.stop();
       await etl.close();

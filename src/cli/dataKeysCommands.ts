@@ -30,7 +30,7 @@ export function registerDataKeysCommands(program: Command, open: OpenContext): v
           resealProviderKeys(ctx.eventStore, ctx.valueSealer, { tenantId: d.tenant_id!, provider: d.provider!, at }),
         );
         const tokens = await resealEach(ctx, 'connection.established', (d) => `${d.user_id}\u0000${d.provider}`, (d) =>
-          resealConnectionTokens(ctx.eventStore, ctx.valueSealer, { userId: d.user_id!, provider: d.provider!, at }),
+          resealConnectionTokens(ctx.eventStore, ctx.valueSealer, ctx.credentials, { userId: d.user_id!, provider: d.provider!, at }),
         );
         printJson({
           keys: keyStreams.size,

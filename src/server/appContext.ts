@@ -3,6 +3,7 @@ import type { ProviderGrants } from '../../commands/connections/providerGrants.j
 import type { ErasureHook } from '../../commands/deletions/erasureSteps.js';
 import type { Config } from '../config.js';
 import type { DataKeys } from '../crypto/dataKeys.js';
+import type { ConnectionCredentials } from '../../commands/connections/connectionCredentials.js';
 import type { ValueSealer } from '../crypto/sealedValue.js';
 import type { EventStore } from '../eventstore/eventStore.js';
 import type { JobRunner } from '../processes/jobs/jobRunner.js';
@@ -48,6 +49,8 @@ export type AppContext = {
   sealingKey: Buffer;
   /** Seals and opens provider keys, OAuth tokens and PKCE verifiers (src/crypto/sealedValue.ts). */
   valueSealer: ValueSealer;
+  /** The connections' OAuth tokens as refreshed (commands/connections/connectionCredentials.ts). */
+  credentials: ConnectionCredentials;
   /** The providers' OAuth endpoints, as the consent commands call them (commands/connections/providerGrants.ts). */
   grants: ProviderGrants;
   /** Each provider's applications opened once for its webhooks, kept until provider keys change. */

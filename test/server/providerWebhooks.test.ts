@@ -346,12 +346,12 @@ describe('webhooks under hostile input (issue 20)', () => {
 });
 
 describe('per-user subscriptions (Fitbit, Withings) after a backfill', () => {
-  const deps = (): SubscriptionDeps => ({ eventStore: t.ctx.eventStore, readStore: t.ctx.readStore, sealer: t.ctx.valueSealer, providers: t.ctx.config.providers, publicBaseUrl: t.ctx.config.publicBaseUrl, now: () => NOW });
+  const deps = (): SubscriptionDeps => ({ eventStore: t.ctx.eventStore, readStore: t.ctx.readStore, credentials: t.ctx.credentials, sealer: t.ctx.valueSealer, providers: t.ctx.config.providers, publicBaseUrl: t.ctx.config.publicBaseUrl, now: () => NOW });
   /** What the sandbox holds for the user, asked with the connection's own token as the provider's list call. */
   async function listed(p: 'fitbit' | 'withings', user: string): Promise<unknown[]> {
     const provider = providerDescriptor(p)!;
     const client = { clientId: SANDBOX_CLIENTS[p]!.id, clientSecret: secret(p), baseUrl: sandbox.urls[p]! };
-    const token = await new ConnectionTokens({ eventStore: t.ctx.eventStore, sealer: t.ctx.valueSealer, provider, client, userId: user, now: () => NOW }).accessToken();
+    const token = await new ConnectionTokens({ eventStore: t.ctx.eventStore, credentials: t.ctx.credentials, sealer: t.ctx.valueSealer, provider, client, userId: user, now: () => NOW }).accessToken();
     const res =
       p === 'fitbit'
         ? await fetch(`${sandbox.urls.fitbit}/1/user/-/apiSubscriptions.json`, { headers: { authorization: `Bearer ${token}` } })

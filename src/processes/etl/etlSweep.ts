@@ -1,5 +1,8 @@
 import type { EtlJobDoc } from '../../../projections/ingestion/etlJobsProjection.js';
-import type { EtlTier } from '../../../commands/ingestion/upload.js';
+import { decideFinishEtlJob } from '../../../commands/ingestion/finishEtlJob.js';
+import { uploadState, type EtlTier } from '../../../commands/ingestion/upload.js';
+import { loadState } from '../../../commands/shared/commandHandler.js';
+import { ConcurrencyError, StreamDeletedError, type EventStore } from '../../eventstore/eventStore.js';
 import type { ReadStore } from '../../readstore/readStore.js';
 import type { WorkQueue } from '../../workqueue/workQueue.js';
 import { ETL_JOB, etlJob } from './etlWorker.js';
@@ -27,4 +30,45 @@ export async function sweepEtlJobs(readStore: ReadStore, queue: WorkQueue, now =
     if ((await queue.enqueue(etlJob(doc._id, doc.tier as EtlTier), now)).created) enqueued++;
   }
   return enqueued;
+}
+
+/**
+ * Ends the attempts that the work queue gave up on without the upload stream hearing of it
+ * (issue 26, the upload that stayed `running`): a process that dies holding an ETL job on its
+ * last attempt leaves the job to be dead-lettered by the next claim that finds its lease expired,
+ * and nothing of the dead process records the outcome. An upload the `etl_jobs` read model shows
+ * running, whose attempt's lease ran out GRACE_MS ago, and whose queue job is no longer live, lost
+ * that attempt: it is recorded as failed (`etl.job_failed`, the sweep above then enqueues the next
+ * attempt) or, on the last attempt, parked (`etl.job_parked` and, for a user's upload,
+ * `upload.finished` with status `parked`), so the Upload resource and its webhook end.
+ *
+ * The queue is asked before the stream is read: a job that ends by its handler records its
+ * outcome before it leaves the queue, so a stream still `running` after that belongs to a lost
+ * attempt. The append is at the revision read, so two sweeping processes, or a replayed dead
+ * letter starting meanwhile, record one outcome. Answers how many attempts it ended.
+ */
+export async function endLostEtlAttempts(readStore: ReadStore, eventStore: EventStore, queue: WorkQueue, now = Date.now()): Promise<number> {
+  const cutoff = new Date(now - GRACE_MS).toISOString();
+  const running = await readStore.find<EtlJobDoc>('etl_jobs', {
+    filter: { status: 'running', lease_until: { $lte: cutoff } },
+    sort: [['lease_until', 1]],
+    limit: BATCH,
+  });
+  let ended = 0;
+  for (const doc of running) {
+    if (await queue.findLive(ETL_JOB, doc._id)) continue;
+    try {
+      const { state, revision } = await loadState(eventStore, doc._id, uploadState);
+      if (state.status !== 'running' || revision === null || !state.accepted || (state.leaseUntil !== null && state.leaseUntil > cutoff)) continue;
+      const error = `attempt ${state.attempt} was lost: the process running it stopped before it finished (its lease ran out)`;
+      const events = decideFinishEtlJob(state, { kind: 'failed', error }, new Date(now));
+      await eventStore.appendToStream(doc._id, events, { expectedRevision: revision });
+      ended++;
+    } catch (err) {
+      // Erased meanwhile, or another process (a sweep, a replayed attempt) wrote first: its outcome stands.
+      if (err instanceof StreamDeletedError || err instanceof ConcurrencyError) continue;
+      throw err;
+    }
+  }
+  return ended;
 }

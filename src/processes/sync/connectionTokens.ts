@@ -1,5 +1,6 @@
-import { connectionOwner, connectionState, connectionStream, TOKEN_PURPOSE, type TokensRefreshed } from '../../../commands/connections/connection.js';
-import { handleCommand, loadState } from '../../../commands/shared/commandHandler.js';
+import { connectionOwner, connectionState, connectionStream, TOKEN_PURPOSE } from '../../../commands/connections/connection.js';
+import type { ConnectionCredentials } from '../../../commands/connections/connectionCredentials.js';
+import { loadState } from '../../../commands/shared/commandHandler.js';
 import { openValue, sealValue, type ValueSealer } from '../../crypto/sealedValue.js';
 import type { EventStore } from '../../eventstore/eventStore.js';
 import type { OAuthClient, TokenSet } from '../../../commands/connections/providerGrants.js';
@@ -18,19 +19,24 @@ export class NoGrantError extends Error {
 }
 
 /**
- * A connection's tokens during a pull: opened from the connection stream (sealed, src/crypto/
- * sealedValue.ts), refreshed before expiry, and the refreshed ones sealed into
- * `connection.tokens_refreshed` so every process uses them next. When another process refreshed
- * first (a rotating refresh token is then spent), its tokens are taken instead of failing.
+ * A connection's tokens during a pull: the grant read from the connection stream, its tokens from
+ * the connection's credentials record (sealed, commands/connections/connectionCredentials.ts),
+ * refreshed before expiry, and the refreshed ones written over the record (conditional on the
+ * version read) so every process uses them next; nothing is appended to the connection stream,
+ * so a consent callback meanwhile never finds its revision moved (issue 26). When another
+ * process refreshed first (a rotating refresh token is then spent), its tokens are taken
+ * instead of failing.
  */
 export class ConnectionTokens {
   private tokens: TokenSet | null = null;
   private sealed: string | null = null;
+  private held: { tenantId: string; grant: string; version: number | null } | null = null;
   private refreshing: Promise<void> | null = null;
 
   constructor(
     private readonly o: {
       eventStore: EventStore;
+      credentials: ConnectionCredentials;
       sealer: ValueSealer;
       provider: ProviderDescriptor;
       client: OAuthClient;
@@ -46,10 +52,12 @@ export class ConnectionTokens {
   /** Opens the tokens the connection holds now. */
   async load(): Promise<TokenSet> {
     const { state } = await loadState(this.o.eventStore, connectionStream(this.o.userId, this.o.provider.slug), connectionState);
-    if (state.status !== 'active' || !state.tokensSealed) throw new NoGrantError(state.status);
-    if (state.tokensSealed !== this.sealed) {
-      this.tokens = JSON.parse(openValue(this.o.sealer, TOKEN_PURPOSE, this.owner, state.tokensSealed)) as TokenSet;
-      this.sealed = state.tokensSealed;
+    const current = state.status === 'active' && state.tenantId ? await this.o.credentials.current(this.o.userId, this.o.provider.slug, state) : null;
+    if (!current) throw new NoGrantError(state.status);
+    this.held = { tenantId: state.tenantId!, grant: state.grant!, version: current.version };
+    if (current.tokensSealed !== this.sealed) {
+      this.tokens = JSON.parse(openValue(this.o.sealer, TOKEN_PURPOSE, this.owner, current.tokensSealed)) as TokenSet;
+      this.sealed = current.tokensSealed;
     }
     return this.tokens!;
   }
@@ -85,18 +93,13 @@ export class ConnectionTokens {
     }
     const kept: TokenSet = { ...this.tokens!, ...fresh, refreshToken: fresh.refreshToken ?? this.tokens!.refreshToken, scope: fresh.scope ?? this.tokens!.scope };
     const sealed = sealValue(this.o.sealer, TOKEN_PURPOSE, this.owner, JSON.stringify(kept));
-    let stored = false;
-    await handleCommand(this.o.eventStore, connectionStream(this.o.userId, this.o.provider.slug), connectionState, (state): TokensRefreshed[] => {
-      stored = false;
-      if (state.status !== 'active' || !state.tenantId) throw new NoGrantError(state.status);
-      // Refreshed elsewhere (or reconnected) since this pull opened them: theirs are newer.
-      if (state.tokensSealed !== before) return [];
-      stored = true;
-      return [{ type: 'connection.tokens_refreshed', data: { tenant_id: state.tenantId, user_id: this.o.userId, provider: this.o.provider.slug, tokens_sealed: sealed, at: this.o.now().toISOString() } }];
-    });
+    const held = this.held!;
+    // Refreshed elsewhere (or reconnected) since this pull read the record: the write is refused, theirs are newer.
+    const stored = await this.o.credentials.store({ tenantId: held.tenantId, userId: this.o.userId, provider: this.o.provider.slug }, held.grant, sealed, held.version, this.o.now());
     if (stored) {
       this.tokens = kept;
       this.sealed = sealed;
+      this.held = { ...held, version: (held.version ?? 0) + 1 };
     } else await this.load();
   }
 }

@@ -1,4 +1,5 @@
 import { markNeedsReauth } from '../../../commands/connections/markNeedsReauth.js';
+import { ConnectionCredentials } from '../../../commands/connections/connectionCredentials.js';
 import { DomainError } from '../../../commands/shared/domainError.js';
 import type { SyncHealth } from '../../../commands/sync/connectionSync.js';
 import { recordSyncOutcome } from '../../../commands/sync/recordSyncOutcome.js';
@@ -72,7 +73,7 @@ export async function runPull(deps: PullDeps, hold: PullHold): Promise<PullOutco
       await finish((run) => failSyncRun(deps.eventStore, run, { reason: 'not_enabled', error: `${provider?.name ?? q.provider} is not enabled for this tenant` }, deps.now()));
       return 'failed';
     }
-    const tokens = new ConnectionTokens({ eventStore: deps.eventStore, sealer: deps.sealer, provider, client, userId: q.user_id, now: deps.now });
+    const tokens = new ConnectionTokens({ eventStore: deps.eventStore, credentials: new ConnectionCredentials(deps.readStore, deps.dataKeys), sealer: deps.sealer, provider, client, userId: q.user_id, now: deps.now });
     await tokens.load();
     const connection = await getConnection(deps.readStore, q.tenant_id, q.user_id, q.provider);
     const ctx: PullContext = {

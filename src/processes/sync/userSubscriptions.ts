@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { ConnectionCredentials } from '../../../commands/connections/connectionCredentials.js';
 import type { Logger } from 'pino';
 import type { ConnectionSynced } from '../../../commands/sync/connectionSync.js';
 import { resolveProviderClient } from '../../../queries/connections/providerKeys.js';
@@ -17,6 +18,7 @@ import { webhookToken } from '../../sources/shared/webhookSignatures.js';
 export type SubscriptionDeps = {
   eventStore: EventStore;
   readStore: ReadStore;
+  credentials: ConnectionCredentials;
   sealer: ValueSealer;
   providers: Record<string, ProviderSettings>;
   publicBaseUrl: string;
@@ -46,7 +48,7 @@ export async function subscribeUser(deps: SubscriptionDeps, c: { tenantId: strin
   if (!target) return 0;
   const client = await resolveProviderClient(deps.readStore, deps.sealer, deps.providers, c.tenantId, c.provider);
   if (!client) return 0;
-  const tokens = new ConnectionTokens({ eventStore: deps.eventStore, sealer: deps.sealer, provider: target.provider, client, userId: c.userId, now: deps.now });
+  const tokens = new ConnectionTokens({ eventStore: deps.eventStore, credentials: deps.credentials, sealer: deps.sealer, provider: target.provider, client, userId: c.userId, now: deps.now });
   await tokens.load();
   const http = providerHttp({ provider: target.provider, baseUrl: client.baseUrl, origins: { data: target.origin }, accessToken: () => tokens.accessToken() });
   if (c.provider === 'fitbit') {

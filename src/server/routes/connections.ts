@@ -139,11 +139,13 @@ export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       const by = request.principal!.actorId;
       const result = await disconnect(ctx.eventStore, { tenantId, userId, provider, reason: 'disconnected by the tenant', at: new Date().toISOString(), by });
       if (result.position) await ctx.settle(result.position, ['connections']);
-      if (result.tokensSealed) {
+      const current = await ctx.credentials.current(userId, provider, result);
+      await ctx.credentials.remove(userId, provider);
+      if (current) {
         const client = await resolveProviderClient(ctx.readStore, ctx.valueSealer, ctx.config.providers, tenantId, provider);
         if (client) {
           try {
-            const tokens = JSON.parse(openValue(ctx.valueSealer, TOKEN_PURPOSE, connectionOwner(userId, provider), result.tokensSealed)) as TokenSet;
+            const tokens = JSON.parse(openValue(ctx.valueSealer, TOKEN_PURPOSE, connectionOwner(userId, provider), current.tokensSealed)) as TokenSet;
             await ctx.grants.revoke(descriptor.slug, client, { accessToken: tokens.accessToken, providerUserId: tokens.providerUserId ?? null });
           } catch {
             // Best effort (spec): tokens that no longer open simply expire at the provider.

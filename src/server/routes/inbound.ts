@@ -162,7 +162,9 @@ async function applyAccountChange(ctx: AppContext, c: ConnectionDoc, change: Acc
       return await changeProviderPermissions(ctx.eventStore, { userId: c.user_id, provider: garmin, permissions: change.permissions, at: at.toISOString() });
     }
     const reason = change.kind === 'deregistrations' ? 'deregistered at Garmin' : 'every permission withdrawn at Garmin';
-    return (await disconnect(ctx.eventStore, { tenantId: c.tenant_id, userId: c.user_id, provider: garmin.slug, reason, at: at.toISOString(), by: garmin.slug })).position;
+    const position = (await disconnect(ctx.eventStore, { tenantId: c.tenant_id, userId: c.user_id, provider: garmin.slug, reason, at: at.toISOString(), by: garmin.slug })).position;
+    await ctx.credentials.remove(c.user_id, garmin.slug);
+    return position;
   } catch (err) {
     // The user is gone or being deleted: nothing to change.
     if (err instanceof DomainError) return 0;

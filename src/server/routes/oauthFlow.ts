@@ -106,7 +106,7 @@ export const oauthFlowRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, 
       const presented = readConsentCookie(request, hash);
       const client = await resolveProviderClient(ctx.readStore, ctx.valueSealer, ctx.config.providers, pending.tenant_id, provider);
       const outcome = client
-        ? await completeConsent(ctx.eventStore, ctx.valueSealer, ctx.grants, client, {
+        ? await completeConsent(ctx.eventStore, ctx.valueSealer, ctx.credentials, ctx.grants, client, {
             tenantId: pending.tenant_id,
             userId: pending.user_id,
             provider: descriptor,

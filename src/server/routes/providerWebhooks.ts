@@ -108,6 +108,7 @@ async function apply(ctx: AppContext, provider: string, verified: Set<string>, i
           else counts.repeated++;
         } else if (item.kind === 'deauthorized') {
           const r = await disconnect(ctx.eventStore, { tenantId: c.tenant_id, userId: c.user_id, provider, reason: `access withdrawn at ${provider}`, at: now.toISOString(), by: provider });
+          await ctx.credentials.remove(c.user_id, provider);
           last = Math.max(last, r.position);
           counts.disconnected++;
         }

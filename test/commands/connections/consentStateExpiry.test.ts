@@ -34,7 +34,7 @@ describe('consent state lifetime (spec "Limits": 10 minutes, single use)', () =>
       browserHash: browser,
     });
     const callback = (atMs: number) =>
-      completeConsent(t.ctx.eventStore, t.ctx.valueSealer, t.ctx.grants, client, {
+      completeConsent(t.ctx.eventStore, t.ctx.valueSealer, t.ctx.credentials, t.ctx.grants, client, {
         tenantId: tenant.id,
         userId: user.id,
         provider: connectedProvider('oura')!,
