@@ -5,7 +5,7 @@ import type { UploadResource } from '../../queries/ingestion/uploads.js';
 import { filesUnder, zipEntries } from '../fixtures/zip/buildZip.js';
 import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { realdataPath } from '../sources/files/realdata.js';
-import { postUpload, waitForEtl } from './uploadHelpers.js';
+import { postUpload, waitForUpload } from './uploadHelpers.js';
 import { exportXml, zipOf } from '../sources/files/apple-health/exportFixtures.js';
 
 /**
@@ -92,7 +92,7 @@ describe('the real exports through the routes (issue 21 acceptance)', { timeout:
       const { token } = await t.mintToken(tenant.apiKey, user.id, { scopes: ['upload'] });
       const started = Date.now();
       expectStatus(await postUpload(t, c.slug, token, 'realdata', { body: await c.body(), contentType: c.type }), 202);
-      await waitForEtl(t, tenant.apiKey, user.id, 240_000);
+      await waitForUpload(t, tenant.apiKey, user.id, c.slug, 'realdata', 240_000);
       const u = (await t.call('GET', `/v1/users/${user.id}/uploads/${c.slug}/realdata`, { key: tenant.apiKey })).json() as UploadResource;
       const ms = Date.now() - started;
       const reasons = [...new Set(u.rejections.map((r) => r.reason.replace(/\d+/g, 'N')))].slice(0, 3).join('; ');
@@ -104,7 +104,7 @@ describe('the real exports through the routes (issue 21 acceptance)', { timeout:
       // The same export again under another Upload-Id: nothing written, every record unchanged (contracts §13).
       const again = Date.now();
       expectStatus(await postUpload(t, c.slug, token, 'realdata-again', { body: await c.body(), contentType: c.type }), 202);
-      await waitForEtl(t, tenant.apiKey, user.id, 240_000);
+      await waitForUpload(t, tenant.apiKey, user.id, c.slug, 'realdata-again', 240_000);
       const r = (await t.call('GET', `/v1/users/${user.id}/uploads/${c.slug}/realdata-again`, { key: tenant.apiKey })).json() as UploadResource;
       const againMs = Date.now() - again;
       rows.push(

@@ -100,6 +100,24 @@ export async function waitForEtl(t: TestApp, apiKey: string, userId: string, tim
   }
 }
 
+/**
+ * Waits until one Upload resource is final (contracts §12), then for the projectors: unlike
+ * `waitForEtl`, it cannot return before the upload's acceptance reached the read models.
+ */
+export async function waitForUpload(t: TestApp, apiKey: string, userId: string, slug: string, uploadId: string, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await t.call('GET', `/v1/users/${userId}/uploads/${slug}/${uploadId}`, { key: apiKey });
+    const status = res.statusCode === 200 ? (res.json() as { status: string }).status : undefined;
+    if (status === 'done' || status === 'failed' || status === 'parked') {
+      await t.ctx.projectors.waitForIdle();
+      return;
+    }
+    if (Date.now() > until) throw new Error(`upload ${uploadId} is still ${status ?? 'unknown'} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 /** Every file under a directory, relative paths (the raw store's files under DATA_DIR/raw). */
 export function listFiles(dir: string): string[] {
   const out: string[] = [];
