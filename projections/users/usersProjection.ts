@@ -25,7 +25,7 @@ export const usersProjection = defineProjection<UserEvent | UserTokensRevoked | 
   name: 'users',
   collections: [
     { name: 'users', indexes: [{ fields: [['tenant_id', 1], ['created_at', 1]] }], columns: ['status'] },
-    { name: 'user_tokens', indexes: [{ fields: [['user_id', 1]] }], expireAt: 'expires_at' },
+    { name: 'user_tokens', indexes: [{ fields: [['user_id', 1]] }, { fields: [['expires_at', 1]] }], expireAt: 'expires_at' },
   ],
   eventTypes: ['user.registered', 'user.token_minted', 'user.tokens_revoked', 'user.deletion_requested', 'user.erased', 'source_priorities.set'],
   evolve: (event) => {
