@@ -45,7 +45,8 @@ export function createSync(
   options: SyncOptions = {},
 ): { worker: SyncWorker; reactors: Reactor[]; erasureHook: ErasureHook; polling: boolean } {
   const now = options.syncClock ?? (() => new Date());
-  const settings: SyncSettings = { ...DEFAULT_SYNC_SETTINGS, ...deps.config.sync, ...options.syncSettings };
+  // A pull's lease is a work queue job's like any other (LEASE_MS), renewed by cheap queue heartbeats.
+  const settings: SyncSettings = { ...DEFAULT_SYNC_SETTINGS, leaseMs: deps.config.leases.leaseMs, ...deps.config.sync, ...options.syncSettings };
   const pulled = options.pullConnectors ?? PULL_CONNECTORS;
   // A push provider that can be asked for its history gets a backfill run on connect, nothing else.
   const connectors = { ...historyConnectors(options.pushConnectors ?? PUSH_CONNECTORS), ...pulled };
