@@ -27,8 +27,8 @@ export type TriggerDeps = {
   settle: (position: number, names: readonly string[]) => Promise<void>;
   /** Puts a run just queued on the work queue (the sync engine's `enqueue`). */
   enqueue?: (run: LoadedRun) => Promise<void>;
-  /** Cancels a cancelled run's queue job, so a pull under way stops at its next renewal. */
-  cancelJob?: (stream: string, reason: string) => Promise<void>;
+  /** Cancels cancelled runs' queue jobs, so a pull under way stops at its next renewal. */
+  stopPulls?: (streams: readonly string[], reason: string) => Promise<number>;
 };
 
 /** A connection's unfinished runs as the read model holds them once it caught up to `position`. */
@@ -40,10 +40,11 @@ async function unfinishedRuns(deps: TriggerDeps, position: number, userId: strin
 /** Cancels every unfinished run of the user (of one provider): disconnect, user deletion, provider erasure. */
 export async function cancelRunsOf(deps: TriggerDeps, position: number, userId: string, provider: string | undefined, reason: string): Promise<number> {
   let cancelled = 0;
-  for (const run of await unfinishedRuns(deps, position, userId, provider)) {
+  const runs = await unfinishedRuns(deps, position, userId, provider);
+  for (const run of runs) {
     if (await cancelSyncRun(deps.eventStore, run._id, reason, deps.now())) cancelled++;
-    await deps.cancelJob?.(run._id, reason);
   }
+  await deps.stopPulls?.(runs.map((r) => r._id), reason);
   return cancelled;
 }
 

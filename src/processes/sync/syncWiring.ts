@@ -77,10 +77,10 @@ export function createSync(
     now,
     settle: deps.settle,
     enqueue: (run) => worker.enqueue(run),
-    cancelJob: (stream, reason) => worker.cancelJob(stream, reason),
+    stopPulls: (streams, reason) => worker.stopPulls(streams, reason),
   });
   const schedule = syncScheduleReactor({ queue: deps.queue, connectors: pulled, settings, kick: () => worker.kick() });
-  return { worker, reactors: [reactor, schedule], erasureHook: syncErasureHook({ eventStore: deps.eventStore, readStore: deps.readStore, now }), polling: options.syncPolling !== false };
+  return { worker, reactors: [reactor, schedule], erasureHook: syncErasureHook({ eventStore: deps.eventStore, readStore: deps.readStore, now, stopPulls: (streams, reason) => worker.stopPulls(streams, reason) }), polling: options.syncPolling !== false };
 }
 
 /**

@@ -98,10 +98,20 @@ export class SyncWorker {
     if (created) this.kick();
   }
 
-  /** Cancels a run's live job (the run was cancelled): a pull under way stops at its next renewal. */
-  async cancelJob(stream: string, reason: string): Promise<void> {
-    const live = await this.o.queue.findLive(SYNC_RUN_KIND, stream);
-    if (live) await this.o.queue.cancelJob(live.id, { reason, now: this.o.now().getTime() });
+  /**
+   * Cancels the live jobs of these runs (the runs were cancelled): a pull under way aborts at its
+   * next renewal, before its lease runs out. Answers when the last running one's lease would have
+   * run out (0 when none ran), for a caller that must wait until no pull of them runs (erasure).
+   */
+  async stopPulls(streams: readonly string[], reason: string): Promise<number> {
+    let until = 0;
+    for (const stream of streams) {
+      const live = await this.o.queue.findLive(SYNC_RUN_KIND, stream);
+      if (!live) continue;
+      if (live.state === 'running') until = Math.max(until, live.leaseExpiresAt ?? 0);
+      await this.o.queue.cancelJob(live.id, { reason, now: this.o.now().getTime() });
+    }
+    return until;
   }
 
   async stop(): Promise<void> {
