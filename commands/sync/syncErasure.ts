@@ -30,12 +30,24 @@ const QUIESCE_POLL_MS = 250;
  * a live lease; then the run streams and the connection's sync stream are tombstoned (the
  * sync_runs rows go with `user.erased` / `provider_data.erased`).
  */
-export function syncErasureHook(deps: { eventStore: EventStore; readStore: ReadStore; now?: () => Date }): ErasureHook {
+export function syncErasureHook(deps: {
+  eventStore: EventStore;
+  readStore: ReadStore;
+  now?: () => Date;
+  /**
+   * Stops the pulls of these runs on the work queue (their jobs cancelled, so a pull under way
+   * aborts at its next lease renewal); answers when the last lease cancelled would have run out
+   * (epoch ms, 0 when none ran): by then no pull of them runs.
+   */
+  stopPulls?: (streams: readonly string[], reason: string) => Promise<number>;
+}): ErasureHook {
   const now = deps.now ?? (() => new Date());
   const runsOf = (userId: string, provider?: string) =>
     deps.readStore.find<SyncRunDoc>(SYNC_RUNS, { filter: { user_id: userId, ...(provider ? { provider } : {}) }, sort: [['id', 1]], limit: 100_000 });
-  const cancelAll = async (userId: string, provider: string | undefined, reason: string) => {
-    for (const run of await runsOf(userId, provider)) if (UNFINISHED.includes(run.status)) await cancelSyncRun(deps.eventStore, run._id, reason, now());
+  const cancelAll = async (userId: string, provider: string | undefined, reason: string): Promise<number> => {
+    const runs = await runsOf(userId, provider);
+    for (const run of runs) if (UNFINISHED.includes(run.status)) await cancelSyncRun(deps.eventStore, run._id, reason, now());
+    return (await deps.stopPulls?.(runs.map((r) => r._id), reason)) ?? 0;
   };
   const erase = async (userId: string, provider?: string) => {
     // Found in the log, not the read model: a user's erasure drops the read-model rows meanwhile.
@@ -45,10 +57,15 @@ export function syncErasureHook(deps: { eventStore: EventStore; readStore: ReadS
   return {
     name: 'sync-runs',
     quiesceProvider: async (userId, provider, signal) => {
-      await cancelAll(userId, provider, "the provider's data is being erased");
-      // A pull that was running keeps its lease until its next renewal is refused: wait it out.
+      const stoppedBy = await cancelAll(userId, provider, "the provider's data is being erased");
+      // A pull that was running stores until its next renewal is refused: wait out its lease (and
+      // any run leased on its stream by an earlier version).
       for (;;) {
         signal.throwIfAborted();
+        if (now().getTime() < stoppedBy) {
+          await new Promise((r) => setTimeout(r, QUIESCE_POLL_MS));
+          continue;
+        }
         const running = await deps.readStore.find<SyncRunDoc>(SYNC_RUNS, {
           filter: { user_id: userId, provider, status: 'running', lease_until: { $gt: now().toISOString() } },
           limit: 1,

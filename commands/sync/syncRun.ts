@@ -2,9 +2,9 @@ import type { Event } from '../../src/eventstore/eventStore.js';
 import type { StreamState } from '../shared/commandHandler.js';
 
 /**
- * One pull of one connection (spec "Sync run"): one stream per run, holding its queueing, every
- * attempt's claim (with a lease: claiming is an optimistic-concurrency append, so two processes
- * never run one pull), lease renewals, failed attempts and its end. The run's integer id is the
+ * One pull of one connection (spec "Sync run"): one stream per run, holding its queueing, the
+ * start of every attempt, failed attempts and its end. Which process runs an attempt, and its
+ * lease, are the work queue's (`sync.run` jobs, src/processes/sync/syncRunJob.ts). The run's integer id is the
  * global position of `sync.run_queued`, like an ETL job's.
  */
 export type SyncTrigger = 'backfill' | 'scheduled' | 'notification' | 'manual';
@@ -28,7 +28,9 @@ export type SyncRunQueued = Event<
   }
 >;
 export type HistoryLimit = { days: number; asked_start: string };
-export type SyncRunStarted = Event<'sync.run_started', Base & { attempt: number; worker: string; started_at: string; lease_until: string }>;
+/** `lease_until`: set by a push delivery's claim and by runs started before the work queue held pulls' leases. */
+export type SyncRunStarted = Event<'sync.run_started', Base & { attempt: number; worker: string; started_at: string; lease_until?: string }>;
+/** No longer written (a pull's lease is the work queue's, issue 26); kept so older streams still fold. */
 export type SyncRunLeaseRenewed = Event<'sync.run_lease_renewed', Base & { attempt: number; lease_until: string }>;
 /** An attempt failed and another is due at `next_attempt_at`: `retrying` (the provider failed) or `rate_limited` (it asked to wait). */
 export type SyncRunAttemptFailed = Event<
@@ -108,7 +110,7 @@ export const syncRunState: StreamState<SyncRunState, SyncRunEvent> = {
           status: 'running',
           attempt: event.data.attempt,
           worker: event.data.worker,
-          leaseUntil: event.data.lease_until,
+          leaseUntil: event.data.lease_until ?? null,
           nextAttemptAt: null,
           startedAt: state.startedAt ?? event.data.started_at,
         };

@@ -3,9 +3,10 @@ import { loadSyncRun, type LoadedRun } from './queueSyncRun.js';
 import { isUnfinished, syncRunState, type SyncRunEvent, type SyncRunState } from './syncRun.js';
 
 /**
- * The moves of a run after it is queued. Each is appended at the revision its caller holds: a
- * worker whose lease another process took over finds its next append refused (LeaseLostError)
- * and stops, so a pull is only ever carried on by the process that claimed it last.
+ * The moves of a run after it is queued. Each is appended at the revision its caller holds: an
+ * attempt overtaken by a later one (its queue job taken over) or by a cancellation finds its
+ * next append refused (LeaseLostError) and stops. Leases and renewals are the work queue's
+ * (src/processes/sync/syncRunJob.ts); the run's stream holds business facts only.
  */
 export class LeaseLostError extends Error {
   override name = 'LeaseLostError';
@@ -41,15 +42,27 @@ export function isClaimable(s: SyncRunState, now: Date): boolean {
 }
 
 /**
- * Claims a run for `worker` until now + leaseMs: an append at the revision read, so of two
- * processes claiming at once one wins; null when the run is not claimable or another won.
+ * Claims a push delivery's run for `worker` until now + leaseMs (a redelivery carrying on a
+ * delivery that died mid-way; recordPushedPayloads): an append at the revision read, so of two
+ * processes claiming at once one wins; null when the run is not claimable or another won. Pulls
+ * are claimed on the work queue instead (startSyncAttempt).
  */
 export async function claimSyncRun(eventStore: EventStore, stream: string, worker: string, leaseMs: number, now: Date): Promise<HeldRun | null> {
   const run: LoadedRun | null = await loadSyncRun(eventStore, stream);
   if (!run || !isClaimable(run.state, now)) return null;
+  try {
+    return await append(eventStore, run, attemptStart(run, worker, now, new Date(now.getTime() + leaseMs).toISOString()));
+  } catch (err) {
+    if (err instanceof LeaseLostError) return null;
+    throw err;
+  }
+}
+
+/** What starting an attempt appends: the abandoned attempt's failure first when the run was left running. */
+function attemptStart(run: LoadedRun, worker: string, now: Date, leaseUntil?: string): SyncRunEvent[] {
   const events: SyncRunEvent[] = [];
-  // An attempt whose process stopped (its lease ran out) failed without an answer: it counts, so a
-  // pull that keeps ending its process runs out of attempts like any other failure.
+  // An attempt whose process stopped failed without an answer: it counts, so a pull that keeps
+  // ending its process runs out of attempts like any other failure.
   if (run.state.status === 'running') {
     events.push({
       type: 'sync.run_attempt_failed',
@@ -58,18 +71,27 @@ export async function claimSyncRun(eventStore: EventStore, stream: string, worke
   }
   events.push({
     type: 'sync.run_started',
-    data: { ...base(run.state), attempt: run.state.attempts + events.length + 1, worker, started_at: now.toISOString(), lease_until: new Date(now.getTime() + leaseMs).toISOString() },
+    data: { ...base(run.state), attempt: run.state.attempts + events.length + 1, worker, started_at: now.toISOString(), ...(leaseUntil ? { lease_until: leaseUntil } : {}) },
   });
-  try {
-    return await append(eventStore, run, events);
-  } catch (err) {
-    if (err instanceof LeaseLostError) return null;
-    throw err;
-  }
+  return events;
 }
 
-export const renewLease = (eventStore: EventStore, run: HeldRun, leaseMs: number, now: Date) =>
-  append(eventStore, run, [{ type: 'sync.run_lease_renewed', data: { ...base(run.state), attempt: run.state.attempt, lease_until: new Date(now.getTime() + leaseMs).toISOString() } }]);
+/** Why a pull's job found no attempt to start. */
+export type NoAttempt = { reason: 'finished' } | { reason: 'not_due'; dueAt: Date };
+
+/**
+ * Starts an attempt of a pull whose queue job `worker` holds (the queue keeps one holder per run
+ * and one pull per connection, so this is no claim): `sync.run_started`, after the abandoned
+ * attempt's failure when a process that died left the run running. Appended at the revision
+ * read, so a stale holder's later appends are refused (LeaseLostError).
+ */
+export async function startSyncAttempt(eventStore: EventStore, stream: string, worker: string, now: Date): Promise<HeldRun | NoAttempt> {
+  const run = await loadSyncRun(eventStore, stream);
+  if (!run?.state.queued || !isUnfinished(run.state.status)) return { reason: 'finished' };
+  const due = run.state.nextAttemptAt === null ? null : Date.parse(run.state.nextAttemptAt);
+  if (run.state.status !== 'running' && due !== null && due > now.getTime()) return { reason: 'not_due', dueAt: new Date(due) };
+  return append(eventStore, run, attemptStart(run, worker, now));
+}
 
 export const succeedSyncRun = (eventStore: EventStore, run: HeldRun, objectsStored: number, now: Date) =>
   append(eventStore, run, [

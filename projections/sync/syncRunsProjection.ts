@@ -84,7 +84,7 @@ export const syncRunsProjection = defineProjection<SyncRunEvent | UserErased | P
       }
       case 'sync.run_started':
         // A run starts with its first attempt; later attempts keep that start.
-        return update({ status: 'running', next_attempt_at: null, lease_until: event.data.lease_until, ...(event.data.attempt === 1 ? { started_at: event.data.started_at } : {}) });
+        return update({ status: 'running', next_attempt_at: null, lease_until: event.data.lease_until ?? null, ...(event.data.attempt === 1 ? { started_at: event.data.started_at } : {}) });
       case 'sync.run_lease_renewed':
         return update({ lease_until: event.data.lease_until });
       case 'sync.run_attempt_failed':

@@ -91,8 +91,13 @@ export async function createContext(config: Config, options: ContextOptions = {}
   await ensureCredentialsCollection(readStore);
   const credentials = new ConnectionCredentials(readStore, dataKeys);
   const webhookApplications = new WebhookApplications({ readStore, sealer: valueSealer, providers: config.providers });
+  // The work queue of background jobs (issue 26): claimed, leased and fenced per job (docs/architecture.md "Work queue").
+  const queue = await openWorkQueue(config);
+  const holder = jobHolderOf(config);
   const sync = createSync(
     {
+      queue,
+      holder,
       config,
       eventStore,
       readStore,
@@ -105,11 +110,9 @@ export async function createContext(config: Config, options: ContextOptions = {}
     },
     options,
   );
-  // The work queue of background jobs (issue 26): claimed, leased and fenced per job (docs/architecture.md "Work queue").
-  const queue = await openWorkQueue(config);
-  const jobs = new JobRunner({ queue, holder: jobHolderOf(config), leaseMs: config.leases.leaseMs, log });
+  const jobs = new JobRunner({ queue, holder, leaseMs: config.leases.leaseMs, log });
   const subscriptions = userSubscriptionsReactor({ eventStore, readStore, credentials, sealer: valueSealer, providers: config.providers, publicBaseUrl: config.publicBaseUrl, now: () => sync.worker.now(), log });
-  const reactorList = [sync.reactor, subscriptions, tenantNameClaimsReactor({ eventStore, log }), jobFeederReactor({ queue, kick: () => jobs.kick() })];
+  const reactorList = [...sync.reactors, subscriptions, tenantNameClaimsReactor({ eventStore, log }), jobFeederReactor({ queue, kick: () => jobs.kick() })];
   const reactors = new ReactorRuntime(eventStore, readStore, reactorList, log, leases('reactors'), reactorDeadLetters(queue, () => jobs.kick()));
   for (const r of reactorList) jobs.register(reactorJobHandler(eventStore, r));
   const erasureHooks: ErasureHook[] = [connectionErasureHook({ eventStore, readStore, credentials, sealer: valueSealer, grants: providerGrants, providers: config.providers }), sync.erasureHook];

@@ -144,7 +144,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         }
       }
       const body = isJson ? new URLSearchParams() : new URLSearchParams(raw);
-      const answer = handler({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, form: body, json, token: t, now: now(), pushUrl: pushUrls.get(provider.slug) ?? null });
+      const answer = await handler({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, form: body, json, token: t, now: now(), pushUrl: pushUrls.get(provider.slug) ?? null });
       if (answer) return send(res, answer.status, answer.body, answer.headers);
     }
     send(res, 404, { error: 'not found' });

@@ -23,4 +23,7 @@ export type DataHandler = (ctx: {
   now: Date;
   /** Where a push provider sends its notifications (the address a partner registers in its portal), once registered. */
   pushUrl: string | null;
-}) => { status: number; body: unknown; headers?: Record<string, string> } | null;
+}) => DataAnswer | null | Promise<DataAnswer | null>;
+
+/** A data endpoint's answer; a handler may take its time (a slow provider in a test) and answer a promise. */
+export type DataAnswer = { status: number; body: unknown; headers?: Record<string, string> };

@@ -109,7 +109,7 @@ export class MongoWorkQueue implements WorkQueue {
   async claim(request: ClaimRequest): Promise<Claimed[]> {
     const now = request.now ?? this.clock();
     const { kinds, n } = checkClaim(request, now);
-    await this.takeOver(now);
+    await this.takeOver(kinds, now);
     const claimed: Claimed[] = [];
     // Locks held by running jobs: bounded by how many jobs run at once in the deployment.
     const held = new Set((await this.jobs.find({ lockHeld: { $type: 'string' } }, { projection: { lockHeld: 1 } }).toArray()).map((d) => d.lockHeld!));
@@ -160,6 +160,13 @@ export class MongoWorkQueue implements WorkQueue {
     const runAt = options.retryAt ?? now + this.backoff(doc.attempts);
     await this.fenced(lease, { $set: { ...outcome, state: 'available', runAt, leaseExpiresAt: null, updatedAt: now }, $unset: { lockHeld: '' } });
     return 'available';
+  }
+
+  async reschedule(lease: JobLease, options: { runAt: number; progress?: Json; now?: number }): Promise<void> {
+    const now = options.now ?? this.clock();
+    checkTime('runAt', options.runAt);
+    const progress = options.progress === undefined ? {} : { progress: checkedJson('progress', options.progress) };
+    await this.fenced(lease, { $set: { ...progress, state: 'available', runAt: options.runAt, attempts: 0, lastError: null, leaseExpiresAt: null, updatedAt: now }, $unset: { lockHeld: '' } });
   }
 
   async park(lease: JobLease, options: { error: string; progress?: Json; now?: number }): Promise<void> {
@@ -272,12 +279,13 @@ export class MongoWorkQueue implements WorkQueue {
   }
 
   /**
-   * Running jobs whose lease expired go back to available (or to dead, their attempts spent),
-   * one generation up, their lock released. Each is moved only if still as read, still expired:
-   * a heartbeat that landed meanwhile keeps its holder.
+   * Running jobs of the claimed kinds whose lease expired go back to available (or to dead, their
+   * attempts spent), one generation up, their lock released. Each is moved only if still as read,
+   * still expired: a heartbeat that landed meanwhile keeps its holder. Only the claimed kinds: a
+   * claimer never takes another kind's job from its holder.
    */
-  private async takeOver(now: number): Promise<void> {
-    const expired = await this.jobs.find({ state: 'running', leaseExpiresAt: { $lte: now } }).sort({ leaseExpiresAt: 1, _id: 1 }).limit(TAKEOVER_BATCH).toArray();
+  private async takeOver(kinds: readonly string[], now: number): Promise<void> {
+    const expired = await this.jobs.find({ state: 'running', leaseExpiresAt: { $lte: now }, kind: { $in: [...kinds] } }).sort({ leaseExpiresAt: 1, _id: 1 }).limit(TAKEOVER_BATCH).toArray();
     for (const doc of expired) {
       const lastError = `the lease of ${doc.holder} expired before it finished`;
       const update: UpdateFilter<JobDoc> =

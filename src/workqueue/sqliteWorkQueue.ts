@@ -126,7 +126,7 @@ export class SqliteWorkQueue implements WorkQueue {
     const now = request.now ?? this.clock();
     const { kinds, n } = checkClaim(request, now);
     return this.write(() => {
-      this.takeOver(now);
+      this.takeOver(kinds, now);
       const claimed: Claimed[] = [];
       // Each pass takes the best candidate over the kinds; a job it makes running holds its lock
       // for the next pass's NOT EXISTS, so two jobs of one lock are never taken together.
@@ -178,6 +178,15 @@ export class SqliteWorkQueue implements WorkQueue {
       this.set(row.id, { ...outcome, state: 'available', run_at: runAt, lease_expires_at: null, updated_at: now });
       return 'available';
     });
+  }
+
+  async reschedule(lease: JobLease, options: { runAt: number; progress?: Json; now?: number }): Promise<void> {
+    const now = options.now ?? this.clock();
+    checkTime('runAt', options.runAt);
+    const progress = options.progress === undefined ? {} : { progress: jsonText('progress', options.progress) };
+    await this.fenced(lease, (row) =>
+      this.set(row.id, { ...progress, state: 'available', run_at: options.runAt, attempts: 0, last_error: null, lease_expires_at: null, updated_at: now }),
+    );
   }
 
   async park(lease: JobLease, options: { error: string; progress?: Json; now?: number }): Promise<void> {
@@ -268,17 +277,22 @@ export class SqliteWorkQueue implements WorkQueue {
   }
 
   /**
-   * Running jobs whose lease expired go back to available (or to dead, their attempts spent),
-   * one generation up, so their holder is fenced off and the claim that follows may take them.
+   * Running jobs of the claimed kinds whose lease expired go back to available (or to dead, their
+   * attempts spent), one generation up, so their holder is fenced off and the claim that follows
+   * may take them. Only the claimed kinds: a claimer whose clock runs ahead (a test's) or that
+   * serves other kinds never takes another kind's job from its live holder.
    */
-  private takeOver(now: number): void {
+  private takeOver(kinds: readonly string[], now: number): void {
+    // One named parameter per kind (a claim names at most 32): the statement cache keeps one per count.
+    const named = Object.fromEntries(kinds.map((k, i) => [`k${i}`, k]));
     this.stmt(
       `UPDATE jobs SET state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'available' END,
          generation = generation + 1, lease_expires_at = NULL, updated_at = @now,
          finished_at = CASE WHEN attempts >= max_attempts THEN @now ELSE NULL END,
          last_error = 'the lease of ' || holder || ' expired before it finished'
-       WHERE id IN (SELECT id FROM jobs WHERE state = 'running' AND lease_expires_at <= @now ORDER BY lease_expires_at, id LIMIT @batch)`,
-    ).run({ now, batch: TAKEOVER_BATCH });
+       WHERE id IN (SELECT id FROM jobs WHERE state = 'running' AND lease_expires_at <= @now
+         AND kind IN (${kinds.map((_, i) => `@k${i}`).join(', ')}) ORDER BY lease_expires_at, id LIMIT @batch)`,
+    ).run({ now, batch: TAKEOVER_BATCH, ...named });
   }
 
   /** Inside one write: the row as the lease holds it, or LostLeaseError. */

@@ -100,8 +100,9 @@ export interface WorkQueue {
   enqueue(job: NewJob, now?: number): Promise<Enqueued>;
   /**
    * Takes up to `n` due jobs of the kinds, ordered by priority, due time, then id, as running
-   * under `holder` for `leaseMs`. First hands back running jobs whose lease expired (a lost
-   * attempt), so they compete in their place. Never gives one job to two holders; skips jobs
+   * under `holder` for `leaseMs`. First hands back running jobs of those kinds whose lease
+   * expired (a lost attempt), so they compete in their place; jobs of other kinds are left to
+   * their own claimers (whose clocks and leases may differ). Never gives one job to two holders; skips jobs
    * whose lock another running job holds.
    */
   claim(request: ClaimRequest): Promise<Claimed[]>;
@@ -113,6 +114,12 @@ export interface WorkQueue {
    * number), or dead-lettered when its attempts are spent. Answers the state it went to.
    */
   fail(lease: JobLease, options: { error: string; retryAt: number | null; progress?: Json; now?: number }): Promise<'available' | 'dead'>;
+  /**
+   * The run went as planned and the job waits for its next one (a recurring job: a connection's
+   * schedule): back to available, due at `runAt`, attempts reset, its key kept live and its lock
+   * free. Not a failure: nothing counts against the job.
+   */
+  reschedule(lease: JobLease, options: { runAt: number; progress?: Json; now?: number }): Promise<void>;
   /** Sets the job aside for an operator at once (a permanent failure), keeping where it failed. */
   park(lease: JobLease, options: { error: string; progress?: Json; now?: number }): Promise<void>;
   /** The holder stops its job as no longer wanted. */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { claimSyncRun } from '../../commands/sync/syncRunTransitions.js';
+import { startSyncAttempt } from '../../commands/sync/syncRunTransitions.js';
+import { SYNC_RUN_KIND } from '../../src/processes/sync/syncJobs.js';
 import { SYNC_RUNS, type SyncRunDoc } from '../../projections/sync/syncRunsProjection.js';
 import type { SyncRunView } from '../../queries/sync/listSyncRuns.js';
 import { SyncWorker } from '../../src/processes/sync/syncWorker.js';
@@ -151,8 +152,13 @@ describe('failed attempts (spec "Sync run": retrying, rate_limited, failed)', ()
   it('a process that died holding a run: once its lease ran out another worker takes the run over and finishes it, storing nothing twice', async () => {
     const { id, backfill } = await connectedUser();
     const stream = (await t.ctx.readStore.find<SyncRunDoc>(SYNC_RUNS, { filter: { user_id: id } }))[0]!._id;
-    // A worker claims it and dies before storing anything more.
-    expect(await claimSyncRun(t.ctx.eventStore, stream, 'dead-worker', 60_000, clock())).not.toBeNull();
+    // A worker claims it on the work queue, starts its attempt and dies before storing anything more.
+    const claimed = await eventually(async () => {
+      const [job] = await t.ctx.jobs.queue.claim({ kinds: [SYNC_RUN_KIND], n: 1, holder: 'dead-worker', leaseMs: 60_000, now: clock().getTime() });
+      return job;
+    });
+    expect(claimed.job.key).toBe(stream);
+    expect('reason' in (await startSyncAttempt(t.ctx.eventStore, stream, 'dead-worker', clock()))).toBe(false);
     await settle();
     expect((await runs(id)).data[0]).toMatchObject({ id: backfill.id, status: 'running' });
     expect(await runDue()).toEqual([]);
@@ -262,6 +268,7 @@ describe('leases (issue 11: several processes never run the same pull)', () => {
     let release!: () => void;
     plan.hold = new Promise<void>((r) => (release = r));
     const second = new SyncWorker({
+      queue: t.ctx.jobs.queue,
       eventStore: t.ctx.eventStore,
       readStore: t.ctx.readStore,
       rawStore: t.ctx.rawStore,

@@ -7,6 +7,7 @@ import { eventually } from '../webhooks/receiver.js';
 import { connectThroughSandbox } from './consentFlow.js';
 import { queueNotificationRun } from '../../src/processes/sync/syncTriggers.js';
 import { plan, testConnector, testData } from './syncTestConnector.js';
+import type { LoadedRun } from '../../commands/sync/queueSyncRun.js';
 
 /**
  * Scheduled pulls (issue 11: a per-connection schedule) and what freshness says of pulls
@@ -127,7 +128,7 @@ describe('tokens during pulls (issue 11: tokens refreshed before expiry)', () =>
   });
 });
 
-const notifyDeps = () => ({ eventStore: t.ctx.eventStore, now: () => t.ctx.sync.now(), kick: () => t.ctx.sync.kick() });
+const notifyDeps = () => ({ eventStore: t.ctx.eventStore, now: () => t.ctx.sync.now(), enqueue: (run: LoadedRun) => t.ctx.sync.enqueue(run) });
 
 describe('notification runs (spec "Sync run": trigger notification with data_type)', () => {
   it('a provider notification queues one run of the named data type and window; the same notification again queues nothing more', async () => {

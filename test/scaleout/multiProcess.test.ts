@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { projections } from '../../projections/index.js';
+import { projections, recordProjections } from '../../projections/index.js';
 import { SqliteEventStore } from '../../src/eventstore/sqliteEventStore.js';
 import { projectionStatus } from '../../src/projector/projectorRuntime.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
@@ -16,6 +16,7 @@ import { SqliteWorkQueue } from '../../src/workqueue/sqliteWorkQueue.js';
 import { freePort } from '../../bench/support/service.js';
 import { Receiver } from '../webhooks/receiver.js';
 import { DELIVERIES, type DeliveryDoc } from '../../src/webhooks/deliveryDocs.js';
+import { connectOura, gatedOura, pullAttempts } from './syncPulls.js';
 
 /**
  * Issue 14, "several service processes": three service processes (`src/main.ts`, real child
@@ -27,7 +28,11 @@ import { DELIVERIES, type DeliveryDoc } from '../../src/webhooks/deliveryDocs.js
  * from the events: nothing skipped, nothing applied twice. Every wait is for a condition, under
  * one generous limit. Webhook deliveries (issue 26) go to a receiver throughout: every one ends
  * delivered by the survivors, and none is received twice after the kill (outcomes are fenced by
- * the engine's lease; only the dead process's attempts in flight may be repeated).
+ * the engine's lease; only the dead process's attempts in flight may be repeated). Provider
+ * pulls (issue 26) run on the work queue: six connections to a sandbox Oura whose answers wait
+ * until the kill, so the dead process holds pulls' leases mid-pull; the survivors take those
+ * pulls over once their leases expire, every pull ends succeeded once, no live process's attempt
+ * is ever taken over, and each connection holds the same records (nothing stored twice).
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -63,7 +68,7 @@ async function leaseHolders(dataDir: string): Promise<Map<string, { holder: stri
   }
 }
 
-function startService(dataDir: string, port: number, instance: string): Service {
+function startService(dataDir: string, port: number, instance: string, extra: Record<string, string>): Service {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATA_DIR: dataDir,
@@ -75,6 +80,7 @@ function startService(dataDir: string, port: number, instance: string): Service 
     LEASE_RENEW_MS: '500',
     INSTANCE_ID: instance,
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    ...extra,
   };
   for (const k of ['EVENTSTORE_URL', 'MONGODB_URL', 'SEALING_KEY', 'DEMO']) delete env[k];
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -120,16 +126,17 @@ describe('several service processes on one embedded DATA_DIR (issue 14)', () => 
     const dataDir = tempDir('wellstream-scaleout-');
     const services: Service[] = [];
     const receiver = await Receiver.start();
+    const oura = await gatedOura();
     try {
       // The first starts alone (it creates the data directory and its keys, and takes every lease).
-      services.push(startService(dataDir, await freePort(), 'p0'));
+      services.push(startService(dataDir, await freePort(), 'p0', oura.env));
       const ready = (s: Service) => until(`:${s.port} listening\n${s.output()}`, deadline, async () => (await fetch(`http://127.0.0.1:${s.port}/v1/users`)).status === 401);
       await ready(services[0]!);
       await until('the first process holds every lease', deadline, async () => {
         const held = await leaseHolders(dataDir);
         return LEASES.every((n) => held.get(n)?.holder === 'p0');
       });
-      services.push(startService(dataDir, await freePort(), 'p1'), startService(dataDir, await freePort(), 'p2'));
+      services.push(startService(dataDir, await freePort(), 'p1', oura.env), startService(dataDir, await freePort(), 'p2', oura.env));
       await Promise.all(services.slice(1).map(ready));
       // The newcomers find the work taken: one writer each.
       expect([...(await leaseHolders(dataDir)).values()].every((l) => l.holder === 'p0')).toBe(true);
@@ -148,6 +155,24 @@ describe('several service processes on one embedded DATA_DIR (issue 14)', () => 
         users.push({ id: user.id as string, token: token.token as string });
       }
 
+      // Pulls: users connected to the gated Oura through the process about to die. It holds the
+      // reactors' lease, so it queues their backfills, enqueues their jobs and claims the first
+      // ones at once; every pull then waits on the provider.
+      const pullers: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const user = await expectCall(doomed, 201, 'POST', '/v1/users', apiKey, { external_ref: `mp-pull-${i}` });
+        await connectOura(`http://127.0.0.1:${doomed.port}`, apiKey, user.id as string);
+        pullers.push(user.id as string);
+      }
+      await until('the doomed process is in the middle of a pull', deadline, async () => {
+        const events = new SqliteEventStore({ path: join(dataDir, 'events.sqlite') });
+        try {
+          return (await pullAttempts(events)).some((x) => x.worker.startsWith('p0/') && x.ended === null) && oura.requests() > 0;
+        } finally {
+          await events.close();
+        }
+      });
+
       // First wave through every process; then the process holding every lease dies mid-work,
       // with a user's deletion just requested through it.
       for (const [i, u] of users.entries()) await upload(services[i % 3]!, u.token, 'device-a', fixtureA());
@@ -156,6 +181,7 @@ describe('several service processes on one embedded DATA_DIR (issue 14)', () => 
       doomed.child.kill('SIGKILL');
       await new Promise((r) => doomed.child.once('exit', r));
       const killedAt = Date.now();
+      oura.release();
 
       // Second wave through the survivors, while they take the dead process's leases over.
       const kept = users.slice(0, 5);
@@ -172,6 +198,14 @@ describe('several service processes on one embedded DATA_DIR (issue 14)', () => 
           return c.pending_jobs === 0 && (c.days as unknown[]).length > 0;
         });
       }
+      // Every pull ended, taken over from the dead process where it held one; its payloads normalised.
+      for (const id of pullers) {
+        await until(`user ${id}'s backfill pulled`, deadline, async () => {
+          const runs = (await expectCall(a, 200, 'GET', `/v1/users/${id}/sync-runs`, apiKey)).data as { trigger: string; status: string }[];
+          return runs.some((r) => r.trigger === 'backfill') && runs.every((r) => r.status === 'succeeded');
+        });
+        await until(`user ${id}'s pulled payloads normalised`, deadline, async () => (await expectCall(b, 200, 'GET', `/v1/users/${id}/coverage`, apiKey)).pending_jobs === 0);
+      }
       // Every projection caught up with the log (read from the files, as a third reader).
       {
         const events = new SqliteEventStore({ path: join(dataDir, 'events.sqlite') });
@@ -184,17 +218,29 @@ describe('several service processes on one embedded DATA_DIR (issue 14)', () => 
           }).catch((err: Error) => {
             throw new Error(`${err.message}: ${JSON.stringify(behind)}\n${a.output()}\n${b.output()}`);
           });
-          const jobs = await reads.find<{ _id: string; status: string; attempts: number }>('etl_jobs');
+          const jobs = await reads.find<{ _id: string; status: string; attempts: number; user_id: string }>('etl_jobs');
           // The erased user's job went with the user; every other job ran to its end.
-          expect(jobs.length).toBe(kept.length * 2);
+          expect(jobs.filter((j) => kept.some((u) => u.id === j.user_id)).length).toBe(kept.length * 2);
           expect(jobs.filter((j) => j.status !== 'done')).toEqual([]);
           const outcomes = (await events.readAll({ maxCount: 100_000, filter: { eventTypes: ['etl.job_succeeded', 'etl.job_discarded'] } })).map((e) => e.streamName);
           expect(new Set(outcomes).size).toBe(outcomes.length);
+          // Pulls: the dead process was pulling when it died, and only its attempts were abandoned
+          // (taken over once their leases expired); no attempt of a live process was ever overtaken,
+          // and each run succeeded exactly once.
+          const attempts = await pullAttempts(events);
+          const dead = (x: { worker: string }) => x.worker.startsWith('p0/');
+          expect(attempts.filter((x) => dead(x) && x.ended === 'abandoned').length).toBeGreaterThan(0);
+          expect(attempts.filter((x) => !dead(x) && x.ended !== 'succeeded')).toEqual([]);
+          const succeeded = new Map<string, number>();
+          for (const x of attempts) if (x.ended === 'succeeded') succeeded.set(x.stream, (succeeded.get(x.stream) ?? 0) + 1);
+          expect([...succeeded.values()].every((n) => n === 1)).toBe(true);
+          expect(new Set(attempts.map((x) => x.stream)).size).toBe(succeeded.size);
           // On the work queue (issue 26): every ETL and deletion job ended, none dead, none left running or waiting.
           const queue = new SqliteWorkQueue({ path: join(dataDir, 'jobs.sqlite') });
           try {
             const counts = await queue.counts();
-            expect(counts.filter((c) => ['etl', 'deletion'].includes(c.kind) && c.state !== 'completed')).toEqual([]);
+            expect(counts.filter((c) => ['etl', 'deletion', 'sync.run'].includes(c.kind) && c.state !== 'completed')).toEqual([]);
+            expect(counts.find((c) => c.kind === 'sync.run')?.count).toBeGreaterThanOrEqual(pullers.length);
             expect(counts.find((c) => c.kind === 'deletion')?.count).toBe(1);
           } finally {
             await queue.close();
@@ -247,6 +293,11 @@ describe('several service processes on one embedded DATA_DIR (issue 14)', () => 
         const rebuilt = await dumpReadModels(reads);
         const differences = [...live.keys()].map((k) => [k, firstDifference(live.get(k)!, rebuilt.get(k)!)]).filter(([, d]) => d !== 'equal');
         expect(differences).toEqual([]);
+        // Every connection pulled the same sandbox account: the same records each, none stored twice by a taken-over pull.
+        const records = recordProjections.flatMap((p) => p.collections.map((c) => live.get(`${p.name}/${c.name}`) ?? []));
+        const perPuller = pullers.map((id) => records.reduce((n, docs) => n + docs.filter((d) => d.includes(`"user_id":"${id}"`)).length, 0));
+        expect(perPuller[0]).toBeGreaterThan(0);
+        expect(new Set(perPuller).size).toBe(1);
         // The test read something: the kept users' records are there.
         expect([...live.entries()].filter(([k, v]) => k.startsWith('samples/') && v.length > 0).length).toBeGreaterThan(0);
       } finally {
@@ -255,6 +306,8 @@ describe('several service processes on one embedded DATA_DIR (issue 14)', () => 
     } finally {
       for (const s of services) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
       await receiver.close();
+      oura.release();
+      await oura.sandbox.close();
     }
   });
 });

@@ -150,6 +150,51 @@ export function workQueueContract(name: string, open: OpenQueue) {
         expect((await queue.deadLetters({ kind: 'delivery' })).map((j) => j.id)).toEqual([job.id]);
       }));
 
+    it('a claim takes back expired jobs of the kinds it claims only: a claimer of other kinds (or with a clock ahead) never takes a job from its holder (issue 26)', () =>
+      withQueue(async (queue) => {
+        const { job: etl } = await queue.enqueue({ kind: 'etl', key: 'upload-1' }, 0);
+        const { job: pull } = await queue.enqueue({ kind: 'sync.run', key: 'run-1', lock: 'connection:c1' }, 0);
+        const [e] = await claim(queue, 0, 'proc-a', ['etl']);
+        const [p] = await claim(queue, 0, 'proc-a', ['sync.run']);
+        // A sync claimer whose clock is days ahead: the ETL job stays with its holder.
+        const later = 3 * 24 * 3600_000;
+        const taken = await claim(queue, later, 'proc-b', ['sync.run']);
+        expect(taken.map((c) => c.job.id)).toEqual([pull.id]);
+        expect(await queue.get(etl.id)).toMatchObject({ state: 'running', holder: 'proc-a', generation: e!.lease.generation });
+        await queue.heartbeat(e!.lease, { leaseMs: LEASE, now: 1_000 });
+        await queue.complete(e!.lease, { now: 2_000 });
+        await expect(queue.complete(p!.lease, { now: 2_000 })).rejects.toBeInstanceOf(LostLeaseError);
+        // An ETL claimer leaves an expired pull alone, and its lock stays held until a pull claimer takes it back.
+        await queue.enqueue({ kind: 'sync.run', key: 'run-2', lock: 'connection:c1' }, later);
+        expect(await claim(queue, 2 * later, 'proc-c', ['etl'])).toEqual([]);
+        expect(await queue.get(pull.id)).toMatchObject({ state: 'running', holder: 'proc-b' });
+        const next = await claim(queue, 2 * later, 'proc-c', ['sync.run']);
+        expect(next.map((c) => c.job.key)).toEqual(['run-1']);
+      }));
+
+    it('reschedule: a recurring job waits for its next due time, attempts reset, key live, lock free; a stale holder cannot reschedule', () =>
+      withQueue(async (queue) => {
+        const { job } = await queue.enqueue({ kind: 'sync.schedule', key: 'conn-1', lock: 'schedule:conn-1', maxAttempts: 2, runAt: 100 }, 0);
+        const [a] = await claim(queue, 100, 'proc-a', ['sync.schedule']);
+        await queue.reschedule(a!.lease, { runAt: 5_000, progress: { slot: 1 }, now: 200 });
+        expect(await queue.get(job.id)).toMatchObject({ state: 'available', runAt: 5_000, attempts: 0, lastError: null, leaseExpiresAt: null, progress: { slot: 1 } });
+        await expect(queue.reschedule(a!.lease, { runAt: 9_000, now: 201 })).rejects.toBeInstanceOf(LostLeaseError);
+        // The key stays live: enqueueing it again answers the waiting job.
+        expect(await queue.enqueue({ kind: 'sync.schedule', key: 'conn-1', runAt: 6_000 }, 300)).toMatchObject({ created: false, job: { id: job.id, runAt: 5_000 } });
+        // The lock is free meanwhile.
+        await queue.enqueue({ kind: 'other', key: 'x', lock: 'schedule:conn-1' }, 300);
+        const [o] = await claim(queue, 300, 'proc-a', ['other']);
+        expect(o!.job.key).toBe('x');
+        await queue.complete(o!.lease, { now: 400 });
+        expect(await claim(queue, 4_999, 'proc-b', ['sync.schedule'])).toEqual([]);
+        // Many runs never spend its attempts.
+        for (let i = 0; i < 4; i++) {
+          const [b] = await claim(queue, 5_000 + i * 1_000, 'proc-b', ['sync.schedule']);
+          expect(b!.job).toMatchObject({ id: job.id, attempts: 1 });
+          await queue.reschedule(b!.lease, { runAt: 6_000 + i * 1_000, now: 5_001 + i * 1_000 });
+        }
+      }));
+
     it('park dead-letters at once, keeping the failing position; dead letters list by kind, newest first, in pages', () =>
       withQueue(async (queue) => {
         const ids: string[] = [];

@@ -12,13 +12,14 @@ export type JobHandler = {
   /** Lease of one attempt; renewed every third of it while the handler runs. Default: the runner's. */
   leaseMs?: number;
   /**
-   * Runs one attempt. Returning completes the job; throwing fails the attempt (retried after
+   * Runs one attempt. Returning completes the job (returning `{ rescheduleAt }` instead makes a
+   * recurring job wait for its next run, attempts reset); throwing fails the attempt (retried after
    * the queue's back-off, or at `JobRetry.retryAt`, until its attempts are spent); `JobParked`
    * sets it aside for an operator at once; `JobCancelled` ends it as no longer wanted.
    * `signal` fires the moment a renewal finds the lease lost (or the runner stops): the handler
    * stops before its next side effect, and nothing it reports afterwards is written.
    */
-  run(context: JobContext): Promise<void>;
+  run(context: JobContext): Promise<void | { rescheduleAt: number }>;
 };
 
 export type JobContext = {

@@ -107,10 +107,25 @@ export class JobRunner {
     for (const [leaseMs, group] of groups) {
       if (this.stopping) return false;
       const claimed = await this.o.queue.claim({ kinds: group.kinds, n: group.n, holder: this.o.holder, leaseMs, now: this.clock() });
-      for (const c of claimed) this.launch(this.handlers.get(c.job.kind)!, c);
+      for (const c of claimed) void this.launch(this.handlers.get(c.job.kind)!, c);
       took ||= claimed.length > 0;
     }
     return took;
+  }
+
+  /**
+   * One claim of these kinds now (up to their free slots), and the attempts it started run to
+   * their end: for a caller that drives the runner itself instead of its loop (a test's clock,
+   * the sync engine's `runDue`). Answers how many jobs it ran.
+   */
+  async runDue(kinds: readonly string[]): Promise<number> {
+    const handlers = kinds.map((k) => this.handlers.get(k)).filter((h): h is JobHandler => h !== undefined);
+    if (handlers.length === 0 || this.stopping) return 0;
+    const n = Math.min(...handlers.map((h) => h.concurrency - this.running.get(h.kind)!.size));
+    if (n <= 0) return 0;
+    const claimed = await this.o.queue.claim({ kinds: handlers.map((h) => h.kind), n, holder: this.o.holder, leaseMs: this.leaseOf(handlers[0]!), now: this.clock() });
+    await Promise.all(claimed.map((c) => this.launch(this.handlers.get(c.job.kind)!, c)));
+    return claimed.length;
   }
 
   private async purge(): Promise<void> {
@@ -125,7 +140,7 @@ export class JobRunner {
     return handler.leaseMs ?? this.o.leaseMs;
   }
 
-  private launch(handler: JobHandler, claimed: Claimed): void {
+  private launch(handler: JobHandler, claimed: Claimed): Promise<void> {
     const abort = new AbortController();
     const mine = this.running.get(handler.kind)!;
     const done = this.attempt(handler, claimed, abort)
@@ -135,6 +150,7 @@ export class JobRunner {
         this.kick();
       });
     mine.set(claimed.job.id, { abort, done });
+    return done;
   }
 
   private async attempt(handler: JobHandler, claimed: Claimed, abort: AbortController): Promise<void> {
@@ -166,10 +182,10 @@ export class JobRunner {
         .finally(() => (renewing = null));
     }, Math.max(1, Math.floor(leaseMs / 3)));
     const context: JobContext = { job: claimed.job, lease: () => lease, signal: abort.signal, renew };
-    let outcome: { ok: true } | { ok: false; err: unknown };
+    let outcome: { ok: true; rescheduleAt?: number } | { ok: false; err: unknown };
     try {
-      await handler.run(context);
-      outcome = { ok: true };
+      const result = await handler.run(context);
+      outcome = { ok: true, rescheduleAt: result?.rescheduleAt };
     } catch (err) {
       outcome = { ok: false, err };
     } finally {
@@ -179,6 +195,7 @@ export class JobRunner {
     if (lost) return;
     const now = this.clock();
     try {
+      if (outcome.ok && outcome.rescheduleAt !== undefined) return await queue.reschedule(lease, { runAt: outcome.rescheduleAt, now });
       if (outcome.ok) return await queue.complete(lease, { now });
       const err = outcome.err;
       const message = err instanceof Error ? err.message : String(err);

@@ -3,7 +3,7 @@ import { loadState } from '../../../commands/shared/commandHandler.js';
 import { DomainError } from '../../../commands/shared/domainError.js';
 import { connectionSyncState, connectionSyncStream } from '../../../commands/sync/connectionSync.js';
 import { queueSyncRun, type LoadedRun } from '../../../commands/sync/queueSyncRun.js';
-import { syncRunStream, UNFINISHED } from '../../../commands/sync/syncRun.js';
+import { isUnfinished, syncRunStream, UNFINISHED } from '../../../commands/sync/syncRun.js';
 import { cancelSyncRun, succeedSyncRun, claimSyncRun, failSyncRun } from '../../../commands/sync/syncRunTransitions.js';
 import { recordSyncOutcome } from '../../../commands/sync/recordSyncOutcome.js';
 import type { UserDeletionRequested } from '../../../commands/users/user.js';
@@ -25,8 +25,10 @@ export type TriggerDeps = {
   now: () => Date;
   /** Waits until the named read models hold the log up to `position`. */
   settle: (position: number, names: readonly string[]) => Promise<void>;
-  /** Tells the sync worker there is work (a run was just queued). */
-  kick?: () => void;
+  /** Puts a run just queued on the work queue (the sync engine's `enqueue`). */
+  enqueue?: (run: LoadedRun) => Promise<void>;
+  /** Cancels cancelled runs' queue jobs, so a pull under way stops at its next renewal. */
+  stopPulls?: (streams: readonly string[], reason: string) => Promise<number>;
 };
 
 /** A connection's unfinished runs as the read model holds them once it caught up to `position`. */
@@ -38,9 +40,11 @@ async function unfinishedRuns(deps: TriggerDeps, position: number, userId: strin
 /** Cancels every unfinished run of the user (of one provider): disconnect, user deletion, provider erasure. */
 export async function cancelRunsOf(deps: TriggerDeps, position: number, userId: string, provider: string | undefined, reason: string): Promise<number> {
   let cancelled = 0;
-  for (const run of await unfinishedRuns(deps, position, userId, provider)) {
+  const runs = await unfinishedRuns(deps, position, userId, provider);
+  for (const run of runs) {
     if (await cancelSyncRun(deps.eventStore, run._id, reason, deps.now())) cancelled++;
   }
+  await deps.stopPulls?.(runs.map((r) => r._id), reason);
   return cancelled;
 }
 
@@ -87,7 +91,7 @@ async function queueBackfill(deps: TriggerDeps, event: RecordedEvent<ConnectionE
       at,
       historyLimit: limit,
     });
-    if (run.created) deps.kick?.();
+    if (run.created || isUnfinished(run.state.status)) await deps.enqueue?.(run);
   } catch (err) {
     // The user was deleted since: nothing to pull.
     if (err instanceof DomainError && err.code === 'gone') return;
@@ -113,7 +117,7 @@ async function activeConnection(eventStore: EventStore, userId: string, provider
  * delivered twice queues one run.
  */
 export async function queueNotificationRun(
-  deps: Pick<TriggerDeps, 'eventStore' | 'now' | 'kick'>,
+  deps: Pick<TriggerDeps, 'eventStore' | 'now' | 'enqueue'>,
   n: { userId: string; provider: string; dataType: string | null; window: { start: Date; end: Date }; notificationId: string },
 ): Promise<LoadedRun & { created: boolean }> {
   const tenantId = await activeConnection(deps.eventStore, n.userId, n.provider);
@@ -126,7 +130,7 @@ export async function queueNotificationRun(
     window: n.window,
     at: deps.now(),
   });
-  if (run.created) deps.kick?.();
+  if (run.created || isUnfinished(run.state.status)) await deps.enqueue?.(run);
   return run;
 }
 

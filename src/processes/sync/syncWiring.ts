@@ -11,6 +11,8 @@ import type { ReadStore } from '../../readstore/readStore.js';
 import { PULL_CONNECTORS, PUSH_CONNECTORS } from '../../sources/registry.js';
 import type { PullConnector, PushConnector } from '../../sources/shared/pullConnector.js';
 import { DEFAULT_SYNC_SETTINGS, type SyncSettings } from '../../../commands/sync/syncSchedule.js';
+import type { WorkQueue } from '../../workqueue/workQueue.js';
+import { syncScheduleReactor } from './scheduleRuns.js';
 import { syncRunsReactor } from './syncTriggers.js';
 import { SyncWorker } from './syncWorker.js';
 
@@ -24,7 +26,7 @@ export type SyncOptions = {
   syncPolling?: boolean;
 };
 
-/** The sync engine of a service process: its worker, the reactor that queues and cancels runs, and its part of erasure. */
+/** The sync engine of a service process: its worker, the reactors that queue and cancel runs and enqueue schedules, and its part of erasure. */
 export function createSync(
   deps: {
     config: Config;
@@ -35,12 +37,16 @@ export function createSync(
     sealer: ValueSealer;
     settle: (position: number, names: readonly string[]) => Promise<void>;
     kickEtl: () => void;
+    /** The work queue pulls and schedules run on (issue 26), and this process's name in it. */
+    queue: WorkQueue;
+    holder: string;
     log?: Logger;
   },
   options: SyncOptions = {},
-): { worker: SyncWorker; reactor: Reactor; erasureHook: ErasureHook; polling: boolean } {
+): { worker: SyncWorker; reactors: Reactor[]; erasureHook: ErasureHook; polling: boolean } {
   const now = options.syncClock ?? (() => new Date());
-  const settings: SyncSettings = { ...DEFAULT_SYNC_SETTINGS, ...deps.config.sync, ...options.syncSettings };
+  // A pull's lease is a work queue job's like any other (LEASE_MS), renewed by cheap queue heartbeats.
+  const settings: SyncSettings = { ...DEFAULT_SYNC_SETTINGS, leaseMs: deps.config.leases.leaseMs, ...deps.config.sync, ...options.syncSettings };
   const pulled = options.pullConnectors ?? PULL_CONNECTORS;
   // A push provider that can be asked for its history gets a backfill run on connect, nothing else.
   const connectors = { ...historyConnectors(options.pushConnectors ?? PUSH_CONNECTORS), ...pulled };
@@ -50,6 +56,8 @@ export function createSync(
     rawStore: deps.rawStore,
     dataKeys: deps.dataKeys,
     sealer: deps.sealer,
+    queue: deps.queue,
+    holder: `${deps.holder}/sync`,
     providers: deps.config.providers,
     connectors,
     scheduled: pulled,
@@ -59,9 +67,7 @@ export function createSync(
       await deps.settle(position, ['etl_jobs']);
       deps.kickEtl();
     },
-    settleRuns: (position) => deps.settle(position, ['sync_runs']),
     log: deps.log,
-    takeOverRunningAtStart: deps.config.backend.kind === 'embedded',
   });
   const reactor = syncRunsReactor({
     eventStore: deps.eventStore,
@@ -70,9 +76,11 @@ export function createSync(
     settings,
     now,
     settle: deps.settle,
-    kick: () => worker.kick(),
+    enqueue: (run) => worker.enqueue(run),
+    stopPulls: (streams, reason) => worker.stopPulls(streams, reason),
   });
-  return { worker, reactor, erasureHook: syncErasureHook({ eventStore: deps.eventStore, readStore: deps.readStore, now }), polling: options.syncPolling !== false };
+  const schedule = syncScheduleReactor({ queue: deps.queue, connectors: pulled, settings, kick: () => worker.kick() });
+  return { worker, reactors: [reactor, schedule], erasureHook: syncErasureHook({ eventStore: deps.eventStore, readStore: deps.readStore, now, stopPulls: (streams, reason) => worker.stopPulls(streams, reason) }), polling: options.syncPolling !== false };
 }
 
 /**

@@ -1,25 +1,28 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { claimSyncRun, LeaseLostError, renewLease, type HeldRun } from '../../../commands/sync/syncRunTransitions.js';
+import type { LoadedRun } from '../../../commands/sync/queueSyncRun.js';
 import { SYNC_RUNS, type SyncRunDoc } from '../../../projections/sync/syncRunsProjection.js';
 import type { PullSchedule } from '../../../queries/sync/syncFacts.js';
 import { PollLoop } from '../../shared/pollLoop.js';
 import type { PullConnector } from '../../sources/shared/pullConnector.js';
-import { runPull, type PullDeps, type PullOutcome } from './runPull.js';
-import { scheduleDueRuns } from './scheduleRuns.js';
+import type { WorkQueue } from '../../workqueue/workQueue.js';
+import { JobRunner } from '../jobs/jobRunner.js';
+import { pullJobHandler } from './pullJob.js';
+import type { PullDeps, PullOutcome } from './runPull.js';
+import { scheduleJobHandler } from './scheduleRuns.js';
+import { SYNC_RUN_KIND, SYNC_SCHEDULE_KIND, syncRunJob } from './syncJobs.js';
 
 export type SyncWorkerOptions = PullDeps & {
+  queue: WorkQueue;
+  /** Names this process in the queue (default: a fresh id). */
+  holder?: string;
   log?: Logger;
   /** Pulls run at once in this process. */
   concurrency?: number;
   pollMs?: number;
-  /** One process owns the embedded store: runs found running at start-up were orphaned by a crash. */
-  takeOverRunningAtStart?: boolean;
-  /** Waits until the sync_runs read model holds the log up to `position` (runs just scheduled are then found). */
-  settleRuns?: (position: number) => Promise<void>;
-  /** How often polling looks for connections whose scheduled pull is due (default a minute; `runDue` always does). */
-  scheduleEveryMs?: number;
-  /** Queue scheduled runs in this process (default true). */
+  /** How often runs the read model shows waiting without a queue job are looked for (the backstop; default 30 s). */
+  sweepEveryMs?: number;
+  /** Run connections' schedules in this process (default true). */
   schedule?: boolean;
   /**
    * The providers pulled on a schedule and on request (default: every connector). A push
@@ -28,32 +31,43 @@ export type SyncWorkerOptions = PullDeps & {
   scheduled?: Readonly<Partial<Record<string, PullConnector>>>;
 };
 
+/** A run waiting this long in the read model without a live job is enqueued by the sweep (its enqueue was lost in a crash). */
+const SWEEP_AGE_MS = 30_000;
+const SWEEP_BATCH = 200;
+
 /**
- * Takes due pulls from the sync_runs read model: queued ones, ones whose wait after a failed
- * attempt is over, and running ones whose lease ran out (their process died). Each is claimed by
- * an append on its run stream (one process wins), run while its lease is renewed every third of
- * its length, and dropped at once when a renewal is refused (another process took it over, or the
- * run was cancelled). At most one pull of a connection runs at a time. Also queues each active
- * connection's scheduled pull (scheduleRuns.ts).
+ * The sync engine of a process (issue 26): pulls and connections' schedules are jobs on the
+ * work queue (syncJobs.ts), run by a job runner of their own on the engine's clock (tests move
+ * it), so due times, leases and the one-pull-per-connection lock are the queue's. Runs are
+ * enqueued where they are queued (`enqueue`); a sweep of the unfinished runs the read model shows
+ * enqueues any whose job was lost between its append and its enqueue (a crash).
  */
 export class SyncWorker {
-  readonly id = `sync-${randomUUID()}`;
-  private readonly running = new Map<string, Promise<PullOutcome>>();
-  private readonly loop: PollLoop;
-  private takeOver: boolean;
-  private lastScheduled = 0;
+  readonly id: string;
+  private readonly runner: JobRunner;
+  private readonly sweepLoop: PollLoop;
+  private outcomes: PullOutcome[] | null = null;
 
   constructor(private readonly o: SyncWorkerOptions) {
-    this.takeOver = o.takeOverRunningAtStart ?? false;
-    this.loop = new PollLoop(() => this.poll(), o.pollMs ?? 5_000, (err) => this.o.log?.error({ err }, 'sync poll failed'));
+    this.id = o.holder ?? `sync-${randomUUID()}`;
+    const clock = () => o.now().getTime();
+    this.runner = new JobRunner({ queue: o.queue, holder: this.id, leaseMs: o.settings.leaseMs, pollMs: o.pollMs ?? 1_000, log: o.log, clock });
+    this.runner.register(
+      pullJobHandler({ ...o, concurrency: o.concurrency ?? 2, onOutcome: (outcome) => this.outcomes?.push(outcome) }),
+    );
+    if (o.schedule !== false) {
+      this.runner.register(scheduleJobHandler({ ...o, connectors: o.scheduled ?? o.connectors, enqueueRun: (run) => this.enqueue(run) }));
+    }
+    this.sweepLoop = new PollLoop(() => this.sweep(SWEEP_AGE_MS).then(() => {}), o.sweepEveryMs ?? 30_000, (err) => o.log?.warn({ err }, 'sweeping for sync runs without a queue job failed'));
   }
 
   start(): void {
-    this.loop.start();
+    this.runner.start();
+    this.sweepLoop.start();
   }
 
   kick(): void {
-    this.loop.kick();
+    this.runner.kick();
   }
 
   /** The engine's clock (tests move it). */
@@ -71,117 +85,83 @@ export class SyncWorker {
     return (this.o.scheduled ?? this.o.connectors)[provider] !== undefined;
   }
 
+  /** Whether a run is this engine's to pull: a push provider's runs other than its backfill are its deliveries' own (syncTriggers.ts). */
+  private pulled(run: { provider: string; trigger: string }): boolean {
+    return this.o.connectors[run.provider] !== undefined && (this.pulls(run.provider) || run.trigger === 'backfill');
+  }
+
+  /** Puts a just-queued run on the work queue and wakes the runner. */
+  async enqueue(run: LoadedRun): Promise<void> {
+    const q = run.state.queued;
+    if (!q || !this.pulled(q)) return;
+    const { created } = await this.o.queue.enqueue(syncRunJob({ ...q, stream: run.stream, due: run.state.nextAttemptAt ?? q.created_at }));
+    if (created) this.kick();
+  }
+
+  /**
+   * Cancels the live jobs of these runs (the runs were cancelled): a pull under way aborts at its
+   * next renewal, before its lease runs out. Answers when the last running one's lease would have
+   * run out (0 when none ran), for a caller that must wait until no pull of them runs (erasure).
+   */
+  async stopPulls(streams: readonly string[], reason: string): Promise<number> {
+    let until = 0;
+    for (const stream of streams) {
+      const live = await this.o.queue.findLive(SYNC_RUN_KIND, stream);
+      if (!live) continue;
+      if (live.state === 'running') until = Math.max(until, live.leaseExpiresAt ?? 0);
+      await this.o.queue.cancelJob(live.id, { reason, now: this.o.now().getTime() });
+    }
+    return until;
+  }
+
   async stop(): Promise<void> {
-    this.loop.stop();
-    await Promise.allSettled([...this.running.values()]);
+    this.sweepLoop.stop();
+    await this.runner.stop();
   }
 
-  /** One pass: queue scheduled runs, claim what is due, and wait for those pulls to end (tests drive it with their own clock). */
+  /**
+   * One pass on the engine's clock, for a caller that drives the engine itself (tests, with the
+   * loop not started): runs missing their job are enqueued, due schedules queue their runs, then
+   * one claim of due pulls (at most `concurrency`, one per connection) runs to its end. Answers
+   * how the pulls ended.
+   */
   async runDue(): Promise<PullOutcome[]> {
-    const started = await this.claimDue(true);
-    return Promise.all(started);
-  }
-
-  private async poll(): Promise<void> {
-    await this.claimDue(false);
-  }
-
-  private async claimDue(scheduleNow: boolean): Promise<Promise<PullOutcome>[]> {
-    const now = this.o.now();
-    // Slots are an interval long: looking for due ones once a minute is enough, and spares the read store.
-    const scheduleDue = scheduleNow || now.getTime() - this.lastScheduled >= (this.o.scheduleEveryMs ?? 60_000);
-    if (this.o.schedule !== false && scheduleDue) {
-      this.lastScheduled = now.getTime();
-      const scheduled = await scheduleDueRuns({ ...this.o, connectors: this.o.scheduled ?? this.o.connectors }, now);
-      if (scheduled > 0) await this.o.settleRuns?.(scheduled);
-    }
-    const free = (this.o.concurrency ?? 2) - this.running.size;
-    if (free <= 0) return [];
-    const iso = now.toISOString();
-    // Only providers with a connector here: a push delivery carries its own run (syncTriggers.ts).
-    const provider = { $in: Object.keys(this.o.connectors) };
-    const due = await this.o.readStore.find<SyncRunDoc>(SYNC_RUNS, {
-      filter: { status: { $in: ['queued', 'retrying', 'rate_limited'] }, next_attempt_at: { $lte: iso }, provider },
-      sort: [['next_attempt_at', 1]],
-      limit: free * 4,
-    });
-    const orphans = await this.o.readStore.find<SyncRunDoc>(SYNC_RUNS, {
-      filter: this.takeOver ? { status: 'running', provider } : { status: 'running', lease_until: { $lte: iso }, provider },
-      sort: [['lease_until', 1]],
-      limit: free * 4,
-    });
-    this.takeOver = false;
-    // A push provider's runs other than its backfill are its deliveries' own (syncTriggers.ts): never pulled.
-    const candidates = [...orphans, ...due].filter((r) => this.pulls(r.provider) || r.trigger === 'backfill').sort((a, b) => a.priority - b.priority || a.id - b.id);
-    const started: Promise<PullOutcome>[] = [];
-    const busy = new Set<string>();
-    for (const run of candidates) {
-      if (this.running.size >= (this.o.concurrency ?? 2)) break;
-      const connection = `${run.user_id}:${run.provider}`;
-      if (this.running.has(run._id) || busy.has(connection)) continue;
-      if (await this.connectionBusy(run, iso)) continue;
-      const held = await claimSyncRun(this.o.eventStore, run._id, this.id, this.o.settings.leaseMs, now);
-      if (!held) continue;
-      busy.add(connection);
-      const work = this.hold(held).finally(() => {
-        this.running.delete(run._id);
-        this.kick();
-      });
-      this.running.set(run._id, work);
-      started.push(work);
-    }
-    return started;
-  }
-
-  /** Another pull of the same connection runs on a live lease (here or elsewhere): one at a time. */
-  private async connectionBusy(run: SyncRunDoc, nowIso: string): Promise<boolean> {
-    const others = await this.o.readStore.find<SyncRunDoc>(SYNC_RUNS, {
-      filter: { user_id: run.user_id, provider: run.provider, status: 'running', lease_until: { $gt: nowIso } },
-      limit: 2,
-    });
-    return others.some((o) => o._id !== run._id);
-  }
-
-  /** Runs a claimed pull, renewing its lease; a refused renewal aborts the pull. */
-  private async hold(claimed: HeldRun): Promise<PullOutcome> {
-    let run = claimed;
-    const abort = new AbortController();
-    let appending: Promise<unknown> = Promise.resolve();
-    const renewEvery = Math.max(1, Math.floor(this.o.settings.leaseMs / 3));
-    const timer = setInterval(() => {
-      appending = appending.then(async () => {
-        if (abort.signal.aborted) return;
-        try {
-          run = await renewLease(this.o.eventStore, run, this.o.settings.leaseMs, this.o.now());
-        } catch (err) {
-          if (err instanceof LeaseLostError) abort.abort(err);
-          else this.o.log?.warn({ err, run: run.id }, 'could not renew a sync lease');
-        }
-      });
-    }, renewEvery);
-    const log = this.o.log?.child({ run: claimed.id, provider: claimed.state.queued!.provider, attempt: claimed.state.attempt });
+    await this.sweep(0);
+    for (let round = 0; round < 8 && (await this.runner.runDue([SYNC_SCHEDULE_KIND])) > 0; round++);
+    const outcomes: PullOutcome[] = [];
+    this.outcomes = outcomes;
     try {
-      const outcome = await runPull(this.o, {
-        current: () => run,
-        // Serialised with the renewals: both append at the revision the worker holds.
-        apply: (f) => {
-          const step = appending.then(async () => {
-            run = await f(run);
-          });
-          appending = step.catch(() => {});
-          return step;
-        },
-        signal: abort.signal,
-      });
-      if (outcome === 'lost') log?.warn('sync run was taken over or cancelled elsewhere; dropped here');
-      else log?.info({ outcome }, 'sync run attempt ended');
-      return outcome;
-    } catch (err) {
-      log?.error({ err: err instanceof Error ? err.message : String(err) }, 'sync run attempt could not be recorded');
-      return 'lost';
+      await this.runner.runDue([SYNC_RUN_KIND]);
     } finally {
-      clearInterval(timer);
-      await appending;
+      if (this.outcomes === outcomes) this.outcomes = null;
     }
+    return outcomes;
+  }
+
+  /**
+   * The backstop: unfinished runs the read model shows due for `ageMs` (and runs left running by
+   * a version that leased runs on their streams) whose job is not on the queue get one. Reads the
+   * unfinished runs only, in bounded pages, never the connections.
+   */
+  private async sweep(ageMs: number): Promise<number> {
+    const cutoff = new Date(this.o.now().getTime() - ageMs).toISOString();
+    const provider = { $in: Object.keys(this.o.connectors) };
+    const waiting = await this.o.readStore.find<SyncRunDoc>(SYNC_RUNS, {
+      filter: { status: { $in: ['queued', 'retrying', 'rate_limited'] }, next_attempt_at: { $lte: cutoff }, provider },
+      sort: [['next_attempt_at', 1]],
+      limit: SWEEP_BATCH,
+    });
+    const orphans = await this.o.readStore.find<SyncRunDoc>(SYNC_RUNS, { filter: { status: 'running', lease_until: { $lte: cutoff }, provider }, sort: [['lease_until', 1]], limit: SWEEP_BATCH });
+    let enqueued = 0;
+    for (const doc of [...orphans, ...waiting]) {
+      if (!this.pulled(doc)) continue;
+      const { created } = await this.o.queue.enqueue(syncRunJob({ ...doc, stream: doc._id, due: doc.next_attempt_at ?? cutoff }));
+      if (created) enqueued++;
+    }
+    if (enqueued > 0) {
+      this.o.log?.info({ enqueued }, 'sync runs without a queue job enqueued');
+      this.kick();
+    }
+    return enqueued;
   }
 }

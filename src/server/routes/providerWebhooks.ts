@@ -101,7 +101,7 @@ async function apply(ctx: AppContext, provider: string, verified: Set<string>, i
       try {
         if (item.kind === 'changed') {
           const run = await queueNotificationRun(
-            { eventStore: ctx.eventStore, now: () => now, kick: () => ctx.sync.kick() },
+            { eventStore: ctx.eventStore, now: () => now, enqueue: (run) => ctx.sync.enqueue(run) },
             { userId: c.user_id, provider, dataType: item.dataType, window: item.window, notificationId: item.notificationId },
           );
           if (run.created) counts.queued++;

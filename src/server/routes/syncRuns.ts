@@ -109,8 +109,8 @@ export const syncRunsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
       const run = await requestManualSync(ctx.eventStore, { tenantId, userId: user.id, provider, dataType: null, at: now, window: (sync) => followUpWindow(sync, now, from) });
       reply.header('location', `/v1/users/${user.id}/sync-runs/${run.id}`);
       if (!run.created) return reply.code(200).send(runView(run));
+      await ctx.sync.enqueue(run);
       await ctx.settle(run.id, ['sync_runs']);
-      ctx.sync.kick();
       return reply.code(202).send(runView(run));
     },
   );
