@@ -1,9 +1,10 @@
 import { resolve as resolvePath } from 'node:path';
 import { BroadcastChannel } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { Observable, Subject } from 'rxjs';
+import { Observable } from 'rxjs';
 import { checkAppend, ConcurrencyError, IdempotencyConflictError, StreamDeletedError, type AllFilter, type AppendResult, type Event, type EventStore, type ExpectedRevision, type ReadAllOptions, type ReadStreamOptions, type RecordedEvent, type SubscribeOptions } from './eventStore.js';
 import { encodeData, EVENTS_COLUMNS, readBounded, toRecorded, type EventRow } from './sqliteEventRows.js';
+import { rowFilter, SqliteEventTail, type TailMember } from './sqliteEventTail.js';
 import { uuidv7 } from '../shared/ids.js';
 import { BUSY_TIMEOUT_MS, isBusy, nextPause } from '../shared/sqliteWriteLock.js';
 import { emptyWriteAheadLog, eraseOnDelete } from '../shared/sqlitePurge.js';
@@ -52,7 +53,8 @@ export type SqliteEventStoreOptions = {
 export class SqliteEventStore implements EventStore {
   readonly kind = 'sqlite' as const;
   private readonly db: Database.Database;
-  private readonly appended$ = new Subject<number>();
+  /** Reads each new event once for every live subscription of this connection. */
+  private readonly tail: SqliteEventTail;
   /** Tells the other connections to this file in this process (other threads) about appends. */
   private readonly channel: BroadcastChannel | null;
   private readonly pollIntervalMs: number;
@@ -102,10 +104,14 @@ export class SqliteEventStore implements EventStore {
       ),
       readAll: this.db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE position > ? ORDER BY position ASC LIMIT ?'),
     };
+    this.tail = new SqliteEventTail(
+      { rowsAfter: (after, max) => this.stmts.readAll.iterate(after, max), head: () => this.stmts.head.get()?.p ?? 0 },
+      this.pollIntervalMs,
+    );
     if (options.path === ':memory:') this.channel = null;
     else {
       this.channel = new BroadcastChannel(`wellstream-events:${resolvePath(options.path)}`);
-      this.channel.onmessage = (m) => this.appended$.next((m as { data: number }).data);
+      this.channel.onmessage = () => this.tail.wake();
       // A listener must not keep a process alive that has nothing else to do.
       this.channel.unref();
     }
@@ -182,8 +188,7 @@ export class SqliteEventStore implements EventStore {
       } else a.reject(o.err);
     });
     if (!last) return;
-    // Deferred: in-process subscribers (projections) must not run inside the callers' appends.
-    setImmediate(() => this.appended$.next(last));
+    this.tail.wake();
     this.channel?.postMessage(last);
   }
 
@@ -295,45 +300,42 @@ export class SqliteEventStore implements EventStore {
     return { events, scannedTo, more };
   }
 
+  /**
+   * Catches up with its own reads of the log (filtered by the index when it has event types),
+   * then joins the shared tail reader of this connection (sqliteEventTail.ts), which reads each
+   * new event once for every live subscriber.
+   */
   subscribeToAll(options: SubscribeOptions = {}): Observable<RecordedEvent> {
     return new Observable<RecordedEvent>((subscriber) => {
-      let cursor = options.after ?? 0;
-      let stopped = false;
-      let wake: (() => void) | null = null;
-      const notify = this.appended$.subscribe(() => wake?.());
+      const member: TailMember = {
+        cursor: options.after ?? 0,
+        stopped: false,
+        matches: rowFilter(options.filter),
+        next: (e) => subscriber.next(e),
+        complete: () => subscriber.complete(),
+        error: (err) => subscriber.error(err),
+      };
       const batchSize = 500;
-      const loop = async () => {
-        while (!stopped && !this.closed) {
-          const { events, scannedTo, more } = this.readAllSync(cursor, batchSize, options.filter);
+      const catchUp = async () => {
+        while (!member.stopped && !this.closed) {
+          const { events, scannedTo, more } = this.readAllSync(member.cursor, batchSize, options.filter);
           for (const e of events) {
-            if (stopped) return;
+            if (member.stopped) return;
             subscriber.next(e);
           }
-          cursor = scannedTo;
-          if (stopped) return;
+          member.cursor = scannedTo;
+          if (member.stopped) return;
           if (!more) {
-            // Caught up: wait for an append by this or another thread, or poll for other processes.
-            await new Promise<void>((resolve) => {
-              const timer = setTimeout(done, this.pollIntervalMs);
-              function done() {
-                clearTimeout(timer);
-                resolve();
-              }
-              wake = done;
-            });
-            wake = null;
-          } else {
-            await new Promise((r) => setImmediate(r));
+            // Read up to the head in this same step: from here on the shared reader hands it on.
+            this.tail.join(member);
+            return;
           }
+          await new Promise((r) => setImmediate(r));
         }
-        if (!stopped) subscriber.complete();
+        if (!member.stopped) subscriber.complete();
       };
-      loop().catch((err) => subscriber.error(err));
-      return () => {
-        stopped = true;
-        notify.unsubscribe();
-        wake?.();
-      };
+      catchUp().catch((err) => subscriber.error(err));
+      return () => this.tail.leave(member);
     });
   }
 
@@ -371,7 +373,7 @@ export class SqliteEventStore implements EventStore {
     if (this.closed) return;
     this.closed = true;
     this.channel?.close();
-    this.appended$.complete();
+    this.tail.close();
     this.db.close();
   }
 }
