@@ -12,7 +12,7 @@ import { deletionJobHandler } from '../processes/deletions/deletionJobRunner.js'
 import { ProjectorRuntime } from '../projector/projectorRuntime.js';
 import { ReactorRuntime } from '../projector/reactor.js';
 import { userSubscriptionsReactor } from '../processes/sync/userSubscriptions.js';
-import { etlJobHandler } from '../processes/etl/etlWorker.js';
+import { etlJobHandlers } from '../processes/etl/etlWorker.js';
 import { sweepEtlJobs } from '../processes/etl/etlSweep.js';
 import { PollLoop } from '../shared/pollLoop.js';
 import { JobRunner } from '../processes/jobs/jobRunner.js';
@@ -130,18 +130,18 @@ export async function createContext(config: Config, options: ContextOptions = {}
   }));
   // Plaintext copies an import made while it ran (a crash left them behind) go before any import runs.
   if (mode === 'all') await removeStaleTemporaryFiles(importTempDir(config.dataDir));
-  const etl = etlJobHandler({
+  const etl = etlJobHandlers({
     eventStore,
     rawStore,
     parsers: etlParsers,
     importDecoders: importDecoders(importTempDir(config.dataDir)),
     dataKeys,
     log,
-    concurrency: config.etlConcurrency,
+    threads: config.etlConcurrency,
     // ETL pool (src/processes/etl/etlPool.ts): jobs normalised on worker threads with their own store connections.
     pool: new EtlThreadPool(config),
   });
-  jobs.register(etl);
+  for (const handler of etl.handlers) jobs.register(handler);
   const etlSweep = new PollLoop(
     async () => {
       if ((await sweepEtlJobs(readStore, queue)) > 0) jobs.kick();
