@@ -6,28 +6,11 @@ import { checkAppend, ConcurrencyError, IdempotencyConflictError, StreamDeletedE
 import { encodeData, EVENTS_COLUMNS, readBounded, toRecorded, type EventRow } from './sqliteEventRows.js';
 import { rowFilter, SqliteEventTail, type TailMember } from './sqliteEventTail.js';
 import { uuidv7 } from '../shared/ids.js';
-import { BUSY_TIMEOUT_MS, isBusy, nextPause } from '../shared/sqliteWriteLock.js';
+import { BUSY_TIMEOUT_MS } from '../shared/sqliteWriteLock.js';
+import { SqliteGroupCommit } from '../shared/sqliteGroupCommit.js';
 import { emptyWriteAheadLog, eraseOnDelete } from '../shared/sqlitePurge.js';
 
-/**
- * A write waiting for the next group commit: an append, or a stream's deletion. Deletions go
- * through the same queue so that writes commit in the order they were asked for: an append
- * queued before a delete can never land after it.
- */
-type WriteRequest =
-  | { kind: 'append'; streamName: string; events: readonly Event[]; expected: ExpectedRevision }
-  | { kind: 'delete'; streamName: string; expected: ExpectedRevision; hard: boolean };
-
-type QueuedWrite = WriteRequest & {
-  queuedAt: number;
-  resolve: (r: AppendResult | undefined) => void;
-  reject: (e: unknown) => void;
-};
-
 type StreamRow = { stream: string; revision: number; deleted: number };
-
-/** How long a queued append waits for another connection's write lock before it fails. */
-const BUSY_GIVE_UP_MS = 60_000;
 
 /** Physical "no stream" marker of this adapter; never leaves this file. */
 const NO_STREAM = -1;
@@ -59,9 +42,11 @@ export class SqliteEventStore implements EventStore {
   private readonly channel: BroadcastChannel | null;
   private readonly pollIntervalMs: number;
   private closed = false;
-  private queue: QueuedWrite[] = [];
-  /** Current pause between retries of a group that found the write lock taken (0: none). */
-  private busyPause = 0;
+  /**
+   * Appends and deletions share the group commit, so that writes commit in the order they were
+   * asked for: an append asked for before a delete can never land after it.
+   */
+  private readonly commits: SqliteGroupCommit;
   private readonly stmts;
   private readonly filteredStmts = new Map<string, Database.Statement<(string | number)[], EventRow>>();
 
@@ -104,6 +89,7 @@ export class SqliteEventStore implements EventStore {
       ),
       readAll: this.db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE position > ? ORDER BY position ASC LIMIT ?'),
     };
+    this.commits = new SqliteGroupCommit(this.db, (results) => this.committed(results));
     this.tail = new SqliteEventTail(
       { rowsAfter: (after, max) => this.stmts.readAll.iterate(after, max), head: () => this.stmts.head.get()?.p ?? 0 },
       this.pollIntervalMs,
@@ -123,110 +109,53 @@ export class SqliteEventStore implements EventStore {
     options: { expectedRevision?: ExpectedRevision } = {},
   ): Promise<AppendResult> {
     checkAppend(streamName, events);
-    const result = await this.enqueue({ kind: 'append', streamName, events, expected: options.expectedRevision ?? 'any' });
-    return result!;
+    return this.commits.write(() => this.appendInSavepoint(streamName, events, options.expectedRevision ?? 'any'));
   }
 
-  private enqueue(write: WriteRequest): Promise<AppendResult | undefined> {
-    return new Promise<AppendResult | undefined>((resolve, reject) => {
-      this.queue.push({ ...write, resolve, reject, queuedAt: Date.now() });
-      if (this.queue.length === 1) setImmediate(() => this.commitQueued());
-    });
-  }
-
-  /**
-   * Group commit: writes that arrive in the same turn of the event loop share one transaction
-   * and so one fsync. Each runs in its own savepoint, in the order it was queued, so one append's
-   * concurrency error leaves the others alone, and each caller is answered only after the commit
-   * is durable.
-   */
-  private commitQueued(): void {
-    const group = this.queue;
-    this.queue = [];
-    if (this.closed) {
-      for (const a of group) a.reject(new Error('event store is closed'));
-      return;
-    }
-    const outcomes: ({ ok: AppendResult | undefined } | { err: unknown })[] = [];
-    try {
-      outcomes.length = 0;
-      this.db
-        .transaction(() => {
-          for (const a of group) {
-            try {
-              outcomes.push({
-                ok: a.kind === 'append' ? this.appendInSavepoint(a.streamName, a.events, a.expected) : this.deleteInSavepoint(a.streamName, a.expected, a.hard),
-              });
-            } catch (err) {
-              // Some SQLite errors (I/O, full disk) roll back the whole transaction, not just the
-              // savepoint: then nothing of the group stands and every caller must hear so.
-              if (!this.db.inTransaction) throw err;
-              outcomes.push({ err });
-            }
-          }
-        })
-        .immediate();
-    } catch (err) {
-      // Another connection (a thread, the CLI) holds the write lock: try again shortly, with
-      // whatever was queued meanwhile, instead of sleeping on this thread (sqliteWriteLock.ts).
-      if (isBusy(err) && Date.now() - group[0]!.queuedAt < BUSY_GIVE_UP_MS) {
-        this.queue = [...group, ...this.queue];
-        this.busyPause = nextPause(this.busyPause);
-        setTimeout(() => this.commitQueued(), this.busyPause);
-        return;
-      }
-      for (const a of group) a.reject(err);
-      return;
-    }
-    this.busyPause = 0;
+  /** After a group commit: wakes this connection's subscribers and tells the other threads. */
+  private committed(results: unknown[]): void {
     let last = 0;
-    group.forEach((a, i) => {
-      const o = outcomes[i]!;
-      if ('ok' in o) {
-        if (o.ok && !o.ok.replayed) last = Math.max(last, o.ok.lastPosition);
-        a.resolve(o.ok);
-      } else a.reject(o.err);
-    });
+    for (const r of results) {
+      const a = r as AppendResult | undefined;
+      if (a && !a.replayed) last = Math.max(last, a.lastPosition);
+    }
     if (!last) return;
     this.tail.wake();
     this.channel?.postMessage(last);
   }
 
-  /** Runs inside the group's transaction; a nested better-sqlite3 transaction is a savepoint. */
+  /** Runs in its own savepoint of the group's transaction (sqliteGroupCommit.ts). */
   private appendInSavepoint(streamName: string, events: readonly Event[], expected: ExpectedRevision): AppendResult {
-    const tx = this.db.transaction((): AppendResult => {
-      const stream = this.stmts.getStream.get(streamName);
-      if (stream?.deleted === STREAM_TOMBSTONED) throw new StreamDeletedError(streamName);
-      const replay = this.findReplay(streamName, events);
-      if (replay) return replay;
-      const live = stream && stream.deleted === 0 ? stream.revision : NO_STREAM;
-      checkExpected(streamName, expected, live);
-      // A soft-deleted stream keeps counting revisions, as KurrentDB does.
-      let revision = stream ? stream.revision : NO_STREAM;
-      const now = Date.now();
-      let lastPosition = 0;
-      for (const e of events) {
-        revision += 1;
-        try {
-          const info = this.stmts.insert.run(
-            e.id ?? uuidv7(now),
-            streamName,
-            revision,
-            e.type,
-            encodeData(e.data),
-            e.metadata ? JSON.stringify(e.metadata) : null,
-            now,
-          );
-          lastPosition = Number(info.lastInsertRowid);
-        } catch (err) {
-          if (isUniqueViolation(err, 'events.id')) throw new IdempotencyConflictError(streamName, e.id ?? '');
-          throw err;
-        }
+    const stream = this.stmts.getStream.get(streamName);
+    if (stream?.deleted === STREAM_TOMBSTONED) throw new StreamDeletedError(streamName);
+    const replay = this.findReplay(streamName, events);
+    if (replay) return replay;
+    const live = stream && stream.deleted === 0 ? stream.revision : NO_STREAM;
+    checkExpected(streamName, expected, live);
+    // A soft-deleted stream keeps counting revisions, as KurrentDB does.
+    let revision = stream ? stream.revision : NO_STREAM;
+    const now = Date.now();
+    let lastPosition = 0;
+    for (const e of events) {
+      revision += 1;
+      try {
+        const info = this.stmts.insert.run(
+          e.id ?? uuidv7(now),
+          streamName,
+          revision,
+          e.type,
+          encodeData(e.data),
+          e.metadata ? JSON.stringify(e.metadata) : null,
+          now,
+        );
+        lastPosition = Number(info.lastInsertRowid);
+      } catch (err) {
+        if (isUniqueViolation(err, 'events.id')) throw new IdempotencyConflictError(streamName, e.id ?? '');
+        throw err;
       }
-      this.stmts.upsertStream.run(streamName, revision);
-      return { nextExpectedRevision: revision, lastPosition, replayed: false };
-    });
-    return tx();
+    }
+    this.stmts.upsertStream.run(streamName, revision);
+    return { nextExpectedRevision: revision, lastPosition, replayed: false };
   }
 
   /**
@@ -344,23 +273,21 @@ export class SqliteEventStore implements EventStore {
   }
 
   async deleteStream(streamName: string, options: { expectedRevision?: ExpectedRevision; hard?: boolean } = {}): Promise<void> {
-    await this.enqueue({ kind: 'delete', streamName, expected: options.expectedRevision ?? 'any', hard: options.hard ?? false });
+    await this.commits.write(() => this.deleteInSavepoint(streamName, options.expectedRevision ?? 'any', options.hard ?? false));
   }
 
   /** A deletion in the group's transaction, in its place in the queue. */
   private deleteInSavepoint(streamName: string, expected: ExpectedRevision, hard: boolean): undefined {
-    this.db.transaction(() => {
-      const stream = this.stmts.getStream.get(streamName);
-      if (stream?.deleted === STREAM_TOMBSTONED) throw new StreamDeletedError(streamName);
-      const live = stream && stream.deleted === 0 ? stream.revision : NO_STREAM;
-      checkExpected(streamName, expected, live);
-      this.stmts.deleteEvents.run(streamName);
-      if (stream) this.stmts.markDeleted.run(hard ? STREAM_TOMBSTONED : STREAM_SOFT_DELETED, streamName);
-      else if (hard) {
-        this.stmts.upsertStream.run(streamName, NO_STREAM);
-        this.stmts.markDeleted.run(STREAM_TOMBSTONED, streamName);
-      }
-    })();
+    const stream = this.stmts.getStream.get(streamName);
+    if (stream?.deleted === STREAM_TOMBSTONED) throw new StreamDeletedError(streamName);
+    const live = stream && stream.deleted === 0 ? stream.revision : NO_STREAM;
+    checkExpected(streamName, expected, live);
+    this.stmts.deleteEvents.run(streamName);
+    if (stream) this.stmts.markDeleted.run(hard ? STREAM_TOMBSTONED : STREAM_SOFT_DELETED, streamName);
+    else if (hard) {
+      this.stmts.upsertStream.run(streamName, NO_STREAM);
+      this.stmts.markDeleted.run(STREAM_TOMBSTONED, streamName);
+    }
     return undefined;
   }
 
@@ -372,6 +299,7 @@ export class SqliteEventStore implements EventStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.commits.close();
     this.channel?.close();
     this.tail.close();
     this.db.close();
