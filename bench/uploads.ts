@@ -6,7 +6,8 @@
  * its records stored and `data.written` appended). Profile the service with
  * `BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/p"` to see where an upload's milliseconds go.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -61,8 +62,40 @@ export default async function main(args: string[]) {
     console.log(`| all ETL jobs finished after (s) | ${(doneMs / 1000).toFixed(1)} |`);
     console.log(`| processed per second (accepted → ETL done) | ${Math.round(uploads / (doneMs / 1000))} |`);
     if (cpu0 !== null && cpu1 !== null) console.log(`| service CPU time per upload, all threads (ms) | ${((cpu1 - cpu0) / uploads).toFixed(1)} |`);
+    const rawMs = rawDurableUploads(join(dir, 'raw-limit'), uploads);
+    console.log(`| raw limit: one at a time, payload file fsynced + renamed + directory fsynced, then one fsynced SQLite row (per second) | ${Math.round(uploads / (rawMs / 1000))} |`);
   } finally {
     await svc.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The disk's floor for durable small uploads in the same run: for each upload, its payload
+ * written to a file, fsynced, renamed into place and the directory fsynced, then one row inserted
+ * in a WAL SQLite file with synchronous=FULL; one upload at a time, nothing shared. Answers ms.
+ */
+function rawDurableUploads(dir: string, n: number): number {
+  mkdirSync(dir, { recursive: true });
+  const db = new Database(join(dir, 'raw.sqlite'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE uploads (id TEXT PRIMARY KEY, data TEXT NOT NULL)');
+  const insert = db.prepare<[string, string]>('INSERT INTO uploads (id, data) VALUES (?, ?)');
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    const body = gzipSync(heartRateLine(i));
+    const fd = openSync(join(dir, `u-${i}.tmp`), 'w');
+    writeSync(fd, body);
+    fsyncSync(fd);
+    closeSync(fd);
+    renameSync(join(dir, `u-${i}.tmp`), join(dir, `u-${i}`));
+    const dfd = openSync(dir, 'r');
+    fsyncSync(dfd);
+    closeSync(dfd);
+    insert.run(`u-${i}`, JSON.stringify({ upload_id: `u-${i}`, bytes: body.length }));
+  }
+  const ms = performance.now() - t0;
+  db.close();
+  return ms;
 }

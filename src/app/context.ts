@@ -13,7 +13,7 @@ import { deletionJobHandler } from '../processes/deletions/deletionJobRunner.js'
 import { ProjectorRuntime } from '../projector/projectorRuntime.js';
 import { ReactorRuntime } from '../projector/reactor.js';
 import { userSubscriptionsReactor } from '../processes/sync/userSubscriptions.js';
-import { etlJobHandler } from '../processes/etl/etlWorker.js';
+import { etlJobHandlers } from '../processes/etl/etlWorker.js';
 import { endLostEtlAttempts, sweepEtlJobs } from '../processes/etl/etlSweep.js';
 import { RETENTION_SWEEP_EVERY_MS, sweepExpired } from '../processes/retention/retentionSweep.js';
 import { tusSweep } from '../processes/uploads/tusSweep.js';
@@ -142,18 +142,18 @@ export async function createContext(config: Config, options: ContextOptions = {}
   }));
   // Plaintext copies an import made while it ran (a crash left them behind) go before any import runs.
   if (mode === 'all') await removeStaleTemporaryFiles(importTempDir(config.dataDir));
-  const etl = etlJobHandler({
+  const etl = etlJobHandlers({
     eventStore,
     rawStore,
     parsers: etlParsers,
     importDecoders: importDecoders(importTempDir(config.dataDir)),
     dataKeys,
     log,
-    concurrency: config.etlConcurrency,
+    threads: config.etlConcurrency,
     // ETL pool (src/processes/etl/etlPool.ts): jobs normalised on worker threads with their own store connections.
     pool: new EtlThreadPool(config),
   });
-  jobs.register(etl);
+  for (const handler of etl.handlers) jobs.register(handler);
   const etlSweep = new PollLoop(
     async () => {
       // Attempts lost with their process first: one ended with attempts left is due again for the sweep.

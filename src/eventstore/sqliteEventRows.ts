@@ -34,7 +34,7 @@ const COMPRESS_FROM = 1024;
  * One read of the log (a subscription's page, a `readAll`) stops once it has decoded this much
  * event data, so that a page of 500 half-megabyte events never sits in memory at once.
  */
-const READ_BUDGET = 8 * 1024 * 1024;
+export const READ_BUDGET = 8 * 1024 * 1024;
 
 /**
  * Small events stay readable JSON text; larger ones (record batches) are stored as a BLOB of
@@ -48,7 +48,7 @@ export function encodeData(data: unknown): string | Buffer {
   return brotliCompressSync(json, { params: { [zlib.BROTLI_PARAM_QUALITY]: 1, [zlib.BROTLI_PARAM_SIZE_HINT]: json.length } });
 }
 
-function decodeData(data: string | Buffer): string {
+export function decodeData(data: string | Buffer): string {
   return typeof data === 'string' ? data : brotliDecompressSync(data).toString('utf8');
 }
 

@@ -1,32 +1,16 @@
 import { resolve as resolvePath } from 'node:path';
 import { BroadcastChannel } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { Observable, Subject } from 'rxjs';
+import { Observable } from 'rxjs';
 import { checkAppend, ConcurrencyError, IdempotencyConflictError, StreamDeletedError, type AllFilter, type AppendResult, type Event, type EventStore, type ExpectedRevision, type ReadAllOptions, type ReadStreamOptions, type RecordedEvent, type SubscribeOptions } from './eventStore.js';
 import { encodeData, EVENTS_COLUMNS, readBounded, toRecorded, type EventRow } from './sqliteEventRows.js';
+import { rowFilter, SqliteEventTail, type TailMember } from './sqliteEventTail.js';
 import { uuidv7 } from '../shared/ids.js';
-import { BUSY_TIMEOUT_MS, isBusy, nextPause } from '../shared/sqliteWriteLock.js';
+import { BUSY_TIMEOUT_MS } from '../shared/sqliteWriteLock.js';
+import { SqliteGroupCommit } from '../shared/sqliteGroupCommit.js';
 import { emptyWriteAheadLog, eraseOnDelete } from '../shared/sqlitePurge.js';
 
-/**
- * A write waiting for the next group commit: an append, or a stream's deletion. Deletions go
- * through the same queue so that writes commit in the order they were asked for: an append
- * queued before a delete can never land after it.
- */
-type WriteRequest =
-  | { kind: 'append'; streamName: string; events: readonly Event[]; expected: ExpectedRevision }
-  | { kind: 'delete'; streamName: string; expected: ExpectedRevision; hard: boolean };
-
-type QueuedWrite = WriteRequest & {
-  queuedAt: number;
-  resolve: (r: AppendResult | undefined) => void;
-  reject: (e: unknown) => void;
-};
-
 type StreamRow = { stream: string; revision: number; deleted: number };
-
-/** How long a queued append waits for another connection's write lock before it fails. */
-const BUSY_GIVE_UP_MS = 60_000;
 
 /** Physical "no stream" marker of this adapter; never leaves this file. */
 const NO_STREAM = -1;
@@ -52,14 +36,17 @@ export type SqliteEventStoreOptions = {
 export class SqliteEventStore implements EventStore {
   readonly kind = 'sqlite' as const;
   private readonly db: Database.Database;
-  private readonly appended$ = new Subject<number>();
+  /** Reads each new event once for every live subscription of this connection. */
+  private readonly tail: SqliteEventTail;
   /** Tells the other connections to this file in this process (other threads) about appends. */
   private readonly channel: BroadcastChannel | null;
   private readonly pollIntervalMs: number;
   private closed = false;
-  private queue: QueuedWrite[] = [];
-  /** Current pause between retries of a group that found the write lock taken (0: none). */
-  private busyPause = 0;
+  /**
+   * Appends and deletions share the group commit, so that writes commit in the order they were
+   * asked for: an append asked for before a delete can never land after it.
+   */
+  private readonly commits: SqliteGroupCommit;
   private readonly stmts;
   private readonly filteredStmts = new Map<string, Database.Statement<(string | number)[], EventRow>>();
 
@@ -102,10 +89,15 @@ export class SqliteEventStore implements EventStore {
       ),
       readAll: this.db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE position > ? ORDER BY position ASC LIMIT ?'),
     };
+    this.commits = new SqliteGroupCommit(this.db, (results) => this.committed(results));
+    this.tail = new SqliteEventTail(
+      { rowsAfter: (after, max) => this.stmts.readAll.iterate(after, max), head: () => this.stmts.head.get()?.p ?? 0 },
+      this.pollIntervalMs,
+    );
     if (options.path === ':memory:') this.channel = null;
     else {
       this.channel = new BroadcastChannel(`wellstream-events:${resolvePath(options.path)}`);
-      this.channel.onmessage = (m) => this.appended$.next((m as { data: number }).data);
+      this.channel.onmessage = () => this.tail.wake();
       // A listener must not keep a process alive that has nothing else to do.
       this.channel.unref();
     }
@@ -117,111 +109,53 @@ export class SqliteEventStore implements EventStore {
     options: { expectedRevision?: ExpectedRevision } = {},
   ): Promise<AppendResult> {
     checkAppend(streamName, events);
-    const result = await this.enqueue({ kind: 'append', streamName, events, expected: options.expectedRevision ?? 'any' });
-    return result!;
+    return this.commits.write(() => this.appendInSavepoint(streamName, events, options.expectedRevision ?? 'any'));
   }
 
-  private enqueue(write: WriteRequest): Promise<AppendResult | undefined> {
-    return new Promise<AppendResult | undefined>((resolve, reject) => {
-      this.queue.push({ ...write, resolve, reject, queuedAt: Date.now() });
-      if (this.queue.length === 1) setImmediate(() => this.commitQueued());
-    });
-  }
-
-  /**
-   * Group commit: writes that arrive in the same turn of the event loop share one transaction
-   * and so one fsync. Each runs in its own savepoint, in the order it was queued, so one append's
-   * concurrency error leaves the others alone, and each caller is answered only after the commit
-   * is durable.
-   */
-  private commitQueued(): void {
-    const group = this.queue;
-    this.queue = [];
-    if (this.closed) {
-      for (const a of group) a.reject(new Error('event store is closed'));
-      return;
-    }
-    const outcomes: ({ ok: AppendResult | undefined } | { err: unknown })[] = [];
-    try {
-      outcomes.length = 0;
-      this.db
-        .transaction(() => {
-          for (const a of group) {
-            try {
-              outcomes.push({
-                ok: a.kind === 'append' ? this.appendInSavepoint(a.streamName, a.events, a.expected) : this.deleteInSavepoint(a.streamName, a.expected, a.hard),
-              });
-            } catch (err) {
-              // Some SQLite errors (I/O, full disk) roll back the whole transaction, not just the
-              // savepoint: then nothing of the group stands and every caller must hear so.
-              if (!this.db.inTransaction) throw err;
-              outcomes.push({ err });
-            }
-          }
-        })
-        .immediate();
-    } catch (err) {
-      // Another connection (a thread, the CLI) holds the write lock: try again shortly, with
-      // whatever was queued meanwhile, instead of sleeping on this thread (sqliteWriteLock.ts).
-      if (isBusy(err) && Date.now() - group[0]!.queuedAt < BUSY_GIVE_UP_MS) {
-        this.queue = [...group, ...this.queue];
-        this.busyPause = nextPause(this.busyPause);
-        setTimeout(() => this.commitQueued(), this.busyPause);
-        return;
-      }
-      for (const a of group) a.reject(err);
-      return;
-    }
-    this.busyPause = 0;
+  /** After a group commit: wakes this connection's subscribers and tells the other threads. */
+  private committed(results: unknown[]): void {
     let last = 0;
-    group.forEach((a, i) => {
-      const o = outcomes[i]!;
-      if ('ok' in o) {
-        if (o.ok && !o.ok.replayed) last = Math.max(last, o.ok.lastPosition);
-        a.resolve(o.ok);
-      } else a.reject(o.err);
-    });
+    for (const r of results) {
+      const a = r as AppendResult | undefined;
+      if (a && !a.replayed) last = Math.max(last, a.lastPosition);
+    }
     if (!last) return;
-    // Deferred: in-process subscribers (projections) must not run inside the callers' appends.
-    setImmediate(() => this.appended$.next(last));
+    this.tail.wake();
     this.channel?.postMessage(last);
   }
 
-  /** Runs inside the group's transaction; a nested better-sqlite3 transaction is a savepoint. */
+  /** Runs in its own savepoint of the group's transaction (sqliteGroupCommit.ts). */
   private appendInSavepoint(streamName: string, events: readonly Event[], expected: ExpectedRevision): AppendResult {
-    const tx = this.db.transaction((): AppendResult => {
-      const stream = this.stmts.getStream.get(streamName);
-      if (stream?.deleted === STREAM_TOMBSTONED) throw new StreamDeletedError(streamName);
-      const replay = this.findReplay(streamName, events);
-      if (replay) return replay;
-      const live = stream && stream.deleted === 0 ? stream.revision : NO_STREAM;
-      checkExpected(streamName, expected, live);
-      // A soft-deleted stream keeps counting revisions, as KurrentDB does.
-      let revision = stream ? stream.revision : NO_STREAM;
-      const now = Date.now();
-      let lastPosition = 0;
-      for (const e of events) {
-        revision += 1;
-        try {
-          const info = this.stmts.insert.run(
-            e.id ?? uuidv7(now),
-            streamName,
-            revision,
-            e.type,
-            encodeData(e.data),
-            e.metadata ? JSON.stringify(e.metadata) : null,
-            now,
-          );
-          lastPosition = Number(info.lastInsertRowid);
-        } catch (err) {
-          if (isUniqueViolation(err, 'events.id')) throw new IdempotencyConflictError(streamName, e.id ?? '');
-          throw err;
-        }
+    const stream = this.stmts.getStream.get(streamName);
+    if (stream?.deleted === STREAM_TOMBSTONED) throw new StreamDeletedError(streamName);
+    const replay = this.findReplay(streamName, events);
+    if (replay) return replay;
+    const live = stream && stream.deleted === 0 ? stream.revision : NO_STREAM;
+    checkExpected(streamName, expected, live);
+    // A soft-deleted stream keeps counting revisions, as KurrentDB does.
+    let revision = stream ? stream.revision : NO_STREAM;
+    const now = Date.now();
+    let lastPosition = 0;
+    for (const e of events) {
+      revision += 1;
+      try {
+        const info = this.stmts.insert.run(
+          e.id ?? uuidv7(now),
+          streamName,
+          revision,
+          e.type,
+          encodeData(e.data),
+          e.metadata ? JSON.stringify(e.metadata) : null,
+          now,
+        );
+        lastPosition = Number(info.lastInsertRowid);
+      } catch (err) {
+        if (isUniqueViolation(err, 'events.id')) throw new IdempotencyConflictError(streamName, e.id ?? '');
+        throw err;
       }
-      this.stmts.upsertStream.run(streamName, revision);
-      return { nextExpectedRevision: revision, lastPosition, replayed: false };
-    });
-    return tx();
+    }
+    this.stmts.upsertStream.run(streamName, revision);
+    return { nextExpectedRevision: revision, lastPosition, replayed: false };
   }
 
   /**
@@ -295,45 +229,42 @@ export class SqliteEventStore implements EventStore {
     return { events, scannedTo, more };
   }
 
+  /**
+   * Catches up with its own reads of the log (filtered by the index when it has event types),
+   * then joins the shared tail reader of this connection (sqliteEventTail.ts), which reads each
+   * new event once for every live subscriber.
+   */
   subscribeToAll(options: SubscribeOptions = {}): Observable<RecordedEvent> {
     return new Observable<RecordedEvent>((subscriber) => {
-      let cursor = options.after ?? 0;
-      let stopped = false;
-      let wake: (() => void) | null = null;
-      const notify = this.appended$.subscribe(() => wake?.());
+      const member: TailMember = {
+        cursor: options.after ?? 0,
+        stopped: false,
+        matches: rowFilter(options.filter),
+        next: (e) => subscriber.next(e),
+        complete: () => subscriber.complete(),
+        error: (err) => subscriber.error(err),
+      };
       const batchSize = 500;
-      const loop = async () => {
-        while (!stopped && !this.closed) {
-          const { events, scannedTo, more } = this.readAllSync(cursor, batchSize, options.filter);
+      const catchUp = async () => {
+        while (!member.stopped && !this.closed) {
+          const { events, scannedTo, more } = this.readAllSync(member.cursor, batchSize, options.filter);
           for (const e of events) {
-            if (stopped) return;
+            if (member.stopped) return;
             subscriber.next(e);
           }
-          cursor = scannedTo;
-          if (stopped) return;
+          member.cursor = scannedTo;
+          if (member.stopped) return;
           if (!more) {
-            // Caught up: wait for an append by this or another thread, or poll for other processes.
-            await new Promise<void>((resolve) => {
-              const timer = setTimeout(done, this.pollIntervalMs);
-              function done() {
-                clearTimeout(timer);
-                resolve();
-              }
-              wake = done;
-            });
-            wake = null;
-          } else {
-            await new Promise((r) => setImmediate(r));
+            // Read up to the head in this same step: from here on the shared reader hands it on.
+            this.tail.join(member);
+            return;
           }
+          await new Promise((r) => setImmediate(r));
         }
-        if (!stopped) subscriber.complete();
+        if (!member.stopped) subscriber.complete();
       };
-      loop().catch((err) => subscriber.error(err));
-      return () => {
-        stopped = true;
-        notify.unsubscribe();
-        wake?.();
-      };
+      catchUp().catch((err) => subscriber.error(err));
+      return () => this.tail.leave(member);
     });
   }
 
@@ -342,23 +273,21 @@ export class SqliteEventStore implements EventStore {
   }
 
   async deleteStream(streamName: string, options: { expectedRevision?: ExpectedRevision; hard?: boolean } = {}): Promise<void> {
-    await this.enqueue({ kind: 'delete', streamName, expected: options.expectedRevision ?? 'any', hard: options.hard ?? false });
+    await this.commits.write(() => this.deleteInSavepoint(streamName, options.expectedRevision ?? 'any', options.hard ?? false));
   }
 
   /** A deletion in the group's transaction, in its place in the queue. */
   private deleteInSavepoint(streamName: string, expected: ExpectedRevision, hard: boolean): undefined {
-    this.db.transaction(() => {
-      const stream = this.stmts.getStream.get(streamName);
-      if (stream?.deleted === STREAM_TOMBSTONED) throw new StreamDeletedError(streamName);
-      const live = stream && stream.deleted === 0 ? stream.revision : NO_STREAM;
-      checkExpected(streamName, expected, live);
-      this.stmts.deleteEvents.run(streamName);
-      if (stream) this.stmts.markDeleted.run(hard ? STREAM_TOMBSTONED : STREAM_SOFT_DELETED, streamName);
-      else if (hard) {
-        this.stmts.upsertStream.run(streamName, NO_STREAM);
-        this.stmts.markDeleted.run(STREAM_TOMBSTONED, streamName);
-      }
-    })();
+    const stream = this.stmts.getStream.get(streamName);
+    if (stream?.deleted === STREAM_TOMBSTONED) throw new StreamDeletedError(streamName);
+    const live = stream && stream.deleted === 0 ? stream.revision : NO_STREAM;
+    checkExpected(streamName, expected, live);
+    this.stmts.deleteEvents.run(streamName);
+    if (stream) this.stmts.markDeleted.run(hard ? STREAM_TOMBSTONED : STREAM_SOFT_DELETED, streamName);
+    else if (hard) {
+      this.stmts.upsertStream.run(streamName, NO_STREAM);
+      this.stmts.markDeleted.run(STREAM_TOMBSTONED, streamName);
+    }
     return undefined;
   }
 
@@ -370,8 +299,9 @@ export class SqliteEventStore implements EventStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.commits.close();
     this.channel?.close();
-    this.appended$.complete();
+    this.tail.close();
     this.db.close();
   }
 }

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { eraseOnDelete } from '../shared/sqlitePurge.js';
-import { BUSY_TIMEOUT_MS, withWriteLock } from '../shared/sqliteWriteLock.js';
+import { BUSY_TIMEOUT_MS } from '../shared/sqliteWriteLock.js';
+import { SqliteGroupCommit } from '../shared/sqliteGroupCommit.js';
 import { checkClaim, checkLeaseMs, checkLimit, checkName, checkTime, claimOrder, errorText, jsonText, newJob } from './jobInput.js';
 import {
   DEFAULT_RETENTION_MS,
@@ -79,8 +80,9 @@ export const CANDIDATE_SQL = `SELECT * FROM jobs WHERE kind = ? AND state = 'ava
  * The embedded work queue: its own SQLite file (`DATA_DIR/jobs.sqlite`), so a claim never waits
  * behind a projector transaction on the read models' write lock. Every write is one IMMEDIATE
  * transaction: of several processes sharing the file, SQLite's write lock lets one at a time
- * decide, and the decision reads what the previous one committed. Writes that find the lock
- * taken retry after an asynchronous pause (src/shared/sqliteWriteLock.ts) rather than sleeping
+ * decide, and the decision reads what the previous one committed. Writes asked for in the same
+ * turn of the event loop share one transaction, each in a savepoint (src/shared/sqliteGroupCommit.ts);
+ * a group that finds the lock taken is retried after an asynchronous pause rather than sleeping
  * on the thread that serves HTTP.
  */
 export class SqliteWorkQueue implements WorkQueue {
@@ -90,6 +92,11 @@ export class SqliteWorkQueue implements WorkQueue {
   private readonly retentionMs: number;
   private readonly backoff: (attempts: number) => number;
   private readonly statements = new Map<string, Database.Statement>();
+  /**
+   * Writes asked for together (enqueues, claims, renewals and outcomes of jobs running at once)
+   * share one transaction and one fsync, each in its own savepoint and answered once durable.
+   */
+  private readonly commits: SqliteGroupCommit;
 
   constructor(options: { path: string } & QueueOptions) {
     this.clock = options.clock ?? Date.now;
@@ -102,6 +109,7 @@ export class SqliteWorkQueue implements WorkQueue {
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     eraseOnDelete(this.db);
     this.db.exec(SCHEMA);
+    this.commits = new SqliteGroupCommit(this.db);
   }
 
   async enqueue(input: NewJob, now = this.clock()): Promise<Enqueued> {
@@ -273,6 +281,7 @@ export class SqliteWorkQueue implements WorkQueue {
   }
 
   async close(): Promise<void> {
+    this.commits.close();
     this.db.close();
   }
 
@@ -324,7 +333,7 @@ export class SqliteWorkQueue implements WorkQueue {
   }
 
   private write<T>(body: () => T): Promise<T> {
-    return withWriteLock(() => this.db.transaction(body).immediate());
+    return this.commits.write(body);
   }
 
   private stmt<P extends unknown[] | [object] = unknown[], R = unknown>(sql: string): Database.Statement<P, R> {

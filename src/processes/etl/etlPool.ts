@@ -18,6 +18,14 @@ export interface EtlRunner {
 /** Old-generation heap of an ETL thread (payload buffers live outside it). */
 const ETL_THREAD_HEAP_MB = 192;
 
+/**
+ * Jobs of the small lane one ETL thread runs at once. A small job spends most of its time waiting
+ * for durable writes (its start, its records, its outcome, the queue's claim and completion), so
+ * several in flight share those fsyncs (each store commits what arrives together in one write)
+ * instead of queueing one behind another.
+ */
+export const SMALL_JOBS_PER_THREAD = 4;
+
 /** How long `close` waits for the threads to close their stores before ending them anyway. */
 const CLOSE_WAIT_MS = 5_000;
 
@@ -74,6 +82,8 @@ export class EtlThreadPool implements EtlRunner {
       workerData,
       minThreads: threads,
       maxThreads: threads,
+      // Each thread runs the jobs of both lanes interleaved (etlWorker.ts, SMALL_JOBS_PER_THREAD).
+      concurrentTasksPerWorker: SMALL_JOBS_PER_THREAD + 1,
       // Idle threads wait in their event loop (not in Atomics.wait), so they hear `close`.
       atomics: 'disabled',
       // Parsers stream: a thread needs little heap, and a cap makes V8 collect instead of growing.

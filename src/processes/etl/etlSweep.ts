@@ -5,7 +5,7 @@ import { loadState } from '../../../commands/shared/commandHandler.js';
 import { ConcurrencyError, StreamDeletedError, type EventStore } from '../../eventstore/eventStore.js';
 import type { ReadStore } from '../../readstore/readStore.js';
 import type { WorkQueue } from '../../workqueue/workQueue.js';
-import { ETL_JOB, etlJob } from './etlWorker.js';
+import { ETL_JOB_KINDS, etlJob } from './etlWorker.js';
 
 /** A pending job is looked at only once it has been due this long: the feeder enqueues in milliseconds. */
 const GRACE_MS = 30_000;
@@ -26,7 +26,7 @@ export async function sweepEtlJobs(readStore: ReadStore, queue: WorkQueue, now =
   });
   let enqueued = 0;
   for (const doc of due) {
-    if (await queue.findLive(ETL_JOB, doc._id)) continue;
+    if ((await Promise.all(ETL_JOB_KINDS.map((kind) => queue.findLive(kind, doc._id)))).some(Boolean)) continue;
     if ((await queue.enqueue(etlJob(doc._id, doc.tier as EtlTier), now)).created) enqueued++;
   }
   return enqueued;
@@ -56,7 +56,7 @@ export async function endLostEtlAttempts(readStore: ReadStore, eventStore: Event
   });
   let ended = 0;
   for (const doc of running) {
-    if (await queue.findLive(ETL_JOB, doc._id)) continue;
+    if ((await Promise.all(ETL_JOB_KINDS.map((kind) => queue.findLive(kind, doc._id)))).some(Boolean)) continue;
     try {
       const { state, revision } = await loadState(eventStore, doc._id, uploadState);
       if (state.status !== 'running' || revision === null || !state.accepted || (state.leaseUntil !== null && state.leaseUntil > cutoff)) continue;

@@ -10,12 +10,20 @@ import type { DataKeys } from '../../crypto/dataKeys.js';
 import { ConcurrencyError, StreamDeletedError, type EventStore } from '../../eventstore/eventStore.js';
 import type { RawStore } from '../../rawstore/rawStore.js';
 import type { NewJob } from '../../workqueue/workQueue.js';
-import type { EtlRunner } from './etlPool.js';
+import { SMALL_JOBS_PER_THREAD, type EtlRunner } from './etlPool.js';
 import { runEtlTask } from './etlTask.js';
 import { JobParked, JobRetry, type JobContext, type JobHandler } from '../jobs/jobHandler.js';
 
-/** The ETL's job kind on the work queue. */
+/** The ETL's job kind on the work queue: small uploads and pulled payloads. */
 export const ETL_JOB = 'etl';
+/**
+ * The bulk lane: uploads of BULK_UPLOAD_BYTES or more (exports, big imports) are jobs of their
+ * own kind, so that they take at most their own slots and never every slot of the small lane
+ * (issue 27: one user's big import must not hold other users' small uploads back).
+ */
+export const ETL_BULK_JOB = 'etl.bulk';
+export const ETL_JOB_KINDS = [ETL_JOB, ETL_BULK_JOB] as const;
+export const BULK_UPLOAD_BYTES = 1024 * 1024;
 
 export type EtlJobOptions = {
   eventStore: EventStore;
@@ -40,9 +48,15 @@ export type EtlJobOptions = {
  * The queue job of an upload's ETL (one per upload stream while it is live): due at once,
  * uploads before pulled payloads before backfills, at most `MAX_ETL_ATTEMPTS` attempts (the
  * domain parks the job on its fifth failure, and the queue dead-letters it in the same step).
+ * An upload of BULK_UPLOAD_BYTES or more goes to the bulk lane, one tier later than its own, and
+ * holds the lock `etl-bulk:<user>`: one user's bulk jobs run one at a time, so several big
+ * imports of one user never fill the bulk lane either. Where the size is not known (a retry of a
+ * parked job, the sweep) the job goes to the small lane, as every job did before the lanes.
  */
-export function etlJob(stream: string, tier: EtlTier | null): NewJob {
-  return { kind: ETL_JOB, key: stream, payload: { stream }, priority: tier === null ? 0 : TIER_PRIORITY[tier] };
+export function etlJob(stream: string, tier: EtlTier | null, upload?: { bytes: number; user_id: string }): NewJob {
+  const priority = tier === null ? 0 : TIER_PRIORITY[tier];
+  if (!upload || !(upload.bytes >= BULK_UPLOAD_BYTES)) return { kind: ETL_JOB, key: stream, payload: { stream }, priority };
+  return { kind: ETL_BULK_JOB, key: stream, payload: { stream }, priority: priority + 1, lock: `etl-bulk:${upload.user_id}` };
 }
 
 /**
@@ -64,6 +78,17 @@ export function etlJobHandler(o: EtlJobOptions): JobHandler & { close(): Promise
     run: (context) => runEtlAttempt(o, runner, context),
     close: () => runner.close(),
   };
+}
+
+/**
+ * The two lanes of ETL jobs over one runner: the small lane with SMALL_JOBS_PER_THREAD jobs per
+ * thread, the bulk lane with one per thread. A thread runs its jobs interleaved (each waits on
+ * reads and durable writes), so a small upload is normalised while a big import is under way
+ * on the same thread rather than after it.
+ */
+export function etlJobHandlers(o: EtlJobOptions & { threads: number }): { handlers: JobHandler[]; close(): Promise<void> } {
+  const small = etlJobHandler({ ...o, concurrency: o.threads * SMALL_JOBS_PER_THREAD });
+  return { handlers: [small, { ...small, kind: ETL_BULK_JOB, concurrency: o.threads }], close: () => small.close() };
 }
 
 type Started = { state: UploadState; revision: number };

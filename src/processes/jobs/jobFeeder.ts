@@ -13,7 +13,7 @@ export function jobFor(event: { type: string; streamName: string; data: unknown 
   const e = event as Fed & { streamName: string };
   switch (e.type) {
     case 'upload.accepted':
-      return etlJob(e.streamName, e.data.tier);
+      return etlJob(e.streamName, e.data.tier, e.data);
     case 'etl.job_retried':
       return etlJob(e.streamName, null);
     case 'user.deletion_requested':

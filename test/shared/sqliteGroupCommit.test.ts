@@ -1,0 +1,74 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { SqliteGroupCommit } from '../../src/shared/sqliteGroupCommit.js';
+import { BUSY_TIMEOUT_MS } from '../../src/shared/sqliteWriteLock.js';
+import { SqliteWorkQueue } from '../../src/workqueue/sqliteWorkQueue.js';
+import { LostLeaseError } from '../../src/workqueue/workQueue.js';
+import { tempDir } from '../support/tmp.js';
+
+function open(path: string): Database.Database {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  db.exec('CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY, v INTEGER NOT NULL)');
+  return db;
+}
+
+describe('group commit of SQLite writes (issue 27)', () => {
+  it('writes asked for in one turn commit as one group, in order, each seeing the ones before; a failing one leaves the others standing', async () => {
+    const db = open(join(tempDir(), 'g.sqlite'));
+    const groups: unknown[][] = [];
+    const commits = new SqliteGroupCommit(db, (values) => groups.push(values));
+    const insert = db.prepare<[string, number]>('INSERT INTO t (k, v) VALUES (?, ?)');
+    const count = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM t');
+    const writes = Array.from({ length: 10 }, (_, i) =>
+      commits.write(() => {
+        insert.run(i === 5 ? 'k-4' : `k-${i}`, i); // the sixth repeats a key: its savepoint alone is rolled back
+        return count.get()!.n;
+      }),
+    );
+    const outcomes = await Promise.allSettled(writes);
+    expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : 'failed'))).toEqual([1, 2, 3, 4, 5, 'failed', 6, 7, 8, 9]);
+    expect(groups).toEqual([[1, 2, 3, 4, 5, 6, 7, 8, 9]]);
+    expect(count.get()!.n).toBe(9);
+    db.close();
+  });
+
+  it('a group that finds the write lock held by another connection waits for it without blocking this thread, then commits whole', async () => {
+    const path = join(tempDir(), 'g.sqlite');
+    const db = open(path);
+    const other = open(path);
+    other.exec('BEGIN IMMEDIATE');
+    const commits = new SqliteGroupCommit(db);
+    const insert = db.prepare<[string, number]>('INSERT INTO t (k, v) VALUES (?, ?)');
+    let done = 0;
+    const writes = ['a', 'b'].map((k) => commits.write(() => insert.run(k, 1)).then(() => done++));
+    // The lock is still held: this thread keeps turning, nothing is committed yet.
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(done).toBe(0);
+    other.exec('COMMIT');
+    await Promise.all(writes);
+    expect(db.prepare('SELECT k FROM t ORDER BY k').pluck().all()).toEqual(['a', 'b']);
+    other.close();
+    db.close();
+  });
+
+  it('the work queue answers writes made together each on its own: a renewal refused for a lost lease does not undo the enqueues beside it', async () => {
+    const queue = new SqliteWorkQueue({ path: join(tempDir(), 'jobs.sqlite') });
+    await queue.enqueue({ kind: 'etl', key: 'first' }, 0);
+    const [claimed] = await queue.claim({ kinds: ['etl'], n: 1, holder: 'h', leaseMs: 1000, now: 0 });
+    const stale = { ...claimed!.lease, generation: claimed!.lease.generation - 1 };
+    const [a, lost, b] = await Promise.allSettled([
+      queue.enqueue({ kind: 'etl', key: 'second' }, 1),
+      queue.heartbeat(stale, { leaseMs: 1000, now: 1 }),
+      queue.enqueue({ kind: 'etl', key: 'third' }, 1),
+    ]);
+    expect(a.status).toBe('fulfilled');
+    expect(b.status).toBe('fulfilled');
+    expect(lost.status === 'rejected' && lost.reason).toBeInstanceOf(LostLeaseError);
+    expect((await queue.findLive('etl', 'second'))?.state).toBe('available');
+    expect((await queue.findLive('etl', 'third'))?.state).toBe('available');
+    await queue.close();
+  });
+});
