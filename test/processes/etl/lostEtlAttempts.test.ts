@@ -91,6 +91,8 @@ describe('an ETL job lost with its process on its last attempt (issue 26)', () =
     await new Promise((res) => setTimeout(res, 60));
     survivor.start();
     await until(async () => (await queue.deadLetters({ kind: ETL_JOB })).some((j) => j.key === u.stream));
+    // Its work here is done: left running, it would claim the next test's job before that test does.
+    await survivor.stop();
     await t.ctx.projectors.waitForIdle();
     const before = await t.call('GET', `/v1/users/${u.userId}/uploads/device-b/${u.uploadId}`, { key: u.tenant.apiKey });
     expect((before.json() as { status: string }).status).toBe('processing');
