@@ -11,7 +11,7 @@ import { checkNote, JOB_TAG_BYTES, type RecordLedger } from './recordLedger.js';
 export class SqliteRecordLedger implements RecordLedger {
   readonly backend = 'sqlite' as const;
   private readonly db: Database.Database;
-  private readonly find: Database.Statement<[Buffer], { job: Buffer }>;
+  private readonly find: Database.Statement<[Buffer], Buffer>;
   private readonly insert: Database.Statement<[Buffer, Buffer]>;
 
   constructor(path: string) {
@@ -29,7 +29,7 @@ export class SqliteRecordLedger implements RecordLedger {
         this.db.pragma('user_version = 1');
       })();
     }
-    this.find = this.db.prepare('SELECT job FROM fingerprints WHERE fp = ?');
+    this.find = this.db.prepare<[Buffer], Buffer>('SELECT job FROM fingerprints WHERE fp = ?').pluck();
     this.insert = this.db.prepare('INSERT INTO fingerprints (fp, job) VALUES (?, ?)');
   }
 
@@ -39,8 +39,8 @@ export class SqliteRecordLedger implements RecordLedger {
     return withWriteLock(() =>
       this.db.transaction(() =>
         fingerprints.map((fp) => {
-          const row = this.find.get(fp);
-          if (row) return !job.equals(row.job);
+          const owner = this.find.get(fp);
+          if (owner) return !job.equals(owner);
           this.insert.run(fp, job);
           return false;
         }),
