@@ -15,35 +15,13 @@ import { createServer } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { gunzipSync } from 'node:zlib';
 import { SqliteEventStore } from '../src/eventstore/sqliteEventStore.js';
 import { cpuMsOf, json, machine, startService, type RunningService } from './support/service.js';
-import { heartRateLine, percentile, waitForEtlJobs } from './support/deviceUploads.js';
+import { percentile, uploadOneLiners, waitForEtlJobs } from './support/deviceUploads.js';
 import { seedMints } from './support/seedMints.js';
 
 type Figures = { perSecond: number; p50: number; p99: number; doneS: number; cpuPerUpload: number | null };
-
-async function uploadAll(url: string, token: string, uploads: number, inflight: number, tag: string): Promise<{ ms: number; latencies: number[] }> {
-  const latencies: number[] = [];
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: inflight }, async () => {
-      for (let i = next++; i < uploads; i = next++) {
-        const t = performance.now();
-        const res = await fetch(url, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'upload-id': `${tag}-${i}`, 'content-type': 'application/gzip' },
-          body: gzipSync(heartRateLine(i)),
-        });
-        if (res.status !== 202) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
-        await res.arrayBuffer();
-        latencies.push(performance.now() - t);
-      }
-    }),
-  );
-  return { ms: performance.now() - t0, latencies };
-}
 
 /** The raw limit: a bare HTTP server that reads and unzips the body and answers 202. */
 async function rawLimit(uploads: number, inflight: number): Promise<Figures> {
@@ -58,7 +36,7 @@ async function rawLimit(uploads: number, inflight: number): Promise<Figures> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
   try {
-    const { ms, latencies } = await uploadAll(`http://127.0.0.1:${port}/v1/ingest/device-a`, 'svc_ut_raw', uploads, inflight, 'raw');
+    const { ms, latencies } = await uploadOneLiners(`http://127.0.0.1:${port}/v1/ingest/device-a`, () => 'svc_ut_raw', uploads, inflight, 'raw');
     return { perSecond: uploads / (ms / 1000), p50: percentile(latencies, 50), p99: percentile(latencies, 99), doneS: ms / 1000, cpuPerUpload: null };
   } finally {
     await new Promise((r) => server.close(r));
@@ -68,7 +46,7 @@ async function rawLimit(uploads: number, inflight: number): Promise<Figures> {
 async function serviceRun(svc: RunningService, tk: Record<string, string>, token: string, uploads: number, inflight: number, tag: string): Promise<Figures> {
   const cpu0 = cpuMsOf(svc.child.pid);
   const t0 = performance.now();
-  const { ms, latencies } = await uploadAll(`${svc.base}/v1/ingest/device-a`, token, uploads, inflight, tag);
+  const { ms, latencies } = await uploadOneLiners(`${svc.base}/v1/ingest/device-a`, () => token, uploads, inflight, tag);
   await waitForEtlJobs(svc.base, tk, t0, 50);
   const doneMs = performance.now() - t0;
   const cpu1 = cpuMsOf(svc.child.pid);

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { cpuMsOf, json, machine, startService } from './support/service.js';
-import { heartRateLine, percentile, waitForEtlJobs } from './support/deviceUploads.js';
+import { heartRateLine, percentile, uploadOneLiners, waitForEtlJobs } from './support/deviceUploads.js';
 
 export default async function main(args: string[]) {
   const arg = (name: string, dflt: number) => Number(args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
@@ -32,25 +32,9 @@ export default async function main(args: string[]) {
       tokens.push((await json<{ token: string }>(await fetch(`${svc.base}/v1/users/${user.id}/tokens`, { method: 'POST', headers: tk, body: '{"scopes":["upload"]}' }))).token);
     }
 
-    const latencies: number[] = [];
     const cpu0 = cpuMsOf(svc.child.pid);
-    let next = 0;
     const t0 = performance.now();
-    await Promise.all(
-      Array.from({ length: inflight }, async () => {
-        for (let i = next++; i < uploads; i = next++) {
-          const t = performance.now();
-          const res = await fetch(`${svc.base}/v1/ingest/device-a`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${tokens[i % users]}`, 'upload-id': `u-${i}`, 'content-type': 'application/gzip' },
-            body: gzipSync(heartRateLine(i)),
-          });
-          if (res.status !== 202) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
-          await res.arrayBuffer();
-          latencies.push(performance.now() - t);
-        }
-      }),
-    );
+    const { latencies } = await uploadOneLiners(`${svc.base}/v1/ingest/device-a`, (i) => tokens[i % users]!, uploads, inflight, 'u');
     const acceptedMs = performance.now() - t0;
     await waitForEtlJobs(svc.base, tk, t0);
     const doneMs = performance.now() - t0;

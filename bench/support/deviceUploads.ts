@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { json } from './service.js';
 
 export const percentile = (xs: number[], p: number) => {
@@ -23,4 +24,36 @@ export async function waitForEtlJobs(base: string, headers: Record<string, strin
     if (performance.now() - t0 > 30 * 60_000) throw new Error('not processed after 30 minutes');
     await new Promise((r) => setTimeout(r, pollMs));
   }
+}
+
+/**
+ * One-line device-a uploads (`uploads` of them, `inflight` at a time) to `url`, upload i with
+ * `tokenFor(i)` and Upload-Id `<tag>-<i>`; answers the wall time and each POST's latency.
+ */
+export async function uploadOneLiners(
+  url: string,
+  tokenFor: (i: number) => string,
+  uploads: number,
+  inflight: number,
+  tag: string,
+): Promise<{ ms: number; latencies: number[] }> {
+  const latencies: number[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: inflight }, async () => {
+      for (let i = next++; i < uploads; i = next++) {
+        const t = performance.now();
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${tokenFor(i)}`, 'upload-id': `${tag}-${i}`, 'content-type': 'application/gzip' },
+          body: gzipSync(heartRateLine(i)),
+        });
+        if (res.status !== 202) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
+        await res.arrayBuffer();
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  return { ms: performance.now() - t0, latencies };
 }
