@@ -11,6 +11,11 @@ import { ETL_JOB_KINDS, etlJob } from './etlWorker.js';
 const GRACE_MS = 30_000;
 const BATCH = 100;
 
+/** Whether an upload's ETL job is live on the queue in either lane (`etl` or `etl.bulk`). */
+async function hasLiveEtlJob(queue: WorkQueue, stream: string): Promise<boolean> {
+  return (await Promise.all(ETL_JOB_KINDS.map((kind) => queue.findLive(kind, stream)))).some(Boolean);
+}
+
 /**
  * A backstop to the job feeder (src/processes/jobs/jobFeeder.ts): enqueues the ETL job of any
  * upload the `etl_jobs` read model shows pending and due for GRACE_MS without a live queue job.
@@ -26,7 +31,7 @@ export async function sweepEtlJobs(readStore: ReadStore, queue: WorkQueue, now =
   });
   let enqueued = 0;
   for (const doc of due) {
-    if ((await Promise.all(ETL_JOB_KINDS.map((kind) => queue.findLive(kind, doc._id)))).some(Boolean)) continue;
+    if (await hasLiveEtlJob(queue, doc._id)) continue;
     if ((await queue.enqueue(etlJob(doc._id, doc.tier as EtlTier), now)).created) enqueued++;
   }
   return enqueued;
@@ -56,7 +61,7 @@ export async function endLostEtlAttempts(readStore: ReadStore, eventStore: Event
   });
   let ended = 0;
   for (const doc of running) {
-    if ((await Promise.all(ETL_JOB_KINDS.map((kind) => queue.findLive(kind, doc._id)))).some(Boolean)) continue;
+    if (await hasLiveEtlJob(queue, doc._id)) continue;
     try {
       const { state, revision } = await loadState(eventStore, doc._id, uploadState);
       if (state.status !== 'running' || revision === null || !state.accepted || (state.leaseUntil !== null && state.leaseUntil > cutoff)) continue;
