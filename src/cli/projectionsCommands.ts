@@ -8,9 +8,9 @@ import { CliError, formatTable, printJson, printLine, withContext, type OpenCont
 
 /**
  * SQLite's page cache for a rebuild (MiB; the service's connections keep 16 to 48). A million
- * samples replayed with random record keys keep about 50 MiB of key index hot, the rows read
- * back by the derivation more: with the default cache every transaction re-read and re-wrote
- * index pages it had just evicted (BENCHMARKS.md, "The rebuild of 1M samples").
+ * samples replayed with random record keys keep about 50 MiB of key index hot: with the default
+ * cache every transaction read again, from the operating system, index pages it had just evicted
+ * (BENCHMARKS.md, "The rebuild of 1M samples").
  */
 const REBUILD_CACHE_MIB = 256;
 
