@@ -11,7 +11,8 @@
  *   monitorEventLoopDelay, reset before the first upload) and `GET /v1/users/{id}` latency p99,
  *   requested every 100 ms during the whole ingest;
  * - bytes per sample in DATA_DIR, by file (raw payloads, events, read models), and peak RSS;
- * - `npm run cli -- projections rebuild` of the read models afterwards, timed.
+ * - `npm run cli -- projections rebuild` of the read models afterwards, timed (wall and CPU), and
+ *   the digest of every read model before and after it (a rebuild must equal the live state).
  */
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -22,8 +23,12 @@ import { gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { recordKey } from '../projections/records/recordIds.js';
 import { samplesProjection } from '../projections/records/samplesProjection.js';
+import { createContext } from '../src/app/context.js';
+import { createLogger } from '../src/app/logger.js';
+import { loadConfig } from '../src/config.js';
 import { SqliteTable } from '../src/readstore/sqliteTable.js';
-import { cpuMsOf, json, machine, startService } from './support/service.js';
+import { readModelDigest } from './support/readModelDigest.js';
+import { childrenCpuMs, cpuMsOf, json, machine, startService } from './support/service.js';
 
 type Line = Record<string, unknown> & { uuid: string; start_date: string; type: string; value: number; source_name: string };
 
@@ -228,13 +233,26 @@ export default async function main(args: string[]) {
     for (const f of files) byGroup.set(group(f.path), (byGroup.get(group(f.path)) ?? 0) + f.bytes);
     const total = files.reduce((s, f) => s + f.bytes, 0);
 
+    // The read models as the live projectors left them, then rebuilt from the events: equal, document by document.
+    const digestOf = async () => {
+      const ctx = await createContext(loadConfig({ DATA_DIR: svcDir, LOG_LEVEL: 'warn' } as NodeJS.ProcessEnv), { log: createLogger('warn'), runBackground: 'none' });
+      try {
+        return await readModelDigest(ctx.readStore);
+      } finally {
+        await ctx.close();
+      }
+    };
+    const live = await digestOf();
+    const c0 = childrenCpuMs();
     const t1 = performance.now();
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'projections', 'rebuild'], {
       env: { ...process.env, DATA_DIR: svcDir, LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     rebuildS = (performance.now() - t1) / 1000;
+    const c1 = childrenCpuMs();
     if (run.status !== 0) throw new Error(`rebuild exited ${run.status}`);
+    const rebuilt = await digestOf();
 
     const rawMs = rawInserts(dir, lines, userId!);
     const raw1Ms = rawSingleIndex(dir, lines, userId!);
@@ -254,7 +272,10 @@ export default async function main(args: string[]) {
     console.log(`peak resident memory of the service: ${(runtime!.max_rss_bytes / 2 ** 20).toFixed(0)} MiB`);
     console.log(`\nDATA_DIR: ${(total / 2 ** 20).toFixed(0)} MiB = **${Math.round(total / n)} bytes per sample**`);
     for (const [g, b] of [...byGroup].sort((a, b) => b[1] - a[1])) console.log(`- ${g}: ${Math.round(b / n)} B/sample (${(b / 2 ** 20).toFixed(0)} MiB)`);
-    console.log(`\nrebuild of every read model (npm run cli -- projections rebuild): ${rebuildS.toFixed(1)} s`);
+    console.log(`\nrebuild of every read model (npm run cli -- projections rebuild): ${rebuildS.toFixed(1)} s${c0 !== null && c1 !== null ? `, ${((c1 - c0) / 1000).toFixed(1)} s of CPU` : ''}`);
+    console.log(`live state:    ${live.hash} (${live.docs} documents)`);
+    console.log(`rebuilt state: ${rebuilt.hash} (${rebuilt.docs} documents): ${live.hash === rebuilt.hash ? 'IDENTICAL' : 'DIFFERENT'}`);
+    if (live.hash !== rebuilt.hash) process.exitCode = 1;
     if (keep) console.log(`\nkept: ${svcDir}`);
   } finally {
     if (!keep) rmSync(dir, { recursive: true, force: true });

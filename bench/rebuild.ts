@@ -9,33 +9,12 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { projections } from '../projections/index.js';
 import { createContext } from '../src/app/context.js';
 import { createLogger } from '../src/app/logger.js';
 import { loadConfig } from '../src/config.js';
 import type { Event } from '../src/eventstore/eventStore.js';
-import type { ReadStore } from '../src/readstore/readStore.js';
+import { readModelDigest as digest } from './support/readModelDigest.js';
 import { machine } from './support/service.js';
-
-async function digest(readStore: ReadStore): Promise<{ hash: string; docs: number }> {
-  const h = createHash('sha256');
-  let docs = 0;
-  for (const p of projections) {
-    for (const c of p.collections) {
-      let after: (string | number | boolean | null)[] | undefined;
-      for (;;) {
-        const page = await readStore.find(c.name, { sort: [['_id', 1]], limit: 5000, after });
-        if (page.length === 0) break;
-        for (const d of page) h.update(JSON.stringify(d));
-        docs += page.length;
-        after = [page[page.length - 1]!._id];
-      }
-    }
-    const cp = await readStore.getCheckpoint(p.name);
-    h.update(`${p.name}:${cp?.position ?? 0}`);
-  }
-  return { hash: h.digest('hex'), docs };
-}
 
 export default async function main(args: string[]) {
   const total = Number(args.find((a) => a.startsWith('--events='))?.split('=')[1] ?? 1_000_000);

@@ -70,6 +70,20 @@ export function cpuMsOf(pid: number | undefined): number | null {
   }
 }
 
+/**
+ * CPU time (user + system) of this process's children that have ended and been waited for, in
+ * ms, from /proc (null elsewhere): a `spawnSync`'d command's CPU is the difference around it.
+ */
+export function childrenCpuMs(): number | null {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+    // cutime and cstime are fields 16 and 17 of stat (13 and 14 after the command name).
+    return ((Number(fields[13]) + Number(fields[14])) * 1000) / 100;
+  } catch {
+    return null;
+  }
+}
+
 export async function json<T>(res: Response): Promise<T> {
   if (!res.ok) throw new Error(`${res.status} ${await res.text()}`);
   return (await res.json()) as T;

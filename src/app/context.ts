@@ -62,12 +62,14 @@ export type ContextOptions = SyncOptions & {
   runBackground?: boolean | 'all' | 'projections' | 'none';
   /** The webhook engine's clock (tests move it; the 5-day disable rule). */
   webhookClock?: () => number;
+  /** Page cache of the embedded read store's connection (a rebuild wants a large one; stores.ts). */
+  readCacheMiB?: number;
 };
 
 /** Wires stores, projections and process managers from the configuration. */
 export async function createContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
   const log = options.log ?? createLogger(config.logLevel);
-  const stores = await openStores(config);
+  const stores = await openStores(config, { readCacheMiB: options.readCacheMiB });
   const { readStore, rawStore } = stores;
   const admin = resolveAdminKey(config.dataDir, config.adminApiKey);
   const sealingKey = resolveSealingKey(config.dataDir, config.sealingKey);

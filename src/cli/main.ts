@@ -9,11 +9,11 @@ import { cliConfig, type StoreOptions } from './storeLocation.js';
  * Entry of `npm run cli`. stdout carries only the commands' output (JSON lines or tables), so
  * logs go to stderr at level warn, and so do errors: one line, exit code 1.
  */
-const open: OpenContext = async ({ runBackground }) => {
+const open: OpenContext = async ({ runBackground, readCacheMiB }) => {
   const config = cliConfig(process.env, program.opts<StoreOptions>());
   const log = createLogger('warn', pino.destination(2));
   // Projections only: a short command must not start process managers or take over a running server's ETL jobs.
-  const ctx = await createContext(config, { log, runBackground: runBackground ? 'projections' : 'none' });
+  const ctx = await createContext(config, { log, runBackground: runBackground ? 'projections' : 'none', readCacheMiB });
   if (ctx.generatedAdminKey) {
     // First use of this DATA_DIR: the admin key is shown once (contracts.md §1), here on stderr.
     process.stderr.write(`Generated the admin API key (stored in ${config.dataDir}/admin.key, shown once): ${ctx.generatedAdminKey}\n`);

@@ -7,6 +7,14 @@ import type { ProjectionStatus, RebuildProgress } from '../projector/projectorRu
 import { CliError, formatTable, printJson, printLine, withContext, type OpenContext } from './shared.js';
 
 /**
+ * SQLite's page cache for a rebuild (MiB; the service's connections keep 16 to 48). A million
+ * samples replayed with random record keys keep about 50 MiB of key index hot: with the default
+ * cache every transaction read again, from the operating system, index pages it had just evicted
+ * (BENCHMARKS.md, "The rebuild of 1M samples").
+ */
+const REBUILD_CACHE_MIB = 256;
+
+/**
  * `projections status`, `projections rebuild [names...]`, `projections dead-letters` and
  * `projections replay-dead-letter <id>` over every projection in projections/index.ts.
  */
@@ -44,7 +52,7 @@ export function registerProjectionsCommands(program: Command, open: OpenContext)
       }
       // No live runner in this process competes with the replay; runners in a running server
       // see the 'rebuilding' checkpoint, pause, and resume from the rebuilt checkpoint.
-      const results = await withContext(open, { runBackground: false }, async (ctx) => {
+      const results = await withContext(open, { runBackground: false, readCacheMiB: REBUILD_CACHE_MIB }, async (ctx) => {
         const bars = opts.progress ? new RebuildBars() : null;
         try {
           return await ctx.projectors.rebuild(names, (p) => bars?.update(p));

@@ -7,9 +7,11 @@ import { ConfigError } from '../config.js';
 /**
  * Opens the application context on demand: commands that only print help or fail argument
  * parsing never touch the stores. `runBackground: true` runs the projections (nothing else) so
- * read models catch up; `false` only ensures the collections exist.
+ * read models catch up; `false` only ensures the collections exist. `readCacheMiB`: the embedded
+ * read store's page cache, for commands that write a whole read model (a rebuild).
  */
-export type OpenContext = (options: { runBackground: boolean }) => Promise<AppContext>;
+export type ContextRequest = { runBackground: boolean; readCacheMiB?: number };
+export type OpenContext = (options: ContextRequest) => Promise<AppContext>;
 
 /** A refusal the user can act on (unknown id, bad argument): one line on stderr, exit 1, no stack. */
 export class CliError extends Error {
@@ -17,7 +19,7 @@ export class CliError extends Error {
 }
 
 /** Runs `fn` with a fresh context and always closes it, so the process can exit. */
-export async function withContext<T>(open: OpenContext, options: { runBackground: boolean }, fn: (ctx: AppContext) => Promise<T>): Promise<T> {
+export async function withContext<T>(open: OpenContext, options: ContextRequest, fn: (ctx: AppContext) => Promise<T>): Promise<T> {
   const ctx = await open(options);
   let result: T;
   try {
