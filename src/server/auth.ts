@@ -25,6 +25,12 @@ declare module 'fastify' {
     principal: Principal | null;
     /** The tenant the call acts on: the key's tenant, or `{tenant_id}` on admin routes. */
     tenantId: string | null;
+    /**
+     * The read store's change stamp asked before the credential was looked up (null when none
+     * was asked): whatever the request reads from the store afterwards is at least this new, so
+     * a handler may keep it under this stamp (StampedCache) without asking again.
+     */
+    readStamp: number | null;
   }
 }
 
@@ -43,6 +49,7 @@ const KIND_NAMES: Record<Exclude<AuthKind, 'none'>, string> = { admin: 'an insta
 export const authPlugin = fp<{ ctx: AppContext }>(async (app, { ctx }) => {
   app.decorateRequest('principal', null);
   app.decorateRequest('tenantId', null);
+  app.decorateRequest('readStamp', null);
   const known = new StampedCache<Principal>({ max: 10_000 });
 
   // Written with `done` rather than async: the common case (a kept credential) finishes without a promise.
@@ -102,6 +109,7 @@ export function authenticate(ctx: AppContext, request: FastifyRequest, known?: S
   if (kind === null) throw unknownCredentials();
   // The stamp is asked before the lookup, so a credential kept under it is never older than it.
   const stamp = known ? ctx.readStore.changeStamp() : null;
+  request.readStamp = stamp;
   const kept = known?.get(stamp, hash);
   if (kept) {
     if (kept.kind === 'user' && !(Date.parse(kept.expiresAt) > Date.now())) throw unknownCredentials();
