@@ -11,13 +11,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import Fastify from 'fastify';
-import { freePort, json, machine, startService } from './support/service.js';
+import { cpuMsOf, freePort, json, machine, startService } from './support/service.js';
 
-type Result = { name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number };
+type Result = { name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number; cpuUsPerRequest: number | null };
 
-async function cannon(name: string, opts: autocannon.Options): Promise<Result> {
+/** `pid`: the serving process, whose CPU time per answered request is reported (steadier than req/s on a shared machine). */
+async function cannon(name: string, opts: autocannon.Options, pid?: number): Promise<Result> {
+  const cpu0 = pid === undefined ? null : cpuMsOf(pid);
   const r = await autocannon({ connections: 32, duration: 10, ...opts });
-  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+  const cpu1 = pid === undefined ? null : cpuMsOf(pid);
+  const answered = r.requests.total;
+  const cpuUsPerRequest = cpu0 !== null && cpu1 !== null && answered > 0 ? ((cpu1 - cpu0) * 1000) / answered : null;
+  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx, cpuUsPerRequest };
 }
 
 export default async function main(args: string[]) {
@@ -62,13 +67,14 @@ export default async function main(args: string[]) {
         url: svc.base,
         duration: seconds,
         requests: [{ method: 'GET', headers: auth, setupRequest: (req) => ({ ...req, path: `/v1/users/${ids[n++ % ids.length]}` }) }],
-      }),
+      }, svc.child.pid),
     );
-    results.push(await cannon('GET same JSON (bare node:http, own process)', { url: `http://127.0.0.1:${httpPort}`, duration: seconds, requests: [{ method: 'GET', path: `/v1/users/${ids[0]}` }] }));
+    results.push(await cannon('GET same JSON (bare node:http, own process)', { url: `http://127.0.0.1:${httpPort}`, duration: seconds, requests: [{ method: 'GET', path: `/v1/users/${ids[0]}` }] }, bareHttp.pid));
     bareHttp.kill();
     results.push(await cannon('GET same JSON (bare fastify)', { url: `http://127.0.0.1:${barePort}`, duration: seconds, requests: [{ method: 'GET', path: `/v1/users/${ids[0]}` }] }));
     let m = 0;
-    results.push(
+    // --get-only: the two GET rows and their ratio (a profile of the GET route alone, or a quicker check).
+    if (!args.includes('--get-only')) results.push(
       await cannon('POST /v1/users (service)', {
         url: svc.base,
         duration: seconds,
@@ -80,16 +86,20 @@ export default async function main(args: string[]) {
             setupRequest: (req) => ({ ...req, body: JSON.stringify({ external_ref: `bench-${process.pid}-${m++}` }) }),
           },
         ],
-      }),
+      }, svc.child.pid),
     );
     await bare.close();
 
     console.log(`machine: ${machine()}`);
     console.log(`32 connections, ${seconds} s each\n`);
-    console.log('| route | req/s | p50 ms | p99 ms | errors | non-2xx |');
-    console.log('|---|---:|---:|---:|---:|---:|');
-    for (const r of results) console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} |`);
-    console.log(`\nGET service / bare node:http: ${((results[0]!.rps / results[1]!.rps) * 100).toFixed(0)} %; / bare fastify: ${((results[0]!.rps / results[2]!.rps) * 100).toFixed(0)} %`);
+    console.log('| route | req/s | p50 ms | p99 ms | errors | non-2xx | server CPU µs / request |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|');
+    const cpu = (r: Result) => (r.cpuUsPerRequest === null ? '–' : r.cpuUsPerRequest.toFixed(1));
+    for (const r of results) console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${cpu(r)} |`);
+    const [service, bareNode] = [results[0]!, results[1]!];
+    console.log(`\nGET service / bare node:http: ${((service.rps / bareNode.rps) * 100).toFixed(0)} %; / bare fastify: ${((service.rps / results[2]!.rps) * 100).toFixed(0)} %`);
+    // The same ratio from CPU time: what each server could answer on a core of its own, whatever the neighbours did.
+    if (service.cpuUsPerRequest && bareNode.cpuUsPerRequest) console.log(`GET service / bare node:http by CPU time per request: ${((bareNode.cpuUsPerRequest / service.cpuUsPerRequest) * 100).toFixed(0)} %`);
   } finally {
     await svc.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -218,6 +218,15 @@ export class MongoReadStore implements ReadStore {
     await this.handle.release();
   }
 
+  /**
+   * No stamp: telling whether anything changed would cost a round trip to the server (or a change
+   * stream per process that lags behind the write it reports), as much as the read it would save.
+   * Readers on MongoDB read every time.
+   */
+  changeStamp(): null {
+    return null;
+  }
+
   /** Takes the checkpoint for the batch; answers its epoch. */
   private async claim(batch: ApplyBatch): Promise<number> {
     const fence = fenceClaim(batch.fence);

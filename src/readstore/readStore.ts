@@ -204,6 +204,14 @@ export interface ReadStore {
   purgeDeleted?(): Promise<void>;
   /** Leases of background work shared by several service processes (src/readstore/leases.ts). */
   leases?(): LeaseStore;
+  /**
+   * A number that differs from every earlier answer once any document of this store may have
+   * changed, whoever changed it (this connection, another thread, another process). Cheap enough
+   * to ask on every request: a reader that asks it first, then reads, may keep what it read and
+   * reuse it for as long as the answer stays the same (src/shared/stampedCache.ts). null: the
+   * adapter cannot tell cheaply, and nothing read may be kept.
+   */
+  changeStamp(): number | null;
   close(): Promise<void>;
 }
 

@@ -43,6 +43,29 @@ export class SqliteReadStore implements ReadStore {
   }
 
   private leaseStore: SqliteLeases | null = null;
+  /** Write transactions this connection ran: its own commits do not move `data_version`. */
+  private ownWrites = 0;
+  private dataVersion: Database.Statement | null = null;
+
+  /**
+   * `PRAGMA data_version` moves when another connection (thread or process) committed; this
+   * connection's own writes are counted beside it. Both only grow, so their sum changes with either.
+   */
+  changeStamp(): number {
+    this.dataVersion ??= this.db.prepare('PRAGMA data_version').pluck();
+    return (this.dataVersion.get() as number) + this.ownWrites;
+  }
+
+  /** Every write of this store goes through here, so that changeStamp sees it (counted even when it failed). */
+  private write<T>(run: () => T): Promise<T> {
+    return withWriteLock(() => {
+      try {
+        return run();
+      } finally {
+        this.ownWrites++;
+      }
+    });
+  }
 
   leases(): LeaseStore {
     return (this.leaseStore ??= new SqliteLeases(this.db));
@@ -51,7 +74,7 @@ export class SqliteReadStore implements ReadStore {
   async ensureCollections(specs: readonly CollectionSpec[], options: EnsureOptions = {}): Promise<string[]> {
     const reshaped: string[] = [];
     let extended = false;
-    await withWriteLock(() => this.db.transaction(() => {
+    await this.write(() => this.db.transaction(() => {
       reshaped.length = 0;
       for (const spec of specs) {
         const t = new SqliteTable(spec);
@@ -90,7 +113,7 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async dropCollections(names: readonly string[]): Promise<void> {
-    await withWriteLock(() =>
+    await this.write(() =>
       this.db
         .transaction(() => {
           for (const n of names) {
@@ -178,7 +201,7 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async applyChanges(changes: readonly Change[], options?: { fence?: Fence }): Promise<void> {
-    await withWriteLock(() =>
+    await this.write(() =>
       this.db
         .transaction(() => {
           checkFence(this.db, options?.fence);
@@ -190,7 +213,7 @@ export class SqliteReadStore implements ReadStore {
 
   async updateIf(collection: string, id: string, expected: Readonly<Record<string, Scalar>>, set: Readonly<Record<string, unknown>>): Promise<boolean> {
     // Read, compare and write in one IMMEDIATE transaction: no other connection writes in between.
-    return withWriteLock(() =>
+    return this.write(() =>
       this.db
         .transaction((): boolean => {
           const t = this.table(collection);
@@ -208,7 +231,7 @@ export class SqliteReadStore implements ReadStore {
 
   async applyBatch(batch: ApplyBatch): Promise<void> {
     assertForward(batch);
-    await withWriteLock(() =>
+    await this.write(() =>
       this.db
       .transaction(() => {
         checkFence(this.db, batch.fence);
@@ -236,7 +259,7 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async setCheckpoint(projection: string, position: number, status: Checkpoint['status']): Promise<void> {
-    await withWriteLock(() => this.writeCheckpoint(projection, position, status, position === 0 ? null : (this.readCheckpoint(projection)?.last_event_at ?? null)));
+    await this.write(() => this.writeCheckpoint(projection, position, status, position === 0 ? null : (this.readCheckpoint(projection)?.last_event_at ?? null)));
   }
 
   /** Deleted rows were zeroed as they went (secure_delete); this empties the log that still holds them. */

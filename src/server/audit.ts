@@ -1,3 +1,4 @@
+import type { onSendHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { recordAudit, type AuditEntry } from '../../commands/audit/recordAudit.js';
 import type { AppContext } from './appContext.js';
@@ -15,7 +16,12 @@ declare module 'fastify' {
  * answer leaves, so an audited call that was answered is always in the log.
  */
 export const auditPlugin = fp<{ ctx: AppContext }>(async (app, { ctx }) => {
-  app.addHook('onSend', async (request, reply, payload) => {
+  // Only routes that can be audited carry the hook (admin routes, and tenant routes naming an
+  // action: a principal is an admin only on an admin route); the others pay nothing for it.
+  app.addHook('onRoute', (route) => {
+    if (route.config?.auth === 'admin' || route.config?.audit) route.onSend = [...[route.onSend ?? []].flat(), audit];
+  });
+  const audit: onSendHookHandler = async (request, reply, payload) => {
     const p = request.principal;
     const action = request.routeOptions.config?.audit;
     if (!p || (p.kind !== 'admin' && !action)) return payload;
@@ -40,5 +46,5 @@ export const auditPlugin = fp<{ ctx: AppContext }>(async (app, { ctx }) => {
     // reads wait for it: see docs/read-your-writes.md).
     if (entries.length) await recordAudit(ctx.eventStore, entries);
     return payload;
-  });
+  };
 });

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import type { AppContext } from './appContext.js';
 import { findApiKeyByHash } from '../../queries/tenants/findApiKey.js';
 import { getTenant } from '../../queries/tenants/listTenants.js';
@@ -7,6 +7,7 @@ import { findUserTokenByHash } from '../../queries/users/findUserToken.js';
 import { digestsEqual, secretKindOf, sha256Hex } from '../shared/secrets.js';
 import { UUID_RE } from '../shared/ids.js';
 import { problems } from './problems.js';
+import { StampedCache } from '../shared/stampedCache.js';
 
 export type Principal =
   | { kind: 'admin'; actorId: 'admin' }
@@ -24,6 +25,12 @@ declare module 'fastify' {
     principal: Principal | null;
     /** The tenant the call acts on: the key's tenant, or `{tenant_id}` on admin routes. */
     tenantId: string | null;
+    /**
+     * The read store's change stamp asked before the credential was looked up (null when none
+     * was asked): whatever the request reads from the store afterwards is at least this new, so
+     * a handler may keep it under this stamp (StampedCache) without asking again.
+     */
+    readStamp: number | null;
   }
 }
 
@@ -33,66 +40,112 @@ const KIND_NAMES: Record<Exclude<AuthKind, 'none'>, string> = { admin: 'an insta
  * Authenticates `Authorization: Bearer` on every route that asks for a credential: 401 (with
  * WWW-Authenticate) for a missing, unknown, revoked or expired secret; 403 for a valid secret of
  * the wrong kind. Secrets are looked up by their SHA-256 and compared in constant time.
+ *
+ * Live credentials found are kept by their hash under the read store's change stamp
+ * (StampedCache): any change to the store, by this process or another (a revocation through the
+ * CLI, a token revoked by a user's deletion), forgets them all, so the very next request reads
+ * again. Unknown secrets are never kept, so what strangers send cannot fill the cache.
  */
 export const authPlugin = fp<{ ctx: AppContext }>(async (app, { ctx }) => {
   app.decorateRequest('principal', null);
   app.decorateRequest('tenantId', null);
+  app.decorateRequest('readStamp', null);
+  const known = new StampedCache<Principal>({ max: 10_000 });
 
-  app.addHook('onRequest', async (request) => {
+  // Written with `done` rather than async: the common case (a kept credential) finishes without a promise.
+  app.addHook('onRequest', (request, _reply, done) => {
     const required = request.routeOptions.config?.auth ?? 'none';
-    if (required === 'none') return;
-    const principal = await authenticate(ctx, request);
-    if (principal.kind !== required) {
-      throw problems.forbidden(`this route needs ${KIND_NAMES[required]}, not ${KIND_NAMES[principal.kind]}`);
+    if (required === 'none') return done();
+    let found: Principal | Promise<Principal>;
+    try {
+      found = authenticate(ctx, request, known);
+    } catch (err) {
+      return done(err as Error);
     }
-    request.principal = principal;
-    if (principal.kind !== 'admin') request.tenantId = principal.tenantId;
+    if (found instanceof Promise) found.then((principal) => admit(request, required, principal, done), done);
+    else admit(request, required, found, done);
   });
 
   // Admin routes act on `{tenant_id}`: an unknown or malformed one is a 404 (spec "Instance admin routes"),
   // decided before the request is validated so that a bad tenant is a 404 whatever else is wrong.
-  app.addHook('preValidation', async (request) => {
+  // Only admin routes carry this hook; the others pay nothing for it.
+  const adminTenant: preValidationAsyncHookHandler = async (request) => {
     if (request.principal?.kind !== 'admin') return;
     const tenantId = (request.params as { tenant_id?: string } | undefined)?.tenant_id;
     if (tenantId === undefined) return;
     if (!UUID_RE.test(tenantId) || !(await getTenant(ctx.readStore, tenantId.toLowerCase()))) throw problems.notFound('tenant not found');
     request.tenantId = tenantId.toLowerCase();
+  };
+  app.addHook('onRoute', (route) => {
+    if (route.config?.auth === 'admin') route.preValidation = [adminTenant, ...[route.preValidation ?? []].flat()];
   });
 });
 
-export async function authenticate(ctx: AppContext, request: FastifyRequest): Promise<Principal> {
+function admit(request: FastifyRequest, required: Exclude<AuthKind, 'none'>, principal: Principal, done: (err?: Error) => void): void {
+  if (principal.kind !== required) {
+    return done(problems.forbidden(`this route needs ${KIND_NAMES[required]}, not ${KIND_NAMES[principal.kind]}`));
+  }
+  request.principal = principal;
+  if (principal.kind !== 'admin') request.tenantId = principal.tenantId;
+  done();
+}
+
+/**
+ * The principal of the request's bearer secret, or a 401 problem (thrown). Synchronous when
+ * `known` holds the credential at the store's current stamp; a user token's expiry is checked on
+ * every request either way.
+ */
+export function authenticate(ctx: AppContext, request: FastifyRequest, known?: StampedCache<Principal>): Principal | Promise<Principal> {
   const header = request.headers.authorization;
   const match = header ? /^Bearer[ ]+(\S+)\s*$/i.exec(header) : null;
   if (!match) throw problems.unauthorized('missing bearer credentials');
   const secret = match[1]!;
   const kind = secretKindOf(secret);
   const hash = sha256Hex(secret);
-  switch (kind) {
-    case 'admin':
-      if (digestsEqual(hash, ctx.adminKeyHash)) return { kind: 'admin', actorId: 'admin' };
-      break;
-    case 'tenantKey': {
-      const key = await findApiKeyByHash(ctx.readStore, hash);
-      if (key && digestsEqual(key._id, hash) && key.revoked_at === null) {
-        return { kind: 'tenant', tenantId: key.tenant_id, keyId: key.key_id, actorId: key.key_id };
-      }
-      break;
-    }
-    case 'userToken': {
-      const token = await findUserTokenByHash(ctx.readStore, hash);
-      if (token && digestsEqual(token._id, hash) && Date.parse(token.expires_at) > Date.now()) {
-        return {
-          kind: 'user',
-          tenantId: token.tenant_id,
-          userId: token.user_id,
-          tokenId: token.token_id,
-          scopes: token.scopes,
-          expiresAt: token.expires_at,
-          actorId: token.token_id,
-        };
-      }
-      break;
-    }
+  if (kind === 'admin') {
+    if (digestsEqual(hash, ctx.adminKeyHash)) return ADMIN;
+    throw unknownCredentials();
   }
-  throw problems.unauthorized('unknown, revoked or expired credentials');
+  if (kind === null) throw unknownCredentials();
+  // The stamp is asked before the lookup, so a credential kept under it is never older than it.
+  const stamp = known ? ctx.readStore.changeStamp() : null;
+  request.readStamp = stamp;
+  const kept = known?.get(stamp, hash);
+  if (kept) {
+    if (kept.kind === 'user' && !(Date.parse(kept.expiresAt) > Date.now())) throw unknownCredentials();
+    return kept;
+  }
+  return lookUp(ctx, kind, hash).then((principal) => {
+    if (!principal) throw unknownCredentials();
+    known?.set(stamp, hash, principal);
+    return principal;
+  });
+}
+
+const ADMIN: Principal = Object.freeze({ kind: 'admin', actorId: 'admin' });
+
+const unknownCredentials = () => problems.unauthorized('unknown, revoked or expired credentials');
+
+/** A live credential's principal from the read store, or null. Kept principals are shared by requests, hence frozen. */
+async function lookUp(ctx: AppContext, kind: 'tenantKey' | 'userToken', hash: string): Promise<Principal | null> {
+  if (kind === 'tenantKey') {
+    const key = await findApiKeyByHash(ctx.readStore, hash);
+    if (key && digestsEqual(key._id, hash) && key.revoked_at === null) {
+      return Object.freeze({ kind: 'tenant', tenantId: key.tenant_id, keyId: key.key_id, actorId: key.key_id });
+    }
+    return null;
+  }
+  const token = await findUserTokenByHash(ctx.readStore, hash);
+  if (token && digestsEqual(token._id, hash) && Date.parse(token.expires_at) > Date.now()) {
+    return Object.freeze({
+      kind: 'user',
+      tenantId: token.tenant_id,
+      userId: token.user_id,
+      tokenId: token.token_id,
+      scopes: Object.freeze([...token.scopes]) as string[],
+      expiresAt: token.expires_at,
+      actorId: token.token_id,
+    });
+  }
+  return null;
 }

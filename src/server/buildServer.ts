@@ -1,5 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { plainParamsValidatorCompiler } from './plainParams.js';
 import type { AppContext } from './appContext.js';
 import { CursorCodec } from '../shared/cursor.js';
 import { auditPlugin } from './audit.js';
@@ -11,6 +12,7 @@ import { sendProblem } from './problems.js';
 import { idempotencyStore } from './idempotency.js';
 import { openapiPlugin } from './openapi.js';
 import { requestIdOf } from './requestId.js';
+import { lazyChildLoggerFactory } from './requestLogger.js';
 import { adminMirror } from './adminMirror.js';
 import { adminRuntimeRoutes } from './routes/adminRuntime.js';
 import { adminTenantsRoutes } from './routes/adminTenants.js';
@@ -61,6 +63,7 @@ const trustProxyOption = (setting: AppContext['config']['trustProxy']) => (typeo
 export async function buildServer(ctx: AppContext) {
   const app = Fastify({
     loggerInstance: ctx.log as unknown as FastifyBaseLogger,
+    childLoggerFactory: lazyChildLoggerFactory,
     genReqId: requestIdOf,
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
@@ -74,13 +77,14 @@ export async function buildServer(ctx: AppContext) {
       void sendProblem(request, reply, error.statusCode ?? 400, error.message);
     },
   }).withTypeProvider<ZodTypeProvider>();
-  app.setValidatorCompiler(validatorCompiler);
+  app.setValidatorCompiler(plainParamsValidatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app);
   // An answer given before the body was read (413, 401, 415) drains the body instead of resetting the upload.
   drainUnreadBodies(app);
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
 
   await idempotencyStore(app, ctx.readStore);

@@ -245,6 +245,28 @@ export function readStoreContract(name: string, make: () => Promise<ReadStore>) 
       expect(await store.getCheckpoint(proj)).toMatchObject({ position: 6, status: 'live' });
     });
 
+    it('changeStamp (issue 27): given, it changes after every kind of write (applyChanges, updateIf, applyBatch, setCheckpoint, dropCollections) and not after reads; MongoDB gives none', async () => {
+      const first = store.changeStamp();
+      if (store.kind === 'mongodb') return expect(first).toBeNull();
+      const seen = [first];
+      const changed = async (write: () => Promise<unknown>) => {
+        await write();
+        const stamp = store.changeStamp();
+        expect(seen).not.toContain(stamp);
+        seen.push(stamp);
+      };
+      await store.get(c, 'a');
+      await store.find(c);
+      expect(store.changeStamp()).toBe(first);
+      await changed(() => store.applyChanges([put({ _id: 'a', key: 'a', n: 1 })]));
+      await changed(() => store.updateIf(c, 'a', { n: 1 }, { n: 2 }));
+      const proj = `p${randomUUID().slice(0, 8)}`;
+      await changed(() => store.applyBatch({ projection: proj, expectedPosition: 0, position: 1, mode: 'live', lastEventAt: null, changes: [{ ...put({ _id: 'b', key: 'b' }), position: 1, index: 0 }] }));
+      await changed(() => store.setCheckpoint(proj, 2, 'live'));
+      await changed(() => store.dropCollections([c]));
+      await store.ensureCollections([{ name: c }]);
+    });
+
     it('dropCollections removes the documents; reads of a dropped collection are empty', async () => {
       await store.applyChanges([put({ _id: 'a', key: 'a' })]);
       await store.dropCollections([c]);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mintUserToken } from '../../commands/users/mintUserToken.js';
 import { newSecret, sha256Hex } from '../../src/shared/secrets.js';
+import { runCli } from '../cli/cliProcess.js';
 import { addUserRoute, USER_ROUTE } from '../support/fastifyProbe.js';
 import { expectProblem, expectStatus, expectUnauthorized, tenantApp, type TenantHandle, type TestApp, type UserBody } from '../support/server.js';
 
@@ -71,6 +72,19 @@ describe('missing or invalid secrets get 401 with WWW-Authenticate: Bearer (Auth
     expectUnauthorized(await t.call('GET', TENANT_ROUTE, { key: api_key }));
     // The tenant's other key is untouched.
     expectStatus(await t.call('GET', TENANT_ROUTE, { key: tenant.apiKey }), 200);
+  });
+
+  it('answers 401 on the very next request for a tenant key accepted just before and revoked by the CLI from its own process (Authentication 5; contracts §2; issue 27: kept credentials)', async () => {
+    const issued = await t.call('POST', `/v1/admin/tenants/${tenant.id}/api-keys`, { key: t.adminKey });
+    expectStatus(issued, 201);
+    const { id, api_key } = issued.json() as { id: string; api_key: string };
+    // Twice: the second is answered from the credentials kept under the read store's stamp.
+    expectStatus(await t.call('GET', `/v1/users/${user.id}`, { key: api_key }), 200);
+    expectStatus(await t.call('GET', `/v1/users/${user.id}`, { key: api_key }), 200);
+    const revoked = await runCli(t.dataDir, 'keys', 'revoke', id);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expectUnauthorized(await t.call('GET', `/v1/users/${user.id}`, { key: api_key }));
+    expectStatus(await t.call('GET', `/v1/users/${user.id}`, { key: tenant.apiKey }), 200);
   });
 
   it('answers 401 for an expired user token (Authentication 5, 6)', async () => {

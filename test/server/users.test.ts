@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { registerUser } from '../../commands/users/registerUser.js';
+import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
 import { addUserRoute, USER_ROUTE } from '../support/fastifyProbe.js';
 import {
   expectProblem,
@@ -95,6 +97,18 @@ describe('reading users (Credentials and users: GET /v1/users/{id}; Conventions 
     const theirs = await t.createUser(other.apiKey);
     expectProblem(await t.call('GET', `/v1/users/${theirs.id}`, { key: tenant.apiKey }), 404);
     expectStatus(await t.call('GET', `/v1/users/${theirs.id}`, { key: other.apiKey }), 200);
+  });
+
+  it('answers with what another process just wrote, never a kept answer from before it (issue 27: GET answers kept under the read store stamp)', async () => {
+    const user = await t.createUser(tenant.apiKey, { external_ref: 'kept-answer' });
+    for (let i = 0; i < 2; i++) expect((await t.call('GET', `/v1/users/${user.id}`, { key: tenant.apiKey })).json()).toMatchObject({ status: 'active' });
+    // Another connection to the same file, as a projector in another thread or process writes.
+    const elsewhere = new SqliteReadStore({ path: join(t.dataDir, 'readmodels.sqlite') });
+    await elsewhere.applyChanges([{ op: 'update', collection: 'users', id: user.id, set: { external_ref: 'changed-elsewhere' } }]);
+    await elsewhere.close();
+    expect((await t.call('GET', `/v1/users/${user.id}`, { key: tenant.apiKey })).json()).toMatchObject({ external_ref: 'changed-elsewhere' });
+    // The other tenant's key still finds nothing, kept answers or not.
+    expectProblem(await t.call('GET', `/v1/users/${user.id}`, { key: other.apiKey }), 404);
   });
 
   it('answers 404 for an unknown user id (Errors 2)', async () => {

@@ -8,6 +8,7 @@ import { getUser } from '../../../queries/users/getUser.js';
 import { listUsers } from '../../../queries/users/listUsers.js';
 import { deterministicId, UUID_RE } from '../../shared/ids.js';
 import { forgetUserCreation, idempotent } from '../idempotency.js';
+import { StampedCache } from '../../shared/stampedCache.js';
 import { problems } from '../problems.js';
 import { DateTime, IdempotencyKeyHeader, PageQuery, pageOf, Uuid, withProblems } from '../schemas.js';
 import type { RouteOptions } from './routeOptions.js';
@@ -24,10 +25,14 @@ export const User = z
 export const toUser = (u: UserDoc) => ({ id: u.id, external_ref: u.external_ref, status: u.status, created_at: u.created_at });
 
 const UserIdParams = z.object({ id: z.string().describe('User id (uuid)') });
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** Users (spec "Credentials and users"). GET and DELETE of one user are mirrored on the admin routes. */
 export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors }) => {
   const auth = 'tenant';
+  // Answers of GET /users/{id} (issue 27: a client asks about its user on every sync), kept while
+  // nothing in the read store changed; a user who is not found is never kept.
+  const answers = new StampedCache<string>({ max: 10_000 });
 
   app.post(
     '/users',
@@ -80,10 +85,22 @@ export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ct
       config: { auth },
       schema: { summary: 'Get a user', tags: ['users'], params: UserIdParams, response: withProblems({ 200: User }) },
     },
-    async (request) => {
-      const user = UUID_RE.test(request.params.id) ? await getUser(ctx.readStore, request.tenantId!, request.params.id.toLowerCase()) : null;
-      if (!user) throw problems.notFound('user not found');
-      return toUser(user);
+    async (request, reply) => {
+      if (!UUID_RE.test(request.params.id)) throw problems.notFound('user not found');
+      const userId = request.params.id.toLowerCase();
+      const key = `${request.tenantId!}/${userId}`;
+      // The stamp is asked before the user is read (by auth, or here): see StampedCache.
+      const stamp = request.readStamp ?? ctx.readStore.changeStamp();
+      let body = answers.get(stamp, key);
+      if (body === undefined) {
+        const user = await getUser(ctx.readStore, request.tenantId!, userId);
+        if (!user) throw problems.notFound('user not found');
+        // The route's own serializer (an answer that breaks the schema is still a 500), once per kept answer.
+        body = reply.serialize(toUser(user)) as string;
+        answers.set(stamp, key, body);
+      }
+      // A string is sent as it is, not serialized again.
+      return reply.type(JSON_TYPE).send(body as never);
     },
   );
 
