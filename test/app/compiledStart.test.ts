@@ -7,18 +7,10 @@ import { freePort } from '../../bench/support/service.js';
 import { fixtureA, requestFor } from '../ingest/uploadHelpers.js';
 import { httpCall } from '../support/httpCall.js';
 import { tempDir } from '../support/tmp.js';
+import { until } from '../support/until.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const LIMIT_MS = 90_000;
-
-async function until<T>(what: string, deadline: number, probe: () => Promise<T | undefined | false>): Promise<T> {
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /**
  * Issue 27 (resident memory): `npm start` (package.json: `node scripts/start.mjs`) runs the
