@@ -1,10 +1,11 @@
 /**
  * The service's JavaScript, compiled beside the sources into `dist/` (the layout `npm run build`
  * writes), for `npm start` to run without tsx: tsx's loader costs every JavaScript thread of the
- * service an isolate of its own (about 75 MiB of resident memory over the four, BENCHMARKS.md,
- * "Resident memory of the service"). Only sources newer than their output are compiled again,
- * file by file and without type checking, as tsx itself does (`npm run typecheck` checks types),
- * so a start after an edit costs well under a second. Plain JavaScript: it runs before any build.
+ * service an isolate of its own (about 170 MiB of resident memory during a 1M-sample ingest, 97
+ * idle; BENCHMARKS.md, "Resident memory of the service"). Only sources newer than their output are
+ * compiled again, file by file and without type checking, as tsx itself does (`npm run typecheck`
+ * checks types), so a start after an edit costs about a second. Plain JavaScript: it runs before
+ * any build.
  */
 import { existsSync, mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
