@@ -18,14 +18,17 @@ export async function freePort(): Promise<number> {
 
 export type RunningService = { base: string; adminKey: string; child: ChildProcess; stop: () => Promise<void> };
 
-/** Starts the service as `npm start` does on a fresh data directory. */
+/** Starts the service as `npm start` does (unless BENCH_SERVICE says otherwise) on a fresh data directory. */
 export async function startService(dataDir: string, env: Record<string, string> = {}): Promise<RunningService> {
   const port = await freePort();
   // BENCH_NODE_ARGS passes extra node flags to the service (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p` to profile a run).
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  // BENCH_SERVICE=dist runs the build (`npm run build` first) instead of the sources through tsx;
-  // BENCH_SERVICE_STDOUT=<file> keeps the service's standard output (e.g. with `--trace-gc`).
-  const entry = process.env.BENCH_SERVICE === 'dist' ? ['dist/src/main.js'] : ['--import', 'tsx', 'src/main.ts'];
+  // By default the service runs as `npm start` runs it (scripts/start.mjs: compiled JavaScript,
+  // compiled again where a source changed); BENCH_SERVICE=tsx runs the sources through tsx (as
+  // `npm start` did before issue 27), BENCH_SERVICE=dist an existing build as it is (the Docker image's
+  // `node dist/src/main.js`). BENCH_SERVICE_STDOUT=<file> keeps the service's standard output (e.g. with `--trace-gc`).
+  const entries: Record<string, string[]> = { tsx: ['--import', 'tsx', 'src/main.ts'], dist: ['dist/src/main.js'] };
+  const entry = entries[process.env.BENCH_SERVICE ?? ''] ?? ['scripts/start.mjs'];
   const out = process.env.BENCH_SERVICE_STDOUT ? openSync(process.env.BENCH_SERVICE_STDOUT, 'w') : 'ignore';
   const child = spawn(process.execPath, [...nodeArgs, ...entry], {
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },

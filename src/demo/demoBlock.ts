@@ -1,6 +1,7 @@
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
+import { packageRootOf } from '../shared/packageRoot.js';
 import { CONTROL_PATH } from '../sandbox/sandboxServer.js';
 
 export type DemoBlock = {
@@ -22,8 +23,8 @@ export type DemoBlock = {
   stillRunning: number;
 };
 
-/** Where `npm run cli` looks by default: ./data under the package, where npm runs its scripts. */
-const NPM_DEFAULT_DATA_DIR = join(fileURLToPath(new URL('../../', import.meta.url)), 'data');
+/** Where `npm run cli` looks by default: ./data under the package, where npm runs its scripts (from `src/demo` or `dist/src/demo`). */
+const NPM_DEFAULT_DATA_DIR = join(packageRootOf(dirname(fileURLToPath(import.meta.url))) ?? '.', 'data');
 
 /** How `npm run cli` reaches this service's store: the data directory, unless it is the one npm's default finds. */
 function cliPrefix(config: Pick<Config, 'dataDir' | 'backend'>): string {

@@ -1,6 +1,7 @@
 /**
- * What a worker thread loads when the service runs from TypeScript (`npm start` through tsx, or
- * vitest): a new thread inherits neither tsx's loader nor vitest's transforms, and on Node 20 an
+ * What a worker thread loads when the service runs from TypeScript (vitest, the CLI through tsx;
+ * `npm start` runs compiled JavaScript and does not need it): a new thread inherits neither tsx's
+ * loader nor vitest's transforms, and on Node 20 an
  * `--import tsx` in the thread's execArgv does not reach the modules it loads. So this plain
  * module registers tsx in the thread, then loads the TypeScript entry named in
  * `workerData.entry`, and passes on its default export (a piscina task). A build (`dist`) loads

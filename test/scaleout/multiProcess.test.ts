@@ -12,6 +12,7 @@ import { runCli } from '../cli/cliProcess.js';
 import { fixtureA, fixtureB, requestFor } from '../ingest/uploadHelpers.js';
 import { httpCall } from '../support/httpCall.js';
 import { tempDir } from '../support/tmp.js';
+import { until } from '../support/until.js';
 import { SqliteWorkQueue } from '../../src/workqueue/sqliteWorkQueue.js';
 import { freePort } from '../../bench/support/service.js';
 import { Receiver } from '../webhooks/receiver.js';
@@ -40,16 +41,6 @@ const ADMIN_KEY = `svc_ak_${Array.from({ length: 43 }, (_, i) => BASE62[(i * 7 +
 const LIMIT_MS = 150_000;
 
 type Service = { port: number; child: ChildProcess; output: () => string };
-
-
-async function until<T>(what: string, deadline: number, probe: () => Promise<T | undefined | false>): Promise<T> {
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** The leases of the service's background work (src/readstore/leases.ts); ETL and deletion jobs are leased one by one on the work queue. */
 const LEASES = [...projections.map((p) => p.name), 'webhook-dispatcher'];

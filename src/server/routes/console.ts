@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { packageRootOf } from '../../shared/packageRoot.js';
 import { problems, sendProblem } from '../problems.js';
 
 /**
@@ -11,13 +12,10 @@ import { problems, sendProblem } from '../problems.js';
  * this file: it runs from `src/server/routes` (tsx) and from `dist/src/server/routes` (compiled).
  */
 export function consoleAssetsDir(from = dirname(fileURLToPath(import.meta.url))): string | null {
-  for (let dir = from; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'package.json'))) {
-      const assets = join(dir, 'dist', 'console');
-      return existsSync(join(assets, 'index.html')) ? assets : null;
-    }
-    if (dirname(dir) === dir) return null;
-  }
+  const root = packageRootOf(from);
+  if (!root) return null;
+  const assets = join(root, 'dist', 'console');
+  return existsSync(join(assets, 'index.html')) ? assets : null;
 }
 
 /**

@@ -1,0 +1,5 @@
+/** Types of scripts/buildService.mjs (plain JavaScript: it runs before any build). */
+export declare const ROOT: string;
+export declare function outDirOf(root: string): string;
+export declare function staleSources(root?: string): string[];
+export declare function buildStaleSources(root?: string): Promise<number>;
