@@ -8,6 +8,8 @@ import type { Fence, LeaseStore } from './leases.js';
 import { checkFence, LEASES_DDL, SqliteLeases } from './sqliteLeases.js';
 import { col, columnValue, extendsShape, extensionSql, SqliteTable, tableName } from './sqliteTable.js';
 import { planFastUpdate, pushCounterParams } from './sqliteUpdatePlans.js';
+import { renderDoc, type RenderedRows, type RenderTemplate } from './renderedRows.js';
+import { compileRender, type CompiledRender } from './sqliteRender.js';
 
 type CheckpointRow = { projection: string; position: number; status: 'live' | 'rebuilding'; updated_at: string; last_event_at: string | null };
 
@@ -26,6 +28,8 @@ export class SqliteReadStore implements ReadStore {
   private readonly tables = new Map<string, SqliteTable>();
   /** Statement plans of update shapes (fastUpdate); null: that shape takes the slow path. */
   private readonly plans = new Map<string, { sql: string } | null>();
+  /** Rendering templates compiled per collection (findRendered). */
+  private readonly renders = new Map<string, CompiledRender>();
 
   /** `cacheMiB`: SQLite's page cache for this connection (the projector thread's wants more). */
   constructor(options: { path: string; cacheMiB?: number }) {
@@ -85,6 +89,7 @@ export class SqliteReadStore implements ReadStore {
     if (reshaped.length || extended) {
       this.stmtCache.clear();
       this.plans.clear();
+      this.renders.clear();
     }
     return reshaped;
   }
@@ -103,6 +108,7 @@ export class SqliteReadStore implements ReadStore {
     );
     this.stmtCache.clear();
     this.plans.clear();
+    this.renders.clear();
   }
 
   async get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null> {
@@ -115,13 +121,49 @@ export class SqliteReadStore implements ReadStore {
   async find<T extends Doc = Doc>(collection: string, query: FindQuery = {}): Promise<T[]> {
     const t = this.table(collection);
     if (!t) return [];
-    const sort = withTieBreaker(query.sort);
     const projection = query.fields ? t.projection(query.fields) : null;
     const decode = projection?.decode ?? ((r: unknown[]) => t.decode(r));
-    // After a cursor, the ranges that follow it in order (keysetBranches), read until the page is full.
+    const out: T[] = [];
+    this.scan(t, query, projection?.selectList ?? t.selectList, (r) => out.push(decode(r) as T));
+    return out;
+  }
+
+  /**
+   * find's rows written as JSON by a template (renderedRows.ts) in SQL, so a page of answers is a
+   * few strings per row rather than a document, a mapped answer and its serialisation. A row SQL
+   * cannot write exactly is rendered from its document (renderDoc), the meaning both share.
+   */
+  async findRendered(collection: string, query: FindQuery, template: RenderTemplate): Promise<RenderedRows> {
+    const t = this.table(collection);
+    const out: RenderedRows = { json: [], sortValues: [] };
+    if (!t) return out;
+    const key = `${collection}|${JSON.stringify(template)}`;
+    let compiled = this.renders.get(key);
+    if (!compiled) {
+      compiled = compileRender(t, template);
+      if (this.renders.size > STATEMENT_CACHE) this.renders.clear();
+      this.renders.set(key, compiled);
+    }
+    const render = compiled;
+    const sort = withTieBreaker(query.sort);
+    const selectList = `${render.selectList}, ${sort.map(([f]) => t.expr(f)).join(', ')}, _id`;
+    this.scan(t, query, selectList, (r) => {
+      out.json.push(render.join(r) ?? this.renderDocument(t, template, r[r.length - 1] as string));
+      out.sortValues.push(r.slice(render.width, render.width + sort.length) as Scalar[]);
+    });
+    return out;
+  }
+
+  private renderDocument(t: SqliteTable, template: RenderTemplate, id: string): string {
+    const row = this.rawStmt(`SELECT ${t.selectList} FROM ${t.table} WHERE _id = ?`).get(id) as unknown[];
+    return renderDoc(template, t.decode(row));
+  }
+
+  /** The rows of a find in order, read with `selectList`: after a cursor, the ranges that follow it (keysetBranches), read until the page is full. */
+  private scan(t: SqliteTable, query: FindQuery, selectList: string, onRow: (row: unknown[]) => void): void {
+    const sort = withTieBreaker(query.sort);
     const branches = query.after ? keysetBranches(t, sort, query.after) : [null];
     let remaining = query.limit;
-    const out: T[] = [];
     for (const branch of branches) {
       if (remaining !== undefined && remaining <= 0) break;
       const params: unknown[] = [];
@@ -130,18 +172,16 @@ export class SqliteReadStore implements ReadStore {
         where.push(branch.sql);
         params.push(...branch.params);
       }
-      let sql = `SELECT ${projection?.selectList ?? t.selectList} FROM ${t.table} WHERE ${where.join(' AND ')} ORDER BY ${orderSql(t, sort)}`;
+      let sql = `SELECT ${selectList} FROM ${t.table} WHERE ${where.join(' AND ')} ORDER BY ${orderSql(t, sort)}`;
       if (remaining !== undefined) {
         sql += ' LIMIT ?';
         params.push(remaining);
       }
       const rows = this.rawStmt(sql).all(...params) as unknown[][];
-      for (const r of rows) out.push(decode(r) as T);
+      for (const r of rows) onRow(r);
       if (remaining !== undefined) remaining -= rows.length;
     }
-    return out;
   }
-
 
   async count(collection: string, filter: Filter = {}): Promise<number> {
     const t = this.table(collection);
