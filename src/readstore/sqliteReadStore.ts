@@ -9,7 +9,7 @@ import { checkFence, LEASES_DDL, SqliteLeases } from './sqliteLeases.js';
 import { col, columnValue, extendsShape, extensionSql, SqliteTable, tableName } from './sqliteTable.js';
 import { planFastUpdate, pushCounterParams } from './sqliteUpdatePlans.js';
 import { renderDoc, type RenderedRows, type RenderTemplate } from './renderedRows.js';
-import { compileRender, type CompiledRender } from './sqliteRender.js';
+import { compiledRender } from './sqliteRender.js';
 
 type CheckpointRow = { projection: string; position: number; status: 'live' | 'rebuilding'; updated_at: string; last_event_at: string | null };
 
@@ -28,8 +28,6 @@ export class SqliteReadStore implements ReadStore {
   private readonly tables = new Map<string, SqliteTable>();
   /** Statement plans of update shapes (fastUpdate); null: that shape takes the slow path. */
   private readonly plans = new Map<string, { sql: string } | null>();
-  /** Rendering templates compiled per collection (findRendered). */
-  private readonly renders = new Map<string, CompiledRender>();
 
   /** `cacheMiB`: SQLite's page cache for this connection (the projector thread's wants more). */
   constructor(options: { path: string; cacheMiB?: number }) {
@@ -89,7 +87,6 @@ export class SqliteReadStore implements ReadStore {
     if (reshaped.length || extended) {
       this.stmtCache.clear();
       this.plans.clear();
-      this.renders.clear();
     }
     return reshaped;
   }
@@ -108,7 +105,6 @@ export class SqliteReadStore implements ReadStore {
     );
     this.stmtCache.clear();
     this.plans.clear();
-    this.renders.clear();
   }
 
   async get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null> {
@@ -137,26 +133,21 @@ export class SqliteReadStore implements ReadStore {
     const t = this.table(collection);
     const out: RenderedRows = { json: [], sortValues: [] };
     if (!t) return out;
-    const key = `${collection}|${JSON.stringify(template)}`;
-    let compiled = this.renders.get(key);
-    if (!compiled) {
-      compiled = compileRender(t, template);
-      if (this.renders.size > STATEMENT_CACHE) this.renders.clear();
-      this.renders.set(key, compiled);
-    }
-    const render = compiled;
+    const render = compiledRender(t, template);
     const sort = withTieBreaker(query.sort);
     const selectList = `${render.selectList}, ${sort.map(([f]) => t.expr(f)).join(', ')}, _id`;
     this.scan(t, query, selectList, (r) => {
-      out.json.push(render.join(r) ?? this.renderDocument(t, template, r[r.length - 1] as string));
+      let json = render.join(r);
+      if (json === null) {
+        // Read again after the page's statement: a row a writer removed meanwhile is left out.
+        const row = this.rawStmt(`SELECT ${t.selectList} FROM ${t.table} WHERE _id = ?`).get(r[r.length - 1]) as unknown[] | undefined;
+        if (!row) return;
+        json = renderDoc(template, t.decode(row));
+      }
+      out.json.push(json);
       out.sortValues.push(r.slice(render.width, render.width + sort.length) as Scalar[]);
     });
     return out;
-  }
-
-  private renderDocument(t: SqliteTable, template: RenderTemplate, id: string): string {
-    const row = this.rawStmt(`SELECT ${t.selectList} FROM ${t.table} WHERE _id = ?`).get(id) as unknown[];
-    return renderDoc(template, t.decode(row));
   }
 
   /** The rows of a find in order, read with `selectList`: after a cursor, the ranges that follow it (keysetBranches), read until the page is full. */

@@ -11,6 +11,23 @@ export type CompiledRender = {
   join: (row: readonly unknown[]) => string | null;
 };
 
+/** Templates compiled per table shape: a new shape (ensureCollections) is a new SqliteTable, so nothing stale is kept. */
+const compiled = new WeakMap<SqliteTable, Map<string, CompiledRender>>();
+
+/** compileRender, once per table and template. */
+export function compiledRender(t: SqliteTable, template: RenderTemplate): CompiledRender {
+  let byTemplate = compiled.get(t);
+  if (!byTemplate) compiled.set(t, (byTemplate = new Map()));
+  const key = JSON.stringify(template);
+  let render = byTemplate.get(key);
+  if (!render) {
+    // Templates are constants of the code: a handful per table.
+    if (byTemplate.size > 100) byTemplate.clear();
+    byTemplate.set(key, (render = compileRender(t, template)));
+  }
+  return render;
+}
+
 const literal = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 
 /**
