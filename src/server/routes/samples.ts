@@ -3,7 +3,6 @@ import { z } from 'zod';
 import type { SampleDoc } from '../../../projections/records/samplesProjection.js';
 import { listSamplesJson, userHasSamplesOfType } from '../../../queries/records/listSamples.js';
 import { findQuantityType } from '../../catalog/quantityCatalog.js';
-import { compiledSerializerCompiler } from '../compiledSerializer.js';
 import { problems } from '../problems.js';
 import { RecordProvenance, sampleFieldsOf, SampleOrigin } from './recordSchemas.js';
 import { DateTime, pageOf, withProblems } from '../schemas.js';
@@ -63,8 +62,6 @@ export const samplesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
     '/users/:id/samples',
     {
       config: { auth: 'tenant' },
-      // Pages of up to 1,000 samples: written by a compiled serializer (compiledSerializer.ts).
-      serializerCompiler: compiledSerializerCompiler,
       schema: {
         summary: 'Quantity samples of one type, oldest first',
         tags: ['records'],
@@ -83,9 +80,9 @@ export const samplesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
       const scope = cursorScope('samples', user.id, { type: q.type, start: q.start, end: q.end, view: q.view });
       const after = q.cursor ? cursors.decode(q.cursor, scope) : null;
       const page = await listSamplesJson(ctx.readStore, { userId: user.id, type: q.type, window, view: q.view }, QUANTITY_SAMPLE_JSON, { after, limit: q.limit });
-      // Written already: sent as it is (a string with a JSON content type skips the serializer).
+      // Pages of up to 1,000 samples, written from the stored rows (QUANTITY_SAMPLE_JSON): a string with
+      // a JSON content type is sent as it is, past the response serializer (the schema types the object form).
       const body = `{"data":[${page.items.join(',')}],"next_cursor":${JSON.stringify(page.next ? cursors.encode(page.next, scope) : null)}}`;
-      // The schema types the object form; the JSON is that object's, written already.
       return reply.type('application/json; charset=utf-8').send(body as never);
     },
   );
