@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- stats [--days=365] [--reps=20]`: statistics and merged reads over a year of
+ * `npm run bench -- stats [--days=365] [--reps=20] [--priorities=0]`: statistics and merged reads over a year of
  * per-minute heart rate from two sources (Apple Watch and a Polar strap, 2 × 525,600 samples),
  * uploaded through device-a to the service started as `npm start` starts it.
  *
@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { DateTime } from 'luxon';
-import { json, machine, startService } from './support/service.js';
+import { cpuMsOf, json, machine, startService } from './support/service.js';
 
 const SOURCES = [
   { source_name: 'Apple Watch', source_bundle_id: 'com.apple.health.1A2B3C', device_model: 'Watch', product_type: 'Watch7,1' },
@@ -46,16 +46,23 @@ function uploads(days: number, parts: number): Buffer[] {
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
-async function timed(reps: number, f: () => Promise<unknown>): Promise<{ p50: number; p99: number; last: unknown }> {
+/**
+ * p50/p99 wall clock of `reps` requests, and the service's CPU time per request (all its
+ * threads, from /proc): on a shared machine the wall clock moves with the neighbours, CPU much less.
+ */
+async function timed(reps: number, f: () => Promise<unknown>, pid?: number): Promise<{ p50: number; p99: number; cpu: number | null; last: unknown }> {
   const ms: number[] = [];
   let last: unknown;
+  const cpu0 = cpuMsOf(pid);
   for (let i = 0; i < reps; i++) {
     const t = performance.now();
     last = await f();
     ms.push(performance.now() - t);
   }
-  return { p50: pct(ms, 50), p99: pct(ms, 99), last };
+  const cpu1 = cpuMsOf(pid);
+  return { p50: pct(ms, 50), p99: pct(ms, 99), cpu: cpu0 !== null && cpu1 !== null ? (cpu1 - cpu0) / reps : null, last };
 }
+const cpuCell = (cpu: number | null) => (cpu === null ? 'n/a' : cpu.toFixed(1));
 
 /**
  * Brute force over every row: a raw scan of the same rows in time order, each assigned to its
@@ -95,6 +102,8 @@ export default async function main(args: string[]) {
   const arg = (name: string, dflt: number) => Number(args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
   const days = arg('days', 365);
   const reps = arg('reps', 20);
+  // --priorities=0 leaves out the source-order change (minutes on a loaded machine).
+  const priorities = arg('priorities', 1) !== 0;
   const dir = mkdtempSync(join(tmpdir(), 'wellstream-bench-stats-'));
   try {
     console.log(`machine: ${machine()}`);
@@ -129,33 +138,36 @@ export default async function main(args: string[]) {
       const stats = (qs: Record<string, string>) => async () => json<{ truncated: boolean; buckets: { count: number }[] }>(await fetch(`${svc.base}/v1/users/${user.id}/samples/stats?${new URLSearchParams({ type: 'heart_rate', ...qs })}`, { headers: tk }));
       const year = { start: '2025-11-01', end: DateTime.fromISO('2025-11-01').plus({ days }).toISODate()! };
       const month = { start: '2026-03-01', end: '2026-04-01' };
-      console.log('| query | view | tz | p50 ms | p99 ms | buckets | samples counted | brute force ms | brute force / ours |');
-      console.log('|---|---|---|---:|---:|---:|---:|---:|---:|');
+      const pid = svc.child.pid;
+      console.log('| query | view | tz | p50 ms | p99 ms | service CPU ms / request | buckets | samples counted | brute force ms | brute force / ours |');
+      console.log('|---|---|---|---:|---:|---:|---:|---:|---:|---:|');
       for (const [label, w, interval] of [['day statistics, the year', year, 'day'], ['hour statistics, a month', month, 'hour']] as const) {
         for (const tz of ['Europe/Berlin', 'Asia/Kathmandu']) {
           const brute = bruteForce(db, user.id, DateTime.fromISO(w.start, { zone: tz }), DateTime.fromISO(w.end, { zone: tz }), interval);
           for (const view of ['all', 'merged']) {
-            const r = await timed(view === 'merged' ? Math.max(3, Math.floor(reps / 4)) : reps, stats({ start: w.start, end: w.end, interval, tz, view }));
+            const r = await timed(view === 'merged' ? Math.max(3, Math.floor(reps / 4)) : reps, stats({ start: w.start, end: w.end, interval, tz, view }), pid);
             const body = r.last as { truncated: boolean; buckets: { count: number }[] };
             const counted = body.buckets.reduce((n, b) => n + b.count, 0);
-            console.log(`| ${label} | ${view} | ${tz} | ${r.p50.toFixed(0)} | ${r.p99.toFixed(0)} | ${body.buckets.length}${body.truncated ? ' (truncated)' : ''} | ${counted} | ${brute.ms.toFixed(0)} (${brute.buckets} buckets, ${brute.samples} samples) | ${(brute.ms / r.p50).toFixed(0)}× |`);
+            console.log(`| ${label} | ${view} | ${tz} | ${r.p50.toFixed(0)} | ${r.p99.toFixed(0)} | ${cpuCell(r.cpu)} | ${body.buckets.length}${body.truncated ? ' (truncated)' : ''} | ${counted} | ${brute.ms.toFixed(0)} (${brute.buckets} buckets, ${brute.samples} samples) | ${(brute.ms / r.p50).toFixed(0)}× |`);
           }
         }
       }
+      // The pages start on 2026-03-01 (a year's run), or half way through a shorter run's data.
+      const pageStart = days >= 150 ? '2026-03-01' : new Date(Date.parse('2025-11-01T00:00:00.000Z') + Math.floor(days / 2) * 86_400_000).toISOString().slice(0, 10);
       const rawPage = (() => {
         const t = performance.now();
-        for (let i = 0; i < reps; i++) db.prepare(`SELECT * FROM rm_samples WHERE "f_user_id" = ? AND "f_type" = 'heart_rate' AND "f_start_date" >= ? ORDER BY "f_start_date", "f_id", _id LIMIT 1000`).raw(true).all(user.id, '2026-03-01');
+        for (let i = 0; i < reps; i++) db.prepare(`SELECT * FROM rm_samples WHERE "f_user_id" = ? AND "f_type" = 'heart_rate' AND "f_start_date" >= ? ORDER BY "f_start_date", "f_id", _id LIMIT 1000`).raw(true).all(user.id, pageStart);
         return (performance.now() - t) / reps;
       })();
-      console.log('\n| a page of 1,000 samples | p50 ms | p99 ms | raw keyset page of the same rows (better-sqlite3) ms |');
-      console.log('|---|---:|---:|---:|');
+      console.log('\n| a page of 1,000 samples | p50 ms | p99 ms | service CPU ms / request | raw keyset page of the same rows (better-sqlite3) ms |');
+      console.log('|---|---:|---:|---:|---:|');
       for (const view of ['all', 'merged']) {
-        const r = await timed(reps, async () => json(await fetch(`${svc.base}/v1/users/${user.id}/samples?${new URLSearchParams({ type: 'heart_rate', start: '2026-03-01', limit: '1000', view })}`, { headers: tk })));
-        console.log(`| view=${view} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${rawPage.toFixed(1)} |`);
+        const r = await timed(reps, async () => json(await fetch(`${svc.base}/v1/users/${user.id}/samples?${new URLSearchParams({ type: 'heart_rate', start: pageStart, limit: '1000', view })}`, { headers: tk })), pid);
+        console.log(`| view=${view} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${cpuCell(r.cpu)} | ${rawPage.toFixed(1)} |`);
       }
       // A new order re-evaluates the merged flags and rollups of every heart-rate sample of the
       // user before the PUT answers (read-your-writes); the second PUT turns it back.
-      for (const order of [['polar', 'apple'], ['apple', 'polar']]) {
+      for (const order of priorities ? [['polar', 'apple'], ['apple', 'polar']] : []) {
         const t1 = performance.now();
         await json(await fetch(`${svc.base}/v1/users/${user.id}/source-priorities`, { method: 'PUT', headers: tk, body: JSON.stringify({ priorities: { heart_rate: order } }) }));
         const put = performance.now() - t1;

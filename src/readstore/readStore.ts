@@ -1,4 +1,5 @@
 import type { Fence, LeaseStore } from './leases.js';
+import type { RenderedRows, RenderTemplate } from './renderedRows.js';
 
 /**
  * Read-model store port. Documents live in named collections, keyed by a string `_id`.
@@ -170,6 +171,12 @@ export interface ReadStore {
   dropCollections(names: readonly string[]): Promise<void>;
   get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null>;
   find<T extends Doc = Doc>(collection: string, query?: FindQuery): Promise<T[]>;
+  /**
+   * find's documents written as JSON by a template, with each one's sort values (renderedRows.ts):
+   * what `renderDoc` writes of each, byte for byte. Optional: a store without it is read with
+   * find and renderDoc (findRenderedPage, queries/shared/page.ts).
+   */
+  findRendered?(collection: string, query: FindQuery, template: RenderTemplate): Promise<RenderedRows>;
   count(collection: string, filter?: Filter): Promise<number>;
   aggregate(collection: string, query: AggregateQuery): Promise<AggregateRow[]>;
   /**

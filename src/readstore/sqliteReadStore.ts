@@ -8,6 +8,8 @@ import type { Fence, LeaseStore } from './leases.js';
 import { checkFence, LEASES_DDL, SqliteLeases } from './sqliteLeases.js';
 import { col, columnValue, extendsShape, extensionSql, SqliteTable, tableName } from './sqliteTable.js';
 import { planFastUpdate, pushCounterParams } from './sqliteUpdatePlans.js';
+import { renderDoc, type RenderedRows, type RenderTemplate } from './renderedRows.js';
+import { compiledRender } from './sqliteRender.js';
 
 type CheckpointRow = { projection: string; position: number; status: 'live' | 'rebuilding'; updated_at: string; last_event_at: string | null };
 
@@ -138,13 +140,44 @@ export class SqliteReadStore implements ReadStore {
   async find<T extends Doc = Doc>(collection: string, query: FindQuery = {}): Promise<T[]> {
     const t = this.table(collection);
     if (!t) return [];
-    const sort = withTieBreaker(query.sort);
     const projection = query.fields ? t.projection(query.fields) : null;
     const decode = projection?.decode ?? ((r: unknown[]) => t.decode(r));
-    // After a cursor, the ranges that follow it in order (keysetBranches), read until the page is full.
+    const out: T[] = [];
+    this.scan(t, query, projection?.selectList ?? t.selectList, (r) => out.push(decode(r) as T));
+    return out;
+  }
+
+  /**
+   * find's rows written as JSON by a template (renderedRows.ts) in SQL, so a page of answers is a
+   * few strings per row rather than a document, a mapped answer and its serialisation. A row SQL
+   * cannot write exactly is rendered from its document (renderDoc), the meaning both share.
+   */
+  async findRendered(collection: string, query: FindQuery, template: RenderTemplate): Promise<RenderedRows> {
+    const t = this.table(collection);
+    const out: RenderedRows = { json: [], sortValues: [] };
+    if (!t) return out;
+    const render = compiledRender(t, template);
+    const sort = withTieBreaker(query.sort);
+    const selectList = `${render.selectList}, ${sort.map(([f]) => t.expr(f)).join(', ')}, _id`;
+    this.scan(t, query, selectList, (r) => {
+      let json = render.join(r);
+      if (json === null) {
+        // Read again after the page's statement: a row a writer removed meanwhile is left out.
+        const row = this.rawStmt(`SELECT ${t.selectList} FROM ${t.table} WHERE _id = ?`).get(r[r.length - 1]) as unknown[] | undefined;
+        if (!row) return;
+        json = renderDoc(template, t.decode(row));
+      }
+      out.json.push(json);
+      out.sortValues.push(r.slice(render.width, render.width + sort.length) as Scalar[]);
+    });
+    return out;
+  }
+
+  /** The rows of a find in order, read with `selectList`: after a cursor, the ranges that follow it (keysetBranches), read until the page is full. */
+  private scan(t: SqliteTable, query: FindQuery, selectList: string, onRow: (row: unknown[]) => void): void {
+    const sort = withTieBreaker(query.sort);
     const branches = query.after ? keysetBranches(t, sort, query.after) : [null];
     let remaining = query.limit;
-    const out: T[] = [];
     for (const branch of branches) {
       if (remaining !== undefined && remaining <= 0) break;
       const params: unknown[] = [];
@@ -153,18 +186,16 @@ export class SqliteReadStore implements ReadStore {
         where.push(branch.sql);
         params.push(...branch.params);
       }
-      let sql = `SELECT ${projection?.selectList ?? t.selectList} FROM ${t.table} WHERE ${where.join(' AND ')} ORDER BY ${orderSql(t, sort)}`;
+      let sql = `SELECT ${selectList} FROM ${t.table} WHERE ${where.join(' AND ')} ORDER BY ${orderSql(t, sort)}`;
       if (remaining !== undefined) {
         sql += ' LIMIT ?';
         params.push(remaining);
       }
       const rows = this.rawStmt(sql).all(...params) as unknown[][];
-      for (const r of rows) out.push(decode(r) as T);
+      for (const r of rows) onRow(r);
       if (remaining !== undefined) remaining -= rows.length;
     }
-    return out;
   }
-
 
   async count(collection: string, filter: Filter = {}): Promise<number> {
     const t = this.table(collection);

@@ -17,6 +17,8 @@ export const LAYERS: readonly LayerGroup[] = [
       'src/readstore/readStore.ts',
       // The meaning of the read store's update operators, for adapters and queries alike.
       'src/readstore/documentUpdate.ts',
+      // The meaning of a rendering template (rows read as answer JSON), for adapters and queries alike.
+      'src/readstore/renderedRows.ts',
       'src/readstore/leases.ts',
       'src/rawstore/rawStore.ts',
       'src/rawstore/rawNamespaces.ts',

@@ -1,14 +1,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { SampleDoc } from '../../../projections/records/samplesProjection.js';
-import { listSamples, userHasSamplesOfType } from '../../../queries/records/listSamples.js';
+import { listSamplesJson, userHasSamplesOfType } from '../../../queries/records/listSamples.js';
 import { findQuantityType } from '../../catalog/quantityCatalog.js';
-import { compiledSerializerCompiler } from '../compiledSerializer.js';
 import { problems } from '../problems.js';
 import { RecordProvenance, sampleFieldsOf, SampleOrigin } from './recordSchemas.js';
 import { DateTime, pageOf, withProblems } from '../schemas.js';
 import { cursorScope, PagingQuery, readableUser, UserParams, ViewQuery, WindowQuery, windowOf } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
+import type { RenderTemplate } from '../../readstore/renderedRows.js';
 
 export const QuantitySample = z
   .object({
@@ -29,14 +29,39 @@ export const QuantitySample = z
 
 export const toQuantitySample = (d: SampleDoc & { primary: boolean }) => ({ id: d.id, type: d.type, value: d.value, unit: d.unit, ...sampleFieldsOf(d) });
 
+/**
+ * toQuantitySample as a rendering template (src/readstore/renderedRows.ts): the page is written
+ * from the stored rows without building documents. Same keys in the same order as QuantitySample,
+ * same bytes as the compiled serializer writes of toQuantitySample (test/server/samplesJsonPage.test.ts).
+ */
+export const QUANTITY_SAMPLE_JSON: RenderTemplate = [
+  { key: 'id', field: 'id', as: 'value' },
+  { key: 'type', field: 'type', as: 'string' },
+  { key: 'value', field: 'value', as: 'value' },
+  { key: 'unit', field: 'unit', as: 'string' },
+  { key: 'start_date', field: 'start_date', as: 'string' },
+  { key: 'end_date', field: 'end_date', as: 'string' },
+  { key: 'source_name', field: 'source_name', as: 'string' },
+  { key: 'source_bundle_id', field: 'source_bundle_id', as: 'string' },
+  { key: 'device_model', field: 'device_model', as: 'string' },
+  { key: 'product_type', field: 'product_type', as: 'string' },
+  { key: 'external_id', field: 'external_id', as: 'string' },
+  { key: 'is_primary_source', field: 'hidden', as: 'notTrue' },
+  { key: 'was_user_entered', field: 'was_user_entered', as: 'boolean' },
+  { key: 'metadata', field: 'metadata', as: 'value' },
+  { key: 'provider', field: 'provider', as: 'string' },
+  { key: 'source', field: 'source', as: 'string' },
+  { key: 'device', field: 'device', as: 'string' },
+  { key: 'ingested_at', field: 'ingested_at', as: 'string' },
+  { key: 'quality', field: 'quality', as: 'value', missing: '[]' },
+];
+
 /** GET /v1/users/{id}/samples (spec "Reads", rule 1). */
 export const samplesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors }) => {
   app.get(
     '/users/:id/samples',
     {
       config: { auth: 'tenant' },
-      // Pages of up to 1,000 samples: written by a compiled serializer (compiledSerializer.ts).
-      serializerCompiler: compiledSerializerCompiler,
       schema: {
         summary: 'Quantity samples of one type, oldest first',
         tags: ['records'],
@@ -45,7 +70,7 @@ export const samplesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
         response: withProblems({ 200: pageOf(QuantitySample) }),
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const q = request.query;
       const user = await readableUser(ctx, request.tenantId!, request.params.id);
       const window = windowOf(q);
@@ -54,8 +79,11 @@ export const samplesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
       }
       const scope = cursorScope('samples', user.id, { type: q.type, start: q.start, end: q.end, view: q.view });
       const after = q.cursor ? cursors.decode(q.cursor, scope) : null;
-      const page = await listSamples(ctx.readStore, { userId: user.id, type: q.type, window, view: q.view }, { after, limit: q.limit });
-      return { data: page.items.map(toQuantitySample), next_cursor: page.next ? cursors.encode(page.next, scope) : null };
+      const page = await listSamplesJson(ctx.readStore, { userId: user.id, type: q.type, window, view: q.view }, QUANTITY_SAMPLE_JSON, { after, limit: q.limit });
+      // Pages of up to 1,000 samples, written from the stored rows (QUANTITY_SAMPLE_JSON): a string with
+      // a JSON content type is sent as it is, past the response serializer (the schema types the object form).
+      const body = `{"data":[${page.items.join(',')}],"next_cursor":${JSON.stringify(page.next ? cursors.encode(page.next, scope) : null)}}`;
+      return reply.type('application/json; charset=utf-8').send(body as never);
     },
   );
 };

@@ -1,0 +1,35 @@
+/**
+ * Rows read as the JSON an answer sends, not as documents (issue 27: a page of 1,000 samples spent
+ * most of its time building 1,000 documents, mapping them to answers and serialising those). A
+ * template names, in answer order, each key and the stored top-level field it is written from;
+ * an adapter that can write the JSON where the rows are (the embedded store, in SQL) does, and
+ * `renderDoc` is the meaning every adapter must match byte for byte.
+ *
+ * - `string`: a string or null, as JSON.
+ * - `value`: any JSON value stored (number, string, object, array, boolean, null), as JSON.
+ * - `boolean`: true or false (null where the field holds null).
+ * - `notTrue`: `true` unless the field is `true` (the merged view's `hidden` read as "listed").
+ *
+ * A missing field is written as `missing` (JSON text; `null` when not given).
+ */
+export type RenderedField = { key: string; field: string; as: 'string' | 'value' | 'boolean' | 'notTrue'; missing?: string };
+export type RenderTemplate = readonly RenderedField[];
+
+/** Rows rendered by a template, in the query's order, with each row's sort values (for the page's cursor). */
+export type RenderedRows = { json: string[]; sortValues: (string | number | boolean | null)[][] };
+
+/** The JSON object of a document by a template: what every adapter's rendering must equal. */
+export function renderDoc(template: RenderTemplate, doc: Readonly<Record<string, unknown>>): string {
+  let out = '{';
+  for (let i = 0; i < template.length; i++) {
+    const f = template[i]!;
+    const v = doc[f.field];
+    let json: string;
+    if (f.as === 'notTrue') json = v === true ? 'false' : 'true';
+    else if (v === undefined) json = f.missing ?? 'null';
+    else if (f.as === 'boolean') json = v === null ? 'null' : v ? 'true' : 'false';
+    else json = JSON.stringify(v);
+    out += `${i ? ',' : ''}${JSON.stringify(f.key)}:${json}`;
+  }
+  return `${out}}`;
+}
