@@ -1,8 +1,9 @@
 /**
- * `npm run bench -- load [--seconds=300 --users=1000 --every=60 --readers=4 --import-lines=1000000]`:
+ * `npm run bench -- load [--seconds=300 --users=1000 --every=60 --readers=4 --read-every=250 --import-lines=1000000]`:
  * mixed load on the service started as `npm start` starts it (issue 27). For `seconds`:
  * - `users` users each upload a small device-a batch (5 lines) every `every` seconds, spread evenly;
- * - `readers` readers in a loop ask for a page of 1,000 samples (both views) and the day statistics
+ * - `readers` readers, each once every `read-every` ms (0: back to back, which saturates the HTTP
+ *   thread with reads), ask for a page of 1,000 samples (both views) and the day statistics
  *   of a month of a reader user whose 20,160 samples (two weeks of minutes from two sources) were
  *   stored before the clock started, and for one of the users;
  * - 5 webhook endpoints on a local receiver get every event;
@@ -44,6 +45,7 @@ export default async function main(args: string[]) {
   const userCount = arg('users', 1000);
   const every = arg('every', 60);
   const readers = arg('readers', 4);
+  const readEvery = arg('read-every', 250);
   const importLines = arg('import-lines', 1_000_000);
   const dir = mkdtempSync(join(tmpdir(), 'wellstream-bench-load-'));
   const routes = new Map<string, { ms: number[]; errors: number; throttled: number }>();
@@ -123,7 +125,7 @@ export default async function main(args: string[]) {
       await sleep(200);
     }
     await json(await fetch(`${svc.base}/v1/admin/runtime/reset`, { method: 'POST', headers: { authorization: admin.authorization } }));
-    console.log(`${userCount} users uploading 5 lines every ${every} s, ${readers} readers, 5 webhook endpoints, a ${importLines}-line import at ${Math.round(seconds / 3)} s; ${seconds} s\n`);
+    console.log(`${userCount} users uploading 5 lines every ${every} s, ${readers} readers every ${readEvery} ms, 5 webhook endpoints, a ${importLines}-line import at ${Math.round(seconds / 3)} s; ${seconds} s\n`);
 
     const t0 = performance.now();
     const end = t0 + seconds * 1000;
@@ -145,6 +147,7 @@ export default async function main(args: string[]) {
     };
     const reader = async (r: number) => {
       for (let i = r; performance.now() < end; i++) {
+        const next = performance.now() + readEvery;
         const u = users[i % users.length]!;
         // A page of 1,000 of the reader user's samples, from a different minute each time.
         const start = new Date(seedFrom + ((i * 997) % (13 * 1440)) * 60_000).toISOString();
@@ -156,6 +159,7 @@ export default async function main(args: string[]) {
         const s = new URLSearchParams({ type: 'heart_rate', start: '2025-06-01', end: '2025-07-01', interval: 'day', tz: 'Europe/Berlin' });
         await (await call('GET samples/stats (a month of days)', `${svc.base}/v1/users/${readerUser.id}/samples/stats?${s}`, { headers: tk })).arrayBuffer();
         await (await call('GET /v1/users/{id}', `${svc.base}/v1/users/${u.id}`, { headers: tk })).arrayBuffer();
+        await sleep(Math.max(0, next - performance.now()));
       }
     };
     let importMs: number | null = null;
