@@ -16,6 +16,9 @@ import { EtlCancelledError, runEtlJob } from './runEtlJob.js';
 /** Where imports copy what cannot be read as a stream while they run; emptied at start-up (exportShared/temporaryFile.ts). */
 export const importTempDir = (dataDir: string) => join(dataDir, 'import-tmp');
 
+/** Uploads of this many bytes or more are bulk jobs (the `etl.bulk` lane, etlWorker.ts; small jobs first in a thread, smallJobsFirst.ts). */
+export const BULK_UPLOAD_BYTES = 1024 * 1024;
+
 /** One claimed job's run, as handed to an ETL thread: plain data, since it is cloned across. */
 export type EtlTask = {
   jobStream: string;
@@ -39,6 +42,8 @@ export type EtlTaskDeps = {
   /** Which records earlier uploads stored (contracts §13 `unchanged`); without it every record is written. */
   ledger?: RecordLedger;
   dataKeys: DataKeys;
+  /** Awaited by the run before each append (a bulk job yielding to small ones: smallJobsFirst.ts). */
+  pause?: () => Promise<void> | undefined;
 };
 
 /**
@@ -69,7 +74,7 @@ export async function runEtlTask(deps: EtlTaskDeps, task: EtlTask): Promise<EtlR
     const { keyId, key } = await deps.dataKeys.issue({ userId: upload.user_id, provider: upload.provider, generation }, upload.tenant_id);
     // Payloads stored before data keys existed are in the clear: runEtlJob opens only sealed ones.
     // `unchanged` is judged for what users send (uploads, imports); a provider's pulls are written as pulled.
-    return await runEtlJob(deps.eventStore, deps.rawStore, parser, task.jobStream, upload, erased, { sealer: eventSealer(keyId, key), dataKey: { key, keyId } }, deps.ledger && upload.tier === 'upload' ? { ledger: deps.ledger } : {});
+    return await runEtlJob(deps.eventStore, deps.rawStore, parser, task.jobStream, upload, erased, { sealer: eventSealer(keyId, key), dataKey: { key, keyId } }, { ...(deps.ledger && upload.tier === 'upload' ? { ledger: deps.ledger } : {}), pause: deps.pause });
   } catch (err) {
     // An error that crosses a thread boundary arrives as a plain Error with only its message, so
     // the cancellation travels as an outcome instead.

@@ -10,7 +10,8 @@ import { etlParsers, importDecoders } from '../../sources/registry.js';
 import { openRecordLedger } from '../../app/openRecordLedger.js';
 import { openEtlStores } from './etlStores.js';
 import type { EtlControlMessage, EtlThreadData } from './etlPool.js';
-import { importTempDir, runEtlTask, type EtlRunOutcome, type EtlTask } from './etlTask.js';
+import { BULK_UPLOAD_BYTES, importTempDir, runEtlTask, type EtlRunOutcome, type EtlTask } from './etlTask.js';
+import { SmallJobsFirst } from './smallJobsFirst.js';
 
 const { config, control } = workerData as EtlThreadData;
 const channel = new BroadcastChannel(control);
@@ -38,6 +39,11 @@ const stores = await opening;
 const dataKeys = dataKeysOf(config, stores.eventStore);
 const decoders = importDecoders(importTempDir(config.dataDir));
 
+const order = new SmallJobsFirst();
+
 export default function run(task: EtlTask): Promise<EtlRunOutcome> {
-  return runEtlTask({ ...stores, parsers: etlParsers, importDecoders: decoders, dataKeys }, task);
+  const deps = { ...stores, parsers: etlParsers, importDecoders: decoders, dataKeys };
+  // The lanes' rule (etlWorker.ts): a bulk job, also one retried in the small lane, lets this thread's small jobs go first.
+  if (task.upload.bytes >= BULK_UPLOAD_BYTES) return runEtlTask({ ...deps, pause: () => order.yieldToSmall() }, task);
+  return order.small(() => runEtlTask(deps, task));
 }

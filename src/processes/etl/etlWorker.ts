@@ -11,7 +11,8 @@ import { ConcurrencyError, StreamDeletedError, type EventStore } from '../../eve
 import type { RawStore } from '../../rawstore/rawStore.js';
 import type { NewJob } from '../../workqueue/workQueue.js';
 import { SMALL_JOBS_PER_THREAD, type EtlRunner } from './etlPool.js';
-import { runEtlTask } from './etlTask.js';
+import { BULK_UPLOAD_BYTES, runEtlTask } from './etlTask.js';
+export { BULK_UPLOAD_BYTES } from './etlTask.js';
 import { JobParked, JobRetry, type JobContext, type JobHandler } from '../jobs/jobHandler.js';
 
 /** The ETL's job kind on the work queue: small uploads and pulled payloads. */
@@ -23,7 +24,6 @@ export const ETL_JOB = 'etl';
  */
 export const ETL_BULK_JOB = 'etl.bulk';
 export const ETL_JOB_KINDS = [ETL_JOB, ETL_BULK_JOB] as const;
-export const BULK_UPLOAD_BYTES = 1024 * 1024;
 
 export type EtlJobOptions = {
   eventStore: EventStore;

@@ -33,6 +33,8 @@ export type EtlRunOptions = {
   checkpointItems?: number;
   /** Records an earlier upload of the same provider stored already (contracts §13 `unchanged`): not written again. */
   ledger?: RecordLedger;
+  /** Awaited before each append when given (a bulk job lets its thread's small jobs go first: smallJobsFirst.ts). */
+  pause?: () => Promise<void> | undefined;
 };
 
 /**
@@ -91,6 +93,7 @@ export async function runEtlJob(
 
   const append = async (kind: RecordKind | 'rejected', batch: Batch<NormalizedRecord> | Batch<KeyedRejected> | null) => {
     if (!batch) return;
+    await options.pause?.();
     if (await cancelled()) throw new EtlCancelledError();
     const n = batchNo.get(kind) ?? 0;
     batchNo.set(kind, n + 1);

@@ -117,6 +117,20 @@ describe('runEtlJob: the events of one ETL job', () => {
     expect(events.flatMap((e) => (e.data as RecordsIngestedData).records)).toHaveLength(120);
   });
 
+  it('awaits its pause before every append, so a bulk job can let small jobs go first (issue 27, smallJobsFirst.ts)', async () => {
+    const { store, calls } = recording(newStore());
+    let pauses = 0;
+    const pause = () => {
+      pauses++;
+      // Every append so far came after a pause: the run never appends without asking first.
+      expect(calls.length).toBe(pauses - 1);
+      return new Promise<void>((r) => setTimeout(r, 1));
+    };
+    await runEtlJob(store, rawStoreOf(payload), healthKitParser, JOB, upload, undefined, undefined, { pause });
+    expect(calls.length).toBeGreaterThan(1);
+    expect(pauses).toBe(calls.length);
+  });
+
   it('produces the same events (ids, revisions, content) when the same payload is run twice on fresh stores', async () => {
     const a = newStore();
     const b = newStore();
