@@ -98,7 +98,7 @@ function piecesByDay(intervals: readonly Interval[]): Map<number, Piece[]> {
 /**
  * Consecutive days cut the same way (the same groups in the same pieces, each piece's interval
  * the same number further than the day before's) as one run: a year of local days in a zone with
- * daylight saving is five runs, a month of hours two or three, so the query is a few range scans
+ * daylight saving is five runs, a month of hours three to five, so the query is a few range scans
  * whatever the window's length.
  */
 function dayRuns(pieces: Map<number, Piece[]>): DayRun[] {
