@@ -1,15 +1,14 @@
-import type { Filter, ReadStore } from '../../src/readstore/readStore.js';
-import { dayStartMs, utcDayOf } from '../../projections/records/recordDoc.js';
-import { SAMPLE_ROLLUPS, type RollupDoc } from '../../projections/records/sampleRollups/dayRollup.js';
+import type { DayRun, DayRunsQuery, ReadStore } from '../../src/readstore/readStore.js';
+import { dayRunsByFind } from '../../src/readstore/dayRuns.js';
+import { utcDayOf } from '../../projections/records/recordDoc.js';
+import { SAMPLE_ROLLUPS } from '../../projections/records/sampleRollups/dayRollup.js';
 import {
-  combine,
-  groupColumns,
   hourGroup,
   HOURS_PER_DAY,
   prefixGroup,
   quarterGroup,
   QUARTERS_PER_DAY,
-  readGroup,
+  statColumnsOf,
   suffixGroup,
   type Stat,
   type StatGroup,
@@ -54,8 +53,9 @@ type Piece = { interval: number; groups: StatGroup[] };
 /**
  * Statistics of one type from the rollups (projections/records/sampleRollups): for each interval,
  * each series' count, sum, min and max, summed from the column groups of the UTC days it spans.
- * Reads one row per series and UTC day, whatever the number of samples. `intervals` must be
- * ascending, contiguous and quarter-aligned (quarterAligned).
+ * Reads one row per series and UTC day, whatever the number of samples; the embedded store adds
+ * them up in SQL (ReadStore.aggregateDayRuns), so no row reaches JavaScript, only the buckets.
+ * `intervals` must be ascending, contiguous and quarter-aligned (quarterAligned).
  */
 export async function statsFromRollups(
   readStore: ReadStore,
@@ -63,41 +63,69 @@ export async function statsFromRollups(
   intervals: readonly Interval[],
 ): Promise<SeriesStat[]> {
   if (!intervals.length) return [];
-  // Pieces by UTC day, counted from the epoch (no date formatting per interval).
+  const query: DayRunsQuery = {
+    filter: { user_id: q.userId, type: q.type, view: q.view, ...(q.provider !== undefined ? { provider: q.provider } : {}) },
+    dayField: 'day',
+    series: SERIES,
+    runs: dayRuns(piecesByDay(intervals)),
+  };
+  const rows = readStore.aggregateDayRuns ? await readStore.aggregateDayRuns(SAMPLE_ROLLUPS, query) : await dayRunsByFind(readStore, SAMPLE_ROLLUPS, query);
+  const out = rows.map(
+    (r): SeriesStat => ({ interval: r.bucket, provider: r.series[0] as string, source: r.series[1] as string, unit: r.series[2] as string, count: r.count, sum: r.sum, min: r.min, max: r.max }),
+  );
+  const cmp = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+  return out.sort((a, b) => a.interval - b.interval || cmp(a.provider, b.provider) || cmp(a.source, b.source) || cmp(a.unit, b.unit));
+}
+
+const SERIES = ['provider', 'source', 'unit'] as const;
+
+/** The pieces of every UTC day the intervals touch (by day number, ascending), each piece in interval order. */
+function piecesByDay(intervals: readonly Interval[]): Map<number, Piece[]> {
   const pieces = new Map<number, Piece[]>();
-  const groups = new Set<StatGroup>();
   intervals.forEach(({ start, end }, i) => {
     for (let d = Math.floor(start / DAY_MS) * DAY_MS; d < end; d += DAY_MS) {
       const from = Math.max(start, d);
       const to = Math.min(end, d + DAY_MS);
       if (from >= to) continue;
-      const g = groupsFor((from - d) / QUARTER_MS, (to - d) / QUARTER_MS);
-      for (const x of g) groups.add(x);
       let list = pieces.get(d / DAY_MS);
       if (!list) pieces.set(d / DAY_MS, (list = []));
-      list.push({ interval: i, groups: g });
+      list.push({ interval: i, groups: groupsFor((from - d) / QUARTER_MS, (to - d) / QUARTER_MS) });
     }
   });
-  const filter: Filter = {
-    user_id: q.userId,
-    type: q.type,
-    view: q.view,
-    day: { $gte: utcDayOf(intervals[0]!.start), $lte: utcDayOf(intervals[intervals.length - 1]!.end - 1) },
-    ...(q.provider !== undefined ? { provider: q.provider } : {}),
+  return pieces;
+}
+
+/**
+ * Consecutive days cut the same way (the same groups in the same pieces, each piece's interval
+ * the same number further than the day before's) as one run: a year of local days in a zone with
+ * daylight saving is five runs, a month of hours three to five, so the query is a few range scans
+ * whatever the window's length.
+ */
+function dayRuns(pieces: Map<number, Piece[]>): DayRun[] {
+  const days = [...pieces.keys()].sort((a, b) => a - b);
+  const runs: DayRun[] = [];
+  let run: { first: number; last: number; stride: number | null; pieces: Piece[] } | null = null;
+  const close = () => {
+    if (run) runs.push({ from: utcDayOf(run.first * DAY_MS), to: utcDayOf(run.last * DAY_MS), stride: run.stride ?? 0, pieces: run.pieces.map((p) => ({ bucket: p.interval, groups: p.groups.map(statColumnsOf) })) });
   };
-  const rows = await readStore.find<RollupDoc>(SAMPLE_ROLLUPS, { filter, fields: ['day', 'provider', 'source', 'unit', ...[...groups].flatMap(groupColumns)] });
-  const out = new Map<string, SeriesStat>();
-  for (const row of rows) {
-    for (const piece of pieces.get(dayStartMs(row.day) / DAY_MS) ?? []) {
-      let s: Stat | null = null;
-      for (const g of piece.groups) s = combine(s, readGroup(row, g));
-      if (!s) continue;
-      const key = `${piece.interval}\u0000${row.provider}\u0000${row.source}\u0000${row.unit}`;
-      const acc = out.get(key);
-      if (acc) combine(acc, s);
-      else out.set(key, { interval: piece.interval, provider: row.provider, source: row.source, unit: row.unit, ...s });
+  for (const d of days) {
+    const ps = pieces.get(d)!;
+    if (run && d === run.last + 1 && ps.length === run.pieces.length) {
+      const elapsed: number = d - run.first;
+      const stride: number = run.stride ?? ps[0]!.interval - run.pieces[0]!.interval;
+      const same = ps.every((p, j): boolean => {
+        const o = run!.pieces[j]!;
+        return p.interval === o.interval + stride * elapsed && p.groups.length === o.groups.length && p.groups.every((g, k) => g === o.groups[k]);
+      });
+      if (same) {
+        run.last = d;
+        run.stride = stride;
+        continue;
+      }
     }
+    close();
+    run = { first: d, last: d, stride: null, pieces: ps };
   }
-  const cmp = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
-  return [...out.values()].sort((a, b) => a.interval - b.interval || cmp(a.provider, b.provider) || cmp(a.source, b.source) || cmp(a.unit, b.unit));
+  close();
+  return runs;
 }

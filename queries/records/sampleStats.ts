@@ -306,9 +306,11 @@ export async function sampleStats(
   const intervals = statsIntervals(q.window, q.interval);
   if (quarterAligned(intervals)) {
     const stats = await statsFromRollups(readStore, { userId: q.userId, type: q.type, view: q.view, ...(q.provider !== undefined ? { provider: q.provider } : {}) }, intervals);
+    // One label per interval, however many series it holds.
+    const labels: string[] = [];
     const buckets = stats.map((s) => {
-      const i = intervals[s.interval]!;
-      return { start: labelOf(i), provider: s.provider, source: s.source, unit: s.unit, count: s.count, sum: s.sum, avg: s.sum / s.count, min: s.min, max: s.max };
+      const start = (labels[s.interval] ??= labelOf(intervals[s.interval]!));
+      return { start, provider: s.provider, source: s.source, unit: s.unit, count: s.count, sum: s.sum, avg: s.sum / s.count, min: s.min, max: s.max };
     });
     return capBuckets(buckets, opts.maxBuckets);
   }

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { applyUpdate } from './documentUpdate.js';
-import { assertForward, CheckpointMismatchError, withTieBreaker, type AggregateQuery, type AggregateRow, type ApplyBatch, type Change, type Checkpoint, type CollectionSpec, type Doc, type EnsureOptions, type Filter, type FindQuery, type ReadStore, type Scalar, type UpdateChange } from './readStore.js';
+import { assertForward, CheckpointMismatchError, withTieBreaker, type AggregateQuery, type AggregateRow, type ApplyBatch, type DayRunsQuery, type DayRunsRow, type Change, type Checkpoint, type CollectionSpec, type Doc, type EnsureOptions, type Filter, type FindQuery, type ReadStore, type Scalar, type UpdateChange } from './readStore.js';
 import { BUSY_TIMEOUT_MS, withWriteLock } from '../shared/sqliteWriteLock.js';
 import { emptyWriteAheadLog, eraseOnDelete } from '../shared/sqlitePurge.js';
 import { filterSql, keysetBranches, orderSql } from './sqliteQuery.js';
@@ -10,6 +10,8 @@ import { col, columnValue, extendsShape, extensionSql, SqliteTable, tableName } 
 import { planFastUpdate, pushCounterParams } from './sqliteUpdatePlans.js';
 import { renderDoc, type RenderedRows, type RenderTemplate } from './renderedRows.js';
 import { compiledRender } from './sqliteRender.js';
+import { runDayRuns } from './sqliteDayRuns.js';
+import { boundedCache } from '../shared/boundedCache.js';
 
 type CheckpointRow = { projection: string; position: number; status: 'live' | 'rebuilding'; updated_at: string; last_event_at: string | null };
 
@@ -28,6 +30,11 @@ export class SqliteReadStore implements ReadStore {
   private readonly tables = new Map<string, SqliteTable>();
   /** Statement plans of update shapes (fastUpdate); null: that shape takes the slow path. */
   private readonly plans = new Map<string, { sql: string } | null>();
+  /**
+   * Statistics statements (aggregateDayRuns) are long and shaped by the caller's window and zone:
+   * a few of them kept apart, so that many shapes cannot fill the shared cache with large programs.
+   */
+  private readonly dayRunsStmts = boundedCache<Database.Statement>({ max: 64, maxKeyLength: 64 * 1024 });
 
   /** `cacheMiB`: SQLite's page cache for this connection (the projector thread's wants more). */
   constructor(options: { path: string; cacheMiB?: number }) {
@@ -110,6 +117,7 @@ export class SqliteReadStore implements ReadStore {
     if (reshaped.length || extended) {
       this.stmtCache.clear();
       this.plans.clear();
+      this.dayRunsStmts.clear();
     }
     return reshaped;
   }
@@ -128,6 +136,7 @@ export class SqliteReadStore implements ReadStore {
     );
     this.stmtCache.clear();
     this.plans.clear();
+    this.dayRunsStmts.clear();
   }
 
   async get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null> {
@@ -229,6 +238,12 @@ export class SqliteReadStore implements ReadStore {
       min: Object.fromEntries((query.min ?? []).map((f, i) => [f, r[`lo${i}`] ?? null])),
       max: Object.fromEntries((query.max ?? []).map((f, i) => [f, r[`hi${i}`] ?? null])),
     }));
+  }
+
+  /** The buckets in SQL (sqliteDayRuns.ts): only they reach JavaScript, never the rows. */
+  async aggregateDayRuns(collection: string, query: DayRunsQuery): Promise<DayRunsRow[]> {
+    const t = this.table(collection);
+    return t ? runDayRuns(t, query, (sql) => this.dayRunsStmts.get(sql, (text) => this.db.prepare(text).raw(true))) : [];
   }
 
   async applyChanges(changes: readonly Change[], options?: { fence?: Fence }): Promise<void> {

@@ -1,3 +1,6 @@
+import { addStat, type Stat } from '../../../src/readstore/dayRuns.js';
+import type { StatColumns } from '../../../src/readstore/readStore.js';
+
 /**
  * The shape of a statistics rollup row: one per user, type, series (provider, source, unit), UTC
  * day and view. A row answers any part of its day in a few columns, so that statistics cost in
@@ -18,7 +21,7 @@ export const QUARTERS_PER_DAY = 96;
 export const HOURS_PER_DAY = 24;
 
 export type StatGroup = string;
-export type Stat = { count: number; sum: number; min: number; max: number };
+export type { Stat };
 
 export const quarterGroup = (i: number): StatGroup => `q${i}`;
 export const hourGroup = (i: number): StatGroup => `h${i}`;
@@ -30,6 +33,9 @@ export const DAY_GROUP = prefixGroup(HOURS_PER_DAY - 1);
 const SUFFIXES = ['c', 's', 'n', 'x'] as const;
 
 export const groupColumns = (g: StatGroup): string[] => SUFFIXES.map((s) => `${g}${s}`);
+
+/** The four columns of a group, named. */
+export const statColumnsOf = (g: StatGroup): StatColumns => ({ count: `${g}c`, sum: `${g}s`, min: `${g}n`, max: `${g}x` });
 
 /**
  * Column order matters on the embedded store: a row of a dense day is several KiB and spills into
@@ -53,22 +59,5 @@ export function writeGroup(doc: Record<string, unknown>, g: StatGroup, s: Stat |
   doc[`${g}x`] = s.max;
 }
 
-const COLUMNS = new Map(ROLLUP_GROUPS.map((g) => [g, groupColumns(g)] as const));
-
-export function readGroup(doc: Record<string, unknown>, g: StatGroup): Stat | null {
-  const [c, s, n, x] = COLUMNS.get(g) ?? groupColumns(g);
-  const count = doc[c!];
-  if (typeof count !== 'number' || count === 0) return null;
-  return { count, sum: doc[s!] as number, min: doc[n!] as number, max: doc[x!] as number };
-}
-
 /** Adds `b` into `a` (a fresh accumulator when `a` is null). */
-export function combine(a: Stat | null, b: Stat | null): Stat | null {
-  if (!b) return a;
-  if (!a) return { ...b };
-  a.count += b.count;
-  a.sum += b.sum;
-  if (b.min < a.min) a.min = b.min;
-  if (b.max > a.max) a.max = b.max;
-  return a;
-}
+export const combine: (a: Stat | null, b: Stat | null) => Stat | null = addStat;

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bucketSamples, formatWithOffset, sampleStats, statsWindow, type StatsRow } from '../../../queries/records/sampleStats.js';
+import type { ReadStore } from '../../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { InvalidTimeWindowError } from '../../../src/shared/timeWindow.js';
 import { tempDir } from '../../support/tmp.js';
@@ -225,5 +226,63 @@ describe('sampleStats: the read behind the statistics (spec Reads rule 2; Merged
     expect(r.truncated).toBe(true);
     expect(r.buckets).toEqual(all.buckets.slice(0, 2));
     expect((await sampleStats(store, q({ view: 'all' }), { maxBuckets: all.buckets.length })).truncated).toBe(false);
+  });
+});
+
+describe('sampleStats: the rollups added up in SQL and by a store without aggregateDayRuns (MongoDB) agree (issue 27 step 4; Reads rule 2)', () => {
+  let store: SqliteReadStore;
+  /** find alone: statistics are added up in JavaScript, as on MongoDB. */
+  let plain: ReadStore;
+  let position = 0;
+  let total = 0;
+  const MIN = 60_000;
+  const from = Date.parse('2026-03-26T00:00:00Z');
+
+  beforeAll(async () => {
+    store = new SqliteReadStore({ path: join(tempDir(), 'read-sql-js.sqlite') });
+    await store.ensureCollections(samplesProjection.collections);
+    plain = { find: store.find.bind(store) } as unknown as ReadStore;
+    // Twelve days around Berlin's change of 2026-03-29 and Lord Howe's of 2026-04-05: one stream
+    // every 7 minutes except every third hour, a lower ranked one every 11 minutes (hidden in the
+    // merged view where the first has a reading within 5 minutes), heart rates.
+    const streams = [
+      { provider: 'device-a', source: 'apple', body_worn: true, every: 7, gaps: true },
+      { provider: 'device-b', source: 'samsung', body_worn: false, every: 11, gaps: false },
+    ];
+    const events = streams.map((s) => {
+      const records: ReturnType<typeof quantity>[] = [];
+      for (let m = 0; m < 12 * 1440; m += s.every) {
+        if (s.gaps && Math.floor(m / 60) % 3 === 0) continue;
+        const start = new Date(from + m * MIN).toISOString();
+        records.push(quantity({ external_id: `${s.source}-${m}`, type: 'heart_rate', unit: 'count/min', value: 50 + (m % 53), start_date: start, end_date: start, provider: s.provider, source: s.source, body_worn: s.body_worn }));
+      }
+      total += records.length;
+      return ingested('quantity', ++position, records, { provider: s.provider, ingested_at: '2026-11-06T00:00:00.000Z' });
+    });
+    await project(store, samplesProjection, events);
+  });
+  afterAll(async () => {
+    await store?.close();
+  });
+
+  it.each(['UTC', 'Europe/Berlin', 'Asia/Kathmandu', 'Australia/Lord_Howe', 'America/St_Johns'])('in %s, by day and by hour, both views, with and without a provider filter', async (tz) => {
+    for (const interval of ['day', 'hour'] as const) {
+      const window = statsWindow('2026-03-26', '2026-04-07', interval, tz);
+      for (const view of ['all', 'merged'] as const) {
+        for (const provider of [undefined, 'device-b']) {
+          const q = { userId: USER, type: 'heart_rate', window, interval, tz, view, ...(provider ? { provider } : {}) };
+          const sql = await sampleStats(store, q);
+          expect(sql.buckets.length, `${interval} ${view} ${provider}`).toBeGreaterThan(0);
+          expect(await sampleStats(plain, q), `${interval} ${view} ${provider}`).toEqual(sql);
+        }
+      }
+    }
+  });
+
+  it('over 10000 days of Berlin (27 years of daylight-saving changes) agrees and counts every sample once', async () => {
+    const window = statsWindow('2000-01-01', '2027-05-19', 'day', 'Europe/Berlin');
+    const sql = await sampleStats(store, { userId: USER, type: 'heart_rate', window, interval: 'day', tz: 'Europe/Berlin', view: 'all' });
+    expect(await sampleStats(plain, { userId: USER, type: 'heart_rate', window, interval: 'day', tz: 'Europe/Berlin', view: 'all' })).toEqual(sql);
+    expect(sql.buckets.reduce((n, b) => n + b.count, 0)).toBe(total);
   });
 });
