@@ -11,6 +11,7 @@ import { planFastUpdate, pushCounterParams } from './sqliteUpdatePlans.js';
 import { renderDoc, type RenderedRows, type RenderTemplate } from './renderedRows.js';
 import { compiledRender } from './sqliteRender.js';
 import { runDayRuns } from './sqliteDayRuns.js';
+import { aggregateRow, aggregateSql } from './sqliteAggregate.js';
 import { boundedCache } from '../shared/boundedCache.js';
 
 type CheckpointRow = { projection: string; position: number; status: 'live' | 'rebuilding'; updated_at: string; last_event_at: string | null };
@@ -217,27 +218,8 @@ export class SqliteReadStore implements ReadStore {
   async aggregate(collection: string, query: AggregateQuery): Promise<AggregateRow[]> {
     const t = this.table(collection);
     if (!t) return [];
-    const params: unknown[] = [];
-    const cols: string[] = query.groupBy.map((f, i) => `${t.expr(f)} AS g${i}`);
-    cols.push('COUNT(*) AS n');
-    (query.sum ?? []).forEach((f, i) => cols.push(`TOTAL(${t.expr(f)}) AS s${i}`));
-    (query.min ?? []).forEach((f, i) => cols.push(`MIN(${t.expr(f)}) AS lo${i}`));
-    (query.max ?? []).forEach((f, i) => cols.push(`MAX(${t.expr(f)}) AS hi${i}`));
-    const groups = query.groupBy.map((_, i) => `g${i}`).join(', ');
-    let sql = `SELECT ${cols.join(', ')} FROM ${t.table} WHERE ${filterSql(t, query.filter ?? {}, params)}`;
-    if (groups) sql += ` GROUP BY ${groups} ORDER BY ${groups}`;
-    if (query.limit !== undefined) {
-      sql += ' LIMIT ?';
-      params.push(query.limit);
-    }
-    const rows = this.stmt(sql).all(...params) as Record<string, Scalar>[];
-    return rows.map((r) => ({
-      group: Object.fromEntries(query.groupBy.map((f, i) => [f, r[`g${i}`] ?? null])),
-      count: Number(r.n),
-      sum: Object.fromEntries((query.sum ?? []).map((f, i) => [f, Number(r[`s${i}`] ?? 0)])),
-      min: Object.fromEntries((query.min ?? []).map((f, i) => [f, r[`lo${i}`] ?? null])),
-      max: Object.fromEntries((query.max ?? []).map((f, i) => [f, r[`hi${i}`] ?? null])),
-    }));
+    const { sql, params } = aggregateSql(t, query);
+    return (this.stmt(sql).all(...params) as Record<string, Scalar>[]).map((r) => aggregateRow(query, r));
   }
 
   /** The buckets in SQL (sqliteDayRuns.ts): only they reach JavaScript, never the rows. */
