@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
+import { addStat } from '../../../src/readstore/dayRuns.js';
 import {
-  combine,
   hourGroup,
   HOURS_PER_DAY,
   prefixGroup,
@@ -73,9 +73,9 @@ export function rollupDay(owner: { user_id: string; tenant_id: string; type: str
       continue;
     }
     const one = { count: 1, sum: x.value, min: x.value, max: x.value };
-    e.views.all[q] = combine(e.views.all[q]!, one);
+    e.views.all[q] = addStat(e.views.all[q]!, one);
     if (!x.hidden) {
-      e.views.merged[q] = combine(e.views.merged[q]!, { ...one });
+      e.views.merged[q] = addStat(e.views.merged[q]!, { ...one });
       if (x.ingested_at > e.last.merged) e.last.merged = x.ingested_at;
     }
   }
@@ -102,15 +102,15 @@ export function rollupDay(owner: { user_id: string; tenant_id: string; type: str
         let hour: Stat | null = null;
         for (let i = h * 4; i < h * 4 + 4; i++) {
           writeGroup(doc, quarterGroup(i), quarters[i]!);
-          hour = combine(hour, quarters[i]!);
+          hour = addStat(hour, quarters[i]!);
         }
         hours.push(hour);
         writeGroup(doc, hourGroup(h), hour);
       }
       let prefix: Stat | null = null;
-      for (let h = 0; h < HOURS_PER_DAY; h++) writeGroup(doc, prefixGroup(h), (prefix = combine(prefix, hours[h]!)));
+      for (let h = 0; h < HOURS_PER_DAY; h++) writeGroup(doc, prefixGroup(h), (prefix = addStat(prefix, hours[h]!)));
       let suffix: Stat | null = null;
-      for (let h = HOURS_PER_DAY - 1; h >= 0; h--) writeGroup(doc, suffixGroup(h), (suffix = combine(suffix, hours[h]!)));
+      for (let h = HOURS_PER_DAY - 1; h >= 0; h--) writeGroup(doc, suffixGroup(h), (suffix = addStat(suffix, hours[h]!)));
       out.push(doc);
     }
   }

@@ -1,4 +1,4 @@
-import { addStat, type Stat } from '../../../src/readstore/dayRuns.js';
+import type { Stat } from '../../../src/readstore/dayRuns.js';
 import type { StatColumns } from '../../../src/readstore/readStore.js';
 
 /**
@@ -58,6 +58,3 @@ export function writeGroup(doc: Record<string, unknown>, g: StatGroup, s: Stat |
   doc[`${g}n`] = s.min;
   doc[`${g}x`] = s.max;
 }
-
-/** Adds `b` into `a` (a fresh accumulator when `a` is null). */
-export const combine: (a: Stat | null, b: Stat | null) => Stat | null = addStat;
