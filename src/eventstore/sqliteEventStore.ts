@@ -8,7 +8,8 @@ import { rowFilter, SqliteEventTail, type TailMember } from './sqliteEventTail.j
 import { uuidv7 } from '../shared/ids.js';
 import { BUSY_TIMEOUT_MS } from '../shared/sqliteWriteLock.js';
 import { SqliteGroupCommit } from '../shared/sqliteGroupCommit.js';
-import { emptyWriteAheadLog, eraseOnDelete } from '../shared/sqlitePurge.js';
+import { eraseOnDelete } from '../shared/sqlitePurge.js';
+import { SqliteRewrite } from '../shared/sqliteRewrite.js';
 
 type StreamRow = { stream: string; revision: number; deleted: number };
 
@@ -36,6 +37,7 @@ export type SqliteEventStoreOptions = {
 export class SqliteEventStore implements EventStore {
   readonly kind = 'sqlite' as const;
   private readonly db: Database.Database;
+  private readonly rewriter: SqliteRewrite;
   /** Reads each new event once for every live subscription of this connection. */
   private readonly tail: SqliteEventTail;
   /** Tells the other connections to this file in this process (other threads) about appends. */
@@ -53,6 +55,7 @@ export class SqliteEventStore implements EventStore {
   constructor(options: SqliteEventStoreOptions) {
     this.pollIntervalMs = options.pollIntervalMs ?? 200;
     this.db = new Database(options.path);
+    this.rewriter = new SqliteRewrite(options.path, this.db.memory ? this.db : null);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
@@ -291,9 +294,13 @@ export class SqliteEventStore implements EventStore {
     return undefined;
   }
 
-  /** Deleted streams' rows were zeroed as they went (secure_delete); this empties the log that still holds them. */
+  /**
+   * Deleted streams' rows were zeroed as they went (secure_delete); the rewrite removes the copies
+   * of them that rebalancing left in live pages (a sealed data key among them would open again
+   * with SEALING_KEY), and empties the log that still holds earlier images.
+   */
   async purgeDeleted(): Promise<void> {
-    await emptyWriteAheadLog(this.db);
+    await this.rewriter.run();
   }
 
   async close(): Promise<void> {

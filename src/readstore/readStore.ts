@@ -239,10 +239,13 @@ export interface ReadStore {
   setCheckpoint(projection: string, position: number, status: Checkpoint['status']): Promise<void>;
   /**
    * Makes deleted documents unreadable in the store's files, as far as the backend can (erasure,
-   * docs/erasure.md): the embedded store zeroes rows as it deletes them and here empties its
-   * write-ahead log. MongoDB has no such operation (its storage engine reuses freed blocks).
+   * docs/erasure.md): the embedded store zeroes rows as it deletes them, and here rewrites its
+   * file from the live rows (copies that B-tree rebalancing left behind are gone only then) and
+   * empties its write-ahead log. With `rewrite: false`, only the log is emptied (cheap; what
+   * rebalancing left stays until the next rewrite). MongoDB has no such operation (its storage
+   * engine reuses freed blocks).
    */
-  purgeDeleted?(): Promise<void>;
+  purgeDeleted?(options?: { rewrite?: boolean }): Promise<void>;
   /** Leases of background work shared by several service processes (src/readstore/leases.ts). */
   leases?(): LeaseStore;
   /**

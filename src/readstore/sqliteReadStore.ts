@@ -13,6 +13,7 @@ import { compiledRender } from './sqliteRender.js';
 import { runDayRuns } from './sqliteDayRuns.js';
 import { aggregateRow, aggregateSql } from './sqliteAggregate.js';
 import { boundedCache } from '../shared/boundedCache.js';
+import { SqliteRewrite } from '../shared/sqliteRewrite.js';
 
 type CheckpointRow = { projection: string; position: number; status: 'live' | 'rebuilding'; updated_at: string; last_event_at: string | null };
 
@@ -27,6 +28,7 @@ const STATEMENT_CACHE = 2000;
 export class SqliteReadStore implements ReadStore {
   readonly kind = 'sqlite' as const;
   private readonly db: Database.Database;
+  private readonly rewriter: SqliteRewrite;
   private readonly stmtCache = new Map<string, Database.Statement>();
   private readonly tables = new Map<string, SqliteTable>();
   /** Statement plans of update shapes (fastUpdate); null: that shape takes the slow path. */
@@ -40,6 +42,7 @@ export class SqliteReadStore implements ReadStore {
   /** `cacheMiB`: SQLite's page cache for this connection (the projector thread's wants more). */
   constructor(options: { path: string; cacheMiB?: number }) {
     this.db = new Database(options.path);
+    this.rewriter = new SqliteRewrite(options.path, this.db.memory ? this.db : null);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
@@ -290,9 +293,13 @@ export class SqliteReadStore implements ReadStore {
     await this.write(() => this.writeCheckpoint(projection, position, status, position === 0 ? null : (this.readCheckpoint(projection)?.last_event_at ?? null)));
   }
 
-  /** Deleted rows were zeroed as they went (secure_delete); this empties the log that still holds them. */
-  async purgeDeleted(): Promise<void> {
-    await emptyWriteAheadLog(this.db);
+  /**
+   * Deleted rows were zeroed as they went (secure_delete); the rewrite removes the copies of them
+   * that rebalancing left in live pages, and empties the log that still holds earlier images.
+   */
+  async purgeDeleted(options: { rewrite?: boolean } = {}): Promise<void> {
+    if (options.rewrite === false) await emptyWriteAheadLog(this.db);
+    else await this.rewriter.run();
   }
 
   async close(): Promise<void> {

@@ -12,6 +12,21 @@ export function eraseOnDelete(db: Database.Database): void {
   db.pragma('secure_delete = ON');
 }
 
+/** One try at folding the write-ahead log into the database and emptying it: true once done. */
+function truncatedLog(db: Database.Database): boolean {
+  try {
+    const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+    return result?.busy === 0;
+  } catch (err) {
+    if (!isBusy(err)) throw err;
+    return false;
+  }
+}
+
+function giveUpAfter(started: number): void {
+  if (Date.now() - started > GIVE_UP_MS) throw new Error('the write-ahead log could not be emptied: other connections kept it in use');
+}
+
 /**
  * Folds the write-ahead log into the database file and empties it (`wal_checkpoint(TRUNCATE)`):
  * the log still holds earlier images of the pages a deletion zeroed, and keeps them, past a
@@ -21,16 +36,18 @@ export function eraseOnDelete(db: Database.Database): void {
  */
 export async function emptyWriteAheadLog(db: Database.Database): Promise<void> {
   const started = Date.now();
-  let pause = 1;
-  for (;;) {
-    try {
-      const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
-      if (result?.busy === 0) return;
-    } catch (err) {
-      if (!isBusy(err)) throw err;
-    }
-    if (Date.now() - started > GIVE_UP_MS) throw new Error('the write-ahead log could not be emptied: other connections kept it in use');
+  for (let pause = 1; !truncatedLog(db); pause = nextPause(pause)) {
+    giveUpAfter(started);
     await new Promise((resolve) => setTimeout(resolve, pause));
-    pause = nextPause(pause);
+  }
+}
+
+/** emptyWriteAheadLog for a thread that may block (the rewrite's own): it sleeps between tries. */
+export function emptyWriteAheadLogBlocking(db: Database.Database): void {
+  const started = Date.now();
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  for (let pause = 1; !truncatedLog(db); pause = nextPause(pause)) {
+    giveUpAfter(started);
+    Atomics.wait(sleeper, 0, 0, pause);
   }
 }

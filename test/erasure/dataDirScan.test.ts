@@ -6,7 +6,7 @@ import { newSecret } from '../../src/shared/secrets.js';
 import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { tempDir } from '../support/tmp.js';
 import { eventually, Receiver } from '../webhooks/receiver.js';
-import { markedHealthConnect, markedHealthKit, markersOf, mergeMarkers, missingFrom, scanFiles, uploadMarked, type Markers } from './markedData.js';
+import { liveRowsOf, markedHealthConnect, markedHealthKit, markersOf, mergeMarkers, missingFrom, scanFiles, uploadMarked, type Markers } from './markedData.js';
 import { profiledUser } from './markedProfile.js';
 
 /**
@@ -64,6 +64,9 @@ describe('erased data is gone from every file under DATA_DIR (issue acceptance; 
 
     const job = await t.waitForDeletion(tenant.apiKey, await t.deleteUser(tenant.apiKey, gone.id));
     expect(job.status).toBe('done');
+    // No row names the user any more (a marker found below is then a leftover of a deleted row).
+    expect(liveRowsOf(dataDir, gone.id)).toEqual([]);
+    expect(liveRowsOf(dataDir, kept.id).length).toBeGreaterThan(0);
     expect(scanFiles(dataDir, goneMarkers)).toEqual([]);
     expect(missingFrom(dataDir, keptMarkers)).toEqual([]);
 

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import Database from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -126,6 +127,26 @@ export function scanFiles(dir: string, markers: Markers): { marker: string; file
     for (const n of needles) if (content.includes(n.bytes)) found.push({ marker: n.marker, file });
   }
   return found;
+}
+
+/**
+ * The read-model rows that still name `userId` (collection and count), read from the embedded
+ * file: a leftover the scan finds is then told apart from a row some writer stored again. The
+ * deletion jobs are left out: a job names its user for good (spec "Deletion job").
+ */
+export function liveRowsOf(dataDir: string, userId: string): { table: string; rows: number }[] {
+  const db = new Database(join(dataDir, 'readmodels.sqlite'), { readonly: true });
+  try {
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rm\\_%' ESCAPE '\\'").pluck().all() as string[];
+    return tables.flatMap((table) => {
+      if (table === 'rm_deletion_jobs') return [];
+      const hasUser = (db.prepare(`PRAGMA table_info("${table}")`).all() as { name: string }[]).some((c) => c.name === 'f_user_id');
+      const rows = hasUser ? (db.prepare(`SELECT count(*) FROM "${table}" WHERE "f_user_id" = ?`).pluck().get(userId) as number) : 0;
+      return rows > 0 ? [{ table, rows }] : [];
+    });
+  } finally {
+    db.close();
+  }
 }
 
 /** The markers of `markers` that no file holds. */

@@ -23,13 +23,15 @@ export type RetentionOptions = {
  * their bodies name users, external_refs, record types and days. Every ten minutes, deliveries
  * created before the period that are finished (`done` or `parked`: an open one still has
  * attempts to make) are deleted, oldest first, at most 50,000 per run in transactions of 1,000,
- * and the embedded store's write-ahead log is emptied so their pages are gone from the files.
+ * and the embedded store's write-ahead log is emptied so their pages are gone from the files;
+ * once a day the file is also rewritten, for the copies B-tree rebalancing left behind.
  * Deliveries stored before deliveries named their user get their user filled in on the way.
  */
 export class DeliveryRetention {
   private readonly loop: PollLoop;
   private current: Promise<number> | null = null;
   private stopping = false;
+  private lastRewriteAt = -Infinity;
 
   constructor(private readonly o: RetentionOptions) {
     this.loop = new PollLoop(
@@ -77,7 +79,11 @@ export class DeliveryRetention {
       await new Promise((resolve) => setImmediate(resolve));
     }
     if (deleted > 0) {
-      await readStore.purgeDeleted?.();
+      // The file is rewritten at most once a day (it costs a pass over the whole file, seconds
+      // per gigabyte); the log, which holds most of what was deleted, is emptied every run.
+      const rewrite = this.o.now() - this.lastRewriteAt >= DAY_MS;
+      await readStore.purgeDeleted?.({ rewrite });
+      if (rewrite) this.lastRewriteAt = this.o.now();
       this.o.log?.info({ deleted, before }, 'old webhook deliveries deleted');
     }
     return deleted;
