@@ -150,7 +150,9 @@ export function demoDay(persona: DemoPersona, day: string, seed: string, anchorD
 
   // Night: asleep from a little after midnight to the morning (UTC), longer after hard days.
   const quality = persona === 'sleep' ? Math.max(0.1, Math.min(1, 0.6 + gauss(r) * 0.3)) : Math.max(0.4, Math.min(1, 0.85 + gauss(r) * 0.1));
-  const sleepStart = dayMs + Math.round(15 + r() * 60 + gauss(r) * (p.sleepSpreadMin / 3)) * MIN_MS;
+  // Never before midnight: a night that began the day before would put a record on a day the
+  // caller did not ask for (spec "Instance admin routes", demo user: the given days).
+  const sleepStart = dayMs + Math.max(1, Math.round(15 + r() * 60 + gauss(r) * (p.sleepSpreadMin / 3))) * MIN_MS;
   const sleepMinutes = p.sleepNeedMin * (0.8 + 0.2 * quality) + fatigue * 20 + gauss(r) * p.sleepSpreadMin;
   const sleepEnd = sleepStart + Math.round(Math.max(300, Math.min(600, sleepMinutes))) * MIN_MS;
   const asleep = (t: number) => t >= sleepStart && t < sleepEnd;
@@ -203,7 +205,7 @@ export function demoDay(persona: DemoPersona, day: string, seed: string, anchorD
   const sleepSources = persona === 'mix' ? [RING, WATCH] : [persona === 'sleep' ? RING : WATCH];
   for (const s of sleepSources) {
     const offset = s === WATCH && persona === 'mix' ? Math.round(gauss(r) * 6) * MIN_MS : 0;
-    const start = sleepStart + offset;
+    const start = Math.max(dayMs + MIN_MS, sleepStart + offset);
     const end = sleepEnd + offset;
     const phases = sleepPhases(start, end, rng(seedOf(seed, persona, day, s.source)), quality);
     const deep = minutesOf(phases, 'deep');

@@ -13,6 +13,18 @@ describe('demo personas: seeded, plausible synthetic days', () => {
     expect(demoDay('mix', '2026-05-04', 'seed-1')).not.toEqual(demoDay('mix', '2026-05-04', 'seed-2'));
   });
 
+  it('put every record on the day it was made for: a night never starts before midnight (spec "Instance admin routes", demo user: the given days)', () => {
+    // 300 seeds per persona: before this rule, 34 of these 1,200 nights began before midnight (5 of the mix persona's).
+    for (const persona of DEMO_PERSONAS) {
+      for (let seed = 0; seed < 300; seed++) {
+        for (const r of demoDay(persona, '2026-05-04', `seed-${seed}`)) {
+          const start = 'start_date' in r ? r.start_date : 'bedtime_start' in r ? r.bedtime_start : null;
+          if (start !== null) expect(start.slice(0, 10), `${persona} seed-${seed} ${r.kind}`).toBe('2026-05-04');
+        }
+      }
+    }
+  });
+
   it('mark every record synthetic and keep external ids unique within a day', () => {
     for (const persona of DEMO_PERSONAS) {
       const records = demoDay(persona, '2026-05-04', 's');
