@@ -1,9 +1,9 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startDemoSandbox } from '../../src/demo/demoConnections.js';
+import { CONNECTED_PROVIDERS } from '../../src/catalog/providers.js';
 import { tempDir } from '../support/tmp.js';
 import { eventually } from '../webhooks/receiver.js';
 
@@ -141,9 +141,9 @@ describe('a demo from the first start (npm start -- --demo, DEMO=1; issue 23: on
 
 describe('the demo\'s provider sandbox listens where `npm run sandbox` does (issue 23: the README\'s control address holds under --demo)', () => {
   it('takes the ports from SANDBOX_PORT (default 9100) when they are free, and any free ports while one is taken', async () => {
+    const base = await freePortRun(CONNECTED_PROVIDERS.length);
     const holder = createServer();
-    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
-    const base = (holder.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => holder.listen(base, '127.0.0.1', resolve));
     const busy = await startDemoSandbox({ SANDBOX_PORT: String(base) });
     expect(busy).not.toBeNull();
     expect(busy!.urls.oura).not.toBe(`http://127.0.0.1:${base}`);
@@ -156,3 +156,23 @@ describe('the demo\'s provider sandbox listens where `npm run sandbox` does (iss
     await free!.close();
   });
 });
+
+/**
+ * The first of `count` consecutive ports that are free, below the range the system hands out to
+ * other sockets (32768 and up on Linux): a port the system handed out, and its neighbours, may be
+ * taken by another test's connection a moment later.
+ */
+async function freePortRun(count: number): Promise<number> {
+  const canListen = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const probe = createServer();
+      probe.once('error', () => resolve(false));
+      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+    });
+  for (let base = 20_000 + Math.floor(Math.random() * 10_000); base < 32_000; base += count) {
+    let free = true;
+    for (let p = base; p < base + count && free; p++) free = await canListen(p);
+    if (free) return base;
+  }
+  throw new Error('no run of free ports below 32000');
+}
