@@ -16,6 +16,17 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * The node arguments `npm start` runs the service with: package.json's start script without its
+ * leading `node` (node flags, then the start script), so that benchmarks measure what it starts.
+ */
+export function npmStartArgs(): string[] {
+  const script = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const [node, ...args] = script.split(' ').filter(Boolean);
+  if (node !== 'node') throw new Error(`npm start does not run node: ${script}`);
+  return args;
+}
+
 export type RunningService = { base: string; adminKey: string; child: ChildProcess; stop: () => Promise<void> };
 
 /** Starts the service as `npm start` does (unless BENCH_SERVICE says otherwise) on a fresh data directory. */
@@ -23,14 +34,16 @@ export async function startService(dataDir: string, env: Record<string, string> 
   const port = await freePort();
   // BENCH_NODE_ARGS passes extra node flags to the service (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p` to profile a run).
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  // By default the service runs as `npm start` runs it (scripts/start.mjs: compiled JavaScript,
+  // By default the service runs as `npm start` runs it (its node flags, scripts/start.mjs: compiled JavaScript,
   // compiled again where a source changed); BENCH_SERVICE=tsx runs the sources through tsx (as
   // `npm start` did before issue 27), BENCH_SERVICE=dist an existing build as it is (the Docker image's
   // `node dist/src/main.js`). BENCH_SERVICE_STDOUT=<file> keeps the service's standard output (e.g. with `--trace-gc`).
   const entries: Record<string, string[]> = { tsx: ['--import', 'tsx', 'src/main.ts'], dist: ['dist/src/main.js'] };
-  const entry = entries[process.env.BENCH_SERVICE ?? ''] ?? ['scripts/start.mjs'];
+  const start = npmStartArgs();
+  // BENCH_NODE_ARGS come after npm start's own flags, so they can override them.
+  const args = entries[process.env.BENCH_SERVICE ?? ''] ? [...nodeArgs, ...entries[process.env.BENCH_SERVICE!]!] : [...start.slice(0, -1), ...nodeArgs, ...start.slice(-1)];
   const out = process.env.BENCH_SERVICE_STDOUT ? openSync(process.env.BENCH_SERVICE_STDOUT, 'w') : 'ignore';
-  const child = spawn(process.execPath, [...nodeArgs, ...entry], {
+  const child = spawn(process.execPath, args, {
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', out, 'inherit'],
   });
