@@ -12,15 +12,16 @@ const REWRITE_BUSY_MS = 60_000;
  * `secure_delete` is not enough on its own: it zeroes a deleted row's cell and every freed page,
  * but when SQLite rebalances a B-tree (a page split, a row that grew, a merge after deletions) it
  * copies the live rows of a page to their new places and leaves the old copies in the page's
- * unallocated middle. When such a row is deleted later, only its live copy is zeroed. Measured:
- * 3,000 rows of two users, 30 % of them updated to a longer value, one user deleted with
- * `secure_delete` on and the log truncated: in 20 trials, 25 to 43 of the deleted user's rows
- * were still readable in the unallocated space of live leaf pages; none after a VACUUM.
+ * unallocated middle. When such a row is deleted later, only its live copy is zeroed. Measured
+ * (test/shared/sqliteRewrite.test.ts): 10,000 rows of two users, half of them made longer by an
+ * update, one user deleted with `secure_delete` on and the log truncated: 7 of the deleted user's
+ * rows were still in the file, each in the unallocated space of a live leaf page; none after a
+ * VACUUM.
  *
- * The rewrite runs in a thread of its own (VACUUM of an 800 MB file took 5.0 s on the benchmark
- * machine, the checkpoint of its log 0.3 s; better-sqlite3 would hold the caller's thread that
- * long). It holds the file's write lock while it runs: other connections' writes wait (their
- * retries, sqliteWriteLock.ts), reads go on from their snapshots.
+ * The rewrite runs in a thread of its own (2.6–3.0 s for a 413 MiB file on the benchmark machine,
+ * `npm run bench -- erasure-rewrite`; better-sqlite3 would hold the caller's thread that long).
+ * It holds the file's write lock while it runs: other connections' writes wait (their retries,
+ * sqliteWriteLock.ts), reads go on from their snapshots.
  *
  * Calls share rewrites: a call while one runs waits for the next, which starts once the running
  * one ended, so every caller's deletions (committed before its call) are covered; any number of

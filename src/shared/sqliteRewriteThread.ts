@@ -4,7 +4,7 @@ import { emptyWriteAheadLogBlocking } from './sqlitePurge.js';
 
 /**
  * The thread of one rewrite (sqliteRewrite.ts): VACUUM, then the write-ahead log folded back and
- * emptied. Both are synchronous in better-sqlite3, and VACUUM of an 800 MB file takes seconds,
+ * emptied. Both are synchronous in better-sqlite3, and VACUUM of a large file takes seconds,
  * so they run here rather than on a thread that serves requests. This connection may wait for
  * the write lock (SQLite's own busy handler, sleeping in this thread): the service's other
  * connections hold it for at most a few hundred milliseconds at a time.

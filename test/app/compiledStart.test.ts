@@ -14,16 +14,15 @@ const LIMIT_MS = 90_000;
 
 /**
  * Issue 27 (resident memory): `npm start` (package.json: `node --max-semi-space-size=4
- * scripts/start.mjs`) runs the
- * service compiled to JavaScript, without tsx's loader: its HTTP thread, and the projector and
- * ETL threads it starts, load `dist/` modules. An upload goes through all three, and SIGINT (the
+ * scripts/start.mjs`) runs the service compiled to JavaScript, without tsx's loader: its HTTP
+ * thread, and the projector and ETL threads it starts, load `dist/` modules. An upload goes through all three, and SIGINT (the
  * terminal's Ctrl-C) stops it cleanly.
  */
 describe('npm start runs the compiled service (issue 27, resident memory)', () => {
   it('serves, normalises and projects an upload from compiled threads, without tsx, and stops on SIGINT', { timeout: LIMIT_MS + 20_000 }, async () => {
     const deadline = Date.now() + LIMIT_MS;
     const script = JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')).scripts.start as string;
-    // The main isolate's young generation is kept small (docs/decisions.md, "Resident memory").
+    // The main isolate's young generation is kept small (docs/decisions.md, "The main thread's young generation is capped").
     expect(script).toBe('node --max-semi-space-size=4 scripts/start.mjs');
     const args = npmStartArgs();
     const port = await freePort();
