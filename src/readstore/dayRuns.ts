@@ -43,15 +43,18 @@ export async function dayRunsByFind(store: Pick<ReadStore, 'find'>, collection: 
     for (const piece of run.pieces) {
       let s: Stat | null = null;
       for (const g of piece.groups) s = addStat(s, statOf(doc, g));
-      if (!s) continue;
-      const bucket = piece.bucket + offset;
-      const key = `${bucket}\u0000${series.join('\u0000')}`;
-      const acc = out.get(key);
-      if (acc) addStat(acc, s);
-      else out.set(key, { bucket, series, ...s });
+      if (s) addToBucket(out, piece.bucket + offset, series, s);
     }
   }
   return [...out.values()];
+}
+
+/** Adds `s` into the row of its bucket and series in `out`, made on first use. */
+function addToBucket(out: Map<string, DayRunsRow>, bucket: number, series: Scalar[], s: Stat): void {
+  const key = `${bucket}\u0000${series.join('\u0000')}`;
+  const acc = out.get(key);
+  if (acc) addStat(acc, s);
+  else out.set(key, { bucket, series, count: s.count, sum: s.sum, min: s.min, max: s.max });
 }
 
 /**
@@ -61,14 +64,7 @@ export async function dayRunsByFind(store: Pick<ReadStore, 'find'>, collection: 
 export function mergeDayRunsRows(parts: readonly DayRunsRow[][]): DayRunsRow[] {
   if (parts.length === 1) return parts[0]!;
   const out = new Map<string, DayRunsRow>();
-  for (const rows of parts) {
-    for (const r of rows) {
-      const key = `${r.bucket}\u0000${r.series.join('\u0000')}`;
-      const acc = out.get(key);
-      if (acc) addStat(acc, r);
-      else out.set(key, { ...r });
-    }
-  }
+  for (const rows of parts) for (const r of rows) addToBucket(out, r.bucket, r.series, r);
   return [...out.values()];
 }
 

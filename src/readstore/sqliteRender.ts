@@ -11,20 +11,19 @@ export type CompiledRender = {
   join: (row: readonly unknown[]) => string | null;
 };
 
-/** Templates compiled per table shape: a new shape (ensureCollections) is a new SqliteTable, so nothing stale is kept. */
-const compiled = new WeakMap<SqliteTable, Map<string, CompiledRender>>();
+/**
+ * Templates compiled per table shape and template: a new shape (ensureCollections) is a new
+ * SqliteTable, and templates are constants of the code, so both are held weakly and nothing stale
+ * or unbounded is kept.
+ */
+const compiled = new WeakMap<SqliteTable, WeakMap<RenderTemplate, CompiledRender>>();
 
 /** compileRender, once per table and template. */
 export function compiledRender(t: SqliteTable, template: RenderTemplate): CompiledRender {
   let byTemplate = compiled.get(t);
-  if (!byTemplate) compiled.set(t, (byTemplate = new Map()));
-  const key = JSON.stringify(template);
-  let render = byTemplate.get(key);
-  if (!render) {
-    // Templates are constants of the code: a handful per table.
-    if (byTemplate.size > 100) byTemplate.clear();
-    byTemplate.set(key, (render = compileRender(t, template)));
-  }
+  if (!byTemplate) compiled.set(t, (byTemplate = new WeakMap()));
+  let render = byTemplate.get(template);
+  if (!render) byTemplate.set(template, (render = compileRender(t, template)));
   return render;
 }
 

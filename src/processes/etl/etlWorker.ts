@@ -12,7 +12,6 @@ import type { RawStore } from '../../rawstore/rawStore.js';
 import type { NewJob } from '../../workqueue/workQueue.js';
 import { SMALL_JOBS_PER_THREAD, type EtlRunner } from './etlPool.js';
 import { BULK_UPLOAD_BYTES, runEtlTask } from './etlTask.js';
-export { BULK_UPLOAD_BYTES } from './etlTask.js';
 import { JobParked, JobRetry, type JobContext, type JobHandler } from '../jobs/jobHandler.js';
 
 /** The ETL's job kind on the work queue: small uploads and pulled payloads. */
