@@ -1,0 +1,67 @@
+/**
+ * Every bound the export readers put on what a stranger's file may make them hold (issue 34,
+ * contracts §18): one place, so that their sum can be judged against the ETL thread's heap
+ * (192 MiB old generation, src/processes/etl/etlPool.ts) and the process's memory outside it.
+ * Each is far above what a real export reaches (measured figures in docs/formats/uploads.md,
+ * "Bounds on hostile files") and far below what would exhaust memory. None is an operator
+ * setting: a real export never meets them, and raising one only lets a hostile file hold more.
+ */
+
+export const ZIP_LIMITS = {
+  /**
+   * Entries in the central directory. Each kept entry costs about 0.5 KiB of heap (its name and
+   * the reader's record of it): 200,000 stay under 100 MiB.
+   */
+  maxEntries: 200_000,
+  /**
+   * The central directory and the end records after it, judged from where the end record says the
+   * directory starts, before any of it is read. yauzl allocates each entry's name, extra field
+   * and comment outside the JavaScript heap, where a worker's heap cap does not reach them.
+   */
+  maxCentralDirectoryBytes: 64 * 1024 * 1024,
+  /** Bytes of one entry's name, extra field, comment (each may declare up to 64 KiB). */
+  maxNameBytes: 1024,
+  maxExtraFieldBytes: 1024,
+  maxCommentBytes: 1024,
+  /** The declared uncompressed total may be this many times the archive's size… */
+  maxExpansion: 100,
+  /** …and at least this many bytes (small archives of well-compressed text)… */
+  minAllowance: 1024 ** 3,
+  /** …and never more than this (IMPORT_MAX_BYTES' default, 20 GiB, times 8: XML compresses about 10:1). */
+  maxDeclaredBytes: 160 * 1024 ** 3,
+} as const;
+
+export type ZipLimits = { [K in keyof typeof ZIP_LIMITS]: number };
+
+export const CSV_LIMITS = {
+  /** One record's characters; a longer one ends its file (csvTable.ts). */
+  maxRecordBytes: 1024 * 1024,
+  /** Unreadable rows held while waiting for the next good row; a longer run ends the file. */
+  maxSkippedInARow: 10_000,
+  /** Characters of a skipped row kept for its rejection's excerpt (the excerpt is cut to 1 KiB anyway). */
+  excerptChars: 1024,
+} as const;
+
+export const JSON_LIMITS = {
+  /** Bytes of one top-level array element; a larger one ends the file (jsonArrayItems.ts). */
+  maxElementBytes: 16 * 1024 * 1024,
+  /**
+   * Nesting inside one element. Every open array or object is a frame on the parser's stack, and
+   * `[[[[…` is one frame per two bytes: 16 MiB of it would be 8 million frames.
+   */
+  maxDepth: 64,
+} as const;
+
+export const XML_LIMITS = {
+  /** Descendants one top-level element keeps (an inline route of 14 h at 1 Hz). */
+  maxDescendants: 50_000,
+  /**
+   * Characters of one top-level element (its tags, attributes and text, as fed to the parser). A
+   * kept element costs several times its text in objects: 32 Mi characters stay inside the heap.
+   */
+  maxElementChars: 32 * 1024 * 1024,
+  /** A run of text without a `>`: the parser buffers a tag whole. */
+  maxTagChars: 8 * 1024 * 1024,
+  /** Nesting; Apple's export is five levels deep. */
+  maxDepth: 64,
+} as const;
