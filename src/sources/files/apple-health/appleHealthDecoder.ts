@@ -11,7 +11,6 @@ import { healthKitObjectItems, wholeUploadRecords } from '../device-a/healthKitP
 import { Upload } from '../device-a/upload.js';
 import type { ByteSource, ImportDecoder } from '../importSource.js';
 import { activitySummaryRecord } from './activitySummary.js';
-import { fileByteSource, readHead } from './byteSources.js';
 import { ecgObject, readCsvText } from './ecgCsv.js';
 import { type Obj, excerptOfElement, rejectedAt } from './exportFields.js';
 import { correlationObject, recordObjects } from './exportRecords.js';
@@ -20,7 +19,9 @@ import { type XmlElement, readTopLevelElements } from './exportXmlReader.js';
 import { type RoutePointLine, readGpx } from './gpxRoute.js';
 import { bodyKind, isZip, sniffAppleHealth } from './sniff.js';
 import { vendorOfExportRecord } from './vendor.js';
-import { ZipArchive, routeKeyOf } from './zipArchive.js';
+import { fileByteSource, readHead } from '../exportShared/byteSources.js';
+import { openZipArchive, type ZipArchive } from '../exportShared/zipArchive.js';
+import { type ExportContents, exportContentsOf, routeKeyOf } from './exportContents.js';
 
 /**
  * `apple-health` (contracts §13): the Health app's export.zip, or the export.xml in it, either
@@ -66,7 +67,9 @@ function itemsOf(up: Upload, build: () => Obj | Obj[], location: string, el: Xml
   return out;
 }
 
-async function routeOf(el: XmlElement, zip: ZipArchive | null): Promise<{ route: RoutePointLine[]; notes: RouteNotes }> {
+type OpenExport = { zip: ZipArchive; contents: ExportContents };
+
+async function routeOf(el: XmlElement, zip: OpenExport | null): Promise<{ route: RoutePointLine[]; notes: RouteNotes }> {
   const route = inlineRouteOf(el).slice(0, MAX_ROUTE_POINTS);
   const notes: RouteNotes = { missing: [], damaged: [], truncated: false };
   // Route files are named by the minute they start: two routes of one minute name the same file.
@@ -82,7 +85,7 @@ async function routeOf(el: XmlElement, zip: ZipArchive | null): Promise<{ route:
       continue;
     }
     try {
-      const gpx = await readGpx(await zip!.openEntry(entry), MAX_ROUTE_POINTS - route.length);
+      const gpx = await readGpx(await zip!.zip.open(entry), MAX_ROUTE_POINTS - route.length);
       for (const p of gpx.points) route.push(p);
       if (gpx.error !== null) notes.damaged.push(path);
       if (gpx.truncated) notes.truncated = true;
@@ -95,7 +98,7 @@ async function routeOf(el: XmlElement, zip: ZipArchive | null): Promise<{ route:
   return { route, notes };
 }
 
-async function* decodeExportXml(bytes: Readable, file: string, up: Upload, zip: ZipArchive | null): AsyncGenerator<ParseItem> {
+async function* decodeExportXml(bytes: Readable, file: string, up: Upload, zip: OpenExport | null): AsyncGenerator<ParseItem> {
   let lastLine = 0;
   try {
     for await (const item of readTopLevelElements(bytes)) {
@@ -138,28 +141,23 @@ async function* decodeExportXml(bytes: Readable, file: string, up: Upload, zip: 
   }
 }
 
+/** An archive the shared reader refuses (not a zip, over a bound of parserLimits.ts) fails the upload with its reason. */
 async function* decodeZip(source: ByteSource, up: Upload): AsyncGenerator<ParseItem> {
-  let zip: ZipArchive;
+  const zip = await openZipArchive(source, "the Health app's export.zip");
   try {
-    zip = await ZipArchive.open(source);
-  } catch (err) {
-    yield rejectedAt('export.zip', `not a readable zip archive: ${errorMessage(err)}`, '');
-    return;
-  }
-  try {
-    const { exportXml, ecgs, entriesSkipped } = zip.contents;
-    if (entriesSkipped > 0) yield rejectedAt('export.zip', `the archive has ${entriesSkipped} more entries than are read; they were not looked at`, '');
-    if (exportXml) yield* decodeExportXml(await zip.openEntry(exportXml), exportXml.fileName, up, zip);
+    const contents = exportContentsOf(zip.entries);
+    const { exportXml, ecgs } = contents;
+    if (exportXml) yield* decodeExportXml(await zip.open(exportXml), exportXml.name, up, { zip, contents });
     else yield rejectedAt('export.zip', 'the archive holds no export.xml', '');
     for (const entry of ecgs) {
       let text: string;
       try {
-        text = await readCsvText(await zip.openEntry(entry));
+        text = await readCsvText(await zip.open(entry));
       } catch (err) {
-        yield rejectedAt(entry.fileName, `the file could not be read: ${errorMessage(err)}`, '');
+        yield rejectedAt(entry.name, `the file could not be read: ${errorMessage(err)}`, '');
         continue;
       }
-      yield* itemsOf(up, () => ecgObject(text, entry.fileName), entry.fileName, null);
+      yield* itemsOf(up, () => ecgObject(text, entry.name), entry.name, null);
     }
   } finally {
     zip.close();

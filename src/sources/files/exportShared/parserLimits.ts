@@ -9,8 +9,8 @@
 
 export const ZIP_LIMITS = {
   /**
-   * Entries in the central directory. Each kept entry costs about 0.5 KiB of heap (its name and
-   * the reader's record of it): 200,000 stay under 100 MiB.
+   * Entries in the central directory. A kept entry costs about 130 bytes of heap and 70 outside
+   * it (measured: 200,000 entries, 25 MiB of heap and 13 MiB outside, zipArchive.ts EntryTable).
    */
   maxEntries: 200_000,
   /**
