@@ -1,7 +1,4 @@
-import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { constants, createGunzip, gunzipSync } from 'node:zlib';
@@ -20,6 +17,7 @@ import { type RoutePointLine, readGpx } from './gpxRoute.js';
 import { bodyKind, isZip, sniffAppleHealth } from './sniff.js';
 import { vendorOfExportRecord } from './vendor.js';
 import { fileByteSource, readHead } from '../exportShared/byteSources.js';
+import { removeTemporaryFile, spillOwnerOf, spillToTemporaryFile, TooLargeError, type SpillOwner } from '../exportShared/temporaryFile.js';
 import { openZipArchive, type ZipArchive } from '../exportShared/zipArchive.js';
 import { type ExportContents, exportContentsOf, routeKeyOf } from './exportContents.js';
 
@@ -33,7 +31,7 @@ import { type ExportContents, exportContentsOf, routeKeyOf } from './exportConte
  */
 
 export type AppleHealthOptions = {
-  /** Where a gzip-compressed zip is decompressed to be read by range (default: the OS temp dir). */
+  /** Where a gzip-compressed zip is decompressed to be read by range (default: the OS temp dir; the service gives DATA_DIR/import-tmp). */
   tempDir?: string;
 };
 
@@ -164,28 +162,31 @@ async function* decodeZip(source: ByteSource, up: Upload): AsyncGenerator<ParseI
   }
 }
 
-/** A gzip-compressed zip cannot be read by range: it is decompressed to a temporary file first, at most `cap` bytes. */
-async function* decodeGzippedZip(source: ByteSource, up: Upload, options: AppleHealthOptions): AsyncGenerator<ParseItem> {
-  const dir = await mkdtemp(join(options.tempDir ?? tmpdir(), 'apple-health-'));
-  const path = join(dir, 'export.zip');
+/**
+ * A gzip-compressed zip cannot be read by range: it is decompressed to a temporary file first, at
+ * most `cap` bytes, named for the upload's owner so that a crash leaves nothing erasure and
+ * start-up do not find (exportShared/temporaryFile.ts).
+ */
+async function* decodeGzippedZip(source: ByteSource, up: Upload, owner: SpillOwner, options: AppleHealthOptions): AsyncGenerator<ParseItem> {
   // A zip barely compresses: a gzip holding far more than its own size is a bomb, not an export.
   const cap = Math.max(4 * source.size, 64 * 1024 * 1024);
+  const input = source.read(0, source.size);
+  const gunzip = createGunzip();
+  input.on('error', (err) => gunzip.destroy(err));
+  input.pipe(gunzip);
+  let path: string;
   try {
-    let written = 0;
-    const gunzip = createGunzip();
-    gunzip.on('data', (c: Buffer) => {
-      written += c.length;
-      if (written > cap) gunzip.destroy(new Error(`decompresses to more than ${cap} bytes`));
-    });
-    try {
-      await pipeline(source.read(0, source.size), gunzip, createWriteStream(path));
-    } catch (err) {
-      yield rejectedAt('export.zip', `the gzip stream could not be read whole: ${errorMessage(err)}`, '');
-      return;
-    }
+    path = await spillToTemporaryFile(gunzip, options.tempDir ?? tmpdir(), '-export.zip', cap, owner);
+  } catch (err) {
+    input.destroy();
+    const reason = err instanceof TooLargeError ? `decompresses to more than ${cap} bytes` : errorMessage(err);
+    yield rejectedAt('export.zip', `the gzip stream could not be read whole: ${reason}`, '');
+    return;
+  }
+  try {
     yield* decodeZip(fileByteSource(path), up);
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await removeTemporaryFile(path);
   }
 }
 
@@ -200,7 +201,7 @@ async function* decodeAppleHealth(source: ByteSource, ctx: ParseContext, options
   const kind = bodyKind(head);
   if (kind === 'zip') yield* decodeZip(source, up);
   else if (kind === 'xml') yield* decodeExportXml(source.read(0, source.size), 'export.xml', up, null);
-  else if (isZip(gunzipSync(head, { finishFlush: constants.Z_SYNC_FLUSH }))) yield* decodeGzippedZip(source, up, options);
+  else if (isZip(gunzipSync(head, { finishFlush: constants.Z_SYNC_FLUSH }))) yield* decodeGzippedZip(source, up, spillOwnerOf(ctx), options);
   else {
     const gunzip = createGunzip();
     // pipeline passes a failing read on to the gunzip stream, where the document reader meets it.
