@@ -17,6 +17,7 @@ import { type RoutePointLine, readGpx } from './gpxRoute.js';
 import { bodyKind, isZip, sniffAppleHealth } from './sniff.js';
 import { vendorOfExportRecord } from './vendor.js';
 import { fileByteSource, readHead } from '../exportShared/byteSources.js';
+import { APPLE_FILE_LIMITS } from '../exportShared/parserLimits.js';
 import { removeTemporaryFile, spillOwnerOf, spillToTemporaryFile, TooLargeError, type SpillOwner } from '../exportShared/temporaryFile.js';
 import { openZipArchive, type ZipArchive } from '../exportShared/zipArchive.js';
 import { type ExportContents, exportContentsOf, routeKeyOf } from './exportContents.js';
@@ -35,8 +36,8 @@ export type AppleHealthOptions = {
   tempDir?: string;
 };
 
-/** Route points kept per workout (55 h at 1 Hz); the rest are dropped and the workout says so. */
-export const MAX_ROUTE_POINTS = 200_000;
+/** Route points kept per workout (parserLimits.ts). */
+export const MAX_ROUTE_POINTS = APPLE_FILE_LIMITS.maxRoutePoints;
 
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);

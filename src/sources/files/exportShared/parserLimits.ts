@@ -73,3 +73,14 @@ export const XML_LIMITS = {
   /** Nesting; Apple's export is at most three levels below <HealthData> (measured), five in the DTD. */
   maxDepth: 64,
 } as const;
+
+/** The Health app's files beside export.xml, each read whole or element by element. */
+export const APPLE_FILE_LIMITS = {
+  /** An ECG recording is 30 s at 512 Hz (~150 KB), read whole: anything far larger is not one. */
+  maxEcgBytes: 16 * 1024 * 1024,
+  /** Route points kept per workout (55 h at 1 Hz); the rest are dropped and the workout says so. */
+  maxRoutePoints: 200_000,
+  /** A GPX run of text without a tag end (the parser buffers it whole), and the GPX nesting. */
+  maxGpxRunChars: 1024 * 1024,
+  maxGpxDepth: 32,
+} as const;
