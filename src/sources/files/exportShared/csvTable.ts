@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { parse, type CsvError } from 'csv-parse';
 import { CSV_LIMITS } from './parserLimits.js';
+
 /**
  * A CSV file with a header row, handed over row by row as named values, through csv-parse: the
  * streaming parser of the `csv` project, long maintained and widely used, which handles quoted
@@ -25,7 +26,7 @@ export type CsvRecord = { line: number; values: Record<string, string | undefine
 const TRAILING = '\u0000trailing';
 export const MAX_RECORD_BYTES = CSV_LIMITS.maxRecordBytes;
 
-/** Raised inside csv-parse's `on_skip` to stop the parser: it comes back as the stream's error. */
+/** Thrown inside csv-parse's `on_skip` to stop the parser: it comes back through the write's callback. */
 class StopReading extends Error {
   constructor(readonly item: CsvSkipped) {
     super(item.skipped.reason);
