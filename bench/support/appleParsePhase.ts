@@ -11,7 +11,7 @@
 import { createReadStream } from 'node:fs';
 import { SaxesParser } from 'saxes';
 import { appleHealthImport } from '../../src/sources/files/apple-health/appleHealthDecoder.js';
-import { fileByteSource } from '../../src/sources/files/apple-health/byteSources.js';
+import { fileByteSource } from '../../src/sources/files/exportShared/byteSources.js';
 
 const [phase, file] = process.argv.slice(2);
 const mib = (b: number) => Math.round((b / 2 ** 20) * 10) / 10;

@@ -229,6 +229,12 @@ export type ParseContext = {
    * device uploads, whose format is the provider itself.
    */
   dataType: string | null;
+  /**
+   * Whose upload it is, when the pipeline runs the decoder. Only ever names a decoder's temporary
+   * copies (exportShared/temporaryFile.ts), so that the user's erasure finds them; never read into
+   * a record.
+   */
+  userId?: string;
 };
 
 /**

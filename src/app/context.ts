@@ -26,7 +26,7 @@ import { openWorkQueue } from './openWorkQueue.js';
 import { jobHolderOf } from './leaseSettings.js';
 import { EtlThreadPool } from '../processes/etl/etlPool.js';
 import { etlParsers, importDecoders } from '../sources/registry.js';
-import { removeStaleTemporaryFiles } from '../sources/files/exportShared/temporaryFile.js';
+import { removeStaleTemporaryFiles, temporaryFilesErasureHook } from '../sources/files/exportShared/temporaryFile.js';
 import { importTempDir } from '../processes/etl/etlTask.js';
 import { providerGrants } from '../sources/providerGrants.js';
 import { tenantNameClaimsReactor } from '../processes/tenantNameClaims.js';
@@ -117,7 +117,12 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const reactorList = [...sync.reactors, subscriptions, tenantNameClaimsReactor({ eventStore, log }), jobFeederReactor({ queue, kick: () => jobs.kick() })];
   const reactors = new ReactorRuntime(eventStore, readStore, reactorList, log, leases('reactors'), reactorDeadLetters(queue, () => jobs.kick()));
   for (const r of reactorList) jobs.register(reactorJobHandler(eventStore, r));
-  const erasureHooks: ErasureHook[] = [connectionErasureHook({ eventStore, readStore, credentials, sealer: valueSealer, grants: providerGrants, providers: config.providers }), sync.erasureHook];
+  const erasureHooks: ErasureHook[] = [
+    connectionErasureHook({ eventStore, readStore, credentials, sealer: valueSealer, grants: providerGrants, providers: config.providers }),
+    sync.erasureHook,
+    // Plaintext copies a crashed import left of the user's uploads, in any process sharing DATA_DIR.
+    temporaryFilesErasureHook(importTempDir(config.dataDir)),
+  ];
   const webhookSecrets = new WebhookSecrets(sealingKeyringOf(config, WEBHOOK_SECRET_SEALING));
   const webhooks = new WebhookEngine({
     eventStore,

@@ -3,7 +3,7 @@ import { chunkedLayout, isChunkSealed, openChunkedRange } from '../../crypto/chu
 import { isSealedBytes, openBytes } from '../../crypto/payloadCipher.js';
 import type { RawStore } from '../../rawstore/rawStore.js';
 import type { ByteSource } from '../../sources/files/importSource.js';
-import { bufferByteSource, readHead } from '../../sources/files/apple-health/byteSources.js';
+import { bufferByteSource, readHead } from '../../sources/files/exportShared/byteSources.js';
 
 /** A ByteSource that also tells how many of its bytes were handed out (an import's `progress.bytes_read`). */
 export type CountedByteSource = ByteSource & { readonly bytesRead: number };

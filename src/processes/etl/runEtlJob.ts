@@ -66,7 +66,7 @@ export async function runEtlJob(
   // Fingerprints are keyed by the data key, so erasing the data makes them meaningless (recordLedger.ts):
   // without a data key (payloads stored in the clear) there is no ledger.
   const ledger = options.ledger && keys ? ledgerOf(options.ledger, keys.dataKey.key, upload, jobStream) : null;
-  const ctx = { provider: upload.provider, receivedAt: upload.accepted_at, dataType: upload.data_type ?? null };
+  const ctx = { provider: upload.provider, receivedAt: upload.accepted_at, dataType: upload.data_type ?? null, userId: upload.user_id };
   let items: AsyncIterable<ParseItem>;
   let bytesTotal = upload.bytes;
   let bytesRead = () => bytesTotal;

@@ -1,4 +1,4 @@
-import { bufferByteSource } from '../../sources/files/apple-health/byteSources.js';
+import { bufferByteSource } from '../../sources/files/exportShared/byteSources.js';
 import { openZipArchive } from '../../sources/files/exportShared/zipArchive.js';
 import { messageOf } from '../../sources/files/exportShared/unreadableExport.js';
 import { importDecoders } from '../../sources/registry.js';

@@ -1,7 +1,4 @@
-import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { constants, createGunzip, gunzipSync } from 'node:zlib';
@@ -11,7 +8,6 @@ import { healthKitObjectItems, wholeUploadRecords } from '../device-a/healthKitP
 import { Upload } from '../device-a/upload.js';
 import type { ByteSource, ImportDecoder } from '../importSource.js';
 import { activitySummaryRecord } from './activitySummary.js';
-import { fileByteSource, readHead } from './byteSources.js';
 import { ecgObject, readCsvText } from './ecgCsv.js';
 import { type Obj, excerptOfElement, rejectedAt } from './exportFields.js';
 import { correlationObject, recordObjects } from './exportRecords.js';
@@ -20,7 +16,11 @@ import { type XmlElement, readTopLevelElements } from './exportXmlReader.js';
 import { type RoutePointLine, readGpx } from './gpxRoute.js';
 import { bodyKind, isZip, sniffAppleHealth } from './sniff.js';
 import { vendorOfExportRecord } from './vendor.js';
-import { ZipArchive, routeKeyOf } from './zipArchive.js';
+import { fileByteSource, readHead } from '../exportShared/byteSources.js';
+import { APPLE_FILE_LIMITS } from '../exportShared/parserLimits.js';
+import { removeTemporaryFile, spillOwnerOf, spillToTemporaryFile, TooLargeError, type SpillOwner } from '../exportShared/temporaryFile.js';
+import { openZipArchive, type ZipArchive } from '../exportShared/zipArchive.js';
+import { type ExportContents, exportContentsOf, routeKeyOf } from './exportContents.js';
 
 /**
  * `apple-health` (contracts §13): the Health app's export.zip, or the export.xml in it, either
@@ -32,12 +32,12 @@ import { ZipArchive, routeKeyOf } from './zipArchive.js';
  */
 
 export type AppleHealthOptions = {
-  /** Where a gzip-compressed zip is decompressed to be read by range (default: the OS temp dir). */
+  /** Where a gzip-compressed zip is decompressed to be read by range (default: the OS temp dir; the service gives DATA_DIR/import-tmp). */
   tempDir?: string;
 };
 
-/** Route points kept per workout (55 h at 1 Hz); the rest are dropped and the workout says so. */
-export const MAX_ROUTE_POINTS = 200_000;
+/** Route points kept per workout (parserLimits.ts). */
+export const MAX_ROUTE_POINTS = APPLE_FILE_LIMITS.maxRoutePoints;
 
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -66,7 +66,9 @@ function itemsOf(up: Upload, build: () => Obj | Obj[], location: string, el: Xml
   return out;
 }
 
-async function routeOf(el: XmlElement, zip: ZipArchive | null): Promise<{ route: RoutePointLine[]; notes: RouteNotes }> {
+type OpenExport = { zip: ZipArchive; contents: ExportContents };
+
+async function routeOf(el: XmlElement, zip: OpenExport | null): Promise<{ route: RoutePointLine[]; notes: RouteNotes }> {
   const route = inlineRouteOf(el).slice(0, MAX_ROUTE_POINTS);
   const notes: RouteNotes = { missing: [], damaged: [], truncated: false };
   // Route files are named by the minute they start: two routes of one minute name the same file.
@@ -82,7 +84,7 @@ async function routeOf(el: XmlElement, zip: ZipArchive | null): Promise<{ route:
       continue;
     }
     try {
-      const gpx = await readGpx(await zip!.openEntry(entry), MAX_ROUTE_POINTS - route.length);
+      const gpx = await readGpx(await zip!.zip.open(entry), MAX_ROUTE_POINTS - route.length);
       for (const p of gpx.points) route.push(p);
       if (gpx.error !== null) notes.damaged.push(path);
       if (gpx.truncated) notes.truncated = true;
@@ -95,7 +97,7 @@ async function routeOf(el: XmlElement, zip: ZipArchive | null): Promise<{ route:
   return { route, notes };
 }
 
-async function* decodeExportXml(bytes: Readable, file: string, up: Upload, zip: ZipArchive | null): AsyncGenerator<ParseItem> {
+async function* decodeExportXml(bytes: Readable, file: string, up: Upload, zip: OpenExport | null): AsyncGenerator<ParseItem> {
   let lastLine = 0;
   try {
     for await (const item of readTopLevelElements(bytes)) {
@@ -138,56 +140,54 @@ async function* decodeExportXml(bytes: Readable, file: string, up: Upload, zip: 
   }
 }
 
+/** An archive the shared reader refuses (not a zip, over a bound of parserLimits.ts) fails the upload with its reason. */
 async function* decodeZip(source: ByteSource, up: Upload): AsyncGenerator<ParseItem> {
-  let zip: ZipArchive;
+  const zip = await openZipArchive(source, "the Health app's export.zip");
   try {
-    zip = await ZipArchive.open(source);
-  } catch (err) {
-    yield rejectedAt('export.zip', `not a readable zip archive: ${errorMessage(err)}`, '');
-    return;
-  }
-  try {
-    const { exportXml, ecgs, entriesSkipped } = zip.contents;
-    if (entriesSkipped > 0) yield rejectedAt('export.zip', `the archive has ${entriesSkipped} more entries than are read; they were not looked at`, '');
-    if (exportXml) yield* decodeExportXml(await zip.openEntry(exportXml), exportXml.fileName, up, zip);
+    const contents = exportContentsOf(zip.entries);
+    const { exportXml, ecgs } = contents;
+    if (exportXml) yield* decodeExportXml(await zip.open(exportXml), exportXml.name, up, { zip, contents });
     else yield rejectedAt('export.zip', 'the archive holds no export.xml', '');
     for (const entry of ecgs) {
       let text: string;
       try {
-        text = await readCsvText(await zip.openEntry(entry));
+        text = await readCsvText(await zip.open(entry));
       } catch (err) {
-        yield rejectedAt(entry.fileName, `the file could not be read: ${errorMessage(err)}`, '');
+        yield rejectedAt(entry.name, `the file could not be read: ${errorMessage(err)}`, '');
         continue;
       }
-      yield* itemsOf(up, () => ecgObject(text, entry.fileName), entry.fileName, null);
+      yield* itemsOf(up, () => ecgObject(text, entry.name), entry.name, null);
     }
   } finally {
     zip.close();
   }
 }
 
-/** A gzip-compressed zip cannot be read by range: it is decompressed to a temporary file first, at most `cap` bytes. */
-async function* decodeGzippedZip(source: ByteSource, up: Upload, options: AppleHealthOptions): AsyncGenerator<ParseItem> {
-  const dir = await mkdtemp(join(options.tempDir ?? tmpdir(), 'apple-health-'));
-  const path = join(dir, 'export.zip');
+/**
+ * A gzip-compressed zip cannot be read by range: it is decompressed to a temporary file first, at
+ * most `cap` bytes, named for the upload's owner so that a crash leaves nothing erasure and
+ * start-up do not find (exportShared/temporaryFile.ts).
+ */
+async function* decodeGzippedZip(source: ByteSource, up: Upload, owner: SpillOwner, options: AppleHealthOptions): AsyncGenerator<ParseItem> {
   // A zip barely compresses: a gzip holding far more than its own size is a bomb, not an export.
   const cap = Math.max(4 * source.size, 64 * 1024 * 1024);
+  const input = source.read(0, source.size);
+  const gunzip = createGunzip();
+  input.on('error', (err) => gunzip.destroy(err));
+  input.pipe(gunzip);
+  let path: string;
   try {
-    let written = 0;
-    const gunzip = createGunzip();
-    gunzip.on('data', (c: Buffer) => {
-      written += c.length;
-      if (written > cap) gunzip.destroy(new Error(`decompresses to more than ${cap} bytes`));
-    });
-    try {
-      await pipeline(source.read(0, source.size), gunzip, createWriteStream(path));
-    } catch (err) {
-      yield rejectedAt('export.zip', `the gzip stream could not be read whole: ${errorMessage(err)}`, '');
-      return;
-    }
+    path = await spillToTemporaryFile(gunzip, options.tempDir ?? tmpdir(), '-export.zip', cap, owner);
+  } catch (err) {
+    input.destroy();
+    const reason = err instanceof TooLargeError ? `decompresses to more than ${cap} bytes` : errorMessage(err);
+    yield rejectedAt('export.zip', `the gzip stream could not be read whole: ${reason}`, '');
+    return;
+  }
+  try {
     yield* decodeZip(fileByteSource(path), up);
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await removeTemporaryFile(path);
   }
 }
 
@@ -202,7 +202,7 @@ async function* decodeAppleHealth(source: ByteSource, ctx: ParseContext, options
   const kind = bodyKind(head);
   if (kind === 'zip') yield* decodeZip(source, up);
   else if (kind === 'xml') yield* decodeExportXml(source.read(0, source.size), 'export.xml', up, null);
-  else if (isZip(gunzipSync(head, { finishFlush: constants.Z_SYNC_FLUSH }))) yield* decodeGzippedZip(source, up, options);
+  else if (isZip(gunzipSync(head, { finishFlush: constants.Z_SYNC_FLUSH }))) yield* decodeGzippedZip(source, up, spillOwnerOf(ctx), options);
   else {
     const gunzip = createGunzip();
     // pipeline passes a failing read on to the gunzip stream, where the document reader meets it.

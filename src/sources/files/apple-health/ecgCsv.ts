@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
+import { APPLE_FILE_LIMITS } from '../exportShared/parserLimits.js';
 import { contentId } from './exportIds.js';
 import { type Obj, fail, instantOf } from './exportFields.js';
 
@@ -13,8 +14,7 @@ import { type Obj, fail, instantOf } from './exportFields.js';
  * their values (a date with an offset, `512 hertz`, `µV`, `Watch4,4`).
  */
 
-/** A recording is 30 s at 512 Hz (~150 KB): anything far larger is not one. */
-const MAX_ECG_BYTES = 16 * 1024 * 1024;
+const MAX_ECG_BYTES = APPLE_FILE_LIMITS.maxEcgBytes;
 
 /** Apple's English classification labels → HKElectrocardiogram.Classification case names (device-a). */
 const CLASSIFICATIONS: Readonly<Record<string, string>> = {

@@ -1,4 +1,5 @@
 import { SaxesParser } from 'saxes';
+import { XML_LIMITS } from '../exportShared/parserLimits.js';
 import { XmlTextCleaner } from './xmlText.js';
 
 /**
@@ -21,21 +22,22 @@ export type XmlElement = {
   line: number;
   /** Well-formedness errors met inside the element (null when none). */
   errors: string[] | null;
-  /** Descendants beyond MAX_DESCENDANTS, not kept. */
+  /** Descendants beyond MAX_DESCENDANTS or MAX_KEPT_CHARS, not kept. */
   dropped: number;
 };
 
 export type TopLevelItem = { element: XmlElement } | { problem: { line: number; reason: string } };
 
-/** A top-level element keeps at most this many descendants (an inline route of 14 h at 1 Hz). */
-export const MAX_DESCENDANTS = 50_000;
+/** Bounds on one top-level element and the document (parserLimits.ts says why each). */
+export const MAX_DESCENDANTS = XML_LIMITS.maxDescendants;
+export const MAX_KEPT_CHARS = XML_LIMITS.maxKeptChars;
 /**
  * The parser buffers a tag (name, attributes) whole: no run of text without a `>` may exceed this,
  * or reading stops with a problem (a stranger's file could otherwise hold a gigabyte attribute).
  */
-export const MAX_TAG_CHARS = 8 * 1024 * 1024;
-/** Deeper nesting than this is not an export (Apple's is five levels): reading stops. */
-export const MAX_DEPTH = 64;
+export const MAX_TAG_CHARS = XML_LIMITS.maxTagChars;
+/** Deeper nesting than this is not an export: reading stops. */
+export const MAX_DEPTH = XML_LIMITS.maxDepth;
 /** Errors kept per element (the first is the one reported). */
 const MAX_ELEMENT_ERRORS = 10;
 /** Text goes to the parser in slices of this many characters. */
@@ -48,6 +50,12 @@ function errorText(err: Error): string {
   return err.message.replace(/^(?:[^:]*:)?\d+:\d+: /, '').replace(/\.$/, '');
 }
 
+function charsOf(el: XmlElement): number {
+  let n = el.name.length;
+  for (const k in el.attrs) n += k.length + el.attrs[k]!.length;
+  return n;
+}
+
 export async function* readTopLevelElements(bytes: AsyncIterable<Buffer | string>): AsyncGenerator<TopLevelItem> {
   const cleaner = new XmlTextCleaner();
   // Faster than StringDecoder here; invalid bytes become U+FFFD either way.
@@ -58,6 +66,8 @@ export async function* readTopLevelElements(bytes: AsyncIterable<Buffer | string
   let rootClosed = false;
   let current: XmlElement | null = null;
   let descendants = 0;
+  /** Characters of the names and attributes the current top-level element keeps in its descendants. */
+  let keptChars = 0;
   const stack: XmlElement[] = [];
   let looseErrors = 0;
   const line = () => parser.line + cleaner.linesRemoved;
@@ -90,14 +100,18 @@ export async function* readTopLevelElements(bytes: AsyncIterable<Buffer | string
       pending = [];
       current = el;
       descendants = 0;
+      keptChars = 0;
       stack.length = 0;
       stack.push(el);
       return;
     }
     const parent = stack[stack.length - 1];
     if (current && parent) {
-      if (++descendants <= MAX_DESCENDANTS) parent.children.push(el);
-      else current.dropped++;
+      const cost = charsOf(el);
+      if (++descendants <= MAX_DESCENDANTS && keptChars + cost <= MAX_KEPT_CHARS) {
+        keptChars += cost;
+        parent.children.push(el);
+      } else current.dropped++;
     }
     stack.push(el);
   });

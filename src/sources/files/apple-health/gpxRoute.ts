@@ -1,6 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
 import { SaxesParser } from 'saxes';
+import { APPLE_FILE_LIMITS } from '../exportShared/parserLimits.js';
 
 /**
  * A workout route file of the export (`workout-routes/route_….gpx`, GPX 1.1 as the Health app
@@ -20,9 +21,9 @@ export type RoutePointLine = {
   vertical_accuracy?: number;
 };
 
-const MAX_GPX_DEPTH = 32;
+const MAX_GPX_DEPTH = APPLE_FILE_LIMITS.maxGpxDepth;
 /** No run of text without a tag end may exceed this (the parser buffers it whole). */
-const MAX_RUN_CHARS = 1024 * 1024;
+const MAX_RUN_CHARS = APPLE_FILE_LIMITS.maxGpxRunChars;
 
 export type GpxResult = { points: RoutePointLine[]; error: string | null; truncated: boolean };
 

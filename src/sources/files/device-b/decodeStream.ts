@@ -1,13 +1,16 @@
 import { StringDecoder } from 'node:string_decoder';
 import { JSONParser } from '@streamparser/json';
 import { gunzipChunks, GzipError } from '../../shared/gunzipChunks.js';
+import { JsonBoundError, JsonElementBounds } from '../exportShared/jsonBounds.js';
 
 /**
  * The device-b body `{"records":[…]}` read as a stream: gzip (recognised by its magic bytes) is
  * inflated chunk by chunk and the text goes through @streamparser/json, which hands over each
  * element of the top-level `records` array as soon as its closing bracket arrives. An upload
  * inflates to 512 MiB, more than one JS string can hold and far more than the parser should keep:
- * here only the element being parsed is in memory, so memory follows the largest record.
+ * here only the element being parsed is in memory, so memory follows the largest record, and each
+ * record, like each value of another top-level member (read and dropped: nothing but `records` is
+ * used), is bounded in bytes, tokens and depth (exportShared/jsonBounds.ts, issue 34).
  *
  * The result is meant to be exactly what `JSON.parse(body).records` gave: same values, same
  * rejections (anything JSON.parse refuses, a body that is not an object, no `records` array), the
@@ -74,7 +77,10 @@ export type BodyRecord = {
  * keep draining its source first (a broken gzip stream is reported before the JSON in it).
  */
 export class RecordsReader {
-  private readonly parser = new JSONParser({ paths: ['$.records', '$.records.*'], keepStack: false });
+  // `$.*.*`: the parts of other top-level members, handed over only to be dropped, so that a
+  // member that is not `records` is never held whole.
+  private readonly parser = new JSONParser({ paths: ['$.records', '$.records.*', '$.*.*'], keepStack: false });
+  private readonly bounds = new JsonElementBounds(this.parser);
   // Text, not bytes, goes to the JSON parser: invalid UTF-8 inside a string becomes U+FFFD as
   // Buffer.toString did before JSON.parse, where the parser's own decoder would refuse the body.
   private readonly decoder = new StringDecoder('utf8');
@@ -98,6 +104,12 @@ export class RecordsReader {
         this.index = 0;
         return;
       }
+      this.bounds.elementDone();
+      if (stack[1]?.key !== 'records') {
+        if (Array.isArray(parent)) parent.length = 0;
+        else if (parent) delete (parent as Record<string, unknown>)[key as string];
+        return;
+      }
       // `$.records.*`. Because `$.records` is selected too, the parser keeps what it emitted in
       // the array; dropping it here is what bounds the memory.
       if (Array.isArray(parent)) {
@@ -114,7 +126,10 @@ export class RecordsReader {
   }
 
   write(chunk: Buffer): BodyRecord[] {
+    this.bounds.fed(chunk.length);
     this.text(this.decoder.write(chunk));
+    const tooLarge = this.bounds.tooLarge();
+    if (tooLarge) this.error ??= new JsonBoundError(tooLarge);
     return this.take();
   }
 
@@ -123,6 +138,7 @@ export class RecordsReader {
     this.text(this.decoder.end());
     if (!this.error && !this.parser.isEnded) this.parser.end();
     const records = this.take();
+    if (this.error instanceof JsonBoundError) throw new BodyError(`body is refused: ${this.error.message}`, this.head);
     if (this.error) throw new BodyError(`body is not valid JSON: ${describe(this.error)}`, this.head);
     // JSON.parse refuses an empty or all-whitespace body; the streaming parser just sees no value.
     if (!this.sawValue) throw new BodyError('body is not valid JSON: Unexpected end of JSON input', this.head);

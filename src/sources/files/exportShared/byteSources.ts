@@ -3,9 +3,9 @@ import { Readable } from 'node:stream';
 import type { ByteSource } from '../importSource.js';
 
 /**
- * The two plain byte sources: a buffer (an upload small enough to sit in memory, tests) and a
- * file on disk. The pipeline may hand a decoder any other ByteSource (a sealed raw object read by
- * range); decoders never assume which.
+ * The two plain byte sources, for every format: a buffer (an upload small enough to sit in memory,
+ * tests) and a file on disk (the CLI, benchmarks, a decompressed spill). The pipeline may hand a
+ * decoder any other ByteSource (a sealed raw object read by range); decoders never assume which.
  */
 
 const CHUNK_BYTES = 64 * 1024;
@@ -31,9 +31,19 @@ export function fileByteSource(path: string): ByteSource {
   return {
     size,
     read(start: number, end: number): Readable {
+      end = Math.min(end, size);
       if (end <= start) return Readable.from([], { objectMode: false });
       // createReadStream's `end` is inclusive.
       return createReadStream(path, { start, end: end - 1, highWaterMark: CHUNK_BYTES });
     },
   };
+}
+
+/** The first `n` bytes (fewer when the source is shorter). */
+export async function readHead(source: ByteSource, n: number): Promise<Buffer> {
+  const end = Math.min(n, source.size);
+  if (end <= 0) return Buffer.alloc(0);
+  const parts: Buffer[] = [];
+  for await (const chunk of source.read(0, end)) parts.push(chunk as Buffer);
+  return Buffer.concat(parts).subarray(0, end);
 }

@@ -1,17 +1,17 @@
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { JSONParser } from '@streamparser/json';
+import { JsonBoundError, JsonElementBounds } from './jsonBounds.js';
+import { JSON_LIMITS } from './parserLimits.js';
 
 /**
  * The elements of a JSON file whose top level is an array (every Fitbit "Global Export Data" file),
  * handed over one at a time as the bytes arrive (@streamparser/json, as device-b's body reader),
- * so memory follows the largest element, never the file. Elements before a break in the file are
- * good data and are given; the break itself ends the file with a JsonArrayError naming the index
- * of the element it fell in.
+ * so memory follows the largest element, never the file, and an element is bounded in bytes,
+ * tokens and depth (jsonBounds.ts). Elements before a break in the file are good data and are
+ * given; the break itself (invalid JSON, an element over a bound) ends the file with a
+ * JsonArrayError naming the index of the element it fell in.
  */
-
-/** A single element larger than this (a hostile file that never closes an object) ends the file. */
-export const MAX_ELEMENT_BYTES = 16 * 1024 * 1024;
 const MAX_REASON_CHARS = 200;
 
 export type JsonElement = { index: number; value: unknown };
@@ -26,19 +26,19 @@ export class JsonArrayError extends Error {
   }
 }
 
-export async function* jsonArrayItems(input: Readable, maxElementBytes = MAX_ELEMENT_BYTES): AsyncGenerator<JsonElement> {
+export async function* jsonArrayItems(input: Readable, limits: Partial<typeof JSON_LIMITS> = {}): AsyncGenerator<JsonElement> {
   const parser = new JSONParser({ paths: ['$.*'], keepStack: false });
+  const bounds = new JsonElementBounds(parser, { ...JSON_LIMITS, ...limits });
   const decoder = new StringDecoder('utf8');
   let ready: JsonElement[] = [];
   let error: Error | null = null;
   let index = 0;
-  let sinceElement = 0;
   let opened: boolean | null = null;
   parser.onValue = ({ value, parent }) => {
     // Nothing here may throw: the parser would report it as invalid JSON.
     if (Array.isArray(parent)) parent.length = 0;
     ready.push({ index: index++, value });
-    sinceElement = 0;
+    bounds.elementDone();
   };
   parser.onError = (err) => {
     error ??= err;
@@ -58,14 +58,15 @@ export async function* jsonArrayItems(input: Readable, maxElementBytes = MAX_ELE
   };
   for await (const chunk of input) {
     const buffer = chunk as Buffer;
-    sinceElement += buffer.length;
+    bounds.fed(buffer.length);
     feed(decoder.write(buffer));
     if (opened === false) throw new JsonArrayError('not a JSON array (the file does not start with "[")', 0);
     const out = ready;
     ready = [];
     yield* out;
-    if (error) throw new JsonArrayError(`invalid JSON: ${describe(error)}`, index);
-    if (sinceElement > maxElementBytes) throw new JsonArrayError(`element larger than ${maxElementBytes} bytes`, index);
+    if (error) throw new JsonArrayError(reasonOf(error), index);
+    const tooLarge = bounds.tooLarge();
+    if (tooLarge) throw new JsonArrayError(tooLarge, index);
   }
   feed(decoder.end());
   if (opened === null) throw new JsonArrayError('empty file: expected a JSON array', 0);
@@ -79,8 +80,10 @@ export async function* jsonArrayItems(input: Readable, maxElementBytes = MAX_ELE
   }
   yield* ready;
   ready = [];
-  if (error) throw new JsonArrayError(`invalid JSON: ${describe(error)}`, index);
+  if (error) throw new JsonArrayError(reasonOf(error), index);
 }
+
+const reasonOf = (err: Error) => (err instanceof JsonBoundError ? err.message : `invalid JSON: ${describe(err)}`);
 
 /** Positions inside a chunk depend on how the bytes happened to be split: keep the absolute one. */
 function describe(err: Error): string {

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import type { ByteSource } from '../importSource.js';
+import { ZIP_LIMITS, type ZipLimits } from './parserLimits.js';
 import { messageOf, UnreadableExportError } from './unreadableExport.js';
 
 /**
@@ -11,22 +12,20 @@ import { messageOf, UnreadableExportError } from './unreadableExport.js';
  * them), checks every entry's size against the directory, and takes any random-access source
  * through its RandomAccessReader, which is exactly a ByteSource.
  *
- * Hostile archives: the entry count and the total uncompressed size the directory declares are
- * bounded before any entry is read (a zip bomb declares what it inflates to, and yauzl refuses an
- * entry that inflates to more than it declared), and entry names are only ever compared, never
- * used as paths.
+ * Hostile archives (issue 34, bounds in parserLimits.ts): before any entry is read, the entry count
+ * and the bytes from the start of the central directory to the end of the file are bounded, so a
+ * directory of millions of entries or of 64 KiB extra fields is refused from its end record; each
+ * entry's name, extra field and comment are bounded as they are read, and the reader's record of
+ * the entry is dropped at once (yauzl allocates them outside the JavaScript heap, where a worker's
+ * heap cap does not reach; only a few numbers per entry are kept); the declared uncompressed total is bounded relative to the archive
+ * and absolutely (a zip bomb declares what it inflates to, and yauzl refuses an entry that
+ * inflates to more than it declared). Entry names are only ever compared, never used as paths.
  */
 
-export type ZipLimits = {
-  /** Entries in the central directory. */
-  maxEntries: number;
-  /** The declared uncompressed total may be this many times the archive's size… */
-  maxExpansion: number;
-  /** …and at least this many bytes (small archives of well-compressed text). */
-  minAllowance: number;
-};
+export type { ZipLimits } from './parserLimits.js';
 
-export const DEFAULT_ZIP_LIMITS: ZipLimits = { maxEntries: 200_000, maxExpansion: 100, minAllowance: 1024 ** 3 };
+/** The end records after the central directory: the end record with its longest comment, and zip64's record and locator. */
+const END_RECORDS_MAX_BYTES = 22 + 0xffff + 56 + 20;
 
 export type ArchiveEntry = {
   /** The path inside the archive, as stored (forward slashes). */
@@ -111,8 +110,67 @@ async function readRange(source: ByteSource, start: number, end: number): Promis
   return Buffer.concat(chunks);
 }
 
-/** Opens the archive and reads its central directory; UnreadableExportError when it is not a readable zip. */
-export async function openZipArchive(source: ByteSource, what: string, limits: ZipLimits = DEFAULT_ZIP_LIMITS): Promise<ZipArchive> {
+const GIB = 1024 ** 3;
+const sizeText = (bytes: number) => (bytes >= GIB ? `${(bytes / GIB).toFixed(1)} GiB` : `${bytes} bytes`);
+
+/** Why one central-directory record is refused, or null. */
+function oversizedField(raw: yauzl.Entry, limits: ZipLimits): string | null {
+  const fields: [string, number, number][] = [
+    ['name', raw.fileNameLength, limits.maxNameBytes],
+    ['extra field', raw.extraFieldLength, limits.maxExtraFieldBytes],
+    ['comment', raw.fileCommentLength, limits.maxCommentBytes],
+  ];
+  for (const [what, length, max] of fields) if (length > max) return `an entry's ${what} takes ${length} bytes, more than the ${max} accepted`;
+  return null;
+}
+
+/**
+ * What opening an entry needs of its directory record, in columns by directory position: a kept
+ * yauzl record costs about 600 bytes of heap (and its raw name, extra field and comment outside
+ * it), these about 40, so 200,000 entries stay near 25 MiB with their names.
+ */
+class EntryTable {
+  private readonly offsets: Float64Array;
+  private readonly compressed: Float64Array;
+  private readonly uncompressed: Float64Array;
+  private readonly methods: Int32Array;
+  private readonly flags: Int32Array;
+
+  constructor(count: number) {
+    this.offsets = new Float64Array(count);
+    this.compressed = new Float64Array(count);
+    this.uncompressed = new Float64Array(count);
+    this.methods = new Int32Array(count).fill(-1);
+    this.flags = new Int32Array(count);
+  }
+
+  keep(index: number, raw: yauzl.Entry): void {
+    this.offsets[index] = raw.relativeOffsetOfLocalHeader;
+    this.compressed[index] = raw.compressedSize;
+    this.uncompressed[index] = raw.uncompressedSize;
+    this.methods[index] = raw.compressionMethod;
+    this.flags[index] = raw.generalPurposeBitFlag;
+  }
+
+  /** A yauzl record with what its openReadStream reads (method, flags, sizes, where the local header is). */
+  entry(index: number): yauzl.Entry | null {
+    if (!(index >= 0 && index < this.methods.length) || this.methods[index] === -1) return null;
+    return Object.assign(new yauzl.Entry(), {
+      relativeOffsetOfLocalHeader: this.offsets[index]!,
+      compressedSize: this.compressed[index]!,
+      uncompressedSize: this.uncompressed[index]!,
+      compressionMethod: this.methods[index]!,
+      generalPurposeBitFlag: this.flags[index]!,
+    });
+  }
+}
+
+/**
+ * Opens the archive and reads its central directory; UnreadableExportError when it is not a
+ * readable zip or exceeds a bound. `overrides` replaces some of ZIP_LIMITS (tests).
+ */
+export async function openZipArchive(source: ByteSource, what: string, overrides: Partial<ZipLimits> = {}): Promise<ZipArchive> {
+  const limits: ZipLimits = { ...ZIP_LIMITS, ...overrides };
   const reader = new ByteSourceReader(source);
   let zip: yauzl.ZipFile;
   try {
@@ -124,28 +182,43 @@ export async function openZipArchive(source: ByteSource, what: string, limits: Z
     if (zip.entryCount > limits.maxEntries) {
       throw new UnreadableExportError('archive', `the archive lists ${zip.entryCount} entries, more than the ${limits.maxEntries} accepted`);
     }
-    const entries: (ArchiveEntry & { raw: yauzl.Entry })[] = [];
+    // yauzl reads the directory from where the end record says it starts, up to the end records:
+    // those bytes are all it can read, so bounding them bounds the directory before any of it is held.
+    const directoryStart = (zip as unknown as { readEntryCursor: number }).readEntryCursor;
+    if (directoryStart > source.size) throw new UnreadableExportError('archive', `damaged zip archive: its central directory would start at byte ${directoryStart}, past the end of the file`);
+    const directoryBytes = source.size - directoryStart;
+    if (directoryBytes > limits.maxCentralDirectoryBytes + END_RECORDS_MAX_BYTES) {
+      throw new UnreadableExportError('archive', `the archive's central directory takes ${directoryBytes} bytes, more than the ${limits.maxCentralDirectoryBytes} accepted`);
+    }
+    const allowance = Math.min(limits.maxDeclaredBytes, Math.max(limits.minAllowance, source.size * limits.maxExpansion));
+    const entries: ArchiveEntry[] = [];
+    const table = new EntryTable(zip.entryCount);
     let declared = 0;
     let index = 0;
     try {
       for await (const raw of zip.eachEntry()) {
         const i = index++;
+        const oversized = oversizedField(raw, limits);
+        if (oversized) throw new UnreadableExportError('archive', `the archive is refused: ${oversized}`);
         if (raw.fileName.endsWith('/')) continue;
         declared += raw.uncompressedSize;
-        entries.push({ name: raw.fileName, index: i, uncompressedSize: raw.uncompressedSize, compressedSize: raw.compressedSize, raw });
+        if (declared > allowance) break;
+        table.keep(i, raw);
+        entries.push({ name: raw.fileName, index: i, uncompressedSize: raw.uncompressedSize, compressedSize: raw.compressedSize });
       }
     } catch (err) {
+      if (err instanceof UnreadableExportError) throw err;
       throw new UnreadableExportError('archive', `damaged zip archive: its central directory cannot be read (${messageOf(err)})`);
     }
-    const allowance = Math.max(limits.minAllowance, source.size * limits.maxExpansion);
     if (declared > allowance) {
-      throw new UnreadableExportError('archive', `the archive declares ${declared} uncompressed bytes, more than ${limits.maxExpansion} times its own size: refused as a likely zip bomb`);
+      const bound = allowance === limits.maxDeclaredBytes ? `more than the ${sizeText(limits.maxDeclaredBytes)} accepted from any archive` : `more than ${limits.maxExpansion} times its own size`;
+      const atLeast = index < zip.entryCount ? 'at least ' : '';
+      throw new UnreadableExportError('archive', `the archive declares ${atLeast}${declared} uncompressed bytes, ${bound}: refused as a likely zip bomb`);
     }
-    const byIndex = new Map(entries.map((e) => [e.index, e.raw]));
     return {
-      entries: entries.map(({ raw: _raw, ...e }) => e),
+      entries,
       async open(entry: ArchiveEntry): Promise<Readable> {
-        const raw = byIndex.get(entry.index);
+        const raw = table.entry(entry.index);
         if (!raw) throw new Error(`no entry ${entry.index} in this archive`);
         if (raw.isEncrypted()) throw new UnreadableExportError(entry.name, `${entry.name} is encrypted`);
         if (!raw.canDecodeFileData()) throw new UnreadableExportError(entry.name, `${entry.name} uses compression method ${raw.compressionMethod}, which is not supported (only stored and deflate)`);

@@ -1,6 +1,6 @@
 import type { ParseContext, ParseItem } from '../../../../commands/ingestion/records.js';
 import type { ByteSource, ImportDecoder } from '../importSource.js';
-import { removeTemporaryFile, spillToTemporaryFile, TooLargeError } from '../exportShared/temporaryFile.js';
+import { removeTemporaryFile, spillOwnerOf, spillToTemporaryFile, TooLargeError } from '../exportShared/temporaryFile.js';
 import { messageOf, UnreadableExportError } from '../exportShared/unreadableExport.js';
 import { openUntrustedDatabase } from '../exportShared/untrustedSqlite.js';
 import { baseName, notAZip, openZipArchive, type ArchiveEntry } from '../exportShared/zipArchive.js';
@@ -60,7 +60,7 @@ async function* decodeHealthConnect(source: ByteSource, ctx: ParseContext, optio
     entry = databaseEntry(archive.entries);
     if (entry.uncompressedSize > maxBytes) throw new UnreadableExportError(entry.name, `${entry.name} is ${entry.uncompressedSize} bytes, more than the ${maxBytes} accepted`);
     try {
-      path = await spillToTemporaryFile(await archive.open(entry), options.tempDir, '.db', maxBytes);
+      path = await spillToTemporaryFile(await archive.open(entry), options.tempDir, '.db', maxBytes, spillOwnerOf(ctx));
     } catch (err) {
       if (err instanceof UnreadableExportError) throw err;
       if (err instanceof TooLargeError) throw new UnreadableExportError(entry.name, `${entry.name} inflates to more than the ${maxBytes} bytes accepted`);

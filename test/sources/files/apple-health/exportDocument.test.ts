@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_DEPTH, MAX_TAG_CHARS } from '../../../../src/sources/files/apple-health/exportXmlReader.js';
+import { Readable } from 'node:stream';
+import { MAX_DEPTH, MAX_KEPT_CHARS, MAX_TAG_CHARS, readTopLevelElements } from '../../../../src/sources/files/apple-health/exportXmlReader.js';
 import { DAMAGED_DOCTYPE, DOCTYPE, decode, exportXml, ofKind } from './exportFixtures.js';
 
 /** Contracts §13: "a damaged document type declaration or stray control characters do not stop the import"; issue 21 (malformed input, deterministic ids). */
@@ -94,5 +95,16 @@ describe('apple-health: deterministic ids and order (issue 21; contracts §13 un
     expect(otherZone.records[0]!.external_id).toBe(id);
     expect(otherValue.records[0]!.external_id).not.toBe(id);
     expect(otherSource.records[0]!.external_id).not.toBe(id);
+  });
+  it(`contracts §18 (issue 34): a top-level element keeps at most ${MAX_KEPT_CHARS} characters of its descendants' names and attributes; the rest is read and dropped`, async () => {
+    const big = 'y'.repeat(6 * 1024 * 1024);
+    const workout = ` <Workout workoutActivityType="HKWorkoutActivityTypeRunning">${Array.from({ length: 3 }, (_, i) => `<MetadataEntry key="k${i}" value="${big}"/>`).join('')}<MetadataEntry key="small" value="1"/></Workout>`;
+    const xml = exportXml([workout, rec('2024-01-01 08:00:00 +0100', 10)].join('\n'));
+    const elements = [];
+    for await (const item of readTopLevelElements(Readable.from([Buffer.from(xml)]))) if ('element' in item) elements.push(item.element);
+    const kept = elements.find((e) => e.name === 'Workout')!;
+    expect(kept.children.map((c) => c.attrs.key)).toEqual(['k0', 'k1', 'small']);
+    expect(kept.dropped).toBe(1);
+    expect(elements.filter((e) => e.name === 'Record')).toHaveLength(1);
   });
 });

@@ -5,7 +5,7 @@ import yazl from 'yazl';
 import { IOS16_DOCTYPE } from '../../../../bench/support/appleExportGenerator.js';
 import type { NormalizedRecord, ParseItem, RejectedItem } from '../../../../commands/ingestion/records.js';
 import { appleHealthImport } from '../../../../src/sources/files/apple-health/appleHealthDecoder.js';
-import { bufferByteSource } from '../../../../src/sources/files/apple-health/byteSources.js';
+import { bufferByteSource } from '../../../../src/sources/files/exportShared/byteSources.js';
 
 /** Test exports: an export.xml around given elements, zips of given entries, and decoding them. */
 

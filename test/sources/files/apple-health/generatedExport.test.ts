@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeExportZip } from '../../../../bench/support/appleExportGenerator.js';
 import { appleHealthImport } from '../../../../src/sources/files/apple-health/appleHealthDecoder.js';
-import { fileByteSource } from '../../../../src/sources/files/apple-health/byteSources.js';
+import { fileByteSource } from '../../../../src/sources/files/exportShared/byteSources.js';
 import type { NormalizedRecord } from '../../../../commands/ingestion/records.js';
 
 /** Issue 21 item 7: the benchmark's generated export is a real export to the decoder: everything in it decodes. */

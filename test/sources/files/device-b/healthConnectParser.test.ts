@@ -812,4 +812,22 @@ describe('device-b streaming: the body is read as a stream, memory bounded by th
     expect(err).toBeInstanceOf(BodyError);
     expect(err).toMatchObject({ message: 'body is not valid gzip: it inflates to more than 4095 bytes', excerpt: gz.toString('base64') });
   });
+  it('contracts §18 (issue 34): refuses as one body item a record nested too deep, a record of too many tokens, and another member too large to hold', async () => {
+    const steps = '{"recordType":"Steps","startTime":"2026-11-01T00:00:00Z","endTime":"2026-11-01T00:10:00Z","count":10}';
+    for (const [payload, reason] of [
+      [`{"records":[${steps},{"x":${'['.repeat(100)}${']'.repeat(100)}}]}`, 'body is refused: values nested deeper than 64'],
+      [`{"records":[${steps},{"x":[${'{},'.repeat(1_000_000)}{}]}]}`, 'body is refused: an element of more than 2000000 JSON tokens'],
+      [`{"note":"${'n'.repeat(17 * 1024 * 1024)}","records":[${steps}]}`, 'body is refused: an element larger than 16777216 bytes'],
+    ] as const) {
+      const { items } = await parse(payload);
+      expect(items.filter((i) => 'rejected' in i).map((i) => ('rejected' in i ? [i.rejected.location, i.rejected.reason] : null))).toEqual([['body', reason]]);
+    }
+  });
+
+  it('reads and drops the parts of members other than records: a large one is no bound for the records', async () => {
+    const steps = JSON.stringify({ recordType: 'Steps', startTime: '2026-11-01T00:00:00Z', endTime: '2026-11-01T00:10:00Z', count: 10, metadata: { id: 'steps-1', dataOrigin: { packageName: FIT } } });
+    const { records, rejected } = await parse(`{"junk":[${'{"a":1},'.repeat(400_000)}{}],"records":[${steps}]}`);
+    expect(rejected).toEqual([]);
+    expect(records).toHaveLength(1);
+  });
 });

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { csvTable } from '../../../../src/sources/files/exportShared/csvTable.js';
 import { JsonArrayError, jsonArrayItems } from '../../../../src/sources/files/exportShared/jsonArrayItems.js';
+import { JSON_LIMITS } from '../../../../src/sources/files/exportShared/parserLimits.js';
 
 /** The bytes in chunks of `size`, so that every element and cell may be cut anywhere. */
 const chunked = (text: string, size = 3) => Readable.from(Array.from({ length: Math.ceil(Buffer.byteLength(text) / size) }, (_, i) => Buffer.from(text).subarray(i * size, (i + 1) * size)));
@@ -38,8 +39,25 @@ describe('JSON arrays read element by element (Fitbit Global Export Data)', () =
     expect(((await collect(jsonArrayItems(chunked('{"a":1}')))).error as JsonArrayError).message).toMatch(/not a JSON array/);
     expect(((await collect(jsonArrayItems(chunked('  ')))).error as JsonArrayError).message).toMatch(/empty file/);
     const huge = `[{"a":"${'x'.repeat(5000)}"}]`;
-    const { error } = await collect(jsonArrayItems(chunked(huge, 1000), 2000));
-    expect((error as JsonArrayError).message).toBe('element larger than 2000 bytes');
+    const { error } = await collect(jsonArrayItems(chunked(huge, 1000), { maxElementBytes: 2000 }));
+    expect((error as JsonArrayError).message).toBe('an element larger than 2000 bytes');
+  });
+});
+
+describe('contracts §18 (issue 34): JSON elements bounded inside the heap cap', () => {
+  it('ends the file at an element nested deeper than the bound, keeping the elements before it', async () => {
+    const deep = `[{"a":1},${'['.repeat(100)}1${']'.repeat(100)},{"a":2}]`;
+    const { items, error } = await collect(jsonArrayItems(chunked(deep, 64)));
+    expect(items.map((i) => i.index)).toEqual([0]);
+    expect(error).toBeInstanceOf(JsonArrayError);
+    expect([(error as JsonArrayError).message, (error as JsonArrayError).index]).toEqual([`values nested deeper than ${JSON_LIMITS.maxDepth}`, 1]);
+  });
+
+  it('ends the file at an element of more tokens than the bound (a million empty objects in 3 MB), before building it', async () => {
+    const many = `[{"a":1},[${'{},'.repeat(1_000_000)}{}]]`;
+    const { items, error } = await collect(jsonArrayItems(chunked(many, 64 * 1024)));
+    expect(items.map((i) => i.index)).toEqual([0]);
+    expect([(error as JsonArrayError).message, (error as JsonArrayError).index]).toEqual([`an element of more than ${JSON_LIMITS.maxElementTokens} JSON tokens`, 1]);
   });
 });
 

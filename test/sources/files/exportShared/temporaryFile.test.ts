@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { removeStaleTemporaryFiles, removeTemporaryFile, spillToTemporaryFile, TooLargeError } from '../../../../src/sources/files/exportShared/temporaryFile.js';
+import { removeOwnedTemporaryFiles, removeStaleTemporaryFiles, removeTemporaryFile, spillToTemporaryFile, temporaryFilePath, TooLargeError } from '../../../../src/sources/files/exportShared/temporaryFile.js';
 
 let dir: string;
 beforeEach(() => {
@@ -32,5 +32,17 @@ describe('plaintext temporary copies of an upload (docs/formats/health-connect.m
     expect(await removeStaleTemporaryFiles(dir)).toBe(1);
     expect(readdirSync(dir)).toEqual(['keep.txt']);
     expect(await removeStaleTemporaryFiles(join(dir, 'missing'))).toBe(0);
+  });
+
+  it('contracts §18 (issue 34 §7): names each copy by an opaque token of its owner, so erasure removes a user’s or one provider’s copies and nothing else', async () => {
+    const copy = await spillToTemporaryFile(Readable.from([Buffer.from('x')]), dir, '.db', 10, { userId: 'user-a', provider: 'health-connect' });
+    expect(copy).not.toContain('user-a');
+    const other = temporaryFilePath(dir, { userId: 'user-a', provider: 'apple-health' }, '-export.zip');
+    const someoneElse = temporaryFilePath(dir, { userId: 'user-b', provider: 'health-connect' }, '.db');
+    for (const p of [other, someoneElse]) writeFileSync(p, 'x');
+    expect(await removeOwnedTemporaryFiles(dir, 'user-a', 'health-connect')).toBe(1);
+    expect(readdirSync(dir).sort()).toEqual([other, someoneElse].map((p) => p.slice(dir.length + 1)).sort());
+    expect(await removeOwnedTemporaryFiles(dir, 'user-a')).toBe(1);
+    expect(readdirSync(dir)).toEqual([someoneElse.slice(dir.length + 1)]);
   });
 });

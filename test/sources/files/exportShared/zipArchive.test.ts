@@ -5,7 +5,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { zipEntries } from '../../../fixtures/zip/buildZip.js';
 import { bufferByteSource, fileByteSource } from '../../../../src/sources/files/exportShared/byteSources.js';
 import { UnreadableExportError } from '../../../../src/sources/files/exportShared/unreadableExport.js';
+import { ZIP_LIMITS } from '../../../../src/sources/files/exportShared/parserLimits.js';
 import { notAZip, openZipArchive } from '../../../../src/sources/files/exportShared/zipArchive.js';
+import { samsungHealthDecoder } from '../../../../src/sources/files/samsung-health/samsungHealthDecoder.js';
+import { syntheticZip } from '../../../fixtures/zip/syntheticZip.js';
+import { decodeAll } from '../decodeAll.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'zip-archive-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -76,5 +80,41 @@ describe('zip archives read in place by range (issue 21: entry by entry, without
     expect(notAZip(Buffer.from([0x1f, 0x8b, 8]), 'X')).toBe('a gzip file, not a zip archive: expected X');
     expect(notAZip(Buffer.from('<?xml'), 'X')).toBe('not a zip archive (it does not start with a zip local file header): expected X');
     expect(notAZip(Buffer.alloc(0), 'X')).toBe('empty upload: expected X');
+  });
+});
+
+describe('contracts §18 (issue 34): the central directory and the declared total are bounded before they are held', () => {
+  const MiB = 1024 * 1024;
+
+  it('refuses 150,000 entries with 64 KiB extra fields (a 9.8 GB directory) from the end records, reading none of the directory', async () => {
+    // Without a bound the reader would walk the directory and keep every extra field outside the heap.
+    const source = syntheticZip({ entries: 150_000, extraBytes: 0xffff, readBudget: 256 * MiB });
+    expect(source.size).toBeGreaterThan(9.8e9);
+    const refused = await failure(openZipArchive(source, 'X'));
+    expect(refused.message).toBe(`the archive's central directory takes ${source.size - 30} bytes, more than the ${ZIP_LIMITS.maxCentralDirectoryBytes} accepted`);
+    expect(source.bytesRead()).toBeLessThan(MiB);
+    // A format's decoder fails the upload with that reason (contracts §12 `error`).
+    await expect(decodeAll(samsungHealthDecoder, syntheticZip({ entries: 150_000, extraBytes: 0xffff, readBudget: 256 * MiB }))).rejects.toThrow(/central directory takes \d+ bytes, more than the \d+ accepted/);
+  });
+
+  it('refuses a real central directory just over the byte bound, and an entry whose extra field, name or comment is over its own', async () => {
+    const perEntry = 46 + 'f00000000.csv'.length + 1000;
+    const over = syntheticZip({ entries: Math.floor(ZIP_LIMITS.maxCentralDirectoryBytes / perEntry) + 70, extraBytes: 1000, readBudget: 256 * MiB });
+    expect(over.size - 30 - 98).toBeGreaterThan(ZIP_LIMITS.maxCentralDirectoryBytes + 22 + 0xffff);
+    expect((await failure(openZipArchive(over, 'X'))).message).toMatch(/^the archive's central directory takes \d+ bytes, more than the 67108864 accepted$/);
+    expect(over.bytesRead()).toBeLessThan(MiB);
+    const under = syntheticZip({ entries: Math.floor(ZIP_LIMITS.maxCentralDirectoryBytes / perEntry) - 1, extraBytes: 1000 });
+    expect((await openZipArchive(under, 'X')).entries).toHaveLength(Math.floor(ZIP_LIMITS.maxCentralDirectoryBytes / perEntry) - 1);
+
+    const wide = syntheticZip({ entries: 3, extraBytes: 2000 });
+    expect((await failure(openZipArchive(wide, 'X'))).message).toBe('the archive is refused: an entry\'s extra field takes 2000 bytes, more than the 1024 accepted');
+    const zip = await zipEntries([{ name: `${'n'.repeat(1100)}.csv`, data: Buffer.from('x') }]);
+    expect((await failure(openZipArchive(bufferByteSource(zip), 'X'))).message).toBe('the archive is refused: an entry\'s name takes 1104 bytes, more than the 1024 accepted');
+  });
+
+  it('refuses a declared uncompressed total above the absolute bound, however large the archive', async () => {
+    // 2 GiB of archive allows 200 GiB by the 100-times rule alone; 190 GiB declared is over the absolute bound.
+    const source = syntheticZip({ entries: 2, extraBytes: 20, uncompressedSize: 95 * 1024 ** 3, dataBytes: 2 * 1024 ** 3 });
+    expect((await failure(openZipArchive(source, 'X'))).message).toBe(`the archive declares ${190 * 1024 ** 3} uncompressed bytes, more than the 160.0 GiB accepted from any archive: refused as a likely zip bomb`);
   });
 });

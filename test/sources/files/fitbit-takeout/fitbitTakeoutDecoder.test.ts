@@ -177,4 +177,15 @@ describe('fitbit-takeout decoder (contracts §13, issue 21)', () => {
     // A Fitbit export holding only files with no home in the catalog is a Fitbit export with nothing to import.
     expect((await decode([csv('Takeout/Fitbit/Stress Score/Stress Score.csv', ['DATE,STRESS_SCORE'])])).items).toEqual([]);
   });
+  it('contracts §18 (issue 34): an 8 MB CSV line ends its file with one rejection naming it; the rest of the export imports', async () => {
+    const spo2 = 'Takeout/Fitbit/Oxygen Saturation (SpO2)/Daily SpO2 - 2024-07-01-2024-07-31.csv';
+    const entries = takeout().filter((e) => e.name !== spo2);
+    entries.push(csv(spo2, ['timestamp,average_value,lower_bound,upper_bound', '2024-07-01T00:00:00Z,95.8,93.0,99.9', `2024-07-02T00:00:00Z,${'9'.repeat(8 * 1024 * 1024)},93.0,99.9`, '2024-07-03T00:00:00Z,96.1,93.0,99.9']));
+    // Decoded here, in this process: today's reader held hundreds of megabytes for this line.
+    const { records, rejected } = await decode(entries);
+    expect(rejected.filter((r) => r.location.startsWith(spo2)).map((r) => [r.location, r.reason])).toEqual([[`${spo2}:3`, 'a record longer than 1048576 bytes starts at line 3: the rest of the file is not read']]);
+    expect(ofType(records, 'quantity', 'oxygen_saturation').map((r) => r.value)).toEqual([95.8]);
+    expect(ofType(records, 'quantity', 'heart_rate').length).toBeGreaterThan(0);
+    expect(ofType(records, 'workout').length + ofType(records, 'sleep_session').length).toBeGreaterThan(0);
+  });
 });

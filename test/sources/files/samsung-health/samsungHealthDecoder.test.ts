@@ -146,4 +146,17 @@ describe('samsung-health decoder (contracts §13, issue 21)', () => {
     expect(samsungHealthSniff(Buffer.from('com.samsung.health.weight,6233003,10\n'))).toMatch(/^not a zip archive/);
     await expect(decode([{ name: 'notes.txt', data: Buffer.from('x') }])).rejects.toThrow(/^not a Samsung Health export: the archive holds no com\.samsung\.\*\.csv data file; it holds notes\.txt$/);
   });
+  it('contracts §18 (issue 34): an 8 MB CSV line ends its file with one rejection naming it; the rest of the export imports', async () => {
+    const long = samsungCsv('com.samsung.shealth.tracker.heart_rate', ['*tag_id', 'heart_rate', 'start_time', 'end_time', 'time_offset', 'deviceuuid', 'pkg_name', 'datauuid'], [
+      [21313, 72, T('06:00:00'), T('06:00:30'), 'UTC+0100', 'watch-1', SH, 'hr-1'],
+      [21313, 'x'.repeat(8 * 1024 * 1024), T('06:01:00'), T('06:01:30'), 'UTC+0100', 'watch-1', SH, 'hr-2'],
+      [21313, 80, T('06:02:00'), T('06:02:30'), 'UTC+0100', 'watch-1', SH, 'hr-3'],
+    ], { prefix: HR });
+    // Decoded here, in this process: today's reader held hundreds of megabytes for this line.
+    const { records, rejected } = await decode([devices(), long, weight()]);
+    expect(rejected.map((r) => [r.location, r.reason])).toEqual([[`${FOLDER}com.samsung.shealth.tracker.heart_rate.20250101120000.csv:4`, 'a record longer than 1048576 bytes starts at line 4: the rest of the file is not read']]);
+    expect(rejected[0]!.excerpt.length).toBeLessThanOrEqual(1024);
+    expect(ofType(records, 'quantity', 'heart_rate').map((r) => r.external_id)).toEqual(['hr-1']);
+    expect(ofType(records, 'quantity', 'body_mass')).toHaveLength(2);
+  });
 });
