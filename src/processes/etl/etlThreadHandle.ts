@@ -73,10 +73,7 @@ export class EtlThreadHandle {
       this.failure ??= err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? { cause: 'memory', message: err.message } : { cause: 'crash', message: err.message };
     });
     this.worker.on('exit', (code) => this.onExit(code));
-    this.startTimer = setTimeout(() => {
-      this.failure ??= { cause: 'crash', message: `the ETL thread did not start within ${START_WAIT_MS / 1000} s` };
-      this.end();
-    }, START_WAIT_MS).unref();
+    this.startTimer = setTimeout(() => this.died({ cause: 'crash', message: `the ETL thread did not start within ${START_WAIT_MS / 1000} s` }), START_WAIT_MS).unref();
   }
 
   /** Jobs on this thread now. */
@@ -142,8 +139,12 @@ export class EtlThreadHandle {
   }
 
   private onExit(code: number): void {
+    this.died(this.failure ?? { cause: 'crash', message: `the ETL thread exited with code ${code}` });
+  }
+
+  /** The thread ended (or is ended) by no deadline: each job on it learns why, and whether it was alone there. */
+  private died(failure: { cause: 'memory' | 'crash'; message: string }): void {
     if (this.ended) return;
-    const failure = this.failure ?? { cause: 'crash' as const, message: `the ETL thread exited with code ${code}` };
     const alone = this.inFlight.size === 1;
     for (const job of [...this.inFlight.values()]) this.finish(job, { kind: 'died', ...failure, alone });
     this.end();
