@@ -106,6 +106,8 @@ export class EtlThreadHandle {
         clearTimeout(timer);
         resolve();
       });
+      // Held until it answers: a process whose last work is this close waits for the stores to close.
+      this.worker.ref();
       this.worker.postMessage({ type: 'close' } satisfies EtlThreadRequest);
     });
     this.end();

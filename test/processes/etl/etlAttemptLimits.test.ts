@@ -84,14 +84,14 @@ async function expectUntouched(app: TestApp, small: Sent): Promise<void> {
 
 describe('ETL attempts that can be stopped (contracts §18)', () => {
   it('contracts §18: a decoder that never ends fails its upload naming `deadline` once the deadline passes, while a small upload of another tenant on the same thread is done', async () => {
-    const app = await start({ ETL_DEADLINE_S: '2' });
+    const app = await start({ ETL_DEADLINE_S: '4' });
     const hostile = await send(app, 'never-ends', Buffer.concat([SPIN_FOREVER, fixtureB()]));
     const small = await send(app, 'small-beside', fixtureB());
     await runBoth(app, hostile, small);
 
     const failed = await uploadResource(app, hostile);
     expect(failed.status).toBe('failed');
-    expect(failed.error).toBe('deadline: processing this upload took longer than 2 s');
+    expect(failed.error).toBe('deadline: processing this upload took longer than 4 s');
     // Failed at once: one attempt, not retried, not parked.
     const types = await typesOf(app, hostile);
     expect(types.filter((type) => type === 'etl.job_started')).toHaveLength(1);
