@@ -141,18 +141,17 @@ async function runEtlAttempt(o: EtlJobOptions, runner: EtlRunner, { job, lease, 
       return;
     }
     const began = Date.now();
-    const outcome = await runner.run({ jobStream: stream, upload, claimRevision: revision });
+    const outcome = await runner.run({ jobStream: stream, upload, claimRevision: revision }).catch(async (err: unknown) => {
+      if (!(err instanceof EtlAttemptStopped)) throw err;
+      // Over its deadline or memory cap: the same file would cross it again, so no retry (contracts §18).
+      log?.warn({ limit: err.limit }, 'etl job stopped by its bound');
+      return { kind: 'unreadable' as const, error: err.message, ...(await checkpointTally(o.eventStore, upload.user_id, stream)) };
+    });
     await finish(outcome);
     if (outcome.kind === 'succeeded' || outcome.kind === 'unreadable') log?.info({ records: outcome.records, rejected: outcome.rejected, unchanged: outcome.unchanged, unreadable: outcome.kind === 'unreadable', ms: Date.now() - began }, 'etl job done');
     else log?.info({ reason: outcome.reason }, 'etl job discarded');
   } catch (err) {
     if (signal.aborted) throw err;
-    if (err instanceof EtlAttemptStopped) {
-      // Over its deadline or memory cap: the same file would cross it again, so no retry (contracts §18).
-      log?.warn({ limit: err.limit }, 'etl job stopped by its bound');
-      await finish({ kind: 'unreadable', error: err.message, ...(await checkpointTally(o.eventStore, upload.user_id, stream)) });
-      return;
-    }
     // Erased while it ran, or a later attempt appended on the upload stream: nothing to record here.
     if (err instanceof StreamDeletedError || (err instanceof DomainError && err.code === 'gone')) return log?.info('etl job was erased while it ran');
     if (err instanceof ConcurrencyError && err.streamName === stream) return log?.warn('etl job was overtaken by a later attempt; dropping this run');
