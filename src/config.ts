@@ -38,6 +38,11 @@ const EnvSchema = z.object({
   IMPORT_UPLOAD_EXPIRY_HOURS: z.coerce.number().int().min(1).max(24 * 90).default(24 * 7),
   ARCHIVES_IN_FLIGHT: z.coerce.number().int().min(1).max(256).default(4),
   ETL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+  ETL_BULK_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+  ETL_DEADLINE_S: z.coerce.number().int().min(1).max(86_400).default(120),
+  ETL_BULK_SECONDS_PER_MIB: z.coerce.number().int().min(1).max(3600).default(30),
+  ETL_BULK_DEADLINE_MAX_S: z.coerce.number().int().min(1).max(7 * 86_400).default(7200),
+  ETL_MEMORY_MB: z.coerce.number().int().min(64).max(65_536).default(256),
   DELETION_JOB_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
   SYNC_INTERVAL_MINUTES: z.coerce.number().int().min(1).max(10_080).default(60),
   SYNC_BACKFILL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
@@ -83,6 +88,14 @@ export type Config = {
   /** `GET /v1/me/archive` streams at once per process (one per user among them). */
   archivesInFlight: number;
   etlConcurrency: number;
+  /** Bulk jobs (uploads of BULK_UPLOAD_BYTES or more) run at once per process, each in a worker thread of its own. */
+  etlBulkConcurrency: number;
+  /**
+   * What one ETL attempt may take before its worker is terminated and its upload failed
+   * (contracts §18, docs/etl-isolation.md): wall-clock time of a small job; of a bulk job the same
+   * plus `bulkMsPerMiB` per MiB uploaded, up to `bulkDeadlineMaxMs`; old-generation heap of each thread.
+   */
+  etlLimits: { deadlineMs: number; bulkMsPerMiB: number; bulkDeadlineMaxMs: number; memoryMb: number };
   /** Record projections run on a thread of their own (default), or on the main thread. */
   projectorThread: boolean;
   /** Pauses before each retry of a failing projection batch; one failure more dead-letters it (docs/architecture.md "Dead letters"). */
@@ -214,6 +227,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     importUploadExpiryHours: e.IMPORT_UPLOAD_EXPIRY_HOURS,
     archivesInFlight: e.ARCHIVES_IN_FLIGHT,
     etlConcurrency: e.ETL_CONCURRENCY,
+    etlBulkConcurrency: e.ETL_BULK_CONCURRENCY,
+    etlLimits: {
+      deadlineMs: e.ETL_DEADLINE_S * 1000,
+      bulkMsPerMiB: e.ETL_BULK_SECONDS_PER_MIB * 1000,
+      bulkDeadlineMaxMs: Math.max(e.ETL_BULK_DEADLINE_MAX_S, e.ETL_DEADLINE_S) * 1000,
+      memoryMb: e.ETL_MEMORY_MB,
+    },
     projectorThread: e.PROJECTOR_THREAD,
     projectionRetryDelaysMs: projectionRetry,
     deletionJobTimeoutMs: e.DELETION_JOB_TIMEOUT_SECONDS * 1000,

@@ -114,7 +114,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
   );
   const jobs = new JobRunner({ queue, holder, leaseMs: config.leases.leaseMs, log });
   const subscriptions = userSubscriptionsReactor({ eventStore, readStore, credentials, sealer: valueSealer, providers: config.providers, publicBaseUrl: config.publicBaseUrl, now: () => sync.worker.now(), log });
-  const reactorList = [...sync.reactors, subscriptions, tenantNameClaimsReactor({ eventStore, log }), jobFeederReactor({ queue, kick: () => jobs.kick() })];
+  const reactorList = [...sync.reactors, subscriptions, tenantNameClaimsReactor({ eventStore, log }), jobFeederReactor({ queue, eventStore, kick: () => jobs.kick() })];
   const reactors = new ReactorRuntime(eventStore, readStore, reactorList, log, leases('reactors'), reactorDeadLetters(queue, () => jobs.kick()));
   for (const r of reactorList) jobs.register(reactorJobHandler(eventStore, r));
   const erasureHooks: ErasureHook[] = [
@@ -157,15 +157,16 @@ export async function createContext(config: Config, options: ContextOptions = {}
     dataKeys,
     log,
     threads: config.etlConcurrency,
+    bulkThreads: config.etlBulkConcurrency,
     // ETL pool (src/processes/etl/etlPool.ts): jobs normalised on worker threads with their own store connections.
-    pool: new EtlThreadPool(config),
+    pool: new EtlThreadPool(config, { log }),
   });
   for (const handler of etl.handlers) jobs.register(handler);
   const etlSweep = new PollLoop(
     async () => {
       // Attempts lost with their process first: one ended with attempts left is due again for the sweep.
       await endLostEtlAttempts(readStore, eventStore, queue);
-      if ((await sweepEtlJobs(readStore, queue)) > 0) jobs.kick();
+      if ((await sweepEtlJobs(readStore, eventStore, queue)) > 0) jobs.kick();
     },
     30_000,
     (err) => log.warn({ err }, 'sweeping for ETL jobs without a queue job (or lost with their process) failed'),

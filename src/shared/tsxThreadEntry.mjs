@@ -4,7 +4,7 @@
  * loader nor vitest's transforms, and on Node 20 an
  * `--import tsx` in the thread's execArgv does not reach the modules it loads. So this plain
  * module registers tsx in the thread, then loads the TypeScript entry named in
- * `workerData.entry`, and passes on its default export (a piscina task). A build (`dist`) loads
+ * `workerData.entry`, and passes on its default export, if any. A build (`dist`) loads
  * its `.js` entries directly (`threadEntry` in workerThreads.ts).
  */
 import { workerData } from 'node:worker_threads';

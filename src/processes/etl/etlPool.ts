@@ -1,22 +1,14 @@
-import { randomUUID } from 'node:crypto';
-import { BroadcastChannel } from 'node:worker_threads';
-import { Piscina } from 'piscina';
+import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
-import { THREAD_YOUNG_GENERATION_MB, siblingModule, threadEntry } from '../../shared/workerThreads.js';
-import type { EtlRunOutcome, EtlTask } from './etlTask.js';
-
-/** What a pool thread (`etlThread.ts`) is started with, and the words pool and threads exchange to close the stores. */
-export type EtlThreadData = { config: Config; control: string };
-export type EtlControlMessage = 'close' | 'closed';
+import { deadlineExceeded, etlDeadlineMs, memoryExceeded } from './etlLimits.js';
+import { BULK_UPLOAD_BYTES, type EtlRunOutcome, type EtlTask } from './etlTask.js';
+import { EtlThreadHandle, type ThreadRunResult } from './etlThreadHandle.js';
 
 /** Runs claimed ETL jobs somewhere; `close` releases whatever that took. */
 export interface EtlRunner {
   run(task: EtlTask): Promise<EtlRunOutcome>;
   close(): Promise<void>;
 }
-
-/** Old-generation heap of an ETL thread (payload buffers live outside it). */
-const ETL_THREAD_HEAP_MB = 192;
 
 /**
  * Jobs of the small lane one ETL thread runs at once. A small job spends most of its time waiting
@@ -26,68 +18,125 @@ const ETL_THREAD_HEAP_MB = 192;
  */
 export const SMALL_JOBS_PER_THREAD = 4;
 
-/** How long `close` waits for the threads to close their stores before ending them anyway. */
-const CLOSE_WAIT_MS = 5_000;
+/** Runs of jobs on threads of their own at once, per lane. */
+class Slots {
+  private used = 0;
+  private readonly waiting: (() => void)[] = [];
+  constructor(private readonly size: number) {}
+
+  async with<T>(run: () => Promise<T>): Promise<T> {
+    if (this.used >= this.size) await new Promise<void>((r) => this.waiting.push(r));
+    else this.used++;
+    try {
+      return await run();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.used--;
+    }
+  }
+}
 
 /**
- * ETL jobs on worker threads (piscina): `config.etlConcurrency` threads, each with its own
- * connections to the stores (`etlThread.ts`). Started at the first job, so a process that never
- * runs one (the CLI) starts no thread.
+ * ETL jobs on worker threads, where each attempt can be stopped (contracts §18,
+ * docs/etl-isolation.md). Small jobs share `config.etlConcurrency` long-lived threads,
+ * SMALL_JOBS_PER_THREAD at a time each (throughput: they wait on durable writes together). A bulk
+ * job (an upload of BULK_UPLOAD_BYTES or more) runs on a thread started for that attempt alone,
+ * `config.etlBulkConcurrency` at once, and ended after it. Every run has a wall-clock deadline
+ * (`etlDeadlineMs`) and every thread an old-generation cap (`ETL_MEMORY_MB`); crossing either
+ * ends the thread and fails that job with `EtlAttemptStopped`.
+ *
+ * A job that was on a shared thread when it ended for another reason than its own deadline is
+ * not failed: it runs again, at once, on a fresh thread of its own (one such run at a time), with
+ * a fresh deadline. Run alone, the job that exhausted the memory does so again and is failed
+ * `memory`; the others finish. A rerun resumes from the job's last checkpoint and re-sends what
+ * came after it at the same revisions (runEtlJob.ts), so nothing is written twice.
  */
 export class EtlThreadPool implements EtlRunner {
-  private pool: Piscina<EtlTask, EtlRunOutcome> | null = null;
-  private control: { channel: BroadcastChannel; closed: number; onClosed: () => void } | null = null;
+  private small: EtlThreadHandle[] = [];
+  private readonly queued: (() => void)[] = [];
+  private readonly isolated = new Set<EtlThreadHandle>();
+  private readonly bulkSlots: Slots;
+  private readonly rerunSlots = new Slots(1);
+  /** Counts closes: a job whose thread a close ended is not run again. */
+  private closes = 0;
 
-  constructor(private readonly config: Config) {}
+  /** `parsersModule`: tests only (EtlThreadData). */
+  constructor(
+    private readonly config: Config,
+    private readonly options: { log?: Logger; parsersModule?: URL } = {},
+  ) {
+    this.bulkSlots = new Slots(config.etlBulkConcurrency);
+  }
 
-  run(task: EtlTask): Promise<EtlRunOutcome> {
-    return (this.pool ??= this.startPool()).run(task);
+  async run(task: EtlTask): Promise<EtlRunOutcome> {
+    if (task.upload.bytes >= BULK_UPLOAD_BYTES) return this.bulkSlots.with(() => this.runAlone(task));
+    const deadlineMs = etlDeadlineMs(this.config.etlLimits, task.upload.bytes);
+    const closes = this.closes;
+    const result = await (await this.smallThread()).run(task, deadlineMs);
+    this.queued.shift()?.();
+    // Not known to be the cause: the thread ended for another job's deadline, or it died with other
+    // jobs on it, or ran out of memory with heap that earlier jobs may have left. Judged alone.
+    const suspect = result.kind === 'collateral' || (result.kind === 'died' && (!result.alone || result.cause === 'memory'));
+    if (suspect && closes !== this.closes) throw new Error('the ETL pool was closed during this attempt');
+    if (suspect) {
+      this.options.log?.warn({ job: task.jobStream, why: result.kind === 'died' ? result.cause : 'deadline' }, 'the shared ETL thread of this job ended; running it again on a fresh thread of its own');
+      return this.rerunSlots.with(() => this.runAlone(task));
+    }
+    return this.answer(result, deadlineMs);
   }
 
   async close(): Promise<void> {
-    const pool = this.pool;
-    const control = this.control;
-    if (!pool || !control) return;
-    this.pool = null;
-    this.control = null;
-    // Every live thread answers, once its stores are closed (a thread that died is no longer counted).
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, CLOSE_WAIT_MS);
-      control.onClosed = () => {
-        if (control.closed < pool.threads.length) return;
-        clearTimeout(timer);
-        resolve();
-      };
-      control.channel.postMessage('close' satisfies EtlControlMessage);
-    });
-    control.channel.close();
-    await pool.destroy();
+    const threads = [...this.small, ...this.isolated];
+    this.closes++;
+    this.small = [];
+    for (const waiter of this.queued.splice(0)) waiter();
+    await Promise.all(threads.map((t) => t.close()));
   }
 
-  private startPool(): Piscina<EtlTask, EtlRunOutcome> {
-    const name = `wellstream-etl-control:${randomUUID()}`;
-    const control = { channel: new BroadcastChannel(name), closed: 0, onClosed: () => {} };
-    control.channel.onmessage = (m) => {
-      if ((m as { data: EtlControlMessage }).data !== 'closed') return;
-      control.closed++;
-      control.onClosed();
-    };
-    control.channel.unref();
-    this.control = control;
-    const threads = this.config.etlConcurrency;
-    const { filename, entry } = threadEntry(siblingModule(import.meta.url, 'etlThread'));
-    const workerData: EtlThreadData & { entry: string } = { config: this.config, control: name, entry };
-    return new Piscina({
-      filename,
-      workerData,
-      minThreads: threads,
-      maxThreads: threads,
-      // Each thread runs the jobs of both lanes interleaved (etlWorker.ts, SMALL_JOBS_PER_THREAD).
-      concurrentTasksPerWorker: SMALL_JOBS_PER_THREAD + 1,
-      // Idle threads wait in their event loop (not in Atomics.wait), so they hear `close`.
-      atomics: 'disabled',
-      // Parsers stream: a thread needs little heap, and a cap makes V8 collect instead of growing.
-      resourceLimits: { maxOldGenerationSizeMb: ETL_THREAD_HEAP_MB, maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
-    });
+  /** A run on a thread started for it alone: whatever ends the thread, this job caused it. */
+  private async runAlone(task: EtlTask): Promise<EtlRunOutcome> {
+    const deadlineMs = etlDeadlineMs(this.config.etlLimits, task.upload.bytes);
+    const thread = new EtlThreadHandle(this.config, this.config.etlLimits.memoryMb, this.options.parsersModule?.href);
+    this.isolated.add(thread);
+    try {
+      return this.answer(await thread.run(task, deadlineMs), deadlineMs);
+    } finally {
+      this.isolated.delete(thread);
+      // Closing (its stores, then the thread) is not the job's time: the outcome is recorded meanwhile.
+      void thread.close();
+    }
+  }
+
+  private answer(result: ThreadRunResult, deadlineMs: number): EtlRunOutcome {
+    switch (result.kind) {
+      case 'outcome':
+        return result.outcome;
+      case 'error':
+        throw new Error(result.message);
+      case 'stopped':
+        throw deadlineExceeded(deadlineMs);
+      case 'died':
+        if (result.cause === 'memory') throw memoryExceeded(this.config.etlLimits.memoryMb);
+        throw new Error(result.message);
+      case 'collateral':
+        // A job on a thread of its own is collateral only to the pool closing.
+        throw new Error('the ETL pool was closed during this attempt');
+    }
+  }
+
+  /** The least busy live shared thread with room, starting threads up to `etlConcurrency`; else waits for room. */
+  private async smallThread(): Promise<EtlThreadHandle> {
+    for (;;) {
+      this.small = this.small.filter((t) => t.alive);
+      if (this.small.length < this.config.etlConcurrency) {
+        const thread = new EtlThreadHandle(this.config, this.config.etlLimits.memoryMb, this.options.parsersModule?.href);
+        this.small.push(thread);
+        return thread;
+      }
+      const least = this.small.reduce((a, b) => (b.load < a.load ? b : a));
+      if (least.load < SMALL_JOBS_PER_THREAD) return least;
+      await new Promise<void>((r) => this.queued.push(r));
+    }
   }
 }

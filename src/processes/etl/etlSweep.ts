@@ -5,7 +5,7 @@ import { loadState } from '../../../commands/shared/commandHandler.js';
 import { ConcurrencyError, StreamDeletedError, type EventStore } from '../../eventstore/eventStore.js';
 import type { ReadStore } from '../../readstore/readStore.js';
 import type { WorkQueue } from '../../workqueue/workQueue.js';
-import { ETL_JOB_KINDS, etlJob } from './etlWorker.js';
+import { ETL_JOB_KINDS, etlJobOf } from './etlWorker.js';
 
 /** A pending job is looked at only once it has been due this long: the feeder enqueues in milliseconds. */
 const GRACE_MS = 30_000;
@@ -18,12 +18,13 @@ async function hasLiveEtlJob(queue: WorkQueue, stream: string): Promise<boolean>
 
 /**
  * A backstop to the job feeder (src/processes/jobs/jobFeeder.ts): enqueues the ETL job of any
- * upload the `etl_jobs` read model shows pending and due for GRACE_MS without a live queue job.
+ * upload the `etl_jobs` read model shows pending and due for GRACE_MS without a live queue job,
+ * in the lane of the upload's size.
  * Runs every half minute in each service process; the queue's key makes concurrent sweeps and
  * the feeder agree on one job, and a job enqueued for an upload whose outcome the read model has
  * not applied yet finds it done and ends at once. Answers how many it enqueued.
  */
-export async function sweepEtlJobs(readStore: ReadStore, queue: WorkQueue, now = Date.now()): Promise<number> {
+export async function sweepEtlJobs(readStore: ReadStore, eventStore: EventStore, queue: WorkQueue, now = Date.now()): Promise<number> {
   const due = await readStore.find<EtlJobDoc>('etl_jobs', {
     filter: { status: 'pending', next_attempt_at: { $lte: new Date(now - GRACE_MS).toISOString() } },
     sort: [['next_attempt_at', 1]],
@@ -32,7 +33,16 @@ export async function sweepEtlJobs(readStore: ReadStore, queue: WorkQueue, now =
   let enqueued = 0;
   for (const doc of due) {
     if (await hasLiveEtlJob(queue, doc._id)) continue;
-    if ((await queue.enqueue(etlJob(doc._id, doc.tier as EtlTier), now)).created) enqueued++;
+    let job;
+    try {
+      // In the lane of its size: a bulk upload's job never lands on a thread shared with small ones.
+      job = await etlJobOf(eventStore, doc._id, doc.tier as EtlTier);
+    } catch (err) {
+      // Erased since the read model saw it: nothing to run.
+      if (err instanceof StreamDeletedError) continue;
+      throw err;
+    }
+    if ((await queue.enqueue(job, now)).created) enqueued++;
   }
   return enqueued;
 }

@@ -1,25 +1,32 @@
 /**
- * Entry of an ETL pool thread (`etlPool.ts`): runs claimed jobs, reading, parsing and
- * appending with its own connections to the stores, so that normalising a large upload never
- * blocks the thread that answers HTTP. The stores are opened once and kept for the thread's
- * life; the pool asks every thread to close them before it is destroyed.
+ * Entry of an ETL worker thread (`etlThreadHandle.ts`, `etlPool.ts`): runs claimed jobs, reading,
+ * parsing and appending with its own connections to the stores, so that normalising a large
+ * upload never blocks the thread that answers HTTP, and a job that runs too long or needs too much
+ * memory can be stopped by ending the thread. The stores are opened once and kept for the
+ * thread's life; the pool asks the thread to close them before it ends it.
  */
-import { BroadcastChannel, workerData } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
+import type { DeviceParser } from '../../../commands/ingestion/records.js';
 import { dataKeysOf } from '../../app/dataKeysOf.js';
 import { etlParsers, importDecoders } from '../../sources/registry.js';
 import { openRecordLedger } from '../../app/openRecordLedger.js';
 import { openEtlStores } from './etlStores.js';
-import type { EtlControlMessage, EtlThreadData } from './etlPool.js';
+import type { EtlThreadData, EtlThreadReply, EtlThreadRequest } from './etlThreadHandle.js';
 import { BULK_UPLOAD_BYTES, importTempDir, runEtlTask, type EtlRunOutcome, type EtlTask } from './etlTask.js';
 import { SmallJobsFirst } from './smallJobsFirst.js';
 
-const { config, control } = workerData as EtlThreadData;
-const channel = new BroadcastChannel(control);
+const { config, parsersModule } = workerData as EtlThreadData;
+const port = parentPort!;
+const post = (m: EtlThreadReply) => port.postMessage(m);
 // The ledger of stored records (contracts §13 `unchanged`) on the configured backend, opened with the stores.
 const opening = Promise.all([openEtlStores(config), openRecordLedger(config)]).then(([s, ledger]) => ({ ...s, ledger }));
 let closing = false;
-channel.onmessage = (m) => {
-  if ((m as { data: EtlControlMessage }).data !== 'close' || closing) return;
+port.on('message', (m: EtlThreadRequest) => {
+  if (m.type === 'run') return void run(m.task).then(
+    (outcome) => post({ type: 'done', id: m.id, outcome }),
+    (err: unknown) => post({ type: 'error', id: m.id, message: err instanceof Error ? err.message : String(err) }),
+  );
+  if (closing) return;
   closing = true;
   void opening
     .then(async (s) => {
@@ -29,21 +36,22 @@ channel.onmessage = (m) => {
     })
     // Stores that failed to open have nothing to close; the pool is answered either way.
     .catch(() => {})
-    .finally(() => {
-      channel.postMessage('closed' satisfies EtlControlMessage);
-      channel.close();
-    });
-};
+    .finally(() => post({ type: 'closed' }));
+});
 const stores = await opening;
+const testParsers = parsersModule ? ((await import(parsersModule)) as { parsers: Record<string, DeviceParser> }).parsers : {};
 
 const dataKeys = dataKeysOf(config, stores.eventStore);
 const decoders = importDecoders(importTempDir(config.dataDir));
+const parsers = { ...etlParsers, ...testParsers };
 
 const order = new SmallJobsFirst();
 
-export default function run(task: EtlTask): Promise<EtlRunOutcome> {
-  const deps = { ...stores, parsers: etlParsers, importDecoders: decoders, dataKeys };
-  // The lanes' rule (etlWorker.ts): a bulk job, also one retried in the small lane, lets this thread's small jobs go first.
+function run(task: EtlTask): Promise<EtlRunOutcome> {
+  const deps = { ...stores, parsers, importDecoders: decoders, dataKeys };
+  // The lanes' rule (etlWorker.ts): a bulk job lets the small jobs of its thread go first (a bulk job runs on a thread of its own: etlPool.ts).
   if (task.upload.bytes >= BULK_UPLOAD_BYTES) return runEtlTask({ ...deps, pause: () => order.yieldToSmall() }, task);
   return order.small(() => runEtlTask(deps, task));
 }
+
+post({ type: 'ready' });

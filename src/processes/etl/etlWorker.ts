@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { decideFinishEtlJob, finishEtlJob } from '../../../commands/ingestion/finishEtlJob.js';
+import { decideFinishEtlJob, finishEtlJob, type EtlTally } from '../../../commands/ingestion/finishEtlJob.js';
+import { ingestStream } from '../../../commands/ingestion/ingestedEvents.js';
 import { loadState } from '../../../commands/shared/commandHandler.js';
 import { DomainError } from '../../../commands/shared/domainError.js';
 import { userState, userStream } from '../../../commands/users/user.js';
@@ -12,6 +13,8 @@ import type { RawStore } from '../../rawstore/rawStore.js';
 import type { NewJob } from '../../workqueue/workQueue.js';
 import { SMALL_JOBS_PER_THREAD, type EtlRunner } from './etlPool.js';
 import { BULK_UPLOAD_BYTES, runEtlTask } from './etlTask.js';
+import { lastCheckpoint, tallyFrom } from './etlCheckpoint.js';
+import { EtlAttemptStopped } from './etlLimits.js';
 import { JobParked, JobRetry, type JobContext, type JobHandler } from '../jobs/jobHandler.js';
 
 /** The ETL's job kind on the work queue: small uploads and pulled payloads. */
@@ -49,13 +52,23 @@ export type EtlJobOptions = {
  * domain parks the job on its fifth failure, and the queue dead-letters it in the same step).
  * An upload of BULK_UPLOAD_BYTES or more goes to the bulk lane, one tier later than its own, and
  * holds the lock `etl-bulk:<user>`: one user's bulk jobs run one at a time, so several big
- * imports of one user never fill the bulk lane either. Where the size is not known (a retry of a
- * parked job, the sweep) the job goes to the small lane, as every job did before the lanes.
+ * imports of one user never fill the bulk lane either. A job made again without the upload at
+ * hand (a retry of a parked job, the sweep) reads it first (`etlJobOf`), so it keeps its lane.
  */
 export function etlJob(stream: string, tier: EtlTier | null, upload?: { bytes: number; user_id: string }): NewJob {
   const priority = tier === null ? 0 : TIER_PRIORITY[tier];
   if (!upload || !(upload.bytes >= BULK_UPLOAD_BYTES)) return { kind: ETL_JOB, key: stream, payload: { stream }, priority };
   return { kind: ETL_BULK_JOB, key: stream, payload: { stream }, priority: priority + 1, lock: `etl-bulk:${upload.user_id}` };
+}
+
+/**
+ * The ETL job of an upload stream, its size read from the stream's `upload.accepted`: what a
+ * retried parked job and the sweep enqueue, so that a bulk upload goes back to the bulk lane
+ * (contracts §18: it never shares a thread with small jobs).
+ */
+export async function etlJobOf(eventStore: EventStore, stream: string, tier: EtlTier | null): Promise<NewJob> {
+  const { state } = await loadState(eventStore, stream, uploadState);
+  return etlJob(stream, tier, state.accepted ?? undefined);
 }
 
 /**
@@ -80,17 +93,27 @@ export function etlJobHandler(o: EtlJobOptions): JobHandler & { close(): Promise
 }
 
 /**
- * The two lanes of ETL jobs over one runner: the small lane with SMALL_JOBS_PER_THREAD jobs per
- * thread, the bulk lane with one per thread. A thread runs its jobs interleaved (each waits on
- * reads and durable writes), so a small upload is normalised while a big import is under way
- * on the same thread rather than after it.
+ * The two lanes of ETL jobs over one runner: the small lane with SMALL_JOBS_PER_THREAD jobs on
+ * each of `threads` shared threads (each waits on reads and durable writes, so they interleave),
+ * the bulk lane with `bulkThreads` jobs, each on a thread of its own (etlPool.ts): a big import
+ * never shares a thread, its memory or its fate with small uploads (contracts §18).
  */
-export function etlJobHandlers(o: EtlJobOptions & { threads: number }): { handlers: JobHandler[]; close(): Promise<void> } {
+export function etlJobHandlers(o: EtlJobOptions & { threads: number; bulkThreads: number }): { handlers: JobHandler[]; close(): Promise<void> } {
   const small = etlJobHandler({ ...o, concurrency: o.threads * SMALL_JOBS_PER_THREAD });
-  return { handlers: [small, { ...small, kind: ETL_BULK_JOB, concurrency: o.threads }], close: () => small.close() };
+  return { handlers: [small, { ...small, kind: ETL_BULK_JOB, concurrency: o.bulkThreads }], close: () => small.close() };
 }
 
 type Started = { state: UploadState; revision: number };
+
+/**
+ * What a stopped run is known to have stored: its last checkpoint's tallies. Records it stored
+ * after that checkpoint stay stored (like those before the damage of an unreadable file) but are
+ * not counted: only the ended thread knew them.
+ */
+async function checkpointTally(eventStore: EventStore, userId: string, stream: string): Promise<EtlTally> {
+  const t = tallyFrom((await lastCheckpoint(eventStore, ingestStream(userId, stream)))?.data);
+  return { records: t.records, rejected: t.rejected, unchanged: t.unchanged, types: [...t.types].sort(), firstDay: t.firstDay, lastDay: t.lastDay };
+}
 
 async function runEtlAttempt(o: EtlJobOptions, runner: EtlRunner, { job, lease, signal, renew }: JobContext): Promise<void> {
   const stream = (job.payload as { stream: string }).stream;
@@ -118,7 +141,12 @@ async function runEtlAttempt(o: EtlJobOptions, runner: EtlRunner, { job, lease, 
       return;
     }
     const began = Date.now();
-    const outcome = await runner.run({ jobStream: stream, upload, claimRevision: revision });
+    const outcome = await runner.run({ jobStream: stream, upload, claimRevision: revision }).catch(async (err: unknown) => {
+      if (!(err instanceof EtlAttemptStopped)) throw err;
+      // Over its deadline or memory cap: the same file would cross it again, so no retry (contracts §18).
+      log?.warn({ limit: err.limit }, 'etl job stopped by its bound');
+      return { kind: 'unreadable' as const, error: err.message, ...(await checkpointTally(o.eventStore, upload.user_id, stream)) };
+    });
     await finish(outcome);
     if (outcome.kind === 'succeeded' || outcome.kind === 'unreadable') log?.info({ records: outcome.records, rejected: outcome.rejected, unchanged: outcome.unchanged, unreadable: outcome.kind === 'unreadable', ms: Date.now() - began }, 'etl job done');
     else log?.info({ reason: outcome.reason }, 'etl job discarded');

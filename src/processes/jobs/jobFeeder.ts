@@ -4,18 +4,26 @@ import type { UserDeletionRequested } from '../../../commands/users/user.js';
 import { defineReactor, type Reactor } from '../../projector/reactor.js';
 import type { NewJob, WorkQueue } from '../../workqueue/workQueue.js';
 import { deletionJob } from '../deletions/deletionJobRunner.js';
-import { etlJob } from '../etl/etlWorker.js';
+import { StreamDeletedError, type EventStore } from '../../eventstore/eventStore.js';
+import { etlJob, etlJobOf } from '../etl/etlWorker.js';
 
 type Fed = Extract<UploadEvent, { type: 'upload.accepted' | 'etl.job_retried' }> | UserDeletionRequested | DeletionRequested;
 
 /** The job an event asks for, if any. */
-export function jobFor(event: { type: string; streamName: string; data: unknown }): NewJob | null {
+export async function jobFor(event: { type: string; streamName: string; data: unknown }, eventStore: EventStore): Promise<NewJob | null> {
   const e = event as Fed & { streamName: string };
   switch (e.type) {
     case 'upload.accepted':
       return etlJob(e.streamName, e.data.tier, e.data);
     case 'etl.job_retried':
-      return etlJob(e.streamName, null);
+      // A retried bulk import goes back to the bulk lane: its size is read from its acceptance.
+      try {
+        return await etlJobOf(eventStore, e.streamName, null);
+      } catch (err) {
+        // Erased since: nothing left to run.
+        if (err instanceof StreamDeletedError) return null;
+        throw err;
+      }
     case 'user.deletion_requested':
       return deletionJob(e.data.job_id, e.data.user_id);
     case 'deletion.requested':
@@ -34,12 +42,12 @@ export function jobFor(event: { type: string; streamName: string; data: unknown 
  * (the upload stream, the deletion job id), so a repeated delivery answers the live job; a
  * repeated delivery after the job finished makes a job that finds nothing left to do.
  */
-export function jobFeederReactor(deps: { queue: WorkQueue; kick: () => void }): Reactor {
+export function jobFeederReactor(deps: { queue: WorkQueue; eventStore: EventStore; kick: () => void }): Reactor {
   return defineReactor<Fed>({
     name: 'job-feeder',
     eventTypes: ['upload.accepted', 'etl.job_retried', 'user.deletion_requested', 'deletion.requested'],
     handle: async (event) => {
-      const job = jobFor(event);
+      const job = await jobFor(event, deps.eventStore);
       if (!job) return;
       const { created } = await deps.queue.enqueue(job);
       if (created) deps.kick();

@@ -77,7 +77,7 @@ describe('per-user fair ETL pick (issue 27)', () => {
       close: async () => {},
     };
     runner = new JobRunner({ queue: t.ctx.jobs.queue, holder: 'proc-a', leaseMs: 10_000, pollMs: 20 });
-    const etl = etlJobHandlers({ eventStore: t.ctx.eventStore, rawStore: t.ctx.rawStore, parsers: {}, dataKeys: t.ctx.dataKeys, pool, threads: 1 });
+    const etl = etlJobHandlers({ eventStore: t.ctx.eventStore, rawStore: t.ctx.rawStore, parsers: {}, dataKeys: t.ctx.dataKeys, pool, threads: 1, bulkThreads: 1 });
     for (const h of etl.handlers) runner.register(h);
     runner.start();
 

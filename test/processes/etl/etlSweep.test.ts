@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ETL_JOB } from '../../../src/processes/etl/etlWorker.js';
+import { BULK_UPLOAD_BYTES } from '../../../src/processes/etl/etlTask.js';
+import { ETL_BULK_JOB, ETL_JOB } from '../../../src/processes/etl/etlWorker.js';
 import { sweepEtlJobs } from '../../../src/processes/etl/etlSweep.js';
 import { createJob } from '../../server/records/pipelineFixtures.js';
 import { startTestApp, type TestApp } from '../../support/server.js';
@@ -31,10 +32,24 @@ describe('ETL sweep (issue 26)', () => {
     await t.ctx.projectors.waitForIdle();
     const existing = await t.ctx.jobs.queue.enqueue({ kind: ETL_JOB, key: queued, payload: { stream: queued } });
 
-    expect(await sweepEtlJobs(t.ctx.readStore, t.ctx.jobs.queue)).toBe(1);
+    expect(await sweepEtlJobs(t.ctx.readStore, t.ctx.eventStore, t.ctx.jobs.queue)).toBe(1);
     expect((await t.ctx.jobs.queue.findLive(ETL_JOB, orphan))?.payload).toEqual({ stream: orphan });
     expect((await t.ctx.jobs.queue.findLive(ETL_JOB, queued))?.id).toBe(existing.job.id);
     expect(await t.ctx.jobs.queue.findLive(ETL_JOB, recent)).toBeNull();
-    expect(await sweepEtlJobs(t.ctx.readStore, t.ctx.jobs.queue)).toBe(0);
+    expect(await sweepEtlJobs(t.ctx.readStore, t.ctx.eventStore, t.ctx.jobs.queue)).toBe(0);
+  });
+
+  it('contracts §18: the job the sweep makes for a bulk upload is claimed in the bulk lane (`etl.bulk`, its user locked), never beside small jobs', async () => {
+    const tenant = await t.createTenant('etl-sweep-bulk');
+    const who = { userId: (await t.createUser(tenant.apiKey)).id, tenantId: tenant.id };
+    const big = await createJob(t, who, 'device-a', 'pending', '2026-11-03T10:00:00.000Z', BULK_UPLOAD_BYTES);
+    await t.ctx.projectors.waitForIdle();
+
+    expect(await sweepEtlJobs(t.ctx.readStore, t.ctx.eventStore, t.ctx.jobs.queue)).toBe(1);
+    expect(await t.ctx.jobs.queue.findLive(ETL_JOB, big)).toBeNull();
+    const smallLane = await t.ctx.jobs.queue.claim({ kinds: [ETL_JOB], n: 10, holder: 'small-lane', leaseMs: 10_000 });
+    expect(smallLane.map((c) => c.job.key)).not.toContain(big);
+    const [claimed] = await t.ctx.jobs.queue.claim({ kinds: [ETL_BULK_JOB], n: 10, holder: 'bulk-lane', leaseMs: 10_000 });
+    expect(claimed?.job).toMatchObject({ kind: ETL_BULK_JOB, key: big, lock: `etl-bulk:${who.userId}` });
   });
 });

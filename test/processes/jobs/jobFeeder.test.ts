@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { uploadStream } from '../../../commands/ingestion/upload.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
 import { DELETION_JOB } from '../../../src/processes/deletions/deletionJobRunner.js';
-import { ETL_JOB } from '../../../src/processes/etl/etlWorker.js';
-import { jobFeederReactor } from '../../../src/processes/jobs/jobFeeder.js';
+import { BULK_UPLOAD_BYTES } from '../../../src/processes/etl/etlTask.js';
+import { ETL_BULK_JOB, ETL_JOB } from '../../../src/processes/etl/etlWorker.js';
+import { jobFeederReactor, jobFor } from '../../../src/processes/jobs/jobFeeder.js';
 import { ReactorRuntime } from '../../../src/projector/reactor.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { SqliteWorkQueue } from '../../../src/workqueue/sqliteWorkQueue.js';
@@ -40,7 +41,7 @@ describe('the job feeder (issue 26)', () => {
     const readStore = new SqliteReadStore({ path: join(dir, 'readmodels.sqlite') });
     const queue = new SqliteWorkQueue({ path: join(dir, 'jobs.sqlite') });
     const leases = (holder: string) => ({ store: readStore.leases(), holder, leaseMs: 10_000, renewMs: 1000 });
-    const feeder = () => [jobFeederReactor({ queue, kick: () => {} })];
+    const feeder = () => [jobFeederReactor({ queue, eventStore, kick: () => {} })];
     const streams = ['up-1', 'up-2', 'up-3'].map((id) => uploadStream(USER, 'device-a', id));
     try {
       const first = new ReactorRuntime(eventStore, readStore, feeder(), undefined, leases('proc-a'));
@@ -62,6 +63,24 @@ describe('the job feeder (issue 26)', () => {
       await queue.close();
       await eventStore.close();
       await readStore.close();
+    }
+  });
+
+  it('contracts §18: a parked bulk upload retried by an operator gets its job in the bulk lane again (its size read from its acceptance), a small one in the small lane', async () => {
+    const dir = tempDir('wellstream-feeder-retry-');
+    const eventStore = new SqliteEventStore({ path: join(dir, 'events.sqlite') });
+    try {
+      const sized = (uploadId: string, bytes: number) => ({ ...accepted(uploadId), data: { ...accepted(uploadId).data, bytes } });
+      const big = uploadStream(USER, 'device-a', 'big');
+      const small = uploadStream(USER, 'device-a', 'small');
+      await eventStore.appendToStream(big, [sized('big', BULK_UPLOAD_BYTES)]);
+      await eventStore.appendToStream(small, [sized('small', 2048)]);
+      const retried = (streamName: string) => ({ type: 'etl.job_retried', streamName, data: { user_id: USER, tenant_id: TENANT, by: 'operator', at: '2026-11-03T10:00:00.000Z' } });
+
+      expect(await jobFor(retried(big), eventStore)).toMatchObject({ kind: ETL_BULK_JOB, key: big, lock: `etl-bulk:${USER}` });
+      expect(await jobFor(retried(small), eventStore)).toMatchObject({ kind: ETL_JOB, key: small });
+    } finally {
+      await eventStore.close();
     }
   });
 });

@@ -83,7 +83,7 @@ export type JobState = 'pending' | 'running' | 'parked' | 'done';
  * `upload-…` stream; returns the stream. The ETL worker must be stopped by the caller, or it
  * would pick the job up.
  */
-export async function createJob(t: TestApp, who: Who, provider: string, state: JobState, acceptedAt = '2026-11-03T10:00:00.000Z'): Promise<string> {
+export async function createJob(t: TestApp, who: Who, provider: string, state: JobState, acceptedAt = '2026-11-03T10:00:00.000Z', bytes = 10): Promise<string> {
   const stream = `upload-${who.userId}-${randomUUID().replace(/-/g, '')}`;
   const base = { user_id: who.userId, tenant_id: who.tenantId };
   const events: UploadEvent[] = [
@@ -95,7 +95,7 @@ export async function createJob(t: TestApp, who: Who, provider: string, state: J
         provider,
         object_key: `raw/${randomUUID()}`,
         sha256: '0'.repeat(64),
-        bytes: 10,
+        bytes,
         content_type: 'application/gzip',
         tier: 'upload',
         accepted_at: acceptedAt,
