@@ -1,0 +1,96 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { siblingModule, startWorker } from '../shared/workerThreads.js';
+import { problems } from './problems.js';
+
+/**
+ * The request-time check of a stranger's SQLite file (contracts §12, §18; issue 34 §1), run where
+ * it can be stopped: one worker thread per check (untrustedFileCheckThread.ts), terminated when it
+ * outlives the deadline. better-sqlite3 cannot interrupt a statement, and a file's schema can make
+ * a 100 KB file cost minutes of `quick_check`; the schema check (exportShared/untrustedSchema.ts)
+ * refuses every such schema known, and the deadline holds for whatever is not known.
+ *
+ * - A check past its deadline is answered 422 ("could not be checked within N s"), the upload
+ *   refused and nothing stored: the cost is the file's, so it is refused like any file that cannot
+ *   be read (the Health Connect zip can still come by resumable upload, whose ETL job has a
+ *   deadline of its own).
+ * - At most `maxRunning` checks run at once (each may hold a core for the whole deadline), and at
+ *   most `maxWaiting` wait for one; a check beyond both is answered 429 with Retry-After, so a
+ *   burst of uploads costs a bounded number of threads and a bounded wait.
+ * - The Health Connect database is copied out of its zip into a private directory (0700) under the
+ *   system's temporary directory, which this module removes once the thread ended, however it
+ *   ended (a terminated thread runs no `finally`). Only a crash of the whole process within the
+ *   check leaves it behind.
+ */
+
+export type UntrustedFileKind = 'device-c' | 'health-connect';
+
+/** What the thread is given: the body is a copy (structured clone), the caller keeps its own. */
+export type CheckTask = { kind: UntrustedFileKind; body: Uint8Array; tempDir: string; maxDatabaseBytes: number };
+/** `refusal`: why the file is refused, null when it passed; `failure`: the check itself failed (a bug, a full disk). */
+export type CheckAnswer = { refusal: string | null } | { failure: string };
+
+export type UntrustedFileCheckOptions = { deadlineMs: number; maxRunning: number; maxWaiting: number; maxDatabaseBytes: number };
+
+/** Defaults: 10 s is far above a 50 MiB body's check (worker start-up included), and 2 matches the cores the service is sized for. */
+export const UNTRUSTED_FILE_CHECK_DEFAULTS: UntrustedFileCheckOptions = { deadlineMs: 10_000, maxRunning: 2, maxWaiting: 8, maxDatabaseBytes: 512 * 1024 * 1024 };
+
+const RETRY_AFTER_S = 5;
+
+export class UntrustedFileChecks {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly options: UntrustedFileCheckOptions) {}
+
+  /** Null when the file passed; else the reason it is refused. Throws 429 when too many checks are under way, 422 past the deadline. */
+  async check(kind: UntrustedFileKind, body: Buffer): Promise<string | null> {
+    await this.slot();
+    try {
+      return await this.runThread(kind, body);
+    } finally {
+      this.running--;
+      this.waiting.shift()?.();
+    }
+  }
+
+  private async slot(): Promise<void> {
+    if (this.running < this.options.maxRunning) {
+      this.running++;
+      return;
+    }
+    if (this.waiting.length >= this.options.maxWaiting) {
+      throw problems.tooManyRequests(`too many uploaded databases are being checked at once (${this.options.maxRunning} running, ${this.options.maxWaiting} waiting); retry later`, RETRY_AFTER_S);
+    }
+    // The slot is handed over by the check that ends: `running` stays counted.
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  private async runThread(kind: UntrustedFileKind, body: Buffer): Promise<string | null> {
+    const tempDir = kind === 'health-connect' ? await mkdtemp(join(tmpdir(), 'wellstream-check-')) : '';
+    const task: CheckTask = { kind, body, tempDir, maxDatabaseBytes: this.options.maxDatabaseBytes };
+    const worker = startWorker(siblingModule(import.meta.url, 'untrustedFileCheckThread'), { workerData: task });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const answer = await new Promise<CheckAnswer | 'deadline'>((resolve, reject) => {
+        timer = setTimeout(() => resolve('deadline'), this.options.deadlineMs);
+        worker.once('message', resolve);
+        worker.once('error', reject);
+        worker.once('exit', (code) => resolve({ failure: `the check's thread exited (${code}) before it answered` }));
+      });
+      if (answer === 'deadline') {
+        throw problems.unprocessable(`the uploaded database could not be checked within ${this.options.deadlineMs / 1000} s, and is refused unread`);
+      }
+      if ('failure' in answer) throw new Error(`checking an uploaded ${kind} database failed: ${answer.failure}`);
+      return answer.refusal;
+    } finally {
+      clearTimeout(timer);
+      await worker.terminate();
+      if (tempDir) await rm(tempDir, { recursive: true, force: true });
+    }
+  }
+}
+
+/** The service's one set of checks: the upload formats are module constants, and so is this bound. */
+export const untrustedFileChecks = new UntrustedFileChecks(UNTRUSTED_FILE_CHECK_DEFAULTS);
