@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { bufferByteSource } from '../sources/files/apple-health/byteSources.js';
+import { bufferByteSource } from '../sources/files/exportShared/byteSources.js';
 import { openExport } from '../sources/files/device-c/sqliteExport.js';
 import { UnreadableExportError, messageOf } from '../sources/files/exportShared/unreadableExport.js';
 import { checkHealthConnectExport } from '../sources/files/health-connect/healthConnectDecoder.js';
