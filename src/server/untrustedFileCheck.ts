@@ -33,7 +33,11 @@ export type CheckAnswer = { refusal: string | null } | { failure: string };
 
 export type UntrustedFileCheckOptions = { deadlineMs: number; maxRunning: number; maxWaiting: number; maxDatabaseBytes: number };
 
-/** Defaults: 10 s is far above a 50 MiB body's check (worker start-up included), and 2 matches the cores the service is sized for. */
+/**
+ * Defaults: 10 s is far above a 50 MiB body's check (worker start-up included); 2 matches the cores
+ * the service is sized for; a Health Connect database inflating past contracts §3's 512 MiB is not
+ * copied at the request (the resumable upload takes any size).
+ */
 export const UNTRUSTED_FILE_CHECK_DEFAULTS: UntrustedFileCheckOptions = { deadlineMs: 10_000, maxRunning: 2, maxWaiting: 8, maxDatabaseBytes: 512 * 1024 * 1024 };
 
 const RETRY_AFTER_S = 5;
