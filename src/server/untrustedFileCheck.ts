@@ -1,44 +1,51 @@
+import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { siblingModule, startWorker } from '../shared/workerThreads.js';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { siblingModule } from '../shared/workerThreads.js';
 import { problems } from './problems.js';
 
 /**
  * The request-time check of a stranger's SQLite file (contracts §12, §18; issue 34 §1), run where
- * it can be stopped: one worker thread per check (untrustedFileCheckThread.ts), terminated when it
- * outlives the deadline. better-sqlite3 cannot interrupt a statement, and a file's schema can make
- * a 100 KB file cost minutes of `quick_check`; the schema check (exportShared/untrustedSchema.ts)
- * refuses every such schema known, and the deadline holds for whatever is not known.
+ * it can be stopped: one child process per check (untrustedFileCheckProcess.ts), killed when it
+ * outlives the deadline. better-sqlite3 cannot interrupt a statement, and neither can a worker
+ * thread's termination (it waits for the native call to return); a file's schema can make a 100 KB
+ * file cost minutes of `quick_check`. The schema check (exportShared/untrustedSchema.ts) refuses
+ * every such schema known; the deadline holds for whatever is not known.
  *
  * - A check past its deadline is answered 422 ("could not be checked within N s"), the upload
  *   refused and nothing stored: the cost is the file's, so it is refused like any file that cannot
- *   be read (the Health Connect zip can still come by resumable upload, whose ETL job has a
- *   deadline of its own).
+ *   be read (a Health Connect zip can still come by resumable upload, checked by its ETL job).
  * - At most `maxRunning` checks run at once (each may hold a core for the whole deadline), and at
  *   most `maxWaiting` wait for one; a check beyond both is answered 429 with Retry-After, so a
- *   burst of uploads costs a bounded number of threads and a bounded wait.
+ *   burst of uploads costs a bounded number of processes and a bounded wait.
  * - The Health Connect database is copied out of its zip into a private directory (0700) under the
- *   system's temporary directory, which this module removes once the thread ended, however it
- *   ended (a terminated thread runs no `finally`). Only a crash of the whole process within the
- *   check leaves it behind.
+ *   system's temporary directory, which this module removes once the process ended, however it
+ *   ended (a killed process runs no `finally`). Only a crash of the service within the check
+ *   leaves it behind.
+ * - A process start (Node, then the modules it reads) costs a fraction of a second of the
+ *   deadline: far less than a check of a file near 50 MiB, and paid only by SQLite uploads.
  */
+
+const MiB = 1024 * 1024;
 
 export type UntrustedFileKind = 'device-c' | 'health-connect';
 
-/** What the thread is given: the body is a copy (structured clone), the caller keeps its own. */
-export type CheckTask = { kind: UntrustedFileKind; body: Uint8Array; tempDir: string; maxDatabaseBytes: number };
+/** What the checker's process is sent: the body is a copy, the caller keeps its own. */
+export type CheckTask = { kind: UntrustedFileKind; body: Uint8Array; tempDir: string; maxDatabaseBytes: number; maxSqliteHeapBytes: number };
 /** `refusal`: why the file is refused, null when it passed; `failure`: the check itself failed (a bug, a full disk). */
 export type CheckAnswer = { refusal: string | null } | { failure: string };
 
-export type UntrustedFileCheckOptions = { deadlineMs: number; maxRunning: number; maxWaiting: number; maxDatabaseBytes: number };
+export type UntrustedFileCheckOptions = { deadlineMs: number; maxRunning: number; maxWaiting: number; maxDatabaseBytes: number; maxSqliteHeapBytes: number };
 
 /**
- * Defaults: 10 s is far above a 50 MiB body's check (worker start-up included); 2 matches the cores
+ * Defaults: 10 s is far above a 50 MiB body's check (process start included); 2 matches the cores
  * the service is sized for; a Health Connect database inflating past contracts §3's 512 MiB is not
  * copied at the request (the resumable upload takes any size).
  */
-export const UNTRUSTED_FILE_CHECK_DEFAULTS: UntrustedFileCheckOptions = { deadlineMs: 10_000, maxRunning: 2, maxWaiting: 8, maxDatabaseBytes: 512 * 1024 * 1024 };
+export const UNTRUSTED_FILE_CHECK_DEFAULTS: UntrustedFileCheckOptions = { deadlineMs: 10_000, maxRunning: 2, maxWaiting: 8, maxDatabaseBytes: 512 * MiB, maxSqliteHeapBytes: 256 * MiB };
 
 const RETRY_AFTER_S = 5;
 
@@ -52,7 +59,7 @@ export class UntrustedFileChecks {
   async check(kind: UntrustedFileKind, body: Buffer): Promise<string | null> {
     await this.slot();
     try {
-      return await this.runThread(kind, body);
+      return await this.runChecker(kind, body);
     } finally {
       this.running--;
       this.waiting.shift()?.();
@@ -71,17 +78,19 @@ export class UntrustedFileChecks {
     await new Promise<void>((resolve) => this.waiting.push(resolve));
   }
 
-  private async runThread(kind: UntrustedFileKind, body: Buffer): Promise<string | null> {
+  private async runChecker(kind: UntrustedFileKind, body: Buffer): Promise<string | null> {
     const tempDir = kind === 'health-connect' ? await mkdtemp(join(tmpdir(), 'wellstream-check-')) : '';
-    const task: CheckTask = { kind, body, tempDir, maxDatabaseBytes: this.options.maxDatabaseBytes };
-    const worker = startWorker(siblingModule(import.meta.url, 'untrustedFileCheckThread'), { workerData: task });
+    const task: CheckTask = { kind, body, tempDir, maxDatabaseBytes: this.options.maxDatabaseBytes, maxSqliteHeapBytes: this.options.maxSqliteHeapBytes };
+    const child = startChecker();
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     let timer: NodeJS.Timeout | undefined;
     try {
-      const answer = await new Promise<CheckAnswer | 'deadline'>((resolve, reject) => {
+      const answer = await new Promise<CheckAnswer | 'deadline'>((resolve) => {
         timer = setTimeout(() => resolve('deadline'), this.options.deadlineMs);
-        worker.once('message', resolve);
-        worker.once('error', reject);
-        worker.once('exit', (code) => resolve({ failure: `the check's thread exited (${code}) before it answered` }));
+        child.once('message', (m) => resolve(m as CheckAnswer));
+        child.on('error', (err) => resolve({ failure: err.message }));
+        child.once('exit', (code, signal) => resolve({ failure: `the check's process exited (${signal ?? code}) before it answered` }));
+        child.send(task, (err) => err && resolve({ failure: err.message }));
       });
       if (answer === 'deadline') {
         throw problems.unprocessable(`the uploaded database could not be checked within ${this.options.deadlineMs / 1000} s, and is refused unread`);
@@ -90,10 +99,25 @@ export class UntrustedFileChecks {
       return answer.refusal;
     } finally {
       clearTimeout(timer);
-      await worker.terminate();
+      // Answered or not, the process goes: SIGKILL stops SQLite mid-statement, which nothing else can.
+      child.kill('SIGKILL');
+      await exited;
       if (tempDir) await rm(tempDir, { recursive: true, force: true });
     }
   }
+}
+
+/**
+ * The checker's process, from a build (`.js`) or from source (`.ts`, with tsx's loader, which a
+ * forked process takes from --import). execArgv is given, so the service's own flags (heap sizes,
+ * vitest's loaders) are not passed on; stdout and stderr are dropped (a SQLite message could
+ * quote the file).
+ */
+function startChecker(): ChildProcess {
+  const entry = siblingModule(import.meta.url, 'untrustedFileCheckProcess');
+  const fromSource = entry.pathname.endsWith('.ts');
+  const execArgv = fromSource ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : [];
+  return fork(fileURLToPath(entry), [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
 }
 
 /** The service's one set of checks: the upload formats are module constants, and so is this bound. */

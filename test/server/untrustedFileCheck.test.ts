@@ -9,8 +9,9 @@ import { buildHealthConnectZip } from '../fixtures/health-connect/buildHealthCon
 
 /**
  * contracts §12, §18, issue 34 §1: a stranger's SQLite file is opened at the request only in a
- * worker thread that is terminated at a deadline, a bounded number at once, and the plaintext
- * copy of a Health Connect database is removed however the thread ended.
+ * child process that is killed at a deadline (a worker thread cannot be stopped inside SQLite), a
+ * bounded number at once, and the plaintext copy of a Health Connect database is removed however
+ * the process ended.
  */
 let tmp: string;
 const savedTmp = process.env.TMPDIR;
@@ -30,7 +31,7 @@ const checks = (options: Partial<typeof UNTRUSTED_FILE_CHECK_DEFAULTS> = {}) => 
 const copies = () => readdirSync(tmp).filter((n) => n.startsWith('wellstream-check-'));
 const rejection = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e);
 
-describe('request-time checks of a stranger\'s SQLite file run in a thread that can be stopped (contracts §12, §18, issue 34 §1)', { timeout: 60_000 }, () => {
+describe('request-time checks of a stranger\'s SQLite file run in a process that can be stopped (contracts §12, §18, issue 34 §1)', { timeout: 60_000 }, () => {
   it('passes the real formats (a Gadgetbridge database, a Health Connect zip), and removes the Health Connect copy', async () => {
     const c = checks();
     expect(await c.check('device-c', buildGadgetbridgeExport())).toBeNull();
@@ -38,13 +39,13 @@ describe('request-time checks of a stranger\'s SQLite file run in a thread that 
     expect(copies()).toEqual([]);
   });
 
-  it('answers the reason a file is refused, from the thread (a zip without the database)', async () => {
+  it("answers the reason a file is refused, from the checker's process (a zip without the database)", async () => {
     const { zipEntries } = await import('../fixtures/zip/buildZip.js');
     const reason = await checks().check('health-connect', await zipEntries([{ name: 'notes.txt', data: Buffer.from('hello') }]));
     expect(reason).toMatch(/holds no health_connect_export\.db/);
   });
 
-  it('contracts §18: a check that outlives its deadline is answered 422, its thread terminated and its private copy removed', async () => {
+  it('contracts §18: a check that outlives its deadline is answered 422, its process killed and its private copy removed', async () => {
     const err = await rejection(checks({ deadlineMs: 1 }).check('health-connect', await buildHealthConnectZip()));
     expect(err).toBeInstanceOf(HttpProblem);
     expect((err as HttpProblem).status).toBe(422);

@@ -50,7 +50,7 @@ function importFormat(slug: string): UploadFormat {
         } catch (err) {
           throw problems.unprocessable(messageOf(err));
         }
-        // contracts §18: the database inside is refused at the request like device-c's, in a thread with a deadline.
+        // contracts §18: the database inside is refused at the request like device-c's, in a process killed at a deadline.
         if (slug === 'health-connect') {
           const refusal = await untrustedFileChecks.check('health-connect', body);
           if (refusal) throw problems.unprocessable(`this is not ${BODIES[slug]} that can be read: ${refusal}`);

@@ -68,7 +68,7 @@ export const UPLOAD_FORMATS: Readonly<Record<string, UploadFormat>> = {
         throw problems.unprocessable('device-c uploads are Gadgetbridge SQLite database exports; this body does not start with the SQLite header');
       }
       // contracts §12, §18: a database failing its integrity check, or whose schema would run the
-      // sender's SQL, is refused at the request; opened in a thread with a deadline, never here.
+      // sender's SQL, is refused at the request; opened in a process killed at a deadline, never here.
       const refusal = await untrustedFileChecks.check('device-c', body);
       if (refusal) throw problems.unprocessable(`device-c: ${refusal}`);
       return { payload: body, contentType: 'application/vnd.sqlite3' };

@@ -68,7 +68,7 @@ async function* decodeHealthConnect(source: ByteSource, ctx: ParseContext, optio
 /**
  * Opens the export's database as the decoder does (its schema refused or its integrity checked,
  * exportShared/untrustedSqlite.ts) and reads nothing: the check of a request-time upload
- * (contracts §18), run in a thread that can be stopped (src/server/untrustedFileCheck.ts).
+ * (contracts §18), run in a process that can be killed (src/server/untrustedFileCheck.ts).
  * Throws UnreadableExportError with the reason.
  */
 export async function checkHealthConnectExport(source: ByteSource, options: HealthConnectOptions): Promise<void> {
