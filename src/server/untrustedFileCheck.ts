@@ -38,14 +38,29 @@ export type CheckTask = { kind: UntrustedFileKind; body: Uint8Array; tempDir: st
 /** `refusal`: why the file is refused, null when it passed; `failure`: the check itself failed (a bug, a full disk). */
 export type CheckAnswer = { refusal: string | null } | { failure: string };
 
-export type UntrustedFileCheckOptions = { deadlineMs: number; maxRunning: number; maxWaiting: number; maxDatabaseBytes: number; maxSqliteHeapBytes: number };
+export type UntrustedFileCheckOptions = {
+  deadlineMs: number;
+  maxRunning: number;
+  maxWaiting: number;
+  maxDatabaseBytes: number;
+  maxSqliteHeapBytes: number;
+  /** The checker's module (untrustedFileCheckProcess); a test gives one that never answers. */
+  entry: URL;
+};
 
 /**
  * Defaults: 10 s is far above a 50 MiB body's check (process start included); 2 matches the cores
  * the service is sized for; a Health Connect database inflating past contracts §3's 512 MiB is not
  * copied at the request (the resumable upload takes any size).
  */
-export const UNTRUSTED_FILE_CHECK_DEFAULTS: UntrustedFileCheckOptions = { deadlineMs: 10_000, maxRunning: 2, maxWaiting: 8, maxDatabaseBytes: 512 * MiB, maxSqliteHeapBytes: 256 * MiB };
+export const UNTRUSTED_FILE_CHECK_DEFAULTS: UntrustedFileCheckOptions = {
+  deadlineMs: 10_000,
+  maxRunning: 2,
+  maxWaiting: 8,
+  maxDatabaseBytes: 512 * MiB,
+  maxSqliteHeapBytes: 256 * MiB,
+  entry: siblingModule(import.meta.url, 'untrustedFileCheckProcess'),
+};
 
 const RETRY_AFTER_S = 5;
 
@@ -81,7 +96,7 @@ export class UntrustedFileChecks {
   private async runChecker(kind: UntrustedFileKind, body: Buffer): Promise<string | null> {
     const tempDir = kind === 'health-connect' ? await mkdtemp(join(tmpdir(), 'wellstream-check-')) : '';
     const task: CheckTask = { kind, body, tempDir, maxDatabaseBytes: this.options.maxDatabaseBytes, maxSqliteHeapBytes: this.options.maxSqliteHeapBytes };
-    const child = startChecker();
+    const child = startChecker(this.options.entry);
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -113,8 +128,7 @@ export class UntrustedFileChecks {
  * vitest's loaders) are not passed on; stdout and stderr are dropped (a SQLite message could
  * quote the file).
  */
-function startChecker(): ChildProcess {
-  const entry = siblingModule(import.meta.url, 'untrustedFileCheckProcess');
+function startChecker(entry: URL): ChildProcess {
   const fromSource = entry.pathname.endsWith('.ts');
   const execArgv = fromSource ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : [];
   return fork(fileURLToPath(entry), [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });

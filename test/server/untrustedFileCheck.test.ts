@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -50,6 +50,16 @@ describe('request-time checks of a stranger\'s SQLite file run in a process that
     expect(err).toBeInstanceOf(HttpProblem);
     expect((err as HttpProblem).status).toBe(422);
     expect((err as HttpProblem).detail).toMatch(/could not be checked within 0\.001 s/);
+    expect(copies()).toEqual([]);
+  });
+
+  it('contracts §18: a checker stuck inside SQLite (a statement that never ends) is killed at the deadline: 422, and the check ends with its process', async () => {
+    // The deadline leaves the process time to start (tsx from source) and enter the statement.
+    const stuck = checks({ deadlineMs: 8_000, entry: new URL('../fixtures/sqlite/stuckChecker.ts', import.meta.url) });
+    const err = await rejection(stuck.check('health-connect', await buildHealthConnectZip()));
+    expect((err as HttpProblem).status).toBe(422);
+    expect((err as HttpProblem).detail).toMatch(/could not be checked within 8 s/);
+    expect(existsSync(join(tmp, 'stuck-checker-started'))).toBe(true);
     expect(copies()).toEqual([]);
   });
 
