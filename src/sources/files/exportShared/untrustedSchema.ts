@@ -38,7 +38,7 @@ type Token = { kind: 'word' | 'quoted' | 'string' | 'number' | 'punct'; text: st
 
 /** Why the schema of a freshly opened database is refused, or null. Reads only the schema. */
 export function untrustedSchemaRefusal(db: Database.Database): SchemaRefusal | null {
-  const objects = db.prepare(`SELECT type, name, tbl_name, sql FROM sqlite_master`).all() as { type: string; name: string; tbl_name: string; sql: string | null }[];
+  const objects = db.prepare(`SELECT type, name, sql FROM sqlite_master`).all() as { type: string; name: string; sql: string | null }[];
   const reasons: string[] = [];
   const named = (what: string, names: string[]) => {
     if (names.length) reasons.push(`${what} (${names.slice(0, MAX_NAMED).join(', ')}${names.length > MAX_NAMED ? ', …' : ''})`);
@@ -55,8 +55,10 @@ export function untrustedSchemaRefusal(db: Database.Database): SchemaRefusal | n
     if (tokens.some((t) => t.kind === 'word' && t.text.toUpperCase() === 'CHECK')) checks.push(table.name);
     const columns = db.prepare(`PRAGMA table_xinfo(${quote(table.name)})`).all() as { name: string; hidden: number }[];
     const computed = new Set(columns.filter((c) => c.hidden === 2 || c.hidden === 3).map((c) => c.name.toLowerCase()));
+    const definitions = computed.size ? columnDefinitions(tokens) : new Map<string, Token[]>();
     for (const name of computed) {
-      const expression = generatedExpression(tokens, name);
+      const definition = definitions.get(name);
+      const expression = definition ? asExpression(definition) : null;
       if (!expression || !harmless(expression, computed)) generated.push(`${table.name}.${name}`);
     }
     const list = db.prepare(`PRAGMA index_list(${quote(table.name)})`).all() as { name: string; partial: number }[];
@@ -83,12 +85,14 @@ function harmless(expression: Token[], generatedColumns: Set<string>): boolean {
 }
 
 /**
- * The tokens between the parentheses of `AS (…)` in the definition of column `name` (lower case),
- * or null when the CREATE text does not show it so.
+ * The definitions between the CREATE TABLE's outer parentheses, by column name (lower case), in
+ * one pass: a table may have up to 2,000 columns, and scanning its text once per generated column
+ * would cost columns × text.
  */
-function generatedExpression(tokens: Token[], name: string): Token[] | null {
+function columnDefinitions(tokens: Token[]): Map<string, Token[]> {
+  const definitions = new Map<string, Token[]>();
   const open = tokens.findIndex((t) => t.text === '(');
-  if (open < 0) return null;
+  if (open < 0) return definitions;
   let depth = 0;
   let start = open + 1;
   for (let i = open + 1; i < tokens.length; i++) {
@@ -98,14 +102,15 @@ function generatedExpression(tokens: Token[], name: string): Token[] | null {
     else if ((t.text === ',' || t.text === ')') && depth === 0) {
       const definition = tokens.slice(start, i);
       const first = definition[0];
-      if (first && (first.kind === 'word' || first.kind === 'quoted') && unquote(first).toLowerCase() === name) return asExpression(definition);
-      if (t.text === ')') return null;
+      if (first && (first.kind === 'word' || first.kind === 'quoted') && !definitions.has(unquote(first).toLowerCase())) definitions.set(unquote(first).toLowerCase(), definition);
+      if (t.text === ')') break;
       start = i + 1;
     }
   }
-  return null;
+  return definitions;
 }
 
+/** The tokens between the parentheses of `AS (…)` in a column's definition, or null when it shows none. */
 function asExpression(definition: Token[]): Token[] | null {
   let depth = 0;
   for (let i = 1; i < definition.length; i++) {
