@@ -1,8 +1,5 @@
 import Database from 'better-sqlite3';
-import { bufferByteSource } from '../sources/files/exportShared/byteSources.js';
-import { openExport } from '../sources/files/device-c/sqliteExport.js';
 import { UnreadableExportError, messageOf } from '../sources/files/exportShared/unreadableExport.js';
-import { checkHealthConnectExport } from '../sources/files/health-connect/healthConnectDecoder.js';
 import type { CheckAnswer, CheckTask } from './untrustedFileCheck.js';
 
 /**
@@ -24,12 +21,16 @@ async function check(): Promise<CheckAnswer> {
   limiter.pragma(`hard_heap_limit = ${task.maxSqliteHeapBytes}`);
   limiter.close();
   const body = Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength);
+  // Each kind loads only its own reader: the process is started per check, and its start is the check's overhead.
   if (task.kind === 'device-c') {
+    const { openExport } = await import('../sources/files/device-c/sqliteExport.js');
     const opened = openExport(body);
     if ('error' in opened) return { refusal: opened.error };
     opened.db.close();
     return { refusal: null };
   }
+  const { bufferByteSource } = await import('../sources/files/exportShared/byteSources.js');
+  const { checkHealthConnectExport } = await import('../sources/files/health-connect/healthConnectDecoder.js');
   try {
     await checkHealthConnectExport(bufferByteSource(body), { tempDir: task.tempDir, maxDatabaseBytes: task.maxDatabaseBytes });
     return { refusal: null };
