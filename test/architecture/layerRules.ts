@@ -45,7 +45,7 @@ export const LAYERS: readonly LayerGroup[] = [
   {
     name: 'composition',
     layer: 8,
-    paths: ['src/app/', 'src/cli/', 'src/demo/', 'src/main.ts', 'src/projector/projectorThread.ts', 'src/processes/etl/etlThread.ts'],
+    paths: ['src/app/', 'src/cli/', 'src/demo/', 'src/main.ts', 'src/projector/projectorThread.ts', 'src/processes/etl/etlThread.ts', 'src/server/untrustedFileCheckProcess.ts'],
   },
 ];
 

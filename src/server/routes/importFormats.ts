@@ -3,6 +3,7 @@ import { openZipArchive } from '../../sources/files/exportShared/zipArchive.js';
 import { messageOf } from '../../sources/files/exportShared/unreadableExport.js';
 import { importDecoders } from '../../sources/registry.js';
 import { problems } from '../problems.js';
+import { untrustedFileChecks } from '../untrustedFileCheck.js';
 import type { UploadFormat } from './uploadFormat.js';
 
 /** contracts §13: how an export is sent in one request; the body's first bytes decide what it is. */
@@ -48,6 +49,11 @@ function importFormat(slug: string): UploadFormat {
           (await openZipArchive(bufferByteSource(body), BODIES[slug] ?? slug)).close();
         } catch (err) {
           throw problems.unprocessable(messageOf(err));
+        }
+        // contracts §18: the database inside is refused at the request like device-c's, in a process killed at a deadline.
+        if (slug === 'health-connect') {
+          const refusal = await untrustedFileChecks.check('health-connect', body);
+          if (refusal) throw problems.unprocessable(`this is not ${BODIES[slug]} that can be read: ${refusal}`);
         }
       }
       return { payload: body, contentType: isZip(body) ? 'application/zip' : isGzip(body) ? 'application/gzip' : 'application/xml' };

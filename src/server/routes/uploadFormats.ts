@@ -2,7 +2,7 @@ import { pipeline } from 'node:stream/promises';
 import { Readable, Writable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { HttpProblem, problems } from '../problems.js';
-import { openExport } from '../../sources/files/device-c/sqliteExport.js';
+import { untrustedFileChecks } from '../untrustedFileCheck.js';
 import { IMPORT_UPLOAD_FORMATS } from './importFormats.js';
 
 const MiB = 1024 * 1024;
@@ -67,10 +67,10 @@ export const UPLOAD_FORMATS: Readonly<Record<string, UploadFormat>> = {
       if (body.length < SQLITE_MAGIC.length || !body.subarray(0, SQLITE_MAGIC.length).equals(SQLITE_MAGIC)) {
         throw problems.unprocessable('device-c uploads are Gadgetbridge SQLite database exports; this body does not start with the SQLite header');
       }
-      // contracts §12: a database failing its integrity check is refused at the request.
-      const opened = openExport(body);
-      if ('error' in opened) throw problems.unprocessable(`device-c: ${opened.error}`);
-      opened.db.close();
+      // contracts §12, §18: a database failing its integrity check, or whose schema would run the
+      // sender's SQL, is refused at the request; opened in a process killed at a deadline, never here.
+      const refusal = await untrustedFileChecks.check('device-c', body);
+      if (refusal) throw problems.unprocessable(`device-c: ${refusal}`);
       return { payload: body, contentType: 'application/vnd.sqlite3' };
     },
     example: (origin) => `${curlBase(origin, 'device-c', 'band-1')} -H 'Content-Type: application/vnd.sqlite3' --data-binary @Gadgetbridge.db`,

@@ -44,6 +44,7 @@ export function openExport(payload: Buffer): Opened {
     if (refused === null) return { db };
     db.close();
     if (refused.kind === 'virtual_tables') return { error: `not a Gadgetbridge export: the database declares virtual tables (${refused.names.join(', ')}), which the app never creates` };
+    if (refused.kind === 'schema') return { error: truncateBytes(`not a Gadgetbridge export, refused before its integrity check: the database declares ${refused.reasons.join('; ')}, which the app never creates (SQL of the sender's that SQLite would run)`, 512) };
     return { error: truncateBytes(`corrupt SQLite database: ${refused.problems.join('; ')}`, 512) };
   } catch (err) {
     db.close();

@@ -1,6 +1,6 @@
 import type { ParseContext, ParseItem } from '../../../../commands/ingestion/records.js';
 import type { ByteSource, ImportDecoder } from '../importSource.js';
-import { removeTemporaryFile, spillOwnerOf, spillToTemporaryFile, TooLargeError } from '../exportShared/temporaryFile.js';
+import { removeTemporaryFile, spillOwnerOf, spillToTemporaryFile, TooLargeError, type SpillOwner } from '../exportShared/temporaryFile.js';
 import { messageOf, UnreadableExportError } from '../exportShared/unreadableExport.js';
 import { openUntrustedDatabase } from '../exportShared/untrustedSqlite.js';
 import { baseName, notAZip, openZipArchive, type ArchiveEntry } from '../exportShared/zipArchive.js';
@@ -52,25 +52,7 @@ function databaseEntry(entries: readonly ArchiveEntry[]): ArchiveEntry {
 }
 
 async function* decodeHealthConnect(source: ByteSource, ctx: ParseContext, options: HealthConnectOptions): AsyncGenerator<ParseItem> {
-  const maxBytes = options.maxDatabaseBytes ?? DEFAULT_MAX_DATABASE_BYTES;
-  const archive = await openZipArchive(source, WHAT);
-  let path: string;
-  let entry: ArchiveEntry;
-  try {
-    entry = databaseEntry(archive.entries);
-    if (entry.uncompressedSize > maxBytes) throw new UnreadableExportError(entry.name, `${entry.name} is ${entry.uncompressedSize} bytes, more than the ${maxBytes} accepted`);
-    try {
-      path = await spillToTemporaryFile(await archive.open(entry), options.tempDir, '.db', maxBytes, spillOwnerOf(ctx));
-    } catch (err) {
-      if (err instanceof UnreadableExportError) throw err;
-      if (err instanceof TooLargeError) throw new UnreadableExportError(entry.name, `${entry.name} inflates to more than the ${maxBytes} bytes accepted`);
-      // A full disk or a closed source is the service's trouble, not the upload's.
-      if (isSystemError(err)) throw err;
-      throw new UnreadableExportError(entry.name, `${entry.name} cannot be read from the archive: ${messageOf(err)}`);
-    }
-  } finally {
-    archive.close();
-  }
+  const { path, entry } = await copyDatabase(source, options, spillOwnerOf(ctx));
   try {
     const db = openUntrustedDatabase(path, entry.name);
     try {
@@ -80,6 +62,42 @@ async function* decodeHealthConnect(source: ByteSource, ctx: ParseContext, optio
     }
   } finally {
     await removeTemporaryFile(path);
+  }
+}
+
+/**
+ * Opens the export's database as the decoder does (its schema refused or its integrity checked,
+ * exportShared/untrustedSqlite.ts) and reads nothing: the check of a request-time upload
+ * (contracts §18), run in a process that can be killed (src/server/untrustedFileCheck.ts).
+ * Throws UnreadableExportError with the reason.
+ */
+export async function checkHealthConnectExport(source: ByteSource, options: HealthConnectOptions): Promise<void> {
+  const { path, entry } = await copyDatabase(source, options);
+  try {
+    openUntrustedDatabase(path, entry.name).close();
+  } finally {
+    await removeTemporaryFile(path);
+  }
+}
+
+/** The database entry copied out of the zip into a private temporary file, named for its owner where known (start-up and erasure sweep it). */
+async function copyDatabase(source: ByteSource, options: HealthConnectOptions, owner: SpillOwner = null): Promise<{ path: string; entry: ArchiveEntry }> {
+  const maxBytes = options.maxDatabaseBytes ?? DEFAULT_MAX_DATABASE_BYTES;
+  const archive = await openZipArchive(source, WHAT);
+  try {
+    const entry = databaseEntry(archive.entries);
+    if (entry.uncompressedSize > maxBytes) throw new UnreadableExportError(entry.name, `${entry.name} is ${entry.uncompressedSize} bytes, more than the ${maxBytes} accepted`);
+    try {
+      return { path: await spillToTemporaryFile(await archive.open(entry), options.tempDir, '.db', maxBytes, owner), entry };
+    } catch (err) {
+      if (err instanceof UnreadableExportError) throw err;
+      if (err instanceof TooLargeError) throw new UnreadableExportError(entry.name, `${entry.name} inflates to more than the ${maxBytes} bytes accepted`);
+      // A full disk or a closed source is the service's trouble, not the upload's.
+      if (isSystemError(err)) throw err;
+      throw new UnreadableExportError(entry.name, `${entry.name} cannot be read from the archive: ${messageOf(err)}`);
+    }
+  } finally {
+    archive.close();
   }
 }
 

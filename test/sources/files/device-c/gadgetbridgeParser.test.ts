@@ -370,7 +370,7 @@ describe('device-c: the database comes from a stranger and is opened defensively
     return rejected.reason;
   };
 
-  it('never reads a view standing where a data table would be, and no trigger of the file fires: the real tables are read as usual', async () => {
+  it('contracts §18: refuses, as one "database" item, a file declaring views or triggers (the app creates neither), even a view standing where a data table would be', async () => {
     const payload = buildGadgetbridgeDb((db) => {
       insertDevice(db, { ...DEVICES.gtr4 });
       const sample = db.prepare('INSERT INTO "HUAMI_EXTENDED_ACTIVITY_SAMPLE" ("TIMESTAMP", "DEVICE_ID", "USER_ID", "RAW_INTENSITY", "STEPS", "RAW_KIND", "HEART_RATE") VALUES (?, 1, 1, 50, ?, 1, 80)');
@@ -383,10 +383,9 @@ describe('device-c: the database comes from a stranger and is opened defensively
         CREATE TRIGGER wipe AFTER INSERT ON "DEVICE" BEGIN DELETE FROM "HUAMI_EXTENDED_ACTIVITY_SAMPLE"; END;
         CREATE TRIGGER wipe_on_read INSTEAD OF DELETE ON "MI_BAND_ACTIVITY_SAMPLE" BEGIN DELETE FROM "HUAMI_EXTENDED_ACTIVITY_SAMPLE"; END;`);
     });
-    const { steps, rejected, records } = await parse(payload);
-    expect(rejected).toEqual([]);
-    expect(steps.map((r) => r.value)).toEqual([100, 101, 102, 103, 104]);
-    expect(records.some((r) => r.metadata.table === 'MI_BAND_ACTIVITY_SAMPLE' || (r.kind === 'quantity' && r.value === 4242))).toBe(false);
+    const reason = onlyDatabaseItem((await parse(payload)).items);
+    expect(reason).toMatch(/triggers \(wipe, wipe_on_read\)/);
+    expect(reason).toMatch(/views \(MI_BAND_ACTIVITY_SAMPLE\)/);
   });
 
   it('refuses, as one "database" item, a file that declares a virtual table (named like a data table or not): reading or even checking it would run the module over tables the sender wrote', async () => {
