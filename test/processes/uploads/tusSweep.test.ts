@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UploadResource } from '../../../queries/ingestion/uploads.js';
 import { ORPHAN_MARGIN_MS, tusSweep } from '../../../src/processes/uploads/tusSweep.js';
+import { uploadLocksOf } from '../../../src/processes/uploads/uploadLocks.js';
 import { stagingRoot, UploadStaging } from '../../../src/rawstore/uploadStaging.js';
 import { expectProblem, startTestApp, type TenantHandle, type TestApp } from '../../support/server.js';
 import { tempDir } from '../../support/tmp.js';
@@ -26,7 +27,7 @@ afterAll(async () => t?.close());
 const { create, patch, head } = tusRequests(() => t);
 const ZIP_START = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
 const staging = () => new UploadStaging(stagingRoot(t.dataDir));
-const sweep = () => tusSweep({ eventStore: t.ctx.eventStore, readStore: t.ctx.readStore, staging: staging(), expiryMs: EXPIRY_HOURS * HOUR });
+const sweep = () => tusSweep({ eventStore: t.ctx.eventStore, readStore: t.ctx.readStore, staging: staging(), locks: uploadLocksOf(t.ctx.readStore, t.ctx.config.leases), expiryMs: EXPIRY_HOURS * HOUR });
 const stagedOf = (userId: string) => (existsSync(join(t.dataDir, 'tus', userId)) ? readdirSync(join(t.dataDir, 'tus', userId)) : []);
 
 async function receiving(uploadId: string) {
