@@ -75,15 +75,19 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
   const checkVersion = (request: FastifyRequest) => {
     if (request.headers['tus-resumable'] !== TUS_VERSION) throw new HttpProblem(412, `Tus-Resumable must be ${TUS_VERSION}`, { 'tus-version': TUS_VERSION });
   };
+  /** The stream of the upload the path names (of the provider data's current generation); 404 for a name no upload can have. */
+  const streamOf = async (userId: string, provider: string, uploadId: string) => {
+    if (!IMPORT_SLUGS.includes(provider) || !UPLOAD_ID.test(uploadId)) throw problems.notFound('upload not found');
+    const { generation } = await loadProviderDataHead(ctx.eventStore, userId, provider);
+    return { stream: uploadStream(userId, provider, uploadId, generation), generation };
+  };
   /**
    * The upload named by the path, for the token's user; 404 when absent, 410 when abandoned or
    * expired. Only a caller holding the upload's lock (`locked`) abandons an expired one and removes
    * its bytes; HEAD answers 410 and changes nothing (the sweep or the next PATCH/DELETE cleans up).
    */
   const find = async (userId: string, provider: string, uploadId: string, locked = false) => {
-    if (!IMPORT_SLUGS.includes(provider) || !UPLOAD_ID.test(uploadId)) throw problems.notFound('upload not found');
-    const head = await loadProviderDataHead(ctx.eventStore, userId, provider);
-    const stream = uploadStream(userId, provider, uploadId, head.generation);
+    const { stream, generation } = await streamOf(userId, provider, uploadId);
     const { state } = await loadState(ctx.eventStore, stream, uploadState);
     if (!state.receiving) throw problems.notFound('upload not found');
     if (state.abandoned) throw problems.gone('the upload was terminated or expired');
@@ -94,7 +98,7 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
       }
       throw problems.gone('the upload expired before it was complete');
     }
-    const dataKey = await ctx.dataKeys.issue({ userId, provider, generation: head.generation }, state.receiving.tenant_id);
+    const dataKey = await ctx.dataKeys.issue({ userId, provider, generation }, state.receiving.tenant_id);
     return { stream, state, key: { key: dataKey.key, keyId: dataKey.keyId } satisfies StagingKey };
   };
   const describe = (reply: FastifyReply, state: UploadState, offset: number) => {
@@ -109,7 +113,7 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
    * a PATCH that held it just before may have ended or completed it); 423 while another holds it.
    */
   const underLock = async <T>(userId: string, provider: string, uploadId: string, work: (found: Awaited<ReturnType<typeof find>>, lock: UploadLock) => Promise<T>): Promise<T> => {
-    const { stream } = await find(userId, provider, uploadId);
+    const { stream } = await streamOf(userId, provider, uploadId);
     const lock = await locks.take(uploadLockName(stream));
     if (!lock) throw locked();
     try {
