@@ -35,6 +35,9 @@ function unseal(k: StagingKey, aad: string, sealed: Buffer): Buffer {
 
 export class UploadTooLongError extends Error {}
 
+/** The upload's lock as its writer holds it (src/processes/uploads/uploadLocks.ts): aborted once lost; `confirm` throws when lost. */
+export type WriterHold = { signal: AbortSignal; confirm(): Promise<void> };
+
 /** Where a service's resumable uploads are staged under its DATA_DIR. */
 export const stagingRoot = (dataDir: string) => join(dataDir, 'tus');
 
@@ -84,10 +87,10 @@ export class UploadStaging {
   /**
    * Appends what `body` brings, up to `length` in all; answers the new offset. Whatever arrived
    * before the body ended or broke off is stored; more than `length` is UploadTooLongError. The
-   * caller holds the upload's lock (src/processes/uploads/uploadLocks.ts); once `held` is aborted
-   * (the lock was lost) nothing more is written, not even the tail, and its reason is thrown.
+   * caller holds the upload's lock; once it is lost (`held` aborted, or not confirmed before the
+   * tail is swapped in) nothing more is written, and the reason is thrown.
    */
-  async append(userId: string, stream: string, k: StagingKey, body: AsyncIterable<Buffer>, length: number, held?: AbortSignal): Promise<number> {
+  async append(userId: string, stream: string, k: StagingKey, body: AsyncIterable<Buffer>, length: number, held?: WriterHold): Promise<number> {
     const dir = this.dirOf(userId, stream);
     await mkdir(dir, { recursive: true, mode: 0o700 });
     const { chunks: n0, tail } = await this.state(dir, k, true);
@@ -97,7 +100,7 @@ export class UploadStaging {
     let failure: unknown = null;
     try {
       for await (const part of body) {
-        held?.throwIfAborted();
+        held?.signal.throwIfAborted();
         if (n * CHUNK + buf.length + part.length > length) throw new UploadTooLongError(`more bytes than the Upload-Length of ${length}`);
         buf = buf.length ? Buffer.concat([buf, part]) : part;
         while (buf.length >= CHUNK) {
@@ -112,7 +115,8 @@ export class UploadStaging {
       await fh.sync();
       await fh.close();
     }
-    if (held?.aborted) throw held.reason;
+    // The tail replaces what the holder before left: only the holder may, so it asks the store once more.
+    await held?.confirm();
     // The tail is rewritten whole and swapped in: a crash leaves the old one or the new one.
     const header = Buffer.alloc(4);
     header.writeUInt32BE(n);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadProviderDataHead } from '../../commands/deletions/providerData.js';
 import { uploadState, uploadStream } from '../../commands/ingestion/upload.js';
 import { loadState } from '../../commands/shared/commandHandler.js';
+import { uploadLockName } from '../../src/processes/uploads/uploadLocks.js';
 import { expectProblem, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { until } from '../support/until.js';
 import { TUS, tusRequests } from './tusHelpers.js';
@@ -169,6 +170,35 @@ describe('tus locks across instances sharing one DATA_DIR (issue 34 §6; contrac
         expect([409, 423]).toContain(deleted.statusCode);
       }
     }
+  });
+
+  it('a PATCH whose lock was taken over (it stalled past its lease) stores nothing more and is not accepted: 409, and the new holder keeps the upload', async () => {
+    const { userId, token } = await uploader();
+    const body = bodyOf(2.5 * MIB, 4);
+    const location = await created(token, body.length, 'stolen');
+    const cut = 1.25 * MIB;
+    const slow = slowPatch(token, location, 0, body.subarray(0, cut));
+    await until('the first chunk staged', Date.now() + LIMIT_MS, async () => (await offsetOn(onB, token, location)) >= MIB);
+    // What a stall past LEASE_MS amounts to: the lease expires and another holder takes it.
+    const store = a.ctx.readStore.leases!();
+    const head = await loadProviderDataHead(a.ctx.eventStore, userId, 'fitbit-takeout');
+    const name = uploadLockName(uploadStream(userId, 'fitbit-takeout', 'stolen', head.generation));
+    const held = await store.get(name);
+    expect(held).not.toBeNull();
+    await store.remove(held!);
+    const thief = await store.acquire(name, 'another-holder', 60_000);
+    expect(thief).not.toBeNull();
+    slow.req.end(body.subarray(cut));
+    expect((await slow.answer).status).toBe(409);
+    expect(await accepted(userId, 'stolen')).toBeNull();
+    // Nothing past the whole chunk it had written when the lock went: the tail was not swapped in.
+    expect(await offsetOn(onA, token, location)).toBeLessThan(body.length);
+    expectProblem(await onB.patch(token, location, MIB, body.subarray(MIB)), 423);
+    await store.remove(thief!);
+    const offset = await offsetOn(onB, token, location);
+    const rest = await onB.patch(token, location, offset, body.subarray(offset));
+    expect(rest.statusCode).toBe(204);
+    expect((await accepted(userId, 'stolen'))?.sha256).toBe(sha256(body));
   });
 
   it('a resumed upload goes on from the other instance: part on one, the rest on the other', async () => {

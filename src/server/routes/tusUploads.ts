@@ -53,9 +53,11 @@ const locked = () => new HttpProblem(423, 'another request is writing to or endi
  * through @tus/server: the contract's creation rules (the Upload-Id names the upload, the same one
  * again answers its Location, another length is 422), the user-token authentication, and staging
  * that is sealed with the user's data key and registered as events would each replace a piece of
- * that library, and the protocol subset is small. The bytes wait sealed in UploadStaging; the last
- * one stored, the upload is sealed into the raw store and accepted like any upload (§3), on the
- * same upload stream, so its outcome (§12) runs from `receiving` to `done`.
+ * that library, and the protocol subset is small (looked at again for issue 34: docs/decisions.md).
+ * The bytes wait sealed in UploadStaging; the last one stored, the upload is sealed into the raw
+ * store and accepted like any upload (§3), on the same upload stream, so its outcome (§12) runs
+ * from `receiving` to `done`. Creations count against the quotas of contracts §18; PATCH, DELETE
+ * and the acceptance hold the upload's lock in the store (src/processes/uploads/uploadLocks.ts).
  */
 export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx }) => {
   const staging = new UploadStaging(stagingRoot(ctx.config.dataDir));
@@ -262,7 +264,7 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
       const body = await judgedBody(p.userId, stream, state, key, offset, request.body as AsyncIterable<Buffer>);
       let now: number;
       try {
-        now = await staging.append(p.userId, stream, key, body, length, lock.signal);
+        now = await staging.append(p.userId, stream, key, body, length, lock);
       } catch (err) {
         if (err instanceof UploadTooLongError) throw new HttpProblem(413, err.message);
         throw err;
