@@ -207,13 +207,20 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
     const refusal = refusalOf(head);
     if (refusal) throw refusal;
     // The same upload_id again answers the upload it names (or 422) whatever the quotas: nothing new is staged.
-    const existing = (await loadState(ctx.eventStore, uploadStream(p.userId, provider, uploadId, head.generation), uploadState)).state;
-    const again = existing.accepted !== null || (existing.receiving !== null && !existing.abandoned);
+    const stream = uploadStream(p.userId, provider, uploadId, head.generation);
+    const named = async () => {
+      const { state } = await loadState(ctx.eventStore, stream, uploadState);
+      return state.accepted !== null || (state.receiving !== null && !state.abandoned);
+    };
     // contracts §18: the tenant's creations count and create one at a time across processes.
-    const lock = again ? null : await locks.wait(creationLockName(p.tenantId));
-    if (!again && !lock) throw new HttpProblem(503, 'other creations of the tenant hold its upload quota; retry shortly', { 'retry-after': '1' });
+    let lock: UploadLock | null = null;
+    if (!(await named())) {
+      lock = await locks.wait(creationLockName(p.tenantId));
+      if (!lock) throw new HttpProblem(503, 'other creations of the tenant hold its upload quota; retry shortly', { 'retry-after': '1' });
+    }
     try {
-      if (lock) {
+      // Created meanwhile by a request like this one (a client's retry): answered, not counted.
+      if (lock && !(await named())) {
         const over = await quotaRefusal(ctx.readStore, ctx.config.dataDir, ctx.config.tusQuotas, p, length);
         if (over) throw new HttpProblem(over.status, over.detail);
       }
