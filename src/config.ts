@@ -36,6 +36,9 @@ const EnvSchema = z.object({
   ETL_MAX_OPEN_JOBS_PER_USER: z.coerce.number().int().min(1).max(10_000).default(100),
   IMPORT_MAX_BYTES: z.coerce.number().int().min(1).default(20 * 1024 ** 3),
   IMPORT_UPLOAD_EXPIRY_HOURS: z.coerce.number().int().min(1).max(24 * 90).default(24 * 7),
+  TUS_OPEN_PER_USER: z.coerce.number().int().min(1).max(10_000).default(5),
+  TUS_STAGED_BYTES_PER_TENANT: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).default(50 * 1024 ** 3),
+  DISK_FREE_FLOOR_BYTES: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(2 * 1024 ** 3),
   ARCHIVES_IN_FLIGHT: z.coerce.number().int().min(1).max(256).default(4),
   ETL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   ETL_BULK_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
@@ -85,6 +88,12 @@ export type Config = {
   importMaxBytes: number;
   /** How long an unfinished resumable upload is kept after its last byte arrived (tus expiration). */
   importUploadExpiryHours: number;
+  /**
+   * contracts §18, resumable uploads: incomplete uploads per user (429 over it), declared bytes of
+   * a tenant's incomplete uploads (413), and the free space under DATA_DIR below which no upload
+   * is created (507) (docs/formats/uploads.md "Quotas").
+   */
+  tusQuotas: { openPerUser: number; stagedBytesPerTenant: number; diskFreeFloorBytes: number };
   /** `GET /v1/me/archive` streams at once per process (one per user among them). */
   archivesInFlight: number;
   etlConcurrency: number;
@@ -225,6 +234,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     etlBacklog: { maxOpenJobs: e.ETL_MAX_OPEN_JOBS, maxOpenJobsPerUser: e.ETL_MAX_OPEN_JOBS_PER_USER },
     importMaxBytes: e.IMPORT_MAX_BYTES,
     importUploadExpiryHours: e.IMPORT_UPLOAD_EXPIRY_HOURS,
+    tusQuotas: { openPerUser: e.TUS_OPEN_PER_USER, stagedBytesPerTenant: e.TUS_STAGED_BYTES_PER_TENANT, diskFreeFloorBytes: e.DISK_FREE_FLOOR_BYTES },
     archivesInFlight: e.ARCHIVES_IN_FLIGHT,
     etlConcurrency: e.ETL_CONCURRENCY,
     etlBulkConcurrency: e.ETL_BULK_CONCURRENCY,

@@ -40,6 +40,10 @@ export function decideAcceptUpload(cmd: AcceptUpload, state: UploadState, user: 
     if (state.accepted.sha256 !== cmd.sha256) throw new DomainError('unprocessable', 'Upload-Id was already used with a different body');
     return [];
   }
+  // A resumable upload terminated, expired or refused is never accepted, whatever raced with its
+  // end (issue 34 §6): the acceptance is appended against this very state, so an abandonment
+  // appended first is met here (the same Upload-Id must be created again to be sent again).
+  if (state.receiving && state.abandoned) throw new DomainError('gone', 'the upload was terminated or expired before it was complete');
   if (user.status === 'deleting' || user.status === 'erased') throw new DomainError('gone', 'the user is being deleted');
   if (user.status !== 'active' || user.tenantId !== cmd.tenantId) throw new DomainError('gone', 'the user no longer exists');
   return [

@@ -17,6 +17,7 @@ import { etlJobHandlers } from '../processes/etl/etlWorker.js';
 import { endLostEtlAttempts, sweepEtlJobs } from '../processes/etl/etlSweep.js';
 import { RETENTION_SWEEP_EVERY_MS, sweepExpired } from '../processes/retention/retentionSweep.js';
 import { tusSweep } from '../processes/uploads/tusSweep.js';
+import { uploadLocksOf } from '../processes/uploads/uploadLocks.js';
 import { stagingRoot, UploadStaging } from '../rawstore/uploadStaging.js';
 import { PollLoop } from '../shared/pollLoop.js';
 import { JobRunner } from '../processes/jobs/jobRunner.js';
@@ -180,7 +181,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     (err) => log.warn({ err }, 'sweeping expired consent states and connect sessions failed'),
   );
   // Resumable uploads never completed: abandoned and their staged bytes removed once expired, not only when next asked for.
-  const uploadsSweep = tusSweep({ eventStore, readStore, staging: new UploadStaging(stagingRoot(config.dataDir)), expiryMs: config.importUploadExpiryHours * 3_600_000 });
+  const uploadsSweep = tusSweep({ eventStore, readStore, staging: new UploadStaging(stagingRoot(config.dataDir)), locks: uploadLocksOf(readStore, config.leases), expiryMs: config.importUploadExpiryHours * 3_600_000 });
   const tusSweepLoop = new PollLoop(
     async () => {
       await uploadsSweep.run();

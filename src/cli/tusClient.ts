@@ -49,7 +49,8 @@ export async function tusUpload(u: TusUpload, onProgress: (sent: number) => void
           await fh.read(part, 0, part.length, offset);
           const res = await fetch(location, { method: 'PATCH', headers: { ...auth, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream' }, body: part });
           if (res.status !== 204) {
-            if (res.status < 500 && res.status !== 409) throw new Error(`the upload was refused: ${await problemOf(res)}`);
+            // 409: another offset is stored (ask again); 423: another request holds the upload (its lock lasts LEASE_MS at most once it stops).
+            if (res.status < 500 && res.status !== 409 && res.status !== 423) throw new Error(`the upload was refused: ${await problemOf(res)}`);
             throw new Error(`retry: ${res.status}`);
           }
           offset = Number(res.headers.get('upload-offset'));

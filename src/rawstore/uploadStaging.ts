@@ -35,6 +35,9 @@ function unseal(k: StagingKey, aad: string, sealed: Buffer): Buffer {
 
 export class UploadTooLongError extends Error {}
 
+/** The upload's lock as its writer holds it (src/processes/uploads/uploadLocks.ts): aborted once lost; `confirm` throws when lost. */
+export type WriterHold = { signal: AbortSignal; confirm(): Promise<void> };
+
 /** Where a service's resumable uploads are staged under its DATA_DIR. */
 export const stagingRoot = (dataDir: string) => join(dataDir, 'tus');
 
@@ -48,8 +51,13 @@ export class UploadStaging {
     return join(this.root, userId, createHash('sha256').update(stream).digest('hex').slice(0, 32));
   }
 
-  /** Whole chunks stored and the tail's bytes: the offset to resume from. */
-  private async state(dir: string, k: StagingKey): Promise<{ chunks: number; tail: Buffer }> {
+  /**
+   * Whole chunks stored and the tail's bytes: the offset to resume from. A part of a chunk past
+   * the whole ones is either a chunk a PATCH is writing at this moment or one a crash cut short;
+   * only `repair` (the writer, under the upload's lock: nobody else is writing) cuts it off. A
+   * reader (HEAD, issue 34 §6) counts the whole chunks and changes nothing.
+   */
+  private async state(dir: string, k: StagingKey, repair = false): Promise<{ chunks: number; tail: Buffer }> {
     let size = 0;
     try {
       size = (await stat(join(dir, 'chunks'))).size;
@@ -57,8 +65,8 @@ export class UploadStaging {
       return { chunks: 0, tail: Buffer.alloc(0) };
     }
     const chunks = Math.floor(size / STRIDE);
-    // A chunk cut short by a crash was never acknowledged: it goes.
-    if (size % STRIDE !== 0) await truncate(join(dir, 'chunks'), chunks * STRIDE);
+    // A chunk cut short by a crash was never acknowledged: the next writer drops it.
+    if (repair && size % STRIDE !== 0) await truncate(join(dir, 'chunks'), chunks * STRIDE);
     let tail: Buffer = Buffer.alloc(0);
     try {
       const raw = await readFile(join(dir, 'tail'));
@@ -70,6 +78,7 @@ export class UploadStaging {
     return { chunks, tail };
   }
 
+  /** What is durably staged; never changes a file (safe beside a running PATCH). */
   async offset(userId: string, stream: string, k: StagingKey): Promise<number> {
     const s = await this.state(this.dirOf(userId, stream), k);
     return s.chunks * CHUNK + s.tail.length;
@@ -77,18 +86,21 @@ export class UploadStaging {
 
   /**
    * Appends what `body` brings, up to `length` in all; answers the new offset. Whatever arrived
-   * before the body ended or broke off is stored; more than `length` is UploadTooLongError.
+   * before the body ended or broke off is stored; more than `length` is UploadTooLongError. The
+   * caller holds the upload's lock; once it is lost (`held` aborted, or not confirmed before the
+   * tail is swapped in) nothing more is written, and the reason is thrown.
    */
-  async append(userId: string, stream: string, k: StagingKey, body: AsyncIterable<Buffer>, length: number): Promise<number> {
+  async append(userId: string, stream: string, k: StagingKey, body: AsyncIterable<Buffer>, length: number, held?: WriterHold): Promise<number> {
     const dir = this.dirOf(userId, stream);
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    const { chunks: n0, tail } = await this.state(dir, k);
+    const { chunks: n0, tail } = await this.state(dir, k, true);
     let n = n0;
     let buf: Buffer = tail;
     const fh = await open(join(dir, 'chunks'), 'a', 0o600);
     let failure: unknown = null;
     try {
       for await (const part of body) {
+        held?.signal.throwIfAborted();
         if (n * CHUNK + buf.length + part.length > length) throw new UploadTooLongError(`more bytes than the Upload-Length of ${length}`);
         buf = buf.length ? Buffer.concat([buf, part]) : part;
         while (buf.length >= CHUNK) {
@@ -103,6 +115,8 @@ export class UploadStaging {
       await fh.sync();
       await fh.close();
     }
+    // The tail replaces what the holder before left: only the holder may, so it asks the store once more.
+    await held?.confirm();
     // The tail is rewritten whole and swapped in: a crash leaves the old one or the new one.
     const header = Buffer.alloc(4);
     header.writeUInt32BE(n);

@@ -4,6 +4,7 @@ import type { UploadDoc } from '../../../projections/ingestion/uploadsProjection
 import { StreamDeletedError, type EventStore } from '../../eventstore/eventStore.js';
 import type { ReadStore } from '../../readstore/readStore.js';
 import type { UploadStaging } from '../../rawstore/uploadStaging.js';
+import { uploadLockName, type UploadLocks } from './uploadLocks.js';
 
 /** Expired uploads abandoned per round at most, oldest expiry first; the next round takes the rest. */
 export const SWEEP_UPLOADS = 100;
@@ -21,6 +22,8 @@ export type TusSweepDeps = {
   eventStore: EventStore;
   readStore: ReadStore;
   staging: UploadStaging;
+  /** The uploads' locks (shared with the tus routes): an upload a request holds is left to the next round. */
+  locks: UploadLocks;
   /** How long an upload may take to arrive (IMPORT_UPLOAD_EXPIRY_HOURS). */
   expiryMs: number;
 };
@@ -68,16 +71,27 @@ async function abandonExpired(deps: TusSweepDeps, now: number): Promise<number> 
   for (const doc of due) {
     const lastWrite = await deps.staging.lastWrite(doc.user_id, doc._id);
     if (lastWrite !== null && lastWrite > now - ACTIVE_WRITE_MS) continue;
+    // A PATCH, DELETE or acceptance holding the upload (in any process) finishes first.
+    const lock = await deps.locks.take(uploadLockName(doc._id));
+    if (!lock) continue;
     try {
-      await abandonUpload(deps.eventStore, doc._id, 'expired', new Date(now));
-    } catch (err) {
-      // Completed meanwhile (its last PATCH won): processing owns its bytes now.
-      if (err instanceof DomainError && err.code === 'conflict') continue;
-      // Its user or provider data was erased: only the staged bytes are left.
-      if (!(err instanceof StreamDeletedError)) throw err;
+      if (await abandonOne(deps, doc, now)) expired++;
+    } finally {
+      await lock.release();
     }
-    await deps.staging.remove(doc.user_id, doc._id);
-    expired++;
   }
   return expired;
+}
+
+async function abandonOne(deps: TusSweepDeps, doc: UploadDoc, now: number): Promise<boolean> {
+  try {
+    await abandonUpload(deps.eventStore, doc._id, 'expired', new Date(now));
+  } catch (err) {
+    // Completed meanwhile (its last PATCH won): processing owns its bytes now.
+    if (err instanceof DomainError && err.code === 'conflict') return false;
+    // Its user or provider data was erased: only the staged bytes are left.
+    if (!(err instanceof StreamDeletedError)) throw err;
+  }
+  await deps.staging.remove(doc.user_id, doc._id);
+  return true;
 }

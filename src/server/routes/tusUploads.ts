@@ -10,6 +10,8 @@ import { abandonUpload, receiveUpload } from '../../../commands/ingestion/receiv
 import { uploadState, uploadStream, type UploadState } from '../../../commands/ingestion/upload.js';
 import { loadState } from '../../../commands/shared/commandHandler.js';
 import { storeProviderPayload } from '../../processes/etl/storeProviderPayload.js';
+import { quotaRefusal } from '../../processes/uploads/uploadQuotas.js';
+import { creationLockName, uploadLockName, UploadLockLostError, uploadLocksOf, type UploadLock } from '../../processes/uploads/uploadLocks.js';
 import { stagingRoot, UploadStaging, UploadTooLongError, type StagingKey } from '../../rawstore/uploadStaging.js';
 import { IMPORT_SLUGS } from '../../sources/registry.js';
 import { streamHead } from '../../shared/streamHead.js';
@@ -35,19 +37,31 @@ export function parseUploadMetadata(header: string | undefined): Record<string, 
 
 const uploadPath = (provider: string, uploadId: string) => `/v1/uploads/tus/${provider}/${uploadId}`;
 
+/** Upload-Offset and Upload-Length (issue 34 §6): decimal digits without sign, exponent, hex or leading zero, at most 2^53 - 1. */
+export function strictLength(header: unknown): number | null {
+  if (typeof header !== 'string' || !/^(0|[1-9][0-9]{0,15})$/.test(header)) return null;
+  const n = Number(header);
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+/** tus-js-client and others retry a 423 (tus-node-server answers it for a locked upload); 409 stays the offset mismatch. */
+const locked = () => new HttpProblem(423, 'another request is writing to or ending this upload; retry after it');
+
 /**
  * Resumable uploads by the tus 1.0 protocol (contracts §13): core, creation, termination and
  * expiration, at /v1/uploads/tus with a user token holding `upload`. Written here rather than
  * through @tus/server: the contract's creation rules (the Upload-Id names the upload, the same one
  * again answers its Location, another length is 422), the user-token authentication, and staging
  * that is sealed with the user's data key and registered as events would each replace a piece of
- * that library, and the protocol subset is small. The bytes wait sealed in UploadStaging; the last
- * one stored, the upload is sealed into the raw store and accepted like any upload (§3), on the
- * same upload stream, so its outcome (§12) runs from `receiving` to `done`.
+ * that library, and the protocol subset is small (looked at again for issue 34: docs/decisions.md).
+ * The bytes wait sealed in UploadStaging; the last one stored, the upload is sealed into the raw
+ * store and accepted like any upload (§3), on the same upload stream, so its outcome (§12) runs
+ * from `receiving` to `done`. Creations count against the quotas of contracts §18; PATCH, DELETE
+ * and the acceptance hold the upload's lock in the store (src/processes/uploads/uploadLocks.ts).
  */
 export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx }) => {
   const staging = new UploadStaging(stagingRoot(ctx.config.dataDir));
-  const busy = new Set<string>();
+  const locks = uploadLocksOf(ctx.readStore, ctx.config.leases);
 
   app.addContentTypeParser(OCTETS, (_req, payload, done) => done(null, payload));
   app.addHook('onSend', async (_request, reply, payload) => {
@@ -63,20 +77,30 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
   const checkVersion = (request: FastifyRequest) => {
     if (request.headers['tus-resumable'] !== TUS_VERSION) throw new HttpProblem(412, `Tus-Resumable must be ${TUS_VERSION}`, { 'tus-version': TUS_VERSION });
   };
-  /** The upload named by the path, for the token's user; 404 when absent, 410 when abandoned or expired. */
-  const find = async (userId: string, provider: string, uploadId: string) => {
+  /** The stream of the upload the path names (of the provider data's current generation); 404 for a name no upload can have. */
+  const streamOf = async (userId: string, provider: string, uploadId: string) => {
     if (!IMPORT_SLUGS.includes(provider) || !UPLOAD_ID.test(uploadId)) throw problems.notFound('upload not found');
-    const head = await loadProviderDataHead(ctx.eventStore, userId, provider);
-    const stream = uploadStream(userId, provider, uploadId, head.generation);
+    const { generation } = await loadProviderDataHead(ctx.eventStore, userId, provider);
+    return { stream: uploadStream(userId, provider, uploadId, generation), generation };
+  };
+  /**
+   * The upload named by the path, for the token's user; 404 when absent, 410 when abandoned or
+   * expired. Only a caller holding the upload's lock (`locked`) abandons an expired one and removes
+   * its bytes; HEAD answers 410 and changes nothing (the sweep or the next PATCH/DELETE cleans up).
+   */
+  const find = async (userId: string, provider: string, uploadId: string, locked = false) => {
+    const { stream, generation } = await streamOf(userId, provider, uploadId);
     const { state } = await loadState(ctx.eventStore, stream, uploadState);
     if (!state.receiving) throw problems.notFound('upload not found');
     if (state.abandoned) throw problems.gone('the upload was terminated or expired');
     if (!state.accepted && Date.parse(state.receiving.expires_at) <= Date.now()) {
-      await abandonUpload(ctx.eventStore, stream, 'expired');
-      await staging.remove(userId, stream);
+      if (locked) {
+        await abandonUpload(ctx.eventStore, stream, 'expired');
+        await staging.remove(userId, stream);
+      }
       throw problems.gone('the upload expired before it was complete');
     }
-    const dataKey = await ctx.dataKeys.issue({ userId, provider, generation: head.generation }, state.receiving.tenant_id);
+    const dataKey = await ctx.dataKeys.issue({ userId, provider, generation }, state.receiving.tenant_id);
     return { stream, state, key: { key: dataKey.key, keyId: dataKey.keyId } satisfies StagingKey };
   };
   const describe = (reply: FastifyReply, state: UploadState, offset: number) => {
@@ -86,9 +110,32 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
     reply.header('cache-control', 'no-store');
   };
 
-  /** The last byte is stored: seal the whole into the raw store and accept it (contracts §3). */
-  const complete = async (userId: string, stream: string, state: UploadState, key: StagingKey) => {
+  /**
+   * Runs `work` holding the upload's lock, on the upload as it is once the lock is held (a DELETE or
+   * a PATCH that held it just before may have ended or completed it); 423 while another holds it.
+   */
+  const underLock = async <T>(userId: string, provider: string, uploadId: string, work: (found: Awaited<ReturnType<typeof find>>, lock: UploadLock) => Promise<T>): Promise<T> => {
+    const { stream } = await streamOf(userId, provider, uploadId);
+    const lock = await locks.take(uploadLockName(stream));
+    if (!lock) throw locked();
+    try {
+      return await work(await find(userId, provider, uploadId, true), lock);
+    } catch (err) {
+      if (err instanceof UploadLockLostError) throw problems.conflict(err.message);
+      throw err;
+    } finally {
+      await lock.release();
+    }
+  };
+
+  /**
+   * The last byte is stored: seal the whole into the raw store and accept it (contracts §3), still
+   * holding the upload's lock, so no DELETE ends it meanwhile (and the acceptance itself refuses
+   * an upload abandoned, commands/ingestion/acceptUpload.ts).
+   */
+  const complete = async (userId: string, stream: string, state: UploadState, key: StagingKey, lock: UploadLock) => {
     const r = state.receiving!;
+    await lock.confirm();
     const digest = createHash('sha256');
     for await (const chunk of staging.read(userId, stream, key)) digest.update(chunk as Buffer);
     const result = await storeProviderPayload(ctx, {
@@ -106,6 +153,14 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
       await ctx.settle(result.position ?? undefined, ['etl_jobs', 'uploads']);
       ctx.etl.kick();
     }
+  };
+
+  /** A PATCH of an upload already complete: its offset is the length, anything else a conflict. */
+  const completeAnswer = (reply: FastifyReply, state: UploadState, claimed: number) => {
+    const length = state.receiving!.bytes;
+    if (claimed !== length) throw problems.conflict(`the upload is complete: its offset is ${length}`);
+    describe(reply, state, length);
+    return reply.code(204).send();
   };
 
   /**
@@ -139,9 +194,8 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
   app.post('/uploads/tus', { config: { auth: 'user' }, schema: { summary: 'Create a resumable upload (tus 1.0 creation)', tags: ['ingest'] } }, async (request, reply) => {
     const p = uploader(request);
     checkVersion(request);
-    const lengthHeader = request.headers['upload-length'];
-    if (typeof lengthHeader !== 'string' || !/^\d{1,16}$/.test(lengthHeader) || Number(lengthHeader) < 1) throw problems.badRequest('Upload-Length is required: the upload\'s size in bytes, at least 1');
-    const length = Number(lengthHeader);
+    const length = strictLength(request.headers['upload-length']);
+    if (length === null || length < 1) throw problems.badRequest('Upload-Length is required: the upload\'s size in bytes, decimal digits, at least 1');
     if (length > ctx.config.importMaxBytes) throw new HttpProblem(413, `the upload is larger than the ${ctx.config.importMaxBytes} bytes accepted (IMPORT_MAX_BYTES)`);
     const meta = parseUploadMetadata(request.headers['upload-metadata'] as string | undefined);
     if (!meta) throw problems.badRequest('Upload-Metadata must be comma-separated "key base64value" pairs');
@@ -152,23 +206,45 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
     const head = await loadProviderDataHead(ctx.eventStore, p.userId, provider);
     const refusal = refusalOf(head);
     if (refusal) throw refusal;
-    const now = new Date();
-    const { created, state } = await receiveUpload(ctx.eventStore, {
-      tenantId: p.tenantId,
-      userId: p.userId,
-      tokenId: p.tokenId,
-      provider,
-      uploadId,
-      bytes: length,
-      generation: head.generation,
-      at: now,
-      expiresAt: new Date(now.getTime() + ctx.config.importUploadExpiryHours * 3_600_000),
-    });
-    reply.header('location', uploadPath(provider, uploadId));
-    if (state.receiving) reply.header('upload-expires', new Date(state.receiving.expires_at).toUTCString());
-    if (!created) reply.header('idempotent-replayed', 'true');
-    await ctx.settle(undefined, ['uploads']);
-    return reply.code(created ? 201 : 200).send();
+    // The same upload_id again answers the upload it names (or 422) whatever the quotas: nothing new is staged.
+    const stream = uploadStream(p.userId, provider, uploadId, head.generation);
+    const named = async () => {
+      const { state } = await loadState(ctx.eventStore, stream, uploadState);
+      return state.accepted !== null || (state.receiving !== null && !state.abandoned);
+    };
+    // contracts §18: the tenant's creations count and create one at a time across processes.
+    let lock: UploadLock | null = null;
+    if (!(await named())) {
+      lock = await locks.wait(creationLockName(p.tenantId));
+      if (!lock) throw new HttpProblem(503, 'other creations of the tenant hold its upload quota; retry shortly', { 'retry-after': '1' });
+    }
+    try {
+      // Created meanwhile by a request like this one (a client's retry): answered, not counted.
+      if (lock && !(await named())) {
+        const over = await quotaRefusal(ctx.readStore, ctx.config.dataDir, ctx.config.tusQuotas, p, length);
+        if (over) throw new HttpProblem(over.status, over.detail);
+      }
+      const now = new Date();
+      const { created, state } = await receiveUpload(ctx.eventStore, {
+        tenantId: p.tenantId,
+        userId: p.userId,
+        tokenId: p.tokenId,
+        provider,
+        uploadId,
+        bytes: length,
+        generation: head.generation,
+        at: now,
+        expiresAt: new Date(now.getTime() + ctx.config.importUploadExpiryHours * 3_600_000),
+      });
+      reply.header('location', uploadPath(provider, uploadId));
+      if (state.receiving) reply.header('upload-expires', new Date(state.receiving.expires_at).toUTCString());
+      if (!created) reply.header('idempotent-replayed', 'true');
+      // Counted by the next creation only once the read model holds this one: settled under the lock.
+      await ctx.settle(undefined, ['uploads']);
+      return reply.code(created ? 201 : 200).send();
+    } finally {
+      await lock?.release();
+    }
   });
 
   const Params = z.object({ provider: z.string(), upload_id: z.string() });
@@ -185,44 +261,35 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
     const p = uploader(request);
     checkVersion(request);
     if ((request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() !== OCTETS) throw new HttpProblem(415, `PATCH bodies are ${OCTETS}`);
-    const claimed = Number(request.headers['upload-offset']);
-    if (!Number.isSafeInteger(claimed) || claimed < 0) throw problems.badRequest('Upload-Offset is required');
-    const { stream, state, key } = await find(p.userId, request.params.provider, request.params.upload_id);
-    const length = state.receiving!.bytes;
-    if (state.accepted) {
-      if (claimed !== length) throw problems.conflict(`the upload is complete: its offset is ${length}`);
-      describe(reply, state, length);
-      return reply.code(204).send();
-    }
-    if (busy.has(stream)) throw problems.conflict('another request is appending to this upload');
-    busy.add(stream);
-    try {
+    const claimed = strictLength(request.headers['upload-offset']);
+    if (claimed === null) throw problems.badRequest('Upload-Offset is required: decimal digits, no sign, exponent or leading zero');
+    return underLock(p.userId, request.params.provider, request.params.upload_id, async ({ stream, state, key }, lock) => {
+      if (state.accepted) return completeAnswer(reply, state, claimed);
+      const length = state.receiving!.bytes;
       const offset = await staging.offset(p.userId, stream, key);
       if (claimed !== offset) throw problems.conflict(`Upload-Offset ${claimed} does not match the stored offset ${offset}`);
       const body = await judgedBody(p.userId, stream, state, key, offset, request.body as AsyncIterable<Buffer>);
       let now: number;
       try {
-        now = await staging.append(p.userId, stream, key, body, length);
+        now = await staging.append(p.userId, stream, key, body, length, lock);
       } catch (err) {
         if (err instanceof UploadTooLongError) throw new HttpProblem(413, err.message);
         throw err;
       }
-      if (now === length) await complete(p.userId, stream, state, key);
+      if (now === length) await complete(p.userId, stream, state, key, lock);
       describe(reply, state, now);
       return reply.code(204).send();
-    } finally {
-      busy.delete(stream);
-    }
+    });
   });
 
   app.delete('/uploads/tus/:provider/:upload_id', { config: { auth: 'user' }, schema: { params: Params, summary: 'Terminate a resumable upload (tus 1.0 termination)', tags: ['ingest'] } }, async (request, reply) => {
     const p = uploader(request);
     checkVersion(request);
-    const { stream } = await find(p.userId, request.params.provider, request.params.upload_id);
-    if (busy.has(stream)) throw problems.conflict('a request is appending to this upload');
-    await abandonUpload(ctx.eventStore, stream, 'terminated');
-    await staging.remove(p.userId, stream);
-    await ctx.settle(undefined, ['uploads']);
-    return reply.code(204).send();
+    return underLock(p.userId, request.params.provider, request.params.upload_id, async ({ stream }) => {
+      await abandonUpload(ctx.eventStore, stream, 'terminated');
+      await staging.remove(p.userId, stream);
+      await ctx.settle(undefined, ['uploads']);
+      return reply.code(204).send();
+    });
   });
 };

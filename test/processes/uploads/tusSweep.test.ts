@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UploadResource } from '../../../queries/ingestion/uploads.js';
 import { ORPHAN_MARGIN_MS, tusSweep } from '../../../src/processes/uploads/tusSweep.js';
+import { uploadStream } from '../../../commands/ingestion/upload.js';
+import { uploadLockName, uploadLocksOf } from '../../../src/processes/uploads/uploadLocks.js';
 import { stagingRoot, UploadStaging } from '../../../src/rawstore/uploadStaging.js';
 import { expectProblem, startTestApp, type TenantHandle, type TestApp } from '../../support/server.js';
 import { tempDir } from '../../support/tmp.js';
@@ -26,7 +28,7 @@ afterAll(async () => t?.close());
 const { create, patch, head } = tusRequests(() => t);
 const ZIP_START = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
 const staging = () => new UploadStaging(stagingRoot(t.dataDir));
-const sweep = () => tusSweep({ eventStore: t.ctx.eventStore, readStore: t.ctx.readStore, staging: staging(), expiryMs: EXPIRY_HOURS * HOUR });
+const sweep = () => tusSweep({ eventStore: t.ctx.eventStore, readStore: t.ctx.readStore, staging: staging(), locks: uploadLocksOf(t.ctx.readStore, t.ctx.config.leases), expiryMs: EXPIRY_HOURS * HOUR });
 const stagedOf = (userId: string) => (existsSync(join(t.dataDir, 'tus', userId)) ? readdirSync(join(t.dataDir, 'tus', userId)) : []);
 
 async function receiving(uploadId: string) {
@@ -73,6 +75,23 @@ describe('the sweep of expired resumable uploads (issue 21; contracts §13 tus e
     // Once nothing arrived for long enough, it goes.
     expect(await run.run(justExpired + 11 * 60_000)).toMatchObject({ expired: 1 });
     expect(stagedOf(live.userId)).toEqual([]);
+  });
+
+  it('issue 34 §6: leaves an expired upload whose lock a request holds (a PATCH, a DELETE or an acceptance in any process) to a later round', async () => {
+    const held = await receiving('held');
+    const locks = uploadLocksOf(t.ctx.readStore, t.ctx.config.leases);
+    const lock = await locks.take(uploadLockName(uploadStream(held.userId, 'fitbit-takeout', 'held')));
+    expect(lock).not.toBeNull();
+    const later = Date.now() + EXPIRY_HOURS * HOUR + 60 * 60_000;
+    const run = sweep();
+    try {
+      expect(await run.run(later)).toMatchObject({ expired: 0 });
+      expect(stagedOf(held.userId)).toHaveLength(1);
+    } finally {
+      await lock!.release();
+    }
+    expect(await run.run(later)).toMatchObject({ expired: 1 });
+    expect(stagedOf(held.userId)).toEqual([]);
   });
 
   it('removes staged folders no upload can finish (left by a crash, or of a deleted user) once older than the expiry and a margin; newer ones stay', async () => {
