@@ -55,22 +55,22 @@ const problem = (a: RawAnswer) => JSON.parse(a.body) as { status: number; detail
 describe('credentials and scope before the body (contracts §18)', { timeout: 30_000 }, () => {
   it("contracts §18: a read token's 50 MiB upload to POST /v1/ingest/device-a is 403 at once, its body never sent", async () => {
     const read = await token(['read']);
-    const answer = await stalledBody(`POST /v1/ingest/device-a HTTP/1.1\r\nAuthorization: Bearer ${read}\r\nUpload-Id: scope-1\r\nContent-Type: application/x-ndjson`, 50 * MiB);
+    const answer = await stalledBody(`POST /v1/ingest/device-a HTTP/1.1\r\nAuthorization: Bearer ${read}\r\nUpload-Id: scope-1\r\nContent-Type: application/gzip`, 50 * MiB);
     expect(answer.status).toBe(403);
     expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(problem(answer).detail).toMatch(/upload scope/);
   });
 
   it('contracts §18: an upload without a credential, or with an unknown one, is 401 at once', async () => {
-    const none = await stalledBody('POST /v1/ingest/device-a HTTP/1.1\r\nUpload-Id: scope-2\r\nContent-Type: application/x-ndjson', 50 * MiB);
+    const none = await stalledBody('POST /v1/ingest/device-a HTTP/1.1\r\nUpload-Id: scope-2\r\nContent-Type: application/gzip', 50 * MiB);
     expect(none.status).toBe(401);
     expect(none.headers['www-authenticate']).toBe('Bearer');
-    const unknown = await stalledBody(`POST /v1/ingest/device-a HTTP/1.1\r\nAuthorization: Bearer svc_ut_${'x'.repeat(43)}\r\nUpload-Id: scope-3\r\nContent-Type: application/x-ndjson`, 50 * MiB);
+    const unknown = await stalledBody(`POST /v1/ingest/device-a HTTP/1.1\r\nAuthorization: Bearer svc_ut_${'x'.repeat(43)}\r\nUpload-Id: scope-3\r\nContent-Type: application/gzip`, 50 * MiB);
     expect(unknown.status).toBe(401);
   });
 
   it('contracts §18: a tenant API key on the upload route (a user-token route) is 403 at once', async () => {
-    const answer = await stalledBody(`POST /v1/ingest/device-a HTTP/1.1\r\nAuthorization: Bearer ${tenant.apiKey}\r\nUpload-Id: scope-4\r\nContent-Type: application/x-ndjson`, 50 * MiB);
+    const answer = await stalledBody(`POST /v1/ingest/device-a HTTP/1.1\r\nAuthorization: Bearer ${tenant.apiKey}\r\nUpload-Id: scope-4\r\nContent-Type: application/gzip`, 50 * MiB);
     expect(answer.status).toBe(403);
     expect(problem(answer).detail).toMatch(/user token/);
   });
