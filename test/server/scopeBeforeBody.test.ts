@@ -95,6 +95,29 @@ describe('credentials and scope before the body (contracts §18)', { timeout: 30
     expect(problem(admin).detail).toMatch(/tenant API key or a user token/);
   });
 
+  it('contracts §18: push deliveries are refused from their headers before their body: an unknown webhook address or Authorization secret, a missing signature, a stale signature time (401)', async () => {
+    const length = 200 * 1024;
+    const json = 'Content-Type: application/json';
+    for (const head of [
+      `POST /webhooks/strava/not-an-address HTTP/1.1\r\n${json}`,
+      `POST /webhooks/withings/not-an-address HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded`,
+      `POST /webhooks/google HTTP/1.1\r\nAuthorization: not-a-subscriber\r\n${json}`,
+      `POST /webhooks/fitbit HTTP/1.1\r\n${json}`,
+      `POST /webhooks/oura HTTP/1.1\r\nx-oura-signature: 00\r\nx-oura-timestamp: 1000000000\r\n${json}`,
+      `POST /webhooks/whoop HTTP/1.1\r\nx-whoop-signature: 00\r\n${json}`,
+    ]) {
+      const answer = await stalledBody(head, length);
+      expect(answer.status, head).toBe(401);
+      expect(answer.headers['content-type'], head).toMatch(/^application\/problem\+json/);
+    }
+  });
+
+  it("contracts §18: the hosted connect page's POST with an unknown session is refused (404 page) before its body", async () => {
+    const answer = await stalledBody(`POST /connect/cs_${'a'.repeat(43)}/oura HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded`, 200 * 1024);
+    expect(answer.status).toBe(404);
+    expect(answer.headers['content-type']).toMatch(/^text\/html/);
+  });
+
   it('contracts §18: the service does not start with a user-token route that takes a body and names no scope', async () => {
     const app = Fastify();
     await app.register(authPlugin, { ctx: {} as AppContext });
