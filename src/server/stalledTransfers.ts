@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendProblem } from './problems.js';
 import { closeInsteadOfDraining, hasBody } from './unreadBodies.js';
@@ -33,7 +34,8 @@ const LOOKS_PER_PERIOD = 4;
 export function closeStalledBodies(app: FastifyInstance, idleMs: number): void {
   app.addHook('onRequest', (request, reply, done) => {
     const raw = request.raw;
-    if (!raw.complete && hasBody(raw)) watchBody(request, reply, idleMs, request.routeOptions.config?.bodyDeadlineMs);
+    // An injected request (light-my-request) has a stand-in socket: no bytes to count, nothing to close.
+    if (!raw.complete && raw.socket instanceof Socket && hasBody(raw)) watchBody(request, reply, idleMs, request.routeOptions.config?.bodyDeadlineMs);
     done();
   });
 }
