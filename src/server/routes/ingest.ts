@@ -67,7 +67,7 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
         tags: ['ingest'],
         params: z.object({ device_slug: z.string() }),
         headers: z.object({ 'upload-id': z.string().optional().describe('Required: 1 to 128 of letters, digits, - _ .') }),
-        response: withProblems({ 202: Accepted }, [400, 401, 403, 404, 409, 410, 413, 415, 422, 429]),
+        response: withProblems({ 202: Accepted }, [400, 401, 403, 404, 408, 409, 410, 413, 415, 422, 429]),
       },
     },
     async (request, reply) => {
