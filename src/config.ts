@@ -32,6 +32,9 @@ const EnvSchema = z.object({
   WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   PROJECTION_RETRY_SCHEDULE: z.string().optional(),
   UPLOADS_IN_FLIGHT: z.coerce.number().int().min(1).default(8),
+  UPLOADS_IN_FLIGHT_PER_TENANT: z.coerce.number().int().min(1).optional(),
+  UPLOAD_BODY_DEADLINE_S: z.coerce.number().positive().max(86_400).default(900),
+  BODY_IDLE_TIMEOUT_S: z.coerce.number().positive().max(3600).default(30),
   ETL_MAX_OPEN_JOBS: z.coerce.number().int().min(1).default(10_000),
   ETL_MAX_OPEN_JOBS_PER_USER: z.coerce.number().int().min(1).max(10_000).default(100),
   IMPORT_MAX_BYTES: z.coerce.number().int().min(1).default(20 * 1024 ** 3),
@@ -40,6 +43,7 @@ const EnvSchema = z.object({
   TUS_STAGED_BYTES_PER_TENANT: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).default(50 * 1024 ** 3),
   DISK_FREE_FLOOR_BYTES: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(2 * 1024 ** 3),
   ARCHIVES_IN_FLIGHT: z.coerce.number().int().min(1).max(256).default(4),
+  ARCHIVES_IN_FLIGHT_PER_TENANT: z.coerce.number().int().min(1).max(256).optional(),
   ETL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   ETL_BULK_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   ETL_DEADLINE_S: z.coerce.number().int().min(1).max(86_400).default(120),
@@ -81,7 +85,16 @@ export type Config = {
   webhookRetryScheduleSeconds?: number[];
   /** Webhook deliveries are purged this many days after they were made (docs/webhooks.md). */
   webhookDeliveryRetentionDays: number;
+  /**
+   * Uploads (POST /v1/ingest) processed at once by this process, and by one tenant among them
+   * (contracts §18; default half the instance's, rounded up, never more than it).
+   */
   uploadsInFlight: number;
+  uploadsInFlightPerTenant: number;
+  /** The longest an upload's whole body may take to arrive (408 past it): a trickle is never idle. */
+  uploadBodyDeadlineMs: number;
+  /** A request body of which no byte arrived this long is 408, and a response its reader stopped taking this long is closed (contracts §18). */
+  bodyIdleTimeoutMs: number;
   /** Uploads are answered 429 while the ETL queue holds this many open jobs, or their user this many (src/server/etlBackPressure.ts). */
   etlBacklog: { maxOpenJobs: number; maxOpenJobsPerUser: number };
   /** contracts §13: the largest resumable upload (413 at creation above it). */
@@ -94,8 +107,9 @@ export type Config = {
    * is created (507) (docs/formats/uploads.md "Quotas").
    */
   tusQuotas: { openPerUser: number; stagedBytesPerTenant: number; diskFreeFloorBytes: number };
-  /** `GET /v1/me/archive` streams at once per process (one per user among them). */
+  /** `GET /v1/me/archive` streams at once per process (one per user among them), and per tenant (default half the instance's, rounded up). */
   archivesInFlight: number;
+  archivesInFlightPerTenant: number;
   etlConcurrency: number;
   /** Bulk jobs (uploads of BULK_UPLOAD_BYTES or more) run at once per process, each in a worker thread of its own. */
   etlBulkConcurrency: number;
@@ -174,6 +188,14 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/**
+ * A tenant's share of a per-instance cap (contracts §18): as set, else half the instance's
+ * rounded up, so that one tenant leaves the other half to the rest; never more than the instance's.
+ */
+function tenantShare(perTenant: number | undefined, instance: number): number {
+  return Math.min(perTenant ?? Math.ceil(instance / 2), instance);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
@@ -231,11 +253,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryScheduleSeconds: schedule,
     webhookDeliveryRetentionDays: e.WEBHOOK_DELIVERY_RETENTION_DAYS,
     uploadsInFlight: e.UPLOADS_IN_FLIGHT,
+    uploadsInFlightPerTenant: tenantShare(e.UPLOADS_IN_FLIGHT_PER_TENANT, e.UPLOADS_IN_FLIGHT),
+    uploadBodyDeadlineMs: e.UPLOAD_BODY_DEADLINE_S * 1000,
+    bodyIdleTimeoutMs: e.BODY_IDLE_TIMEOUT_S * 1000,
     etlBacklog: { maxOpenJobs: e.ETL_MAX_OPEN_JOBS, maxOpenJobsPerUser: e.ETL_MAX_OPEN_JOBS_PER_USER },
     importMaxBytes: e.IMPORT_MAX_BYTES,
     importUploadExpiryHours: e.IMPORT_UPLOAD_EXPIRY_HOURS,
     tusQuotas: { openPerUser: e.TUS_OPEN_PER_USER, stagedBytesPerTenant: e.TUS_STAGED_BYTES_PER_TENANT, diskFreeFloorBytes: e.DISK_FREE_FLOOR_BYTES },
     archivesInFlight: e.ARCHIVES_IN_FLIGHT,
+    archivesInFlightPerTenant: tenantShare(e.ARCHIVES_IN_FLIGHT_PER_TENANT, e.ARCHIVES_IN_FLIGHT),
     etlConcurrency: e.ETL_CONCURRENCY,
     etlBulkConcurrency: e.ETL_BULK_CONCURRENCY,
     etlLimits: {

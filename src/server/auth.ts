@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin';
-import type { FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import type { AppContext } from './appContext.js';
 import { findApiKeyByHash } from '../../queries/tenants/findApiKey.js';
 import { getTenant } from '../../queries/tenants/listTenants.js';
@@ -8,6 +8,7 @@ import { digestsEqual, secretKindOf, sha256Hex } from '../shared/secrets.js';
 import { UUID_RE } from '../shared/ids.js';
 import { problems } from './problems.js';
 import { StampedCache } from '../shared/stampedCache.js';
+import type { USER_SCOPES } from '../../commands/users/mintUserToken.js';
 
 export type Principal =
   | { kind: 'admin'; actorId: 'admin' }
@@ -15,11 +16,17 @@ export type Principal =
   | { kind: 'user'; tenantId: string; userId: string; tokenId: string; scopes: string[]; expiresAt: string; actorId: string };
 
 export type AuthKind = 'none' | 'admin' | 'tenant' | 'user';
+export type UserScope = (typeof USER_SCOPES)[number];
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Which credential the route takes (spec "Authentication"). */
-    auth?: AuthKind;
+    /** Which credential the route takes (spec "Authentication"), or which ones (any of them). */
+    auth?: AuthKind | readonly Exclude<AuthKind, 'none'>[];
+    /**
+     * The scope a user token needs on this route. Checked with the credential, before the body
+     * is read (contracts §18); every user-token route that takes a body must name one.
+     */
+    scope?: UserScope;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -56,14 +63,15 @@ export const authPlugin = fp<{ ctx: AppContext }>(async (app, { ctx }) => {
   app.addHook('onRequest', (request, _reply, done) => {
     const required = request.routeOptions.config?.auth ?? 'none';
     if (required === 'none') return done();
+    const scope = request.routeOptions.config?.scope;
     let found: Principal | Promise<Principal>;
     try {
       found = authenticate(ctx, request, known);
     } catch (err) {
       return done(err as Error);
     }
-    if (found instanceof Promise) found.then((principal) => admit(request, required, principal, done), done);
-    else admit(request, required, found, done);
+    if (found instanceof Promise) found.then((principal) => admit(request, required, scope, principal, done), done);
+    else admit(request, required, scope, found, done);
   });
 
   // Admin routes act on `{tenant_id}`: an unknown or malformed one is a 404 (spec "Instance admin routes"),
@@ -78,12 +86,47 @@ export const authPlugin = fp<{ ctx: AppContext }>(async (app, { ctx }) => {
   };
   app.addHook('onRoute', (route) => {
     if (route.config?.auth === 'admin') route.preValidation = [adminTenant, ...[route.preValidation ?? []].flat()];
+    if (kindsOf(route.config?.auth).includes('user') && [route.method].flat().some((m) => BODY_METHODS.has(m))) userBodyRoutes.push(route);
+  });
+  // contracts §18: a scope checked in the handler would be checked after the body was read. Asked
+  // once every route is in, so that a scope declared by a later onRoute hook (withUserScope) counts.
+  const userBodyRoutes: { method: string | string[]; url: string; config?: FastifyContextConfig }[] = [];
+  app.addHook('onReady', async () => {
+    const unscoped = userBodyRoutes.filter((r) => !r.config?.scope);
+    if (unscoped.length) throw new Error(`routes taking a user token and a body must name its scope (config.scope): ${unscoped.map((r) => `${String(r.method)} ${r.url}`).join(', ')}`);
   });
 });
 
-function admit(request: FastifyRequest, required: Exclude<AuthKind, 'none'>, principal: Principal, done: (err?: Error) => void): void {
-  if (principal.kind !== required) {
-    return done(problems.forbidden(`this route needs ${KIND_NAMES[required]}, not ${KIND_NAMES[principal.kind]}`));
+/**
+ * `plugin` with `scope` declared on each of its user-token routes that names none: for a plugin
+ * whose routes all need one scope, declared where the plugin is registered (buildServer.ts).
+ * Called in the registering context, as adminMirror does, so the prefix applies once.
+ */
+export function withUserScope<P extends (app: FastifyInstance, opts: never) => Promise<void>>(plugin: P, scope: UserScope): P {
+  const scoped = async (app: FastifyInstance, opts: Parameters<P>[1]) => {
+    app.addHook('onRoute', (route) => {
+      if (kindsOf(route.config?.auth).includes('user') && !route.config?.scope) route.config = { ...route.config, scope };
+    });
+    await plugin(app, opts);
+  };
+  return scoped as unknown as P;
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+const kindsOf = (auth: AuthKind | readonly Exclude<AuthKind, 'none'>[] | undefined): readonly AuthKind[] => (typeof auth === 'string' ? [auth] : (auth ?? ['none']));
+
+/**
+ * Lets the principal in, or refuses it (403) for a kind or a scope the route does not take:
+ * all of it decided from the headers, before a byte of the body is read (contracts §18).
+ */
+function admit(request: FastifyRequest, required: AuthKind | readonly Exclude<AuthKind, 'none'>[], scope: UserScope | undefined, principal: Principal, done: (err?: Error) => void): void {
+  if (typeof required === 'string' ? principal.kind !== required : !required.includes(principal.kind)) {
+    const wanted = kindsOf(required).map((k) => KIND_NAMES[k as Exclude<AuthKind, 'none'>]).join(' or ');
+    return done(problems.forbidden(`this route needs ${wanted}, not ${KIND_NAMES[principal.kind]}`));
+  }
+  if (scope && principal.kind === 'user' && !principal.scopes.includes(scope)) {
+    return done(problems.forbidden(`this route needs a user token with the ${scope} scope`));
   }
   request.principal = principal;
   if (principal.kind !== 'admin') request.tenantId = principal.tenantId;

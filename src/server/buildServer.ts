@@ -4,9 +4,10 @@ import { plainParamsValidatorCompiler } from './plainParams.js';
 import type { AppContext } from './appContext.js';
 import { CursorCodec } from '../shared/cursor.js';
 import { auditPlugin } from './audit.js';
-import { authPlugin } from './auth.js';
+import { authPlugin, withUserScope } from './auth.js';
 import { installErrorHandling } from './errorHandler.js';
 import { drainUnreadBodies } from './unreadBodies.js';
+import { closeStalledBodies } from './stalledTransfers.js';
 import { problemClientErrorHandler } from './clientErrors.js';
 import { sendProblem } from './problems.js';
 import { idempotencyStore } from './idempotency.js';
@@ -82,6 +83,8 @@ export async function buildServer(ctx: AppContext) {
   installErrorHandling(app);
   // An answer given before the body was read (413, 401, 415) drains the body instead of resetting the upload.
   drainUnreadBodies(app);
+  // contracts §18: a body that stops arriving is 408 and its connection closed (BODY_IDLE_TIMEOUT_S).
+  closeStalledBodies(app, ctx.config.bodyIdleTimeoutMs);
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     done();
@@ -117,7 +120,8 @@ export async function buildServer(ctx: AppContext) {
   await app.register(pipelineRoutes, { ...opts, prefix: '/v1' });
   await app.register(rejectedRecordsRoutes, { ...opts, prefix: '/v1' });
   await app.register(uploadsRoutes, { ...opts, prefix: '/v1' });
-  await app.register(tusUploadsRoutes, { ...opts, prefix: '/v1' });
+  // Every resumable-upload route takes a user token with the upload scope, checked before the body (contracts §18).
+  await app.register(withUserScope(tusUploadsRoutes, 'upload'), { ...opts, prefix: '/v1' });
   await app.register(adminMirror(uploadsRoutes, ['GET /users/:id/uploads', 'GET /users/:id/uploads/:provider/:upload_id']), { ...opts, prefix: ADMIN_PREFIX });
   await app.register(sourcePrioritiesRoutes, { ...opts, prefix: '/v1' });
   await app.register(sourcePriorityPreviewRoutes, { ...opts, prefix: '/v1' });

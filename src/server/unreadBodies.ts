@@ -24,7 +24,7 @@ export function drainUnreadBodies(app: FastifyInstance): void {
   // Written with `done` rather than async: a request whose body was read (nearly all) costs no promise.
   app.addHook('onSend', (request, reply, payload, done) => {
     const raw = request.raw;
-    if (raw.complete || raw.readableEnded || raw.destroyed || !hasBody(raw)) return done(null, payload);
+    if (raw.complete || raw.readableEnded || raw.destroyed || !hasBody(raw) || notDrained.has(raw)) return done(null, payload);
     if (String(reply.getHeader('connection') ?? '').toLowerCase() === 'close') reply.removeHeader('connection');
     const drained = drain(raw, reply.raw);
     if (reply.raw.shouldKeepAlive) return done(null, payload);
@@ -32,12 +32,22 @@ export function drainUnreadBodies(app: FastifyInstance): void {
   });
 }
 
+const notDrained = new WeakSet<IncomingMessage>();
+
+/**
+ * The body of `raw` is not to be drained after its answer: its connection closes instead (a body
+ * that stalled, src/server/bodyIdleTimeout.ts: waiting for more of it is what the answer refuses).
+ */
+export function closeInsteadOfDraining(raw: IncomingMessage): void {
+  notDrained.add(raw);
+}
+
 /**
  * Whether the request announced a body (RFC 9112 §6.3: Content-Length or Transfer-Encoding). A
  * request without one is answered before Node marks it complete when its answer is written in the
  * same turn as its headers were read (a kept answer): there is nothing to drain then.
  */
-function hasBody(raw: IncomingMessage): boolean {
+export function hasBody(raw: IncomingMessage): boolean {
   const length = raw.headers['content-length'];
   return raw.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }

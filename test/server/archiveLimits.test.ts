@@ -15,7 +15,7 @@ let tenant: TenantHandle;
 let base: string;
 
 beforeAll(async () => {
-  t = await startTestApp({ ARCHIVES_IN_FLIGHT: '2' });
+  t = await startTestApp({ ARCHIVES_IN_FLIGHT: '2', ARCHIVES_IN_FLIGHT_PER_TENANT: '2' });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const address = t.app.server.address();
   if (!address || typeof address === 'string') throw new Error('no port');

@@ -71,7 +71,8 @@ describe('an oversized body is answered with a 413 problem and drained, never a 
     {
       name: 'raw: a 1 MiB Oura webhook delivery (256 KiB)',
       path: () => '/webhooks/oura',
-      headers: () => ({ 'content-type': 'application/json' }),
+      // Signed headers (a recent time), so that the size is what refuses it: an unsigned one is 401 before its body (contracts §18).
+      headers: () => ({ 'content-type': 'application/json', 'x-oura-signature': '00', 'x-oura-timestamp': String(Math.floor(Date.now() / 1000)) }),
       size: MiB,
       limit: 256 * 1024,
     },

@@ -57,6 +57,30 @@ export class RawConnection {
     return this.read();
   }
 
+  /** Sends `head` and the first bytes of a body (the rest is never sent unless written with `more`); read the answer with `answer`. */
+  async begin(head: string, firstBytes: Buffer | string = ''): Promise<void> {
+    await this.write(Buffer.from(`${head}\r\n\r\n`));
+    if (firstBytes.length > 0) await this.more(firstBytes);
+  }
+
+  /** Writes more of a body begun with `begin`. */
+  more(bytes: Buffer | string): Promise<void> {
+    return this.write(typeof bytes === 'string' ? Buffer.from(bytes) : bytes);
+  }
+
+  /** The next answer on the connection (whatever of the request's body was sent or not). */
+  answer(): Promise<RawAnswer> {
+    return this.read();
+  }
+
+  /** Resolves once the server closed the connection (or it was reset). */
+  async closedByServer(): Promise<void> {
+    while (!this.closed && !this.failure) {
+      await new Promise<void>((resolve) => (this.wake = resolve));
+      this.wake = null;
+    }
+  }
+
   get isClosed(): boolean {
     return this.closed;
   }

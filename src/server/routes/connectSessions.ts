@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { CONNECT_SESSION_TTL_SECONDS, createConnectSession, openConnectSession } from '../../../commands/connections/connectSession.js';
@@ -25,6 +26,7 @@ import type { RouteOptions } from './routeOptions.js';
  * when the session has one, else to the page itself.
  */
 export const connectSessionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx }) => {
+  const openSessions = new WeakMap<FastifyRequest, NonNullable<Awaited<ReturnType<typeof openConnectSession>>>>();
   // The page's forms post urlencoded bodies (empty); this parser is scoped to this plugin.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))));
 
@@ -92,10 +94,18 @@ export const connectSessionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async 
 
   app.post(
     '/connect/:secret/:provider',
-    { schema: { summary: 'Start the consent flow of a provider from the hosted page', tags: ['connections'], params: z.object({ secret: z.string().max(64), provider: z.string().max(64) }) } },
+    {
+      // The session's secret is the credential: checked from the address, before the body is read (contracts §18).
+      onRequest: async (request, reply) => {
+        const session = await openConnectSession(ctx.eventStore, (request.params as { secret: string }).secret, new Date());
+        if (!session) return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').code(404).send(connectPage('', [], gone));
+        openSessions.set(request, session);
+      },
+      schema: { summary: 'Start the consent flow of a provider from the hosted page', tags: ['connections'], params: z.object({ secret: z.string().max(64), provider: z.string().max(64) }) },
+    },
     async (request, reply) => {
       const { secret, provider } = request.params;
-      const session = await openConnectSession(ctx.eventStore, secret, new Date());
+      const session = openSessions.get(request);
       const html = () => reply.type('text/html; charset=utf-8').header('cache-control', 'no-store');
       if (!session) return html().code(404).send(connectPage('', [], gone));
       const descriptor = connectedProvider(provider);

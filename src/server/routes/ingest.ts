@@ -4,7 +4,9 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { UPLOAD_ID } from '../../../commands/ingestion/acceptUpload.js';
 import { storeProviderPayload } from '../../processes/etl/storeProviderPayload.js';
+import type { Principal } from '../auth.js';
 import { addEtlBackPressure } from '../etlBackPressure.js';
+import { InFlightSlots } from '../inFlightSlots.js';
 import { problems } from '../problems.js';
 import { withProblems } from '../schemas.js';
 import type { RouteOptions } from './routeOptions.js';
@@ -28,14 +30,18 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
   // Part counts are checked by the route (400, exactly one part): these limits only stop abuse.
   await app.register(multipart, { limits: { fileSize: UPLOAD_LIMITS.compressedBytes, files: 16, fields: 16, parts: 32 } });
 
-  let inFlight = 0;
-  app.addHook('onRequest', async (_request, reply) => {
-    if (inFlight >= ctx.config.uploadsInFlight) {
-      throw problems.tooManyRequests(`at most ${ctx.config.uploadsInFlight} uploads are processed at once; retry shortly`, 1);
-    }
-    inFlight++;
-    // 'close' fires once, answered or not: a client that goes away mid-body frees its slot too.
-    reply.raw.once('close', () => inFlight--);
+  // After the credential (auth.ts runs first: the tenant is known, a refused token never takes a
+  // slot) and before the body: per instance and per tenant (contracts §18).
+  const slots = new InFlightSlots(ctx.config.uploadsInFlight, ctx.config.uploadsInFlightPerTenant);
+  app.addHook('onRequest', async (request, reply) => {
+    const p = request.principal;
+    if (p?.kind !== 'user') return;
+    const slot = slots.take(p.tenantId, p.userId);
+    if (slot === 'tenant_full') throw problems.tooManyRequests(`at most ${slots.perTenant} uploads of one tenant are processed at once; retry shortly`, 1);
+    if (slot !== 'taken') throw problems.tooManyRequests(`at most ${slots.limit} uploads are processed at once; retry shortly`, 1);
+    // 'close' fires once, answered or not: a client that goes away mid-body, or a body that
+    // stalled (408, connection closed), frees its slot too.
+    reply.raw.once('close', () => slots.release(p.tenantId, p.userId));
   });
 
   // An unknown slug or a type its format does not take is answered before the body is read.
@@ -54,23 +60,22 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
     '/ingest/:device_slug',
     {
       bodyLimit: UPLOAD_LIMITS.compressedBytes,
-      config: { auth: 'user' },
+      config: { auth: 'user', scope: 'upload', bodyDeadlineMs: ctx.config.uploadBodyDeadlineMs },
       schema: {
         summary: 'Upload device data or a native export (device-a: gzip NDJSON, multipart or raw; device-b: Health Connect JSON; device-c: Gadgetbridge SQLite; apple-health, health-connect, fitbit-takeout, samsung-health: the export up to 50 MiB)',
         description: 'Each slug takes the content types a client would send for its format and judges the body by its first bytes; 415 lists them with a curl line (docs/formats/uploads.md).',
         tags: ['ingest'],
         params: z.object({ device_slug: z.string() }),
         headers: z.object({ 'upload-id': z.string().optional().describe('Required: 1 to 128 of letters, digits, - _ .') }),
-        response: withProblems({ 202: Accepted }, [400, 401, 403, 404, 409, 410, 413, 415, 422, 429]),
+        response: withProblems({ 202: Accepted }, [400, 401, 403, 404, 408, 409, 410, 413, 415, 422, 429]),
       },
     },
     async (request, reply) => {
       const slug = request.params.device_slug;
       const format = UPLOAD_FORMATS[slug];
       if (!format) throw problems.notFound(`unknown device provider ${slug}`);
-      const principal = request.principal;
-      if (principal?.kind !== 'user') throw problems.forbidden('uploads need a user token');
-      if (!principal.scopes.includes('upload')) throw problems.forbidden('this token lacks the upload scope');
+      // The credential, its kind and its scope were checked before the body was read (auth.ts, contracts §18).
+      const principal = request.principal as Extract<Principal, { kind: 'user' }>;
       const uploadId = request.headers['upload-id'];
       if (typeof uploadId !== 'string' || !UPLOAD_ID.test(uploadId)) {
         throw problems.badRequest('Upload-Id header is required: 1 to 128 of letters, digits, -, _, .');

@@ -3,7 +3,6 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { buildMcpServer } from '../../mcp/mcpServer.js';
 import type { McpPrincipal } from '../../mcp/tools.js';
 import type { AppContext } from '../appContext.js';
-import { authenticate } from '../auth.js';
 import { isOwnOrigin } from '../publicAddress.js';
 import { HttpProblem, problems } from '../problems.js';
 import type { RouteOptions } from './routeOptions.js';
@@ -25,18 +24,16 @@ export const mcpRoutes: FastifyPluginAsync<RouteOptions> = async (app, { ctx, cu
   app.post(
     '/mcp',
     {
-      config: { auth: 'none' },
+      // Both credentials and the scope are checked before the body is read (contracts §18), and so is the origin.
+      config: { auth: ['tenant', 'user'], scope: 'read' },
+      onRequest: async (request) => refuseCrossOrigin(ctx.config, request),
       schema: {
         summary: 'Agent interface (MCP): JSON-RPC over stateless Streamable HTTP, JSON answers',
         description: "Tenant API key (per-user tools need user_id) or a user token with scope read (its own user only). Tools, prompts and their input schemas are listed by the MCP methods tools/list and prompts/list.",
         tags: ['mcp'],
       },
     }, async (request, reply) => {
-    refuseCrossOrigin(ctx.config, request);
-    const principal = await authenticate(ctx, request);
-    if (principal.kind === 'admin') throw problems.forbidden('the agent interface needs a tenant API key or a user token with scope read');
-    if (principal.kind === 'user' && !principal.scopes.includes('read')) throw problems.forbidden('this user token has no read scope');
-    const server = buildMcpServer({ ctx, cursors, principal: principal as McpPrincipal }, request.id);
+    const server = buildMcpServer({ ctx, cursors, principal: request.principal as McpPrincipal }, request.id);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.hijack();
     reply.raw.setHeader('x-request-id', request.id);

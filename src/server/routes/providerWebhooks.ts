@@ -1,4 +1,4 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { disconnect } from '../../../commands/connections/disconnect.js';
@@ -63,14 +63,31 @@ async function timestampSigned(
   names: { signature: string; timestamp: string; encoding: 'hex' | 'base64' },
 ): Promise<Set<string>> {
   const signature = header(headers, names.signature);
-  const timestamp = header(headers, names.timestamp);
-  const signedAt = timestamp === null ? null : signatureTime(timestamp);
-  if (signedAt === null) throw problems.unauthorized(`${names.timestamp} is missing or not a Unix time`);
-  if (Math.abs(ctx.sync.now().getTime() - signedAt) > SIGNATURE_TOLERANCE_MS) {
-    throw problems.unauthorized(`${names.timestamp} is more than ${SIGNATURE_TOLERANCE_MS / 60_000} minutes from this server's clock: a replayed or delayed delivery`);
-  }
-  const message = Buffer.concat([Buffer.from(timestamp!), body]);
+  const message = Buffer.concat([Buffer.from(recentTimestamp(ctx, headers, names.timestamp)), body]);
   return verifiedApplications(ctx, provider, (a) => !!signature && hmacMatches({ algorithm: 'sha256', key: a.clientSecret, message, given: signature, encoding: names.encoding }));
+}
+
+/** The signature's timestamp header, or 401 when it is missing, not a Unix time or too far from the clock. */
+function recentTimestamp(ctx: AppContext, headers: Record<string, string | string[] | undefined>, name: string): string {
+  const timestamp = header(headers, name);
+  const signedAt = timestamp === null ? null : signatureTime(timestamp);
+  if (signedAt === null) throw problems.unauthorized(`${name} is missing or not a Unix time`);
+  if (Math.abs(ctx.sync.now().getTime() - signedAt) > SIGNATURE_TOLERANCE_MS) {
+    throw problems.unauthorized(`${name} is more than ${SIGNATURE_TOLERANCE_MS / 60_000} minutes from this server's clock: a replayed or delayed delivery`);
+  }
+  return timestamp!;
+}
+
+/**
+ * contracts §18, before the body: what the headers alone can refuse (a signature missing, a
+ * timestamp missing or stale) is refused from the headers. A signature over the body can only
+ * be checked once the body is in: those bodies are bounded by BODY_LIMIT and BODY_IDLE_TIMEOUT_S.
+ */
+function signedHeaders(ctx: AppContext, names: { signature: string; timestamp?: string }) {
+  return async (request: FastifyRequest) => {
+    if (header(request.headers, names.signature) === null) throw problems.unauthorized(`${names.signature} is missing`);
+    if (names.timestamp) recentTimestamp(ctx, request.headers, names.timestamp);
+  };
 }
 
 function parsed(parse: () => NotificationItem[]): NotificationItem[] {
@@ -131,6 +148,22 @@ async function tokenApplications(ctx: AppContext, provider: string, token: strin
   return verifiedApplications(ctx, provider, (a) => sameText(token, a.token));
 }
 
+/** Applications a delivery's address or Authorization header proved, before its body was read (contracts §18). */
+const provenBeforeBody = new WeakMap<FastifyRequest, Set<string>>();
+
+/** An onRequest hook: the delivery's credential (its address, or its Authorization header) checked from the headers alone. */
+function credentialBeforeBody(prove: (request: FastifyRequest) => Promise<Set<string>>) {
+  return async (request: FastifyRequest) => {
+    provenBeforeBody.set(request, await prove(request));
+  };
+}
+
+function proven(request: FastifyRequest): Set<string> {
+  const verified = provenBeforeBody.get(request);
+  if (!verified) throw problems.unauthorized('the delivery is not signed by an application this service knows');
+  return verified;
+}
+
 const raw = (body: unknown): Buffer => {
   if (!Buffer.isBuffer(body)) throw new HttpProblem(415, 'send the notification as its provider does (JSON or a form)');
   return body;
@@ -171,9 +204,13 @@ export const providerWebhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async
   );
   app.post(
     '/webhooks/strava/:token',
-    { bodyLimit: BODY_LIMIT, schema: { summary: 'Strava webhook events (activities; athlete deauthorization)', tags, params: TokenParams, response: withProblems({ 200: Received }, [400, 401, 413, 415]) } },
+    {
+      bodyLimit: BODY_LIMIT,
+      onRequest: credentialBeforeBody((request) => tokenApplications(ctx, 'strava', (request.params as { token: string }).token)),
+      schema: { summary: 'Strava webhook events (activities; athlete deauthorization)', tags, params: TokenParams, response: withProblems({ 200: Received }, [400, 401, 413, 415]) },
+    },
     async (request) => {
-      const verified = await tokenApplications(ctx, 'strava', request.params.token);
+      const verified = proven(request);
       const body = raw(request.body);
       return apply(ctx, 'strava', verified, parsed(() => stravaNotification(body, ctx.sync.now())));
     },
@@ -200,7 +237,7 @@ export const providerWebhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async
   );
   app.post(
     '/webhooks/fitbit',
-    { bodyLimit: BODY_LIMIT, schema: { summary: 'Fitbit subscription notifications (X-Fitbit-Signature)', tags, response: withProblems({ 204: z.null() }, [400, 401, 413, 415]) } },
+    { bodyLimit: BODY_LIMIT, onRequest: signedHeaders(ctx, { signature: 'x-fitbit-signature' }), schema: { summary: 'Fitbit subscription notifications (X-Fitbit-Signature)', tags, response: withProblems({ 204: z.null() }, [400, 401, 413, 415]) } },
     async (request, reply) => {
       const body = raw(request.body);
       const signature = header(request.headers, 'x-fitbit-signature');
@@ -228,7 +265,11 @@ export const providerWebhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async
   );
   app.post(
     '/webhooks/oura',
-    { bodyLimit: BODY_LIMIT, schema: { summary: 'Oura webhook notifications (x-oura-signature over x-oura-timestamp and the body)', tags, response: withProblems({ 200: Received }, [400, 401, 413, 415]) } },
+    {
+      bodyLimit: BODY_LIMIT,
+      onRequest: signedHeaders(ctx, { signature: 'x-oura-signature', timestamp: 'x-oura-timestamp' }),
+      schema: { summary: 'Oura webhook notifications (x-oura-signature over x-oura-timestamp and the body)', tags, response: withProblems({ 200: Received }, [400, 401, 413, 415]) },
+    },
     async (request) => {
       const body = raw(request.body);
       const verified = await timestampSigned(ctx, 'oura', request.headers, body, { signature: 'x-oura-signature', timestamp: 'x-oura-timestamp', encoding: 'hex' });
@@ -239,7 +280,11 @@ export const providerWebhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async
   // WHOOP: every delivery is signed; the webhook URL is set in the application's settings.
   app.post(
     '/webhooks/whoop',
-    { bodyLimit: BODY_LIMIT, schema: { summary: 'WHOOP webhooks (X-WHOOP-Signature over X-WHOOP-Signature-Timestamp and the body)', tags, response: withProblems({ 200: Received }, [400, 401, 413, 415]) } },
+    {
+      bodyLimit: BODY_LIMIT,
+      onRequest: signedHeaders(ctx, { signature: 'x-whoop-signature', timestamp: 'x-whoop-signature-timestamp' }),
+      schema: { summary: 'WHOOP webhooks (X-WHOOP-Signature over X-WHOOP-Signature-Timestamp and the body)', tags, response: withProblems({ 200: Received }, [400, 401, 413, 415]) },
+    },
     async (request) => {
       const body = raw(request.body);
       const verified = await timestampSigned(ctx, 'whoop', request.headers, body, { signature: 'x-whoop-signature', timestamp: 'x-whoop-signature-timestamp', encoding: 'base64' });
@@ -252,6 +297,10 @@ export const providerWebhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async
     '/webhooks/google',
     {
       bodyLimit: BODY_LIMIT,
+      onRequest: credentialBeforeBody((request) => {
+        const secret = header(request.headers, 'authorization');
+        return verifiedApplications(ctx, 'google', (a) => !!secret && sameText(secret, a.token));
+      }),
       schema: {
         summary: "Google Health API notifications (Authorization: the subscriber's secret); the endpoint verification answers 201",
         tags,
@@ -259,9 +308,8 @@ export const providerWebhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async
       },
     },
     async (request, reply) => {
-      const secret = header(request.headers, 'authorization');
-      // Authenticated before the body is read: an unsigned delivery (the verification's second call too) is 401.
-      const verified = await verifiedApplications(ctx, 'google', (a) => !!secret && sameText(secret, a.token));
+      // Authenticated before the body was read (onRequest): an unsigned delivery (the verification's second call too) is 401.
+      const verified = proven(request);
       const body = raw(request.body);
       let verification = false;
       const items = parsed(() => {
@@ -286,9 +334,13 @@ export const providerWebhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async
   });
   app.post(
     '/webhooks/withings/:token',
-    { bodyLimit: BODY_LIMIT, schema: { summary: 'Withings data update notifications (form: userid, appli, startdate, enddate)', tags, params: TokenParams, response: withProblems({ 200: Received }, [400, 401, 413, 415]) } },
+    {
+      bodyLimit: BODY_LIMIT,
+      onRequest: credentialBeforeBody((request) => tokenApplications(ctx, 'withings', (request.params as { token: string }).token)),
+      schema: { summary: 'Withings data update notifications (form: userid, appli, startdate, enddate)', tags, params: TokenParams, response: withProblems({ 200: Received }, [400, 401, 413, 415]) },
+    },
     async (request) => {
-      const verified = await tokenApplications(ctx, 'withings', request.params.token);
+      const verified = proven(request);
       const form = new URLSearchParams(raw(request.body).toString('utf8'));
       return apply(ctx, 'withings', verified, parsed(() => withingsNotification(form, ctx.sync.now())));
     },
