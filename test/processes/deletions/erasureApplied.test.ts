@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { USER_ERASED } from '../../../src/catalog/eventTypes.js';
+import { DELETION_JOB, deletionJobHandler } from '../../../src/processes/deletions/deletionJobRunner.js';
+import { JobRunner } from '../../../src/processes/jobs/jobRunner.js';
+import { defineProjection } from '../../../src/projector/projection.js';
+import { ProjectorRuntime } from '../../../src/projector/projectorRuntime.js';
+import { startTestApp, type TenantHandle, type TestApp } from '../../support/server.js';
+
+/**
+ * Contracts §19: "A deletion job or a provider erasure is `done` only when every read model has
+ * applied its erasure and nothing of it is in a dead letter." A read model whose code fails on
+ * `user.erased` (while `broken`) runs beside the service's own; the job must wait, neither done nor
+ * failed, until it applies, then end done.
+ */
+let t: TestApp;
+let tenant: TenantHandle;
+let runner: JobRunner;
+let extra: ProjectorRuntime;
+let broken = true;
+
+beforeAll(async () => {
+  t = await startTestApp();
+  tenant = await t.createTenant('applied');
+  await t.ctx.jobs.stop();
+  const failing = defineProjection({
+    name: 'fails_on_erasure',
+    collections: [{ name: 'fails_on_erasure_rows' }],
+    eventTypes: [USER_ERASED],
+    evolve: () => {
+      if (broken) throw new TypeError('cannot drop the user');
+      return [];
+    },
+  });
+  extra = new ProjectorRuntime(t.ctx.eventStore, t.ctx.readStore, [failing], undefined, { retry: { delaysMs: [1, 1, 1, 1] }, stallBackoff: { firstMs: 1, maxMs: 20 } });
+  await extra.start();
+  runner = new JobRunner({ queue: t.ctx.jobs.queue, holder: 'test-runner', leaseMs: 10_000, pollMs: 20 });
+  runner.register(
+    deletionJobHandler({
+      eventStore: t.ctx.eventStore,
+      readStore: t.ctx.readStore,
+      rawStore: t.ctx.rawStore,
+      dataKeys: t.ctx.dataKeys,
+      hooks: t.ctx.erasureHooks,
+      settle: async (position, timeoutMs) => {
+        await t.ctx.projectors.waitForIdle(position, timeoutMs);
+        await extra.waitForIdle(position, timeoutMs);
+      },
+      timeoutMs: 60_000,
+      retryPauseMs: 10,
+      waitPauseMs: 10,
+    }),
+  );
+  runner.start();
+});
+afterAll(async () => {
+  await runner?.stop();
+  await extra?.stop();
+  await t?.close();
+});
+
+const status = async (jobId: string) => (await t.call('GET', `/v1/deletions/${jobId}`, { key: tenant.apiKey })).json() as { status: string };
+
+describe('a deletion is done only when it is true (contracts §19)', () => {
+  it('contracts §19: a user.erased that a read model fails to apply keeps the deletion job from done (it waits, saying why, attempts unspent) until the read model applies it; then the job is done', { timeout: 60_000 }, async () => {
+    const user = (await t.createUser(tenant.apiKey)).id;
+    const jobId = await t.deleteUser(tenant.apiKey, user);
+
+    // The job has looked at least three times and found the read model stopped on its erasure.
+    await vi.waitFor(
+      async () => {
+        const job = await t.ctx.jobs.queue.findLive(DELETION_JOB, jobId);
+        const progress = job?.progress as { waiting?: string; waits?: number } | null;
+        expect(progress?.waits ?? 0).toBeGreaterThanOrEqual(3);
+        expect(progress?.waiting).toMatch(/fails_on_erasure stopped on user\.erased@\d+ .*TypeError: cannot drop the user/);
+        expect(job?.attempts).toBeLessThanOrEqual(1);
+      },
+      { timeout: 30_000, interval: 20 },
+    );
+    expect((await status(jobId)).status).toBe('running');
+    const [stall] = (await extra.status()).map((s) => s.stall);
+    expect(stall).toMatchObject({ state: 'stopped', event_type: USER_ERASED });
+
+    broken = false;
+    expect((await t.waitForDeletion(tenant.apiKey, jobId)).status).toBe('done');
+    expect((await extra.status())[0]!.stall).toBeNull();
+  });
+});
