@@ -163,7 +163,7 @@ export class ProjectorRuntime {
     // The runtime's own collections (sequence numbers, dead letters) may be missing from a store never started.
     await this.readStore.ensureCollections([eventSequencesCollection, deadLettersCollection, projectionStallsCollection]);
     const results: RebuildProgress[] = [];
-    for (const p of selected) results.push(await rebuildOne(p, this.eventStore, this.readStore, onProgress, this.options.retry));
+    for (const p of selected) results.push(await rebuildOne(p, this.eventStore, this.readStore, onProgress, this.options.retry, this.options.stallBackoff));
     return results;
   }
 

@@ -152,4 +152,20 @@ describe('projection errors are classified (contracts §19)', () => {
     expect(await mine()).toEqual([]);
     await vi.waitFor(async () => expect((await statusOf(rt)).stall).toBeNull(), { timeout: 5000, interval: 5 });
   });
+
+  it('contracts §19: a rebuild never dead-letters an erasure event either: it stops on it with the reason, and once fixed rebuilds without it', { timeout: 30_000 }, async () => {
+    await tick(1, { user: 'gone' });
+    await tick(2, { user: 'kept' });
+    const erasure = await erase('gone');
+    broken = true;
+    runtime = new ProjectorRuntime(events, inner, [p], undefined, { retry: { delaysMs: [1, 1, 1, 1] }, stallBackoff: { firstMs: 1, maxMs: 4 } });
+    await runtime.init();
+    await expect(runtime.rebuild([p.name])).rejects.toThrow(`stopped on user.erased at ${erasure}, which failed on every attempt (TypeError: cannot drop the user): an erasure event is never dead-lettered`);
+    expect(await mine()).toEqual([]);
+    expect((await inner.getCheckpoint(p.name))?.status).toBe('rebuilding');
+    broken = false;
+    await runtime.rebuild([p.name]);
+    expect(await ns()).toEqual([2]);
+    expect(await mine()).toEqual([]);
+  });
 });
