@@ -122,6 +122,8 @@ export class Runner {
   private stall: Stall | null = null;
   /** Writes of the stall document, in order (a clear never overtaken by an earlier put). */
   private stallWrites: Promise<void> = Promise.resolve();
+  /** A stall document may be stored: by this runner, or by an earlier run in a process that ended. */
+  private stallStored = true;
   readonly waiters: PositionWaiters;
 
   constructor(
@@ -175,6 +177,8 @@ export class Runner {
         return;
       }
       this.applied = cp?.position ?? 0;
+      // One an earlier run left (its process ended while stalled) would be shown and waited on for ever.
+      if (!this.stall && this.stallStored) this.clearStall();
       this.lastBuffered = this.applied;
       this.waiters.advance(this.applied);
       this.subscribe(epoch);
@@ -394,12 +398,15 @@ export class Runner {
       );
     } else this.log?.warn(fields, 'projection store failing; retrying the batch with back-off, nothing skipped (projections status)');
     const doc: StallDoc = { _id: this.p.name, projection: this.p.name, position: this.applied, ...stall, updated_at: now };
+    this.stallStored = true;
     this.writeStall([{ op: 'put', collection: PROJECTION_STALLS, doc }]);
   }
 
   private clearStall(): void {
-    this.log?.info({ projection: this.p.name, position: this.applied, state: this.stall!.state, since: this.stall!.since, retries: this.stall!.retries }, 'projection moving again after a stall');
+    const was = this.stall;
+    if (was) this.log?.info({ projection: this.p.name, position: this.applied, state: was.state, since: was.since, retries: was.retries }, 'projection moving again after a stall');
     this.stall = null;
+    this.stallStored = false;
     this.writeStall([{ op: 'delete', collection: PROJECTION_STALLS, id: this.p.name }]);
   }
 

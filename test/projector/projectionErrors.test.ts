@@ -5,6 +5,7 @@ import { SqliteEventStore } from '../../src/eventstore/sqliteEventStore.js';
 import { listDeadLetters } from '../../src/projector/deadLetters.js';
 import { defineProjection, type Projection } from '../../src/projector/projection.js';
 import { ProjectorRuntime } from '../../src/projector/projectorRuntime.js';
+import { PROJECTION_STALLS, projectionStallsCollection, type StallDoc } from '../../src/projector/projectionStalls.js';
 import type { Doc, ReadStore } from '../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
 
@@ -168,4 +169,14 @@ describe('projection errors are classified (contracts §19)', () => {
     expect(await ns()).toEqual([2]);
     expect(await mine()).toEqual([]);
   });
+
+  it('contracts §19: a stall stored by a run that ended (its process died while stopped) is cleared when the projection runs again, so nothing waits on it for ever', { timeout: 30_000 }, async () => {
+    const since = new Date().toISOString();
+    await inner.ensureCollections([projectionStallsCollection]);
+    const stale: StallDoc = { _id: p.name, projection: p.name, state: 'stopped', kind: 'erasure', position: 0, event_position: 1, event_type: 'user.erased', error: 'TypeError: x', since, retries: 3, updated_at: since };
+    await inner.applyChanges([{ op: 'put', collection: PROJECTION_STALLS, doc: stale }]);
+    const rt = await start();
+    await vi.waitFor(async () => expect((await statusOf(rt)).stall).toBeNull(), { timeout: 5000, interval: 5 });
+  });
 });
+

@@ -50,7 +50,11 @@ export async function settleErasure(o: {
 
 async function stoppedBefore(readStore: ReadStore, position: number): Promise<string | null> {
   const stopped = await readStore.find<StallDoc>(PROJECTION_STALLS, { filter: { state: 'stopped' }, limit: 100 });
-  const blocking = stopped.filter((s) => s.position < position);
+  const blocking: StallDoc[] = [];
+  for (const s of stopped) {
+    // The stored checkpoint is the truth: a stall left by a process that ended is not in the way once it passed.
+    if (s.position < position && ((await readStore.getCheckpoint(s.projection))?.position ?? 0) < position) blocking.push(s);
+  }
   if (!blocking.length) return null;
   return `waiting for the read models: ${blocking.map((s) => `${s.projection} stopped on ${s.event_type}@${s.event_position} since ${s.since} (${s.error})`).join('; ')}`;
 }
