@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { USER_ERASED } from '../../../src/catalog/eventTypes.js';
+import { PROVIDER_DATA_ERASED, USER_ERASED } from '../../../src/catalog/eventTypes.js';
 import { DELETION_JOB, deletionJobHandler } from '../../../src/processes/deletions/deletionJobRunner.js';
 import { JobRunner } from '../../../src/processes/jobs/jobRunner.js';
 import { defineProjection } from '../../../src/projector/projection.js';
@@ -16,7 +16,8 @@ let t: TestApp;
 let tenant: TenantHandle;
 let runner: JobRunner;
 let extra: ProjectorRuntime;
-let broken = true;
+/** The erasure events the extra read model's code fails on. */
+const broken = new Set<string>([USER_ERASED, PROVIDER_DATA_ERASED]);
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -25,9 +26,9 @@ beforeAll(async () => {
   const failing = defineProjection({
     name: 'fails_on_erasure',
     collections: [{ name: 'fails_on_erasure_rows' }],
-    eventTypes: [USER_ERASED],
-    evolve: () => {
-      if (broken) throw new TypeError('cannot drop the user');
+    eventTypes: [USER_ERASED, PROVIDER_DATA_ERASED],
+    evolve: (e) => {
+      if (broken.has(e.type)) throw new TypeError('cannot drop the user');
       return [];
     },
   });
@@ -80,8 +81,26 @@ describe('a deletion is done only when it is true (contracts §19)', () => {
     const [stall] = (await extra.status()).map((s) => s.stall);
     expect(stall).toMatchObject({ state: 'stopped', event_type: USER_ERASED });
 
-    broken = false;
+    broken.delete(USER_ERASED);
     expect((await t.waitForDeletion(tenant.apiKey, jobId)).status).toBe('done');
     expect((await extra.status())[0]!.stall).toBeNull();
+  });
+
+  it('contracts §19: a provider erasure whose provider_data.erased a read model fails to apply is not done until the read model applies it; then it is done', { timeout: 60_000 }, async () => {
+    const user = (await t.createUser(tenant.apiKey)).id;
+    const res = await t.call('DELETE', `/v1/users/${user}/data/device-a`, { key: tenant.apiKey });
+    expect(res.statusCode).toBe(202);
+    const jobId = (res.json() as { job_id: string }).job_id;
+    await vi.waitFor(
+      async () => {
+        const progress = (await t.ctx.jobs.queue.findLive(DELETION_JOB, jobId))?.progress as { waiting?: string; waits?: number } | null;
+        expect(progress?.waits ?? 0).toBeGreaterThanOrEqual(3);
+        expect(progress?.waiting).toMatch(/fails_on_erasure stopped on provider_data\.erased@\d+/);
+      },
+      { timeout: 30_000, interval: 20 },
+    );
+    expect((await status(jobId)).status).toBe('running');
+    broken.delete(PROVIDER_DATA_ERASED);
+    expect((await t.waitForDeletion(tenant.apiKey, jobId)).status).toBe('done');
   });
 });
