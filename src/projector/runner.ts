@@ -177,8 +177,11 @@ export class Runner {
         return;
       }
       this.applied = cp?.position ?? 0;
-      // One an earlier run left (its process ended while stalled) would be shown and waited on for ever.
-      if (!this.stall && this.stallStored) this.clearStall();
+      // One an earlier run left (its process ended while stalled), or an erasure another writer (a
+      // rebuild) applied meanwhile, would be shown and waited on for ever.
+      const stoppedAt = this.stall?.event_position ?? null;
+      const passed = stoppedAt !== null && this.applied >= stoppedAt;
+      if (this.stallStored && (!this.stall || passed)) this.clearStall();
       this.lastBuffered = this.applied;
       this.waiters.advance(this.applied);
       this.subscribe(epoch);
@@ -379,11 +382,6 @@ export class Runner {
     this.scheduleRestart(failures > 0 ? delays[Math.min(failures, delays.length) - 1]! : this.isolateThrough !== null ? (delays[0] ?? 0) : 2000);
   }
 
-  /** The current stall, if any (the in-process view of what `projections status` reads from the store). */
-  get stalled(): Readonly<Stall> | null {
-    return this.stall;
-  }
-
   /** One more back-off step of a stall: logged and stored each step, so both are bounded by the back-off. */
   private noteStall(s: Stalled): void {
     const same = this.stall && this.stall.state === s.stall.state && this.stall.kind === s.stall.kind && this.stall.event_position === s.stall.event_position;
@@ -406,14 +404,15 @@ export class Runner {
     const was = this.stall;
     if (was) this.log?.info({ projection: this.p.name, position: this.applied, state: was.state, since: was.since, retries: was.retries }, 'projection moving again after a stall');
     this.stall = null;
-    this.stallStored = false;
-    this.writeStall([{ op: 'delete', collection: PROJECTION_STALLS, id: this.p.name }]);
+    // Known gone once the delete went through, unless a new stall began meanwhile.
+    this.writeStall([{ op: 'delete', collection: PROJECTION_STALLS, id: this.p.name }], () => (this.stallStored = !!this.stall));
   }
 
-  private writeStall(changes: Parameters<ReadStore['applyChanges']>[0]): void {
+  private writeStall(changes: Parameters<ReadStore['applyChanges']>[0], written?: () => void): void {
     // Best effort: while the store is the one failing the write fails too, and the next step tries again.
     this.stallWrites = this.stallWrites
       .then(() => this.readStore.applyChanges(changes))
+      .then(written)
       .catch((err: unknown) => this.log?.debug({ projection: this.p.name, error: errorText(err) }, 'could not store the projection stall'));
   }
 
