@@ -20,8 +20,9 @@ const LOOK_EVERY_MS = 1000;
  * Resolves once every projection has applied the log up to `position` (default: its head) and no
  * open dead letter holds an event of the job's stream (its user.erased / provider_data.erased):
  * only then have the read models really dropped what the job erases. Throws ErasureNotApplied, at
- * once, when a projection is stopped at or before `position` (an event that failed on every
- * attempt, never skipped: projectionStalls.ts), or when such a dead letter exists (one left by an
+ * once, when a projection is stalled before `position`: stopped on an event that failed on every
+ * attempt (never skipped), or waiting on its failing store (projectionStalls.ts), either of which
+ * may last longer than the attempt's deadline; or when such a dead letter exists (one left by an
  * earlier version, which skipped erasure events too).
  */
 export async function settleErasure(o: {
@@ -39,7 +40,7 @@ export async function settleErasure(o: {
   // The wait is left to run out on its own when a stop ends this one: its rejection is not news.
   waiting.catch(() => {});
   while (!settled) {
-    const stopped = await stoppedBefore(o.readStore, target);
+    const stopped = await stalledBefore(o.readStore, target);
     if (stopped) throw new ErasureNotApplied(stopped);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([waiting, new Promise((r) => (timer = setTimeout(r, o.lookEveryMs ?? LOOK_EVERY_MS)))]).finally(() => clearTimeout(timer));
@@ -48,15 +49,16 @@ export async function settleErasure(o: {
   if (held) throw new ErasureNotApplied(held);
 }
 
-async function stoppedBefore(readStore: ReadStore, position: number): Promise<string | null> {
-  const stopped = await readStore.find<StallDoc>(PROJECTION_STALLS, { filter: { state: 'stopped' }, limit: 100 });
+async function stalledBefore(readStore: ReadStore, position: number): Promise<string | null> {
+  const stalls = await readStore.find<StallDoc>(PROJECTION_STALLS, { filter: {}, limit: 100 });
   const blocking: StallDoc[] = [];
-  for (const s of stopped) {
+  for (const s of stalls) {
     // The stored checkpoint is the truth: a stall left by a process that ended is not in the way once it passed.
     if (s.position < position && ((await readStore.getCheckpoint(s.projection))?.position ?? 0) < position) blocking.push(s);
   }
   if (!blocking.length) return null;
-  return `waiting for the read models: ${blocking.map((s) => `${s.projection} stopped on ${s.event_type}@${s.event_position} since ${s.since} (${s.error})`).join('; ')}`;
+  const why = (s: StallDoc) => (s.state === 'stopped' ? `${s.projection} stopped on ${s.event_type}@${s.event_position}` : `${s.projection} waiting on its store (${s.kind})`);
+  return `waiting for the read models: ${blocking.map((s) => `${why(s)} since ${s.since} (${s.error})`).join('; ')}`;
 }
 
 async function deadLettered(readStore: ReadStore, jobId: string): Promise<string | null> {

@@ -4,6 +4,7 @@ import { DELETION_JOB, deletionJobHandler } from '../../../src/processes/deletio
 import { JobRunner } from '../../../src/processes/jobs/jobRunner.js';
 import { defineProjection } from '../../../src/projector/projection.js';
 import { ProjectorRuntime } from '../../../src/projector/projectorRuntime.js';
+import type { ReadStore } from '../../../src/readstore/readStore.js';
 import { startTestApp, type TenantHandle, type TestApp } from '../../support/server.js';
 
 /**
@@ -16,6 +17,9 @@ let t: TestApp;
 let tenant: TenantHandle;
 let runner: JobRunner;
 let extra: ProjectorRuntime;
+/** A read model on a store that answers SQLITE_BUSY to its batches while `busy`. */
+let onBusyStore: ProjectorRuntime;
+let busy = false;
 /** The erasure events the extra read model's code fails on. */
 const broken = new Set<string>([USER_ERASED, PROVIDER_DATA_ERASED]);
 
@@ -34,6 +38,20 @@ beforeAll(async () => {
   });
   extra = new ProjectorRuntime(t.ctx.eventStore, t.ctx.readStore, [failing], undefined, { retry: { delaysMs: [1, 1, 1, 1] }, stallBackoff: { firstMs: 1, maxMs: 20 } });
   await extra.start();
+  const busyStore = new Proxy(t.ctx.readStore, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (prop !== 'applyBatch') return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      const applyBatch: ReadStore['applyBatch'] = async (batch) => {
+        if (busy && batch.projection === 'on_busy_store') throw Object.assign(new Error('database is locked'), { name: 'SqliteError', code: 'SQLITE_BUSY' });
+        return target.applyBatch(batch);
+      };
+      return applyBatch;
+    },
+  });
+  const onBusy = defineProjection({ name: 'on_busy_store', collections: [{ name: 'on_busy_store_rows' }], eventTypes: [USER_ERASED], evolve: () => [] });
+  onBusyStore = new ProjectorRuntime(t.ctx.eventStore, busyStore, [onBusy], undefined, { stallBackoff: { firstMs: 1, maxMs: 20 } });
+  await onBusyStore.start();
   runner = new JobRunner({ queue: t.ctx.jobs.queue, holder: 'test-runner', leaseMs: 10_000, pollMs: 20 });
   runner.register(
     deletionJobHandler({
@@ -45,6 +63,7 @@ beforeAll(async () => {
       settle: async (position, timeoutMs) => {
         await t.ctx.projectors.waitForIdle(position, timeoutMs);
         await extra.waitForIdle(position, timeoutMs);
+        await onBusyStore.waitForIdle(position, timeoutMs);
       },
       timeoutMs: 60_000,
       retryPauseMs: 10,
@@ -56,6 +75,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await runner?.stop();
   await extra?.stop();
+  await onBusyStore?.stop();
   await t?.close();
 });
 
@@ -101,6 +121,23 @@ describe('a deletion is done only when it is true (contracts §19)', () => {
     );
     expect((await status(jobId)).status).toBe('running');
     broken.delete(PROVIDER_DATA_ERASED);
+    expect((await t.waitForDeletion(tenant.apiKey, jobId)).status).toBe('done');
+  });
+
+  it('contracts §19: a deletion whose user.erased waits on a read model whose store is busy is neither failed nor done while it waits, and is done once the store answers', { timeout: 60_000 }, async () => {
+    busy = true;
+    const user = (await t.createUser(tenant.apiKey)).id;
+    const jobId = await t.deleteUser(tenant.apiKey, user);
+    await vi.waitFor(
+      async () => {
+        const progress = (await t.ctx.jobs.queue.findLive(DELETION_JOB, jobId))?.progress as { waiting?: string; waits?: number } | null;
+        expect(progress?.waits ?? 0).toBeGreaterThanOrEqual(2);
+        expect(progress?.waiting).toMatch(/on_busy_store waiting on its store \(busy\) since .*SqliteError: database is locked/);
+      },
+      { timeout: 30_000, interval: 20 },
+    );
+    expect((await status(jobId)).status).toBe('running');
+    busy = false;
     expect((await t.waitForDeletion(tenant.apiKey, jobId)).status).toBe('done');
   });
 });
