@@ -64,8 +64,23 @@ const MONGO_BUSY_CODES: Readonly<Record<number, TransientKind>> = { 14031: 'full
 /** The KurrentDB client's error tags (kurrentDBErrors.ts isTransportError) for a node or connection that is not there now. */
 const KURRENT_TYPES = new Set(['unavailable', 'deadline-exceeded', 'timeout', 'not-leader', 'cancelled']);
 
+/**
+ * A transient error that crossed a boundary which keeps only text (a worker thread's reply): its
+ * kind, classified where it was thrown, travels with the message.
+ */
+export class StoreFailureError extends Error {
+  override name = 'StoreFailureError';
+  constructor(
+    message: string,
+    readonly kind: TransientKind,
+  ) {
+    super(message);
+  }
+}
+
 /** The kind of a transient error, or null when the error says something about the work itself. */
 export function transientKind(err: unknown, depth = 0): TransientKind | null {
+  if (err instanceof StoreFailureError) return err.kind;
   if (typeof err !== 'object' || err === null || depth > 3) return null;
   const e = err as { name?: unknown; code?: unknown; type?: unknown; errno?: unknown; hasErrorLabel?: unknown; errorLabels?: unknown; cause?: unknown };
   const code = e.code;
