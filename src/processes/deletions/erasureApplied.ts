@@ -15,6 +15,9 @@ export class ErasureNotApplied extends Error {
 
 /** How often a wait for the read models looks for a projection that stopped (it would never get there on its own). */
 const LOOK_EVERY_MS = 1000;
+/** A reason is kept in the queue job's progress (16 KiB at most): the first projections' say it. */
+const MAX_REASON_CHARS = 2000;
+const bounded = (text: string) => (text.length > MAX_REASON_CHARS ? `${text.slice(0, MAX_REASON_CHARS - 1)}…` : text);
 
 /**
  * Resolves once every projection has applied the log up to `position` (default: its head) and no
@@ -58,11 +61,11 @@ async function stalledBefore(readStore: ReadStore, position: number): Promise<st
   }
   if (!blocking.length) return null;
   const why = (s: StallDoc) => (s.state === 'stopped' ? `${s.projection} stopped on ${s.event_type}@${s.event_position}` : `${s.projection} waiting on its store (${s.kind})`);
-  return `waiting for the read models: ${blocking.map((s) => `${why(s)} since ${s.since} (${s.error})`).join('; ')}`;
+  return bounded(`waiting for the read models: ${blocking.map((s) => `${why(s)} since ${s.since} (${s.error})`).join('; ')}`);
 }
 
 async function deadLettered(readStore: ReadStore, jobId: string): Promise<string | null> {
   const letters = await readStore.find<DeadLetterDoc>(DEAD_LETTERS, { filter: { status: 'open', stream: deletionStream(jobId) }, limit: 100 });
   if (!letters.length) return null;
-  return `the read models skipped this job's erasure: dead letters ${letters.map((d) => d._id).join(', ')} are open (npm run cli -- projections replay-dead-letter <id>)`;
+  return bounded(`the read models skipped this job's erasure: dead letters ${letters.map((d) => d._id).join(', ')} are open (npm run cli -- projections replay-dead-letter <id>)`);
 }

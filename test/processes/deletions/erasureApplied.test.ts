@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PROVIDER_DATA_ERASED, USER_ERASED } from '../../../src/catalog/eventTypes.js';
 import { DELETION_JOB, deletionJobHandler } from '../../../src/processes/deletions/deletionJobRunner.js';
+import { ErasureNotApplied, settleErasure } from '../../../src/processes/deletions/erasureApplied.js';
+import { DEAD_LETTERS, type DeadLetterDoc } from '../../../src/projector/deadLetters.js';
 import { JobRunner } from '../../../src/processes/jobs/jobRunner.js';
 import { defineProjection } from '../../../src/projector/projection.js';
 import { ProjectorRuntime } from '../../../src/projector/projectorRuntime.js';
@@ -141,3 +143,22 @@ describe('a deletion is done only when it is true (contracts §19)', () => {
     expect((await t.waitForDeletion(tenant.apiKey, jobId)).status).toBe('done');
   });
 });
+
+describe('a dead letter of an erasure event keeps its job from done (contracts §19)', () => {
+  it('contracts §19: an open dead letter of an event on the job stream (left by an earlier version) makes the wait for the read models answer not-applied, with the dead letter to replay; a closed one does not', async () => {
+    const jobId = `job-${Date.now()}`;
+    const letter: DeadLetterDoc = {
+      _id: `records@1`, projection: 'records', position: 1, event_id: 'e1', event_type: USER_ERASED, stream: `deletion-${jobId}`,
+      error: 'TypeError: x', attempts: 5, status: 'open', dead_lettered_at: new Date().toISOString(), resolved_at: null,
+    };
+    await t.ctx.readStore.applyChanges([{ op: 'put', collection: DEAD_LETTERS, doc: letter }]);
+    const wait = () => settleErasure({ eventStore: t.ctx.eventStore, readStore: t.ctx.readStore, jobId, position: 0, settle: async () => {}, deadline: Date.now() + 10_000 });
+    const err = await wait().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ErasureNotApplied);
+    expect((err as Error).message).toContain('dead letters records@1 are open');
+    await t.ctx.readStore.applyChanges([{ op: 'put', collection: DEAD_LETTERS, doc: { ...letter, status: 'replayed', resolved_at: new Date().toISOString() } }]);
+    await expect(wait()).resolves.toBeUndefined();
+    await t.ctx.readStore.applyChanges([{ op: 'delete', collection: DEAD_LETTERS, id: letter._id }]);
+  });
+});
+
