@@ -23,7 +23,7 @@ export function registerProjectionsCommands(program: Command, open: OpenContext)
 
   group
     .command('status')
-    .description('per projection: status, checkpoint position, head of the log, lag in events and seconds, open dead letters')
+    .description('per projection: status, checkpoint position, head of the log, lag in events and seconds, open dead letters, and a stall: waiting on its store (busy, full, io, network, failover) or stopped on an erasure event, since when')
     .option('--json', 'one JSON line per projection instead of a table')
     .action(async (opts: { json?: boolean }) => {
       // No runners here: the point is to see where the stored checkpoints are, not to move them.
@@ -33,8 +33,8 @@ export function registerProjectionsCommands(program: Command, open: OpenContext)
         return;
       }
       const table = formatTable(
-        ['PROJECTION', 'STATUS', 'POSITION', 'HEAD', 'LAG', 'LAG_SECONDS', 'DEAD_LETTERS'],
-        rows.map((s) => [s.name, s.status, s.position, s.head, s.lag, s.lagSeconds === null ? '-' : s.lagSeconds.toFixed(1), s.deadLetters]),
+        ['PROJECTION', 'STATUS', 'POSITION', 'HEAD', 'LAG', 'LAG_SECONDS', 'DEAD_LETTERS', 'STALL'],
+        rows.map((s) => [s.name, s.status, s.position, s.head, s.lag, s.lagSeconds === null ? '-' : s.lagSeconds.toFixed(1), s.deadLetters, stallText(s.stall)]),
       );
       for (const line of table) printLine(line);
     });
@@ -117,7 +117,14 @@ function deadLetterJson(d: DeadLetterDoc) {
 }
 
 function statusJson(s: ProjectionStatus) {
-  return { name: s.name, status: s.status, position: s.position, head: s.head, lag: s.lag, lag_seconds: s.lagSeconds, last_event_at: s.lastEventAt, dead_letters: s.deadLetters };
+  return { name: s.name, status: s.status, position: s.position, head: s.head, lag: s.lag, lag_seconds: s.lagSeconds, last_event_at: s.lastEventAt, dead_letters: s.deadLetters, stall: s.stall };
+}
+
+/** `-`, `waiting (busy) since <t>, <n> retries: <error>`, or `stopped on user.erased@<pos> since <t>...`. */
+function stallText(stall: ProjectionStatus['stall']): string {
+  if (!stall) return '-';
+  const what = stall.state === 'stopped' ? `stopped on ${stall.event_type}@${stall.event_position}` : `waiting (${stall.kind})`;
+  return `${what} since ${stall.since}, ${stall.retries} retries: ${stall.error}`;
 }
 
 function summaryJson(r: RebuildProgress) {

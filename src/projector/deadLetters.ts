@@ -8,6 +8,10 @@ import type { CollectionSpec, Doc, PositionedChange, ReadStore } from '../readst
  * one once the code is fixed (`npm run cli -- projections dead-letters`, `replay-dead-letter <id>`;
  * docs/architecture.md "Dead letters"). They live beside the read models in a collection of the
  * runtime's that no projection owns: a rebuild keeps them.
+ *
+ * Only failures of the event's own code lead here (contracts §19): a store failing for a while is
+ * retried until it answers, and an erasure event (user.erased, provider_data.erased) is never
+ * dead-lettered; the projection stops on it instead (runner.ts, projectionStalls.ts).
  */
 export const DEAD_LETTERS = 'projection_dead_letters';
 

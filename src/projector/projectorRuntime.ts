@@ -3,6 +3,7 @@ import type { EventStore } from '../eventstore/eventStore.js';
 import type { ReadStore } from '../readstore/readStore.js';
 import type { Config } from '../config.js';
 import { DEAD_LETTERS, deadLettersCollection } from './deadLetters.js';
+import { listStalls, projectionStallsCollection, type StallDoc } from './projectionStalls.js';
 import { replayDeadLetter, type ReplayOutcome } from './deadLetterReplay.js';
 import { eventSequencesCollection, hasSequenceMarker, sequenceMarker } from './eventSequences.js';
 import { PositionWaiters } from './positionWaiters.js';
@@ -12,6 +13,7 @@ import { BatchLock, Runner, type RetryPolicy, type Suspect } from './runner.js';
 import { ProjectorThread } from './threadedRunner.js';
 import { LeaseKeeper, type LeaseSettings } from './leaseKeeper.js';
 import { storedPosition } from './storedPosition.js';
+import type { Backoff } from '../shared/transientErrors.js';
 
 export type { RebuildProgress } from './rebuild.js';
 
@@ -26,6 +28,8 @@ export type ProjectionStatus = {
   lagSeconds: number | null;
   /** Open dead letters: events it skipped because applying them kept failing (deadLetters.ts). */
   deadLetters: number;
+  /** Why it cannot move on now, when it cannot: its store failing, or an erasure that fails (projectionStalls.ts). */
+  stall: Pick<StallDoc, 'state' | 'kind' | 'error' | 'since' | 'retries' | 'event_position' | 'event_type' | 'updated_at'> | null;
 };
 
 export type ProjectorOptions = {
@@ -45,6 +49,8 @@ export type ProjectorOptions = {
   leases?: LeaseSettings;
   /** How a failing batch is retried before its event is dead-lettered (default: 1, 2, 4, 8 s). */
   retry?: RetryPolicy;
+  /** Pauses while a projection's store fails for a while, or while it is stopped on an erasure (default: 1 s doubling to 30 s). */
+  stallBackoff?: Backoff;
   /** Told before each batch is applied (the projector thread reports it to its parent). */
   onAttempt?: (projection: string, from: number, through: number, events: number) => void;
   /**
@@ -81,7 +87,7 @@ export class ProjectorRuntime {
    * first event, so an upgrade never serves a half-empty read model.
    */
   async init(): Promise<void> {
-    const reshaped = new Set(await this.readStore.ensureCollections([...this.projections.flatMap((p) => p.collections), eventSequencesCollection, deadLettersCollection]));
+    const reshaped = new Set(await this.readStore.ensureCollections([...this.projections.flatMap((p) => p.collections), eventSequencesCollection, deadLettersCollection, projectionStallsCollection]));
     for (const p of this.projections) {
       // Record ids from an earlier version (log position × 10⁴) cannot be mixed with ids from the
       // sequence: such read models are rebuilt once, with every id from the sequence.
@@ -155,9 +161,9 @@ export class ProjectorRuntime {
     const unknown = (names ?? []).filter((n) => !this.projections.some((p) => p.name === n));
     if (unknown.length) throw new Error(`unknown projection(s): ${unknown.join(', ')}`);
     // The runtime's own collections (sequence numbers, dead letters) may be missing from a store never started.
-    await this.readStore.ensureCollections([eventSequencesCollection, deadLettersCollection]);
+    await this.readStore.ensureCollections([eventSequencesCollection, deadLettersCollection, projectionStallsCollection]);
     const results: RebuildProgress[] = [];
-    for (const p of selected) results.push(await rebuildOne(p, this.eventStore, this.readStore, onProgress, this.options.retry));
+    for (const p of selected) results.push(await rebuildOne(p, this.eventStore, this.readStore, onProgress, this.options.retry, this.options.stallBackoff));
     return results;
   }
 
@@ -169,6 +175,7 @@ export class ProjectorRuntime {
 
 export async function projectionStatus(eventStore: EventStore, readStore: ReadStore, projections: readonly Projection[]): Promise<ProjectionStatus[]> {
   const head = await eventStore.headPosition();
+  const stalls = await listStalls(readStore);
   const out: ProjectionStatus[] = [];
   for (const p of projections) {
     const cp = await readStore.getCheckpoint(p.name);
@@ -185,8 +192,15 @@ export async function projectionStatus(eventStore: EventStore, readStore: ReadSt
       lastEventAt: cp?.lastEventAt ?? null,
       lagSeconds: lag === 0 ? 0 : cp?.lastEventAt ? Math.max(0, (Date.now() - Date.parse(cp.lastEventAt)) / 1000) : null,
       deadLetters: await readStore.count(DEAD_LETTERS, { status: 'open', projection: p.name }),
+      stall: stallOf(stalls.get(p.name)),
     });
   }
   return out;
 }
 
+
+function stallOf(d: StallDoc | undefined): ProjectionStatus['stall'] {
+  if (!d) return null;
+  const { state, kind, error, since, retries, event_position, event_type, updated_at } = d;
+  return { state, kind, error, since, retries, event_position, event_type, updated_at };
+}

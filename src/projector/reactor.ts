@@ -4,6 +4,7 @@ import type { Event, EventStore, RecordedEvent } from '../eventstore/eventStore.
 import { CheckpointMismatchError, type ReadStore } from '../readstore/readStore.js';
 import { LeaseLostError, type Fence } from '../readstore/leases.js';
 import { LeaseKeeper, type LeaseSettings } from './leaseKeeper.js';
+import { backoffDelay, transientKind, type Backoff } from '../shared/transientErrors.js';
 
 /**
  * A reactor turns events into further commands (a process manager). Unlike a projection it has
@@ -25,7 +26,11 @@ const checkpointName = (r: Reactor) => `reactor:${r.name}`;
 /** One run of a reactor; `sub` is null while `subscribe()` is still delivering the events already in the log. */
 type Running = { sub: Subscription | null; fence: Fence | undefined; position: number };
 
-/** Failures of one event in a row before it is dead-lettered (with `deadLetter`) or the reactor restarts. */
+/**
+ * Failures of one event in a row before it is dead-lettered (with `deadLetter`) or the reactor
+ * restarts. Failures of a store for a while (src/shared/transientErrors.ts) do not count: they are
+ * retried with a capped back-off until the store answers (contracts §19).
+ */
 export const REACTOR_ATTEMPTS = 5;
 
 /**
@@ -56,6 +61,8 @@ export class ReactorRuntime {
     private readonly leases?: LeaseSettings,
     private readonly deadLetter?: ReactorDeadLetter,
     private readonly pauseMs = 200,
+    /** Pauses while a store fails for a while (default: from 2 × pauseMs, doubling to 30 s). */
+    private readonly stallBackoff: Backoff = { firstMs: pauseMs * 2, maxMs: 30_000 },
   ) {}
 
   async start(): Promise<void> {
@@ -125,13 +132,14 @@ export class ReactorRuntime {
   }
 
   private async handleWithRetry(r: Reactor, event: RecordedEvent, state: Running): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      if (this.stopped || this.running.get(r.name) !== state) return;
+    const wanted = () => !this.stopped && this.running.get(r.name) === state;
+    for (let attempt = 1, stalls = 0; ; ) {
+      if (!wanted()) return;
       try {
         try {
           await r.handle(event);
         } catch (err) {
-          if (attempt < REACTOR_ATTEMPTS || !this.deadLetter) throw err;
+          if (attempt < REACTOR_ATTEMPTS || !this.deadLetter || transientKind(err)) throw err;
           // Its last attempt: the event is set aside and the checkpoint moves past it.
           await this.deadLetter(r, event, err instanceof Error ? err.message : String(err));
           this.log?.error({ err, reactor: r.name, position: event.globalPosition, type: event.type }, 'reactor handler kept failing; event dead-lettered');
@@ -148,9 +156,19 @@ export class ReactorRuntime {
         state.position = event.globalPosition;
         return;
       } catch (err) {
-        if (attempt >= REACTOR_ATTEMPTS || err instanceof LeaseLostError || err instanceof CheckpointMismatchError) throw err;
+        if (err instanceof LeaseLostError || err instanceof CheckpointMismatchError) throw err;
+        const kind = transientKind(err);
+        if (kind) {
+          // Not the event's fault: the same attempt again once the store answers, for as long as it takes.
+          const ms = backoffDelay(++stalls, this.stallBackoff);
+          this.log?.warn({ reactor: r.name, position: event.globalPosition, kind, retries: stalls, retryInMs: ms }, 'reactor store failing; retrying with back-off, no attempt spent');
+          await pause(ms, wanted);
+          continue;
+        }
+        if (attempt >= REACTOR_ATTEMPTS) throw err;
         this.log?.warn({ err, reactor: r.name, attempt }, 'reactor step failed; retrying');
         await new Promise((res) => setTimeout(res, this.pauseMs * 2 ** attempt));
+        attempt++;
       }
     }
   }
@@ -162,4 +180,10 @@ export class ReactorRuntime {
     for (const r of this.reactors) await this.halt(r);
     await Promise.allSettled([...this.inFlight]);
   }
+}
+
+/** Waits `ms`, in slices, ending early once the reactor is no longer `wanted` (a stop never waits out a long back-off). */
+async function pause(ms: number, wanted: () => boolean): Promise<void> {
+  const end = Date.now() + ms;
+  while (wanted() && Date.now() < end) await new Promise((res) => setTimeout(res, Math.min(250, end - Date.now())));
 }

@@ -2,10 +2,11 @@ import type { EventStore, RecordedEvent } from '../eventstore/eventStore.js';
 import { CheckpointMismatchError, type PositionedChange, type ReadStore } from '../readstore/readStore.js';
 import { LeaseLostError } from '../readstore/leases.js';
 import { pushChanges, weightOf } from './batchChanges.js';
-import { DEAD_LETTERS, deadLetterChange, deadLetterId, resolvedChange, type DeadLetterDoc } from './deadLetters.js';
+import { DEAD_LETTERS, deadLetterChange, deadLetterId, errorText, resolvedChange, type DeadLetterDoc } from './deadLetters.js';
 import { EventSequencer, sequenceMarker } from './eventSequences.js';
 import type { Projection } from './projection.js';
-import { DEFAULT_RETRY, type RetryPolicy } from './runner.js';
+import { DEFAULT_RETRY, isErasureEvent, type RetryPolicy } from './runner.js';
+import { backoffDelay, DEFAULT_BACKOFF, transientKind, type Backoff } from '../shared/transientErrors.js';
 
 export type RebuildProgress = { projection: string; position: number; head: number; events: number; elapsedMs: number };
 
@@ -31,7 +32,9 @@ class EvolveFailed extends Error {
  * and skipped, so the rebuild still equals the live state; one that now applies (the code was
  * fixed) is applied in its place in the log and its dead letter closed as `applied_by_rebuild`.
  * A chunk that fails is narrowed to its events one by one, each tried as often as the live
- * runner tries a batch.
+ * runner tries a batch. As live (contracts §19), a store failing for a while is retried with a
+ * capped back-off for as long as it takes, and an erasure event is never dead-lettered: the
+ * rebuild stops on it with the reason, the projection left `rebuilding` until it is run again.
  */
 export async function rebuildOne(
   p: Projection,
@@ -39,6 +42,7 @@ export async function rebuildOne(
   readStore: ReadStore,
   onProgress?: (p: RebuildProgress) => void,
   retry: RetryPolicy = DEFAULT_RETRY,
+  stallBackoff: Backoff = DEFAULT_BACKOFF,
 ): Promise<RebuildProgress> {
   const started = Date.now();
   // Marking the checkpoint first makes live runners elsewhere stop writing before the drop.
@@ -89,7 +93,7 @@ export async function rebuildOne(
    * that is still dead-lettered).
    */
   const applyAlone = async (e: RecordedEvent): Promise<void> => {
-    for (let attempt = 1; ; attempt++) {
+    for (let attempt = 1, stalls = 0; ; attempt++) {
       try {
         await apply([e]);
         return;
@@ -97,6 +101,15 @@ export async function rebuildOne(
         sequencer.reset();
         if (thrown instanceof CheckpointMismatchError || thrown instanceof LeaseLostError) throw thrown;
         const err = thrown instanceof EvolveFailed ? thrown.cause : thrown;
+        if (!(thrown instanceof EvolveFailed) && transientKind(err)) {
+          // Not the event's fault: not an attempt; tried again once the store answers.
+          attempt--;
+          await new Promise((resolve) => setTimeout(resolve, backoffDelay(++stalls, stallBackoff)));
+          continue;
+        }
+        if ((thrown instanceof EvolveFailed || attempt > retry.delaysMs.length) && isErasureEvent(e)) {
+          throw new Error(`the rebuild of ${p.name} stopped on ${e.type} at ${e.globalPosition}, which failed on every attempt (${errorText(err)}): an erasure event is never dead-lettered; fix the projection and run the rebuild again`);
+        }
         if (thrown instanceof EvolveFailed || attempt > retry.delaysMs.length) {
           const change = deadLetterChange(p.name, e, err, attempt, new Date());
           await readStore.applyBatch({ projection: p.name, expectedPosition: position, position: e.globalPosition, mode: 'rebuilding', lastEventAt: e.createdAt.toISOString(), changes: [change] });

@@ -5,6 +5,9 @@ import { CheckpointMismatchError, type PositionedChange, type ReadStore } from '
 import { LeaseLostError, type Fence } from '../readstore/leases.js';
 import { deriveBatch, pushChanges, weightOf } from './batchChanges.js';
 import { deadLetterChange, errorText } from './deadLetters.js';
+import { PROJECTION_STALLS, type StallDoc } from './projectionStalls.js';
+import { PROVIDER_DATA_ERASED, USER_ERASED } from '../catalog/eventTypes.js';
+import { DEFAULT_BACKOFF, backoffDelay, transientKind, type Backoff } from '../shared/transientErrors.js';
 import { EventSequencer } from './eventSequences.js';
 import { PositionWaiters } from './positionWaiters.js';
 import type { Projection } from './projection.js';
@@ -38,7 +41,25 @@ export type RunnerOptions = {
   onAttempt?: (projection: string, from: number, through: number, events: number) => void;
   /** Shared by the runners of a runtime that must apply one batch at a time (after a thread died). */
   exclusive?: BatchLock;
+  /** Pauses while the store fails for a while, or while stopped on an erasure (default: 1 s doubling to 30 s). */
+  stallBackoff?: Backoff;
 };
+
+/** Events that erase data: never dead-lettered, whatever fails on them (contracts §19). */
+export const isErasureEvent = (e: RecordedEvent): boolean => e.type === USER_ERASED || e.type === PROVIDER_DATA_ERASED;
+
+/** Why the runner cannot move on now: what `projections status` shows (projectionStalls.ts). */
+type Stall = Pick<StallDoc, 'state' | 'kind' | 'error' | 'since' | 'retries' | 'event_position' | 'event_type'>;
+
+/** A failure that is not counted against the batch: the store failed, or an erasure event failed every attempt. */
+class Stalled extends Error {
+  constructor(
+    readonly stall: Pick<Stall, 'state' | 'kind' | 'event_position' | 'event_type'>,
+    readonly error: unknown,
+  ) {
+    super(errorText(error));
+  }
+}
 
 /** One batch at a time across the runners that share it. */
 export class BatchLock {
@@ -66,6 +87,13 @@ export class BatchLock {
  * every attempt is narrowed to its events one by one, and the event that fails alone every attempt
  * is dead-lettered (deadLetters.ts): recorded with the error, in the batch that moves the checkpoint
  * past it. One bad event therefore stalls its projection for under a minute, never for good.
+ *
+ * Only errors of the event's own code count (contracts §19): an error of the store failing for a
+ * while (busy, full, I/O, unreachable, failing over: src/shared/transientErrors.ts) retries the
+ * same batch with a capped back-off for as long as it takes, and an erasure event (user.erased,
+ * provider_data.erased) that failed every attempt is never dead-lettered: the projection stops on
+ * it and keeps trying at the capped back-off. Either stall is logged at each step and stored for
+ * `projections status` (projectionStalls.ts).
  */
 export class Runner {
   private sub: Subscription | null = null;
@@ -90,6 +118,12 @@ export class Runner {
   private isolateThrough: number | null = null;
   /** The event at this checkpoint killed the projector thread on every attempt: dead-letter it unapplied. */
   private doomed: { at: number; error: string } | null = null;
+  /** While the projection cannot move on (the store failing, or an erasure that fails): shown in status. */
+  private stall: Stall | null = null;
+  /** Writes of the stall document, in order (a clear never overtaken by an earlier put). */
+  private stallWrites: Promise<void> = Promise.resolve();
+  /** A stall document may be stored: by this runner, or by an earlier run in a process that ended. */
+  private stallStored = true;
   readonly waiters: PositionWaiters;
 
   constructor(
@@ -143,6 +177,11 @@ export class Runner {
         return;
       }
       this.applied = cp?.position ?? 0;
+      // One an earlier run left (its process ended while stalled), or an erasure another writer (a
+      // rebuild) applied meanwhile, would be shown and waited on for ever.
+      const stoppedAt = this.stall?.event_position ?? null;
+      const passed = stoppedAt !== null && this.applied >= stoppedAt;
+      if (this.stallStored && (!this.stall || passed)) this.clearStall();
       this.lastBuffered = this.applied;
       this.waiters.advance(this.applied);
       this.subscribe(epoch);
@@ -210,6 +249,12 @@ export class Runner {
     const derive = this.p.derive;
     const current = () => this.active && epoch === this.epoch;
     while (this.buffer.length && current()) {
+      if (this.doomed?.at === this.applied && isErasureEvent(this.buffer[0]!)) {
+        // Never dead-lettered: it is tried again (the thread may die again; its parent restarts it).
+        const e = this.buffer[0]!;
+        this.noteStall(new Stalled({ state: 'stopped', kind: 'erasure', event_position: e.globalPosition, event_type: e.type }, new Error(`the projector thread died on every attempt to apply it (${this.doomed.error})`)));
+        this.doomed = null;
+      }
       if (this.doomed?.at === this.applied) {
         await this.deadLetter(this.buffer[0]!, new Error(`the projector thread died on every attempt to apply it (${this.doomed.error})`));
         this.doomed = null;
@@ -253,8 +298,13 @@ export class Runner {
     } catch (err) {
       this.sequencer.reset();
       if (!current() || err instanceof CheckpointMismatchError || err instanceof LeaseLostError) throw err;
+      // The store failed for a while: retried until it answers, never counted against the events.
+      const kind = transientKind(err);
+      if (kind) throw new Stalled({ state: 'waiting', kind, event_position: null, event_type: null }, err);
       if (!this.failedAttempt(candidates.slice(0, Math.max(1, n)))) throw err;
-      await this.deadLetter(this.buffer[0]!, err);
+      const e = this.buffer[0]!;
+      if (isErasureEvent(e)) throw new Stalled({ state: 'stopped', kind: 'erasure', event_position: e.globalPosition, event_type: e.type }, err);
+      await this.deadLetter(e, err);
     }
     return 'applied';
   }
@@ -264,6 +314,7 @@ export class Runner {
     const last = this.buffer[n - 1]!;
     this.applied = last.globalPosition;
     this.failure = null;
+    if (this.stall) this.clearStall();
     if (this.isolateThrough !== null && this.applied >= this.isolateThrough) this.isolateThrough = null;
     this.waiters.advance(this.applied);
     this.options.onBatch?.(this.p.name, this.applied);
@@ -316,12 +367,53 @@ export class Runner {
       this.scheduleRestart(500);
       return;
     }
+    const kind = err instanceof Stalled ? null : transientKind(err);
+    const stalled = err instanceof Stalled ? err : kind ? new Stalled({ state: 'waiting', kind, event_position: null, event_type: null }, err) : null;
+    if (stalled) {
+      this.noteStall(stalled);
+      this.scheduleRestart(backoffDelay(this.stall!.retries, this.options.stallBackoff ?? DEFAULT_BACKOFF));
+      return;
+    }
     const failures = this.failure?.at === this.applied ? this.failure.count : 0;
     this.log?.error({ projection: this.p.name, error: errorText(err), failures }, 'projection batch failed; retrying from checkpoint');
     const delays = (this.options.retry ?? DEFAULT_RETRY).delaysMs;
     // A failed batch waits its turn in the schedule (narrowing starts after the first delay); a
     // failed restart (the store unreachable) 2 s.
     this.scheduleRestart(failures > 0 ? delays[Math.min(failures, delays.length) - 1]! : this.isolateThrough !== null ? (delays[0] ?? 0) : 2000);
+  }
+
+  /** One more back-off step of a stall: logged and stored each step, so both are bounded by the back-off. */
+  private noteStall(s: Stalled): void {
+    const same = this.stall && this.stall.state === s.stall.state && this.stall.kind === s.stall.kind && this.stall.event_position === s.stall.event_position;
+    const now = new Date().toISOString();
+    this.stall = { ...s.stall, error: errorText(s.error), since: same ? this.stall!.since : now, retries: same ? this.stall!.retries + 1 : 1 };
+    const stall = this.stall;
+    const fields = { projection: this.p.name, position: this.applied, state: stall.state, kind: stall.kind, error: stall.error, since: stall.since, retries: stall.retries };
+    if (stall.state === 'stopped') {
+      this.log?.error(
+        { ...fields, eventPosition: stall.event_position, eventType: stall.event_type },
+        'projection stopped on an erasure event that failed on every attempt: it is never dead-lettered; retrying with back-off (projections status)',
+      );
+    } else this.log?.warn(fields, 'projection store failing; retrying the batch with back-off, nothing skipped (projections status)');
+    const doc: StallDoc = { _id: this.p.name, projection: this.p.name, position: this.applied, ...stall, updated_at: now };
+    this.stallStored = true;
+    this.writeStall([{ op: 'put', collection: PROJECTION_STALLS, doc }]);
+  }
+
+  private clearStall(): void {
+    const was = this.stall;
+    if (was) this.log?.info({ projection: this.p.name, position: this.applied, state: was.state, since: was.since, retries: was.retries }, 'projection moving again after a stall');
+    this.stall = null;
+    // Known gone once the delete went through, unless a new stall began meanwhile.
+    this.writeStall([{ op: 'delete', collection: PROJECTION_STALLS, id: this.p.name }], () => (this.stallStored = !!this.stall));
+  }
+
+  private writeStall(changes: Parameters<ReadStore['applyChanges']>[0], written?: () => void): void {
+    // Best effort: while the store is the one failing the write fails too, and the next step tries again.
+    this.stallWrites = this.stallWrites
+      .then(() => this.readStore.applyChanges(changes))
+      .then(written)
+      .catch((err: unknown) => this.log?.debug({ projection: this.p.name, error: errorText(err) }, 'could not store the projection stall'));
   }
 
   private scheduleRestart(ms: number): void {
@@ -343,5 +435,6 @@ export class Runner {
     this.buffered = 0;
     while (this.flushing) await this.flushing;
     await this.restarting;
+    await this.stallWrites;
   }
 }

@@ -29,7 +29,8 @@ export type ProjectorThreadMessage =
  * under way, and starts the next thread with those counts (`suspects`): their batches are narrowed
  * to one event at a time, and the thread applies one batch at a time, so that the next death names
  * its event. An event that killed the thread on every attempt (five) is dead-lettered unapplied
- * (docs/architecture.md "Dead letters").
+ * (docs/architecture.md "Dead letters"), but for an erasure event, which never is: the projection
+ * stops on it and the thread keeps being restarted (contracts §19).
  */
 export class ProjectorThread {
   private worker: Worker | null = null;

@@ -99,11 +99,13 @@ describe('cli: projections (contracts.md §2 out-of-band operations on the read 
   it('§2: `projections status` lists every projection of projections/index.ts with position, head and lag', async () => {
     const table = await runCli(dataDir, 'projections', 'status');
     expect(table.code, table.stderr).toBe(0);
-    expect(table.lines[0]).toMatch(/^PROJECTION\s+STATUS\s+POSITION\s+HEAD\s+LAG\s+LAG_SECONDS\s+DEAD_LETTERS$/);
+    expect(table.lines[0]).toMatch(/^PROJECTION\s+STATUS\s+POSITION\s+HEAD\s+LAG\s+LAG_SECONDS\s+DEAD_LETTERS\s+STALL$/);
     const rows = table.lines.slice(1).map((l) => l.split(/\s+/));
     expect(rows.map((r) => r[0])).toEqual(projections.map((p) => p.name));
-    for (const [name, status, position, head, lag, lagSeconds, deadLetters] of rows) {
+    for (const [name, status, position, head, lag, lagSeconds, deadLetters, stall] of rows) {
       expect(deadLetters).toBe('0');
+      // Contracts §19: no projection is waiting on its store or stopped on an erasure.
+      expect(stall).toBe('-');
       expect(status).toMatch(SEEDED.includes(name!) ? /^live$/ : /^(live|new)$/);
       // Lag counts from the checkpoint to the head, and is 0 when none of the projection's events lie beyond it.
       expect([0, Number(head) - Number(position)]).toContain(Number(lag));

@@ -122,3 +122,44 @@ describe('ReactorRuntime delivery from its checkpoint', () => {
     await readStore.close();
   });
 });
+
+describe('ReactorRuntime and store failures (contracts §19)', () => {
+  it('contracts §19: a handler failing with SQLITE_BUSY many times more than REACTOR_ATTEMPTS is retried until the store answers, and the event is never dead-lettered', async () => {
+    const { eventStore, readStore } = stores();
+    let failures = 0;
+    const handled: number[] = [];
+    const deadLettered: number[] = [];
+    const runtime = new ReactorRuntime(
+      eventStore,
+      readStore,
+      [
+        defineReactor({
+          name: 'busy',
+          eventTypes: ['Ping'],
+          handle: async (e: RecordedEvent) => {
+            if (e.globalPosition === 1 && failures < REACTOR_ATTEMPTS * 4) {
+              failures++;
+              throw Object.assign(new Error('database is locked'), { name: 'SqliteError', code: 'SQLITE_BUSY' });
+            }
+            handled.push(e.globalPosition);
+          },
+        }),
+      ],
+      undefined,
+      undefined,
+      async (_r, e) => void deadLettered.push(e.globalPosition),
+      1,
+      { firstMs: 1, maxMs: 2 },
+    );
+    await runtime.start();
+    await eventStore.appendToStream('pings', [ping(1)]);
+    await eventStore.appendToStream('pings', [ping(2)]);
+    await until(async () => (await readStore.getCheckpoint('reactor:busy'))?.position === 2);
+    expect(failures).toBe(REACTOR_ATTEMPTS * 4);
+    expect(deadLettered).toEqual([]);
+    expect(handled).toEqual([1, 2]);
+    await runtime.stop();
+    await eventStore.close();
+    await readStore.close();
+  });
+});

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/server.js';
+import { PROJECTION_STALLS, type StallDoc } from '../../src/projector/projectionStalls.js';
 
 describe('GET /v1/admin/runtime (instance admin diagnostics)', () => {
   let t: TestApp;
@@ -27,5 +28,16 @@ describe('GET /v1/admin/runtime (instance admin diagnostics)', () => {
     expect(Date.parse(res.json().since)).toBeGreaterThan(Date.parse(before));
     const audit = (await t.call('GET', '/v1/admin/audit-log', { key: t.adminKey })).json();
     expect(JSON.stringify(audit)).toContain('runtime.reset');
+  });
+
+  it('contracts §19: lists the projections that cannot move on (stored by their runners, whatever process or thread runs them), and none once they move', async () => {
+    expect((await t.call('GET', '/v1/admin/runtime', { key: t.adminKey })).json().projection_stalls).toEqual([]);
+    const since = new Date().toISOString();
+    const stall: StallDoc = { _id: 'records', projection: 'records', state: 'waiting', kind: 'busy', position: 7, event_position: null, event_type: null, error: 'SqliteError: database is locked', since, retries: 12, updated_at: since };
+    await t.ctx.readStore.applyChanges([{ op: 'put', collection: PROJECTION_STALLS, doc: stall }]);
+    const body = (await t.call('GET', '/v1/admin/runtime', { key: t.adminKey })).json();
+    expect(body.projection_stalls).toEqual([{ projection: 'records', state: 'waiting', kind: 'busy', position: 7, since, retries: 12, error: 'SqliteError: database is locked' }]);
+    await t.ctx.readStore.applyChanges([{ op: 'delete', collection: PROJECTION_STALLS, id: 'records' }]);
+    expect((await t.call('GET', '/v1/admin/runtime', { key: t.adminKey })).json().projection_stalls).toEqual([]);
   });
 });

@@ -9,6 +9,8 @@ import { ConcurrencyError } from '../../eventstore/eventStore.js';
 import { deterministicId } from '../../shared/ids.js';
 import type { NewJob } from '../../workqueue/workQueue.js';
 import { JobRetry, type JobContext, type JobHandler } from '../jobs/jobHandler.js';
+import { transientKind } from '../../shared/transientErrors.js';
+import { ErasureNotApplied, settleErasure } from './erasureApplied.js';
 
 /** The deletions' job kind on the work queue. */
 export const DELETION_JOB = 'deletion';
@@ -32,6 +34,11 @@ export type DeletionJobOptions = Omit<ErasureDeps, 'settle' | 'signal' | 'onStep
   timeoutMs?: number;
   /** Pause before the first retry of a failed attempt; doubled at each next one, at most a minute. */
   retryPauseMs?: number;
+  /**
+   * Pause before a job whose erasure some read model has not applied looks again (a projection
+   * stopped on it, a dead letter holding it): doubled at each next look, at most five minutes.
+   */
+  waitPauseMs?: number;
   /** Jobs run at once; each is bounded by `timeoutMs`, so a stuck one holds a slot only that long. */
   concurrency?: number;
   /** Arms an attempt's deadline; answers its disarm. A timer by default (tests expire it themselves). */
@@ -50,6 +57,11 @@ const timerDeadline = (ms: number, expire: () => void) => {
  * tries again after a pause, up to DELETION_ATTEMPTS; the last failure, or an attempt that ran
  * out of time, ends the job `failed` with the reason (spec "Deletion job"). Jobs run side by
  * side, so one that is stuck never holds up the others.
+ *
+ * `done` only when it is true (contracts §19): a job whose erasure some read model has not applied
+ * (a projection stopped on it, a dead letter holding it: erasureApplied.ts) is neither done nor
+ * failed; it stays running, says why in the log and in its queue job's progress, and looks again
+ * later without spending an attempt. A store failing for a while is retried by the job runner.
  */
 export function deletionJobHandler(o: DeletionJobOptions): JobHandler {
   const timeoutMs = o.timeoutMs ?? 10 * 60_000;
@@ -62,6 +74,14 @@ export function deletionJobHandler(o: DeletionJobOptions): JobHandler {
       const log = o.log?.child({ job: jobId, attempt: context.job.attempts });
       const outcome = await runAttempt(o, timeoutMs, context, log);
       if (outcome === 'done') return log?.info('deletion job done');
+      if (outcome.kind === 'waiting') {
+        // Neither done nor failed: the job stays running and looks again later, attempts untouched.
+        const waits = ((context.job.progress as { waits?: number } | null)?.waits ?? 0) + 1;
+        await context.renew({ waiting: outcome.reason, waits });
+        const pause = Math.min(5 * 60_000, (o.waitPauseMs ?? 5000) * 2 ** Math.min(20, waits - 1));
+        log?.warn({ reason: outcome.reason, waits, retryInMs: pause }, 'deletion job not done: its erasure is not applied by every read model; looking again later');
+        return { rescheduleAt: Date.now() + pause };
+      }
       const last = context.job.attempts >= context.job.maxAttempts;
       if (outcome.kind === 'deadline' || last) {
         log?.warn({ reason: outcome.reason }, 'deletion job failed');
@@ -74,7 +94,7 @@ export function deletionJobHandler(o: DeletionJobOptions): JobHandler {
   };
 }
 
-type Outcome = 'done' | { kind: 'deadline' | 'error'; reason: string };
+type Outcome = 'done' | { kind: 'deadline' | 'error' | 'waiting'; reason: string };
 
 async function runAttempt(o: DeletionJobOptions, timeoutMs: number, { job, signal, lease }: JobContext, log: Logger | undefined): Promise<Outcome> {
   const { jobId, userId } = job.payload as { jobId: string; userId: string };
@@ -92,7 +112,8 @@ async function runAttempt(o: DeletionJobOptions, timeoutMs: number, { job, signa
   let at = 'starting';
   try {
     await recordStart(o, r, found.state.attempt + 1, found.revision, lease().expiresAt);
-    const deps: ErasureDeps = { ...o, signal: both, onStep: (s) => (at = s), settle: (position) => o.settle(position, Math.max(1, deadline - Date.now())) };
+    const settle = (position: number | undefined) => settleErasure({ eventStore: o.eventStore, readStore: o.readStore, jobId, position, settle: o.settle, deadline });
+    const deps: ErasureDeps = { ...o, signal: both, onStep: (s) => (at = s), settle };
     const erase = r.provider === null ? eraseUser : eraseProviderData;
     const ended = new Promise<never>((_, reject) => both.addEventListener('abort', () => reject(both.reason as Error), { once: true }));
     await Promise.race([erase(deps, jobId), ended]);
@@ -101,6 +122,9 @@ async function runAttempt(o: DeletionJobOptions, timeoutMs: number, { job, signa
     // Stopping or the lease lost: the runner writes nothing more, and the job is taken up again.
     if (signal.aborted) throw err;
     const message = err instanceof Error ? err.message : String(err);
+    if (err instanceof ErasureNotApplied) return { kind: 'waiting', reason: message };
+    // A store failing for a while: the job runner runs the attempt again once it answers, no attempt spent.
+    if (transientKind(err) && !expires.signal.aborted) throw err;
     if (expires.signal.aborted) return { kind: 'deadline', reason: `did not finish within ${Math.round(timeoutMs / 1000)} s; it was ${at}` };
     log?.debug({ step: at }, 'deletion step failed');
     return { kind: 'error', reason: `it was ${at}: ${message}` };

@@ -3,6 +3,7 @@ import type { Config } from '../../config.js';
 import { deadlineExceeded, etlDeadlineMs, memoryExceeded } from './etlLimits.js';
 import { BULK_UPLOAD_BYTES, type EtlRunOutcome, type EtlTask } from './etlTask.js';
 import { EtlThreadHandle, type ThreadRunResult } from './etlThreadHandle.js';
+import { StoreFailureError } from '../../shared/transientErrors.js';
 
 /** Runs claimed ETL jobs somewhere; `close` releases whatever that took. */
 export interface EtlRunner {
@@ -113,7 +114,7 @@ export class EtlThreadPool implements EtlRunner {
       case 'outcome':
         return result.outcome;
       case 'error':
-        throw new Error(result.message);
+        throw result.transient ? new StoreFailureError(result.message, result.transient) : new Error(result.message);
       case 'stopped':
         throw deadlineExceeded(deadlineMs);
       case 'died':

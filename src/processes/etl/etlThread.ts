@@ -11,6 +11,7 @@ import { dataKeysOf } from '../../app/dataKeysOf.js';
 import { etlParsers, importDecoders } from '../../sources/registry.js';
 import { openRecordLedger } from '../../app/openRecordLedger.js';
 import { openEtlStores } from './etlStores.js';
+import { transientKind } from '../../shared/transientErrors.js';
 import type { EtlThreadData, EtlThreadReply, EtlThreadRequest } from './etlThreadHandle.js';
 import { BULK_UPLOAD_BYTES, importTempDir, runEtlTask, type EtlRunOutcome, type EtlTask } from './etlTask.js';
 import { SmallJobsFirst } from './smallJobsFirst.js';
@@ -24,7 +25,7 @@ let closing = false;
 port.on('message', (m: EtlThreadRequest) => {
   if (m.type === 'run') return void run(m.task).then(
     (outcome) => post({ type: 'done', id: m.id, outcome }),
-    (err: unknown) => post({ type: 'error', id: m.id, message: err instanceof Error ? err.message : String(err) }),
+    (err: unknown) => post({ type: 'error', id: m.id, message: err instanceof Error ? err.message : String(err), transient: transientKind(err) }),
   );
   if (closing) return;
   closing = true;

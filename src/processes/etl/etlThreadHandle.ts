@@ -2,6 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import type { Config } from '../../config.js';
 import { THREAD_YOUNG_GENERATION_MB, siblingModule, startWorker } from '../../shared/workerThreads.js';
 import type { EtlRunOutcome, EtlTask } from './etlTask.js';
+import type { TransientKind } from '../../shared/transientErrors.js';
 
 /** What an ETL thread (`etlThread.ts`) is started with. */
 export type EtlThreadData = {
@@ -20,7 +21,8 @@ export type EtlThreadRequest = { type: 'run'; id: number; task: EtlTask } | { ty
 export type EtlThreadReply =
   | { type: 'ready' }
   | { type: 'done'; id: number; outcome: EtlRunOutcome }
-  | { type: 'error'; id: number; message: string }
+  /** `transient`: the store failed for a while (src/shared/transientErrors.ts), classified in the thread where the error still had its code. */
+  | { type: 'error'; id: number; message: string; transient: TransientKind | null }
   | { type: 'closed' };
 
 /**
@@ -31,7 +33,7 @@ export type EtlThreadReply =
  */
 export type ThreadRunResult =
   | { kind: 'outcome'; outcome: EtlRunOutcome }
-  | { kind: 'error'; message: string }
+  | { kind: 'error'; message: string; transient: TransientKind | null }
   | { kind: 'stopped' }
   | { kind: 'died'; cause: 'memory' | 'crash'; message: string; alone: boolean }
   | { kind: 'collateral' };
@@ -131,7 +133,7 @@ export class EtlThreadHandle {
     }
     const job = this.inFlight.get(m.id);
     if (!job) return;
-    this.finish(job, m.type === 'done' ? { kind: 'outcome', outcome: m.outcome } : { kind: 'error', message: m.message });
+    this.finish(job, m.type === 'done' ? { kind: 'outcome', outcome: m.outcome } : { kind: 'error', message: m.message, transient: m.transient });
   }
 
   private deadlinePassed(culprit: InFlight): void {

@@ -16,6 +16,7 @@ import { BULK_UPLOAD_BYTES, runEtlTask } from './etlTask.js';
 import { lastCheckpoint, tallyFrom } from './etlCheckpoint.js';
 import { EtlAttemptStopped } from './etlLimits.js';
 import { JobParked, JobRetry, type JobContext, type JobHandler } from '../jobs/jobHandler.js';
+import { transientKind } from '../../shared/transientErrors.js';
 
 /** The ETL's job kind on the work queue: small uploads and pulled payloads. */
 export const ETL_JOB = 'etl';
@@ -155,6 +156,9 @@ async function runEtlAttempt(o: EtlJobOptions, runner: EtlRunner, { job, lease, 
     // Erased while it ran, or a later attempt appended on the upload stream: nothing to record here.
     if (err instanceof StreamDeletedError || (err instanceof DomainError && err.code === 'gone')) return log?.info('etl job was erased while it ran');
     if (err instanceof ConcurrencyError && err.streamName === stream) return log?.warn('etl job was overtaken by a later attempt; dropping this run');
+    // A store failing for a while is not the upload's fault: no failure recorded, and the job
+    // runner runs the attempt again once the store answers (contracts §19).
+    if (transientKind(err)) throw err;
     const message = err instanceof Error ? err.message : String(err);
     log?.warn({ err: message }, 'etl job failed');
     const [recorded] = decideFinishEtlJob(state, { kind: 'failed', error: message }, new Date());

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { PollLoop } from '../../shared/pollLoop.js';
+import { backoffDelay, DEFAULT_BACKOFF, transientKind, type Backoff } from '../../shared/transientErrors.js';
 import { LostLeaseError, type Claimed, type JobLease, type Json, type WorkQueue } from '../../workqueue/workQueue.js';
 import { JobCancelled, JobParked, JobRetry, type JobContext, type JobHandler } from './jobHandler.js';
 
@@ -14,6 +15,8 @@ export type JobRunnerOptions = {
   purgeEveryMs?: number;
   log?: Logger;
   clock?: () => number;
+  /** Pauses while a handler's store fails for a while, inside the same attempt (default: 1 s doubling to 30 s). */
+  transientBackoff?: Backoff;
 };
 
 type Running = { abort: AbortController; done: Promise<void> };
@@ -153,6 +156,35 @@ export class JobRunner {
     return done;
   }
 
+  /**
+   * Runs the handler; one that failed because a store failed for a while (busy, full, unreachable,
+   * failing over: src/shared/transientErrors.ts) runs again after a capped back-off, within the
+   * same attempt and lease, for as long as it takes (contracts §19): a busy store never spends a
+   * job's attempts, so it never parks one. A lost lease or a stop ends the wait.
+   */
+  private async runThroughStoreFailures(handler: JobHandler, context: JobContext, log: Logger | undefined): Promise<void | { rescheduleAt: number }> {
+    for (let stalls = 1; ; stalls++) {
+      try {
+        return await handler.run(context);
+      } catch (err) {
+        const kind = transientKind(err);
+        if (!kind || context.signal.aborted) throw err;
+        const ms = backoffDelay(stalls, this.o.transientBackoff ?? DEFAULT_BACKOFF);
+        log?.warn({ kind, retries: stalls, retryInMs: ms }, 'job hit a store failure; running it again after a pause, no attempt spent');
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            context.signal.removeEventListener('abort', done);
+            resolve();
+          };
+          const timer = setTimeout(done, ms);
+          context.signal.addEventListener('abort', done, { once: true });
+        });
+        if (context.signal.aborted) throw err;
+      }
+    }
+  }
+
   private async attempt(handler: JobHandler, claimed: Claimed, abort: AbortController): Promise<void> {
     const { queue } = this.o;
     const leaseMs = this.leaseOf(handler);
@@ -184,7 +216,7 @@ export class JobRunner {
     const context: JobContext = { job: claimed.job, lease: () => lease, signal: abort.signal, renew };
     let outcome: { ok: true; rescheduleAt?: number } | { ok: false; err: unknown };
     try {
-      const result = await handler.run(context);
+      const result = await this.runThroughStoreFailures(handler, context, log);
       outcome = { ok: true, rescheduleAt: result?.rescheduleAt };
     } catch (err) {
       outcome = { ok: false, err };

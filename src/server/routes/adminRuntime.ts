@@ -2,6 +2,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { DateTime, withProblems } from '../schemas.js';
 import type { RouteOptions } from './routeOptions.js';
+import { listStalls } from '../../projector/projectionStalls.js';
+import type { AppContext } from '../appContext.js';
 
 const RuntimeStats = z
   .object({
@@ -10,6 +12,19 @@ const RuntimeStats = z
     rss_bytes: z.number().int(),
     max_rss_bytes: z.number().int().describe('Peak resident memory of the process, all threads'),
     heap_used_bytes: z.number().int(),
+    projection_stalls: z
+      .array(
+        z.object({
+          projection: z.string(),
+          state: z.enum(['waiting', 'stopped']).describe('waiting: its store fails for a while and the batch is retried; stopped: an erasure event fails on every attempt'),
+          kind: z.string().describe('busy, full, io, network, failover; erasure when stopped'),
+          position: z.number().int().describe('Its checkpoint'),
+          since: DateTime,
+          retries: z.number().int().describe('Retries since the stall began'),
+          error: z.string(),
+        }),
+      )
+      .describe('Projections that cannot move on now, in every process sharing the stores (contracts §19); empty when all can'),
   })
   .describe('Runtime statistics');
 
@@ -21,7 +36,7 @@ export const adminRuntimeRoutes: FastifyPluginAsyncZod<RouteOptions> = async (ap
       config: { auth: 'admin' },
       schema: { summary: 'Event-loop delay and memory of this service process', tags: ['admin'], response: withProblems({ 200: RuntimeStats }) },
     },
-    async () => ctx.runtime.stats(),
+    async () => withStalls(ctx),
   );
 
   app.post(
@@ -32,7 +47,12 @@ export const adminRuntimeRoutes: FastifyPluginAsyncZod<RouteOptions> = async (ap
     },
     async () => {
       ctx.runtime.reset();
-      return ctx.runtime.stats();
+      return withStalls(ctx);
     },
   );
 };
+
+async function withStalls(ctx: AppContext) {
+  const stalls = [...(await listStalls(ctx.readStore)).values()].map(({ projection, state, kind, position, since, retries, error }) => ({ projection, state, kind, position, since, retries, error }));
+  return { ...ctx.runtime.stats(), projection_stalls: stalls };
+}

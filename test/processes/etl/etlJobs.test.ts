@@ -4,6 +4,7 @@ import type { EtlRunner } from '../../../src/processes/etl/etlPool.js';
 import type { EtlRunOutcome, EtlTask } from '../../../src/processes/etl/etlTask.js';
 import { ETL_JOB, etlJobHandler } from '../../../src/processes/etl/etlWorker.js';
 import { JobRunner } from '../../../src/processes/jobs/jobRunner.js';
+import { StoreFailureError } from '../../../src/shared/transientErrors.js';
 import { fixtureB, postUpload, requestFor } from '../../ingest/uploadHelpers.js';
 import { expectStatus, startTestApp, type TestApp } from '../../support/server.js';
 
@@ -122,3 +123,25 @@ describe('ETL jobs on the work queue across processes (issue 26)', () => {
     expect(await etlTypesOf(stream)).toEqual(['etl.job_started', 'etl.job_started', 'etl.job_succeeded']);
   });
 });
+
+describe('ETL jobs and store failures (contracts §19)', () => {
+  it('contracts §19: an ETL run failing on a busy store (as its thread reports it) far more often than the job has attempts records no failure, spends one attempt and succeeds once the store answers', async () => {
+    const stream = await oneUpload();
+    let failures = 0;
+    const busy: EtlRunner = {
+      run: async () => {
+        if (++failures <= 12) throw new StoreFailureError('database is locked', 'busy');
+        return succeeded;
+      },
+      close: async () => {},
+    };
+    const r = new JobRunner({ queue: t.ctx.jobs.queue, holder: 'proc-busy', leaseMs: LEASE_MS, pollMs: 20, transientBackoff: { firstMs: 1, maxMs: 4 } });
+    r.register(etlJobHandler({ eventStore: t.ctx.eventStore, rawStore: t.ctx.rawStore, parsers: {}, dataKeys: t.ctx.dataKeys, pool: busy }));
+    runners.push(r);
+    r.start();
+    await until(async () => (await etlTypesOf(stream)).includes('etl.job_succeeded'));
+    expect(failures).toBe(13);
+    expect((await etlTypesOf(stream)).filter((type) => type !== 'etl.job_started')).toEqual(['etl.job_succeeded']);
+  });
+});
+

@@ -25,7 +25,7 @@ afterEach(async () => {
 function setUp() {
   const queue = new SqliteWorkQueue({ path: join(tempDir('wellstream-jobrunner-'), 'jobs.sqlite') });
   queues.push(queue);
-  const runner = new JobRunner({ queue, holder: 'runner-a', leaseMs: LEASE_MS, pollMs: 10 });
+  const runner = new JobRunner({ queue, holder: 'runner-a', leaseMs: LEASE_MS, pollMs: 10, transientBackoff: { firstMs: 1, maxMs: 4 } });
   runners.push(runner);
   return { queue, runner };
 }
@@ -130,5 +130,35 @@ describe('JobRunner (issue 26)', () => {
     expect(after.state).toBe('available');
     expect(after.runAt).toBeLessThanOrEqual(Date.now());
     expect(after.runAt).toBeGreaterThanOrEqual(before);
+  });
+});
+
+describe('JobRunner and store failures (contracts §19)', () => {
+  it('contracts §19: a job whose handler fails with SQLITE_BUSY or ECONNRESET far more often than its attempts is run again until the store answers, spends one attempt and completes; any other error still fails the attempt', async () => {
+    const { queue, runner } = setUp();
+    let calls = 0;
+    runner.register({
+      kind: 'busy',
+      concurrency: 1,
+      run: async () => {
+        calls++;
+        if (calls <= 10) throw Object.assign(new Error('database is locked'), { name: 'SqliteError', code: 'SQLITE_BUSY' });
+        if (calls <= 20) throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+      },
+    });
+    runner.register({
+      kind: 'broken',
+      concurrency: 1,
+      run: async () => {
+        throw Object.assign(new Error('UNIQUE constraint failed'), { name: 'SqliteError', code: 'SQLITE_CONSTRAINT_UNIQUE' });
+      },
+    });
+    const busy = (await queue.enqueue({ kind: 'busy', maxAttempts: 2 })).job.id;
+    const broken = (await queue.enqueue({ kind: 'broken', maxAttempts: 2 })).job.id;
+    runner.start();
+    await until(async () => (await queue.get(busy))!.state === 'completed');
+    expect(calls).toBe(21);
+    expect((await queue.get(busy))!.attempts).toBe(1);
+    await until(async () => (await queue.get(broken))!.state === 'dead');
   });
 });
