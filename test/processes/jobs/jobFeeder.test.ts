@@ -4,7 +4,7 @@ import { uploadStream } from '../../../commands/ingestion/upload.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
 import { DELETION_JOB } from '../../../src/processes/deletions/deletionJobRunner.js';
 import { ETL_JOB } from '../../../src/processes/etl/etlWorker.js';
-import { jobFeederReactor } from '../../../src/processes/jobs/jobFeeder.js';
+import { jobFeederReactor, jobFor } from '../../../src/processes/jobs/jobFeeder.js';
 import { ReactorRuntime } from '../../../src/projector/reactor.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { SqliteWorkQueue } from '../../../src/workqueue/sqliteWorkQueue.js';
@@ -34,6 +34,13 @@ const accepted = (uploadId: string) => ({
 });
 
 describe('the job feeder (issue 26)', () => {
+  it("contracts §18: an accepted upload's ETL job is in its tenant's and user's lane (claims take turns between them), small or bulk", () => {
+    const small = jobFor({ type: 'upload.accepted', streamName: uploadStream('u-1'), data: { ...accepted('u-1').data, bytes: 10 } });
+    const bulk = jobFor({ type: 'upload.accepted', streamName: uploadStream('u-2'), data: { ...accepted('u-2').data, bytes: 2 ** 40 } });
+    expect(small).toMatchObject({ kind: ETL_JOB, tenant: TENANT, user: USER });
+    expect(bulk).toMatchObject({ kind: 'etl.bulk', tenant: TENANT, user: USER });
+  });
+
   it('enqueues a job for every upload accepted while no process held its lease, the first one included, once the lease is taken over', async () => {
     const dir = tempDir('wellstream-feeder-');
     const eventStore = new SqliteEventStore({ path: join(dir, 'events.sqlite') });
