@@ -34,6 +34,8 @@ const EnvSchema = z.object({
   UPLOADS_IN_FLIGHT: z.coerce.number().int().min(1).default(8),
   ETL_MAX_OPEN_JOBS: z.coerce.number().int().min(1).default(10_000),
   ETL_MAX_OPEN_JOBS_PER_USER: z.coerce.number().int().min(1).max(10_000).default(100),
+  ETL_MAX_OPEN_JOBS_PER_TENANT: z.coerce.number().int().min(1).max(10_000).default(1_000),
+  ETL_BULK_PROJECTOR_LEAD: z.coerce.number().int().min(0).max(10_000).default(4),
   IMPORT_MAX_BYTES: z.coerce.number().int().min(1).default(20 * 1024 ** 3),
   IMPORT_UPLOAD_EXPIRY_HOURS: z.coerce.number().int().min(1).max(24 * 90).default(24 * 7),
   ARCHIVES_IN_FLIGHT: z.coerce.number().int().min(1).max(256).default(4),
@@ -74,8 +76,13 @@ export type Config = {
   /** Webhook deliveries are purged this many days after they were made (docs/webhooks.md). */
   webhookDeliveryRetentionDays: number;
   uploadsInFlight: number;
-  /** Uploads are answered 429 while the ETL queue holds this many open jobs, or their user this many (src/server/etlBackPressure.ts). */
-  etlBacklog: { maxOpenJobs: number; maxOpenJobsPerUser: number };
+  /** Uploads are answered 429 while the ETL queue holds this many open jobs, or their tenant or user this many (src/server/etlBackPressure.ts). */
+  etlBacklog: { maxOpenJobs: number; maxOpenJobsPerUser: number; maxOpenJobsPerTenant: number };
+  /**
+   * A bulk ETL job waits before an append while the record projections are more than this many
+   * of its appends behind (src/processes/etl/projectorPacing.ts, docs/fair-sharing.md); 0: never.
+   */
+  etlBulkProjectorLead: number;
   /** contracts §13: the largest resumable upload (413 at creation above it). */
   importMaxBytes: number;
   /** How long an unfinished resumable upload is kept after its last byte arrived (tus expiration). */
@@ -209,7 +216,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryScheduleSeconds: schedule,
     webhookDeliveryRetentionDays: e.WEBHOOK_DELIVERY_RETENTION_DAYS,
     uploadsInFlight: e.UPLOADS_IN_FLIGHT,
-    etlBacklog: { maxOpenJobs: e.ETL_MAX_OPEN_JOBS, maxOpenJobsPerUser: e.ETL_MAX_OPEN_JOBS_PER_USER },
+    etlBacklog: { maxOpenJobs: e.ETL_MAX_OPEN_JOBS, maxOpenJobsPerUser: e.ETL_MAX_OPEN_JOBS_PER_USER, maxOpenJobsPerTenant: e.ETL_MAX_OPEN_JOBS_PER_TENANT },
+    etlBulkProjectorLead: e.ETL_BULK_PROJECTOR_LEAD,
     importMaxBytes: e.IMPORT_MAX_BYTES,
     importUploadExpiryHours: e.IMPORT_UPLOAD_EXPIRY_HOURS,
     archivesInFlight: e.ARCHIVES_IN_FLIGHT,
