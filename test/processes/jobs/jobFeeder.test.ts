@@ -35,8 +35,8 @@ const accepted = (uploadId: string) => ({
 
 describe('the job feeder (issue 26)', () => {
   it("contracts §18: an accepted upload's ETL job is in its tenant's and user's lane (claims take turns between them), small or bulk", () => {
-    const small = jobFor({ type: 'upload.accepted', streamName: uploadStream('u-1'), data: { ...accepted('u-1').data, bytes: 10 } });
-    const bulk = jobFor({ type: 'upload.accepted', streamName: uploadStream('u-2'), data: { ...accepted('u-2').data, bytes: 2 ** 40 } });
+    const small = jobFor({ type: 'upload.accepted', streamName: uploadStream(USER, 'device-a', 'u-1'), data: { ...accepted('u-1').data, bytes: 10 } });
+    const bulk = jobFor({ type: 'upload.accepted', streamName: uploadStream(USER, 'device-a', 'u-2'), data: { ...accepted('u-2').data, bytes: 2 ** 40 } });
     expect(small).toMatchObject({ kind: ETL_JOB, tenant: TENANT, user: USER });
     expect(bulk).toMatchObject({ kind: 'etl.bulk', tenant: TENANT, user: USER });
   });
