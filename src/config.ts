@@ -35,7 +35,7 @@ const EnvSchema = z.object({
   ETL_MAX_OPEN_JOBS: z.coerce.number().int().min(1).default(10_000),
   ETL_MAX_OPEN_JOBS_PER_USER: z.coerce.number().int().min(1).max(10_000).default(100),
   ETL_MAX_OPEN_JOBS_PER_TENANT: z.coerce.number().int().min(1).max(10_000).default(1_000),
-  ETL_BULK_PROJECTOR_LEAD: z.coerce.number().int().min(0).max(10_000).default(4),
+  ETL_BULK_PROJECTOR_LEAD: z.coerce.number().int().min(0).max(10_000).default(1),
   IMPORT_MAX_BYTES: z.coerce.number().int().min(1).default(20 * 1024 ** 3),
   IMPORT_UPLOAD_EXPIRY_HOURS: z.coerce.number().int().min(1).max(24 * 90).default(24 * 7),
   ARCHIVES_IN_FLIGHT: z.coerce.number().int().min(1).max(256).default(4),
