@@ -44,7 +44,7 @@ export class ProjectorPacing {
     private readonly positions: ProjectorPositions,
     private readonly options: PacingOptions,
   ) {
-    this.pollMs = options.pollMs ?? 50;
+    this.pollMs = options.pollMs ?? 10;
     this.maxWaitMs = options.maxWaitMs ?? 10_000;
     this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
     this.now = options.now ?? Date.now;
