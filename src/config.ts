@@ -37,6 +37,8 @@ const EnvSchema = z.object({
   BODY_IDLE_TIMEOUT_S: z.coerce.number().positive().max(3600).default(30),
   ETL_MAX_OPEN_JOBS: z.coerce.number().int().min(1).default(10_000),
   ETL_MAX_OPEN_JOBS_PER_USER: z.coerce.number().int().min(1).max(10_000).default(100),
+  ETL_MAX_OPEN_JOBS_PER_TENANT: z.coerce.number().int().min(1).max(10_000).default(1_000),
+  ETL_BULK_PROJECTOR_LEAD: z.coerce.number().int().min(0).max(10_000).default(1),
   IMPORT_MAX_BYTES: z.coerce.number().int().min(1).default(20 * 1024 ** 3),
   IMPORT_UPLOAD_EXPIRY_HOURS: z.coerce.number().int().min(1).max(24 * 90).default(24 * 7),
   TUS_OPEN_PER_USER: z.coerce.number().int().min(1).max(10_000).default(5),
@@ -95,8 +97,13 @@ export type Config = {
   uploadBodyDeadlineMs: number;
   /** A request body of which no byte arrived this long is 408, and a response its reader stopped taking this long is closed (contracts §18). */
   bodyIdleTimeoutMs: number;
-  /** Uploads are answered 429 while the ETL queue holds this many open jobs, or their user this many (src/server/etlBackPressure.ts). */
-  etlBacklog: { maxOpenJobs: number; maxOpenJobsPerUser: number };
+  /** Uploads are answered 429 while the ETL queue holds this many open jobs, or their tenant or user this many (src/server/etlBackPressure.ts). */
+  etlBacklog: { maxOpenJobs: number; maxOpenJobsPerUser: number; maxOpenJobsPerTenant: number };
+  /**
+   * A bulk ETL job waits before an append while the record projections are more than this many
+   * of its appends behind (src/processes/etl/projectorPacing.ts, docs/fair-sharing.md); 0: never.
+   */
+  etlBulkProjectorLead: number;
   /** contracts §13: the largest resumable upload (413 at creation above it). */
   importMaxBytes: number;
   /** How long an unfinished resumable upload is kept after its last byte arrived (tus expiration). */
@@ -256,7 +263,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     uploadsInFlightPerTenant: tenantShare(e.UPLOADS_IN_FLIGHT_PER_TENANT, e.UPLOADS_IN_FLIGHT),
     uploadBodyDeadlineMs: e.UPLOAD_BODY_DEADLINE_S * 1000,
     bodyIdleTimeoutMs: e.BODY_IDLE_TIMEOUT_S * 1000,
-    etlBacklog: { maxOpenJobs: e.ETL_MAX_OPEN_JOBS, maxOpenJobsPerUser: e.ETL_MAX_OPEN_JOBS_PER_USER },
+    etlBacklog: { maxOpenJobs: e.ETL_MAX_OPEN_JOBS, maxOpenJobsPerUser: e.ETL_MAX_OPEN_JOBS_PER_USER, maxOpenJobsPerTenant: e.ETL_MAX_OPEN_JOBS_PER_TENANT },
+    etlBulkProjectorLead: e.ETL_BULK_PROJECTOR_LEAD,
     importMaxBytes: e.IMPORT_MAX_BYTES,
     importUploadExpiryHours: e.IMPORT_UPLOAD_EXPIRY_HOURS,
     tusQuotas: { openPerUser: e.TUS_OPEN_PER_USER, stagedBytesPerTenant: e.TUS_STAGED_BYTES_PER_TENANT, diskFreeFloorBytes: e.DISK_FREE_FLOOR_BYTES },

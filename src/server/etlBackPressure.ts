@@ -8,16 +8,18 @@ const OPEN = { $in: ['pending', 'running'] };
 /** The instance-wide count is read again after this long (one index range count). */
 const COUNT_TTL_MS = 250;
 
-export type EtlBacklogLimits = { maxOpenJobs: number; maxOpenJobsPerUser: number };
+export type EtlBacklogLimits = { maxOpenJobs: number; maxOpenJobsPerUser: number; maxOpenJobsPerTenant: number };
 
 /**
  * Back-pressure on uploads (issue 27; docs/decisions.md "Upload back-pressure"): an upload is
  * answered 429 with Retry-After, before its body is read, when the ETL queue already holds
- * `maxOpenJobs` open jobs, or its user `maxOpenJobsPerUser`. Accepted uploads are durable and
- * their jobs live on disk, so the queue never costs memory; what the limits bound is how far
- * behind processing may fall, and they keep one user's flood of uploads from filling it for
- * everyone. The user's count reads at most `maxOpenJobsPerUser` index entries; the
- * instance's is one count, shared by all uploads for COUNT_TTL_MS.
+ * `maxOpenJobs` open jobs, its tenant `maxOpenJobsPerTenant` (contracts §18: one tenant's many
+ * users do not fill it for the other tenants either) or its user `maxOpenJobsPerUser`. Accepted
+ * uploads are durable and their jobs live on disk, so the queue never costs memory; what the
+ * limits bound is how far behind processing may fall, and they keep one user's or one tenant's
+ * flood of uploads from filling it for everyone. The tenant's and the user's counts read at most
+ * `maxOpenJobsPerTenant` and `maxOpenJobsPerUser` index entries; the instance's is one count,
+ * shared by all uploads for COUNT_TTL_MS.
  */
 export function addEtlBackPressure(app: FastifyInstance, ctx: Pick<AppContext, 'readStore'>, limits: EtlBacklogLimits): void {
   const backlog = instanceBacklog(ctx.readStore);
@@ -26,6 +28,10 @@ export function addEtlBackPressure(app: FastifyInstance, ctx: Pick<AppContext, '
     if (principal?.kind !== 'user') return payload;
     if ((await backlog()) >= limits.maxOpenJobs) {
       throw problems.tooManyRequests(`the processing queue holds ${limits.maxOpenJobs} uploads or more; retry later`, 5);
+    }
+    const tenant = await ctx.readStore.find('etl_jobs', { filter: { tenant_id: principal.tenantId, status: OPEN }, limit: limits.maxOpenJobsPerTenant, fields: ['_id'] });
+    if (tenant.length >= limits.maxOpenJobsPerTenant) {
+      throw problems.tooManyRequests(`this tenant has ${limits.maxOpenJobsPerTenant} uploads waiting to be processed; retry once some are done`, 2);
     }
     const own = await ctx.readStore.find('etl_jobs', { filter: { user_id: principal.userId, status: OPEN }, limit: limits.maxOpenJobsPerUser, fields: ['_id'] });
     if (own.length >= limits.maxOpenJobsPerUser) {

@@ -69,6 +69,8 @@ export function newJob(input: NewJob, now: number): Job {
     runAt: checkTime('runAt', input.runAt ?? now),
     attempts: 0,
     maxAttempts: checkInteger('maxAttempts', input.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, 1, MAX_ATTEMPTS_LIMIT),
+    tenant: input.tenant === undefined ? null : checkName('tenant', input.tenant),
+    user: input.user === undefined ? null : checkName('user', input.user),
     holder: null,
     generation: 0,
     leaseExpiresAt: null,
@@ -86,13 +88,14 @@ export function checkLeaseMs(leaseMs: number): number {
   return checkInteger('leaseMs', leaseMs, 1, MAX_LEASE_MS);
 }
 
-export function checkClaim(request: ClaimRequest, now: number): { kinds: string[]; n: number } {
+export function checkClaim(request: ClaimRequest, now: number): { kinds: string[]; n: number; tenantCap: number | undefined } {
   const kinds = [...new Set(request.kinds.map((k) => checkName('kind', k)))];
   if (kinds.length === 0 || kinds.length > 32) throw new RangeError('claim names 1 to 32 kinds');
   checkName('holder', request.holder);
   checkLeaseMs(request.leaseMs);
   checkTime('now', now);
-  return { kinds, n: checkInteger('n', request.n, 1, MAX_CLAIM) };
+  const tenantCap = request.tenantCap === undefined ? undefined : checkInteger('tenantCap', request.tenantCap, 1, MAX_LIST);
+  return { kinds, n: checkInteger('n', request.n, 1, MAX_CLAIM), tenantCap };
 }
 
 export function checkLimit(limit: number | undefined, fallback: number, max = MAX_LIST): number {

@@ -1,10 +1,12 @@
 import type { Collection, CreateIndexesOptions, Db, Document, Filter, UpdateFilter } from 'mongodb';
 import { acquireMongoClient, type MongoHandle } from '../readstore/mongoConnection.js';
+import { LaneCursors, pickFair, pickFairAsync, type LaneAnswer, type LaneCandidate, type LaneRead } from './fairLanes.js';
 import { checkClaim, checkLeaseMs, checkLimit, checkName, checkTime, checkedJson, claimOrder, errorText, newJob } from './jobInput.js';
 import {
   DEFAULT_RETENTION_MS,
   defaultBackoff,
   LostLeaseError,
+  MAX_CLAIM,
   MAX_LIST,
   TAKEOVER_BATCH,
   type Claimed,
@@ -22,23 +24,24 @@ import {
 } from './workQueue.js';
 
 /**
- * A job as stored: the port's fields, `_id` for `id`, and three derived fields the indexes work
- * on. `dedupe` (kind and key) is present only while the job is live and `lockHeld` only while it
+ * A job as stored: the port's fields, `_id` for `id`, its lane as `laneTenant` and `laneUser`
+ * ('' for none, so that a lane's range is one index range; a job stored before them has neither,
+ * and is claimed when no lane has a due job, as fairLanes.ts falls back to the kind's best job), and three derived fields the indexes work on. `dedupe` (kind and key) is present only while the job is live and `lockHeld` only while it
  * runs; a unique partial index on each makes the server refuse a second live job of a key, or a
  * second running job of a lock, in the same atomic write that would create it. `expireAt` is the
  * BSON date the TTL index removes finished jobs by.
  */
-export type JobDoc = Omit<Job, 'id'> & { _id: string; dedupe?: string; lockHeld?: string; expireAt?: Date };
+export type JobDoc = Omit<Job, 'id' | 'tenant' | 'user'> & { _id: string; laneTenant?: string; laneUser?: string; dedupe?: string; lockHeld?: string; expireAt?: Date };
 
 export const JOBS = '_jobs';
 const DUPLICATE_KEY = 11000;
-/** Candidates read per kind beyond the jobs still wanted: room for some to be taken meanwhile. */
-const PAGE_SLACK = 8;
-const CLAIM_ROUNDS = 8;
 
 /** Every index ends in `_id`, the claim's and the listings' tie-breaker (except unique and TTL ones). */
 export const JOB_INDEXES: readonly { keys: Record<string, 1 | -1>; options: CreateIndexesOptions }[] = [
   { keys: { kind: 1, state: 1, priority: 1, runAt: 1, _id: 1 }, options: { name: 'due' } },
+  // The fair claim's reads (fairLanes.ts): tenants and users with available jobs, a lane's best due job, a tenant's running jobs.
+  { keys: { kind: 1, state: 1, laneTenant: 1, priority: 1, runAt: 1, _id: 1 }, options: { name: 'tenant_due' } },
+  { keys: { kind: 1, state: 1, laneTenant: 1, laneUser: 1, priority: 1, runAt: 1, _id: 1 }, options: { name: 'user_due' } },
   { keys: { state: 1, leaseExpiresAt: 1, _id: 1 }, options: { name: 'leases' } },
   { keys: { dedupe: 1 }, options: { name: 'live_key', unique: true, partialFilterExpression: { dedupe: { $type: 'string' } } } },
   { keys: { lockHeld: 1 }, options: { name: 'held_lock', unique: true, partialFilterExpression: { lockHeld: { $type: 'string' } } } },
@@ -63,6 +66,7 @@ export class MongoWorkQueue implements WorkQueue {
   private readonly jobs: Collection<JobDoc>;
   private readonly clock: () => number;
   private readonly retentionMs: number;
+  private readonly cursors = new LaneCursors();
   private readonly backoff: (attempts: number) => number;
 
   constructor(db: Db, options: QueueOptions & { handle?: MongoHandle } = {}) {
@@ -108,30 +112,48 @@ export class MongoWorkQueue implements WorkQueue {
 
   async claim(request: ClaimRequest): Promise<Claimed[]> {
     const now = request.now ?? this.clock();
-    const { kinds, n } = checkClaim(request, now);
+    const { kinds, n, tenantCap } = checkClaim(request, now);
     await this.takeOver(kinds, now);
     const claimed: Claimed[] = [];
     // Locks held by running jobs: bounded by how many jobs run at once in the deployment.
     const held = new Set((await this.jobs.find({ lockHeld: { $type: 'string' } }, { projection: { lockHeld: 1 } }).toArray()).map((d) => d.lockHeld!));
-    for (let round = 0; round < CLAIM_ROUNDS && claimed.length < n; round++) {
-      const want = n - claimed.length + PAGE_SLACK;
-      const pages = await Promise.all(kinds.map((kind) => this.jobs.find(dueFilter(kind, now, held)).sort(CLAIM_SORT).limit(want).toArray()));
-      // Past the last candidate of a full page, another kind's jobs may not come next: stop there.
-      const cutoff = pages.filter((p) => p.length === want).map((p) => p[p.length - 1]!).sort(docOrder)[0];
-      const candidates = pages.flat().filter((d) => !cutoff || docOrder(d, cutoff) <= 0).sort(docOrder);
-      for (const candidate of candidates) {
-        if (claimed.length >= n) break;
-        if (candidate.lock !== null && held.has(candidate.lock)) continue;
-        const taken = await this.take(candidate, request, now);
-        if (taken === 'locked') held.add(candidate.lock!);
-        else if (taken) {
-          claimed.push(taken);
-          if (candidate.lock !== null) held.add(candidate.lock);
-        }
+    // Each pass takes each kind's next job in its lanes' turn (fairLanes.ts), the most urgent over the kinds.
+    // A pass that lost its job to another claimer (or found its lock taken) reads again: each loss is a
+    // job another claimer took, and a claim gives up after MAX_CLAIM of them.
+    for (let lost = 0; claimed.length < n && lost < MAX_CLAIM; ) {
+      let best: Lane | undefined;
+      for (const kind of kinds) {
+        const lane = await pickFairAsync(pickFair<Lane>(kind, this.cursors, tenantCap), (read) => this.laneRead(read, now, held));
+        if (lane && (!best || claimOrder(lane, best) < 0)) best = lane;
       }
-      if (!cutoff) break;
+      if (!best) break;
+      const taken = await this.take(best.doc, request, now);
+      if (taken === 'locked') held.add(best.doc.lock!);
+      if (taken === null || taken === 'locked') {
+        lost++;
+        continue;
+      }
+      this.cursors.served(best.doc.kind, best);
+      claimed.push(taken);
+      if (best.doc.lock !== null) held.add(best.doc.lock);
     }
     return claimed;
+  }
+
+  /** Answers one read of a fair pick (fairLanes.ts): each one index range, read to its first entry. */
+  private async laneRead(read: LaneRead<Lane>, now: number, held: ReadonlySet<string>): Promise<LaneAnswer<Lane>> {
+    if (read.op === 'next') {
+      const field = read.tenant === undefined ? 'laneTenant' : 'laneUser';
+      const filter: Filter<JobDoc> = { kind: read.kind, state: 'available', ...(read.tenant === undefined ? {} : { laneTenant: read.tenant }), ...(read.after === null ? {} : { [field]: { $gt: read.after } }) };
+      const [doc] = await this.jobs.find(filter, { projection: { [field]: 1 } }).sort({ [field]: 1 }).limit(1).toArray();
+      return doc ? (doc[field] ?? '') : undefined;
+    }
+    if (read.op === 'running') {
+      return (await this.jobs.find({ kind: read.kind, state: 'running', laneTenant: read.tenant }, { projection: { _id: 1 } }).limit(read.limit).toArray()).length;
+    }
+    const lane = { ...(read.tenant === undefined ? {} : { laneTenant: read.tenant }), ...(read.user === undefined ? {} : { laneUser: read.user }) };
+    const [doc] = await this.jobs.find({ ...dueFilter(read.kind, now, held), ...lane }).sort(CLAIM_SORT).limit(1).toArray();
+    return doc ? laneOf(doc) : undefined;
   }
 
   async heartbeat(lease: JobLease, options: { leaseMs: number; progress?: Json; now?: number }): Promise<JobLease> {
@@ -338,19 +360,21 @@ function isDuplicate(err: unknown): boolean {
   return (err as { code?: unknown } | null)?.code === DUPLICATE_KEY;
 }
 
-function docOrder(a: JobDoc, b: JobDoc): number {
-  return claimOrder({ priority: a.priority, runAt: a.runAt, id: a._id }, { priority: b.priority, runAt: b.runAt, id: b._id });
+type Lane = LaneCandidate & { doc: JobDoc };
+
+function laneOf(doc: JobDoc): Lane {
+  return { tenant: doc.laneTenant ?? '', user: doc.laneUser ?? '', priority: doc.priority, runAt: doc.runAt, id: doc._id, doc };
 }
 
 function toDoc(job: Job, dedupe: string | undefined): JobDoc {
-  const { id, ...rest } = job;
-  return { _id: id, ...rest, ...(dedupe === undefined ? {} : { dedupe }) };
+  const { id, tenant, user, ...rest } = job;
+  return { _id: id, ...rest, laneTenant: tenant ?? '', laneUser: user ?? '', ...(dedupe === undefined ? {} : { dedupe }) };
 }
 
 function toJob(doc: JobDoc): Job {
   return {
     id: doc._id, kind: doc.kind, key: doc.key, lock: doc.lock, state: doc.state, priority: doc.priority, runAt: doc.runAt,
-    attempts: doc.attempts, maxAttempts: doc.maxAttempts, holder: doc.holder, generation: doc.generation, leaseExpiresAt: doc.leaseExpiresAt,
+    attempts: doc.attempts, maxAttempts: doc.maxAttempts, tenant: doc.laneTenant || null, user: doc.laneUser || null, holder: doc.holder, generation: doc.generation, leaseExpiresAt: doc.leaseExpiresAt,
     payload: doc.payload, progress: doc.progress, lastError: doc.lastError,
     createdAt: doc.createdAt, updatedAt: doc.updatedAt, attemptedAt: doc.attemptedAt, finishedAt: doc.finishedAt,
   };

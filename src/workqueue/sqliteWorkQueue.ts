@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { eraseOnDelete } from '../shared/sqlitePurge.js';
 import { BUSY_TIMEOUT_MS } from '../shared/sqliteWriteLock.js';
 import { SqliteGroupCommit } from '../shared/sqliteGroupCommit.js';
+import { LaneCursors, pickFair, pickFairSync, type LaneAnswer, type LaneCandidate, type LaneRead } from './fairLanes.js';
 import { checkClaim, checkLeaseMs, checkLimit, checkName, checkTime, claimOrder, errorText, jsonText, newJob } from './jobInput.js';
 import {
   DEFAULT_RETENTION_MS,
@@ -33,6 +34,8 @@ type Row = {
   run_at: number;
   attempts: number;
   max_attempts: number;
+  lane_tenant: string;
+  lane_user: string;
   holder: string | null;
   generation: number;
   lease_expires_at: number | null;
@@ -48,7 +51,8 @@ type Row = {
 
 /**
  * The jobs table. Partial indexes keep each one to the rows it serves: due jobs by kind in claim
- * order (a claim reads the first row of the range and stops), running jobs by lease expiry (the
+ * order (a claim reads the first row of the range and stops), and by kind, tenant and user (the
+ * fair claim's skip-scans and best jobs, fairLanes.ts; running ones counted per tenant), running jobs by lease expiry (the
  * take-over), live keys and running locks unique (the storage itself refuses a second live job
  * of a key or a second running job of a lock, whatever the code above it does), dead letters
  * newest first, and the expiry of finished jobs (the bounded purge).
@@ -57,9 +61,17 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS jobs (
   id TEXT PRIMARY KEY, kind TEXT NOT NULL, key TEXT, lock TEXT, state TEXT NOT NULL,
   priority INTEGER NOT NULL, run_at INTEGER NOT NULL, attempts INTEGER NOT NULL, max_attempts INTEGER NOT NULL,
-  holder TEXT, generation INTEGER NOT NULL, lease_expires_at INTEGER,
+  lane_tenant TEXT NOT NULL DEFAULT '', lane_user TEXT NOT NULL DEFAULT '', holder TEXT, generation INTEGER NOT NULL, lease_expires_at INTEGER,
   payload TEXT NOT NULL, progress TEXT NOT NULL, last_error TEXT,
-  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, attempted_at INTEGER, finished_at INTEGER, expires_at INTEGER);
+  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, attempted_at INTEGER, finished_at INTEGER, expires_at INTEGER);`;
+
+/** Columns added after the first release: a queue file from before gets them (its jobs in the lane ''). */
+const ADDED_COLUMNS = [`lane_tenant TEXT NOT NULL DEFAULT ''`, `lane_user TEXT NOT NULL DEFAULT ''`];
+
+const INDEXES = `
+CREATE INDEX IF NOT EXISTS jobs_tenant_due ON jobs (kind, lane_tenant, priority, run_at, id) WHERE state = 'available';
+CREATE INDEX IF NOT EXISTS jobs_user_due ON jobs (kind, lane_tenant, lane_user, priority, run_at, id) WHERE state = 'available';
+CREATE INDEX IF NOT EXISTS jobs_tenant_running ON jobs (kind, lane_tenant) WHERE state = 'running';
 CREATE INDEX IF NOT EXISTS jobs_due ON jobs (kind, priority, run_at, id) WHERE state = 'available';
 CREATE INDEX IF NOT EXISTS jobs_leases ON jobs (lease_expires_at, id) WHERE state = 'running';
 CREATE UNIQUE INDEX IF NOT EXISTS jobs_live_key ON jobs (kind, key) WHERE key IS NOT NULL AND state IN ('available', 'running');
@@ -71,10 +83,12 @@ CREATE INDEX IF NOT EXISTS jobs_expiry ON jobs (expires_at) WHERE expires_at IS 
 const LIVE = `state IN ('available', 'running')`;
 const FENCE = `id = @jobId AND holder = @holder AND generation = @generation AND state = 'running'`;
 
+const LOCK_FREE = `(lock IS NULL OR NOT EXISTS (SELECT 1 FROM jobs AS r WHERE r.lock = jobs.lock AND r.state = 'running'))`;
 /** The first due job of a kind whose lock no running job holds. */
-export const CANDIDATE_SQL = `SELECT * FROM jobs WHERE kind = ? AND state = 'available' AND run_at <= ?
-  AND (lock IS NULL OR NOT EXISTS (SELECT 1 FROM jobs AS r WHERE r.lock = jobs.lock AND r.state = 'running'))
-  ORDER BY priority, run_at, id LIMIT 1`;
+export const CANDIDATE_SQL = `SELECT * FROM jobs WHERE kind = ? AND state = 'available' AND run_at <= ? AND ${LOCK_FREE} ORDER BY priority, run_at, id LIMIT 1`;
+/** The same of one tenant's lane, and of one user's lane within it. */
+const TENANT_CANDIDATE_SQL = `SELECT * FROM jobs WHERE kind = ? AND lane_tenant = ? AND state = 'available' AND run_at <= ? AND ${LOCK_FREE} ORDER BY priority, run_at, id LIMIT 1`;
+const USER_CANDIDATE_SQL = `SELECT * FROM jobs WHERE kind = ? AND lane_tenant = ? AND lane_user = ? AND state = 'available' AND run_at <= ? AND ${LOCK_FREE} ORDER BY priority, run_at, id LIMIT 1`;
 
 /**
  * The embedded work queue: its own SQLite file (`DATA_DIR/jobs.sqlite`), so a claim never waits
@@ -92,6 +106,7 @@ export class SqliteWorkQueue implements WorkQueue {
   private readonly retentionMs: number;
   private readonly backoff: (attempts: number) => number;
   private readonly statements = new Map<string, Database.Statement>();
+  private readonly cursors = new LaneCursors();
   /**
    * Writes asked for together (enqueues, claims, renewals and outcomes of jobs running at once)
    * share one transaction and one fsync, each in its own savepoint and answered once durable.
@@ -109,6 +124,9 @@ export class SqliteWorkQueue implements WorkQueue {
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     eraseOnDelete(this.db);
     this.db.exec(SCHEMA);
+    const has = new Set((this.db.pragma('table_info(jobs)') as { name: string }[]).map((c) => c.name));
+    for (const column of ADDED_COLUMNS) if (!has.has(column.split(' ')[0]!)) this.db.exec(`ALTER TABLE jobs ADD COLUMN ${column}`);
+    this.db.exec(INDEXES);
     this.commits = new SqliteGroupCommit(this.db);
   }
 
@@ -132,23 +150,25 @@ export class SqliteWorkQueue implements WorkQueue {
 
   async claim(request: ClaimRequest): Promise<Claimed[]> {
     const now = request.now ?? this.clock();
-    const { kinds, n } = checkClaim(request, now);
+    const { kinds, n, tenantCap } = checkClaim(request, now);
     return this.write(() => {
       this.takeOver(kinds, now);
       const claimed: Claimed[] = [];
-      // Each pass takes the best candidate over the kinds; a job it makes running holds its lock
-      // for the next pass's NOT EXISTS, so two jobs of one lock are never taken together.
+      // Each pass takes each kind's next job in its lanes' turn (fairLanes.ts), the most urgent over
+      // the kinds; a job it makes running holds its lock for the next pass's NOT EXISTS, so two jobs
+      // of one lock are never taken together.
       while (claimed.length < n) {
-        let best: Row | undefined;
+        let best: Lane | undefined;
         for (const kind of kinds) {
-          const row = this.stmt<[string, number], Row>(CANDIDATE_SQL).get(kind, now);
-          if (row && (!best || claimOrder(orderOf(row), orderOf(best)) < 0)) best = row;
+          const lane = pickFairSync(pickFair<Lane>(kind, this.cursors, tenantCap), (read) => this.laneRead(read, now));
+          if (lane && (!best || claimOrder(lane, best) < 0)) best = lane;
         }
         if (!best) break;
+        this.cursors.served(best.row.kind, best);
         const row = this.stmt<[string, number, number, number, string], Row>(
           `UPDATE jobs SET state = 'running', holder = ?, generation = generation + 1, attempts = attempts + 1,
              lease_expires_at = ?, attempted_at = ?, updated_at = ? WHERE id = ? RETURNING *`,
-        ).get(request.holder, now + request.leaseMs, now, now, best.id)!;
+        ).get(request.holder, now + request.leaseMs, now, now, best.row.id)!;
         const job = toJob(row);
         claimed.push({ job, lease: { jobId: job.id, holder: request.holder, generation: job.generation, expiresAt: job.leaseExpiresAt! } });
       }
@@ -285,6 +305,26 @@ export class SqliteWorkQueue implements WorkQueue {
     this.db.close();
   }
 
+  /** Answers one read of a fair pick (fairLanes.ts), each an index seek. */
+  private laneRead(read: LaneRead<Lane>, now: number): LaneAnswer<Lane> {
+    if (read.op === 'next') {
+      const [column, scope, values] = read.tenant === undefined ? ['lane_tenant', '', [read.kind]] : ['lane_user', 'AND lane_tenant = ?', [read.kind, read.tenant]];
+      const after = read.after === null ? '' : `AND ${column} > ?`;
+      const sql = `SELECT ${column} AS lane FROM jobs WHERE kind = ? ${scope} AND state = 'available' ${after} ORDER BY ${column} LIMIT 1`;
+      return this.stmt<unknown[], { lane: string }>(sql).get(...values, ...(read.after === null ? [] : [read.after]))?.lane;
+    }
+    if (read.op === 'running') {
+      return this.stmt<[string, string, number], { n: number }>(`SELECT count(*) AS n FROM (SELECT 1 FROM jobs WHERE kind = ? AND lane_tenant = ? AND state = 'running' LIMIT ?)`).get(read.kind, read.tenant, read.limit)!.n;
+    }
+    const row =
+      read.tenant === undefined
+        ? this.stmt<[string, number], Row>(CANDIDATE_SQL).get(read.kind, now)
+        : read.user === undefined
+          ? this.stmt<[string, string, number], Row>(TENANT_CANDIDATE_SQL).get(read.kind, read.tenant, now)
+          : this.stmt<[string, string, string, number], Row>(USER_CANDIDATE_SQL).get(read.kind, read.tenant, read.user, now);
+    return row ? laneOf(row) : undefined;
+  }
+
   /**
    * Running jobs of the claimed kinds whose lease expired go back to available (or to dead, their
    * attempts spent), one generation up, so their holder is fenced off and the claim that follows
@@ -299,7 +339,7 @@ export class SqliteWorkQueue implements WorkQueue {
          generation = generation + 1, lease_expires_at = NULL, updated_at = @now,
          finished_at = CASE WHEN attempts >= max_attempts THEN @now ELSE NULL END,
          last_error = 'the lease of ' || holder || ' expired before it finished'
-       WHERE id IN (SELECT id FROM jobs WHERE state = 'running' AND lease_expires_at <= @now
+       WHERE id IN (SELECT id FROM jobs INDEXED BY jobs_leases WHERE state = 'running' AND lease_expires_at <= @now
          AND kind IN (${kinds.map((_, i) => `@k${i}`).join(', ')}) ORDER BY lease_expires_at, id LIMIT @batch)`,
     ).run({ now, batch: TAKEOVER_BATCH, ...named });
   }
@@ -347,18 +387,20 @@ export class SqliteWorkQueue implements WorkQueue {
 }
 
 const COLUMNS = [
-  'id', 'kind', 'key', 'lock', 'state', 'priority', 'run_at', 'attempts', 'max_attempts', 'holder', 'generation', 'lease_expires_at',
+  'id', 'kind', 'key', 'lock', 'state', 'priority', 'run_at', 'attempts', 'max_attempts', 'lane_tenant', 'lane_user', 'holder', 'generation', 'lease_expires_at',
   'payload', 'progress', 'last_error', 'created_at', 'updated_at', 'attempted_at', 'finished_at', 'expires_at',
 ] as const;
 
-function orderOf(row: Row): Pick<Job, 'priority' | 'runAt' | 'id'> {
-  return { priority: row.priority, runAt: row.run_at, id: row.id };
+type Lane = LaneCandidate & { row: Row };
+
+function laneOf(row: Row): Lane {
+  return { tenant: row.lane_tenant, user: row.lane_user, priority: row.priority, runAt: row.run_at, id: row.id, row };
 }
 
 function toRow(job: Job): Row {
   return {
     id: job.id, kind: job.kind, key: job.key, lock: job.lock, state: job.state, priority: job.priority, run_at: job.runAt,
-    attempts: job.attempts, max_attempts: job.maxAttempts, holder: job.holder, generation: job.generation, lease_expires_at: job.leaseExpiresAt,
+    attempts: job.attempts, max_attempts: job.maxAttempts, lane_tenant: job.tenant ?? '', lane_user: job.user ?? '', holder: job.holder, generation: job.generation, lease_expires_at: job.leaseExpiresAt,
     payload: JSON.stringify(job.payload), progress: JSON.stringify(job.progress), last_error: job.lastError,
     created_at: job.createdAt, updated_at: job.updatedAt, attempted_at: job.attemptedAt, finished_at: job.finishedAt, expires_at: null,
   };
@@ -367,7 +409,7 @@ function toRow(job: Job): Row {
 function toJob(row: Row): Job {
   return {
     id: row.id, kind: row.kind, key: row.key, lock: row.lock, state: row.state, priority: row.priority, runAt: row.run_at,
-    attempts: row.attempts, maxAttempts: row.max_attempts, holder: row.holder, generation: row.generation, leaseExpiresAt: row.lease_expires_at,
+    attempts: row.attempts, maxAttempts: row.max_attempts, tenant: row.lane_tenant || null, user: row.lane_user || null, holder: row.holder, generation: row.generation, leaseExpiresAt: row.lease_expires_at,
     payload: JSON.parse(row.payload) as Json, progress: JSON.parse(row.progress) as Json, lastError: row.last_error,
     createdAt: row.created_at, updatedAt: row.updated_at, attemptedAt: row.attempted_at, finishedAt: row.finished_at,
   };

@@ -45,6 +45,9 @@ export type NewJob = {
   runAt?: number;
   /** Attempts before the job is dead-lettered; default DEFAULT_MAX_ATTEMPTS. */
   maxAttempts?: number;
+  /** Whose work it is: claims take turns between tenants, then between a tenant's users (fairLanes.ts). */
+  tenant?: string;
+  user?: string;
 };
 
 export type Job = {
@@ -57,6 +60,9 @@ export type Job = {
   runAt: number;
   attempts: number;
   maxAttempts: number;
+  /** The job's lane (fairLanes.ts): null when enqueued without one. */
+  tenant: string | null;
+  user: string | null;
   /** The holder of the running job, or the last one. */
   holder: string | null;
   generation: number;
@@ -83,6 +89,11 @@ export type ClaimRequest = {
   holder: string;
   leaseMs: number;
   now?: number;
+  /**
+   * At most this many running jobs of a kind per tenant while another tenant has a due job of
+   * the kind (fairLanes.ts); without it a tenant may take every slot its turns give it.
+   */
+  tenantCap?: number;
 };
 
 export type Enqueued = { job: Job; created: boolean };
@@ -99,7 +110,8 @@ export interface WorkQueue {
   readonly backend: 'sqlite' | 'mongodb';
   enqueue(job: NewJob, now?: number): Promise<Enqueued>;
   /**
-   * Takes up to `n` due jobs of the kinds, ordered by priority, due time, then id, as running
+   * Takes up to `n` due jobs of the kinds, taking turns between tenants and then users (each
+   * lane's jobs ordered by priority, due time, then id; fairLanes.ts), as running
    * under `holder` for `leaseMs`. First hands back running jobs of those kinds whose lease
    * expired (a lost attempt), so they compete in their place; jobs of other kinds are left to
    * their own claimers (whose clocks and leases may differ). Never gives one job to two holders; skips jobs

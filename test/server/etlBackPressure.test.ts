@@ -6,7 +6,7 @@ import { fixtureA, postUpload, requestFor } from '../ingest/uploadHelpers.js';
 /**
  * Issue 27 ("Fairness under mixed load: … back-pressure as 429 with Retry-After when queues are
  * full, never unbounded memory"): uploads are refused before their body is read while the ETL
- * queue holds its limit of open jobs, instance-wide or for the uploading user; a refused upload
+ * queue holds its limit of open jobs, instance-wide, for the uploading user's tenant (contracts §18) or for the user; a refused upload
  * stores nothing, and other users' uploads still go through while one user is at their limit.
  * ETL does not run here (projections only), so every accepted job stays open.
  */
@@ -43,6 +43,20 @@ describe('upload back-pressure (issue 27)', () => {
 
     expectStatus(await postUpload(t, 'device-a', other.token, 'o-0', requestFor('device-a', fixtureA())), 202);
     expect(await openJobs(t, tenant.apiKey)).toBe(3);
+  });
+
+  it("contracts §18: answers 429 to every user of a tenant once it has ETL_MAX_OPEN_JOBS_PER_TENANT open jobs, and still accepts another tenant's upload", async () => {
+    t = await startTestApp({ ETL_MAX_OPEN_JOBS_PER_TENANT: '2' }, { runBackground: 'projections' });
+    const { tenant, users } = await usersOf(t, 3);
+    expectStatus(await postUpload(t, 'device-a', users[0]!.token, 'a', requestFor('device-a', fixtureA())), 202);
+    expectStatus(await postUpload(t, 'device-a', users[1]!.token, 'b', requestFor('device-a', fixtureA())), 202);
+    const refused = await postUpload(t, 'device-a', users[2]!.token, 'c', requestFor('device-a', fixtureA()));
+    expect(expectProblem(refused, 429).detail).toMatch(/this tenant has 2 uploads waiting/);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(await openJobs(t, tenant.apiKey)).toBe(2);
+    const other = await usersOf(t, 1);
+    expectStatus(await postUpload(t, 'device-a', other.users[0]!.token, 'o', requestFor('device-a', fixtureA())), 202);
+    expect(await openJobs(t, other.tenant.apiKey)).toBe(1);
   });
 
   it('answers 429 to every user once the instance holds ETL_MAX_OPEN_JOBS open jobs', async () => {

@@ -22,6 +22,7 @@ function equalityFields(filter: Filter): Set<string> {
 function servedBy(filter: Filter, sort: Sort | undefined): string | null {
   const indexes = [...JOB_INDEXES, { keys: { _id: 1 } as Record<string, 1 | -1>, options: { name: '_id_' } }];
   const eq = equalityFields(filter);
+  let best: { name: string; cut: number } | undefined;
   for (const { keys, options } of indexes) {
     const entries = Object.entries(keys);
     const partial = (options as { partialFilterExpression?: Filter }).partialFilterExpression;
@@ -31,14 +32,17 @@ function servedBy(filter: Filter, sort: Sort | undefined): string | null {
       continue;
     }
     const order = Object.entries(sort);
-    const cut = entries.length - order.length;
+    // The sort keys follow the equality fields: the index's tail, or the keys just after its equality prefix (a skip-scan of lane names).
+    const lead = entries.findIndex(([f]) => !eq.has(f));
+    const cut = order.length < entries.length - lead && lead >= 0 ? lead : entries.length - order.length;
     if (cut < 0 || !entries.slice(0, cut).every(([f]) => eq.has(f))) continue;
-    const tail = entries.slice(cut);
+    const tail = entries.slice(cut, cut + order.length);
     const same = tail.every(([f, d], i) => f === order[i]![0] && d === order[i]![1]);
     const reversed = tail.every(([f, d], i) => f === order[i]![0] && d === -order[i]![1]);
-    if (same || reversed) return options.name!;
+    // Of several, the one that uses the most equality fields (as the server's planner prefers it).
+    if ((same || reversed) && (!best || cut > best.cut)) best = { name: options.name!, cut };
   }
-  return null;
+  return best?.name ?? null;
 }
 
 async function recordedRun(): Promise<Call[]> {
@@ -91,13 +95,18 @@ describe('MongoDB work queue: requests (no server needed)', () => {
     const finds = calls.filter((c) => c.op === 'find').map((c) => ({ filter: c.args[0] as Filter, sort: (c.args[2] as { sort?: Sort } | undefined)?.sort }));
     expect(finds.length).toBeGreaterThan(10);
     expect(finds.filter((f) => !servedBy(f.filter, f.sort)).map((f) => JSON.stringify(f))).toEqual([]);
-    const claims = finds.filter((f) => f.filter.state === 'available');
+    const claims = finds.filter((f) => f.filter.state === 'available' && f.sort && 'priority' in f.sort);
     expect(claims.length).toBeGreaterThan(0);
     for (const f of claims) {
       expect(f.sort).toEqual({ priority: 1, runAt: 1, _id: 1 });
-      expect(servedBy(f.filter, f.sort)).toBe('due');
+      // A lane's best job (contracts §18, fairLanes.ts) from its lane's index; the lane '' (and jobs from before lanes) from "due".
+      expect(servedBy(f.filter, f.sort)).toBe(typeof f.filter.laneUser === 'string' ? 'user_due' : typeof f.filter.laneTenant === 'string' ? 'tenant_due' : 'due');
       expect(f.filter.runAt).toEqual({ $lte: expect.any(Number) });
     }
+    // The fair claim's skip-scans of lane names read the lanes' indexes in name order.
+    const scans = finds.filter((f) => f.filter.state === 'available' && !claims.includes(f));
+    expect(scans.length).toBeGreaterThan(0);
+    for (const f of scans) expect(['tenant_due', 'user_due']).toContain(servedBy(f.filter, f.sort));
     // Once a lock is held, the claim leaves its jobs out in the query.
     expect(claims.some((f) => JSON.stringify(f.filter.lock) === JSON.stringify({ $nin: ['conn-1'] }))).toBe(true);
     expect(finds.filter((f) => f.filter.state === 'running').every((f) => servedBy(f.filter, f.sort) === 'leases')).toBe(true);

@@ -52,8 +52,13 @@ describe('SqliteWorkQueue (issue 26)', () => {
     });
     expect(unindexed).toEqual([]);
     // The claim reads due jobs of a kind in claim order straight from its index.
-    const claimSql = sqls.find((s) => s.includes("state = 'available' AND run_at <= ?"))!;
+    const claimSql = sqls.find((s) => s.includes("WHERE kind = ? AND state = 'available' AND run_at <= ?"))!;
     expect(explain(internals.db, claimSql)[0]).toMatch(/USING INDEX jobs_due \(kind=\?\)/);
+    // A lane's best job (contracts §18, fairLanes.ts) from its lane's index, in claim order.
+    const tenantSql = sqls.find((s) => s.includes("WHERE kind = ? AND lane_tenant = ? AND state = 'available' AND run_at <= ?"))!;
+    expect(explain(internals.db, tenantSql)[0]).toMatch(/USING INDEX jobs_tenant_due \(kind=\? AND lane_tenant=\?\)/);
+    const userSql = sqls.find((s) => s.includes("WHERE kind = ? AND lane_tenant = ? AND lane_user = ? AND state = 'available' AND run_at <= ?"))!;
+    expect(explain(internals.db, userSql)[0]).toMatch(/USING INDEX jobs_user_due \(kind=\? AND lane_tenant=\? AND lane_user=\?\)/);
     await queue.close();
   });
 

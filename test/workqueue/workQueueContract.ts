@@ -310,6 +310,39 @@ export function workQueueContract(name: string, open: OpenQueue) {
         ]);
       }));
 
+    it('contracts §18: claims take turns between tenants: beside 100 due jobs of tenant A, the one job of tenant B is in the first claim, and claims of one alternate', () =>
+      withQueue(async (queue) => {
+        for (let i = 0; i < 100; i++) await queue.enqueue({ kind: 'etl', key: `a-${i}`, tenant: 'tenant-a', user: 'user-a' }, i);
+        await queue.enqueue({ kind: 'etl', key: 'b-0', tenant: 'tenant-b', user: 'user-b' }, 1_000);
+        await queue.enqueue({ kind: 'etl', key: 'b-1', tenant: 'tenant-b', user: 'user-b' }, 1_001);
+        expect(keys(await claim(queue, 2_000, 'proc-a', ['etl'], 2))).toEqual(['a-0', 'b-0']);
+        const ones = [];
+        for (let i = 0; i < 4; i++) ones.push(...keys(await claim(queue, 2_000, 'proc-a', ['etl'], 1)));
+        expect(ones).toEqual(['a-1', 'b-1', 'a-2', 'a-3']);
+        expect((await queue.get((await queue.findLive('etl', 'b-0'))!.id))).toMatchObject({ tenant: 'tenant-b', user: 'user-b' });
+      }));
+
+    it("contracts §18: within a tenant, claims take turns between its users: one user's 50 due jobs do not hold another user's job back", () =>
+      withQueue(async (queue) => {
+        for (let i = 0; i < 50; i++) await queue.enqueue({ kind: 'etl', key: `u1-${i}`, tenant: 't', user: 'user-1' }, i);
+        await queue.enqueue({ kind: 'etl', key: 'u2-0', tenant: 't', user: 'user-2' }, 100);
+        expect(keys(await claim(queue, 200, 'proc-a', ['etl'], 2))).toEqual(['u1-0', 'u2-0']);
+      }));
+
+    it('contracts §18: a tenant running its cap of jobs of a kind is passed over, even for more urgent work, while another tenant has a due job; alone, it may go over', () =>
+      withQueue(async (queue) => {
+        const capped = (n: number, now: number) => queue.claim({ kinds: ['etl'], n, holder: 'proc-a', leaseMs: LEASE, now, tenantCap: 2 });
+        for (let i = 0; i < 5; i++) await queue.enqueue({ kind: 'etl', key: `a-${i}`, tenant: 'tenant-a', priority: -1 }, i);
+        expect(keys(await capped(2, 10))).toEqual(['a-0', 'a-1']);
+        await queue.enqueue({ kind: 'etl', key: 'b-0', tenant: 'tenant-b', priority: 5 }, 20);
+        expect(keys(await capped(1, 30))).toEqual(['b-0']);
+        // No other tenant waits: the slots are not left idle.
+        expect(keys(await capped(2, 40))).toEqual(['a-2', 'a-3']);
+        // Without a cap, priority still comes first across tenants.
+        await queue.enqueue({ kind: 'etl', key: 'b-1', tenant: 'tenant-b', priority: 5 }, 50);
+        expect(keys(await claim(queue, 60, 'proc-a', ['etl'], 1))).toEqual(['a-4']);
+      }));
+
     it('refuses bad input before writing anything: oversized payload, unnamed kind, claims outside their bounds', () =>
       withQueue(async (queue) => {
         await expect(queue.enqueue({ kind: 'etl', payload: { blob: 'x'.repeat(MAX_PAYLOAD_BYTES) } }, 0)).rejects.toBeInstanceOf(RangeError);
@@ -320,6 +353,8 @@ export function workQueueContract(name: string, open: OpenQueue) {
         await expect(queue.claim({ kinds: ['etl'], n: 0, holder: 'h', leaseMs: 1, now: 0 })).rejects.toBeInstanceOf(RangeError);
         await expect(queue.claim({ kinds: ['etl'], n: 101, holder: 'h', leaseMs: 1, now: 0 })).rejects.toBeInstanceOf(RangeError);
         await expect(queue.claim({ kinds: ['etl'], n: 1, holder: 'h', leaseMs: 0, now: 0 })).rejects.toBeInstanceOf(RangeError);
+        await expect(queue.claim({ kinds: ['etl'], n: 1, holder: 'h', leaseMs: 1, now: 0, tenantCap: 0 })).rejects.toBeInstanceOf(RangeError);
+        await expect(queue.enqueue({ kind: 'etl', tenant: '' }, 0)).rejects.toBeInstanceOf(RangeError);
         await expect(queue.deadLetters({ limit: 1_001 })).rejects.toBeInstanceOf(RangeError);
         expect(await queue.counts()).toEqual([]);
       }));

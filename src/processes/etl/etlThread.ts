@@ -15,12 +15,15 @@ import { transientKind } from '../../shared/transientErrors.js';
 import type { EtlThreadData, EtlThreadReply, EtlThreadRequest } from './etlThreadHandle.js';
 import { BULK_UPLOAD_BYTES, importTempDir, runEtlTask, type EtlRunOutcome, type EtlTask } from './etlTask.js';
 import { SmallJobsFirst } from './smallJobsFirst.js';
+import { openCheckpointReader, ProjectorPacing, projectorPositions } from './projectorPacing.js';
+import { recordProjections } from '../../../projections/index.js';
 
 const { config, parsersModule } = workerData as EtlThreadData;
 const port = parentPort!;
 const post = (m: EtlThreadReply) => port.postMessage(m);
 // The ledger of stored records (contracts §13 `unchanged`) on the configured backend, opened with the stores.
-const opening = Promise.all([openEtlStores(config), openRecordLedger(config)]).then(([s, ledger]) => ({ ...s, ledger }));
+// The checkpoints a bulk job is paced by (projectorPacing.ts), read through a read store of its own, when pacing is on.
+const opening = Promise.all([openEtlStores(config), openRecordLedger(config), config.etlBulkProjectorLead > 0 ? openCheckpointReader(config) : null]).then(([s, ledger, checkpoints]) => ({ ...s, ledger, checkpoints }));
 let closing = false;
 port.on('message', (m: EtlThreadRequest) => {
   if (m.type === 'run') return void run(m.task).then(
@@ -34,6 +37,7 @@ port.on('message', (m: EtlThreadRequest) => {
       await s.eventStore.close();
       await s.rawStore.close();
       await s.ledger.close();
+      await s.checkpoints?.close();
     })
     // Stores that failed to open have nothing to close; the pool is answered either way.
     .catch(() => {})
@@ -48,10 +52,17 @@ const parsers = { ...etlParsers, ...testParsers };
 
 const order = new SmallJobsFirst();
 
+const positions = stores.checkpoints ? projectorPositions(stores.eventStore, stores.checkpoints, recordProjections) : null;
+
 function run(task: EtlTask): Promise<EtlRunOutcome> {
   const deps = { ...stores, parsers, importDecoders: decoders, dataKeys };
-  // The lanes' rule (etlWorker.ts): a bulk job lets the small jobs of its thread go first (a bulk job runs on a thread of its own: etlPool.ts).
-  if (task.upload.bytes >= BULK_UPLOAD_BYTES) return runEtlTask({ ...deps, pause: () => order.yieldToSmall() }, task);
+  // The lanes' rule (etlWorker.ts): a bulk job runs on a thread of its own (etlPool.ts), lets any
+  // small job of its thread go first, and never runs more than ETL_BULK_PROJECTOR_LEAD appends
+  // ahead of the record projections (contracts §18, projectorPacing.ts).
+  if (task.upload.bytes >= BULK_UPLOAD_BYTES) {
+    const pacing = positions ? new ProjectorPacing(positions, { lead: config.etlBulkProjectorLead }) : null;
+    return runEtlTask({ ...deps, pause: async () => (await order.yieldToSmall(), await pacing?.beforeAppend()) }, task);
+  }
   return order.small(() => runEtlTask(deps, task));
 }
 

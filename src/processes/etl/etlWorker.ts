@@ -56,10 +56,12 @@ export type EtlJobOptions = {
  * imports of one user never fill the bulk lane either. A job made again without the upload at
  * hand (a retry of a parked job, the sweep) reads it first (`etlJobOf`), so it keeps its lane.
  */
-export function etlJob(stream: string, tier: EtlTier | null, upload?: { bytes: number; user_id: string }): NewJob {
+export function etlJob(stream: string, tier: EtlTier | null, upload?: { bytes: number; user_id: string; tenant_id?: string }): NewJob {
   const priority = tier === null ? 0 : TIER_PRIORITY[tier];
-  if (!upload || !(upload.bytes >= BULK_UPLOAD_BYTES)) return { kind: ETL_JOB, key: stream, payload: { stream }, priority };
-  return { kind: ETL_BULK_JOB, key: stream, payload: { stream }, priority: priority + 1, lock: `etl-bulk:${upload.user_id}` };
+  // Claims take turns between tenants, then users (contracts §18, src/workqueue/fairLanes.ts).
+  const lane = upload?.tenant_id ? { tenant: upload.tenant_id, user: upload.user_id } : {};
+  if (!upload || !(upload.bytes >= BULK_UPLOAD_BYTES)) return { kind: ETL_JOB, key: stream, payload: { stream }, priority, ...lane };
+  return { kind: ETL_BULK_JOB, key: stream, payload: { stream }, priority: priority + 1, lock: `etl-bulk:${upload.user_id}`, ...lane };
 }
 
 /**

@@ -96,20 +96,21 @@ export class JobRunner {
   }
 
   private async claimRound(): Promise<boolean> {
-    const groups = new Map<number, { kinds: string[]; n: number }>();
+    const groups = new Map<number, { kinds: string[]; n: number; tenantCap: number }>();
     for (const [kind, handler] of this.handlers) {
       const free = handler.concurrency - this.running.get(kind)!.size;
       if (free <= 0) continue;
       const leaseMs = this.leaseOf(handler);
-      const group = groups.get(leaseMs) ?? { kinds: [], n: free };
+      const group = groups.get(leaseMs) ?? { kinds: [], n: free, tenantCap: tenantCapOf(handler) };
       group.kinds.push(kind);
       group.n = Math.min(group.n, free);
+      group.tenantCap = Math.min(group.tenantCap, tenantCapOf(handler));
       groups.set(leaseMs, group);
     }
     let took = false;
     for (const [leaseMs, group] of groups) {
       if (this.stopping) return false;
-      const claimed = await this.o.queue.claim({ kinds: group.kinds, n: group.n, holder: this.o.holder, leaseMs, now: this.clock() });
+      const claimed = await this.o.queue.claim({ kinds: group.kinds, n: group.n, holder: this.o.holder, leaseMs, now: this.clock(), tenantCap: group.tenantCap });
       for (const c of claimed) void this.launch(this.handlers.get(c.job.kind)!, c);
       took ||= claimed.length > 0;
     }
@@ -126,7 +127,8 @@ export class JobRunner {
     if (handlers.length === 0 || this.stopping) return 0;
     const n = Math.min(...handlers.map((h) => h.concurrency - this.running.get(h.kind)!.size));
     if (n <= 0) return 0;
-    const claimed = await this.o.queue.claim({ kinds: handlers.map((h) => h.kind), n, holder: this.o.holder, leaseMs: this.leaseOf(handlers[0]!), now: this.clock() });
+    const tenantCap = Math.min(...handlers.map(tenantCapOf));
+    const claimed = await this.o.queue.claim({ kinds: handlers.map((h) => h.kind), n, holder: this.o.holder, leaseMs: this.leaseOf(handlers[0]!), now: this.clock(), tenantCap });
     await Promise.all(claimed.map((c) => this.launch(this.handlers.get(c.job.kind)!, c)));
     return claimed.length;
   }
@@ -248,4 +250,12 @@ export class JobRunner {
       throw err;
     }
   }
+}
+
+/**
+ * A tenant holds at most half a kind's slots (rounded up) while another tenant has a due job of
+ * the kind (contracts §18; src/workqueue/fairLanes.ts): the rest stay for the others' turns.
+ */
+function tenantCapOf(handler: JobHandler): number {
+  return Math.max(1, Math.ceil(handler.concurrency / 2));
 }

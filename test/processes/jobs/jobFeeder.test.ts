@@ -35,6 +35,15 @@ const accepted = (uploadId: string) => ({
 });
 
 describe('the job feeder (issue 26)', () => {
+  it("contracts §18: an accepted upload's ETL job is in its tenant's and user's lane (claims take turns between them), small or bulk", async () => {
+    // An accepted upload carries its own size and lane: the event store is not read.
+    const noStore = null as never;
+    const small = await jobFor({ type: 'upload.accepted', streamName: uploadStream(USER, 'device-a', 'u-1'), data: { ...accepted('u-1').data, bytes: 10 } }, noStore);
+    const bulk = await jobFor({ type: 'upload.accepted', streamName: uploadStream(USER, 'device-a', 'u-2'), data: { ...accepted('u-2').data, bytes: 2 ** 40 } }, noStore);
+    expect(small).toMatchObject({ kind: ETL_JOB, tenant: TENANT, user: USER });
+    expect(bulk).toMatchObject({ kind: 'etl.bulk', tenant: TENANT, user: USER });
+  });
+
   it('enqueues a job for every upload accepted while no process held its lease, the first one included, once the lease is taken over', async () => {
     const dir = tempDir('wellstream-feeder-');
     const eventStore = new SqliteEventStore({ path: join(dir, 'events.sqlite') });

@@ -1,0 +1,104 @@
+import type { Config } from '../../config.js';
+import type { EventStore } from '../../eventstore/eventStore.js';
+import type { ReadStore } from '../../readstore/readStore.js';
+import type { Projection } from '../../projector/projection.js';
+
+/**
+ * Where the record projections stand against the log. `reached(p)`: every one of them has applied
+ * every event of its types up to global position p (one that has none of its types in between is
+ * not waited for, however old its checkpoint).
+ */
+export type ProjectorPositions = { head(): Promise<number>; reached(position: number): Promise<boolean> };
+
+export type PacingOptions = {
+  /** Appends of the job the projections may be behind before it waits (ETL_BULK_PROJECTOR_LEAD). */
+  lead: number;
+  /** How often a waiting job looks again. */
+  pollMs?: number;
+  /** The longest one wait: a projection that is stuck (retrying a failing batch) does not hold the import for good. */
+  maxWaitMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+  now?: () => number;
+};
+
+/**
+ * Paces a bulk ETL job by the record projections (contracts §18, issue 34 §8; docs/fair-sharing.md).
+ * The projector applies the log in order, so whatever a bulk job appended ahead of it lies in front
+ * of every later upload, another tenant's one line included: an import that outran the projector by
+ * 300,000 records kept other users' uploads unreadable for over a minute. Before each append the
+ * job notes the log's head; it then waits while the projections have not reached the head it noted
+ * `lead` appends earlier, so at most `lead` of its events (of at most a thousand records each) are
+ * ever queued in front of anyone else's. A wait ends after `maxWaitMs` at most; after such a
+ * timeout the job stops waiting until the projections reach the position it gave up on (then it is
+ * paced again), so a stalled projector costs an import one `maxWaitMs`, not one per append.
+ */
+export class ProjectorPacing {
+  private readonly marks: number[] = [];
+  private stalledAt: number | null = null;
+  private readonly pollMs: number;
+  private readonly maxWaitMs: number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly positions: ProjectorPositions,
+    private readonly options: PacingOptions,
+  ) {
+    this.pollMs = options.pollMs ?? 10;
+    this.maxWaitMs = options.maxWaitMs ?? 10_000;
+    this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Awaited before each append of the job. */
+  async beforeAppend(): Promise<void> {
+    if (this.options.lead <= 0) return;
+    this.marks.push(await this.positions.head());
+    if (this.marks.length <= this.options.lead) return;
+    const target = this.marks.shift()!;
+    if (this.stalledAt !== null) {
+      if (!(await this.positions.reached(this.stalledAt))) return;
+      this.stalledAt = null;
+    }
+    const deadline = this.now() + this.maxWaitMs;
+    while (!(await this.positions.reached(target))) {
+      if (this.now() >= deadline) {
+        this.stalledAt = target;
+        return;
+      }
+      await this.sleep(this.pollMs);
+    }
+  }
+}
+
+/** The positions of `projections` from the checkpoints in the read store and the event log. */
+export function projectorPositions(eventStore: EventStore, readStore: ReadStore, projections: readonly Projection[]): ProjectorPositions {
+  return {
+    head: () => eventStore.headPosition(),
+    async reached(position) {
+      for (const p of projections) {
+        const cp = await readStore.getCheckpoint(p.name);
+        // A rebuild's checkpoint is not what readers are served: only a live one counts.
+        const at = cp?.status === 'live' ? cp.position : 0;
+        if (at >= position) continue;
+        const next = await eventStore.readAll({ after: at, maxCount: 1, filter: { eventTypes: p.eventTypes } });
+        if (next.length > 0 && next[0]!.globalPosition <= position) return false;
+      }
+      return true;
+    },
+  };
+}
+
+/**
+ * The read store an ETL thread reads the checkpoints from, when pacing is on: its own connection
+ * (SQLite file, or MongoDB), as `openStores` opens it, only read.
+ */
+export async function openCheckpointReader(config: Config): Promise<ReadStore> {
+  if (config.backend.kind === 'production') {
+    const { MongoReadStore } = await import('../../readstore/mongoReadStore.js');
+    return MongoReadStore.connect({ url: config.backend.mongodbUrl, database: config.backend.mongodbDatabase });
+  }
+  const { join } = await import('node:path');
+  const { SqliteReadStore } = await import('../../readstore/sqliteReadStore.js');
+  return new SqliteReadStore({ path: join(config.dataDir, 'readmodels.sqlite'), cacheMiB: 1 });
+}
