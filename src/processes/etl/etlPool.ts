@@ -47,8 +47,8 @@ class Slots {
  * (`etlDeadlineMs`) and every thread an old-generation cap (`ETL_MEMORY_MB`); crossing either
  * ends the thread and fails that job with `EtlAttemptStopped`.
  *
- * A job that was on a shared thread when it ended for another reason than its own deadline is
- * not failed: it runs again, at once, on a fresh thread of its own (one such run at a time), with
+ * A job that was on a shared thread when it ended (for any job's deadline, or out of memory, or a
+ * crash with others on it) is not failed: it runs again, at once, on a fresh thread of its own (one such run at a time), with
  * a fresh deadline. Run alone, the job that exhausted the memory does so again and is failed
  * `memory`; the others finish. A rerun resumes from the job's last checkpoint and re-sends what
  * came after it at the same revisions (runEtlJob.ts), so nothing is written twice.
@@ -76,9 +76,13 @@ export class EtlThreadPool implements EtlRunner {
     const closes = this.closes;
     const result = await (await this.smallThread()).run(task, deadlineMs);
     this.queued.shift()?.();
-    // Not known to be the cause: the thread ended for another job's deadline, or it died with other
-    // jobs on it, or ran out of memory with heap that earlier jobs may have left. Judged alone.
-    const suspect = result.kind === 'collateral' || (result.kind === 'died' && (!result.alone || result.cause === 'memory'));
+    // Not known to be the cause: the thread ended for another job's deadline; or its own deadline
+    // passed while other jobs shared the thread (one spinning in synchronous code holds every job
+    // of the thread, and whichever deadline comes first says nothing of who spun); or it died
+    // with other jobs on it, or ran out of memory with heap that earlier jobs may have left.
+    // Judged alone.
+    const suspect =
+      result.kind === 'collateral' || (result.kind === 'stopped' && !result.alone) || (result.kind === 'died' && (!result.alone || result.cause === 'memory'));
     if (suspect && closes !== this.closes) throw new Error('the ETL pool was closed during this attempt');
     if (suspect) {
       this.options.log?.warn({ job: task.jobStream, why: result.kind === 'died' ? result.cause : 'deadline' }, 'the shared ETL thread of this job ended; running it again on a fresh thread of its own');

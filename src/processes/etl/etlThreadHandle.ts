@@ -27,14 +27,15 @@ export type EtlThreadReply =
 
 /**
  * How one run on a thread ended. `stopped`: its own deadline passed and the thread was
- * terminated. `died`: the thread ended under it (out of memory, or a crash), `alone` when no other
+ * terminated, `alone` when no other job was on the thread (otherwise another job may have held
+ * the thread's event loop all along, so the deadline does not say which job was slow). `died`: the thread ended under it (out of memory, or a crash), `alone` when no other
  * job was on the thread, so that this one caused it. `collateral`: the thread was terminated for
  * another job's deadline.
  */
 export type ThreadRunResult =
   | { kind: 'outcome'; outcome: EtlRunOutcome }
   | { kind: 'error'; message: string; transient: TransientKind | null }
-  | { kind: 'stopped' }
+  | { kind: 'stopped'; alone: boolean }
   | { kind: 'died'; cause: 'memory' | 'crash'; message: string; alone: boolean }
   | { kind: 'collateral' };
 
@@ -138,7 +139,7 @@ export class EtlThreadHandle {
 
   private deadlinePassed(culprit: InFlight): void {
     if (this.ended || !this.inFlight.has(culprit.id)) return;
-    this.finish(culprit, { kind: 'stopped' });
+    this.finish(culprit, { kind: 'stopped', alone: this.inFlight.size === 1 });
     this.end();
   }
 
