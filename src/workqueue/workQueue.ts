@@ -134,6 +134,16 @@ export interface WorkQueue {
   replay(id: string, now?: number): Promise<ReplayOutcome>;
   /** Removes dead letters (these ids, or the oldest of a kind), at most `limit`. */
   purgeDead(options: { ids?: readonly string[]; kind?: string; limit?: number }): Promise<number>;
+  /** The job of this kind and key dead-lettered last, if any (the ETL sweep: was an upload's job given up on?). */
+  lastDead(kind: string, key: string): Promise<Job | null>;
+  /**
+   * Erasure (contracts §19): removes, whatever their state, the jobs one of whose texts (key, lock,
+   * payload, progress, last error, holder) holds `needle`, but the job of kind and key `except`
+   * (the deletion running it). One page of at most `limit` jobs in id order after `after` is looked at per call, so a
+   * call's work is bounded whatever the queue holds; `next` is where the next page starts, null
+   * once the queue was gone through.
+   */
+  purgeNaming(needle: string, options: { except?: { kind: string; key: string }; after?: string | null; limit?: number }): Promise<{ purged: number; next: string | null }>;
   /** Removes completed and cancelled jobs past their retention, at most `limit` (MongoDB's TTL index does it too). */
   purgeExpired(options?: { now?: number; limit?: number }): Promise<number>;
   /** How many jobs of each kind are in each state (an operator's view; scans the table). */
