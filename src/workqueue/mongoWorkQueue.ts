@@ -45,7 +45,7 @@ export const JOB_INDEXES: readonly { keys: Record<string, 1 | -1>; options: Crea
   { keys: { state: 1, finishedAt: -1, _id: -1 }, options: { name: 'finished' } },
   { keys: { state: 1, kind: 1, finishedAt: -1, _id: -1 }, options: { name: 'finished_by_kind' } },
   { keys: { expireAt: 1 }, options: { name: 'retention', expireAfterSeconds: 0 } },
-  { keys: { state: 1, kind: 1, key: 1, finishedAt: -1 }, options: { name: 'dead_by_key' } },
+  { keys: { state: 1, kind: 1, key: 1, finishedAt: -1, _id: -1 }, options: { name: 'dead_by_key' } },
 ];
 
 const CLAIM_SORT = { priority: 1, runAt: 1, _id: 1 } as const;
@@ -240,7 +240,7 @@ export class MongoWorkQueue implements WorkQueue {
   }
 
   async lastDead(kind: string, key: string): Promise<Job | null> {
-    const [doc] = await this.jobs.find({ state: 'dead', kind, key }).sort({ finishedAt: -1 }).limit(1).toArray();
+    const [doc] = await this.jobs.find({ state: 'dead', kind, key }).sort({ finishedAt: -1, _id: -1 }).limit(1).toArray();
     return doc ? toJob(doc) : null;
   }
 
