@@ -5,7 +5,7 @@ import { acquireMongoClient } from '../../src/readstore/mongoConnection.js';
 import { errorText } from '../../src/workqueue/jobInput.js';
 import { MongoWorkQueue } from '../../src/workqueue/mongoWorkQueue.js';
 import { SqliteWorkQueue } from '../../src/workqueue/sqliteWorkQueue.js';
-import type { WorkQueue } from '../../src/workqueue/workQueue.js';
+import type { NewJob, WorkQueue } from '../../src/workqueue/workQueue.js';
 import { tempDir } from '../support/tmp.js';
 import { memoryMongo } from './memoryMongo.js';
 
@@ -59,7 +59,7 @@ describe.each(backends)('work queue erasure on %s (contracts §19)', (_name, ope
       const user = randomUUID();
       const other = randomUUID();
       const now = 1_000;
-      const named = [
+      const named: NewJob[] = [
         { kind: 'etl', key: `upload-${user}-abc`, payload: { stream: `upload-${user}-abc` } },
         { kind: 'sync.schedule', key: `${user}:oura`, payload: { user_id: user } },
         { kind: 'reactor.x', key: '42', payload: { stream: `user-${user}` } },
