@@ -170,6 +170,28 @@ describe('an ETL job lost with its process on its last attempt (issue 26)', () =
     expect(JSON.parse(r.at(u.path)[0]!.body)).toMatchObject({ type: 'upload.finished', data: { user_id: u.userId, upload_id: u.uploadId, status: 'parked' } });
   });
 
+  it('contracts §19 (issue 35): a first attempt that recorded its start, then four that died before they could, end parked, not failed and queued again', async () => {
+    const u = await uploadWithWebhook();
+    const queue = t.ctx.jobs.queue;
+    const [first] = await queue.claim({ kinds: [ETL_JOB], n: 1, holder: 'dies-started', leaseMs: 50 });
+    startDoomedAttempt(first!);
+    await until(async () => (await etlTypesOf(u.stream)).includes('etl.job_started'));
+    await new Promise((res) => setTimeout(res, 60));
+    for (let attempt = 2; attempt <= 5; attempt++) {
+      const [claimed] = await queue.claim({ kinds: [ETL_JOB], n: 1, holder: `dies-early-${attempt}`, leaseMs: 20 });
+      expect(claimed!.job.attempts).toBe(attempt);
+      await new Promise((res) => setTimeout(res, 30));
+    }
+    expect(await queue.claim({ kinds: [ETL_JOB], n: 1, holder: 'survivor', leaseMs: 20 })).toEqual([]);
+    await t.ctx.projectors.waitForIdle();
+    const later = Date.now() + SWEEP_GRACE_MS + 1_000;
+    expect(await endLostEtlAttempts(t.ctx.readStore, t.ctx.eventStore, queue, later)).toBe(1);
+    expect(await etlTypesOf(u.stream)).toEqual(['etl.job_started', 'etl.job_parked', 'upload.finished']);
+    await t.ctx.projectors.waitForIdle();
+    expect(await sweepEtlJobs(t.ctx.readStore, t.ctx.eventStore, queue, later)).toBe(0);
+    expect(await queue.findLive(ETL_JOB, u.stream)).toBeNull();
+  });
+
   it('an upload retried after its job was dead-lettered is queued again by the sweep, not parked by the old dead letter', async () => {
     const u = await uploadWithWebhook();
     const queue = t.ctx.jobs.queue;
