@@ -12,7 +12,8 @@
  * range and nothing moves jobs between waiting states), `running` (one holder, one generation),
  * and the final `completed`, `cancelled` (both removed after the retention period) and `dead`
  * (attempts spent or parked; kept, with payload, progress and error, until an operator replays
- * or purges it). A running job whose lease expired goes back to available (or dead, its attempts
+ * or purges it, or its user is deleted: `purgeNaming`). An error is kept without the values it
+ * quotes (jobInput.ts `errorText`). A running job whose lease expired goes back to available (or dead, its attempts
  * spent) at the next claim: the lost attempt counts.
  *
  * Fencing: every claim (and every take-over, and an operator's cancel of a running job) raises
