@@ -370,11 +370,6 @@ const COLUMNS = [
   'payload', 'progress', 'last_error', 'created_at', 'updated_at', 'attempted_at', 'finished_at', 'expires_at',
 ] as const;
 
-/** Whether any text the job keeps holds the needle (a user id): what erasure removes. */
-function namesNeedle(row: Row, needle: string): boolean {
-  return [row.key, row.lock, row.payload, row.progress, row.last_error, row.holder].some((text) => text !== null && text.includes(needle));
-}
-
 function orderOf(row: Row): Pick<Job, 'priority' | 'runAt' | 'id'> {
   return { priority: row.priority, runAt: row.run_at, id: row.id };
 }
@@ -395,4 +390,9 @@ function toJob(row: Row): Job {
     payload: JSON.parse(row.payload) as Json, progress: JSON.parse(row.progress) as Json, lastError: row.last_error,
     createdAt: row.created_at, updatedAt: row.updated_at, attemptedAt: row.attempted_at, finishedAt: row.finished_at,
   };
+}
+
+/** Whether any text the job keeps holds the needle (a user id): what erasure removes. */
+function namesNeedle(row: Row, needle: string): boolean {
+  return [row.key, row.lock, row.payload, row.progress, row.last_error, row.holder].some((text) => text !== null && text.includes(needle));
 }
