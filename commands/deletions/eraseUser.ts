@@ -105,6 +105,10 @@ export async function eraseUser(deps: ErasureDeps, jobId: string): Promise<void>
   await tombstone(deps.eventStore, userStream(userId));
   await tombstone(deps.eventStore, snapshotStream(userStream(userId)));
 
+  // Once the user's streams are tombstoned: nothing of the user is queued after this (contracts §19).
+  step(deps, 'purging queued work');
+  await deps.queuedWork?.eraseUser(userId, jobId, signal);
+
   step(deps, 'purging stores');
   await purgeStores(deps);
 

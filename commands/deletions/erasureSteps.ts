@@ -48,6 +48,8 @@ export type ErasureDeps = {
   settle: (position?: number) => Promise<void>;
   hooks?: readonly ErasureHook[];
   deliveries?: DeliveryErasure;
+  /** The work queue's jobs and dead letters, and the projections' dead letters, naming an erased user (contracts §19). */
+  queuedWork?: QueuedWorkErasure;
   /** Aborted when the job ran out of time: the steps stop at the next check. */
   signal?: AbortSignal;
   now?: () => Date;
@@ -121,3 +123,12 @@ export async function purgeStores(deps: ErasureDeps): Promise<void> {
   await deps.readStore.purgeDeleted?.();
   await deps.eventStore.purgeDeleted?.();
 }
+
+/**
+ * What is queued about a user beside the data (src/processes/jobs/queuedWorkErasure.ts): jobs in
+ * any state (dead letters and reactors' set-aside events included) and the projections' dead letters.
+ */
+export type QueuedWorkErasure = {
+  /** Removes all of it that names the user, but the queue job of the deletion `deletionJobId` carrying this out. */
+  eraseUser(userId: string, deletionJobId: string, signal?: AbortSignal): Promise<void>;
+};

@@ -15,7 +15,8 @@ export type EtlOutcome =
   | ({ kind: 'succeeded' } & EtlTally)
   /** The upload as a whole is unreadable as its format: no retry (contracts §12 `failed`). */
   | ({ kind: 'unreadable'; error: string } & EtlTally)
-  | { kind: 'failed'; error: string }
+  /** `final`: no attempt follows whatever the count (the work queue gave up on the job: the ETL sweep). */
+  | { kind: 'failed'; error: string; final?: boolean }
   | { kind: 'discarded'; reason: string };
 
 /** Spec "ETL job": a job that failed 5 times is parked and waits for a retry. */
@@ -43,7 +44,7 @@ export function decideFinishEtlJob(state: UploadState, outcome: EtlOutcome, now:
     }
     case 'failed': {
       const error = outcome.error.slice(0, 1000);
-      if (state.attempt >= MAX_ETL_ATTEMPTS) {
+      if (state.attempt >= MAX_ETL_ATTEMPTS || outcome.final === true) {
         const parked: UploadEvent[] = [{ type: 'etl.job_parked', data: { ...base, attempt: state.attempt, error, parked_at: now.toISOString() } }];
         if (a.tier === 'upload') parked.push(finished(a, 'parked', null, now));
         return parked;

@@ -15,6 +15,7 @@ import { ReactorRuntime } from '../projector/reactor.js';
 import { userSubscriptionsReactor } from '../processes/sync/userSubscriptions.js';
 import { etlJobHandlers } from '../processes/etl/etlWorker.js';
 import { endLostEtlAttempts, sweepEtlJobs } from '../processes/etl/etlSweep.js';
+import { queuedWorkErasure } from '../processes/jobs/queuedWorkErasure.js';
 import { RETENTION_SWEEP_EVERY_MS, sweepExpired } from '../processes/retention/retentionSweep.js';
 import { tusSweep } from '../processes/uploads/tusSweep.js';
 import { uploadLocksOf } from '../processes/uploads/uploadLocks.js';
@@ -143,6 +144,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     rawStore,
     dataKeys,
     hooks: erasureHooks,
+    queuedWork: queuedWorkErasure(jobs.queue, readStore),
     deliveries: deliveryErasure({ readStore, settle: (position, timeoutMs) => webhooks.settle(position, timeoutMs), log }),
     settle: (position, timeoutMs) => projectors.waitForIdle(position, timeoutMs),
     timeoutMs: config.deletionJobTimeoutMs,

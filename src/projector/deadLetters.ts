@@ -91,3 +91,23 @@ export async function listDeadLetters(readStore: ReadStore, options: { all?: boo
     limit: options.limit ?? 1000,
   });
 }
+
+/**
+ * Erasure (contracts §19): removes every dead letter whose stream or error names `needle` (a
+ * user's id: every stream of a user's data carries it), whatever its status; its event is erased
+ * from the log, so there is nothing left to replay. Read in pages by `_id`.
+ */
+export async function eraseDeadLettersNaming(readStore: ReadStore, needle: string, signal?: AbortSignal): Promise<number> {
+  let erased = 0;
+  let after = '';
+  // Dead letters are few (each one is an operator's case); the walk ends with the collection.
+  for (;;) {
+    signal?.throwIfAborted();
+    const page = await readStore.find<DeadLetterDoc>(DEAD_LETTERS, { filter: { _id: { $gt: after } }, sort: [['_id', 1]], limit: 500 });
+    const doomed = page.filter((d) => d.stream.includes(needle) || d.error.includes(needle));
+    if (doomed.length > 0) await readStore.applyChanges(doomed.map((d) => ({ op: 'delete' as const, collection: DEAD_LETTERS, id: d._id })));
+    erased += doomed.length;
+    if (page.length < 500) return erased;
+    after = page[page.length - 1]!._id;
+  }
+}

@@ -3,20 +3,24 @@ import { acquireMongoClient, type MongoHandle } from '../readstore/mongoConnecti
 import { checkNote, type RecordLedger } from './recordLedger.js';
 
 /**
- * A ledger row as stored: the fingerprint is the `_id` (base64), so the collection's own unique
- * index on `_id` is the one that makes a second job's insert of a fingerprint fail; no other index
- * is needed, since every read is by `_id`. `job` is the noting job's tag (base64).
+ * A ledger row as stored: one per fingerprint and job that claimed it, `_id` both of them
+ * (base64, `<fp>.<job>`), `committed` once the job's records are in the log. Rows of the first
+ * version (`_id` the fingerprint alone, no `fp`) were one per fingerprint, its first job's, and
+ * count as committed, as they did.
  */
-export type LedgerDoc = { _id: string; job: string };
+export type LedgerDoc = { _id: string; fp?: string; job: string; committed?: boolean };
 
 export const RECORD_LEDGER = '_record_ledger';
 const DUPLICATE_KEY = 11000;
 
+const claimId = (fp: string, tag: string) => `${fp}.${tag}`;
+
 /**
- * The ledger on MongoDB, in the read store's database. A batch is one `find` by `_id` and, for the
- * fingerprints not found, one unordered `insertMany`; no transaction is assumed. Two jobs noting
- * the same fingerprint at once race on the `_id` index: the loser's insert fails with a duplicate
- * key and its rows are read again, so each fingerprint has exactly one first job, as on SQLite.
+ * The ledger on MongoDB, in the read store's database. A note is one `find` of the fingerprints'
+ * rows (by `fp`, and by `_id` for rows of the first version) and, for the fingerprints neither
+ * this job claimed nor another committed, one unordered `insertMany` of this job's claims; a
+ * commit is one `updateMany` by `_id`. No transaction is assumed: each row is one job's, so two
+ * jobs never race on a row, and a claim this job already made is a duplicate key, ignored.
  */
 export class MongoRecordLedger implements RecordLedger {
   readonly backend = 'mongodb' as const;
@@ -32,7 +36,13 @@ export class MongoRecordLedger implements RecordLedger {
   static async connect(options: { url: string; database: string }): Promise<MongoRecordLedger> {
     // One client per process, shared with the read and raw stores (src/readstore/mongoConnection.ts).
     const handle = await acquireMongoClient(options.url);
-    return new MongoRecordLedger(handle.client.db(options.database), handle);
+    const ledger = new MongoRecordLedger(handle.client.db(options.database), handle);
+    await ledger.ensureIndexes();
+    return ledger;
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.rows.createIndex({ fp: 1 }, { name: 'fp' });
   }
 
   async note(job: Buffer, fingerprints: readonly Buffer[]): Promise<boolean[]> {
@@ -40,27 +50,33 @@ export class MongoRecordLedger implements RecordLedger {
     if (fingerprints.length === 0) return [];
     const tag = job.toString('base64');
     const ids = fingerprints.map((fp) => fp.toString('base64'));
-    const owners = await this.owners(ids);
-    const missing = [...new Set(ids.filter((id) => !owners.has(id)))];
-    if (missing.length > 0) {
+    const unique = [...new Set(ids)];
+    const found = await this.rows.find({ $or: [{ fp: { $in: unique } }, { _id: { $in: unique } }] }, { projection: { fp: 1, job: 1, committed: 1 } }).toArray();
+    const mine = new Set<string>();
+    const committed = new Set<string>();
+    for (const d of found) {
+      const fp = d.fp ?? d._id;
+      if (d.job === tag) mine.add(fp);
+      else if (d.fp === undefined || d.committed === true) committed.add(fp);
+    }
+    const known = new Map(unique.map((fp) => [fp, !mine.has(fp) && committed.has(fp)]));
+    const claim = unique.filter((fp) => !mine.has(fp) && !committed.has(fp));
+    if (claim.length > 0) {
       try {
-        await this.rows.insertMany(
-          missing.map((_id) => ({ _id, job: tag })),
-          { ordered: false },
-        );
-        for (const id of missing) owners.set(id, tag);
+        await this.rows.insertMany(claim.map((fp) => ({ _id: claimId(fp, tag), fp, job: tag, committed: false })), { ordered: false });
       } catch (err) {
+        // This job's own claim made meanwhile (a resumed run beside the one it resumes): the same row.
         if (!onlyDuplicates(err)) throw err;
-        // Another job noted some of them meanwhile: whoever holds each row now noted it first.
-        for (const [id, owner] of await this.owners(missing)) owners.set(id, owner);
       }
     }
-    return ids.map((id) => owners.get(id) !== tag);
+    return ids.map((fp) => known.get(fp)!);
   }
 
-  private async owners(ids: readonly string[]): Promise<Map<string, string>> {
-    const found = await this.rows.find({ _id: { $in: [...ids] } }, { projection: { job: 1 } }).toArray();
-    return new Map(found.map((d) => [d._id, d.job]));
+  async commit(job: Buffer, fingerprints: readonly Buffer[]): Promise<void> {
+    checkNote(job, fingerprints);
+    if (fingerprints.length === 0) return;
+    const tag = job.toString('base64');
+    await this.rows.updateMany({ _id: { $in: fingerprints.map((fp) => claimId(fp.toString('base64'), tag)) } }, { $set: { committed: true } });
   }
 
   async close(): Promise<void> {

@@ -7,18 +7,31 @@
  * names no user, job or value: once the data key is destroyed (user deletion, provider erasure),
  * nothing can read or match the rows it left (docs/erasure.md, "The record ledger").
  *
+ * A fingerprint counts as stored only once committed: its record was appended to the log, after
+ * which nothing takes it out but erasure. A claim of a job that parks or dies before appending
+ * stays uncommitted and makes no later upload skip the record (issue 35).
+ *
  * Batch-shaped: one call notes many fingerprints, so an adapter answers a batch in one round trip
  * (MongoDB) or one transaction (SQLite).
  */
 export interface RecordLedger {
   readonly backend: 'sqlite' | 'mongodb';
   /**
-   * Notes each fingerprint as `job`'s unless a row holds it already, and answers, in order, true
-   * for the fingerprints another job noted first. A job's own rows answer false, so a run resumed
-   * after a crash decides as the first one did; the same fingerprint twice in one call answers
-   * false twice. At most MAX_LEDGER_BATCH fingerprints a call.
+   * Answers, in order, true for the fingerprints another job committed (their records are in the
+   * log) and `job` never claimed; the others are claimed as `job`'s, uncommitted, and answer false.
+   * A job's own claims answer false again, so a run resumed after a crash decides as the first
+   * one did (a claim is durable before the records it covers are appended, and a committed row is
+   * never undone); another job's claim that is not committed counts for nothing (that job may
+   * still park: issue 35), so two uploads of the same records at once may both write them. The
+   * same fingerprint twice in one call answers false twice. At most MAX_LEDGER_BATCH a call.
    */
   note(job: Buffer, fingerprints: readonly Buffer[]): Promise<boolean[]>;
+  /**
+   * Marks `job`'s claims of these fingerprints committed: called once the records they stand for
+   * are durably appended to the log, so that from then on other jobs count them `unchanged`.
+   * Fingerprints `job` never claimed are left alone. At most MAX_LEDGER_BATCH a call.
+   */
+  commit(job: Buffer, fingerprints: readonly Buffer[]): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -5,32 +5,49 @@ import { checkNote, JOB_TAG_BYTES, type RecordLedger } from './recordLedger.js';
 
 /**
  * The embedded ledger: `DATA_DIR/record-ledger.sqlite`, a file of its own (a batch never waits on
- * the read models' write lock), one row per fingerprint with the tag of the job that first noted it.
- * The primary key on the fingerprint is what makes a second job's note find the first one's row.
+ * the read models' write lock), one row per fingerprint and job that claimed it, with whether the
+ * job committed it (its record is in the log). The primary key (fingerprint, job) answers both of
+ * a note's questions (this job's claim? another job's commit?) from one index range.
  */
 export class SqliteRecordLedger implements RecordLedger {
   readonly backend = 'sqlite' as const;
   private readonly db: Database.Database;
-  private readonly find: Database.Statement<[Buffer], Buffer>;
+  private readonly claimsOf: Database.Statement<[Buffer], { job: Buffer; committed: number }>;
   private readonly insert: Database.Statement<[Buffer, Buffer]>;
+  private readonly markCommitted: Database.Statement<[Buffer, Buffer]>;
 
   constructor(path: string) {
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
+    // As the event log: a claim or a commit acknowledged is on disk, so that after a power loss
+    // the ledger never answers a resumed run otherwise than it answered the run it resumes.
+    this.db.pragma('synchronous = FULL');
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     eraseOnDelete(this.db);
-    this.db.exec('CREATE TABLE IF NOT EXISTS fingerprints (fp BLOB PRIMARY KEY, job BLOB NOT NULL) WITHOUT ROWID');
-    // Rows of the first version (user_version 0) named their job in the clear (its upload stream,
-    // hence its user): once, they are given a tag that names nobody and keep counting as another job's.
-    if (this.db.pragma('user_version', { simple: true }) === 0) {
-      this.db.transaction(() => {
-        this.db.prepare("UPDATE fingerprints SET job = ? WHERE typeof(job) = 'text'").run(Buffer.alloc(JOB_TAG_BYTES));
-        this.db.pragma('user_version = 1');
-      })();
-    }
-    this.find = this.db.prepare<[Buffer], Buffer>('SELECT job FROM fingerprints WHERE fp = ?').pluck();
-    this.insert = this.db.prepare('INSERT INTO fingerprints (fp, job) VALUES (?, ?)');
+    this.db.exec('CREATE TABLE IF NOT EXISTS claims (fp BLOB NOT NULL, job BLOB NOT NULL, committed INTEGER NOT NULL, PRIMARY KEY (fp, job)) WITHOUT ROWID');
+    this.migrate();
+    this.claimsOf = this.db.prepare('SELECT job, committed FROM claims WHERE fp = ?');
+    this.insert = this.db.prepare('INSERT OR IGNORE INTO claims (fp, job, committed) VALUES (?, ?, 0)');
+    this.markCommitted = this.db.prepare('UPDATE claims SET committed = 1 WHERE fp = ? AND job = ?');
+  }
+
+  /**
+   * Rows of the earlier versions (`fingerprints`: one per fingerprint, its first job's) become
+   * committed claims, as they counted before. Those of the first version (user_version 0) named
+   * their job in the clear (its upload stream, hence its user): they get a tag that names nobody.
+   */
+  private migrate(): void {
+    if (this.db.pragma('user_version', { simple: true }) === 2) return;
+    this.db.transaction(() => {
+      const old = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'fingerprints'").get();
+      if (old) {
+        this.db
+          .prepare("INSERT OR IGNORE INTO claims (fp, job, committed) SELECT fp, CASE WHEN typeof(job) = 'text' THEN ? ELSE job END, 1 FROM fingerprints")
+          .run(Buffer.alloc(JOB_TAG_BYTES));
+        this.db.exec('DROP TABLE fingerprints');
+      }
+      this.db.pragma('user_version = 2');
+    })();
   }
 
   async note(job: Buffer, fingerprints: readonly Buffer[]): Promise<boolean[]> {
@@ -39,13 +56,20 @@ export class SqliteRecordLedger implements RecordLedger {
     return withWriteLock(() =>
       this.db.transaction(() =>
         fingerprints.map((fp) => {
-          const owner = this.find.get(fp);
-          if (owner) return !job.equals(owner);
+          const claims = this.claimsOf.all(fp);
+          if (claims.some((c) => job.equals(c.job))) return false;
+          if (claims.some((c) => c.committed === 1)) return true;
           this.insert.run(fp, job);
           return false;
         }),
       )(),
     );
+  }
+
+  async commit(job: Buffer, fingerprints: readonly Buffer[]): Promise<void> {
+    checkNote(job, fingerprints);
+    if (fingerprints.length === 0) return;
+    await withWriteLock(() => this.db.transaction(() => fingerprints.forEach((fp) => this.markCommitted.run(fp, job)))());
   }
 
   async close(): Promise<void> {

@@ -51,9 +51,20 @@ export function checkedJson(what: string, value: Json | undefined): Json {
   return JSON.parse(jsonText(what, value)) as Json;
 }
 
-/** Errors are kept for an operator: the first MAX_ERROR_LENGTH characters. */
+const QUOTED = /"(?:[^"\\]|\\.)*"?|'[^']*'?|`[^`]*`?/g;
+const WITH_DIGIT = /[^\s,;:()[\]{}]*\d[^\s,;:()[\]{}]*/g;
+
+/**
+ * What the queue keeps of an error for an operator (issue 35, contracts §19): its first line, with
+ * every quoted span made `"…"` and every word holding a digit made `#`, at most MAX_ERROR_LENGTH
+ * characters. Messages quote the input they refuse (a parser's `field "2024-13-01" is not a date`,
+ * JSON.stringify of the offending text), and times, amounts and ids are digits: neither outlives
+ * the data it was about, as a dead job is kept until an operator acts. What stays is the message's
+ * wording, which names the kind of failure.
+ */
 export function errorText(error: string): string {
-  return String(error).slice(0, MAX_ERROR_LENGTH);
+  const line = String(error).split(/\r?\n/, 1)[0]!;
+  return line.replace(QUOTED, '"…"').replace(WITH_DIGIT, '#').slice(0, MAX_ERROR_LENGTH);
 }
 
 /** A new job as both adapters store it (state available, generation 0). */

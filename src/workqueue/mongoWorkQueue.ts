@@ -48,6 +48,7 @@ export const JOB_INDEXES: readonly { keys: Record<string, 1 | -1>; options: Crea
   { keys: { state: 1, finishedAt: -1, _id: -1 }, options: { name: 'finished' } },
   { keys: { state: 1, kind: 1, finishedAt: -1, _id: -1 }, options: { name: 'finished_by_kind' } },
   { keys: { expireAt: 1 }, options: { name: 'retention', expireAfterSeconds: 0 } },
+  { keys: { state: 1, kind: 1, key: 1, finishedAt: -1, _id: -1 }, options: { name: 'dead_by_key' } },
 ];
 
 const CLAIM_SORT = { priority: 1, runAt: 1, _id: 1 } as const;
@@ -258,6 +259,21 @@ export class MongoWorkQueue implements WorkQueue {
     }
     if (ids.length === 0) return 0;
     return (await this.jobs.deleteMany({ _id: { $in: ids }, state: 'dead' })).deletedCount;
+  }
+
+  async lastDead(kind: string, key: string): Promise<Job | null> {
+    const [doc] = await this.jobs.find({ state: 'dead', kind, key }).sort({ finishedAt: -1, _id: -1 }).limit(1).toArray();
+    return doc ? toJob(doc) : null;
+  }
+
+  async purgeNaming(needle: string, options: { except?: { kind: string; key: string }; after?: string | null; limit?: number }): Promise<{ purged: number; next: string | null }> {
+    checkName('needle', needle);
+    const limit = checkLimit(options.limit, MAX_LIST, 10_000);
+    // A page by `_id` (its own index), then the jobs of it naming the needle, deleted by id.
+    const page = await this.jobs.find({ _id: { $gt: options.after ?? '' } }).sort({ _id: 1 }).limit(limit).toArray();
+    const doomed = page.filter((d) => !(d.kind === options.except?.kind && d.key === options.except.key) && [d.key, d.lock, d.holder, d.lastError, JSON.stringify(d.payload), JSON.stringify(d.progress)].some((t) => typeof t === 'string' && t.includes(needle)));
+    const purged = doomed.length === 0 ? 0 : (await this.jobs.deleteMany({ _id: { $in: doomed.map((d) => d._id) } })).deletedCount;
+    return { purged, next: page.length < limit ? null : page[page.length - 1]!._id };
   }
 
   async purgeExpired(options: { now?: number; limit?: number } = {}): Promise<number> {

@@ -78,6 +78,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS jobs_live_key ON jobs (kind, key) WHERE key IS
 CREATE UNIQUE INDEX IF NOT EXISTS jobs_running_lock ON jobs (lock) WHERE lock IS NOT NULL AND state = 'running';
 CREATE INDEX IF NOT EXISTS jobs_dead ON jobs (finished_at, id) WHERE state = 'dead';
 CREATE INDEX IF NOT EXISTS jobs_dead_by_kind ON jobs (kind, finished_at, id) WHERE state = 'dead';
+CREATE INDEX IF NOT EXISTS jobs_dead_key ON jobs (kind, key, finished_at) WHERE state = 'dead';
 CREATE INDEX IF NOT EXISTS jobs_expiry ON jobs (expires_at) WHERE expires_at IS NOT NULL;`;
 
 const LIVE = `state IN ('available', 'running')`;
@@ -290,6 +291,24 @@ export class SqliteWorkQueue implements WorkQueue {
     );
   }
 
+  async lastDead(kind: string, key: string): Promise<Job | null> {
+    const row = this.stmt<[string, string], Row>(`SELECT * FROM jobs WHERE kind = ? AND key = ? AND state = 'dead' ORDER BY finished_at DESC LIMIT 1`).get(kind, key);
+    return row ? toJob(row) : null;
+  }
+
+  async purgeNaming(needle: string, options: { except?: { kind: string; key: string }; after?: string | null; limit?: number }): Promise<{ purged: number; next: string | null }> {
+    checkName('needle', needle);
+    const limit = checkLimit(options.limit, MAX_LIST, 10_000);
+    return this.write(() => {
+      // A page by the primary key, then the rows of it naming the needle: one bounded transaction.
+      const page = this.stmt<[string, number], Row>('SELECT * FROM jobs WHERE id > ? ORDER BY id LIMIT ?').all(options.after ?? '', limit);
+      const doomed = page.filter((row) => !(row.kind === options.except?.kind && row.key === options.except.key) && namesNeedle(row, needle)).map((row) => row.id);
+      const remove = this.stmt<[string]>('DELETE FROM jobs WHERE id = ?');
+      for (const id of doomed) remove.run(id);
+      return { purged: doomed.length, next: page.length < limit ? null : page[page.length - 1]!.id };
+    });
+  }
+
   async purgeExpired(options: { now?: number; limit?: number } = {}): Promise<number> {
     const now = options.now ?? this.clock();
     const limit = checkLimit(options.limit, MAX_LIST, 10_000);
@@ -413,4 +432,9 @@ function toJob(row: Row): Job {
     payload: JSON.parse(row.payload) as Json, progress: JSON.parse(row.progress) as Json, lastError: row.last_error,
     createdAt: row.created_at, updatedAt: row.updated_at, attemptedAt: row.attempted_at, finishedAt: row.finished_at,
   };
+}
+
+/** Whether any text the job keeps holds the needle (a user id): what erasure removes. */
+function namesNeedle(row: Row, needle: string): boolean {
+  return [row.key, row.lock, row.payload, row.progress, row.last_error, row.holder].some((text) => text !== null && text.includes(needle));
 }

@@ -12,7 +12,8 @@
  * range and nothing moves jobs between waiting states), `running` (one holder, one generation),
  * and the final `completed`, `cancelled` (both removed after the retention period) and `dead`
  * (attempts spent or parked; kept, with payload, progress and error, until an operator replays
- * or purges it). A running job whose lease expired goes back to available (or dead, its attempts
+ * or purges it, or its user is deleted: `purgeNaming`). An error is kept without the values it
+ * quotes (jobInput.ts `errorText`). A running job whose lease expired goes back to available (or dead, its attempts
  * spent) at the next claim: the lost attempt counts.
  *
  * Fencing: every claim (and every take-over, and an operator's cancel of a running job) raises
@@ -146,6 +147,16 @@ export interface WorkQueue {
   replay(id: string, now?: number): Promise<ReplayOutcome>;
   /** Removes dead letters (these ids, or the oldest of a kind), at most `limit`. */
   purgeDead(options: { ids?: readonly string[]; kind?: string; limit?: number }): Promise<number>;
+  /** The job of this kind and key dead-lettered last, if any (the ETL sweep: was an upload's job given up on?). */
+  lastDead(kind: string, key: string): Promise<Job | null>;
+  /**
+   * Erasure (contracts §19): removes, whatever their state, the jobs one of whose texts (key, lock,
+   * payload, progress, last error, holder) holds `needle`, but the job of kind and key `except`
+   * (the deletion running it). One page of at most `limit` jobs in id order after `after` is looked at per call, so a
+   * call's work is bounded whatever the queue holds; `next` is where the next page starts, null
+   * once the queue was gone through.
+   */
+  purgeNaming(needle: string, options: { except?: { kind: string; key: string }; after?: string | null; limit?: number }): Promise<{ purged: number; next: string | null }>;
   /** Removes completed and cancelled jobs past their retention, at most `limit` (MongoDB's TTL index does it too). */
   purgeExpired(options?: { now?: number; limit?: number }): Promise<number>;
   /** How many jobs of each kind are in each state (an operator's view; scans the table). */

@@ -10,7 +10,7 @@ import { memoryMongo } from '../workqueue/memoryMongo.js';
 import { recordLedgerContract } from './recordLedgerContract.js';
 
 const dir = tempDir();
-const fromDocs = (docs: LedgerDoc[]) => docs.map((d) => ({ fp: Buffer.from(d._id, 'base64'), job: Buffer.from(d.job, 'base64') }));
+const fromDocs = (docs: LedgerDoc[]) => docs.map((d) => ({ fp: Buffer.from(d.fp ?? d._id, 'base64'), job: Buffer.from(d.job, 'base64') }));
 
 recordLedgerContract('embedded SQLite', async () => {
   const path = join(dir, `ledger-${randomUUID()}.sqlite`);
@@ -21,7 +21,7 @@ recordLedgerContract('embedded SQLite', async () => {
     rows: async () => {
       const db = new Database(path, { readonly: true });
       try {
-        return db.prepare('SELECT fp, job FROM fingerprints').all() as { fp: Buffer; job: Buffer }[];
+        return db.prepare('SELECT fp, job FROM claims').all() as { fp: Buffer; job: Buffer }[];
       } finally {
         db.close();
       }

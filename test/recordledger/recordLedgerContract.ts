@@ -28,29 +28,51 @@ export function recordLedgerContract(name: string, open: OpenLedger) {
       }
     };
 
-    it('a record another job noted answers true, a new one false and is noted (contracts §13 unchanged)', () =>
+    it('a record another job committed answers true, a new one false and is claimed (contracts §13 unchanged)', () =>
       withLedger(async ({ ledger }) => {
         const [a, b, c] = [fp(), fp(), fp()];
         const [first, second] = [job(), job()];
         expect(await ledger.note(first, [a, b])).toEqual([false, false]);
+        await ledger.commit(first, [a, b]);
         expect(await ledger.note(second, [a, c, b])).toEqual([true, false, true]);
+        await ledger.commit(second, [c]);
         expect(await ledger.note(job(), [c])).toEqual([true]);
       }));
 
-    it("a job's own rows answer false again, so a run resumed after a crash decides as the first did", () =>
+    it('contracts §19 (issue 35): a claim never committed (its job parked before appending the records) makes no other job skip them', () =>
+      withLedger(async ({ ledger }) => {
+        const [a, b] = [fp(), fp()];
+        const [parked, later] = [job(), job()];
+        expect(await ledger.note(parked, [a, b])).toEqual([false, false]);
+        // Only `a` was appended before the job parked.
+        await ledger.commit(parked, [a]);
+        expect(await ledger.note(later, [a, b])).toEqual([true, false]);
+        // A commit names only the job's own claims: committing what another job claimed changes nothing.
+        await ledger.commit(job(), [b]);
+        expect(await ledger.note(job(), [b])).toEqual([false]);
+      }));
+
+    it("a job's own claims answer false again, committed or not, so a run resumed after a crash decides as the first did", () =>
       withLedger(async ({ ledger }) => {
         const [mine, theirs] = [job(), job()];
         const [a, b, c] = [fp(), fp(), fp()];
         await ledger.note(theirs, [c]);
+        await ledger.commit(theirs, [c]);
         expect(await ledger.note(mine, [a, b])).toEqual([false, false]);
+        await ledger.commit(mine, [a]);
+        // Another job commits `b` meanwhile: `mine` claimed it first, so it still writes it.
+        await ledger.note(theirs, [b]);
+        await ledger.commit(theirs, [b]);
         expect(await ledger.note(mine, [b, a, c, fp()])).toEqual([false, false, true, false]);
       }));
 
-    it('the same fingerprint twice in one batch answers false twice and is noted once', () =>
+    it('the same fingerprint twice in one batch answers false twice and is claimed once', () =>
       withLedger(async ({ ledger, rows }) => {
         const a = fp();
-        expect(await ledger.note(job(), [a, a])).toEqual([false, false]);
+        const tag = job();
+        expect(await ledger.note(tag, [a, a])).toEqual([false, false]);
         expect((await rows()).filter((r) => r.fp.equals(a))).toHaveLength(1);
+        await ledger.commit(tag, [a]);
         expect(await ledger.note(job(), [a])).toEqual([true]);
       }));
 
@@ -61,22 +83,23 @@ export function recordLedgerContract(name: string, open: OpenLedger) {
         await expect(ledger.note(job(), over)).rejects.toThrow(RangeError);
         await expect(ledger.note(job(), [fp(), Buffer.alloc(3)])).rejects.toThrow(RangeError);
         await expect(ledger.note(Buffer.from('upload-stream-name'), [fp()])).rejects.toThrow(RangeError);
+        await expect(ledger.commit(job(), over)).rejects.toThrow(RangeError);
         expect(await rows()).toEqual([]);
       }));
 
-    it('two jobs noting the same records at once: each record has exactly one first job', () =>
+    it('two jobs noting the same records at once both claim them (neither committed yet), and each keeps its answers', () =>
       withLedger(async ({ ledger, another }) => {
         const other = await another();
         try {
           const shared = Array.from({ length: 50 }, fp);
           const [x, y] = [job(), job()];
           const [ax, ay] = await Promise.all([ledger.note(x, shared), other.note(y, [...shared].reverse())]);
-          const ayInOrder = [...ay].reverse();
-          // For every record one job saw it new (false) and the other saw it stored (true).
-          for (let i = 0; i < shared.length; i++) expect([ax[i], ayInOrder[i]].sort()).toEqual([false, true]);
-          // And both go on agreeing with what they were told.
+          // Neither may count on the other's records before they are in the log: both write them.
+          expect([...ax, ...ay].every((known) => !known)).toBe(true);
+          await Promise.all([ledger.commit(x, shared), other.commit(y, shared)]);
           expect(await ledger.note(x, shared)).toEqual(ax);
           expect(await other.note(y, [...shared].reverse())).toEqual(ay);
+          expect(await ledger.note(job(), shared)).toEqual(shared.map(() => true));
         } finally {
           await other.close();
         }
@@ -85,7 +108,9 @@ export function recordLedgerContract(name: string, open: OpenLedger) {
     it('rows outlive the connection that noted them (another process sees them)', () =>
       withLedger(async ({ ledger, another }) => {
         const a = fp();
-        await ledger.note(job(), [a]);
+        const tag = job();
+        await ledger.note(tag, [a]);
+        await ledger.commit(tag, [a]);
         const other = await another();
         try {
           expect(await other.note(job(), [a])).toEqual([true]);
@@ -99,6 +124,7 @@ export function recordLedgerContract(name: string, open: OpenLedger) {
         const [a, b] = [fp(), fp()];
         const tag = job();
         await ledger.note(tag, [a, b]);
+        await ledger.commit(tag, [a]);
         const stored = await rows();
         expect(stored.map((r) => r.fp.toString('hex')).sort()).toEqual([a, b].map((x) => x.toString('hex')).sort());
         for (const r of stored) expect(r.job.equals(tag)).toBe(true);

@@ -22,8 +22,20 @@ it('a ledger file of the first version loses the job names it held in the clear,
   }
   const db = new Database(path, { readonly: true });
   try {
-    expect(db.prepare("SELECT count(*) AS n FROM fingerprints WHERE typeof(job) = 'text'").get()).toEqual({ n: 0 });
+    expect(db.prepare("SELECT count(*) AS n FROM claims WHERE typeof(job) = 'text'").get()).toEqual({ n: 0 });
+    expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'fingerprints'").get()).toEqual({ n: 0 });
   } finally {
     db.close();
+  }
+});
+
+it('contracts §19 (issue 35): the ledger file is written with synchronous=FULL, as the log, so a power loss never makes it answer a resumed run otherwise', async () => {
+  const path = join(tempDir(), 'record-ledger.sqlite');
+  const ledger = new SqliteRecordLedger(path);
+  try {
+    // The connection's setting (2 = FULL): read through the adapter's own handle.
+    expect((ledger as unknown as { db: Database.Database }).db.pragma('synchronous', { simple: true })).toBe(2);
+  } finally {
+    await ledger.close();
   }
 });

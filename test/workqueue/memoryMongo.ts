@@ -121,6 +121,19 @@ export class MemoryCollection {
     return { matchedCount: 1, modifiedCount: 1 };
   }
 
+  async updateMany(filter: Record<string, unknown>, modifier: Record<string, unknown>): Promise<{ matchedCount: number; modifiedCount: number }> {
+    this.record('updateMany', [filter, modifier]);
+    await turn();
+    const query = new Query(filter);
+    let matchedCount = 0;
+    for (const doc of [...this.docs.values()]) {
+      if (!query.test(doc)) continue;
+      this.apply(doc, modifier);
+      matchedCount += 1;
+    }
+    return { matchedCount, modifiedCount: matchedCount };
+  }
+
   async deleteMany(filter: Record<string, unknown>): Promise<{ deletedCount: number }> {
     this.record('deleteMany', [filter]);
     await turn();

@@ -205,7 +205,7 @@ export function workQueueContract(name: string, open: OpenQueue) {
           await queue.park(c!.lease, { error: `poison ${i}`, progress: { position: 100 + i }, now: 1_000 + i });
           ids.push(job.id);
         }
-        expect(await queue.get(ids[0]!)).toMatchObject({ state: 'dead', attempts: 1, lastError: 'poison 0', progress: { position: 100 }, payload: { position: 100 } });
+        expect(await queue.get(ids[0]!)).toMatchObject({ state: 'dead', attempts: 1, lastError: 'poison #', progress: { position: 100 }, payload: { position: 100 } });
         expect((await queue.deadLetters()).map((j) => j.id)).toEqual([...ids].reverse());
         expect((await queue.deadLetters({ kind: 'reactor.subscriptions' })).map((j) => j.id)).toEqual([ids[4], ids[2], ids[0]]);
         const page1 = await queue.deadLetters({ limit: 2 });

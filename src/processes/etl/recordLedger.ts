@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { NormalizedRecord } from '../../../commands/ingestion/records.js';
 import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
-import { FINGERPRINT_BYTES, JOB_TAG_BYTES, type RecordLedger } from '../../recordledger/recordLedger.js';
+import { FINGERPRINT_BYTES, JOB_TAG_BYTES, MAX_LEDGER_BATCH, type RecordLedger } from '../../recordledger/recordLedger.js';
 
 /**
  * What makes two records the same stored record (contracts §13 `unchanged`). For samples the
@@ -26,12 +26,14 @@ export function ledgerOf(ledger: RecordLedger, dataKey: Buffer, upload: UploadAc
   const key = createHmac('sha256', dataKey).update('record-ledger').digest();
   const tag = createHmac('sha256', key).update(`job\u0000${job}`).digest().subarray(0, JOB_TAG_BYTES);
   const scope = `${upload.user_id}\u0000${upload.provider}\u0000`;
+  const fingerprints = (records: readonly NormalizedRecord[]) =>
+    records.map((r) => createHmac('sha256', key).update(scope + recordIdentity(r)).digest().subarray(0, FINGERPRINT_BYTES));
   return {
-    /** One answer per record, in order: true when another upload stored it; the rest are noted as this job's. */
-    known: (records: readonly NormalizedRecord[]): Promise<boolean[]> =>
-      ledger.note(
-        tag,
-        records.map((r) => createHmac('sha256', key).update(scope + recordIdentity(r)).digest().subarray(0, FINGERPRINT_BYTES)),
-      ),
+    /** One answer per record, in order: true when another upload's append stored it; the rest are claimed as this job's. */
+    known: (records: readonly NormalizedRecord[]): Promise<boolean[]> => ledger.note(tag, fingerprints(records)),
+    /** These records (claimed by this job) are durably in the log: from now on other uploads count them `unchanged`. */
+    stored: async (records: readonly NormalizedRecord[]): Promise<void> => {
+      for (let i = 0; i < records.length; i += MAX_LEDGER_BATCH) await ledger.commit(tag, fingerprints(records.slice(i, i + MAX_LEDGER_BATCH)));
+    },
   };
 }

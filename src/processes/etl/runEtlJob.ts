@@ -105,6 +105,9 @@ export async function runEtlJob(
       ? { type: plain.type, data: keys.sealer.seal(plain.type, plain.data, kind === 'rejected' ? 'items' : 'records', batch.json, batch.items.length) }
       : plain;
     await appendOne({ ...event, id: deterministicId(jobStream, kind, String(n), batch.digest) });
+    // Only now, the batch durably in the log, do its records count as stored for other uploads:
+    // a job that parks before appending a record never makes a later upload skip it (issue 35).
+    if (ledger && kind !== 'rejected') await ledger.stored(batch.items as NormalizedRecord[]);
   };
   const appendOne = async (event: Event) => {
     const result = await eventStore.appendToStream(stream, [event], { expectedRevision });

@@ -1,5 +1,6 @@
 import type { EventStore, RecordedEvent } from '../../eventstore/eventStore.js';
 import type { Reactor, ReactorDeadLetter } from '../../projector/reactor.js';
+import { errorText } from '../../workqueue/jobInput.js';
 import type { WorkQueue } from '../../workqueue/workQueue.js';
 import { JobCancelled, type JobHandler } from './jobHandler.js';
 
@@ -11,12 +12,13 @@ type ReactorJobPayload = { position: number; event_id: string; type: string; str
 /**
  * A reactor's handler that failed on an event REACTOR_ATTEMPTS times in a row sets the event aside
  * as a `reactor.<name>` job (keyed by its position, referencing the event, never copying its
- * data) and the reactor moves on (issue 26). The job is tried once more by the job runner; failing
+ * data; its error as the queue keeps errors, without the values it quotes: jobInput.ts errorText)
+ * and the reactor moves on (issue 26). The job is tried once more by the job runner; failing
  * again it is a dead letter, for `npm run cli -- jobs dead-letters` and `jobs replay <id>`.
  */
 export function reactorDeadLetters(queue: WorkQueue, kick: () => void): ReactorDeadLetter {
   return async (reactor, event, error) => {
-    const payload: ReactorJobPayload = { position: event.globalPosition, event_id: event.id, type: event.type, stream: event.streamName, reactor_error: error.slice(0, 500) };
+    const payload: ReactorJobPayload = { position: event.globalPosition, event_id: event.id, type: event.type, stream: event.streamName, reactor_error: errorText(error).slice(0, 500) };
     await queue.enqueue({ kind: reactorJobKind(reactor.name), key: String(event.globalPosition), payload, maxAttempts: 1 });
     kick();
   };

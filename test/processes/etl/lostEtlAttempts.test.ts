@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uploadStream } from '../../../commands/ingestion/upload.js';
+import { uploadState, uploadStream } from '../../../commands/ingestion/upload.js';
 import type { EtlRunner } from '../../../src/processes/etl/etlPool.js';
-import { endLostEtlAttempts } from '../../../src/processes/etl/etlSweep.js';
+import { endLostEtlAttempts, sweepEtlJobs } from '../../../src/processes/etl/etlSweep.js';
 import { ETL_JOB, etlJobHandler } from '../../../src/processes/etl/etlWorker.js';
 import { JobRunner } from '../../../src/processes/jobs/jobRunner.js';
 import type { Claimed } from '../../../src/workqueue/workQueue.js';
+import { loadState } from '../../../commands/shared/commandHandler.js';
 import { fixtureB, postUpload, requestFor } from '../../ingest/uploadHelpers.js';
 import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../../support/server.js';
 import { Receiver } from '../../webhooks/receiver.js';
@@ -135,5 +136,77 @@ describe('an ETL job lost with its process on its last attempt (issue 26)', () =
     expect(await endLostEtlAttempts(t.ctx.readStore, t.ctx.eventStore, queue, farLater)).toBe(1);
     expect(await etlTypesOf(u.stream)).toEqual(['etl.job_started', 'etl.job_failed']);
     expect(r.at(u.path)).toHaveLength(0);
+  });
+
+  it('contracts §19 (issue 35): a job whose every process died before it recorded a start is dead-lettered by lease expiry; the sweep parks its Upload (upload.finished with parked) instead of queueing it again', async () => {
+    const u = await uploadWithWebhook();
+    const queue = t.ctx.jobs.queue;
+    // Five processes die holding the job before they record anything: the upload stream never hears of them.
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const [claimed] = await queue.claim({ kinds: [ETL_JOB], n: 1, holder: `dies-early-${attempt}`, leaseMs: 20 });
+      expect(claimed!.job.attempts).toBe(attempt);
+      await new Promise((res) => setTimeout(res, 30));
+    }
+    // The next claim of the kind finds the spent job's lease run out: dead.
+    expect(await queue.claim({ kinds: [ETL_JOB], n: 1, holder: 'survivor', leaseMs: 20 })).toEqual([]);
+    expect((await queue.deadLetters({ kind: ETL_JOB })).find((j) => j.key === u.stream)).toMatchObject({ state: 'dead', attempts: 5 });
+    await t.ctx.projectors.waitForIdle();
+    expect((await t.call('GET', `/v1/users/${u.userId}/uploads/device-b/${u.uploadId}`, { key: u.tenant.apiKey })).json()).toMatchObject({ status: 'accepted' });
+
+    const later = Date.now() + SWEEP_GRACE_MS + 1_000;
+    expect(await endLostEtlAttempts(t.ctx.readStore, t.ctx.eventStore, queue, later)).toBe(0);
+    // Not enqueued again (a job that kills its process would run forever): parked.
+    expect(await sweepEtlJobs(t.ctx.readStore, t.ctx.eventStore, queue, later)).toBe(0);
+    expect(await queue.findLive(ETL_JOB, u.stream)).toBeNull();
+    expect(await etlTypesOf(u.stream)).toEqual(['etl.job_parked', 'upload.finished']);
+    await t.ctx.projectors.waitForIdle();
+    // A second sweep finds the upload parked: nothing more.
+    expect(await sweepEtlJobs(t.ctx.readStore, t.ctx.eventStore, queue, later + 60_000)).toBe(0);
+    expect(await etlTypesOf(u.stream)).toEqual(['etl.job_parked', 'upload.finished']);
+    const after = await t.call('GET', `/v1/users/${u.userId}/uploads/device-b/${u.uploadId}`, { key: u.tenant.apiKey });
+    expectStatus(after, 200);
+    expect(after.json()).toMatchObject({ status: 'parked' });
+    await until(() => r.at(u.path).length >= 1);
+    expect(JSON.parse(r.at(u.path)[0]!.body)).toMatchObject({ type: 'upload.finished', data: { user_id: u.userId, upload_id: u.uploadId, status: 'parked' } });
+  });
+
+  it('contracts §19 (issue 35): a first attempt that recorded its start, then four that died before they could, end parked, not failed and queued again', async () => {
+    const u = await uploadWithWebhook();
+    const queue = t.ctx.jobs.queue;
+    const [first] = await queue.claim({ kinds: [ETL_JOB], n: 1, holder: 'dies-started', leaseMs: 50 });
+    startDoomedAttempt(first!);
+    await until(async () => (await etlTypesOf(u.stream)).includes('etl.job_started'));
+    await new Promise((res) => setTimeout(res, 60));
+    for (let attempt = 2; attempt <= 5; attempt++) {
+      const [claimed] = await queue.claim({ kinds: [ETL_JOB], n: 1, holder: `dies-early-${attempt}`, leaseMs: 20 });
+      expect(claimed!.job.attempts).toBe(attempt);
+      await new Promise((res) => setTimeout(res, 30));
+    }
+    expect(await queue.claim({ kinds: [ETL_JOB], n: 1, holder: 'survivor', leaseMs: 20 })).toEqual([]);
+    await t.ctx.projectors.waitForIdle();
+    const later = Date.now() + SWEEP_GRACE_MS + 1_000;
+    expect(await endLostEtlAttempts(t.ctx.readStore, t.ctx.eventStore, queue, later)).toBe(1);
+    expect(await etlTypesOf(u.stream)).toEqual(['etl.job_started', 'etl.job_parked', 'upload.finished']);
+    await t.ctx.projectors.waitForIdle();
+    expect(await sweepEtlJobs(t.ctx.readStore, t.ctx.eventStore, queue, later)).toBe(0);
+    expect(await queue.findLive(ETL_JOB, u.stream)).toBeNull();
+  });
+
+  it('an upload retried after its job was dead-lettered is queued again by the sweep, not parked by the old dead letter', async () => {
+    const u = await uploadWithWebhook();
+    const queue = t.ctx.jobs.queue;
+    const [claimed] = await queue.claim({ kinds: [ETL_JOB], n: 1, holder: 'parks', leaseMs: 60_000 });
+    await queue.park(claimed!.lease, { error: 'poison' });
+    // The operator's retry is recorded after the dead letter (its time is what the upload is due at): the feeder's job was lost.
+    await new Promise((res) => setTimeout(res, 5));
+    const { revision, state } = await loadState(t.ctx.eventStore, u.stream, uploadState);
+    const a = state.accepted!;
+    await t.ctx.eventStore.appendToStream(u.stream, [{ type: 'etl.job_retried', data: { user_id: a.user_id, tenant_id: a.tenant_id, by: 'test', at: new Date().toISOString() } }], { expectedRevision: revision! });
+    await t.ctx.projectors.waitForIdle();
+    // The feeder queues the retried upload's job; it is lost (cancelled), as if its process died before it could.
+    await until(async () => (await queue.findLive(ETL_JOB, u.stream)) !== null);
+    await queue.cancelJob((await queue.findLive(ETL_JOB, u.stream))!.id, { reason: 'test: the feeder job lost' });
+    expect(await sweepEtlJobs(t.ctx.readStore, t.ctx.eventStore, queue, Date.now() + SWEEP_GRACE_MS + 1_000)).toBe(1);
+    expect(await etlTypesOf(u.stream)).toEqual(['etl.job_retried']);
   });
 });

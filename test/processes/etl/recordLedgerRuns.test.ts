@@ -97,6 +97,20 @@ describe.each(backends)('unchanged through the ETL run, ledger on %s (contracts 
     expect(await run(store, ledger, payload, 'u1', 2, key)).toMatchObject({ records: {}, unchanged: 1200 });
   });
 
+  // Checkpoints far apart: records are checked against the ledger (500 at a time) well before their batch is appended.
+  it.each([0, 1])('contracts §19 (issue 35): a job that stopped for good after %i appends (it parks) makes a later upload of the same records skip only what it appended; the rest is written', async (appends) => {
+    const { store, ledger } = setup();
+    const payload = await exportZip(1200);
+    const key = randomBytes(32);
+    const parked = ingestStream('u1', job('u1', 1));
+    await expect(runEtlJob(crashingAfter(store, parked, appends), rawStoreOf(payload), appleHealthImport, job('u1', 1), upload('u1'), undefined, keysOf(key), { ledger })).rejects.toThrow('killed');
+    const inLog = (await store.readStream(parked)).filter((e) => e.type === 'samples.ingested').reduce((n, e) => n + (e.data as { sealed: { count: number } }).sealed.count, 0);
+    expect(inLog).toBeLessThan(1200);
+    // Never resumed: a later upload of the same export writes every record the parked job did not append.
+    expect(await run(store, ledger, payload, 'u1', 2, key)).toMatchObject({ kind: 'succeeded', records: { quantity: 1200 - inLog }, unchanged: inLog });
+    expect(await run(store, ledger, payload, 'u1', 3, key)).toMatchObject({ records: {}, unchanged: 1200 });
+  });
+
   it('under another data key (the next generation after an erasure) or for another user, nothing matches', async () => {
     const { store, ledger } = setup();
     const payload = await exportZip(300);
