@@ -1,6 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import type { Observation } from 'fhir/r4.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import type { NormalizedRecord, ParseItem, SleepSessionRecord } from '../../../commands/ingestion/records.js';
 import { healthKitParser } from '../../../src/sources/files/device-a/healthKitParser.js';
 import { bufferByteSource } from '../../../src/sources/files/exportShared/byteSources.js';
@@ -133,5 +134,23 @@ describe('sleep without stages reads as not measured, not as zero (contracts §1
     const s = await byExternalId(staged.external_id);
     expect(stagesOf(s)).toEqual([3600, 0, 7200, 0]);
     expect(await fhirStages(s.id)).toEqual(['Deep sleep', 'Light sleep', 'REM sleep']);
+  });
+});
+
+describe('the OpenAPI document says the stage durations may be null (contracts §17)', () => {
+  it('every schema with deep, REM, light and awake durations allows null for each', async () => {
+    const res = await t.call('GET', '/openapi.yaml');
+    expectStatus(res, 200);
+    const found: Record<string, unknown>[] = [];
+    const walk = (v: unknown, depth: number): void => {
+      if (depth > 40 || v === null || typeof v !== 'object') return;
+      const props = (v as { properties?: Record<string, unknown> }).properties;
+      if (props && 'deep_sleep_seconds' in props) found.push(props);
+      for (const child of Object.values(v)) walk(child, depth + 1);
+    };
+    walk(parse(res.body), 0);
+    expect(found.length).toBeGreaterThan(0);
+    const allowsNull = (s: unknown) => JSON.stringify(s).includes('"nullable":true') || JSON.stringify(s).includes('"null"');
+    for (const props of found) for (const f of ['deep_sleep_seconds', 'rem_sleep_seconds', 'light_sleep_seconds', 'awake_seconds']) expect(allowsNull(props[f]), f).toBe(true);
   });
 });
