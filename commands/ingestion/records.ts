@@ -68,12 +68,10 @@ export type SleepSessionRecord = Provenance & Quality & {
   bedtime_start: string;
   bedtime_end: string;
   total_sleep_seconds: number;
-  /** Null where the source reported no stages (contracts §17; projections/records/sleepStages.ts). */
-  deep_sleep_seconds: number | null;
-  rem_sleep_seconds: number | null;
-  light_sleep_seconds: number | null;
-  /** Null where an unstaged source reported no awake time either. */
-  awake_seconds: number | null;
+  deep_sleep_seconds: number;
+  rem_sleep_seconds: number;
+  light_sleep_seconds: number;
+  awake_seconds: number;
   sleep_score: number | null;
   hrv_avg_ms: number | null;
   resting_hr: number | null;

@@ -2,12 +2,13 @@ import type { SleepPhase, SleepSessionRecord } from '../../commands/ingestion/re
 import type { Change } from '../../src/readstore/readStore.js';
 import { childProvenance, ownedFields, replaceChildren, utcDay, type OwnedFields, type RecordDocBase } from './recordDoc.js';
 import { childKey, childRecordId } from './recordIds.js';
-import { stageDurations } from './sleepStages.js';
+import { stageDurations, type StageDurations } from './sleepStages.js';
 import { sleepMergeRule } from '../../src/merge/kindMergeRules.js';
 import { withMergedView } from './mergedView/mergedFlags.js';
 import { defineRecordsProjection, recordUpsert, RECORD_BOOLEANS, RECORD_COLUMNS } from './recordProjection.js';
 
-export type SleepSessionDoc = Omit<SleepSessionRecord, 'kind' | 'phases'> & RecordDocBase;
+/** A stored session: the record's fields, its stage durations as sleepStages.ts reads them. */
+export type SleepSessionDoc = Omit<SleepSessionRecord, 'kind' | 'phases' | keyof StageDurations> & StageDurations & RecordDocBase;
 
 /**
  * A phase of a session (spec "Sleep phase"). It names its session by the session's natural key:

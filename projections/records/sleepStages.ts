@@ -3,7 +3,8 @@ import type { SleepSessionRecord } from '../../commands/ingestion/records.js';
 /** The phases that are sleep stages; `asleep` (unspecified sleep), `awake` and `in_bed` are not. */
 const STAGES: ReadonlySet<string> = new Set(['deep', 'rem', 'light']);
 
-export type StageDurations = Pick<SleepSessionRecord, 'deep_sleep_seconds' | 'rem_sleep_seconds' | 'light_sleep_seconds' | 'awake_seconds'>;
+/** A stored session's stage durations: null where the source reported nothing (events always carry numbers). */
+export type StageDurations = { deep_sleep_seconds: number | null; rem_sleep_seconds: number | null; light_sleep_seconds: number | null; awake_seconds: number | null };
 
 /**
  * The stage durations a session is read with (contracts §17). A session whose source reported no
@@ -17,8 +18,8 @@ export type StageDurations = Pick<SleepSessionRecord, 'deep_sleep_seconds' | 're
  */
 export function stageDurations(r: SleepSessionRecord): StageDurations {
   const { deep_sleep_seconds: deep, rem_sleep_seconds: rem, light_sleep_seconds: light, awake_seconds: awake } = r;
-  const staged = r.phases.some((p) => STAGES.has(p.phase)) || [deep, rem, light].some((s) => s !== null && s !== 0);
+  const staged = r.phases.some((p) => STAGES.has(p.phase)) || deep !== 0 || rem !== 0 || light !== 0;
   if (staged) return { deep_sleep_seconds: deep, rem_sleep_seconds: rem, light_sleep_seconds: light, awake_seconds: awake };
-  const awakeReported = r.phases.some((p) => p.phase === 'awake') || (awake !== null && awake !== 0);
+  const awakeReported = r.phases.some((p) => p.phase === 'awake') || awake !== 0;
   return { deep_sleep_seconds: null, rem_sleep_seconds: null, light_sleep_seconds: null, awake_seconds: awakeReported ? awake : null };
 }

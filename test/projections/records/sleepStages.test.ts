@@ -30,8 +30,4 @@ describe('stage durations of a sleep session (contracts §17: unstaged sleep has
   it("a provider's summary without phases but with stage totals (Oura, Garmin, WHOOP) keeps its numbers", () => {
     expect(stageDurations(sleepSession({ ...NIGHT, deep_sleep_seconds: 0, rem_sleep_seconds: 5400, light_sleep_seconds: 0, awake_seconds: 0, phases: [] }))).toEqual({ ...zeros, rem_sleep_seconds: 5400 });
   });
-
-  it('nulls a decoder already sent stay null', () => {
-    expect(stageDurations(sleepSession({ ...NIGHT, deep_sleep_seconds: null, rem_sleep_seconds: null, light_sleep_seconds: null, awake_seconds: null, phases: [asleep] }))).toEqual({ deep_sleep_seconds: null, rem_sleep_seconds: null, light_sleep_seconds: null, awake_seconds: null });
-  });
 });

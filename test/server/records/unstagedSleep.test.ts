@@ -86,11 +86,18 @@ async function appleStaged(): Promise<SleepSessionRecord[]> {
 let apple: SleepSessionRecord, fitbit: SleepSessionRecord, samsung: SleepSessionRecord, staged: SleepSessionRecord;
 beforeAll(async () => {
   ({ t, tenant, user } = await recordsWorld('unstaged-sleep'));
-  [[apple], [staged], [fitbit], [samsung]] = [await appleUnstaged(), await appleStaged(), fitbitClassic(), await samsungWithoutStages()] as SleepSessionRecord[][];
-  for (const r of [apple, staged, fitbit, samsung]) expect(r).toBeDefined();
-  await ingest(t, tenant.id, user.id, 'sleep_session', [apple!, staged!]);
-  await ingest(t, tenant.id, user.id, 'sleep_session', [fitbit!]);
-  await ingest(t, tenant.id, user.id, 'sleep_session', [samsung!]);
+  // Each decoder makes exactly one session of its night.
+  const one = (sessions: SleepSessionRecord[]) => {
+    expect(sessions).toHaveLength(1);
+    return sessions[0]!;
+  };
+  apple = one(await appleUnstaged());
+  staged = one(await appleStaged());
+  fitbit = one(fitbitClassic());
+  samsung = one(await samsungWithoutStages());
+  await ingest(t, tenant.id, user.id, 'sleep_session', [apple, staged]);
+  await ingest(t, tenant.id, user.id, 'sleep_session', [fitbit]);
+  await ingest(t, tenant.id, user.id, 'sleep_session', [samsung]);
 });
 afterAll(async () => {
   await t?.close();
