@@ -2,11 +2,13 @@ import type { SleepPhase, SleepSessionRecord } from '../../commands/ingestion/re
 import type { Change } from '../../src/readstore/readStore.js';
 import { childProvenance, ownedFields, replaceChildren, utcDay, type OwnedFields, type RecordDocBase } from './recordDoc.js';
 import { childKey, childRecordId } from './recordIds.js';
+import { stageDurations, type StageDurations } from './sleepStages.js';
 import { sleepMergeRule } from '../../src/merge/kindMergeRules.js';
 import { withMergedView } from './mergedView/mergedFlags.js';
 import { defineRecordsProjection, recordUpsert, RECORD_BOOLEANS, RECORD_COLUMNS } from './recordProjection.js';
 
-export type SleepSessionDoc = Omit<SleepSessionRecord, 'kind' | 'phases'> & RecordDocBase;
+/** A stored session: the record's fields, its stage durations as sleepStages.ts reads them. */
+export type SleepSessionDoc = Omit<SleepSessionRecord, 'kind' | 'phases' | keyof StageDurations> & StageDurations & RecordDocBase;
 
 /**
  * A phase of a session (spec "Sleep phase"). It names its session by the session's natural key:
@@ -61,7 +63,7 @@ export const sleepProjection = withMergedView(
       let child = 0;
       d.records.forEach((r, i) => {
         const { kind: _kind, phases, ...fields } = r;
-        const session = recordUpsert(event, sequence, 'sleep_sessions', i, fields, utcDay(r.bedtime_start));
+        const session = recordUpsert(event, sequence, 'sleep_sessions', i, { ...fields, ...stageDurations(r) }, utcDay(r.bedtime_start));
         const key = session.id;
         const docs = phases.map(
           (p, j): SleepPhaseDoc => ({

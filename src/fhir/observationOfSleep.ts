@@ -20,6 +20,15 @@ export function sleepIdOf(observationId: string): number | null {
 
 const minutes = (seconds: number) => ({ value: Math.round((seconds / 60) * 100) / 100, unit: 'min', system: UCUM, code: 'min' });
 
+/** The stages the source measured; an unstaged night (null durations, contracts §17) has none, so no `component`. */
+function stageComponents(s: SleepSessionDoc): Pick<Observation, 'component'> {
+  const component = STAGES.flatMap((st) => {
+    const seconds = s[st.field];
+    return seconds === null ? [] : [{ code: { coding: [loincCoding(st.code)], text: st.text }, valueQuantity: minutes(seconds) }];
+  });
+  return component.length ? { component } : {};
+}
+
 /** A sleep session as an R4 Observation: time asleep over the bedtime period, the stages as components. */
 export function observationOfSleep(s: SleepSessionDoc, patientId: string): Observation {
   return {
@@ -31,7 +40,7 @@ export function observationOfSleep(s: SleepSessionDoc, patientId: string): Obser
     subject: { reference: `Patient/${patientId}` },
     effectivePeriod: { start: s.bedtime_start, end: s.bedtime_end },
     valueQuantity: minutes(s.total_sleep_seconds),
-    component: STAGES.map((st) => ({ code: { coding: [loincCoding(st.code)], text: st.text }, valueQuantity: minutes(s[st.field]) })),
+    ...stageComponents(s),
     device: { display: s.device ?? s.source },
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fmtLag, fmtTime, isoParts } from '../../console/src/format.js';
+import { fmtDuration, fmtLag, fmtTime, isoParts } from '../../console/src/format.js';
 import { syncAttempts } from '../../console/src/syncAttempts.js';
 import { isIsoDay, daysEnding } from '../../console/src/days.js';
 
@@ -12,6 +12,12 @@ describe('console formats', () => {
     expect(fmtTime('2026-11-05T00:00:00Z', 'America/New_York')).toBe('2026-11-04 19:00');
     expect(isoParts(Date.parse('2026-01-01T00:00:00Z'), 'UTC')).toEqual({ date: '2026-01-01', time: '00:00' });
     expect(fmtTime(null)).toBe('—');
+  });
+
+  it('shows a sleep stage the source did not report (null, contracts §17) as "—", a measured 0 as "0 min"', () => {
+    expect(fmtDuration(null)).toBe('—');
+    expect(fmtDuration(0)).toBe('0 min');
+    expect(fmtDuration(5400)).toBe('1 h 30 min');
   });
 
   it('humanises a lag: seconds, minutes, "2 h 15 min", days, "4.9 years"', () => {

@@ -16,6 +16,7 @@ import type {
   WorkoutRecord,
 } from '../../commands/ingestion/records.js';
 import { uploadStream } from '../../commands/ingestion/upload.js';
+import { stageDurations, type StageDurations } from '../../projections/records/sleepStages.js';
 import { findQuantityType } from '../../src/catalog/quantityCatalog.js';
 import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { leavesOut } from '../../src/catalog/qualityFlags.js';
@@ -131,16 +132,22 @@ const sampleRow = (r: QuantityRecord, at: At) => ({ ...stored(r, at), ...RANKED,
 
 const categoryRow = (r: CategoryRecord, at: At) => ({ ...stored(r, at), ...RANKED, ...sampleFields(r), type: r.type, value: r.value });
 
+const roundOrNull = (v: number | null) => (v === null ? null : Math.round(v));
+const roundedStages = (s: StageDurations) => ({
+  deep_sleep_seconds: roundOrNull(s.deep_sleep_seconds),
+  rem_sleep_seconds: roundOrNull(s.rem_sleep_seconds),
+  light_sleep_seconds: roundOrNull(s.light_sleep_seconds),
+  awake_seconds: roundOrNull(s.awake_seconds),
+});
+
 const sleepRow = (r: SleepSessionRecord, at: At) => ({
   ...stored(r, at),
   ...RANKED,
   bedtime_start: r.bedtime_start,
   bedtime_end: r.bedtime_end,
   total_sleep_seconds: Math.round(r.total_sleep_seconds),
-  deep_sleep_seconds: Math.round(r.deep_sleep_seconds),
-  rem_sleep_seconds: Math.round(r.rem_sleep_seconds),
-  light_sleep_seconds: Math.round(r.light_sleep_seconds),
-  awake_seconds: Math.round(r.awake_seconds),
+  // An unstaged night reads with null stages (contracts §17), as the sleep projection's rule says.
+  ...roundedStages(stageDurations(r)),
   sleep_score: r.sleep_score,
   hrv_avg_ms: r.hrv_avg_ms,
   resting_hr: r.resting_hr,

@@ -163,6 +163,15 @@ export function UserDetailPage({ userId }: { userId: string }) {
   );
 }
 
+/** A stage's time; null is a night whose source reported no stages (contracts §17), shown as "—", never "0 min". */
+function StageDuration({ field, seconds }: { field: string; seconds: number | null }) {
+  return (
+    <dd data-field={field} data-value={seconds ?? ''} title={seconds === null ? 'Not reported by this source for the night' : undefined}>
+      {fmtDuration(seconds)}
+    </dd>
+  );
+}
+
 function SleepSection({ base, start, end, tz }: { base: string; start: string; end: string; tz: string }) {
   const sessions = useAsync(() => allPages<SleepSession>(`${base}/sleep`, { start, end, limit: 1000 }), [base, start, end]);
   const [chosen, setChosen] = useState<number | null>(null);
@@ -191,10 +200,10 @@ function SleepSection({ base, start, end, tz }: { base: string; start: string; e
               {session && (
                 <dl class="counts" data-testid="sleep-summary" data-session-id={session.id}>
                   <div><dt>Asleep</dt><dd data-field="total_sleep_seconds" data-value={session.total_sleep_seconds ?? ''}>{fmtDuration(session.total_sleep_seconds)}</dd></div>
-                  <div><dt>Deep</dt><dd>{fmtDuration(session.deep_sleep_seconds)}</dd></div>
-                  <div><dt>REM</dt><dd>{fmtDuration(session.rem_sleep_seconds)}</dd></div>
-                  <div><dt>Light</dt><dd>{fmtDuration(session.light_sleep_seconds)}</dd></div>
-                  <div><dt>Awake</dt><dd>{fmtDuration(session.awake_seconds)}</dd></div>
+                  <div><dt>Deep</dt><StageDuration field="deep_sleep_seconds" seconds={session.deep_sleep_seconds} /></div>
+                  <div><dt>REM</dt><StageDuration field="rem_sleep_seconds" seconds={session.rem_sleep_seconds} /></div>
+                  <div><dt>Light</dt><StageDuration field="light_sleep_seconds" seconds={session.light_sleep_seconds} /></div>
+                  <div><dt>Awake</dt><StageDuration field="awake_seconds" seconds={session.awake_seconds} /></div>
                   <div><dt>Score</dt><dd>{fmtNum(session.sleep_score)}</dd></div>
                   <div><dt>Source</dt><dd>{session.source ?? session.provider}</dd></div>
                 </dl>

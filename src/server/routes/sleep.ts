@@ -4,9 +4,11 @@ import type { SleepPhaseDoc, SleepSessionDoc } from '../../../projections/record
 import { getSleepSession, listSleepPhases, listSleepSessions } from '../../../queries/records/listSleep.js';
 import { problems } from '../problems.js';
 import { DateTime, pageOf, withProblems } from '../schemas.js';
-import { int, integerIdParam, IsPrimarySource, Metadata, Provenance, provenanceOf, RecordId, RecordProvenance, recordProvenanceOf } from './recordSchemas.js';
+import { int, integerIdParam, intOrNull, IsPrimarySource, Metadata, Provenance, provenanceOf, RecordId, RecordProvenance, recordProvenanceOf } from './recordSchemas.js';
 import { cursorScope, PagingQuery, readableUser, UserParams, ViewQuery, WindowQuery, windowOf } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
+
+const UNSTAGED = (what: string) => `${what}, seconds; null when the source reported no stages (only asleep or unspecified sleep), 0 when a staged night had none`;
 
 export const SleepSession = z
   .object({
@@ -14,10 +16,14 @@ export const SleepSession = z
     bedtime_start: DateTime,
     bedtime_end: DateTime,
     total_sleep_seconds: z.number().int().describe('Time asleep (all sleep phases), seconds'),
-    deep_sleep_seconds: z.number().int(),
-    rem_sleep_seconds: z.number().int(),
-    light_sleep_seconds: z.number().int(),
-    awake_seconds: z.number().int().describe('Time awake between bedtime_start and bedtime_end, seconds'),
+    deep_sleep_seconds: z.number().int().nullable().describe(UNSTAGED('Time in deep sleep')),
+    rem_sleep_seconds: z.number().int().nullable().describe(UNSTAGED('Time in REM sleep')),
+    light_sleep_seconds: z.number().int().nullable().describe(UNSTAGED('Time in light (core) sleep')),
+    awake_seconds: z
+      .number()
+      .int()
+      .nullable()
+      .describe('Time awake between bedtime_start and bedtime_end, seconds; null when a source that reported no stages reported no awake time either'),
     sleep_score: z.number().nullable().describe("The provider's own score, when it gives one"),
     hrv_avg_ms: z.number().nullable().describe('Average heart rate variability during the session, ms'),
     resting_hr: z.number().nullable().describe('Resting heart rate, count/min'),
@@ -47,10 +53,10 @@ export const toSleepSession = (d: SleepSessionDoc & { primary: boolean }) => ({
   bedtime_start: d.bedtime_start,
   bedtime_end: d.bedtime_end,
   total_sleep_seconds: int(d.total_sleep_seconds),
-  deep_sleep_seconds: int(d.deep_sleep_seconds),
-  rem_sleep_seconds: int(d.rem_sleep_seconds),
-  light_sleep_seconds: int(d.light_sleep_seconds),
-  awake_seconds: int(d.awake_seconds),
+  deep_sleep_seconds: intOrNull(d.deep_sleep_seconds),
+  rem_sleep_seconds: intOrNull(d.rem_sleep_seconds),
+  light_sleep_seconds: intOrNull(d.light_sleep_seconds),
+  awake_seconds: intOrNull(d.awake_seconds),
   sleep_score: d.sleep_score,
   hrv_avg_ms: d.hrv_avg_ms,
   resting_hr: d.resting_hr,

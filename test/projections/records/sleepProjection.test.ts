@@ -64,6 +64,20 @@ describe('sleep projection (Resources: Sleep session, Sleep phase)', () => {
     expect(await h.store.count('sleep_phases', { session_key: recordKey(USER, 'device-b', 'night-1') })).toBe(3);
   });
 
+  it('an event stored before contracts §17 (an unstaged night written with zero stages) is stored with null stages, so a rebuild reads old events the new way', async () => {
+    const old = sleepSession({
+      external_id: 'night-unstaged',
+      deep_sleep_seconds: 0,
+      rem_sleep_seconds: 0,
+      light_sleep_seconds: 0,
+      awake_seconds: 0,
+      phases: [phase('in_bed', '2026-11-05T22:00:00Z', '2026-11-06T06:00:00Z'), phase('asleep', '2026-11-05T22:30:00Z', '2026-11-06T05:30:00Z')],
+    });
+    await h.apply(ingested('sleep_session', 12, [old]));
+    const stored = (await h.all<SleepSessionDoc>('sleep_sessions')).find((s) => s.external_id === 'night-unstaged');
+    expect(stored).toMatchObject({ deep_sleep_seconds: null, rem_sleep_seconds: null, light_sleep_seconds: null, awake_seconds: null, total_sleep_seconds: 25_200 });
+  });
+
   it('evolve is pure: the same event gives the same changes', () => {
     const e = ingested('sleep_session', 2, [sleepSession()]);
     expect(sleepProjection.evolve(e, 1)).toEqual(sleepProjection.evolve(e, 1));
