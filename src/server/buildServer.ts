@@ -5,6 +5,7 @@ import type { AppContext } from './appContext.js';
 import { CursorCodec } from '../shared/cursor.js';
 import { auditPlugin } from './audit.js';
 import { authPlugin, withUserScope } from './auth.js';
+import { corsPlugin } from './cors.js';
 import { installErrorHandling } from './errorHandler.js';
 import { drainUnreadBodies } from './unreadBodies.js';
 import { closeStalledBodies } from './stalledTransfers.js';
@@ -102,6 +103,8 @@ export async function buildServer(ctx: AppContext) {
   const opts = { ctx, cursors };
 
   await app.register(openapiPlugin);
+  // Before the credential check: a browser's preflight carries none (contracts §17, CORS_ORIGINS).
+  await app.register(corsPlugin, { origins: ctx.config.corsOrigins });
   await app.register(authPlugin, { ctx });
   await app.register(auditPlugin, { ctx });
   await app.register(adminTenantsRoutes, opts);

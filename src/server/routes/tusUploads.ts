@@ -186,7 +186,7 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
     throw problems.unprocessable(`${problem}; the upload was removed`);
   };
 
-  app.options('/uploads/tus', { config: { auth: 'none' }, schema: { summary: 'What the resumable upload endpoint supports (tus 1.0 discovery)', tags: ['ingest'] } }, async (_request, reply) => {
+  app.options('/uploads/tus', { config: { auth: 'none', cors: true }, schema: { summary: 'What the resumable upload endpoint supports (tus 1.0 discovery)', tags: ['ingest'] } }, async (_request, reply) => {
     reply.header('tus-version', TUS_VERSION).header('tus-extension', 'creation,termination,expiration').header('tus-max-size', String(ctx.config.importMaxBytes));
     return reply.code(204).send();
   });
