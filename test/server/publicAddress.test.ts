@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestSamples, quantity } from './records/pipelineFixtures.js';
 import { startTestApp, type TestApp } from '../support/server.js';
+import { consentStartUrl } from '../../src/server/routes/oauthFlow.js';
+import { instanceUrls } from '../../queries/connections/providerKeys.js';
 
 /**
  * Issue 20, finding 6: behind a proxy that names the service without its port (nginx's `$host`),
@@ -106,6 +108,9 @@ describe('PUBLIC_BASE_URL with a path (contracts §17: every absolute address ke
       const session = await a.t.call('POST', `/v1/users/${user.id}/connect-sessions`, { key: tenant.apiKey, body: {} });
       expect(session.statusCode).toBe(201);
       expect((session.json() as { url: string }).url.startsWith(`${base}/connect/`)).toBe(true);
+      // authorize_url and the OAuth callback registered at the provider are built from the same base.
+      expect(consentStartUrl(a.t.ctx.config.publicBaseUrl, 'oura', 'https://cloud.ouraring.com/oauth/authorize?state=s')).toBe(`${base}/oauth/oura/authorize?state=s`);
+      expect(instanceUrls(a.t.ctx.config.publicBaseUrl, 'oura').redirect).toBe(`${base}/oauth/oura/callback`);
     } finally {
       await a.t.close();
     }
