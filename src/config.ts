@@ -26,6 +26,7 @@ const EnvSchema = z.object({
   SEALING_KEY_PREVIOUS: z.string().optional(),
   PUBLIC_BASE_URL: z.string().url().optional(),
   TRUST_PROXY: z.string().optional(),
+  CORS_ORIGINS: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool,
   WEBHOOK_RETRY_SCHEDULE: z.string().optional(),
@@ -82,6 +83,8 @@ export type Config = {
   publicBaseUrlConfigured: boolean;
   /** Which peers' X-Forwarded-For/-Proto/-Host are believed (fastify `trustProxy`): none, all, a hop count, or addresses and ranges. */
   trustProxy: boolean | number | string;
+  /** contracts §17: the origins whose web apps may call the user-token and tus routes (src/server/cors.ts); empty: none. */
+  corsOrigins: string[];
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   webhookAllowPrivateTargets: boolean;
   webhookRetryScheduleSeconds?: number[];
@@ -167,6 +170,22 @@ function providerSettings(env: NodeJS.ProcessEnv): Record<string, ProviderSettin
 }
 
 const PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** CORS_ORIGINS (contracts §17): comma-separated origins, each exactly as a browser sends it; unset or empty, none. */
+function corsOriginsSetting(value: string | undefined): string[] {
+  const entries = (value ?? '').split(',').map((x) => x.trim()).filter((x) => x !== '');
+  // A browser sends its Origin exactly as scheme://host[:port]; an entry written otherwise would never match.
+  const bad = entries.find((x) => {
+    try {
+      const url = new URL(x);
+      return (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== x;
+    } catch {
+      return true;
+    }
+  });
+  if (bad !== undefined) throw new ConfigError(`CORS_ORIGINS must be comma-separated origins, each scheme://host[:port] without a path or trailing slash, e.g. https://app.example.org (not "${bad}")`);
+  return [...new Set(entries)];
+}
 
 /**
  * TRUST_PROXY: unset or `false` trusts no proxy; `true` every peer (only when nothing but the
@@ -255,6 +274,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`).replace(/\/$/, ''),
     publicBaseUrlConfigured: e.PUBLIC_BASE_URL !== undefined,
     trustProxy: trustProxySetting(e.TRUST_PROXY),
+    corsOrigins: corsOriginsSetting(e.CORS_ORIGINS),
     logLevel: e.LOG_LEVEL,
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     webhookRetryScheduleSeconds: schedule,

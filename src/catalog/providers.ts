@@ -201,6 +201,9 @@ export const DEXCOM_ENVIRONMENTS = ['production', 'sandbox'] as const;
 /** The oauth and push providers of this build, in the order GET /v1/providers lists them. */
 export const CONNECTED_PROVIDERS: readonly ProviderFacts[] = [OURA, WHOOP, WITHINGS, POLAR, FITBIT, STRAVA, GARMIN, GOOGLE, DEXCOM];
 
+/** Their slugs, as a 404 for an unknown one lists them (contracts §17). */
+export const CONNECTED_SLUGS: readonly string[] = CONNECTED_PROVIDERS.map((p) => p.slug);
+
 const bySlug = new Map(CONNECTED_PROVIDERS.map((p) => [p.slug, p]));
 
 export function connectedProvider(slug: string): ProviderFacts | null {

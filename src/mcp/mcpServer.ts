@@ -44,7 +44,8 @@ export function buildMcpServer(tc: ToolContext, requestId: string): Server {
 
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const tool = TOOL_BY_NAME.get(request.params.name);
-    if (!tool) return toolError(`unknown tool ${request.params.name}`);
+    // contracts §17: a name no tool has is a JSON-RPC error (-32602, invalid params), as the protocol names it, not a tool result.
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${request.params.name}; the tools are ${TOOLS.map((t) => t.name).join(', ')}`);
     const summary: ToolCallSummary = { userId: null, start: null, end: null };
     // A call that failed on a fault of the service is audited too, then answered as a JSON-RPC error.
     let outcome: Outcome = 'failed';

@@ -5,6 +5,7 @@ import type { AppContext } from './appContext.js';
 import { CursorCodec } from '../shared/cursor.js';
 import { auditPlugin } from './audit.js';
 import { authPlugin, withUserScope } from './auth.js';
+import { corsPlugin } from './cors.js';
 import { installErrorHandling } from './errorHandler.js';
 import { drainUnreadBodies } from './unreadBodies.js';
 import { closeStalledBodies } from './stalledTransfers.js';
@@ -57,6 +58,9 @@ import { webhooksRoutes } from './routes/webhooks.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { fhirRoutes } from './routes/fhir.js';
 
+/** The longest path parameter any route's rule allows (src/server/routes: `.max(256)`); routeLimits.test.ts holds the routes to it. */
+export const MAX_PATH_SEGMENT = 256;
+
 /** A hop count trusts that many proxies in front (fastify does so at run time; its types want the function). */
 const trustProxyOption = (setting: AppContext['config']['trustProxy']) => (typeof setting === 'number' ? (_address: string, hop: number) => hop < setting : setting);
 
@@ -68,6 +72,10 @@ export async function buildServer(ctx: AppContext) {
     genReqId: requestIdOf,
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
+    // contracts §17: a path segment as long as the longest identifier a route's rule allows (a
+    // provider webhook's token or an inbound secret, 256) reaches its route; fastify's 100 answered
+    // 414 to a 128-character Upload-Id. Longer segments are still refused by the router (414).
+    routerOptions: { maxParamLength: MAX_PATH_SEGMENT },
     // X-Forwarded-For/-Proto/-Host are believed only from the configured proxy (TRUST_PROXY).
     trustProxy: trustProxyOption(ctx.config.trustProxy),
     // Errors Node's parser raises before fastify sees a request (oversized headers, a malformed request line).
@@ -95,6 +103,8 @@ export async function buildServer(ctx: AppContext) {
   const opts = { ctx, cursors };
 
   await app.register(openapiPlugin);
+  // Before the credential check: a browser's preflight carries none (contracts §17, CORS_ORIGINS).
+  await app.register(corsPlugin, { origins: ctx.config.corsOrigins });
   await app.register(authPlugin, { ctx });
   await app.register(auditPlugin, { ctx });
   await app.register(adminTenantsRoutes, opts);

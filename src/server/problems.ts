@@ -25,6 +25,8 @@ export const problems = {
   gone: (detail: string) => new HttpProblem(410, detail),
   unprocessable: (detail: string) => new HttpProblem(422, detail),
   tooManyRequests: (detail: string, retryAfterSeconds: number) => new HttpProblem(429, detail, { 'retry-after': String(retryAfterSeconds) }),
+  /** contracts §17: a slug the route does not know is a 404 that names the ones it does, so the caller can fix it. */
+  unknownSlug: (what: string, slug: string, valid: readonly string[]) => new HttpProblem(404, `unknown ${what} ${slug}: the ${what}s are ${valid.join(', ')}`),
 };
 
 export type ProblemBody = { type: 'about:blank'; title: string; status: number; detail: string; request_id: string };

@@ -13,6 +13,16 @@ export function publicBaseOf(config: AddressConfig, request: FastifyRequest): st
   return config.publicBaseUrlConfigured ? config.publicBaseUrl : `${request.protocol}://${request.host}`;
 }
 
+/**
+ * A `Location` the service hands out for `path` (contracts §17): absolute at PUBLIC_BASE_URL, its
+ * path included (a service published at `https://example.org/health`), when one is set; unset,
+ * the path alone, which the client resolves against the address it called (a Host or scheme
+ * guessed behind a proxy could send it elsewhere).
+ */
+export function publicLocation(config: AddressConfig, path: string): string {
+  return config.publicBaseUrlConfigured ? `${config.publicBaseUrl}${path}` : path;
+}
+
 /** Whether a browser's Origin header names the service itself. */
 export function isOwnOrigin(config: AddressConfig, request: FastifyRequest, origin: string): boolean {
   let url: URL;

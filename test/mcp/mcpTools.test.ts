@@ -122,6 +122,21 @@ describe('MCP tools (spec "Agent interface (MCP)")', () => {
     await token.close();
   });
 
+  it('contracts §17: tools/call of a tool that does not exist is the JSON-RPC error -32602 (invalid params), not a tool result', async () => {
+    const body = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'no_such_tool', arguments: {} } };
+    const res = await t.call('POST', '/mcp', { key: tenant.apiKey, body, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' } });
+    expect(res.statusCode).toBe(200);
+    const answer = res.json() as { id: number; result?: unknown; error?: { code: number; message: string } };
+    expect(answer.id).toBe(7);
+    expect(answer.result).toBeUndefined();
+    expect(answer.error?.code).toBe(-32602);
+    expect(answer.error?.message).toMatch(/unknown tool no_such_tool.*get_samples/);
+    // The SDK's client raises it as an McpError with the same code.
+    const client = await connect(readToken);
+    await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+    await client.close();
+  });
+
   it('HTTP refusals: 401 without a credential, 403 for a token without read and for cross-origin browser requests', async () => {
     const body = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestSamples, quantity } from './records/pipelineFixtures.js';
 import { startTestApp, type TestApp } from '../support/server.js';
+import { consentStartUrl } from '../../src/server/routes/oauthFlow.js';
+import { instanceUrls } from '../../queries/connections/providerKeys.js';
 
 /**
  * Issue 20, finding 6: behind a proxy that names the service without its port (nginx's `$host`),
@@ -81,5 +83,36 @@ describe('without PUBLIC_BASE_URL: the address the request came to, X-Forwarded-
 
   it('refuses a TRUST_PROXY that is not true, false, a hop count or addresses and ranges at start-up', async () => {
     await expect(startTestApp({ TRUST_PROXY: 'the nginx' })).rejects.toThrow(/TRUST_PROXY/);
+  });
+});
+
+describe('PUBLIC_BASE_URL with a path (contracts §17: every absolute address keeps it)', () => {
+  it('tus Location, FHIR links and the connect-session link are built at http://host:port/ws, and the tus Location answers there (the proxy strips /ws)', async () => {
+    const base = 'http://health.example.com:8080/ws';
+    const a = await appWithData({ PUBLIC_BASE_URL: `${base}/` });
+    try {
+      const tenant = await a.t.createTenant('public-address-path');
+      const user = await a.t.createUser(tenant.apiKey);
+      const { token } = await a.t.mintToken(tenant.apiKey, user.id, { scopes: ['upload'] });
+      const tus = { 'tus-resumable': '1.0.0', authorization: `Bearer ${token}` };
+      const metadata = `provider ${Buffer.from('apple-health').toString('base64')},upload_id ${Buffer.from('at-ws').toString('base64')}`;
+      const created = await a.t.app.inject({ method: 'POST', url: '/v1/uploads/tus', headers: { ...tus, 'upload-length': '10', 'upload-metadata': metadata } });
+      expect(created.statusCode).toBe(201);
+      const location = created.headers.location as string;
+      expect(location).toBe(`${base}/v1/uploads/tus/apple-health/at-ws`);
+      // What the proxy publishing /ws forwards: the path after it.
+      const forwarded = new URL(location).pathname.slice('/ws'.length);
+      expect((await a.t.app.inject({ method: 'HEAD', url: forwarded, headers: tus })).headers['upload-offset']).toBe('0');
+
+      expect(await nextLink(a.t, a.apiKey, `/v1/users/${a.userId}/fhir/Observation?_count=1`, {})).toMatch(new RegExp(`^${base}/v1/users/${a.userId}/fhir/Observation\\?`));
+      const session = await a.t.call('POST', `/v1/users/${user.id}/connect-sessions`, { key: tenant.apiKey, body: {} });
+      expect(session.statusCode).toBe(201);
+      expect((session.json() as { url: string }).url.startsWith(`${base}/connect/`)).toBe(true);
+      // authorize_url and the OAuth callback registered at the provider are built from the same base.
+      expect(consentStartUrl(a.t.ctx.config.publicBaseUrl, 'oura', 'https://cloud.ouraring.com/oauth/authorize?state=s')).toBe(`${base}/oauth/oura/authorize?state=s`);
+      expect(instanceUrls(a.t.ctx.config.publicBaseUrl, 'oura').redirect).toBe(`${base}/oauth/oura/callback`);
+    } finally {
+      await a.t.close();
+    }
   });
 });

@@ -9,7 +9,7 @@ import { instanceUrls, resolveProviderClient } from '../../../queries/connection
 import { getUser } from '../../../queries/users/getUser.js';
 import type { AppContext } from '../appContext.js';
 import type { TokenSet } from '../../../commands/connections/providerGrants.js';
-import { connectedProvider } from '../../catalog/providers.js';
+import { CONNECTED_SLUGS, connectedProvider } from '../../catalog/providers.js';
 import { openValue } from '../../crypto/sealedValue.js';
 import { UUID_RE } from '../../shared/ids.js';
 import { problems } from '../problems.js';
@@ -98,7 +98,7 @@ export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       const tenantId = request.tenantId!;
       const { provider } = request.params;
       const descriptor = connectedProvider(provider);
-      if (!descriptor) throw problems.notFound(`unknown provider ${provider}`);
+      if (!descriptor) throw problems.unknownSlug('provider', provider, CONNECTED_SLUGS);
       const userId = await requireUser(ctx, tenantId, request.params.id);
       if (descriptor.retirement) throw problems.conflict(retiredDetail(descriptor));
       const client = await resolveProviderClient(ctx.readStore, ctx.valueSealer, ctx.config.providers, tenantId, provider);
@@ -134,7 +134,7 @@ export const connectionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       const tenantId = request.tenantId!;
       const { provider } = request.params;
       const descriptor = connectedProvider(provider);
-      if (!descriptor) throw problems.notFound(`unknown provider ${provider}`);
+      if (!descriptor) throw problems.unknownSlug('provider', provider, CONNECTED_SLUGS);
       const userId = await requireUser(ctx, tenantId, request.params.id);
       const by = request.principal!.actorId;
       const result = await disconnect(ctx.eventStore, { tenantId, userId, provider, reason: 'disconnected by the tenant', at: new Date().toISOString(), by });

@@ -48,7 +48,7 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
   app.addHook('preParsing', async (request, _reply, payload) => {
     const slug = (request.params as { device_slug?: string }).device_slug ?? '';
     const format = UPLOAD_FORMATS[slug];
-    if (!format) throw problems.notFound(`unknown upload slug ${slug}`);
+    if (!format) throw problems.unknownSlug('upload slug', slug, Object.keys(UPLOAD_FORMATS));
     const type = mediaTypeOf(request.headers['content-type']);
     if (!takesType(format, type)) throw unsupportedMediaType(slug, format, type, ctx.config.publicBaseUrl);
     return payload;
@@ -73,7 +73,7 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
     async (request, reply) => {
       const slug = request.params.device_slug;
       const format = UPLOAD_FORMATS[slug];
-      if (!format) throw problems.notFound(`unknown device provider ${slug}`);
+      if (!format) throw problems.unknownSlug('upload slug', slug, Object.keys(UPLOAD_FORMATS));
       // The credential, its kind and its scope were checked before the body was read (auth.ts, contracts §18).
       const principal = request.principal as Extract<Principal, { kind: 'user' }>;
       const uploadId = request.headers['upload-id'];

@@ -25,7 +25,8 @@ export const mcpRoutes: FastifyPluginAsync<RouteOptions> = async (app, { ctx, cu
     '/mcp',
     {
       // Both credentials and the scope are checked before the body is read (contracts §18), and so is the origin.
-      config: { auth: ['tenant', 'user'], scope: 'read' },
+      // Never opened to CORS_ORIGINS: the agent interface refuses every other origin (above).
+      config: { auth: ['tenant', 'user'], scope: 'read', cors: false },
       onRequest: async (request) => refuseCrossOrigin(ctx.config, request),
       schema: {
         summary: 'Agent interface (MCP): JSON-RPC over stateless Streamable HTTP, JSON answers',

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { requestProviderErasure } from '../../../commands/deletions/requestProviderErasure.js';
 import type { AppContext } from '../appContext.js';
-import { providerKind } from '../../catalog/providerKinds.js';
+import { PROVIDER_KINDS, providerKind } from '../../catalog/providerKinds.js';
 import { UUID_RE } from '../../shared/ids.js';
 import { problems } from '../problems.js';
 import { Uuid, withProblems } from '../schemas.js';
@@ -44,7 +44,7 @@ export const providerErasureRoutes: FastifyPluginAsyncZod<RouteOptions> = async 
     },
     async (request, reply) => {
       if (!UUID_RE.test(request.params.id)) throw problems.notFound('user not found');
-      if (!providerKind(request.params.provider)) throw problems.notFound(`unknown provider ${request.params.provider}`);
+      if (!providerKind(request.params.provider)) throw problems.unknownSlug('provider', request.params.provider, Object.keys(PROVIDER_KINDS));
       const jobId = await startProviderErasure(ctx, {
         tenantId: request.tenantId!,
         userId: request.params.id.toLowerCase(),

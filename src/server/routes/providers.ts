@@ -7,7 +7,7 @@ import { getProviderKeys, resolveProviderClient } from '../../../queries/connect
 import { activeConnectionsOf } from '../../../queries/connections/listConnections.js';
 import { markNeedsReauth } from '../../../commands/connections/markNeedsReauth.js';
 import type { AppContext } from '../appContext.js';
-import { connectedProvider } from '../../catalog/providers.js';
+import { CONNECTED_SLUGS, connectedProvider } from '../../catalog/providers.js';
 import { problems } from '../problems.js';
 import { DateTime, withProblems } from '../schemas.js';
 import { adminLocation, type RouteOptions } from './routeOptions.js';
@@ -90,11 +90,11 @@ export const providersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, 
 export const providerKeysRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx }) => {
   const resource = async (tenantId: string, provider: string) => {
     const found = await getProviderKeys(ctx.readStore, ctx.valueSealer, ctx.config.publicBaseUrl, tenantId, provider);
-    if (!found) throw problems.notFound(`unknown provider ${provider}`);
+    if (!found) throw problems.unknownSlug('provider', provider, CONNECTED_SLUGS);
     return found;
   };
   const known = (provider: string) => {
-    if (!connectedProvider(provider)) throw problems.notFound(`unknown provider ${provider}`);
+    if (!connectedProvider(provider)) throw problems.unknownSlug('provider', provider, CONNECTED_SLUGS);
   };
 
   app.get(

@@ -5,7 +5,7 @@ import { loadState } from '../../../commands/shared/commandHandler.js';
 import { requestManualSync, type LoadedRun } from '../../../commands/sync/queueSyncRun.js';
 import { resolveProviderClient } from '../../../queries/connections/providerKeys.js';
 import { getSyncRun, historyNote, listSyncRuns, toSyncRunView, type SyncRunView } from '../../../queries/sync/listSyncRuns.js';
-import { connectedProvider } from '../../catalog/providers.js';
+import { CONNECTED_SLUGS, connectedProvider } from '../../catalog/providers.js';
 import { followUpWindow, MANUAL_FROM_MAX_MS } from '../../../commands/sync/syncSchedule.js';
 import { problems } from '../problems.js';
 import { DateTime, pageOf, withProblems } from '../schemas.js';
@@ -92,7 +92,7 @@ export const syncRunsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
       const user = await readableUser(ctx, tenantId, request.params.id);
       const { provider } = request.params;
       const descriptor = connectedProvider(provider);
-      if (!descriptor) throw problems.notFound(`unknown provider ${provider}`);
+      if (!descriptor) throw problems.unknownSlug('provider', provider, CONNECTED_SLUGS);
       const now = ctx.sync.now();
       const fromText = request.body?.from;
       const from = fromText ? new Date(fromText) : undefined;

@@ -16,6 +16,7 @@ import { stagingRoot, UploadStaging, UploadTooLongError, type StagingKey } from 
 import { IMPORT_SLUGS } from '../../sources/registry.js';
 import { streamHead } from '../../shared/streamHead.js';
 import { HttpProblem, problems } from '../problems.js';
+import { publicLocation } from '../publicAddress.js';
 import { importHeadProblem, SNIFF_BYTES } from './importFormats.js';
 import type { RouteOptions } from './routeOptions.js';
 
@@ -35,7 +36,6 @@ export function parseUploadMetadata(header: string | undefined): Record<string, 
   return out;
 }
 
-const uploadPath = (provider: string, uploadId: string) => `/v1/uploads/tus/${provider}/${uploadId}`;
 
 /** Upload-Offset and Upload-Length (issue 34 §6): decimal digits without sign, exponent, hex or leading zero, at most 2^53 - 1. */
 export function strictLength(header: unknown): number | null {
@@ -186,7 +186,7 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
     throw problems.unprocessable(`${problem}; the upload was removed`);
   };
 
-  app.options('/uploads/tus', { config: { auth: 'none' }, schema: { summary: 'What the resumable upload endpoint supports (tus 1.0 discovery)', tags: ['ingest'] } }, async (_request, reply) => {
+  app.options('/uploads/tus', { config: { auth: 'none', cors: true }, schema: { summary: 'What the resumable upload endpoint supports (tus 1.0 discovery)', tags: ['ingest'] } }, async (_request, reply) => {
     reply.header('tus-version', TUS_VERSION).header('tus-extension', 'creation,termination,expiration').header('tus-max-size', String(ctx.config.importMaxBytes));
     return reply.code(204).send();
   });
@@ -236,7 +236,7 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
         at: now,
         expiresAt: new Date(now.getTime() + ctx.config.importUploadExpiryHours * 3_600_000),
       });
-      reply.header('location', uploadPath(provider, uploadId));
+      reply.header('location', publicLocation(ctx.config, `/v1/uploads/tus/${provider}/${uploadId}`));
       if (state.receiving) reply.header('upload-expires', new Date(state.receiving.expires_at).toUTCString());
       if (!created) reply.header('idempotent-replayed', 'true');
       // Counted by the next creation only once the read model holds this one: settled under the lock.
