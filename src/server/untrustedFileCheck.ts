@@ -1,5 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,8 +23,9 @@ import { problems } from './problems.js';
  *   burst of uploads costs a bounded number of processes and a bounded wait.
  * - The Health Connect database is copied out of its zip into a private directory (0700) under the
  *   system's temporary directory, which this module removes once the process ended, however it
- *   ended (a killed process runs no `finally`). Only a crash of the service within the check
- *   leaves it behind.
+ *   ended (a killed process runs no `finally`). What a crash of the service within a check leaves
+ *   behind is removed by the next check of the process that starts after it
+ *   (`removeStaleCheckCopies`): a plaintext copy of someone's health data never stays.
  * - A process start (Node, then the modules it reads) costs a fraction of a second of the
  *   deadline: far less than a check of a file near 50 MiB, and paid only by SQLite uploads.
  */
@@ -63,10 +64,34 @@ export const UNTRUSTED_FILE_CHECK_DEFAULTS: UntrustedFileCheckOptions = {
 };
 
 const RETRY_AFTER_S = 5;
+const CHECK_COPY_PREFIX = 'wellstream-check-';
+/**
+ * A check's copy older than this was left by a service that stopped within the check: a live
+ * check ends at its deadline (seconds), so no running check's copy is this old, whichever process
+ * on the machine runs it.
+ */
+export const STALE_CHECK_COPY_MS = 10 * 60_000;
+
+/** Removes the checks' copies under `root` last changed more than STALE_CHECK_COPY_MS before `now`; answers how many. */
+export async function removeStaleCheckCopies(root: string, now = Date.now()): Promise<number> {
+  let removed = 0;
+  const names = await readdir(root).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.startsWith(CHECK_COPY_PREFIX)) continue;
+    const path = join(root, name);
+    const changed = (await stat(path).catch(() => null))?.mtimeMs;
+    if (changed === undefined || now - changed <= STALE_CHECK_COPY_MS) continue;
+    await rm(path, { recursive: true, force: true });
+    removed++;
+  }
+  return removed;
+}
 
 export class UntrustedFileChecks {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
+  /** Stale copies are looked for once per process, before its first copy. */
+  private staleSwept: Promise<unknown> | null = null;
 
   constructor(private readonly options: UntrustedFileCheckOptions) {}
 
@@ -94,7 +119,8 @@ export class UntrustedFileChecks {
   }
 
   private async runChecker(kind: UntrustedFileKind, body: Buffer): Promise<string | null> {
-    const tempDir = kind === 'health-connect' ? await mkdtemp(join(tmpdir(), 'wellstream-check-')) : '';
+    if (kind === 'health-connect') await (this.staleSwept ??= removeStaleCheckCopies(tmpdir()).catch(() => 0));
+    const tempDir = kind === 'health-connect' ? await mkdtemp(join(tmpdir(), CHECK_COPY_PREFIX)) : '';
     const task: CheckTask = { kind, body, tempDir, maxDatabaseBytes: this.options.maxDatabaseBytes, maxSqliteHeapBytes: this.options.maxSqliteHeapBytes };
     const child = startChecker(this.options.entry);
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HttpProblem } from '../../src/server/problems.js';
-import { UNTRUSTED_FILE_CHECK_DEFAULTS, UntrustedFileChecks } from '../../src/server/untrustedFileCheck.js';
+import { removeStaleCheckCopies, STALE_CHECK_COPY_MS, UNTRUSTED_FILE_CHECK_DEFAULTS, UntrustedFileChecks } from '../../src/server/untrustedFileCheck.js';
 import { buildGadgetbridgeExport } from '../fixtures/device-c/buildGadgetbridgeExport.js';
 import { buildHealthConnectZip } from '../fixtures/health-connect/buildHealthConnectExport.js';
 
@@ -76,5 +76,25 @@ describe('request-time checks of a stranger\'s SQLite file run in a process that
     expect(await waiting).toBeNull();
     // The slots were given back: a later check runs.
     expect(await c.check('device-c', file)).toBeNull();
+  });
+
+  it("contracts §18, issue 34 §7: a check's copy left by a service that stopped within the check is removed by the next process's first check; a live check's copy is left alone", async () => {
+    const left = join(tmp, 'wellstream-check-left');
+    mkdirSync(left);
+    writeFileSync(join(left, 'health_connect_export.db'), 'plaintext of someone');
+    const stale = (Date.now() - STALE_CHECK_COPY_MS - 60_000) / 1000;
+    utimesSync(left, stale, stale);
+    const live = join(tmp, 'wellstream-check-live');
+    mkdirSync(live);
+    const other = join(tmp, 'someone-else');
+    mkdirSync(other);
+    utimesSync(other, stale, stale);
+
+    expect(await checks().check('health-connect', await buildHealthConnectZip())).toBeNull();
+    expect(existsSync(left)).toBe(false);
+    expect(existsSync(live)).toBe(true);
+    expect(existsSync(other)).toBe(true);
+    expect(await removeStaleCheckCopies(tmp, Date.now() + STALE_CHECK_COPY_MS + 60_000)).toBe(1);
+    expect(existsSync(live)).toBe(false);
   });
 });
