@@ -7,11 +7,14 @@
 export function unreachableReason(err: unknown): string | null {
   let e: unknown = err;
   let fetchFailed = false;
+  let below: string | null = null;
   for (let depth = 0; depth < 5 && e instanceof Error; depth++) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && /^(E[A-Z_]+|UND_ERR_[A-Z_]+)$/.test(code)) return e.message.includes(code) ? e.message : `${code} ${e.message}`.trim();
     if (e.message === 'fetch failed') fetchFailed = true;
+    // A cause without a code (fetch's own refusals, e.g. "bad port") still says more than "fetch failed".
+    else if (fetchFailed && below === null) below = e.message;
     e = (e as { cause?: unknown }).cause;
   }
-  return fetchFailed ? 'fetch failed' : null;
+  return fetchFailed ? (below ?? 'fetch failed') : null;
 }
