@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UploadResource } from '../../queries/ingestion/uploads.js';
 import { startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { zipEntries } from '../fixtures/zip/buildZip.js';
-import { zipOf } from '../sources/files/apple-health/exportFixtures.js';
+import { zipOf, zipWithDamagedExportXml } from '../sources/files/apple-health/exportFixtures.js';
 import { samsungCsv } from '../sources/files/samsung-health/samsungExport.js';
 import { tusRequests } from './tusHelpers.js';
 import { waitForUpload } from './uploadHelpers.js';
@@ -39,6 +39,7 @@ describe('an unreadable apple-health export ends failed with the reason (contrac
     zipEntries([samsungCsv('com.samsung.health.weight', ['weight', 'start_time', 'time_offset', 'deviceuuid', 'pkg_name', 'datauuid'], [[70.5, '2025-01-01 08:00:00.000', 'UTC+0100', 'd1', 'com.sec.android.app.shealth', 'u1']])]);
   const cases: { label: string; body: () => Promise<Buffer>; error: RegExp }[] = [
     { label: 'the fixture export.zip cut in half', body: async () => FIXTURE.subarray(0, Math.floor(FIXTURE.length / 2)), error: /not a readable zip archive/ },
+    { label: 'an export.zip whose export.xml is damaged from its first byte', body: zipWithDamagedExportXml, error: /^apple_health_export\/export\.xml: .*(cannot be read|could not be read)/ },
     { label: 'a zip of unrelated files', body: () => zipOf({ 'photos/beach.jpg': Buffer.alloc(70_000, 7), 'notes.txt': 'hello' }), error: /not an Apple Health export: the archive holds no export\.xml; it holds photos\/beach\.jpg, notes\.txt/ },
     { label: 'a Samsung Health export sent as apple-health', body: samsung, error: /the archive holds no export\.xml; it holds samsunghealth_/ },
   ];

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { UnreadableExportError } from '../../../../src/sources/files/exportShared/unreadableExport.js';
 import { zipEntries } from '../../../fixtures/zip/buildZip.js';
 import { samsungCsv } from '../samsung-health/samsungExport.js';
-import { decode, exportXml, gzip, zipOf } from './exportFixtures.js';
+import { decode, exportXml, gzip, zipOf, zipWithDamagedExportXml } from './exportFixtures.js';
 
 /**
  * contracts §17: an unreadable file ends the same way in every format — the decoder throws
@@ -20,16 +20,6 @@ async function unreadable(body: Buffer): Promise<UnreadableExportError> {
   );
   expect(err).toBeInstanceOf(UnreadableExportError);
   return err as UnreadableExportError;
-}
-
-/** A zip whose export.xml entry is damaged from its first compressed byte (a cut or overwritten download). */
-async function zipWithDamagedExportXml(): Promise<Buffer> {
-  const xml = exportXml(Array.from({ length: 500 }, (_, i) => ` <Record type="HKQuantityTypeIdentifierStepCount" sourceName="P" unit="count" startDate="2024-05-01 08:00:00 +0200" endDate="2024-05-01 08:10:00 +0200" value="${i}"/>`).join('\n'));
-  const zip = Buffer.from(await zipOf({ 'apple_health_export/export.xml': xml }));
-  const dataStart = 30 + zip.readUInt16LE(26) + zip.readUInt16LE(28);
-  // 0xff: a deflate block of the reserved type 11, which no inflater reads past.
-  zip.fill(0xff, dataStart, dataStart + 16);
-  return zip;
 }
 
 describe('apple-health: an unreadable export fails the upload with the reason (contracts §17)', () => {
