@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { Command, InvalidArgumentError } from 'commander';
+import { unreachableReason } from '../src/shared/unreachable.js';
 
 /**
  * `npm run mcp-client -- …`: a small MCP client over the SDK the repository installs, to try the
@@ -28,9 +29,20 @@ function endpoint(): { url: URL; token: string } {
 const httpTransport = ({ url, token }: { url: URL; token: string }) =>
   new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } } });
 
+/** fetch says only "fetch failed": the message names the address tried and how to point elsewhere. */
+function unreachable(url: URL, err: unknown): Error | null {
+  const reason = unreachableReason(err);
+  return reason === null ? null : new Error(`cannot reach the service at ${url.href}: ${reason}; is it running? set --url (or HOST and PORT)`);
+}
+
 async function connected<T>(fn: (client: Client) => Promise<T>): Promise<T> {
   const client = new Client({ name: 'wellstream-mcp-client', version: '1.0.0' });
-  await client.connect(httpTransport(endpoint()));
+  const target = endpoint();
+  try {
+    await client.connect(httpTransport(target));
+  } catch (err) {
+    throw unreachable(target.url, err) ?? err;
+  }
   try {
     return await fn(client);
   } finally {
@@ -84,10 +96,11 @@ program
   .command('bridge')
   .description('relay MCP between stdio and the service (for desktop clients that start a command, e.g. Claude Desktop); logs nothing on stdout')
   .action(async () => {
-    const http = httpTransport(endpoint());
+    const target = endpoint();
+    const http = httpTransport(target);
     const stdio = new StdioServerTransport();
     // Messages pass through unchanged, both ways; the service's refusals reach the client as they are.
-    stdio.onmessage = (message) => void http.send(message).catch((err: unknown) => process.stderr.write(`bridge: ${String(err)}\n`));
+    stdio.onmessage = (message) => void http.send(message).catch((err: unknown) => process.stderr.write(`bridge: ${unreachable(target.url, err)?.message ?? String(err)}\n`));
     http.onmessage = (message) => void stdio.send(message);
     http.onerror = (err) => process.stderr.write(`bridge: ${err.message}\n`);
     stdio.onclose = () => void http.close().finally(() => process.exit(0));

@@ -9,6 +9,9 @@ import { listTenants } from '../../queries/tenants/listTenants.js';
 import type { UploadResource } from '../../queries/ingestion/uploads.js';
 import type { AppContext } from '../server/appContext.js';
 import { newSecret, sha256Hex } from '../shared/secrets.js';
+import { unreachableReason } from '../shared/unreachable.js';
+import { fileByteSource } from '../sources/files/exportShared/byteSources.js';
+import { formatOf } from '../sources/files/formatOf.js';
 import { IMPORT_SLUGS } from '../sources/registry.js';
 import { CliError, printJson, withContext, type OpenContext } from './shared.js';
 import { tusUpload } from './tusClient.js';
@@ -39,6 +42,21 @@ function bar(label: string, done: number, total: number, unit: (n: number) => st
 }
 const mib = (n: number) => `${(n / MiB).toFixed(1)} MiB`;
 
+/** The format of a file sent without --provider, told from its bytes (sources/files/formatOf.ts). */
+async function providerOf(file: string): Promise<string> {
+  const verdict = await formatOf(fileByteSource(file));
+  if ('unknown' in verdict) throw new CliError(`cannot tell the format of ${file}: ${verdict.unknown}; name it with --provider (one of ${IMPORT_SLUGS.join(', ')})`);
+  process.stderr.write(`format: ${verdict.slug} (told from the file; --provider names another)\n`);
+  return verdict.slug;
+}
+
+/**
+ * Reads of the outcome that fail in a row before the CLI gives up: the last byte is stored by
+ * then, so giving up loses nothing (the service processes the upload when it runs again), and a
+ * person is told so rather than left watching retries.
+ */
+const OUTCOME_ATTEMPTS = 3;
+
 /**
  * `import <file> --user <external_ref>` (issue 21): uploads a native export by tus with a progress
  * bar of bytes, then follows its processing (records read) and prints the Upload (contracts §12)
@@ -52,17 +70,23 @@ export function registerImportCommand(program: Command, openCtx: OpenContext): v
     .argument('<file>', 'the export file')
     .requiredOption('--user <external_ref>', "the user's external_ref")
     .option('--tenant <tenant_id>', 'the tenant, when several have a user with that external_ref')
-    .option('--provider <slug>', `the format: ${IMPORT_SLUGS.join(', ')}`, 'apple-health')
+    .option('--provider <slug>', `the format, one of ${IMPORT_SLUGS.join(', ')} (default: told from the file)`)
     .option('--upload-id <id>', 'the Upload-Id (default: from the file name and size, so running again resumes)')
     .option('--url <origin>', "the service's address (default: PUBLIC_BASE_URL)")
-    .action(async (file: string, o: { user: string; tenant?: string; provider: string; uploadId?: string; url?: string }) => {
-      if (!IMPORT_SLUGS.includes(o.provider)) throw new CliError(`--provider must be one of ${IMPORT_SLUGS.join(', ')}`);
+    .action(async (file: string, o: { user: string; tenant?: string; provider?: string; uploadId?: string; url?: string }) => {
+      if (o.provider !== undefined && !IMPORT_SLUGS.includes(o.provider)) throw new CliError(`--provider must be one of ${IMPORT_SLUGS.join(', ')}`);
       let size: number;
       try {
-        size = statSync(file).size;
-      } catch {
+        const stat = statSync(file);
+        if (!stat.isFile()) throw new CliError(`${file} is not a file`);
+        size = stat.size;
+      } catch (err) {
+        if (err instanceof CliError) throw err;
         throw new CliError(`cannot read ${file}`);
       }
+      // tus has no upload of 0 bytes to stream, and no format has an empty export.
+      if (size === 0) throw new CliError(`${file} is empty: nothing to upload`);
+      const provider = o.provider ?? (await providerOf(file));
       const uploadId = o.uploadId ?? `${basename(file).replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 80)}-${createHash('sha256').update(`${size}`).digest('hex').slice(0, 12)}`;
       const { token, origin } = await withContext(openCtx, { runBackground: true }, async (ctx) => {
         await ctx.settle();
@@ -73,18 +97,31 @@ export function registerImportCommand(program: Command, openCtx: OpenContext): v
         await ctx.settle(minted.position);
         return { token, origin: (o.url ?? ctx.config.publicBaseUrl).replace(/\/$/, '') };
       });
-      await tusUpload({ origin, token, path: file, size, metadata: { provider: o.provider, upload_id: uploadId } }, (sent) => bar('upload ', sent, size, mib));
+      await tusUpload({ origin, token, path: file, size, metadata: { provider, upload_id: uploadId } }, (sent) => bar('upload ', sent, size, mib));
       if (process.stderr.isTTY) process.stderr.write('\n');
-      const url = `${origin}/v1/me/uploads/${o.provider}/${encodeURIComponent(uploadId)}`;
+      const url = `${origin}/v1/me/uploads/${provider}/${encodeURIComponent(uploadId)}`;
+      let failures = 0;
       for (;;) {
-        const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+        const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } }).catch((err: unknown) => err as Error);
+        if (res instanceof Error || res.status >= 500) {
+          const reason = res instanceof Error ? (unreachableReason(res) ?? res.message) : `it answered ${res.status}`;
+          if (++failures >= OUTCOME_ATTEMPTS) {
+            throw new CliError(`the service at ${origin} stopped (${reason}); the upload is stored and will be processed when it starts again; run the same command to see its outcome`);
+          }
+          await new Promise((r) => setTimeout(r, 1000));
+          continue;
+        }
+        failures = 0;
         if (!res.ok) throw new CliError(`the upload's outcome could not be read: ${res.status}`);
         const upload = (await res.json()) as UploadResource;
         if (upload.progress) bar('records', upload.progress.bytes_read, upload.progress.bytes_total, (n) => (n === upload.progress!.bytes_total ? mib(n) : `${mib(n)} (${upload.progress!.records_read} records)`));
         if (upload.status === 'done' || upload.status === 'failed' || upload.status === 'parked') {
           if (process.stderr.isTTY) process.stderr.write('\n');
           printJson(upload);
-          if (upload.status !== 'done') process.exitCode = 1;
+          if (upload.status !== 'done') {
+            process.stderr.write(`the upload ended ${upload.status}${upload.error ? `: ${upload.error}` : ''}\n`);
+            process.exitCode = 1;
+          }
           return;
         }
         await new Promise((r) => setTimeout(r, 1000));

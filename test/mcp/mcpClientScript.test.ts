@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -69,5 +70,15 @@ describe('npm run mcp-client (issue 23: MCP from what the repository installs)',
     const r = (await client.callTool({ name: 'get_coverage', arguments: {} })) as { content: { text: string }[] };
     expect(JSON.parse(r.content[0]!.text)).toMatchObject({ records: [], pending_jobs: 0 });
     await client.close();
+  });
+
+  it('issue 36 §7: a service it cannot reach is named with the address tried (from PORT here) and how to point elsewhere, not "fetch failed"', async () => {
+    const s = createServer();
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    const port = (s.address() as AddressInfo).port;
+    await new Promise((r) => s.close(r));
+    const run = await script({ TOKEN: token, PORT: String(port), HOST: '' }, 'tools');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(`error: cannot reach the service at http://127.0.0.1:${port}/mcp: connect ECONNREFUSED 127.0.0.1:${port}; is it running? set --url (or HOST and PORT)\n`);
   });
 });

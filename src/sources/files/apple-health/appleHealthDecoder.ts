@@ -17,9 +17,10 @@ import { type RoutePointLine, readGpx } from './gpxRoute.js';
 import { bodyKind, isZip, sniffAppleHealth } from './sniff.js';
 import { vendorOfExportRecord } from './vendor.js';
 import { fileByteSource, readHead } from '../exportShared/byteSources.js';
+import { UnreadableExportError } from '../exportShared/unreadableExport.js';
 import { APPLE_FILE_LIMITS } from '../exportShared/parserLimits.js';
 import { removeTemporaryFile, spillOwnerOf, spillToTemporaryFile, TooLargeError, type SpillOwner } from '../exportShared/temporaryFile.js';
-import { openZipArchive, type ZipArchive } from '../exportShared/zipArchive.js';
+import { openZipArchive, type ArchiveEntry, type ZipArchive } from '../exportShared/zipArchive.js';
 import { type ExportContents, exportContentsOf, routeKeyOf } from './exportContents.js';
 
 /**
@@ -97,15 +98,30 @@ async function routeOf(el: XmlElement, zip: OpenExport | null): Promise<{ route:
   return { route, notes };
 }
 
+/**
+ * contracts §17: a document of which not one element can be read is unreadable (the upload ends
+ * `failed` with the reason), never `done` with nothing stored. Problems met before the first
+ * element are therefore held (at most the reader's bound of loose errors) until an element shows
+ * the document can be read; only then are they rejections beside its records.
+ */
 async function* decodeExportXml(bytes: Readable, file: string, up: Upload, zip: OpenExport | null): AsyncGenerator<ParseItem> {
   let lastLine = 0;
+  let sawElement = false;
+  const early: ParseItem[] = [];
+  const unreadable = (reason: string) => new UnreadableExportError(file, `not a readable Apple Health export: ${reason}`);
   try {
     for await (const item of readTopLevelElements(bytes)) {
       if ('problem' in item) {
-        yield rejectedAt(`${file}:${item.problem.line}`, item.problem.reason, '');
+        const rejected = rejectedAt(`${file}:${item.problem.line}`, item.problem.reason, '');
+        if (sawElement) yield rejected;
+        else early.push(rejected);
         continue;
       }
       const el = item.element;
+      if (!sawElement) {
+        sawElement = true;
+        yield* early;
+      }
       lastLine = el.line;
       const at = `${file}:${el.line}`;
       switch (el.name) {
@@ -133,11 +149,35 @@ async function* decodeExportXml(bytes: Readable, file: string, up: Upload, zip: 
       }
     }
   } catch (err) {
+    if (!sawElement) throw unreadable(`the document could not be read: ${errorMessage(err)}`);
     // The bytes broke off (a cut gzip stream, a zip entry failing its size or CRC check): what came before stays.
     yield rejectedAt(`${file}:${lastLine}`, `the document could not be read on after this line: ${errorMessage(err)}`, '');
   } finally {
     bytes.destroy();
   }
+  if (!sawElement && early.length > 0) {
+    const first = early[0] as { rejected: { reason: string } };
+    throw unreadable(`no element of it could be read (${first.rejected.reason})`);
+  }
+}
+
+/** The first bytes of an entry, enough to judge what it is; a read that fails makes the export unreadable. */
+async function entryHead(zip: ZipArchive, entry: ArchiveEntry): Promise<Buffer> {
+  const stream = await zip.open(entry);
+  const chunks: Buffer[] = [];
+  let n = 0;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      n += chunk.length;
+      if (n >= 64 * 1024) break;
+    }
+  } catch (err) {
+    throw new UnreadableExportError(entry.name, `not a readable Apple Health export: ${entry.name} cannot be read: ${errorMessage(err)}`);
+  } finally {
+    stream.destroy();
+  }
+  return Buffer.concat(chunks);
 }
 
 /** An archive the shared reader refuses (not a zip, over a bound of parserLimits.ts) fails the upload with its reason. */
@@ -146,8 +186,15 @@ async function* decodeZip(source: ByteSource, up: Upload): AsyncGenerator<ParseI
   try {
     const contents = exportContentsOf(zip.entries);
     const { exportXml, ecgs } = contents;
-    if (exportXml) yield* decodeExportXml(await zip.open(exportXml), exportXml.name, up, { zip, contents });
-    else yield rejectedAt('export.zip', 'the archive holds no export.xml', '');
+    if (exportXml) {
+      // The fallback takes another .xml for a localised export.xml: it must open as <HealthData>.
+      const problem = sniffAppleHealth(await entryHead(zip, exportXml));
+      if (problem !== null) throw new UnreadableExportError(exportXml.name, problem);
+      yield* decodeExportXml(await zip.open(exportXml), exportXml.name, up, { zip, contents });
+    } else if (ecgs.length === 0) {
+      const listed = zip.entries.slice(0, 8).map((e) => e.name).join(', ');
+      throw new UnreadableExportError('archive', `not an Apple Health export: the archive holds no export.xml; it holds ${listed || 'nothing'}${zip.entries.length > 8 ? ', …' : ''}`);
+    } else yield rejectedAt('export.zip', 'the archive holds no export.xml', '');
     for (const entry of ecgs) {
       let text: string;
       try {
@@ -181,8 +228,8 @@ async function* decodeGzippedZip(source: ByteSource, up: Upload, owner: SpillOwn
   } catch (err) {
     input.destroy();
     const reason = err instanceof TooLargeError ? `decompresses to more than ${cap} bytes` : errorMessage(err);
-    yield rejectedAt('export.zip', `the gzip stream could not be read whole: ${reason}`, '');
-    return;
+    // Nothing of a zip can be read without its end (the central directory): the upload is unreadable.
+    throw new UnreadableExportError('export.zip', `the gzip stream could not be read whole: ${reason}`);
   }
   try {
     yield* decodeZip(fileByteSource(path), up);
@@ -195,10 +242,7 @@ async function* decodeAppleHealth(source: ByteSource, ctx: ParseContext, options
   const up = new Upload(ctx.provider, vendorOfExportRecord);
   const head = await readHead(source, 64 * 1024);
   const problem = sniffAppleHealth(head);
-  if (problem !== null) {
-    yield rejectedAt('upload', problem, '');
-    return;
-  }
+  if (problem !== null) throw new UnreadableExportError('upload', problem);
   const kind = bodyKind(head);
   if (kind === 'zip') yield* decodeZip(source, up);
   else if (kind === 'xml') yield* decodeExportXml(source.read(0, source.size), 'export.xml', up, null);

@@ -41,7 +41,7 @@ export function createHealthConnectDecoder(options: HealthConnectOptions): Impor
 }
 
 /** The database entry: `health_connect_export.db` (older builds: `healthconnect_export.db`), or the archive's only `.db`. */
-function databaseEntry(entries: readonly ArchiveEntry[]): ArchiveEntry {
+export function databaseEntry(entries: readonly ArchiveEntry[]): ArchiveEntry {
   const dbs = entries.filter((e) => baseName(e.name).toLowerCase().endsWith('.db'));
   const named = dbs.find((e) => baseName(e.name) === DATABASE_ENTRY) ?? dbs.find((e) => baseName(e.name) === 'healthconnect_export.db');
   if (named) return named;

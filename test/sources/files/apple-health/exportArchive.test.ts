@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sniffAppleHealth } from '../../../../src/sources/files/apple-health/sniff.js';
+import { UnreadableExportError } from '../../../../src/sources/files/exportShared/unreadableExport.js';
 import { decode, exportXml, gzip, ofKind, zipOf } from './exportFixtures.js';
 
 /** Contracts §13 (apple-health: export.zip or export.xml, optionally gzip; routes, ECGs, export_cda.xml ignored) and §12 (422 from the first bytes). */
@@ -107,9 +108,8 @@ describe('apple-health: export.zip read entry by entry (contracts §13)', () => 
     expect(results[0]!.records).toHaveLength(1);
   });
 
-  it('an archive without export.xml, a damaged ECG file and a cut gzip stream are rejected with where and why', async () => {
-    const noXml = await decode(await zipOf({ [`${DIR}/export_cda.xml`]: '<ClinicalDocument/>' }));
-    expect(noXml.rejected.map((r) => [r.location, r.reason])).toEqual([['export.zip', 'the archive holds no export.xml']]);
+  it('an archive without export.xml is unreadable (contracts §17); a damaged ECG file and a cut gzip stream are rejected with where and why', async () => {
+    await expect(decode(await zipOf({ [`${DIR}/export_cda.xml`]: '<ClinicalDocument/>' }))).rejects.toThrow(/the archive holds no export\.xml; it holds apple_health_export\/export_cda\.xml/);
     const badEcg = await decode(await zipOf({ [`${DIR}/export.xml`]: exportXml(''), [`${DIR}/electrocardiograms/ecg_1.csv`]: 'Name,X\nSample Rate,512 hertz\n\n1\n2\n' }));
     expect(badEcg.rejected.map((r) => [r.location, r.reason])).toEqual([[`${DIR}/electrocardiograms/ecg_1.csv`, 'no recorded date with a time zone in the header']]);
     const xml = exportXml(Array.from({ length: 2000 }, (_, i) => ` <Record type="HKQuantityTypeIdentifierStepCount" sourceName="P" unit="count" startDate="${t('08:00:00')}" endDate="${t('08:10:00')}" value="${i}"/>`).join('\n'));
@@ -123,9 +123,9 @@ describe('apple-health: export.zip read entry by entry (contracts §13)', () => 
 describe('apple-health: bounds a stranger cannot move (helper brief: hostile input)', () => {
   it('a gzip holding a "zip" far larger than itself is refused, not decompressed to disk without end', async () => {
     const bomb = gzip(Buffer.concat([Buffer.from('PK\x03\x04'), Buffer.alloc(70 * 2 ** 20)]));
-    const { records, rejected } = await decode(bomb);
-    expect(records).toEqual([]);
-    expect(rejected.map((r) => [r.location, r.reason])).toEqual([['export.zip', `the gzip stream could not be read whole: decompresses to more than ${64 * 2 ** 20} bytes`]]);
+    const err = await decode(bomb).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnreadableExportError);
+    expect([(err as UnreadableExportError).location, (err as UnreadableExportError).message]).toEqual(['export.zip', `the gzip stream could not be read whole: decompresses to more than ${64 * 2 ** 20} bytes`]);
   });
 });
 

@@ -39,6 +39,16 @@ export async function zipOf(entries: Record<string, string | Buffer>, opts: { co
 
 export const gzip = (b: string | Buffer) => gzipSync(b);
 
+/** A zip whose export.xml entry is damaged from its first compressed byte (a cut or overwritten download). */
+export async function zipWithDamagedExportXml(): Promise<Buffer> {
+  const xml = exportXml(Array.from({ length: 500 }, (_, i) => ` <Record type="HKQuantityTypeIdentifierStepCount" sourceName="P" unit="count" startDate="2024-05-01 08:00:00 +0200" endDate="2024-05-01 08:10:00 +0200" value="${i}"/>`).join('\n'));
+  const zip = Buffer.from(await zipOf({ 'apple_health_export/export.xml': xml }));
+  const dataStart = 30 + zip.readUInt16LE(26) + zip.readUInt16LE(28);
+  // 0xff: a deflate block of the reserved type 11, which no inflater reads past.
+  zip.fill(0xff, dataStart, dataStart + 16);
+  return zip;
+}
+
 export type Decoded = { items: ParseItem[]; records: NormalizedRecord[]; rejected: RejectedItem[] };
 
 export async function decode(body: string | Buffer): Promise<Decoded> {
