@@ -12,7 +12,7 @@
  * when the run ended, A's time to done / readable, and the machine's load average.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -34,7 +34,6 @@ export default async function fairness(args: string[]): Promise<void> {
   const every = Number(arg(args, 'every', '250'));
   const alone = Number(arg(args, 'alone', '15'));
   const dir = mkdtempSync(join(tmpdir(), 'wellstream-bench-fairness-'));
-  mkdirSync(dir, { recursive: true });
   try {
     const xml = join(dir, 'export.xml');
     if (mode === 'apple' && !existsSync(xml)) await writeExportXml(xml, { targetBytes: mb * 2 ** 20 });

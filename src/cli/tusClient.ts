@@ -22,7 +22,7 @@ async function problemOf(res: Response): Promise<string> {
 }
 
 /** The one-line refusal for a service that cannot be reached at all (nothing was sent yet). */
-export function unreachableError(origin: string, err: unknown): CliError | null {
+function unreachableError(origin: string, err: unknown): CliError | null {
   const reason = unreachableReason(err);
   return reason === null ? null : new CliError(`cannot reach the service at ${origin}: ${reason}; is it running? set --url or PUBLIC_BASE_URL`);
 }

@@ -114,7 +114,8 @@ export function withUserScope<P extends (app: FastifyInstance, opts: never) => P
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
-const kindsOf = (auth: AuthKind | readonly Exclude<AuthKind, 'none'>[] | undefined): readonly AuthKind[] => (typeof auth === 'string' ? [auth] : (auth ?? ['none']));
+/** The credential kinds a route's `auth` names (cors.ts asks it too). */
+export const kindsOf = (auth: AuthKind | readonly Exclude<AuthKind, 'none'>[] | undefined): readonly AuthKind[] => (typeof auth === 'string' ? [auth] : (auth ?? ['none']));
 
 /**
  * Lets the principal in, or refuses it (403) for a kind or a scope the route does not take:

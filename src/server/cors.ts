@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyContextConfig } from 'fastify';
+import { kindsOf } from './auth.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -19,8 +20,7 @@ const EXPOSE_HEADERS = 'Location, Upload-Offset, Upload-Length, Upload-Expires, 
 /** How long a browser may keep a preflight's answer: the routes change only with a new release. */
 const PREFLIGHT_MAX_AGE_S = '600';
 
-const takesUserToken = (auth: FastifyContextConfig['auth']) => (typeof auth === 'string' ? auth === 'user' : (auth ?? []).includes('user'));
-const isBrowserRoute = (config: FastifyContextConfig | undefined) => config?.cors ?? takesUserToken(config?.auth);
+const isBrowserRoute = (config: FastifyContextConfig | undefined) => config?.cors ?? kindsOf(config?.auth).includes('user');
 
 /** A route's URL as a pattern of whole paths: a parameter is one segment, a wildcard the rest. */
 function pathPattern(url: string): RegExp {

@@ -36,7 +36,7 @@ const notDrained = new WeakSet<IncomingMessage>();
 
 /**
  * The body of `raw` is not to be drained after its answer: its connection closes instead (a body
- * that stalled, src/server/bodyIdleTimeout.ts: waiting for more of it is what the answer refuses).
+ * that stalled, src/server/stalledTransfers.ts: waiting for more of it is what the answer refuses).
  */
 export function closeInsteadOfDraining(raw: IncomingMessage): void {
   notDrained.add(raw);

@@ -102,8 +102,6 @@ export function transientKind(err: unknown, depth = 0): TransientKind | null {
   return transientKind(e.cause, depth + 1);
 }
 
-export const isTransientError = (err: unknown): boolean => transientKind(err) !== null;
-
 /** The pause before retry number `n` (1-based) of a transient failure: doubling from `firstMs`, capped at `maxMs`. */
 export type Backoff = { firstMs: number; maxMs: number };
 export const DEFAULT_BACKOFF: Backoff = { firstMs: 1000, maxMs: 30_000 };

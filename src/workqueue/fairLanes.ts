@@ -25,13 +25,13 @@
  */
 
 /** Lanes (tenants, or users of a tenant) looked at per pick: what bounds a claim's reads. */
-export const MAX_LANES = 32;
+const MAX_LANES = 32;
 /** Rotation positions kept at most; past it they are forgotten (a rotation starts again from the first lane). */
 const MAX_CURSORS = 10_000;
 
 export type LaneCandidate = { tenant: string; user: string; priority: number; runAt: number; id: string };
 
-export type LaneRead<C extends LaneCandidate> =
+export type LaneRead =
   /** The first lane name after `after` (null: the first of all), of the kind's available jobs; of a tenant's users when `tenant` is given. */
   | { op: 'next'; kind: string; tenant?: string; after: string | null }
   /** The best due job whose lock is free: of a tenant (and user), or of the kind when neither is given. */
@@ -62,7 +62,7 @@ export class LaneCursors {
  * The next job of `kind` for a claim, as a generator: each `yield` is a read whose answer the
  * driver passes back to `next()`. Answers undefined when the kind has no due job.
  */
-export function* pickFair<C extends LaneCandidate>(kind: string, cursors: LaneCursors, tenantCap: number | undefined): Generator<LaneRead<C>, C | undefined, LaneAnswer<C>> {
+export function* pickFair<C extends LaneCandidate>(kind: string, cursors: LaneCursors, tenantCap: number | undefined): Generator<LaneRead, C | undefined, LaneAnswer<C>> {
   const tenants: { lane: string; best: C }[] = [];
   for (const tenant of yield* rotation<C>(kind, undefined, cursors.get(kind))) {
     const best = (yield { op: 'best', kind, tenant }) as C | undefined;
@@ -87,21 +87,21 @@ export function* pickFair<C extends LaneCandidate>(kind: string, cursors: LaneCu
 }
 
 /** Drives `pickFair` with synchronous reads (inside a SQLite transaction). */
-export function pickFairSync<C extends LaneCandidate>(pick: Generator<LaneRead<C>, C | undefined, LaneAnswer<C>>, read: (r: LaneRead<C>) => LaneAnswer<C>): C | undefined {
+export function pickFairSync<C extends LaneCandidate>(pick: Generator<LaneRead, C | undefined, LaneAnswer<C>>, read: (r: LaneRead) => LaneAnswer<C>): C | undefined {
   let step = pick.next();
   while (!step.done) step = pick.next(read(step.value));
   return step.value;
 }
 
 /** Drives `pickFair` with awaited reads (MongoDB). */
-export async function pickFairAsync<C extends LaneCandidate>(pick: Generator<LaneRead<C>, C | undefined, LaneAnswer<C>>, read: (r: LaneRead<C>) => Promise<LaneAnswer<C>>): Promise<C | undefined> {
+export async function pickFairAsync<C extends LaneCandidate>(pick: Generator<LaneRead, C | undefined, LaneAnswer<C>>, read: (r: LaneRead) => Promise<LaneAnswer<C>>): Promise<C | undefined> {
   let step = pick.next();
   while (!step.done) step = pick.next(await read(step.value));
   return step.value;
 }
 
 /** The lanes after `cursor`, then from the first up to it: at most MAX_LANES, each once. */
-function* rotation<C extends LaneCandidate>(kind: string, tenant: string | undefined, cursor: string | null): Generator<LaneRead<C>, string[], LaneAnswer<C>> {
+function* rotation<C extends LaneCandidate>(kind: string, tenant: string | undefined, cursor: string | null): Generator<LaneRead, string[], LaneAnswer<C>> {
   const lanes: string[] = [];
   let after = cursor;
   while (lanes.length < MAX_LANES) {

@@ -142,7 +142,7 @@ export class MongoWorkQueue implements WorkQueue {
   }
 
   /** Answers one read of a fair pick (fairLanes.ts): each one index range, read to its first entry. */
-  private async laneRead(read: LaneRead<Lane>, now: number, held: ReadonlySet<string>): Promise<LaneAnswer<Lane>> {
+  private async laneRead(read: LaneRead, now: number, held: ReadonlySet<string>): Promise<LaneAnswer<Lane>> {
     if (read.op === 'next') {
       const field = read.tenant === undefined ? 'laneTenant' : 'laneUser';
       const filter: Filter<JobDoc> = { kind: read.kind, state: 'available', ...(read.tenant === undefined ? {} : { laneTenant: read.tenant }), ...(read.after === null ? {} : { [field]: { $gt: read.after } }) };

@@ -325,7 +325,7 @@ export class SqliteWorkQueue implements WorkQueue {
   }
 
   /** Answers one read of a fair pick (fairLanes.ts), each an index seek. */
-  private laneRead(read: LaneRead<Lane>, now: number): LaneAnswer<Lane> {
+  private laneRead(read: LaneRead, now: number): LaneAnswer<Lane> {
     if (read.op === 'next') {
       const [column, scope, values] = read.tenant === undefined ? ['lane_tenant', '', [read.kind]] : ['lane_user', 'AND lane_tenant = ?', [read.kind, read.tenant]];
       const after = read.after === null ? '' : `AND ${column} > ?`;

@@ -9,7 +9,7 @@ import { ConcurrencyError } from '../../eventstore/eventStore.js';
 import { deterministicId } from '../../shared/ids.js';
 import type { NewJob } from '../../workqueue/workQueue.js';
 import { JobRetry, type JobContext, type JobHandler } from '../jobs/jobHandler.js';
-import { transientKind } from '../../shared/transientErrors.js';
+import { backoffDelay, transientKind } from '../../shared/transientErrors.js';
 import { ErasureNotApplied, settleErasure } from './erasureApplied.js';
 
 /** The deletions' job kind on the work queue. */
@@ -78,7 +78,7 @@ export function deletionJobHandler(o: DeletionJobOptions): JobHandler {
         // Neither done nor failed: the job stays running and looks again later, attempts untouched.
         const waits = ((context.job.progress as { waits?: number } | null)?.waits ?? 0) + 1;
         await context.renew({ waiting: outcome.reason, waits });
-        const pause = Math.min(5 * 60_000, (o.waitPauseMs ?? 5000) * 2 ** Math.min(20, waits - 1));
+        const pause = backoffDelay(waits, { firstMs: o.waitPauseMs ?? 5000, maxMs: 5 * 60_000 });
         log?.warn({ reason: outcome.reason, waits, retryInMs: pause }, 'deletion job not done: its erasure is not applied by every read model; looking again later');
         return { rescheduleAt: Date.now() + pause };
       }

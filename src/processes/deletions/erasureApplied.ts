@@ -35,7 +35,6 @@ export async function settleErasure(o: {
   position: number | undefined;
   settle: (position: number, timeoutMs: number) => Promise<void>;
   deadline: number;
-  lookEveryMs?: number;
 }): Promise<void> {
   const target = o.position ?? (await o.eventStore.headPosition());
   let settled = false;
@@ -46,7 +45,7 @@ export async function settleErasure(o: {
     const stopped = await stalledBefore(o.readStore, target);
     if (stopped) throw new ErasureNotApplied(stopped);
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([waiting, new Promise((r) => (timer = setTimeout(r, o.lookEveryMs ?? LOOK_EVERY_MS)))]).finally(() => clearTimeout(timer));
+    await Promise.race([waiting, new Promise((r) => (timer = setTimeout(r, LOOK_EVERY_MS)))]).finally(() => clearTimeout(timer));
   }
   const held = await deadLettered(o.readStore, o.jobId);
   if (held) throw new ErasureNotApplied(held);

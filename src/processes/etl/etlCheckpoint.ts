@@ -1,3 +1,4 @@
+import type { EtlTally } from '../../../commands/ingestion/finishEtlJob.js';
 import type { ImportProgress } from '../../../commands/ingestion/ingestedEvents.js';
 import type { EventStore, RecordedEvent } from '../../eventstore/eventStore.js';
 
@@ -22,6 +23,11 @@ export function tallyFrom(p: ImportProgress['data'] | undefined): RunTally {
     firstDay: p?.first_day ?? null,
     lastDay: p?.last_day ?? null,
   };
+}
+
+/** The tallies an outcome records (finishEtlJob.ts), from a run's. */
+export function etlTallyOf(t: RunTally): EtlTally {
+  return { records: t.records, rejected: t.rejected, unchanged: t.unchanged, types: [...t.types].sort(), firstDay: t.firstDay, lastDay: t.lastDay };
 }
 
 /** Events read back per step while looking for the last checkpoint. */

@@ -102,7 +102,7 @@ export class EtlThreadPool implements EtlRunner {
   /** A run on a thread started for it alone: whatever ends the thread, this job caused it. */
   private async runAlone(task: EtlTask): Promise<EtlRunOutcome> {
     const deadlineMs = etlDeadlineMs(this.config.etlLimits, task.upload.bytes);
-    const thread = new EtlThreadHandle(this.config, this.config.etlLimits.memoryMb, this.options.parsersModule?.href);
+    const thread = new EtlThreadHandle(this.config, this.options.parsersModule?.href);
     this.isolated.add(thread);
     try {
       return this.answer(await thread.run(task, deadlineMs), deadlineMs);
@@ -135,7 +135,7 @@ export class EtlThreadPool implements EtlRunner {
     for (;;) {
       this.small = this.small.filter((t) => t.alive);
       if (this.small.length < this.config.etlConcurrency) {
-        const thread = new EtlThreadHandle(this.config, this.config.etlLimits.memoryMb, this.options.parsersModule?.href);
+        const thread = new EtlThreadHandle(this.config, this.options.parsersModule?.href);
         this.small.push(thread);
         return thread;
       }

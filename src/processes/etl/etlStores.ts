@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { Config } from '../../config.js';
 import type { EventStore } from '../../eventstore/eventStore.js';
 import type { RawStore } from '../../rawstore/rawStore.js';
+import type { ReadStore } from '../../readstore/readStore.js';
 
 /**
  * The stores an ETL thread writes through: the configured event store and raw store, as
@@ -22,4 +23,17 @@ export async function openEtlStores(config: Config): Promise<{ eventStore: Event
     eventStore: new SqliteEventStore({ path: join(config.dataDir, 'events.sqlite') }),
     rawStore: new FileRawStore(join(config.dataDir, 'raw')),
   };
+}
+
+/**
+ * The read store an ETL thread reads the checkpoints from, when pacing is on (projectorPacing.ts):
+ * its own connection (SQLite file, or MongoDB), as `openStores` opens it, only read.
+ */
+export async function openCheckpointReader(config: Config): Promise<ReadStore> {
+  if (config.backend.kind === 'production') {
+    const { MongoReadStore } = await import('../../readstore/mongoReadStore.js');
+    return MongoReadStore.connect({ url: config.backend.mongodbUrl, database: config.backend.mongodbDatabase });
+  }
+  const { SqliteReadStore } = await import('../../readstore/sqliteReadStore.js');
+  return new SqliteReadStore({ path: join(config.dataDir, 'readmodels.sqlite'), cacheMiB: 1 });
 }

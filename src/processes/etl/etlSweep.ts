@@ -71,15 +71,10 @@ export async function sweepEtlJobs(readStore: ReadStore, eventStore: EventStore,
       if (state.status === 'pending' && state.accepted && revision !== null) await parkGivenUp(eventStore, doc._id, state, revision, now);
       continue;
     }
-    let job;
-    try {
-      // In the lane of its size: a bulk upload's job never lands on a thread shared with small ones.
-      job = await etlJobOf(eventStore, doc._id, doc.tier as EtlTier);
-    } catch (err) {
-      // Erased since the read model saw it: nothing to run.
-      if (err instanceof StreamDeletedError) continue;
-      throw err;
-    }
+    // In the lane of its size: a bulk upload's job never lands on a thread shared with small ones.
+    const job = await etlJobOf(eventStore, doc._id, doc.tier as EtlTier);
+    // Erased since the read model saw it: nothing to run.
+    if (!job) continue;
     if ((await queue.enqueue(job, now)).created) enqueued++;
   }
   return enqueued;

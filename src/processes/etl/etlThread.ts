@@ -10,12 +10,12 @@ import type { DeviceParser } from '../../../commands/ingestion/records.js';
 import { dataKeysOf } from '../../app/dataKeysOf.js';
 import { etlParsers, importDecoders } from '../../sources/registry.js';
 import { openRecordLedger } from '../../app/openRecordLedger.js';
-import { openEtlStores } from './etlStores.js';
+import { openCheckpointReader, openEtlStores } from './etlStores.js';
 import { transientKind } from '../../shared/transientErrors.js';
 import type { EtlThreadData, EtlThreadReply, EtlThreadRequest } from './etlThreadHandle.js';
 import { BULK_UPLOAD_BYTES, importTempDir, runEtlTask, type EtlRunOutcome, type EtlTask } from './etlTask.js';
 import { SmallJobsFirst } from './smallJobsFirst.js';
-import { openCheckpointReader, ProjectorPacing, projectorPositions } from './projectorPacing.js';
+import { ProjectorPacing, projectorPositions } from './projectorPacing.js';
 import { recordProjections } from '../../../projections/index.js';
 
 const { config, parsersModule } = workerData as EtlThreadData;

@@ -63,12 +63,12 @@ export class EtlThreadHandle {
   private readonly startTimer: NodeJS.Timeout;
   private readonly closeWaiters: (() => void)[] = [];
 
-  constructor(config: Config, memoryMb: number, parsersModule?: string) {
+  constructor(config: Config, parsersModule?: string) {
     const workerData: EtlThreadData = { config, ...(parsersModule ? { parsersModule } : {}) };
     this.worker = startWorker(siblingModule(import.meta.url, 'etlThread'), {
       workerData,
       // Parsers stream: a job needs little heap, and the cap is the attempt's memory bound (contracts §18).
-      resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
+      resourceLimits: { maxOldGenerationSizeMb: config.etlLimits.memoryMb, maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
     });
     this.worker.unref();
     this.worker.on('message', (m: EtlThreadReply) => this.onReply(m));

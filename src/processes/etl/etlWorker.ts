@@ -13,7 +13,7 @@ import type { RawStore } from '../../rawstore/rawStore.js';
 import type { NewJob } from '../../workqueue/workQueue.js';
 import { SMALL_JOBS_PER_THREAD, type EtlRunner } from './etlPool.js';
 import { BULK_UPLOAD_BYTES, runEtlTask } from './etlTask.js';
-import { lastCheckpoint, tallyFrom } from './etlCheckpoint.js';
+import { etlTallyOf, lastCheckpoint, tallyFrom } from './etlCheckpoint.js';
 import { EtlAttemptStopped } from './etlLimits.js';
 import { JobParked, JobRetry, type JobContext, type JobHandler } from '../jobs/jobHandler.js';
 import { transientKind } from '../../shared/transientErrors.js';
@@ -67,11 +67,17 @@ export function etlJob(stream: string, tier: EtlTier | null, upload?: { bytes: n
 /**
  * The ETL job of an upload stream, its size read from the stream's `upload.accepted`: what a
  * retried parked job and the sweep enqueue, so that a bulk upload goes back to the bulk lane
- * (contracts §18: it never shares a thread with small jobs).
+ * (contracts §18: it never shares a thread with small jobs). Null once the stream was erased:
+ * nothing is left to run.
  */
-export async function etlJobOf(eventStore: EventStore, stream: string, tier: EtlTier | null): Promise<NewJob> {
-  const { state } = await loadState(eventStore, stream, uploadState);
-  return etlJob(stream, tier, state.accepted ?? undefined);
+export async function etlJobOf(eventStore: EventStore, stream: string, tier: EtlTier | null): Promise<NewJob | null> {
+  try {
+    const { state } = await loadState(eventStore, stream, uploadState);
+    return etlJob(stream, tier, state.accepted ?? undefined);
+  } catch (err) {
+    if (err instanceof StreamDeletedError) return null;
+    throw err;
+  }
 }
 
 /**
@@ -114,8 +120,7 @@ type Started = { state: UploadState; revision: number };
  * not counted: only the ended thread knew them.
  */
 async function checkpointTally(eventStore: EventStore, userId: string, stream: string): Promise<EtlTally> {
-  const t = tallyFrom((await lastCheckpoint(eventStore, ingestStream(userId, stream)))?.data);
-  return { records: t.records, rejected: t.rejected, unchanged: t.unchanged, types: [...t.types].sort(), firstDay: t.firstDay, lastDay: t.lastDay };
+  return etlTallyOf(tallyFrom((await lastCheckpoint(eventStore, ingestStream(userId, stream)))?.data));
 }
 
 async function runEtlAttempt(o: EtlJobOptions, runner: EtlRunner, { job, lease, signal, renew }: JobContext): Promise<void> {

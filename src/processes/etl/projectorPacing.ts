@@ -1,4 +1,3 @@
-import type { Config } from '../../config.js';
 import type { EventStore } from '../../eventstore/eventStore.js';
 import type { ReadStore } from '../../readstore/readStore.js';
 import type { Projection } from '../../projector/projection.js';
@@ -87,18 +86,4 @@ export function projectorPositions(eventStore: EventStore, readStore: ReadStore,
       return true;
     },
   };
-}
-
-/**
- * The read store an ETL thread reads the checkpoints from, when pacing is on: its own connection
- * (SQLite file, or MongoDB), as `openStores` opens it, only read.
- */
-export async function openCheckpointReader(config: Config): Promise<ReadStore> {
-  if (config.backend.kind === 'production') {
-    const { MongoReadStore } = await import('../../readstore/mongoReadStore.js');
-    return MongoReadStore.connect({ url: config.backend.mongodbUrl, database: config.backend.mongodbDatabase });
-  }
-  const { join } = await import('node:path');
-  const { SqliteReadStore } = await import('../../readstore/sqliteReadStore.js');
-  return new SqliteReadStore({ path: join(config.dataDir, 'readmodels.sqlite'), cacheMiB: 1 });
 }

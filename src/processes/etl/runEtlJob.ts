@@ -3,7 +3,7 @@ import { ingestStream, type ImportProgress, type RecordsIngested, type RecordsRe
 import { isSealedBytes, openBytes } from '../../crypto/payloadCipher.js';
 import type { ImportDecoder } from '../../sources/files/importSource.js';
 import { UnreadableExportError } from '../../sources/files/exportShared/unreadableExport.js';
-import { lastCheckpoint, tallyFrom } from './etlCheckpoint.js';
+import { etlTallyOf, lastCheckpoint, tallyFrom } from './etlCheckpoint.js';
 import type { RecordLedger } from '../../recordledger/recordLedger.js';
 import { ledgerOf } from './recordLedger.js';
 import { rawByteSource } from './rawByteSource.js';
@@ -198,7 +198,7 @@ export async function runEtlJob(
   }
   await store();
   await flushAll();
-  const tally = { records: t.records, rejected: t.rejected, unchanged: t.unchanged, types: [...t.types].sort(), firstDay: t.firstDay, lastDay: t.lastDay };
+  const tally = etlTallyOf(t);
   if (failure) return { kind: 'unreadable', error: failure.location ? `${failure.location}: ${failure.message}` : failure.message, ...tally };
   return { kind: 'succeeded', ...tally };
 }

@@ -4,7 +4,7 @@ import type { UserDeletionRequested } from '../../../commands/users/user.js';
 import { defineReactor, type Reactor } from '../../projector/reactor.js';
 import type { NewJob, WorkQueue } from '../../workqueue/workQueue.js';
 import { deletionJob } from '../deletions/deletionJobRunner.js';
-import { StreamDeletedError, type EventStore } from '../../eventstore/eventStore.js';
+import type { EventStore } from '../../eventstore/eventStore.js';
 import { etlJob, etlJobOf } from '../etl/etlWorker.js';
 
 type Fed = Extract<UploadEvent, { type: 'upload.accepted' | 'etl.job_retried' }> | UserDeletionRequested | DeletionRequested;
@@ -16,14 +16,8 @@ export async function jobFor(event: { type: string; streamName: string; data: un
     case 'upload.accepted':
       return etlJob(e.streamName, e.data.tier, e.data);
     case 'etl.job_retried':
-      // A retried bulk import goes back to the bulk lane: its size is read from its acceptance.
-      try {
-        return await etlJobOf(eventStore, e.streamName, null);
-      } catch (err) {
-        // Erased since: nothing left to run.
-        if (err instanceof StreamDeletedError) return null;
-        throw err;
-      }
+      // A retried bulk import goes back to the bulk lane: its size is read from its acceptance (null once erased).
+      return etlJobOf(eventStore, e.streamName, null);
     case 'user.deletion_requested':
       return deletionJob(e.data.job_id, e.data.user_id);
     case 'deletion.requested':

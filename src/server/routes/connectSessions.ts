@@ -105,9 +105,9 @@ export const connectSessionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async 
     },
     async (request, reply) => {
       const { secret, provider } = request.params;
-      const session = openSessions.get(request);
+      // Opened by onRequest, which answered 404 itself when there was none.
+      const session = openSessions.get(request)!;
       const html = () => reply.type('text/html; charset=utf-8').header('cache-control', 'no-store');
-      if (!session) return html().code(404).send(connectPage('', [], gone));
       const descriptor = connectedProvider(provider);
       const client = descriptor ? await resolveProviderClient(ctx.readStore, ctx.valueSealer, ctx.config.providers, session.tenant_id, provider) : null;
       if (!descriptor || !client) return html().code(404).send(await page(secret, `${provider} is not available.`));

@@ -36,7 +36,6 @@ export function parseUploadMetadata(header: string | undefined): Record<string, 
   return out;
 }
 
-
 /** Upload-Offset and Upload-Length (issue 34 §6): decimal digits without sign, exponent, hex or leading zero, at most 2^53 - 1. */
 export function strictLength(header: unknown): number | null {
   if (typeof header !== 'string' || !/^(0|[1-9][0-9]{0,15})$/.test(header)) return null;

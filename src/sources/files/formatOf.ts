@@ -2,7 +2,7 @@ import { exportContentsOf } from './apple-health/exportContents.js';
 import { isZip, sniffAppleHealth } from './apple-health/sniff.js';
 import { readHead } from './exportShared/byteSources.js';
 import { messageOf, UnreadableExportError } from './exportShared/unreadableExport.js';
-import { baseName, openZipArchive, type ArchiveEntry } from './exportShared/zipArchive.js';
+import { baseName, entriesListed, openZipArchive, type ArchiveEntry } from './exportShared/zipArchive.js';
 import { FITBIT_TAKEOUT_SLUG } from './fitbit-takeout/fitbitTakeoutDecoder.js';
 import { classify } from './fitbit-takeout/takeoutLayout.js';
 import { databaseEntry, HEALTH_CONNECT_SLUG } from './health-connect/healthConnectDecoder.js';
@@ -76,8 +76,7 @@ export async function formatOf(source: ByteSource): Promise<FormatVerdict> {
     const matches = ZIP_FORMATS.filter(([, holds]) => holds(entries)).map(([slug]) => slug);
     if (matches.length === 1) return { slug: matches[0]! };
     if (matches.length > 1) return { unknown: `the zip archive holds the files of several formats (${matches.join(', ')})` };
-    const listed = entries.slice(0, 8).map((e) => e.name).join(', ');
-    return { unknown: `the zip archive holds none of the files the import formats are known by; it holds ${listed || 'nothing'}${entries.length > 8 ? ', …' : ''}` };
+    return { unknown: `the zip archive holds none of the files the import formats are known by; it holds ${entriesListed(entries)}` };
   } finally {
     close();
   }

@@ -20,7 +20,7 @@ import { fileByteSource, readHead } from '../exportShared/byteSources.js';
 import { UnreadableExportError } from '../exportShared/unreadableExport.js';
 import { APPLE_FILE_LIMITS } from '../exportShared/parserLimits.js';
 import { removeTemporaryFile, spillOwnerOf, spillToTemporaryFile, TooLargeError, type SpillOwner } from '../exportShared/temporaryFile.js';
-import { openZipArchive, type ArchiveEntry, type ZipArchive } from '../exportShared/zipArchive.js';
+import { entriesListed, openZipArchive, type ArchiveEntry, type ZipArchive } from '../exportShared/zipArchive.js';
 import { type ExportContents, exportContentsOf, routeKeyOf } from './exportContents.js';
 
 /**
@@ -192,8 +192,7 @@ async function* decodeZip(source: ByteSource, up: Upload): AsyncGenerator<ParseI
       if (problem !== null) throw new UnreadableExportError(exportXml.name, problem);
       yield* decodeExportXml(await zip.open(exportXml), exportXml.name, up, { zip, contents });
     } else if (ecgs.length === 0) {
-      const listed = zip.entries.slice(0, 8).map((e) => e.name).join(', ');
-      throw new UnreadableExportError('archive', `not an Apple Health export: the archive holds no export.xml; it holds ${listed || 'nothing'}${zip.entries.length > 8 ? ', …' : ''}`);
+      throw new UnreadableExportError('archive', `not an Apple Health export: the archive holds no export.xml; it holds ${entriesListed(zip.entries)}`);
     } else yield rejectedAt('export.zip', 'the archive holds no export.xml', '');
     for (const entry of ecgs) {
       let text: string;

@@ -28,7 +28,7 @@ import type Database from 'better-sqlite3';
  */
 
 /** Longest generated-column expression accepted, in tokens (Health Connect's has 5). */
-export const MAX_GENERATED_TOKENS = 15;
+const MAX_GENERATED_TOKENS = 15;
 /** Objects named in a refusal. */
 const MAX_NAMED = 5;
 
@@ -135,7 +135,7 @@ const isWordPart = (c: number) => isWordStart(c) || (c >= 48 && c <= 57) || c ==
 const isDigit = (c: number) => c >= 48 && c <= 57;
 
 /** SQLite's tokens of `sql`, without whitespace and comments (an unterminated one ends the text). */
-export function tokenize(sql: string): Token[] {
+function tokenize(sql: string): Token[] {
   const tokens: Token[] = [];
   let i = 0;
   const until = (close: string, from: number, doubled: boolean): number => {

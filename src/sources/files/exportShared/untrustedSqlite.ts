@@ -1,7 +1,7 @@
 import { closeSync, openSync, readSync, statSync, writeSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { messageOf, UnreadableExportError } from './unreadableExport.js';
-import { untrustedSchemaRefusal } from './untrustedSchema.js';
+import { type SchemaRefusal, untrustedSchemaRefusal } from './untrustedSchema.js';
 
 /**
  * SQLite files that came from a stranger, opened the one way both readers of them use (device-c's
@@ -36,7 +36,7 @@ export function readSqliteHeader(header: Buffer, size: number): SqliteHeader {
 }
 
 /** Why a freshly opened stranger's database is refused, or null; the connection is left distrusted. */
-export type SqliteRefusal = { kind: 'virtual_tables'; names: string[] } | { kind: 'schema'; reasons: string[] } | { kind: 'damaged'; problems: string[] };
+export type SqliteRefusal = { kind: 'virtual_tables'; names: string[] } | SchemaRefusal | { kind: 'damaged'; problems: string[] };
 
 /**
  * The order matters: virtual tables first (PRAGMA table_xinfo and index_list on one would connect

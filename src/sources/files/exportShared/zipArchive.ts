@@ -238,6 +238,12 @@ export async function openZipArchive(source: ByteSource, what: string, overrides
   }
 }
 
+/** The first `max` entry names, for a refusal that says what an archive holds instead: `a, b, …` or `nothing`. */
+export function entriesListed(entries: readonly ArchiveEntry[], max = 8): string {
+  const listed = entries.slice(0, max).map((e) => e.name).join(', ');
+  return `${listed || 'nothing'}${entries.length > max ? ', …' : ''}`;
+}
+
 /** The last path segment of an entry name. */
 export function baseName(name: string): string {
   return name.slice(name.lastIndexOf('/') + 1);

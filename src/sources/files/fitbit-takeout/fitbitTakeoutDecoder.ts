@@ -6,7 +6,7 @@ import { uploadTimeZone } from '../exportShared/importContext.js';
 import { jsonArrayItems } from '../exportShared/jsonArrayItems.js';
 import { namedZone } from '../exportShared/localClock.js';
 import { UnreadableExportError } from '../exportShared/unreadableExport.js';
-import { notAZip, openZipArchive, type ArchiveEntry, type ZipArchive } from '../exportShared/zipArchive.js';
+import { entriesListed, notAZip, openZipArchive, type ArchiveEntry, type ZipArchive } from '../exportShared/zipArchive.js';
 import { dailyCsvColumns, dailyCsvDecoder } from './decodeDailyCsv.js';
 import { exerciseDecoder, sleepDecoder, weightDecoder, type SleepScore } from './decodeLogs.js';
 import { heightOf, seriesDecoder } from './decodeSeries.js';
@@ -43,8 +43,7 @@ async function* decodeTakeout(source: ByteSource, ctx: ParseContext): AsyncGener
   try {
     const { files, otherFitbitFiles } = classify(archive.entries);
     if (files.length === 0 && otherFitbitFiles === 0) {
-      const listed = archive.entries.slice(0, 8).map((e) => e.name).join(', ');
-      throw new UnreadableExportError('archive', `not a Fitbit export: the archive holds none of Fitbit's files (Global Export Data/heart_rate-YYYY-MM-DD.json, sleep-….json, Daily SpO2 - ….csv, …); it holds ${listed || 'nothing'}${archive.entries.length > 8 ? ', …' : ''}`);
+      throw new UnreadableExportError('archive', `not a Fitbit export: the archive holds none of Fitbit's files (Global Export Data/heart_rate-YYYY-MM-DD.json, sleep-….json, Daily SpO2 - ….csv, …); it holds ${entriesListed(archive.entries)}`);
     }
     const clock = await takeoutClock(archive, files, ctx);
     const height = await latestHeight(archive, files);

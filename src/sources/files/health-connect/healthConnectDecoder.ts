@@ -3,7 +3,7 @@ import type { ByteSource, ImportDecoder } from '../importSource.js';
 import { removeTemporaryFile, spillOwnerOf, spillToTemporaryFile, TooLargeError, type SpillOwner } from '../exportShared/temporaryFile.js';
 import { messageOf, UnreadableExportError } from '../exportShared/unreadableExport.js';
 import { openUntrustedDatabase } from '../exportShared/untrustedSqlite.js';
-import { baseName, notAZip, openZipArchive, type ArchiveEntry } from '../exportShared/zipArchive.js';
+import { baseName, entriesListed, notAZip, openZipArchive, type ArchiveEntry } from '../exportShared/zipArchive.js';
 import { readExportDatabase } from './exportDatabase.js';
 
 /**
@@ -46,8 +46,7 @@ export function databaseEntry(entries: readonly ArchiveEntry[]): ArchiveEntry {
   const named = dbs.find((e) => baseName(e.name) === DATABASE_ENTRY) ?? dbs.find((e) => baseName(e.name) === 'healthconnect_export.db');
   if (named) return named;
   if (dbs.length === 1) return dbs[0]!;
-  const listed = entries.slice(0, 10).map((e) => e.name).join(', ');
-  if (dbs.length === 0) throw new UnreadableExportError('archive', `not a Health Connect export: the archive holds no ${DATABASE_ENTRY} (it holds ${listed || 'nothing'}${entries.length > 10 ? ', …' : ''})`);
+  if (dbs.length === 0) throw new UnreadableExportError('archive', `not a Health Connect export: the archive holds no ${DATABASE_ENTRY} (it holds ${entriesListed(entries, 10)})`);
   throw new UnreadableExportError('archive', `not a Health Connect export: the archive holds several databases and none is ${DATABASE_ENTRY} (${dbs.map((e) => e.name).join(', ')})`);
 }
 

@@ -2,7 +2,7 @@ import type { NormalizedRecord, ParseContext, ParseItem } from '../../../../comm
 import { RecordError } from '../../shared/recordError.js';
 import type { ByteSource, ImportDecoder } from '../importSource.js';
 import { rejectedItem, UnreadableExportError } from '../exportShared/unreadableExport.js';
-import { notAZip, openZipArchive, type ArchiveEntry, type ZipArchive } from '../exportShared/zipArchive.js';
+import { entriesListed, notAZip, openZipArchive, type ArchiveEntry, type ZipArchive } from '../exportShared/zipArchive.js';
 import { dailySteps, DAILY_STEP_TYPES } from './dailySteps.js';
 import { decodeExercise, EXERCISE_TYPES } from './exercises.js';
 import { BLOOD_PRESSURE_TYPES, decodeBloodPressure, decodeMeasurement, MEASUREMENTS } from './measurements.js';
@@ -41,8 +41,7 @@ async function* decodeSamsung(source: ByteSource, ctx: ParseContext): AsyncGener
       if (dataType) files.push({ entry, dataType });
     }
     if (files.length === 0) {
-      const listed = archive.entries.slice(0, 8).map((e) => e.name).join(', ');
-      throw new UnreadableExportError('archive', `not a Samsung Health export: the archive holds no com.samsung.*.csv data file; it holds ${listed || 'nothing'}${archive.entries.length > 8 ? ', …' : ''}`);
+      throw new UnreadableExportError('archive', `not a Samsung Health export: the archive holds no com.samsung.*.csv data file; it holds ${entriesListed(archive.entries)}`);
     }
     const of = (types: ReadonlySet<string>) => files.filter((f) => types.has(f.dataType));
     const devices = await Devices.read(archive, files.filter((f) => f.dataType === DEVICE_PROFILE).map((f) => f.entry));
