@@ -131,7 +131,7 @@ export type Config = {
   etlLimits: { deadlineMs: number; bulkMsPerMiB: number; bulkDeadlineMaxMs: number; memoryMb: number };
   /** Record projections run on a thread of their own (default), or on the main thread. */
   projectorThread: boolean;
-  /** Pauses before each retry of a failing projection batch; one failure more dead-letters it (docs/architecture.md "Dead letters"). */
+  /** Pauses before each retry of a projection batch its own code failed; one failure more dead-letters it, an erasure event excepted (a failing store is retried with back-off instead: docs/architecture.md "Dead letters"). */
   projectionRetryDelaysMs?: number[];
   /** A deletion job's attempt not done after this long is failed with the reason (docs/erasure.md). */
   deletionJobTimeoutMs: number;
