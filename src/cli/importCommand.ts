@@ -68,7 +68,7 @@ const OUTCOME_ATTEMPTS = 3;
 export function registerImportCommand(program: Command, openCtx: OpenContext): void {
   program
     .command('import')
-    .description("upload a native export (Apple Health export.zip, Health Connect, Fitbit Takeout, Samsung Health) for a user, resumable, and print its outcome")
+    .description("upload a native export (Apple Health export.zip, Health Connect, Fitbit Takeout, Samsung Health, Dexcom Clarity CSV) for a user, resumable, and print its outcome")
     .argument('<file>', 'the export file')
     .requiredOption('--user <external_ref>', "the user's external_ref")
     .option('--tenant <tenant_id>', 'the tenant, when several have a user with that external_ref')

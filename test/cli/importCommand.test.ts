@@ -165,6 +165,14 @@ describe('cli import: the format from the file, and one line with exit 1 for eve
     expect(steps[0]!.metadata).toMatchObject({ timezone: 'Europe/Berlin', timezone_source: 'upload' });
   });
 
+  it('without --provider, a Dexcom Clarity CSV is told as dexcom-clarity and imported with --tz: done, exit 0 (contracts §17)', async () => {
+    const path = file('clarity.csv', 'Index,Timestamp (YYYY-MM-DDThh:mm:ss),Event Type,Event Subtype,Patient Info,Device Info,Source Device ID,Glucose Value (mg/dL),Insulin Value (u),Carb Value (grams),Duration (hh:mm:ss),Glucose Rate of Change (mg/dL/min),Transmitter Time (Long Integer)\n1,2024-01-15 07:30:00,EGV,,,,iPhone G6,101,,,,,100\n');
+    const run = await cliImport(path, '--user', await userRef(), '--url', origin, '--tz', 'Europe/Berlin');
+    expect(run.error, run.stderr).toBeNull();
+    expect(run.stderr).toContain('format: dexcom-clarity (told from the file');
+    expect(JSON.parse(run.stdout.trim())).toMatchObject({ provider: 'dexcom-clarity', status: 'done', records: { quantity: 1 } });
+  });
+
   it('--tz with a zone that is not one: one line naming it, exit 1, nothing uploaded', async () => {
     const path = file('tz-unknown.zip', await samsungZip());
     const run = await cliImport(path, '--user', await userRef(), '--url', origin, '--tz', 'Mars/Olympus');
