@@ -1,6 +1,7 @@
 import type { ParseContext, ParseItem, Provenance } from '../../../../commands/ingestion/records.js';
 import { RecordError } from '../../shared/recordError.js';
 import { csvTable, type CsvRecord } from '../exportShared/csvTable.js';
+import { CLARITY_LIMITS } from '../exportShared/parserLimits.js';
 import { uploaderOrUtc } from '../exportShared/exportClock.js';
 import { rejectedItem, UnreadableExportError } from '../exportShared/unreadableExport.js';
 import type { ByteSource, ImportDecoder } from '../importSource.js';
@@ -64,7 +65,7 @@ function* rowItems(item: CsvRecord, header: ClarityHeader, clock: EventContext['
   if (type === 'Device') {
     const id = row[COLUMN.sourceDeviceId];
     const info = row[COLUMN.deviceInfo];
-    if (id && info) devices.set(id, info.slice(0, 100));
+    if (id && info && (devices.size < CLARITY_LIMITS.maxDevices || devices.has(id))) devices.set(id, info.slice(0, 100));
     return;
   }
   if (!type || !RECORD_EVENTS.has(type)) return;
