@@ -34,12 +34,13 @@ const GLUCOSE_UNITS: Readonly<Record<string, string>> = { 'mg/dL': 'mg/dL', 'mmo
 
 export type ClarityHeader = { names: string[]; glucoseUcum: string; rateUnit: string | null };
 
-const nameOf = (cell: string) => cell.replace(/\s*\(.*\)\s*$/, '');
+/** A header cell's column name: the words before its parenthesis. */
+export const columnName = (cell: string) => cell.replace(/\s*\(.*\)\s*$/, '');
 const unitOf = (cell: string) => /\(([^)]*)\)\s*$/.exec(cell)?.[1] ?? null;
 
 /** Reads the header row; an export without the columns its events need cannot be read (the upload fails). */
 export function clarityHeader(cells: readonly string[]): ClarityHeader {
-  const names = cells.map(nameOf);
+  const names = cells.map(columnName);
   const missing = REQUIRED.filter((c) => !names.includes(c));
   if (missing.length) {
     throw new UnreadableExportError('line 1', `not a Dexcom Clarity export: its header row lacks ${missing.join(', ')}; it has ${names.slice(0, 20).join(', ').slice(0, 400)}`);

@@ -5,7 +5,7 @@ import { CLARITY_LIMITS } from '../exportShared/parserLimits.js';
 import { uploaderOrUtc } from '../exportShared/exportClock.js';
 import { rejectedItem, UnreadableExportError } from '../exportShared/unreadableExport.js';
 import type { ByteSource, ImportDecoder } from '../importSource.js';
-import { claritySniff, clarityHeader, COLUMN, PRIVATE_COLUMNS, type ClarityHeader } from './clarityColumns.js';
+import { claritySniff, clarityHeader, COLUMN, columnName, PRIVATE_COLUMNS, type ClarityHeader } from './clarityColumns.js';
 import { decodeEvent, RECORD_EVENTS, type EventContext, type Row } from './clarityEvents.js';
 
 /**
@@ -41,10 +41,19 @@ async function* decodeClarity(source: ByteSource, ctx: ParseContext): AsyncGener
   // `Device` rows name the app or receiver (`Device Info`) behind each `Source Device ID`.
   const devices = new Map<string, string>();
   let header: ClarityHeader | null = null;
+  // The rows are keyed by column name; the units stand in the header's cells as written.
+  let headerCells: string[] = [];
+  const names = (cells: string[]) => {
+    headerCells = cells;
+    return cells.map(columnName);
+  };
   const input = source.read(0, source.size);
   try {
-    for await (const item of csvTable(input, { names: (cells) => (header = clarityHeader(cells)).names })) {
-      if ('header' in item) continue;
+    for await (const item of csvTable(input, { names })) {
+      if ('header' in item) {
+        header = clarityHeader(headerCells);
+        continue;
+      }
       if ('skipped' in item) {
         // The raw line may be a patient row or hold a serial number: its place and reason only.
         yield rejectedItem(`line ${item.skipped.line}`, item.skipped.reason, '');
