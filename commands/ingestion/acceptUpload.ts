@@ -25,6 +25,8 @@ export const AcceptUploadInput = z.object({
   tier: z.enum(['upload', 'sync', 'backfill']).default('upload'),
   /** A pulled or pushed payload's data type (ParseContext.dataType). */
   dataType: z.string().min(1).max(100).optional(),
+  /** The IANA zone the uploader named for an export whose local times carry no offset (contracts §17), canonical. */
+  timeZone: z.string().min(1).max(100).optional(),
   at: z.string().datetime(),
 }).refine((c) => c.actor !== undefined || c.tokenId !== undefined, { message: 'an actor or a token id is required' });
 export type AcceptUpload = z.infer<typeof AcceptUploadInput>;
@@ -64,6 +66,7 @@ export function decideAcceptUpload(cmd: AcceptUpload, state: UploadState, user: 
         token_id: (cmd.actor ?? cmd.tokenId)!,
         key_generation: cmd.generation,
         ...(cmd.dataType ? { data_type: cmd.dataType } : {}),
+        ...(cmd.timeZone ? { time_zone: cmd.timeZone } : {}),
       },
     },
   ];

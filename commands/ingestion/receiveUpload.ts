@@ -14,6 +14,8 @@ export type ReceiveUpload = {
   generation: number;
   at: Date;
   expiresAt: Date;
+  /** The IANA zone the uploader named (tus `tz`), already checked and canonical; null when none. */
+  timeZone?: string | null;
 };
 
 /** What a creation request meets: a new upload, or the one of that Upload-Id (receiving or complete). */
@@ -44,6 +46,7 @@ export function decideReceiveUpload(cmd: ReceiveUpload, state: UploadState, user
         expires_at: cmd.expiresAt.toISOString(),
         token_id: cmd.tokenId,
         key_generation: cmd.generation,
+        ...(cmd.timeZone ? { time_zone: cmd.timeZone } : {}),
       },
     },
   ];

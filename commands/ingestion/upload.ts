@@ -29,6 +29,12 @@ export type UploadAccepted = Event<
     key_generation?: number;
     /** A pulled or pushed payload's data type (ParseContext.dataType); absent on device uploads. */
     data_type?: string;
+    /**
+     * The IANA zone the uploader named (`Upload-Time-Zone`, tus `tz`; contracts §17), canonical,
+     * for exports whose local times carry no offset: kept on the acceptance so that every run of
+     * the job (a retry, a resumed run) reads the times in the same zone. Absent when none was named.
+     */
+    time_zone?: string;
   }
 >;
 export type EtlTier = 'upload' | 'sync' | 'backfill';
@@ -91,6 +97,8 @@ export type UploadReceiving = Event<
     expires_at: string;
     token_id: string;
     key_generation: number;
+    /** The tus `tz` named at creation (canonical), handed to the acceptance once the last byte is stored. */
+    time_zone?: string;
   }
 >;
 /** contracts §12: an upload a user sent reached `done`, `failed` or `parked` (the webhook event `upload.finished`). */

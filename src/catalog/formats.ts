@@ -14,4 +14,6 @@ export const FILE_FORMATS: readonly FileFormat[] = [
   { slug: 'health-connect', name: 'Health Connect "Export data" zip', kind: 'import' },
   { slug: 'fitbit-takeout', name: 'Fitbit data from Google Takeout', kind: 'import' },
   { slug: 'samsung-health', name: 'Samsung Health "Download personal data" zip', kind: 'import' },
+  // contracts §17: the CSV export of Dexcom Clarity, the export CGM users have.
+  { slug: 'dexcom-clarity', name: 'Dexcom Clarity CSV export', kind: 'import' },
 ];

@@ -9,6 +9,7 @@ import { listTenants } from '../../queries/tenants/listTenants.js';
 import type { UploadResource } from '../../queries/ingestion/uploads.js';
 import type { AppContext } from '../server/appContext.js';
 import { newSecret, sha256Hex } from '../shared/secrets.js';
+import { canonicalTimeZone } from '../shared/timeZones.js';
 import { unreachableReason } from '../shared/unreachable.js';
 import { fileByteSource } from '../sources/files/exportShared/byteSources.js';
 import { formatOf } from '../sources/files/formatOf.js';
@@ -61,20 +62,25 @@ const OUTCOME_ATTEMPTS = 3;
  * `import <file> --user <external_ref>` (issue 21): uploads a native export by tus with a progress
  * bar of bytes, then follows its processing (records read) and prints the Upload (contracts §12)
  * as one JSON line. The CLI mints the user a short-lived upload token on the store and talks to
- * the running service over HTTP (`--url`, default PUBLIC_BASE_URL). Run again, it resumes.
+ * the running service over HTTP (`--url`, default PUBLIC_BASE_URL). Run again, it resumes (the
+ * upload keeps the `--tz` it was created with: a resumed upload is read as it began).
  */
 export function registerImportCommand(program: Command, openCtx: OpenContext): void {
   program
     .command('import')
-    .description("upload a native export (Apple Health export.zip, Health Connect, Fitbit Takeout, Samsung Health) for a user, resumable, and print its outcome")
+    .description("upload a native export (Apple Health export.zip, Health Connect, Fitbit Takeout, Samsung Health, Dexcom Clarity CSV) for a user, resumable, and print its outcome")
     .argument('<file>', 'the export file')
     .requiredOption('--user <external_ref>', "the user's external_ref")
     .option('--tenant <tenant_id>', 'the tenant, when several have a user with that external_ref')
     .option('--provider <slug>', `the format, one of ${IMPORT_SLUGS.join(', ')} (default: told from the file)`)
     .option('--upload-id <id>', 'the Upload-Id (default: from the file name and size, so running again resumes)')
     .option('--url <origin>', "the service's address (default: PUBLIC_BASE_URL)")
-    .action(async (file: string, o: { user: string; tenant?: string; provider?: string; uploadId?: string; url?: string }) => {
+    .option('--tz <zone>', 'the IANA time zone the export\'s local times are in, for exports whose times carry no offset (a Fitbit Takeout without a profile zone, Dexcom Clarity); sent as the tus metadata tz')
+    .action(async (file: string, o: { user: string; tenant?: string; provider?: string; uploadId?: string; url?: string; tz?: string }) => {
       if (o.provider !== undefined && !IMPORT_SLUGS.includes(o.provider)) throw new CliError(`--provider must be one of ${IMPORT_SLUGS.join(', ')}`);
+      // Checked here as the service checks it (400), so a misspelt zone costs no upload.
+      const tz = o.tz === undefined ? null : canonicalTimeZone(o.tz.trim());
+      if (o.tz !== undefined && !tz) throw new CliError(`--tz must be an IANA time zone such as Europe/Berlin; ${JSON.stringify(o.tz)} is not one`);
       let size: number;
       try {
         const stat = statSync(file);
@@ -97,7 +103,7 @@ export function registerImportCommand(program: Command, openCtx: OpenContext): v
         await ctx.settle(minted.position);
         return { token, origin: (o.url ?? ctx.config.publicBaseUrl).replace(/\/$/, '') };
       });
-      await tusUpload({ origin, token, path: file, size, metadata: { provider, upload_id: uploadId } }, (sent) => bar('upload ', sent, size, mib));
+      await tusUpload({ origin, token, path: file, size, metadata: { provider, upload_id: uploadId, ...(tz ? { tz } : {}) } }, (sent) => bar('upload ', sent, size, mib));
       if (process.stderr.isTTY) process.stderr.write('\n');
       const url = `${origin}/v1/me/uploads/${provider}/${encodeURIComponent(uploadId)}`;
       let failures = 0;

@@ -13,8 +13,8 @@ declare module 'fastify' {
   }
 }
 
-/** The request headers the browser routes read (contracts §17), allowed in a preflight. */
-const ALLOW_HEADERS = 'Authorization, Content-Type, Upload-Id, Idempotency-Key, Tus-Resumable, Upload-Length, Upload-Offset, Upload-Metadata';
+/** The request headers the browser routes read (contracts §17; `Upload-Time-Zone` with them), allowed in a preflight. */
+const ALLOW_HEADERS = 'Authorization, Content-Type, Upload-Id, Idempotency-Key, Tus-Resumable, Upload-Length, Upload-Offset, Upload-Metadata, Upload-Time-Zone';
 /** The answer headers a browser app needs to resume a tus upload or back off, which CORS hides otherwise. */
 const EXPOSE_HEADERS = 'Location, Upload-Offset, Upload-Length, Upload-Expires, Tus-Resumable, Tus-Version, Tus-Max-Size, Tus-Extension, Retry-After';
 /** How long a browser may keep a preflight's answer: the routes change only with a new release. */

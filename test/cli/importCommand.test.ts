@@ -153,6 +153,33 @@ describe('cli import: the format from the file, and one line with exit 1 for eve
     expect(JSON.parse(again.stdout.trim())).toMatchObject({ provider: 'samsung-health', status: 'done' });
   });
 
+  it('--tz names the zone of a Fitbit Takeout without a profile zone: 08:01 local in Europe/Berlin is stored as 06:01 UTC (contracts §17)', async () => {
+    const ref = `cli-tz-${++users}`;
+    const user = await t.createUser(tenant.apiKey, { external_ref: ref });
+    const path = file('takeout-no-profile.zip', await zipEntries([{ name: 'Takeout/Fitbit/Global Export Data/steps-2024-07-01.json', data: Buffer.from(JSON.stringify([{ dateTime: '07/01/24 08:01:00', value: '95' }])) }]));
+    const run = await cliImport(path, '--user', ref, '--url', origin, '--tz', 'Europe/Berlin');
+    expect(run.error, run.stderr).toBeNull();
+    expect(JSON.parse(run.stdout.trim())).toMatchObject({ provider: 'fitbit-takeout', status: 'done' });
+    const steps = (await t.call('GET', `/v1/users/${user.id}/samples?type=step_count&view=all&start=2024-06-30T00:00:00Z&end=2024-07-03T00:00:00Z`, { key: tenant.apiKey })).json().data as { start_date: string; metadata: Record<string, unknown> }[];
+    expect(steps.map((s) => s.start_date)).toEqual(['2024-07-01T06:01:00.000Z']);
+    expect(steps[0]!.metadata).toMatchObject({ timezone: 'Europe/Berlin', timezone_source: 'upload' });
+  });
+
+  it('without --provider, a Dexcom Clarity CSV is told as dexcom-clarity and imported with --tz: done, exit 0 (contracts §17)', async () => {
+    const path = file('clarity.csv', 'Index,Timestamp (YYYY-MM-DDThh:mm:ss),Event Type,Event Subtype,Patient Info,Device Info,Source Device ID,Glucose Value (mg/dL),Insulin Value (u),Carb Value (grams),Duration (hh:mm:ss),Glucose Rate of Change (mg/dL/min),Transmitter Time (Long Integer)\n1,2024-01-15 07:30:00,EGV,,,,iPhone G6,101,,,,,100\n');
+    const run = await cliImport(path, '--user', await userRef(), '--url', origin, '--tz', 'Europe/Berlin');
+    expect(run.error, run.stderr).toBeNull();
+    expect(run.stderr).toContain('format: dexcom-clarity (told from the file');
+    expect(JSON.parse(run.stdout.trim())).toMatchObject({ provider: 'dexcom-clarity', status: 'done', records: { quantity: 1 } });
+  });
+
+  it('--tz with a zone that is not one: one line naming it, exit 1, nothing uploaded', async () => {
+    const path = file('tz-unknown.zip', await samsungZip());
+    const run = await cliImport(path, '--user', await userRef(), '--url', origin, '--tz', 'Mars/Olympus');
+    expect(run.code).toBe(1);
+    expect(run.error).toEqual({ message: '--tz must be an IANA time zone such as Europe/Berlin; "Mars/Olympus" is not one', expected: true });
+  });
+
   it('as a process: an empty file is one line on stderr and exit 1, no stack', async () => {
     const path = file('empty-process.zip', '');
     const run = await runCli(t.dataDir, 'import', path, '--user', 'nobody', '--url', origin);

@@ -114,6 +114,7 @@ describe('bodies judged by their first bytes (issue 23: a generic type is only a
     ['health-connect', 'application/zip', Buffer.from('SQLite format 3\u0000'), /Health Connect/],
     ['fitbit-takeout', 'application/gzip', gzipSync('x'), /Takeout|zip/],
     ['samsung-health', 'application/zip', Buffer.from('not a zip'), /Samsung|zip/],
+    ['dexcom-clarity', 'text/csv', Buffer.from('date,steps\n2024-01-01,5\n'), /not the header row of a Dexcom Clarity CSV export/],
   ])('%s refuses a %s body that cannot be its format with 422, storing nothing (contracts §12)', async (slug, contentType, body, detail) => {
     const { userId, token } = await uploader();
     const problem = expectProblem(await postUpload(t, slug, token, `bad-${randomUUID()}`, { body, contentType }), 422);
@@ -135,6 +136,7 @@ const TAKES: Record<string, string[]> = {
   'device-c': ['application/octet-stream', 'application/vnd.sqlite3', 'application/x-sqlite3', CURL_DEFAULT],
   'apple-health': ['application/zip', 'application/xml', 'application/gzip'],
   'samsung-health': ['application/zip', 'application/xml', 'application/gzip'],
+  'dexcom-clarity': ['text/csv', 'application/csv', 'text/plain', 'application/octet-stream'],
 };
 
 describe('a 415 says which types the route takes and shows a curl line that works (issue 23; contracts §12)', { timeout: 120_000 }, () => {
@@ -147,6 +149,7 @@ describe('a 415 says which types the route takes and shows a curl line that work
     ['device-c', { body: fixtureC(), contentType: 'text/plain' }],
     ['apple-health', { body: fixtureC(), contentType: 'application/json' }],
     ['samsung-health', { body: fixtureC(), contentType: 'text/csv' }],
+    ['dexcom-clarity', { body: fixtureC(), contentType: 'application/zip' }],
   ];
 
   it.each(refused)('%s answers 415 to a body of another type, naming every type it takes and a curl line', async (slug, req) => {

@@ -3,6 +3,7 @@ import { ingestStream, type ImportProgress, type RecordsIngested, type RecordsRe
 import { isSealedBytes, openBytes } from '../../crypto/payloadCipher.js';
 import type { ImportDecoder } from '../../sources/files/importSource.js';
 import { UnreadableExportError } from '../../sources/files/exportShared/unreadableExport.js';
+import type { ImportContext } from '../../sources/files/exportShared/importContext.js';
 import { etlTallyOf, lastCheckpoint, tallyFrom } from './etlCheckpoint.js';
 import type { RecordLedger } from '../../recordledger/recordLedger.js';
 import { ledgerOf } from './recordLedger.js';
@@ -66,7 +67,7 @@ export async function runEtlJob(
   // Fingerprints are keyed by the data key, so erasing the data makes them meaningless (recordLedger.ts):
   // without a data key (payloads stored in the clear) there is no ledger.
   const ledger = options.ledger && keys ? ledgerOf(options.ledger, keys.dataKey.key, upload, jobStream) : null;
-  const ctx = { provider: upload.provider, receivedAt: upload.accepted_at, dataType: upload.data_type ?? null, userId: upload.user_id };
+  const ctx: ImportContext = { provider: upload.provider, receivedAt: upload.accepted_at, dataType: upload.data_type ?? null, userId: upload.user_id, timeZone: upload.time_zone ?? null };
   let items: AsyncIterable<ParseItem>;
   let bytesTotal = upload.bytes;
   let bytesRead = () => bytesTotal;

@@ -33,6 +33,8 @@ export type ProviderPayload = {
   tier: EtlTier;
   /** A pulled or pushed payload's data type (ParseContext.dataType); absent for device uploads. */
   dataType?: string | null;
+  /** The IANA zone the uploader named (contracts §17), checked and canonical; carried on the acceptance to the decoder. */
+  timeZone?: string | null;
   /** Who stored it: the user token's id for an upload, `sync-run:<id>` for a pull, `push:<provider>` for a push. */
   actor: string;
   at?: Date;
@@ -136,6 +138,7 @@ export async function storeProviderPayload(stores: PayloadStores, p: ProviderPay
     generation,
     tier: p.tier,
     dataType: p.dataType ?? undefined,
+    timeZone: p.timeZone ?? undefined,
     at,
   }).catch(async (err: unknown) => {
     await forget();

@@ -8,6 +8,9 @@ import type { UploadFormat } from './uploadFormat.js';
 
 /** contracts §13: how an export is sent in one request; the body's first bytes decide what it is. */
 const IMPORT_TYPES = ['application/zip', 'application/x-zip-compressed', 'application/xml', 'text/xml', 'application/gzip', 'application/x-gzip', 'application/octet-stream'] as const;
+/** An export that is one CSV file (dexcom-clarity, contracts §17): the types a browser or curl gives a .csv. */
+const CSV_TYPES = ['text/csv', 'application/csv', 'text/plain', 'application/vnd.ms-excel', 'application/octet-stream'] as const;
+const CSV_SLUGS: ReadonlySet<string> = new Set(['dexcom-clarity']);
 /** How much of the body a decoder's sniff judges (contracts §12: "can be seen at the request"). */
 export const SNIFF_BYTES = 64 * 1024;
 
@@ -19,6 +22,7 @@ const BODIES: Readonly<Record<string, string>> = {
   'health-connect': 'the zip Health Connect\'s "Export data" writes',
   'fitbit-takeout': 'a Google Takeout zip of Fitbit data',
   'samsung-health': 'the zip of CSV files Samsung Health\'s "Download personal data" writes',
+  'dexcom-clarity': 'the CSV file Dexcom Clarity exports',
 };
 
 const DECODERS = importDecoders('');
@@ -35,10 +39,11 @@ export function importHeadProblem(slug: string, head: Buffer): string | null {
 }
 
 function importFormat(slug: string): UploadFormat {
-  const file = slug === 'apple-health' ? 'export.zip' : `${slug}.zip`;
+  const csv = CSV_SLUGS.has(slug);
+  const file = slug === 'apple-health' ? 'export.zip' : csv ? `${slug}.csv` : `${slug}.zip`;
   return {
     body: BODIES[slug] ?? `a ${slug} export`,
-    rawTypes: IMPORT_TYPES,
+    rawTypes: csv ? CSV_TYPES : IMPORT_TYPES,
     multipart: null,
     judge: async (body) => {
       const problem = importHeadProblem(slug, body);
@@ -56,10 +61,10 @@ function importFormat(slug: string): UploadFormat {
           if (refusal) throw problems.unprocessable(`this is not ${BODIES[slug]} that can be read: ${refusal}`);
         }
       }
-      return { payload: body, contentType: isZip(body) ? 'application/zip' : isGzip(body) ? 'application/gzip' : 'application/xml' };
+      return { payload: body, contentType: csv ? 'text/csv' : isZip(body) ? 'application/zip' : isGzip(body) ? 'application/gzip' : 'application/xml' };
     },
     example: (origin) =>
-      `curl -s -X POST ${origin}/v1/ingest/${slug} -H "Authorization: Bearer $TOKEN" -H 'Upload-Id: ${slug}-1' -H 'Content-Type: application/zip' --data-binary @${file}`,
+      `curl -s -X POST ${origin}/v1/ingest/${slug} -H "Authorization: Bearer $TOKEN" -H 'Upload-Id: ${slug}-1' -H 'Content-Type: ${csv ? 'text/csv' : 'application/zip'}' --data-binary @${file}`,
   };
 }
 

@@ -10,6 +10,7 @@ import { InFlightSlots } from '../inFlightSlots.js';
 import { problems } from '../problems.js';
 import { withProblems } from '../schemas.js';
 import type { RouteOptions } from './routeOptions.js';
+import { uploadTimeZoneOf } from './uploadTimeZone.js';
 import { IMPORT_UPLOAD_FORMATS } from './importFormats.js';
 import { mediaTypeOf, takesType, unsupportedMediaType, unsupportedPartType, UPLOAD_FORMATS, UPLOAD_LIMITS, type JudgedBody, type UploadFormat } from './uploadFormats.js';
 
@@ -51,6 +52,7 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
     if (!format) throw problems.unknownSlug('upload slug', slug, Object.keys(UPLOAD_FORMATS));
     const type = mediaTypeOf(request.headers['content-type']);
     if (!takesType(format, type)) throw unsupportedMediaType(slug, format, type, ctx.config.publicBaseUrl);
+    uploadTimeZoneOf(request.headers['upload-time-zone'], 'Upload-Time-Zone');
     return payload;
   });
   // Then, still before the body is read: 429 while the ETL queue is full (for everyone or this user).
@@ -62,11 +64,14 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
       bodyLimit: UPLOAD_LIMITS.compressedBytes,
       config: { auth: 'user', scope: 'upload', bodyDeadlineMs: ctx.config.uploadBodyDeadlineMs },
       schema: {
-        summary: 'Upload device data or a native export (device-a: gzip NDJSON, multipart or raw; device-b: Health Connect JSON; device-c: Gadgetbridge SQLite; apple-health, health-connect, fitbit-takeout, samsung-health: the export up to 50 MiB)',
+        summary: 'Upload device data or a native export (device-a: gzip NDJSON, multipart or raw; device-b: Health Connect JSON; device-c: Gadgetbridge SQLite; apple-health, health-connect, fitbit-takeout, samsung-health: the export up to 50 MiB; dexcom-clarity: the Clarity CSV export up to 50 MiB, text/csv)',
         description: 'Each slug takes the content types a client would send for its format and judges the body by its first bytes; 415 lists them with a curl line (docs/formats/uploads.md).',
         tags: ['ingest'],
         params: z.object({ device_slug: z.string() }),
-        headers: z.object({ 'upload-id': z.string().optional().describe('Required: 1 to 128 of letters, digits, - _ .') }),
+        headers: z.object({
+          'upload-id': z.string().optional().describe('Required: 1 to 128 of letters, digits, - _ .'),
+          'upload-time-zone': z.string().optional().describe('IANA time zone the export\'s local times are read in, for exports whose times carry no offset (fitbit-takeout, dexcom-clarity); an unknown one is 400 (contracts §17)'),
+        }),
         response: withProblems({ 202: Accepted }, [400, 401, 403, 404, 408, 409, 410, 413, 415, 422, 429]),
       },
     },
@@ -81,6 +86,8 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
         throw problems.badRequest('Upload-Id header is required: 1 to 128 of letters, digits, -, _, .');
       }
 
+      const timeZone = uploadTimeZoneOf(request.headers['upload-time-zone'], 'Upload-Time-Zone');
+
       const { payload, contentType } = await readPayload(request, slug, format, ctx.config.publicBaseUrl);
       const result = await storeProviderPayload(ctx, {
         tenantId: principal.tenantId,
@@ -93,6 +100,7 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
         contentType,
         tier: 'upload',
         actor: principal.tokenId,
+        timeZone,
       });
       if (!result.replayed) {
         await ctx.settle(result.position ?? undefined, ['etl_jobs', 'uploads']);

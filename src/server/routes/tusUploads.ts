@@ -19,6 +19,7 @@ import { HttpProblem, problems } from '../problems.js';
 import { publicLocation } from '../publicAddress.js';
 import { importHeadProblem, SNIFF_BYTES } from './importFormats.js';
 import type { RouteOptions } from './routeOptions.js';
+import { uploadTimeZoneOf } from './uploadTimeZone.js';
 
 const TUS_VERSION = '1.0.0';
 const OCTETS = 'application/offset+octet-stream';
@@ -146,6 +147,7 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
       contentType: 'application/octet-stream',
       tier: 'upload',
       actor: r.token_id,
+      timeZone: r.time_zone ?? null,
     });
     await staging.remove(userId, stream);
     if (!result.replayed) {
@@ -202,6 +204,7 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
     if (!IMPORT_SLUGS.includes(provider)) throw problems.badRequest(`Upload-Metadata provider must be one of ${IMPORT_SLUGS.join(', ')}`);
     const uploadId = meta.upload_id ?? '';
     if (!UPLOAD_ID.test(uploadId)) throw problems.badRequest('Upload-Metadata upload_id is required: 1 to 128 of letters, digits, -, _, .');
+    const timeZone = uploadTimeZoneOf(meta.tz, 'Upload-Metadata tz');
     const head = await loadProviderDataHead(ctx.eventStore, p.userId, provider);
     const refusal = refusalOf(head);
     if (refusal) throw refusal;
@@ -234,6 +237,7 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
         generation: head.generation,
         at: now,
         expiresAt: new Date(now.getTime() + ctx.config.importUploadExpiryHours * 3_600_000),
+        timeZone,
       });
       reply.header('location', publicLocation(ctx.config, `/v1/uploads/tus/${provider}/${uploadId}`));
       if (state.receiving) reply.header('upload-expires', new Date(state.receiving.expires_at).toUTCString());

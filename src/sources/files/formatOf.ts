@@ -7,6 +7,8 @@ import { FITBIT_TAKEOUT_SLUG } from './fitbit-takeout/fitbitTakeoutDecoder.js';
 import { classify } from './fitbit-takeout/takeoutLayout.js';
 import { databaseEntry, HEALTH_CONNECT_SLUG } from './health-connect/healthConnectDecoder.js';
 import type { ByteSource } from './importSource.js';
+import { claritySniff } from './dexcom-clarity/clarityColumns.js';
+import { DEXCOM_CLARITY_SLUG } from './dexcom-clarity/clarityDecoder.js';
 import { dataTypeOf } from './samsung-health/samsungFiles.js';
 import { SAMSUNG_HEALTH_SLUG } from './samsung-health/samsungHealthDecoder.js';
 
@@ -58,9 +60,10 @@ export async function formatOf(source: ByteSource): Promise<FormatVerdict> {
   const head = await readHead(source, 64 * 1024);
   if (head.length === 0) return { unknown: 'the file is empty' };
   if (!isZip(head)) {
-    // Only apple-health takes anything but a zip: export.xml, or either of them gzip-compressed.
+    // Not a zip: a Clarity CSV (its header row), or apple-health's export.xml, or either of them gzip-compressed.
+    if (claritySniff(head) === null) return { slug: DEXCOM_CLARITY_SLUG };
     const problem = sniffAppleHealth(head);
-    return problem === null ? { slug: APPLE_HEALTH_SLUG } : { unknown: `it is not a zip archive, and not an Apple Health export.xml (${problem})` };
+    return problem === null ? { slug: APPLE_HEALTH_SLUG } : { unknown: `it is not a zip archive, a Dexcom Clarity CSV export or an Apple Health export.xml (${problem})` };
   }
   let entries: readonly ArchiveEntry[];
   let close = () => {};

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decideAcceptUpload, type AcceptUpload } from '../../../commands/ingestion/acceptUpload.js';
+import { decideReceiveUpload } from '../../../commands/ingestion/receiveUpload.js';
 import { uploadState, type UploadReceiving } from '../../../commands/ingestion/upload.js';
 import { DomainError } from '../../../commands/shared/domainError.js';
 
@@ -52,5 +53,18 @@ describe('the acceptance of a resumable upload (issue 34 §6; contracts §13)', 
   it('an upload still receiving is accepted', () => {
     const events = decideAcceptUpload(cmd, { ...uploadState.initialState(), receiving }, user);
     expect(events.map((e) => e.type)).toEqual(['upload.accepted']);
+  });
+
+  it('contracts §17: the zone the uploader named is kept on upload.receiving and upload.accepted, and absent when none was named', () => {
+    const [created] = decideReceiveUpload(
+      { tenantId: TENANT, userId: USER, tokenId: TOKEN, provider: 'fitbit-takeout', uploadId: 'export', bytes: 100, generation: 0, at: new Date('2026-11-01T00:00:00Z'), expiresAt: new Date('2026-11-08T00:00:00Z'), timeZone: 'Europe/Berlin' },
+      uploadState.initialState(),
+      user,
+    );
+    expect(created!.data).toMatchObject({ time_zone: 'Europe/Berlin' });
+    const [accepted] = decideAcceptUpload({ ...cmd, timeZone: 'Europe/Berlin' }, { ...uploadState.initialState(), receiving }, user);
+    expect(accepted!.data).toMatchObject({ time_zone: 'Europe/Berlin' });
+    const [plain] = decideAcceptUpload(cmd, uploadState.initialState(), user);
+    expect(plain!.data).not.toHaveProperty('time_zone');
   });
 });

@@ -42,6 +42,12 @@ export const CSV_LIMITS = {
   excerptChars: 1024,
 } as const;
 
+/** Dexcom Clarity's CSV (dexcom-clarity/clarityDecoder.ts). */
+export const CLARITY_LIMITS = {
+  /** `Device` rows remembered to name the records' device: a real export has one to three. More are not remembered (their events say `Dexcom`). */
+  maxDevices: 1_000,
+} as const;
+
 export const JSON_LIMITS = {
   /**
    * Characters of one element (a Fitbit array entry, a device-b record); a larger one ends the

@@ -1,7 +1,8 @@
 import type { Provenance } from '../../../../commands/ingestion/records.js';
 import { RecordError } from '../../shared/recordError.js';
 import { cellNumber, fitbitQuantity, type RowDecoder } from './fitbitRecords.js';
-import { dateOf, isoWallTime, type TakeoutClock } from './takeoutClock.js';
+import { isoWallTime } from '../exportShared/exportClock.js';
+import { dateOf, type TakeoutClock } from './takeoutClock.js';
 import type { FileKind } from './takeoutLayout.js';
 
 /**

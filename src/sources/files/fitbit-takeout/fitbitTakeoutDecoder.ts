@@ -2,7 +2,7 @@ import type { ParseContext, ParseItem } from '../../../../commands/ingestion/rec
 import { isObject } from '../../shared/recordError.js';
 import type { ByteSource, ImportDecoder } from '../importSource.js';
 import { csvTable } from '../exportShared/csvTable.js';
-import { uploadTimeZone } from '../exportShared/importContext.js';
+import { uploaderZone } from '../exportShared/exportClock.js';
 import { jsonArrayItems } from '../exportShared/jsonArrayItems.js';
 import { namedZone } from '../exportShared/localClock.js';
 import { UnreadableExportError } from '../exportShared/unreadableExport.js';
@@ -74,12 +74,8 @@ async function* decodeTakeout(source: ByteSource, ctx: ParseContext): AsyncGener
 
 /** The zone local times are read in: the upload's `tz`, else the profile's `timezone`, else UTC. */
 async function takeoutClock(archive: ZipArchive, files: readonly ClassifiedEntry[], ctx: ParseContext): Promise<TakeoutClock> {
-  const named = uploadTimeZone(ctx);
-  if (named !== null) {
-    const zone = namedZone(named);
-    if (!zone) throw new UnreadableExportError('upload', `the time zone the upload names, ${JSON.stringify(named)}, is not an IANA time zone`);
-    return new TakeoutClock(zone, 'upload');
-  }
+  const named = uploaderZone(ctx);
+  if (named) return new TakeoutClock(named, 'upload');
   const profile = files.find((f) => f.kind === 'profile');
   if (profile) {
     const zone = namedZone(await firstValue(archive, profile.entry, 'timezone'));

@@ -1,35 +1,17 @@
-import type { Metadata } from '../../../../commands/ingestion/records.js';
 import { RecordError } from '../../shared/recordError.js';
-import { LocalClock, offsetText, UTC_ZONE, validWallTime, type WallTime } from '../exportShared/localClock.js';
-import type { LocalZone } from '../../shared/zonedLocalTime.js';
+import { checkedWallTime, ExportClock, isoWallTime } from '../exportShared/exportClock.js';
+import { UTC_ZONE, type WallTime } from '../exportShared/localClock.js';
 
 /**
  * Fitbit's files write times without an offset, some in the user's local time and some in UTC
  * (docs/formats/fitbit-takeout.md "Times": heart rate and exercise start times are UTC, steps,
  * sleep, weight and the daily files local). Local times are read in one zone for the whole
  * export: the one the uploader names (`tz`), else the profile's, else UTC, and every record says
- * which (`metadata.timezone_source`).
+ * which (`metadata.timezone_source`, exportShared/exportClock.ts).
  */
-
-export type ZoneSource = 'upload' | 'profile' | 'assumed_utc';
-
-export class TakeoutClock {
-  readonly clock: LocalClock;
-
-  constructor(
-    readonly zone: LocalZone,
-    readonly source: ZoneSource,
-  ) {
-    this.clock = new LocalClock(zone);
-  }
-
+export class TakeoutClock extends ExportClock {
   static utc(): TakeoutClock {
     return new TakeoutClock(UTC_ZONE, 'assumed_utc');
-  }
-
-  /** A local wall-clock time → its instant. */
-  local(t: WallTime): number {
-    return this.clock.instant(t).ms;
   }
 
   /** A UTC wall-clock time → its instant. */
@@ -43,44 +25,24 @@ export class TakeoutClock {
     const next = new Date(Date.UTC(d.y, d.mo - 1, d.d + 1));
     return { start: this.local(d), end: this.local({ y: next.getUTCFullYear(), mo: next.getUTCMonth() + 1, d: next.getUTCDate(), h: 0, mi: 0, s: 0, ms: 0 }) };
   }
-
-  /** What every record carries about the zone its times were read in. */
-  metadata(ms: number): Metadata {
-    const offset = offsetText(this.clock.offsetAt(ms));
-    return { timezone: this.zone.name ?? offset, utc_offset: offset, timezone_source: this.source };
-  }
 }
 
 const US = /^(\d{2})\/(\d{2})\/(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 const US_DATE = /^(\d{2})\/(\d{2})\/(\d{2})$/;
-const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(Z)?$/;
-
-function checked(t: WallTime, v: string, field: string): WallTime {
-  if (!validWallTime(t)) throw new RecordError(`${field} ${JSON.stringify(v)} is not a valid date and time`);
-  return t;
-}
 
 /** `MM/DD/YY HH:MM:SS` (the JSON files; two-digit years are 20YY). */
 export function usDateTime(v: unknown, field: string): WallTime {
   const m = typeof v === 'string' ? US.exec(v) : null;
   if (!m) throw new RecordError(`${field} ${JSON.stringify(v)?.slice(0, 40)} is not MM/DD/YY HH:MM:SS`);
-  return checked({ y: 2000 + +m[3]!, mo: +m[1]!, d: +m[2]!, h: +m[4]!, mi: +m[5]!, s: +m[6]!, ms: 0 }, v as string, field);
+  return checkedWallTime({ y: 2000 + +m[3]!, mo: +m[1]!, d: +m[2]!, h: +m[4]!, mi: +m[5]!, s: +m[6]!, ms: 0 }, v as string, field);
 }
 
 /** `MM/DD/YY` (weight logs' `date`). */
 export function usDate(v: unknown, field: string): string {
   const m = typeof v === 'string' ? US_DATE.exec(v) : null;
   if (!m) throw new RecordError(`${field} ${JSON.stringify(v)?.slice(0, 40)} is not MM/DD/YY`);
-  const t = checked({ y: 2000 + +m[3]!, mo: +m[1]!, d: +m[2]!, h: 0, mi: 0, s: 0, ms: 0 }, v as string, field);
+  const t = checkedWallTime({ y: 2000 + +m[3]!, mo: +m[1]!, d: +m[2]!, h: 0, mi: 0, s: 0, ms: 0 }, v as string, field);
   return `${t.y}-${String(t.mo).padStart(2, '0')}-${String(t.d).padStart(2, '0')}`;
-}
-
-/** `YYYY-MM-DD`, `YYYY-MM-DDTHH:MM[:SS[.fff]]`, with or without a trailing Z (which Fitbit writes on local times too: the caller decides). */
-export function isoWallTime(v: unknown, field: string): WallTime {
-  const m = typeof v === 'string' ? ISO.exec(v.trim()) : null;
-  if (!m) throw new RecordError(`${field} ${JSON.stringify(v)?.slice(0, 40)} is not an ISO date or date-time`);
-  const ms = m[7] ? +m[7].slice(0, 3).padEnd(3, '0') : 0;
-  return checked({ y: +m[1]!, mo: +m[2]!, d: +m[3]!, h: +(m[4] ?? 0), mi: +(m[5] ?? 0), s: +(m[6] ?? 0), ms }, v as string, field);
 }
 
 export function dateFields(date: string): WallTime {
