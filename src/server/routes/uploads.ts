@@ -13,7 +13,7 @@ export const Upload = z
     upload_id: z.string(),
     provider: z.string(),
     bytes: z.number().int().describe('The upload\'s size (a resumable upload: its Upload-Length)'),
-    status: z.enum(STATUSES).describe('receiving while a resumable upload is incomplete, then accepted, processing, and done, failed or parked'),
+    status: z.enum(STATUSES).describe('receiving while a resumable upload is incomplete, then accepted, processing, and done, failed or parked: answered once its records read back in every view, processing until then (contracts §17)'),
     received_at: DateTime,
     started_at: DateTime.nullable(),
     finished_at: DateTime.nullable(),
