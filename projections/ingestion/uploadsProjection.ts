@@ -29,7 +29,18 @@ export type UploadDoc = {
   error: string | null;
   /** Tus uploads: when an incomplete one expires. */
   expires_at: string | null;
+  /**
+   * Where in the log the records of this status are: the position of the event that ended the
+   * upload, or NOT_FINISHED before that. A final status is shown only once every record view has
+   * applied the log up to here (contracts §17; queries/ingestion/uploads.ts), until then the
+   * upload answers `processing`. Absent from documents a MongoDB read store kept from before it
+   * was recorded (SQLite rebuilds the collection for the new column): those ended long ago.
+   */
+  finished_position?: number;
 };
+
+/** The `finished_position` of an upload still being received, queued or processed: no position of the log is past it. */
+export const NOT_FINISHED = Number.MAX_SAFE_INTEGER;
 
 /** The first rejections of an upload (contracts §12 `rejections`: the first 20), one document each. */
 export type UploadRejectionDoc = { _id: string; upload: string; user_id: string; provider: string; n: number; at: string; reason: string };
@@ -51,7 +62,7 @@ export const uploadsProjection = defineProjection<UploadEvent | ImportProgress |
       name: UPLOADS,
       // The last one: resumable uploads still arriving past their expiry, for the sweep (src/processes/uploads/tusSweep.ts).
       indexes: [{ fields: [['user_id', 1], ['received_at', -1]] }, { fields: [['user_id', 1], ['provider', 1], ['upload_id', 1]] }, { fields: [['status', 1], ['expires_at', 1]] }],
-      columns: ['status', 'tenant_id'],
+      columns: ['status', 'tenant_id', 'finished_position'],
     },
     { name: UPLOAD_REJECTIONS, indexes: [{ fields: [['upload', 1], ['n', 1]] }, { fields: [['user_id', 1], ['provider', 1]] }] },
   ],
@@ -102,9 +113,9 @@ export const uploadsProjection = defineProjection<UploadEvent | ImportProgress |
         // Retried after its backoff: waiting again, like a fresh upload (the error shows once it parks).
         return update({ status: 'accepted' });
       case 'etl.job_parked':
-        return update({ status: 'parked', error: event.data.error, finished_at: event.data.parked_at });
+        return update({ status: 'parked', error: event.data.error, finished_at: event.data.parked_at, finished_position: event.globalPosition });
       case 'etl.job_retried':
-        return update({ status: 'accepted', error: null, finished_at: null });
+        return update({ status: 'accepted', error: null, finished_at: null, finished_position: NOT_FINISHED });
       case 'etl.job_succeeded':
       case 'etl.job_unreadable': {
         const d = event.data;
@@ -116,10 +127,11 @@ export const uploadsProjection = defineProjection<UploadEvent | ImportProgress |
           rejected: d.rejected,
           unchanged: d.unchanged ?? 0,
           error: failed ? (d as { error: string }).error : null,
+          finished_position: event.globalPosition,
         });
       }
       case 'etl.job_discarded':
-        return update({ status: 'failed', finished_at: event.data.at, error: event.data.reason });
+        return update({ status: 'failed', finished_at: event.data.at, error: event.data.reason, finished_position: event.globalPosition });
       case 'import.progress': {
         const d = event.data;
         return [{ op: 'update', collection: UPLOADS, id: d.job, set: { bytes_read: d.bytes_read, records_read: d.items, records: d.records, rejected: d.rejected, unchanged: d.unchanged } }];
@@ -167,5 +179,6 @@ function fresh(id: string, d: { user_id: string; tenant_id: string; provider: st
     unchanged: 0,
     rejected: 0,
     error: null,
+    finished_position: NOT_FINISHED,
   };
 }

@@ -11,6 +11,7 @@ import { EventOpener } from '../crypto/recordSealing.js';
 import { PERSONAL_FIELDS } from '../../commands/shared/personalFields.js';
 import { deletionJobHandler } from '../processes/deletions/deletionJobRunner.js';
 import { ProjectorRuntime } from '../projector/projectorRuntime.js';
+import { appliedThrough } from '../projector/appliedThrough.js';
 import { ReactorRuntime } from '../projector/reactor.js';
 import { userSubscriptionsReactor } from '../processes/sync/userSubscriptions.js';
 import { etlJobHandlers } from '../processes/etl/etlWorker.js';
@@ -126,9 +127,12 @@ export async function createContext(config: Config, options: ContextOptions = {}
     temporaryFilesErasureHook(importTempDir(config.dataDir)),
   ];
   const webhookSecrets = new WebhookSecrets(sealingKeyringOf(config, WEBHOOK_SECRET_SEALING));
+  // contracts §17: what announces records waits until every record view reads them.
+  const recordViews = recordProjections.map((p) => p.name);
   const webhooks = new WebhookEngine({
     eventStore,
     readStore,
+    recordsReadable: (position, timeoutMs) => projectors.waitForIdle(position, timeoutMs, recordViews),
     secrets: webhookSecrets,
     allowPrivateTargets: config.webhookAllowPrivateTargets,
     scheduleSeconds: config.webhookRetryScheduleSeconds,
@@ -240,6 +244,8 @@ export async function createContext(config: Config, options: ContextOptions = {}
     settle: async (position, names) => {
       if (runBackground) await projectors.waitForIdle(position, undefined, names);
     },
+    // The raw log: only positions are read, nothing needs opening.
+    recordsApplied: () => appliedThrough(stores.eventStore, readStore, recordProjections),
     close: async () => {
       runtime.close();
       await webhooks.stop();

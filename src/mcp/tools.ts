@@ -371,7 +371,7 @@ export const TOOLS: readonly ToolDef<z.ZodObject>[] = [
       const user = await userOf(tc, a.user_id, s);
       const scope = cursorScope('mcp:list_uploads', user.id, { provider: a.provider ?? null, status: a.status ?? null });
       const q = { userId: user.id, ...(a.provider !== undefined ? { provider: a.provider } : {}), ...(a.status !== undefined ? { status: a.status } : {}) };
-      return paged(tc, scope, a.cursor, a.limit, (p) => listUploads(tc.ctx.readStore, q, p), (u) => u);
+      return paged(tc, scope, a.cursor, a.limit, (p) => listUploads(tc.ctx.readStore, tc.ctx.recordsApplied, q, p), (u) => u);
     },
   }),
   def({

@@ -65,5 +65,10 @@ export type AppContext = {
    * (default: the head): read-your-writes for the answering process (docs/read-your-writes.md).
    */
   settle: (position?: number, projections?: readonly string[]) => Promise<void>;
+  /**
+   * The log position up to which every record view has applied everything (contracts §17: an
+   * upload is `done` once its records read back in all of them; src/projector/appliedThrough.ts).
+   */
+  recordsApplied: () => Promise<number>;
   close: () => Promise<void>;
 };

@@ -1,6 +1,7 @@
 import type { EventStore } from '../../eventstore/eventStore.js';
 import type { ReadStore } from '../../readstore/readStore.js';
 import type { Projection } from '../../projector/projection.js';
+import { appliedThrough } from '../../projector/appliedThrough.js';
 
 /**
  * Where the record projections stand against the log. `reached(p)`: every one of them has applied
@@ -74,16 +75,6 @@ export class ProjectorPacing {
 export function projectorPositions(eventStore: EventStore, readStore: ReadStore, projections: readonly Projection[]): ProjectorPositions {
   return {
     head: () => eventStore.headPosition(),
-    async reached(position) {
-      for (const p of projections) {
-        const cp = await readStore.getCheckpoint(p.name);
-        // A rebuild's checkpoint is not what readers are served: only a live one counts.
-        const at = cp?.status === 'live' ? cp.position : 0;
-        if (at >= position) continue;
-        const next = await eventStore.readAll({ after: at, maxCount: 1, filter: { eventTypes: p.eventTypes } });
-        if (next.length > 0 && next[0]!.globalPosition <= position) return false;
-      }
-      return true;
-    },
+    reached: async (position) => (await appliedThrough(eventStore, readStore, projections, position)) >= position,
   };
 }

@@ -1,14 +1,16 @@
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { ReadStore, Scalar } from '../../readstore/readStore.js';
-import { DELIVERIES, ENDPOINT_HEALTH, type AttemptRecord, type DeliveryDoc, type EndpointHealthDoc } from '../../webhooks/deliveryDocs.js';
+import { DELIVERIES, type AttemptRecord, type DeliveryDoc } from '../../webhooks/deliveryDocs.js';
 import type { DeliveryWrites } from './deliveryWrites.js';
 import type { EndpointDirectory } from './endpointDirectory.js';
 import { SealingKeyError } from '../../crypto/sealingKeys.js';
 import { postDelivery, type AttemptResult } from './httpSender.js';
 import { MAX_ATTEMPTS, type RetrySchedule } from './retrySchedule.js';
 import { WakeTimers } from './wakeTimers.js';
-import { ATTEMPTS_KEPT, AUTO_DISABLED_REASON, DEFAULT_LIMITS, DISABLE_AFTER_MS, UNSEALABLE_ERROR, type WorkerLimits } from './deliveryLimits.js';
+import { RecordsReadableGate, type RecordsReadable } from './recordsReadableGate.js';
+import { ATTEMPTS_KEPT, DEFAULT_LIMITS, UNSEALABLE_ERROR, type WorkerLimits } from './deliveryLimits.js';
+import { EndpointHealth } from './endpointHealth.js';
 
 
 export type WorkerDeps = {
@@ -19,6 +21,8 @@ export type WorkerDeps = {
   http: Dispatcher;
   now: () => number;
   limits: WorkerLimits;
+  /** Deliveries announcing records wait for it (recordsReadableGate.ts); absent, nothing waits. */
+  recordsReadable?: RecordsReadable;
   /** Disables the endpoint (appends its event); the engine's command. */
   disableEndpoint: (endpointId: string, reason: string) => Promise<void>;
   log?: Logger;
@@ -46,8 +50,7 @@ export class DeliveryWorker {
   private readonly inFlightPer = new Map<string, number>();
   private inFlight = 0;
   private readonly attempts = new Set<Promise<void>>();
-  private readonly health = new Map<string, EndpointHealthDoc>();
-  private readonly disabling = new Set<string>();
+  private readonly health: EndpointHealth;
   /**
    * Deliveries whose attempt ended but whose outcome is not stored yet: the store still calls
    * them open, and a poll or a parking sweep must not take them for open ones.
@@ -70,8 +73,12 @@ export class DeliveryWorker {
   private stopped = true;
   /** Aborted when the engine's lease is lost: attempts in flight stop and record nothing. */
   private cut = new AbortController();
+  private readonly gate: RecordsReadableGate;
 
-  constructor(private readonly deps: WorkerDeps) {}
+  constructor(private readonly deps: WorkerDeps) {
+    this.health = new EndpointHealth(deps);
+    this.gate = new RecordsReadableGate(deps.recordsReadable, (docs) => this.requeue(docs), deps.log);
+  }
 
   async start(): Promise<void> {
     this.stopped = false;
@@ -80,11 +87,12 @@ export class DeliveryWorker {
     // have been sent and recorded by another process since.
     for (const m of [this.tracked, this.trackedPer, this.queues, this.unsettled, this.refillFrom]) m.clear();
     this.overflowing.clear();
+    this.gate.reset();
     this.horizon = '';
     this.deps.writes.onStored = (batch) => {
       for (const [id, b] of this.unsettled) if (b <= batch) this.unsettled.delete(id);
     };
-    for (const h of await this.deps.readStore.find<EndpointHealthDoc>(ENDPOINT_HEALTH)) this.health.set(h._id, h);
+    await this.health.load();
     // Deliveries left pending by an endpoint disabled or deleted before a crash are parked now.
     for (const ep of this.deps.endpoints.all()) if (ep.status !== 'active') await this.parkEndpoint(ep.id);
     this.safetyTimer = setInterval(() => void this.poll('full'), SAFETY_POLL_MS);
@@ -103,6 +111,7 @@ export class DeliveryWorker {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.gate.reset();
     this.wakes.clear();
     if (this.refillTimer) clearTimeout(this.refillTimer);
     if (this.safetyTimer) clearInterval(this.safetyTimer);
@@ -128,7 +137,7 @@ export class DeliveryWorker {
 
   /** The endpoint was disabled or deleted: its queued and stored pending deliveries are parked. */
   async parkEndpoint(endpointId: string): Promise<void> {
-    const queued = this.queues.get(endpointId) ?? [];
+    const queued = [...(this.queues.get(endpointId) ?? []), ...this.gate.drop(endpointId)];
     this.queues.delete(endpointId);
     for (const d of queued) {
       this.untrack(d);
@@ -149,11 +158,6 @@ export class DeliveryWorker {
       for (const d of idle) this.deps.writes.set(DELIVERIES, d._id, { status: 'parked', next_attempt_at: null });
     }
     await this.deps.writes.flush();
-  }
-
-  /** Health as the engine knows it now (spec "Webhook endpoint": failing_since, last_success_at). */
-  healthOf(endpointId: string): EndpointHealthDoc {
-    return this.health.get(endpointId) ?? { _id: endpointId, failing_since: null, last_success_at: null };
   }
 
   private track(d: DeliveryDoc): boolean {
@@ -190,8 +194,19 @@ export class DeliveryWorker {
       // Served last next time round: the endpoint goes to the end of the turn.
       this.queues.delete(endpointId);
       if (q.length) this.queues.set(endpointId, q);
-      this.launch(d);
+      if (!this.gate.holds(d)) this.launch(d);
     }
+  }
+
+  /** Held deliveries whose records read back now go first in their endpoints' turns. */
+  private requeue(docs: readonly DeliveryDoc[]): void {
+    for (const d of docs) {
+      if (!this.tracked.has(d._id)) continue;
+      const q = this.queues.get(d.endpoint_id);
+      if (q) q.unshift(d);
+      else this.queues.set(d.endpoint_id, [d]);
+    }
+    this.pump();
   }
 
   private launch(d: DeliveryDoc): void {
@@ -260,41 +275,21 @@ export class DeliveryWorker {
     const at = now();
     if (r.ok) {
       Object.assign(set, { status: 'done', delivered_at: new Date(at).toISOString(), next_attempt_at: null });
-      this.setHealth(d.endpoint_id, { failing_since: null, last_success_at: new Date(at).toISOString() });
+      this.health.succeeded(d.endpoint_id, new Date(at).toISOString());
     } else {
-      const h = this.healthOf(d.endpoint_id);
-      if (h.failing_since === null) this.setHealth(d.endpoint_id, { failing_since: entry.started_at, last_success_at: h.last_success_at });
+      this.health.failed(d.endpoint_id, entry.started_at);
       const ep = endpoints.get(d.endpoint_id);
       const active = ep?.status === 'active';
       const next = active ? schedule.nextAttemptAt(attempt, at, r.retryAfterSeconds) : null;
       if (next === null) {
         Object.assign(set, { status: 'parked', next_attempt_at: null });
-        if (active && attempt >= MAX_ATTEMPTS) this.exhausted(d.endpoint_id, at);
+        if (active && attempt >= MAX_ATTEMPTS) this.health.exhausted(d.endpoint_id, at);
       } else {
         Object.assign(set, { status: 'pending', next_attempt_at: new Date(next).toISOString() });
         this.wakeAt(next);
       }
     }
     writes.set(DELIVERIES, d._id, set);
-  }
-
-  /** Spec "States: Webhook endpoint": disabled when a delivery runs out of attempts and nothing was accepted for 5 days. */
-  private exhausted(endpointId: string, at: number): void {
-    const ep = this.deps.endpoints.get(endpointId);
-    if (!ep) return;
-    const lastSuccess = this.healthOf(endpointId).last_success_at;
-    const acceptingSince = Math.max(Date.parse(ep.activeSince), lastSuccess ? Date.parse(lastSuccess) : 0);
-    if (at - acceptingSince < DISABLE_AFTER_MS || this.disabling.has(endpointId)) return;
-    this.disabling.add(endpointId);
-    this.deps
-      .disableEndpoint(endpointId, AUTO_DISABLED_REASON)
-      .catch((err) => this.deps.log?.error({ err, endpoint: endpointId }, 'could not disable webhook endpoint'))
-      .finally(() => this.disabling.delete(endpointId));
-  }
-
-  private setHealth(endpointId: string, h: Omit<EndpointHealthDoc, '_id'>): void {
-    this.health.set(endpointId, { _id: endpointId, ...h });
-    this.deps.writes.set(ENDPOINT_HEALTH, endpointId, h, true);
   }
 
   /** Wakes for a retry due at `at` on the engine's clock. */

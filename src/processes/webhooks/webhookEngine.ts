@@ -25,6 +25,12 @@ export type WebhookEngineOptions = {
   /** Opens the endpoints' sealed signing secrets. */
   secrets: WebhookSecrets;
   allowPrivateTargets: boolean;
+  /**
+   * Resolves once every record view has applied the log up to `position` (or rejects after
+   * `timeoutMs`): deliveries that announce records wait for it (deliveryWorker.ts, contracts §17).
+   * Absent, nothing waits.
+   */
+  recordsReadable?: (position: number, timeoutMs: number) => Promise<void>;
   scheduleSeconds?: readonly number[];
   /** WEBHOOK_DELIVERY_RETENTION_DAYS: deliveries older than this are purged (deliveryRetention.ts). Default 30. */
   retentionDays?: number;
@@ -71,6 +77,7 @@ export class WebhookEngine {
       http: this.http,
       now,
       limits: { ...DEFAULT_LIMITS, ...options.limits },
+      recordsReadable: options.recordsReadable,
       disableEndpoint: async (endpointId, reason) => {
         await disableWebhookEndpoint(options.eventStore, { endpointId, reason, at: new Date(now()).toISOString() });
       },

@@ -13,7 +13,7 @@ export const Upload = z
     upload_id: z.string(),
     provider: z.string(),
     bytes: z.number().int().describe('The upload\'s size (a resumable upload: its Upload-Length)'),
-    status: z.enum(STATUSES).describe('receiving while a resumable upload is incomplete, then accepted, processing, and done, failed or parked'),
+    status: z.enum(STATUSES).describe('receiving while a resumable upload is incomplete, then accepted, processing, and done, failed or parked: answered once its records read back in every view, processing until then (contracts §17)'),
     received_at: DateTime,
     started_at: DateTime.nullable(),
     finished_at: DateTime.nullable(),
@@ -53,7 +53,7 @@ export const uploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
       const q = request.query;
       const scope = cursorScope('uploads', user.id, { provider: q.provider ?? null, status: q.status ?? null });
       const after = q.cursor ? cursors.decode(q.cursor, scope) : null;
-      const page = await listUploads(ctx.readStore, { userId: user.id, ...(q.provider !== undefined ? { provider: q.provider } : {}), ...(q.status !== undefined ? { status: q.status } : {}) }, { after, limit: q.limit });
+      const page = await listUploads(ctx.readStore, ctx.recordsApplied, { userId: user.id, ...(q.provider !== undefined ? { provider: q.provider } : {}), ...(q.status !== undefined ? { status: q.status } : {}) }, { after, limit: q.limit });
       return { data: page.items, next_cursor: page.next ? cursors.encode(page.next, scope) : null };
     },
   );
@@ -71,7 +71,7 @@ export const uploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
     },
     async (request) => {
       const user = await readableUser(ctx, request.tenantId!, request.params.id);
-      const upload = await getUpload(ctx.readStore, user.id, request.params.provider, request.params.upload_id);
+      const upload = await getUpload(ctx.readStore, ctx.recordsApplied, user.id, request.params.provider, request.params.upload_id);
       if (!upload) throw problems.notFound('upload not found');
       return upload;
     },
@@ -92,7 +92,7 @@ export const uploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
     async (request) => {
       const p = request.principal;
       if (p?.kind !== 'user' || !p.scopes.includes('upload')) throw problems.forbidden('reading an upload needs a user token with the upload scope');
-      const upload = await getUpload(ctx.readStore, p.userId, request.params.provider, request.params.upload_id);
+      const upload = await getUpload(ctx.readStore, ctx.recordsApplied, p.userId, request.params.provider, request.params.upload_id);
       if (!upload) throw problems.notFound('upload not found');
       return upload;
     },

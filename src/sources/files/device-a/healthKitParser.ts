@@ -9,6 +9,7 @@ import { categoryLine, quantityLine } from './sampleLines.js';
 import { ecgLine, heartbeatLine } from './seriesLines.js';
 import { Upload } from './upload.js';
 import { workoutLine } from './workoutLine.js';
+import { UnreadableExportError } from '../exportShared/unreadableExport.js';
 
 /**
  * device-a: iOS HealthKit uploads (contracts.md §3). The payload is gzip of NDJSON, one object per
@@ -34,7 +35,8 @@ function rejected(lineNo: number, reason: string, line: string): ParseItem {
   return { rejected: { location: `line ${lineNo}`, reason, excerpt: excerptOf(line) } };
 }
 
-function parseLine(up: Upload, raw: string, lineNo: number): ParseItem | ParseItem[] | undefined {
+/** `seen.objects` counts the lines that are JSON objects (whatever their records' fate). */
+function parseLine(up: Upload, raw: string, lineNo: number, seen: { objects: number }): ParseItem | ParseItem[] | undefined {
   let line = raw;
   if (line.charCodeAt(line.length - 1) === 13) line = line.slice(0, -1);
   if (lineNo === 1 && line.charCodeAt(0) === 0xfeff) line = line.slice(1);
@@ -47,6 +49,7 @@ function parseLine(up: Upload, raw: string, lineNo: number): ParseItem | ParseIt
     return rejected(lineNo, 'line is not valid JSON', line);
   }
   if (!isObject(o)) return rejected(lineNo, 'line is not a JSON object', line);
+  seen.objects++;
   try {
     return healthKitObjectItems(up, o);
   } catch (err) {
@@ -95,6 +98,7 @@ async function* parseHealthKit(payload: Buffer, provider: string): AsyncGenerato
   /** Set while skipping the rest of a line longer than MAX_LINE_CHARS (parts then hold its excerpt). */
   let oversized = false;
   let lineNo = 0;
+  const seen = { objects: 0 };
 
   function takeLine(last: string): { line: string; tooLong: boolean } {
     const tooLong = oversized;
@@ -116,7 +120,7 @@ async function* parseHealthKit(payload: Buffer, provider: string): AsyncGenerato
         const { line, tooLong } = takeLine(text.slice(pos, nl));
         lineNo++;
         // Inline rather than a helper generator: this loop runs once per line.
-        const out = tooLong ? tooLongItem(line) : parseLine(up, line, lineNo);
+        const out = tooLong ? tooLongItem(line) : parseLine(up, line, lineNo, seen);
         if (Array.isArray(out)) for (const item of out) yield item;
         else if (out !== undefined) yield out;
         pos = nl + 1;
@@ -144,12 +148,15 @@ async function* parseHealthKit(payload: Buffer, provider: string): AsyncGenerato
     const { line, tooLong } = takeLine(decoder.end());
     if (line.length > 0 || tooLong) {
       lineNo++;
-      const out = tooLong ? tooLongItem(line) : parseLine(up, line, lineNo);
+      const out = tooLong ? tooLongItem(line) : parseLine(up, line, lineNo, seen);
       if (Array.isArray(out)) for (const item of out) yield item;
       else if (out !== undefined) yield out;
     }
   }
 
+  // contracts §17: a file of which not one line is a JSON object is not NDJSON at all. Its lines
+  // stay rejected (each with its reason), and the upload ends `failed`, never `done` with nothing stored.
+  if (seen.objects === 0 && lineNo > 0) throw new UnreadableExportError('', `not a HealthKit NDJSON upload: not one of its ${lineNo} lines is a JSON object`);
   for (const record of wholeUploadRecords(up)) yield { record };
 }
 

@@ -1,6 +1,7 @@
 import type { DeviceParser, ParseContext, ParseItem } from '../../../../commands/ingestion/records.js';
 import { isObject, RecordError } from '../../shared/recordError.js';
 import { BodyError, bodyRecords, scanBody, type BodyRecord } from './decodeStream.js';
+import { UnreadableExportError } from '../exportShared/unreadableExport.js';
 import { menstrualCycles, workoutSummaries, type PendingWorkout, type UploadState } from './endOfUpload.js';
 import { bodyRejected, recordTypeOf, rejectItem } from './recordCommon.js';
 import { exerciseSession, parseRecord } from './recordMappers.js';
@@ -27,8 +28,10 @@ export { EXERCISE_ACTIVITY } from './vocabulary.js';
  * the upload:
  *
  * 1. A scan that yields nothing. A body that is not gzip, not JSON or has no `records` array is
- *    ONE rejected item and nothing of it is stored, and the byte that breaks it may be the last
- *    one: only a body read to its end may give records. The scan also builds the workouts,
+ *    ONE rejected item (an object that failed as a whole counts once) and nothing of it is
+ *    stored, and the byte that breaks it may be the last one: only a body read to its end may
+ *    give records. Such an upload is unreadable as a whole and ends `failed` with the reason
+ *    (contracts §17: never `done` with nothing stored). The scan also builds the workouts,
  *    whose summaries take records from anywhere in the upload, before or after the session.
  * 2. The records, each normalised and yielded as soon as it is parsed, and added to the
  *    workouts' summaries on the way.
@@ -56,7 +59,7 @@ export const healthConnectParser: DeviceParser = {
     } catch (err) {
       if (!(err instanceof BodyError)) throw err;
       yield bodyRejected(err.message, err.excerpt);
-      return;
+      throw new UnreadableExportError('', `not a readable Health Connect upload: ${err.message}`);
     }
     const workouts = scanned.member === members ? scanned.workouts : [];
     const summaries = workouts.length ? workoutSummaries(workouts) : null;

@@ -15,6 +15,7 @@ import type {
 import { findQuantityType } from '../../../../src/catalog/quantityCatalog.js';
 import { storageUnitConverter, toStorageUnit } from '../../../../src/catalog/units.js';
 import { parseHealthKitDate } from '../../../../src/sources/files/device-a/healthKitDates.js';
+import { UnreadableExportError } from '../../../../src/sources/files/exportShared/unreadableExport.js';
 import { healthKitParser } from '../../../../src/sources/files/device-a/healthKitParser.js';
 import { excerptOf } from '../../../../src/sources/files/device-a/lineFields.js';
 
@@ -25,13 +26,21 @@ import { excerptOf } from '../../../../src/sources/files/device-a/lineFields.js'
  */
 const FIXTURE = readFileSync(fileURLToPath(new URL('../../../fixtures/device-a/healthkit-export.ndjson', import.meta.url)), 'utf8');
 
-type Parsed = { items: ParseItem[]; records: NormalizedRecord[]; rejected: RejectedItem[] };
+/** `unreadable`: the verdict on a file of which not one line is a JSON object (the upload ends failed with it, contracts §17). */
+type Parsed = { items: ParseItem[]; records: NormalizedRecord[]; rejected: RejectedItem[]; unreadable: string | null };
 
 async function parseGz(gz: Buffer): Promise<Parsed> {
   const items: ParseItem[] = [];
-  for await (const item of healthKitParser.parse(gz, { provider: 'device-a', receivedAt: '2026-11-22T00:00:00.000Z', dataType: null })) items.push(item);
+  let unreadable: string | null = null;
+  try {
+    for await (const item of healthKitParser.parse(gz, { provider: 'device-a', receivedAt: '2026-11-22T00:00:00.000Z', dataType: null })) items.push(item);
+  } catch (err) {
+    if (!(err instanceof UnreadableExportError)) throw err;
+    unreadable = err.message;
+  }
   return {
     items,
+    unreadable,
     records: items.flatMap((i) => ('record' in i ? [i.record] : [])),
     rejected: items.flatMap((i) => ('rejected' in i ? [i.rejected] : [])),
   };
@@ -491,6 +500,7 @@ describe('healthKitParser: rejected lines (contracts §3)', () => {
     expect(notGzip.records).toEqual([]);
     expect(notGzip.rejected).toHaveLength(1);
     expect(notGzip.rejected[0]!.reason).toMatch(/^payload is not a complete gzip stream/);
+    expect(notGzip.unreadable).toBe('not a HealthKit NDJSON upload: not one of its 1 lines is a JSON object');
 
     const many = Array.from({ length: 2000 }, (_, i) => line({ ...base, uuid: `A1B2C3D4-0000-4000-8000-${String(i).padStart(12, '0')}` })).join('\n');
     const gz = gzipSync(many);
@@ -499,6 +509,17 @@ describe('healthKitParser: rejected lines (contracts §3)', () => {
     expect(cut.records.length).toBeLessThan(2000);
     expect(cut.rejected).toHaveLength(1);
     expect(cut.rejected[0]).toMatchObject({ location: `line ${cut.records.length + 1}` });
+    expect(cut.unreadable).toBeNull();
+  });
+
+  it('contracts §17: a file of which not one line is a JSON object is unreadable (its lines stay rejected); one object line among bad ones is not', async () => {
+    const prose = await parse('hello world\nthis is not json\n[1,2]\n');
+    expect(prose.rejected.map((r) => r.reason)).toEqual(['line is not valid JSON', 'line is not valid JSON', 'line is not a JSON object']);
+    expect(prose.unreadable).toBe('not a HealthKit NDJSON upload: not one of its 3 lines is a JSON object');
+    const oneObject = await parse(`hello world\n${line({ ...base, kind: undefined })}\n`);
+    expect(oneObject.rejected.map((r) => r.reason)).toEqual(['line is not valid JSON', 'missing kind']);
+    expect(oneObject.unreadable).toBeNull();
+    expect((await parse('')).unreadable).toBeNull();
   });
 });
 

@@ -7,15 +7,24 @@ import { findQuantityType } from '../../../../src/catalog/quantityCatalog.js';
 import { BodyError, bodyChunks, RecordsReader, type BodyRecord } from '../../../../src/sources/files/device-b/decodeStream.js';
 import { EXERCISE_ACTIVITY, HEALTH_CONNECT_RECORD_TYPES, healthConnectParser } from '../../../../src/sources/files/device-b/healthConnectParser.js';
 import { healthConnectDeviceKind } from '../../../../src/sources/shared/vendors.js';
+import { UnreadableExportError } from '../../../../src/sources/files/exportShared/unreadableExport.js';
 
 const FIXTURE = readFileSync(new URL('../../../fixtures/device-b/upload.json', import.meta.url));
 const P = 'device-b';
 
-async function parse(payload: Buffer | string): Promise<{ records: NormalizedRecord[]; rejected: RejectedItem[]; items: ParseItem[] }> {
+/** `unreadable`: the verdict on a body that cannot be read as a whole (the upload ends failed with it, contracts §17). */
+async function parse(payload: Buffer | string): Promise<{ records: NormalizedRecord[]; rejected: RejectedItem[]; items: ParseItem[]; unreadable: string | null }> {
   const items: ParseItem[] = [];
-  for await (const item of healthConnectParser.parse(Buffer.isBuffer(payload) ? payload : Buffer.from(payload), { provider: P, receivedAt: '2026-11-22T00:00:00.000Z', dataType: null })) items.push(item);
+  let unreadable: string | null = null;
+  try {
+    for await (const item of healthConnectParser.parse(Buffer.isBuffer(payload) ? payload : Buffer.from(payload), { provider: P, receivedAt: '2026-11-22T00:00:00.000Z', dataType: null })) items.push(item);
+  } catch (err) {
+    if (!(err instanceof UnreadableExportError)) throw err;
+    unreadable = err.message;
+  }
   return {
     items,
+    unreadable,
     records: items.flatMap((i) => ('record' in i ? [i.record] : [])),
     rejected: items.flatMap((i) => ('rejected' in i ? [i.rejected] : [])),
   };
@@ -426,11 +435,12 @@ describe('device-b: Health Connect upload (contracts §3 device-b)', () => {
     expect(zipped.items).toEqual(plain.items);
   });
 
-  it('rejects a body that is not JSON as ONE item for the whole object, location "body" (spec Coverage report: an object that failed as a whole counts once)', async () => {
+  it('rejects a body that is not JSON as ONE item for the whole object, location "body" (spec Coverage report: an object that failed as a whole counts once), and the upload is unreadable (contracts §17)', async () => {
     for (const payload of [Buffer.from('{"records": [{"recordType": "Steps",'), gzipSync('not json at all')]) {
-      const { items } = await parse(payload);
+      const { items, unreadable } = await parse(payload);
       expect(items).toHaveLength(1);
       expect(items[0]).toMatchObject({ rejected: { location: 'body', reason: expect.stringMatching(/^body is not valid JSON/) } });
+      expect(unreadable).toMatch(/^not a readable Health Connect upload: body is not valid JSON/);
     }
   });
 
@@ -440,9 +450,10 @@ describe('device-b: Health Connect upload (contracts §3 device-b)', () => {
       [Buffer.from('[]'), 'body is not an object with a "records" array'],
       [Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0xde, 0xad, 0xbe, 0xef]), /^body is not valid gzip/],
     ] as const) {
-      const { items } = await parse(payload);
+      const { items, unreadable } = await parse(payload);
       expect(items).toHaveLength(1);
       expect(items[0]).toMatchObject({ rejected: { location: 'body', reason: typeof reason === 'string' ? reason : expect.stringMatching(reason) } });
+      expect(unreadable).toMatch(/^not a readable Health Connect upload: body is not/);
     }
   });
 
