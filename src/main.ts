@@ -2,8 +2,10 @@ import { resolve } from 'node:path';
 import { createContext } from './app/context.js';
 import { createLogger } from './app/logger.js';
 import { ConfigError, loadConfig } from './config.js';
+import { stopOnSignals } from './app/shutdown.js';
+import { ETL_JOB_KINDS } from './processes/etl/etlWorker.js';
 import { buildServer } from './server/buildServer.js';
-import { startDemoSandbox } from './demo/demoConnections.js';
+import { allowDemoWebhookTargets, startDemoSandbox } from './demo/demoConnections.js';
 import { setUpDemo } from './demo/demoStart.js';
 
 /** `npm start`: the service on the configured backends (embedded SQLite under DATA_DIR by default). */
@@ -11,6 +13,7 @@ async function main() {
   const demo = process.argv.includes('--demo') || ['1', 'true'].includes((process.env.DEMO ?? '').toLowerCase());
   // The demo brings its own provider sandbox when no provider is configured (src/demo/demoConnections.ts).
   const sandbox = demo ? await startDemoSandbox(process.env) : null;
+  if (demo) allowDemoWebhookTargets(process.env);
   let config;
   try {
     config = loadConfig();
@@ -32,7 +35,25 @@ async function main() {
     );
   }
   const app = await buildServer(ctx);
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EADDRINUSE' && code !== 'EACCES') throw err;
+    // One line naming the setting to change, not the listen error's stack (issue 36 point 7).
+    const address = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+    const why = code === 'EADDRINUSE' ? 'the address is in use (another Wellstream, or another program, listens there)' : 'this user may not listen on that port';
+    process.stderr.write(`cannot listen on ${address}: ${why}; stop the other one, or choose another port with PORT (e.g. PORT=${config.port + 1} npm start) or address with HOST\n`);
+    await ctx.close();
+    await sandbox?.close();
+    process.exit(1);
+  }
+  // Requests under way, for the shutdown's log line.
+  let openRequests = 0;
+  app.server.on('request', (_req, res) => {
+    openRequests++;
+    res.once('close', () => openRequests--);
+  });
   // The absolute directory: what `npm run cli -- --data-dir` needs to work on this store.
   log.info({ backend: config.backend.kind, dataDir: resolve(config.dataDir) }, 'wellstream listening');
   // `npm start -- --demo` or DEMO=1: a demo tenant with synthetic users (src/demo/demoStart.ts).
@@ -49,18 +70,22 @@ async function main() {
     process.stdout.write(block);
   }
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    await app.close();
-    await ctx.close();
-    await sandbox?.close();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  const onSignal = stopOnSignals({
+    log,
+    pending: () => {
+      const jobs = ctx.jobs.activeByKind();
+      const imports = ETL_JOB_KINDS.reduce((n, kind) => n + (jobs[kind] ?? 0), 0);
+      const others = Object.values(jobs).reduce((n, count) => n + count, 0) - imports;
+      return { imports, jobs: others, pulls: ctx.sync.active, requests: openRequests };
+    },
+    stop: async () => {
+      await Promise.all([app.close(), ctx.close()]);
+      await sandbox?.close();
+    },
+    exit: (code) => process.exit(code),
+  });
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
 }
 
 main().catch((err) => {

@@ -9,6 +9,7 @@ import { listTenants } from '../../queries/tenants/listTenants.js';
 import type { UploadResource } from '../../queries/ingestion/uploads.js';
 import type { AppContext } from '../server/appContext.js';
 import { newSecret, sha256Hex } from '../shared/secrets.js';
+import { SERVICE_URL_VARIABLE, serviceUrlFromEnv } from '../shared/serviceUrl.js';
 import { unreachableReason } from '../shared/unreachable.js';
 import { fileByteSource } from '../sources/files/exportShared/byteSources.js';
 import { formatOf } from '../sources/files/formatOf.js';
@@ -61,7 +62,7 @@ const OUTCOME_ATTEMPTS = 3;
  * `import <file> --user <external_ref>` (issue 21): uploads a native export by tus with a progress
  * bar of bytes, then follows its processing (records read) and prints the Upload (contracts §12)
  * as one JSON line. The CLI mints the user a short-lived upload token on the store and talks to
- * the running service over HTTP (`--url`, default PUBLIC_BASE_URL). Run again, it resumes.
+ * the running service over HTTP (`--url`, else WELLSTREAM_URL, else PUBLIC_BASE_URL). Run again, it resumes.
  */
 export function registerImportCommand(program: Command, openCtx: OpenContext): void {
   program
@@ -72,7 +73,7 @@ export function registerImportCommand(program: Command, openCtx: OpenContext): v
     .option('--tenant <tenant_id>', 'the tenant, when several have a user with that external_ref')
     .option('--provider <slug>', `the format, one of ${IMPORT_SLUGS.join(', ')} (default: told from the file)`)
     .option('--upload-id <id>', 'the Upload-Id (default: from the file name and size, so running again resumes)')
-    .option('--url <origin>', "the service's address (default: PUBLIC_BASE_URL)")
+    .option('--url <origin>', `the service's address (default: $${SERVICE_URL_VARIABLE}, else PUBLIC_BASE_URL)`)
     .action(async (file: string, o: { user: string; tenant?: string; provider?: string; uploadId?: string; url?: string }) => {
       if (o.provider !== undefined && !IMPORT_SLUGS.includes(o.provider)) throw new CliError(`--provider must be one of ${IMPORT_SLUGS.join(', ')}`);
       let size: number;
@@ -95,7 +96,7 @@ export function registerImportCommand(program: Command, openCtx: OpenContext): v
         const minted = await mintUserToken(ctx.eventStore, { tenantId, userId, tokenId: randomUUID(), tokenHash: sha256Hex(token), scopes: ['upload'], ttlSeconds: 86_400, at: new Date().toISOString(), by: 'cli' });
         // The token must authenticate before the first request.
         await ctx.settle(minted.position);
-        return { token, origin: (o.url ?? ctx.config.publicBaseUrl).replace(/\/$/, '') };
+        return { token, origin: (o.url ?? serviceUrlFromEnv() ?? ctx.config.publicBaseUrl).replace(/\/$/, '') };
       });
       await tusUpload({ origin, token, path: file, size, metadata: { provider, upload_id: uploadId } }, (sent) => bar('upload ', sent, size, mib));
       if (process.stderr.isTTY) process.stderr.write('\n');

@@ -83,6 +83,14 @@ describe('a demo from the first start (npm start -- --demo, DEMO=1; issue 23: on
     const key = /^export KEY=(svc_sk_[A-Za-z0-9]{43}) {3}# /.exec(block.shell[0]!)?.[1];
     expect(key, block.text).toBeDefined();
     expect(block.shell[1]).toMatch(/^export USER_ID=[0-9a-f-]{36} {3}# demo-user$/);
+    // Issue 36 §7: the address too, under the name the CLI's import and mcp-client read.
+    const base = /"(http[^"]+)\/v1\/users\//.exec(block.text)![1]!;
+    expect(block.shell[2]).toMatch(new RegExp(`^export WELLSTREAM_URL=${base.replace(/[.]/g, '\\.')} {3}# `));
+    // Issue 36 §7: a webhook to a receiver on this machine is taken in the demo, and the block says so.
+    expect(block.text).toContain('this demo sets WEBHOOK_ALLOW_PRIVATE_TARGETS=true; a start without --demo refuses them.');
+    const local = { url: 'http://127.0.0.1:9/demo-receiver' };
+    const hook = await fetch(`${base}/v1/webhooks`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(local) });
+    expect(hook.status, await hook.clone().text()).toBe(201);
     const curls = block.shell.filter((l) => l.startsWith('curl '));
     expect(curls).toHaveLength(2);
     for (const c of curls) expect(c).toContain('-H "Authorization: Bearer $KEY"');
@@ -137,6 +145,29 @@ describe('a demo from the first start (npm start -- --demo, DEMO=1; issue 23: on
     expect(sleep.length).toBeGreaterThan(0);
     await run.stop();
   }, 240_000);
+});
+
+describe('a demo restart reconnects (issue 36 point 7: after a restart on other sandbox ports both backfills failed with invalid_token)', () => {
+  it('connects demo-user again through the new sandbox and every run queued by this start succeeds, on sandbox ports other than the first start\'s', async () => {
+    const dir = tempDir('demo-restart');
+    const first = await startDemo(['--demo'], { DATA_DIR: dir, SANDBOX_PORT: String(await freePortRun(CONNECTED_PROVIDERS.length)) });
+    const firstSandbox = /\nProvider sandbox: oura (http:\/\/[^,]+),/.exec(first.out)![1];
+    // The restart's block cannot show the tenant's key again: the first one is used.
+    const key = /export KEY=(svc_sk_\S+)/.exec(first.out)![1]!;
+    await first.stop();
+    const restartedAt = new Date().toISOString();
+    const second = await startDemo(['--demo'], { DATA_DIR: dir, SANDBOX_PORT: String(await freePortRun(CONNECTED_PROVIDERS.length)) });
+    const block = blockOf(second.out);
+    expect(/\nProvider sandbox: oura (http:\/\/[^,]+),/.exec(block.text)![1]).not.toBe(firstSandbox);
+    expect(block.text).toContain('its pulls from oura and withings');
+    const base = /"(http[^"]+)\/v1\/users\//.exec(block.text)![1]!;
+    const userId = /export USER_ID=(\S+)/.exec(block.text)![1]!;
+    const runs = (await (await fetch(`${base}/v1/users/${userId}/sync-runs`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: { provider: string; trigger: string; status: string; error: string | null; created_at: string }[] };
+    const ours = runs.data.filter((r) => r.created_at >= restartedAt);
+    expect(ours.map((r) => r.provider).sort(), JSON.stringify(runs.data)).toEqual(['oura', 'withings']);
+    for (const r of ours) expect([r.provider, r.status, r.error]).toEqual([r.provider, 'succeeded', null]);
+    await second.stop();
+  }, 300_000);
 });
 
 describe('the demo\'s provider sandbox listens where `npm run sandbox` does (issue 23: the README\'s control address holds under --demo)', () => {
