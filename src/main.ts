@@ -8,6 +8,9 @@ import { buildServer } from './server/buildServer.js';
 import { allowDemoWebhookTargets, startDemoSandbox } from './demo/demoConnections.js';
 import { setUpDemo } from './demo/demoStart.js';
 
+/** Set by the first SIGINT or SIGTERM: what fails afterwards fails because the stop closed it. */
+let stopRequested = false;
+
 /** `npm start`: the service on the configured backends (embedded SQLite under DATA_DIR by default). */
 async function main() {
   const demo = process.argv.includes('--demo') || ['1', 'true'].includes((process.env.DEMO ?? '').toLowerCase());
@@ -35,6 +38,33 @@ async function main() {
     );
   }
   const app = await buildServer(ctx);
+  // Requests under way, for the shutdown's log line.
+  let openRequests = 0;
+  app.server.on('request', (_req, res) => {
+    openRequests++;
+    res.once('close', () => openRequests--);
+  });
+  // From here on a signal stops the service gracefully, the demo's set-up included.
+  const onSignal = stopOnSignals({
+    log,
+    pending: () => {
+      const jobs = ctx.jobs.activeByKind();
+      const imports = ETL_JOB_KINDS.reduce((n, kind) => n + (jobs[kind] ?? 0), 0);
+      const others = Object.values(jobs).reduce((n, count) => n + count, 0) - imports;
+      return { imports, jobs: others, pulls: ctx.sync.active, requests: openRequests };
+    },
+    stop: async () => {
+      await Promise.all([app.close(), ctx.close()]);
+      await sandbox?.close();
+    },
+    exit: (code) => process.exit(code),
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, (s) => {
+      stopRequested = true;
+      onSignal(s);
+    });
+  }
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
@@ -48,12 +78,6 @@ async function main() {
     await sandbox?.close();
     process.exit(1);
   }
-  // Requests under way, for the shutdown's log line.
-  let openRequests = 0;
-  app.server.on('request', (_req, res) => {
-    openRequests++;
-    res.once('close', () => openRequests--);
-  });
   // The absolute directory: what `npm run cli -- --data-dir` needs to work on this store.
   log.info({ backend: config.backend.kind, dataDir: resolve(config.dataDir) }, 'wellstream listening');
   // `npm start -- --demo` or DEMO=1: a demo tenant with synthetic users (src/demo/demoStart.ts).
@@ -70,25 +94,11 @@ async function main() {
     process.stdout.write(block);
   }
 
-  const onSignal = stopOnSignals({
-    log,
-    pending: () => {
-      const jobs = ctx.jobs.activeByKind();
-      const imports = ETL_JOB_KINDS.reduce((n, kind) => n + (jobs[kind] ?? 0), 0);
-      const others = Object.values(jobs).reduce((n, count) => n + count, 0) - imports;
-      return { imports, jobs: others, pulls: ctx.sync.active, requests: openRequests };
-    },
-    stop: async () => {
-      await Promise.all([app.close(), ctx.close()]);
-      await sandbox?.close();
-    },
-    exit: (code) => process.exit(code),
-  });
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
 }
 
 main().catch((err) => {
+  // The demo's set-up, cut short by the stop: the stop ends the process.
+  if (stopRequested) return;
   process.stderr.write(`fatal: ${err instanceof Error ? err.stack : String(err)}\n`);
   process.exit(1);
 });
