@@ -3,3 +3,4 @@ export declare const ROOT: string;
 export declare function outDirOf(root: string): string;
 export declare function staleSources(root?: string): string[];
 export declare function buildStaleSources(root?: string): Promise<number>;
+export declare function runCompiled(entry: string, root?: string): Promise<void>;

@@ -2,17 +2,19 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { Command, InvalidArgumentError } from 'commander';
+import { SERVICE_URL_VARIABLE, serviceUrlFromEnv } from '../src/shared/serviceUrl.js';
 import { unreachableReason } from '../src/shared/unreachable.js';
 
 /**
  * `npm run mcp-client -- …`: a small MCP client over the SDK the repository installs, to try the
  * agent interface (docs/mcp.md) without anything from outside: list the tools and prompts, call a
  * tool, or bridge a desktop client that speaks MCP over stdio to the service's Streamable HTTP.
- * It reaches the service the way the service is configured (HOST, PORT), or at --url.
+ * It reaches the service at --url, else at WELLSTREAM_URL (the demo's block exports it), else
+ * the way the service is configured (HOST, PORT).
  */
 const program = new Command('mcp-client')
   .description("Talk to Wellstream's MCP endpoint (POST /mcp) with a user token or a tenant key")
-  .option('--url <url>', 'the MCP endpoint (default: http://HOST:PORT/mcp from the service\'s settings, else http://127.0.0.1:8080/mcp)')
+  .option('--url <url>', `the MCP endpoint (default: $${SERVICE_URL_VARIABLE}/mcp, else http://HOST:PORT/mcp from the service's settings, else http://127.0.0.1:8080/mcp)`)
   .option('--token <secret>', 'a user token with scope read (svc_ut_…) or a tenant key (svc_sk_…); default: $TOKEN')
   .showHelpAfterError();
 
@@ -23,7 +25,8 @@ function endpoint(): { url: URL; token: string } {
   const token = o.token ?? process.env.TOKEN;
   if (!token) throw new InvalidArgumentError('no credential: pass --token, or set TOKEN');
   const host = process.env.HOST && !['0.0.0.0', '::'].includes(process.env.HOST) ? process.env.HOST : '127.0.0.1';
-  return { url: new URL(o.url ?? `http://${host}:${process.env.PORT ?? 8080}/mcp`), token };
+  const base = serviceUrlFromEnv() ?? `http://${host}:${process.env.PORT ?? 8080}`;
+  return { url: new URL(o.url ?? `${base}/mcp`), token };
 }
 
 const httpTransport = ({ url, token }: { url: URL; token: string }) =>
@@ -32,7 +35,7 @@ const httpTransport = ({ url, token }: { url: URL; token: string }) =>
 /** fetch says only "fetch failed": the message names the address tried and how to point elsewhere. */
 function unreachable(url: URL, err: unknown): Error | null {
   const reason = unreachableReason(err);
-  return reason === null ? null : new Error(`cannot reach the service at ${url.href}: ${reason}; is it running? set --url (or HOST and PORT)`);
+  return reason === null ? null : new Error(`cannot reach the service at ${url.href}: ${reason}; is it running? set --url or ${SERVICE_URL_VARIABLE} (or HOST and PORT)`);
 }
 
 async function connected<T>(fn: (client: Client) => Promise<T>): Promise<T> {

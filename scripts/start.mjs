@@ -4,9 +4,6 @@
  * leaves running is the service itself (signals, resident memory, `/proc` all name it) and
  * its worker threads load compiled entries too (src/shared/workerThreads.ts).
  */
-import { pathToFileURL } from 'node:url';
-import { join } from 'node:path';
-import { ROOT, buildStaleSources, outDirOf } from './buildService.mjs';
+import { runCompiled } from './buildService.mjs';
 
-await buildStaleSources();
-await import(pathToFileURL(join(outDirOf(ROOT), 'src', 'main.js')).href);
+await runCompiled('src/main.js');

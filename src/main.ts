@@ -2,15 +2,21 @@ import { resolve } from 'node:path';
 import { createContext } from './app/context.js';
 import { createLogger } from './app/logger.js';
 import { ConfigError, loadConfig } from './config.js';
+import { stopOnSignals } from './app/shutdown.js';
+import { ETL_JOB_KINDS } from './processes/etl/etlWorker.js';
 import { buildServer } from './server/buildServer.js';
-import { startDemoSandbox } from './demo/demoConnections.js';
+import { allowDemoWebhookTargets, startDemoSandbox } from './demo/demoConnections.js';
 import { setUpDemo } from './demo/demoStart.js';
+
+/** Set by the first SIGINT or SIGTERM: what fails afterwards fails because the stop closed it. */
+let stopRequested = false;
 
 /** `npm start`: the service on the configured backends (embedded SQLite under DATA_DIR by default). */
 async function main() {
   const demo = process.argv.includes('--demo') || ['1', 'true'].includes((process.env.DEMO ?? '').toLowerCase());
   // The demo brings its own provider sandbox when no provider is configured (src/demo/demoConnections.ts).
   const sandbox = demo ? await startDemoSandbox(process.env) : null;
+  if (demo) allowDemoWebhookTargets(process.env);
   let config;
   try {
     config = loadConfig();
@@ -32,7 +38,46 @@ async function main() {
     );
   }
   const app = await buildServer(ctx);
-  await app.listen({ port: config.port, host: config.host });
+  // Requests under way, for the shutdown's log line.
+  let openRequests = 0;
+  app.server.on('request', (_req, res) => {
+    openRequests++;
+    res.once('close', () => openRequests--);
+  });
+  // From here on a signal stops the service gracefully, the demo's set-up included.
+  const onSignal = stopOnSignals({
+    log,
+    pending: () => {
+      const jobs = ctx.jobs.activeByKind();
+      const imports = ETL_JOB_KINDS.reduce((n, kind) => n + (jobs[kind] ?? 0), 0);
+      const others = Object.values(jobs).reduce((n, count) => n + count, 0) - imports;
+      return { imports, jobs: others, pulls: ctx.sync.active, requests: openRequests };
+    },
+    stop: async () => {
+      await Promise.all([app.close(), ctx.close()]);
+      await sandbox?.close();
+    },
+    exit: (code) => process.exit(code),
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, (s) => {
+      stopRequested = true;
+      onSignal(s);
+    });
+  }
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EADDRINUSE' && code !== 'EACCES') throw err;
+    // One line naming the setting to change, not the listen error's stack (issue 36 point 7).
+    const address = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+    const why = code === 'EADDRINUSE' ? 'the address is in use (another Wellstream, or another program, listens there)' : 'this user may not listen on that port';
+    process.stderr.write(`cannot listen on ${address}: ${why}; stop the other one, or choose another port with PORT (e.g. PORT=${config.port + 1} npm start) or address with HOST\n`);
+    await ctx.close();
+    await sandbox?.close();
+    process.exit(1);
+  }
   // The absolute directory: what `npm run cli -- --data-dir` needs to work on this store.
   log.info({ backend: config.backend.kind, dataDir: resolve(config.dataDir) }, 'wellstream listening');
   // `npm start -- --demo` or DEMO=1: a demo tenant with synthetic users (src/demo/demoStart.ts).
@@ -49,21 +94,11 @@ async function main() {
     process.stdout.write(block);
   }
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    await app.close();
-    await ctx.close();
-    await sandbox?.close();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
 main().catch((err) => {
+  // The demo's set-up, cut short by the stop: the stop ends the process.
+  if (stopRequested) return;
   process.stderr.write(`fatal: ${err instanceof Error ? err.stack : String(err)}\n`);
   process.exit(1);
 });

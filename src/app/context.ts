@@ -248,13 +248,18 @@ export async function createContext(config: Config, options: ContextOptions = {}
     recordsApplied: () => appliedThrough(stores.eventStore, readStore, recordProjections),
     close: async () => {
       runtime.close();
-      await webhooks.stop();
       etlSweep.stop();
       tusSweepLoop.stop();
       retentionSweep.stop();
-      await jobs.stop();
-      await sync.worker.stop();
+      // Every claimer stops taking work at once, before anything is awaited: a stopping process
+      // that went on pulling took a new start's backfills and called its own, older provider
+      // address with the new grant's tokens (issue 36, the demo's restart). Running jobs are told
+      // to stop and hand their jobs back, due at once (JobRunner.stop).
+      const stopped = Promise.all([webhooks.stop(), jobs.stop(), sync.worker.stop()]);
+      // An import on an ETL thread does not look at its job's signal: ending the threads ends it
+      // (its checkpoint keeps what it stored, the next attempt goes on from there).
       await etl.close();
+      await stopped;
       await reactors.stop();
       await queue.close();
       await projectors.stop();

@@ -10,6 +10,8 @@ import type { UploadResource } from '../../queries/ingestion/uploads.js';
 import type { AppContext } from '../server/appContext.js';
 import { newSecret, sha256Hex } from '../shared/secrets.js';
 import { canonicalTimeZone } from '../shared/timeZones.js';
+
+import { SERVICE_URL_VARIABLE, serviceUrlFromEnv } from '../shared/serviceUrl.js';
 import { unreachableReason } from '../shared/unreachable.js';
 import { fileByteSource } from '../sources/files/exportShared/byteSources.js';
 import { formatOf } from '../sources/files/formatOf.js';
@@ -64,6 +66,8 @@ const OUTCOME_ATTEMPTS = 3;
  * as one JSON line. The CLI mints the user a short-lived upload token on the store and talks to
  * the running service over HTTP (`--url`, default PUBLIC_BASE_URL). Run again, it resumes (the
  * upload keeps the `--tz` it was created with: a resumed upload is read as it began).
+
+ * the running service over HTTP (`--url`, else WELLSTREAM_URL, else PUBLIC_BASE_URL). Run again, it resumes.
  */
 export function registerImportCommand(program: Command, openCtx: OpenContext): void {
   program
@@ -77,6 +81,9 @@ export function registerImportCommand(program: Command, openCtx: OpenContext): v
     .option('--url <origin>', "the service's address (default: PUBLIC_BASE_URL)")
     .option('--tz <zone>', 'the IANA time zone the export\'s local times are in, for exports whose times carry no offset (a Fitbit Takeout without a profile zone, Dexcom Clarity); sent as the tus metadata tz')
     .action(async (file: string, o: { user: string; tenant?: string; provider?: string; uploadId?: string; url?: string; tz?: string }) => {
+
+    .option('--url <origin>', `the service's address (default: $${SERVICE_URL_VARIABLE}, else PUBLIC_BASE_URL)`)
+    .action(async (file: string, o: { user: string; tenant?: string; provider?: string; uploadId?: string; url?: string }) => {
       if (o.provider !== undefined && !IMPORT_SLUGS.includes(o.provider)) throw new CliError(`--provider must be one of ${IMPORT_SLUGS.join(', ')}`);
       // Checked here as the service checks it (400), so a misspelt zone costs no upload.
       const tz = o.tz === undefined ? null : canonicalTimeZone(o.tz.trim());
@@ -101,7 +108,7 @@ export function registerImportCommand(program: Command, openCtx: OpenContext): v
         const minted = await mintUserToken(ctx.eventStore, { tenantId, userId, tokenId: randomUUID(), tokenHash: sha256Hex(token), scopes: ['upload'], ttlSeconds: 86_400, at: new Date().toISOString(), by: 'cli' });
         // The token must authenticate before the first request.
         await ctx.settle(minted.position);
-        return { token, origin: (o.url ?? ctx.config.publicBaseUrl).replace(/\/$/, '') };
+        return { token, origin: (o.url ?? serviceUrlFromEnv() ?? ctx.config.publicBaseUrl).replace(/\/$/, '') };
       });
       await tusUpload({ origin, token, path: file, size, metadata: { provider, upload_id: uploadId, ...(tz ? { tz } : {}) } }, (sent) => bar('upload ', sent, size, mib));
       if (process.stderr.isTTY) process.stderr.write('\n');

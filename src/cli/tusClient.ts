@@ -1,4 +1,5 @@
 import { open } from 'node:fs/promises';
+import { SERVICE_URL_VARIABLE } from '../shared/serviceUrl.js';
 import { unreachableReason } from '../shared/unreachable.js';
 import { CliError } from './shared.js';
 
@@ -24,7 +25,7 @@ async function problemOf(res: Response): Promise<string> {
 /** The one-line refusal for a service that cannot be reached at all (nothing was sent yet). */
 function unreachableError(origin: string, err: unknown): CliError | null {
   const reason = unreachableReason(err);
-  return reason === null ? null : new CliError(`cannot reach the service at ${origin}: ${reason}; is it running? set --url or PUBLIC_BASE_URL`);
+  return reason === null ? null : new CliError(`cannot reach the service at ${origin}: ${reason}; is it running? set --url or ${SERVICE_URL_VARIABLE}`);
 }
 
 /**

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
 import { packageRootOf } from '../shared/packageRoot.js';
 import { CONTROL_PATH } from '../sandbox/sandboxServer.js';
+import { SERVICE_URL_VARIABLE } from '../shared/serviceUrl.js';
 
 export type DemoBlock = {
   baseUrl: string;
@@ -21,6 +22,8 @@ export type DemoBlock = {
   connected: readonly string[];
   /** ETL jobs and pulls still running when the block was printed (the wait for them timed out). */
   stillRunning: number;
+  /** Webhook deliveries to loopback and private addresses are allowed (WEBHOOK_ALLOW_PRIVATE_TARGETS). */
+  privateWebhooks: boolean;
 };
 
 /** Where `npm run cli` looks by default: ./data under the package, where npm runs its scripts (from `src/demo` or `dist/src/demo`). */
@@ -36,8 +39,9 @@ const quote = (url: string) => `"${url}"`;
 
 /**
  * The one block a demo start prints once its background work has settled (issue 23): shell
- * lines with the README's variable names (KEY, USER_ID) that work when pasted into another
- * terminal, the console link and the sandbox's addresses. A later start cannot show the key
+ * lines with the README's variable names (KEY, USER_ID, and WELLSTREAM_URL, which the CLI's import
+ * and `npm run mcp-client` read) that work when pasted into another terminal, the console link,
+ * the sandbox's addresses and whether webhooks may go to a local receiver. A later start cannot show the key
  * again (stored hashed), so its KEY line issues a new one through the CLI, saying so.
  */
 export function demoBlock(b: DemoBlock, config: Pick<Config, 'dataDir' | 'backend'>): string {
@@ -63,11 +67,15 @@ export function demoBlock(b: DemoBlock, config: Pick<Config, 'dataDir' | 'backen
     '',
     keyLine,
     `  export USER_ID=${b.userId}   # ${user.external_ref}`,
+    `  export ${SERVICE_URL_VARIABLE}=${b.baseUrl}   # the service's address, read by npm run cli -- import and npm run mcp-client`,
     `  curl -s ${quote(`${b.baseUrl}/v1/users/$USER_ID/samples/stats?type=heart_rate&interval=day&start=${b.start}&end=${b.end}`)} ${auth}`,
     `  curl -s ${quote(second)} ${auth}`,
     '',
     `Console: ${b.baseUrl}/console/#/users/${b.userId} (sign in with KEY)`,
     ...sandbox,
+    ...(b.privateWebhooks
+      ? ['Webhooks may go to a receiver on this machine or a private network (http://127.0.0.1:…): this demo sets WEBHOOK_ALLOW_PRIVATE_TARGETS=true; a start without --demo refuses them.']
+      : []),
     ...(b.adminKey ? [`Instance admin key (shown this once; kept in ${resolve(config.dataDir)}/admin.key): ${b.adminKey}`] : []),
     ...(b.stillRunning > 0 ? [`(${b.stillRunning} ETL jobs and pulls are still running; their logs follow.)`] : []),
     '',

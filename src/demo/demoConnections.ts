@@ -14,6 +14,15 @@ import { newSecret, sha256Hex } from '../shared/secrets.js';
 export const DEMO_CONNECTED_PROVIDERS = ['oura', 'withings'] as const;
 
 /**
+ * Before the configuration is read: a demo lets webhooks go to loopback and private addresses
+ * (WEBHOOK_ALLOW_PRIVATE_TARGETS), so a receiver on the same machine works (issue 36 point 7);
+ * an operator's explicit setting stands, and a start without the demo keeps refusing them.
+ */
+export function allowDemoWebhookTargets(env: NodeJS.ProcessEnv): void {
+  env.WEBHOOK_ALLOW_PRIVATE_TARGETS ??= 'true';
+}
+
+/**
  * Before the configuration is read: when no provider is configured at all, the demo starts the
  * provider sandbox in this process and points every provider at it (`<SLUG>_BASE_URL` and the
  * sandbox's client keys), so a demo shows pulls without any provider account. A provider the

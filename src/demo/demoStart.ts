@@ -62,6 +62,7 @@ export async function setUpDemo(ctx: AppContext, baseUrl: string, options: DemoO
       sandbox: options.sandbox ?? null,
       connected,
       stillRunning,
+      privateWebhooks: ctx.config.webhookAllowPrivateTargets,
     },
     ctx.config,
   );

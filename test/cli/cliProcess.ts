@@ -12,7 +12,7 @@ export type CliRun = { code: number; stdout: string; stderr: string; lines: stri
 const FOREIGN = ['DATA_DIR', 'EVENTSTORE_URL', 'MONGODB_URL', 'ADMIN_API_KEY', 'SEALING_KEY', 'LOG_LEVEL'];
 
 /**
- * Runs the CLI (tsx on src/cli/main.ts, as `npm run cli` does) as a child process in `cwd` with
+ * Runs the CLI (tsx on src/cli/main.ts: the code `npm run cli` runs compiled, scripts/cli.mjs) as a child process in `cwd` with
  * the test runner's environment less FOREIGN, plus `env`: as a user's shell would run it.
  */
 export function runCliIn(cwd: string, env: Record<string, string>, ...args: string[]): Promise<CliRun> {

@@ -126,11 +126,26 @@ describe('cli import: the format from the file, and one line with exit 1 for eve
     expect(run.stderr).toMatch(/the upload ended failed: archive: not an Apple Health export/);
   });
 
+  it('issue 36 §7: without --url it reaches the service at WELLSTREAM_URL (what the demo block exports), and names that address when nothing answers there', async () => {
+    vi.stubEnv('WELLSTREAM_URL', `${origin}/`);
+    try {
+      const run = await cliImport(file('via-env.zip', await samsungZip()), '--user', await userRef());
+      expect(run.error, run.stderr).toBeNull();
+      expect(JSON.parse(run.stdout.trim())).toMatchObject({ provider: 'samsung-health', status: 'done' });
+      const nowhere = await closedOrigin();
+      vi.stubEnv('WELLSTREAM_URL', nowhere);
+      const refused = await cliImport(APPLE_ZIP, '--user', await userRef());
+      expect(refused.error?.message).toMatch(new RegExp(`^cannot reach the service at ${nowhere}: connect ECONNREFUSED`));
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
   it('a service that cannot be reached: "cannot reach the service at <url>: …; is it running?"', async () => {
     const nowhere = await closedOrigin();
     const run = await cliImport(APPLE_ZIP, '--user', await userRef(), '--url', nowhere);
     expect(run.error?.expected).toBe(true);
-    expect(run.error?.message).toMatch(new RegExp(`^cannot reach the service at ${nowhere}: connect ECONNREFUSED 127\\.0\\.0\\.1:\\d+; is it running\\? set --url or PUBLIC_BASE_URL$`));
+    expect(run.error?.message).toMatch(new RegExp(`^cannot reach the service at ${nowhere}: connect ECONNREFUSED 127\\.0\\.0\\.1:\\d+; is it running\\? set --url or WELLSTREAM_URL$`));
   });
 
   it('a service that stops after the last byte is stored: "the upload is stored and will be processed when it starts again"; the same command then prints the outcome', async () => {

@@ -1,4 +1,5 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
+import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -24,7 +25,7 @@ afterAll(() => {
 });
 
 /** `npm start -- --demo` (PORT=0: any free port); resolves with stdout once the demo's block is printed. */
-function startDemo(args: string[], env: Record<string, string> = {}): Promise<{ out: string; stop: () => Promise<void> }> {
+function startDemo(args: string[], env: Record<string, string> = {}): Promise<{ out: string; stop: () => Promise<void>; child: ReturnType<typeof spawn>; output: () => string }> {
   const e: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env };
   for (const k of ['EVENTSTORE_URL', 'MONGODB_URL', 'ADMIN_API_KEY', 'SEALING_KEY', 'DEMO']) if (!(k in env)) delete e[k];
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: root, env: e, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -41,7 +42,7 @@ function startDemo(args: string[], env: Record<string, string> = {}): Promise<{ 
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
-      if (/\nConsole: [^\n]*\n(?:[^\n]+\n)*\n/.test(out)) resolve({ out, stop });
+      if (/\nConsole: [^\n]*\n(?:[^\n]+\n)*\n/.test(out)) resolve({ out, stop, child, output: () => out });
     });
     child.once('exit', (code) => reject(new Error(`exited ${code} before printing the demo: ${err}${out}`)));
   });
@@ -83,6 +84,14 @@ describe('a demo from the first start (npm start -- --demo, DEMO=1; issue 23: on
     const key = /^export KEY=(svc_sk_[A-Za-z0-9]{43}) {3}# /.exec(block.shell[0]!)?.[1];
     expect(key, block.text).toBeDefined();
     expect(block.shell[1]).toMatch(/^export USER_ID=[0-9a-f-]{36} {3}# demo-user$/);
+    // Issue 36 §7: the address too, under the name the CLI's import and mcp-client read.
+    const base = /"(http[^"]+)\/v1\/users\//.exec(block.text)![1]!;
+    expect(block.shell[2]).toMatch(new RegExp(`^export WELLSTREAM_URL=${base.replace(/[.]/g, '\\.')} {3}# `));
+    // Issue 36 §7: a webhook to a receiver on this machine is taken in the demo, and the block says so.
+    expect(block.text).toContain('this demo sets WEBHOOK_ALLOW_PRIVATE_TARGETS=true; a start without --demo refuses them.');
+    const local = { url: 'http://127.0.0.1:9/demo-receiver' };
+    const hook = await fetch(`${base}/v1/webhooks`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(local) });
+    expect(hook.status, await hook.clone().text()).toBe(201);
     const curls = block.shell.filter((l) => l.startsWith('curl '));
     expect(curls).toHaveLength(2);
     for (const c of curls) expect(c).toContain('-H "Authorization: Bearer $KEY"');
@@ -137,6 +146,41 @@ describe('a demo from the first start (npm start -- --demo, DEMO=1; issue 23: on
     expect(sleep.length).toBeGreaterThan(0);
     await run.stop();
   }, 240_000);
+});
+
+describe('a demo restart reconnects (issue 36 point 7: after a restart on other sandbox ports both backfills failed with invalid_token)', () => {
+  it('restarted while the first demo is still stopping (its sandbox holding the usual ports), it connects demo-user through its own sandbox and every run it queued succeeds', async () => {
+    const dir = tempDir('demo-restart');
+    const first = await startDemo(['--demo'], { DATA_DIR: dir, SANDBOX_PORT: String(await freePortRun(CONNECTED_PROVIDERS.length)) });
+    const firstSandbox = /\nProvider sandbox: oura (http:\/\/[^,]+),/.exec(first.out)![1];
+    // The restart's block cannot show the tenant's key again: the first one is used.
+    const key = /export KEY=(svc_sk_\S+)/.exec(first.out)![1]!;
+    const base = new URL(/"(http[^"]+)\/v1\/users\//.exec(first.out)![1]!);
+    // A request whose body never ends keeps the first process stopping (as a busy import did), its sandbox still up.
+    const held = request(new URL('/v1/webhooks', base), { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': '1000' } });
+    held.on('error', () => {});
+    held.write('{"url":');
+    await new Promise<void>((resolve) => held.once('socket', (socket) => socket.once('connect', () => resolve())));
+    await fetch(new URL('/v1/users', base));
+    const firstExited = new Promise<void>((resolve) => first.child.once('exit', () => resolve()));
+    first.child.kill('SIGTERM');
+    await eventually(async () => (first.output().includes('"msg":"shutting down') ? true : undefined), 30_000);
+
+    const restartedAt = new Date().toISOString();
+    const second = await startDemo(['--demo'], { DATA_DIR: dir, SANDBOX_PORT: String(await freePortRun(CONNECTED_PROVIDERS.length)) });
+    held.destroy();
+    await firstExited;
+    const block = blockOf(second.out);
+    expect(/\nProvider sandbox: oura (http:\/\/[^,]+),/.exec(block.text)![1]).not.toBe(firstSandbox);
+    expect(block.text).toContain('its pulls from oura and withings');
+    const secondBase = /"(http[^"]+)\/v1\/users\//.exec(block.text)![1]!;
+    const userId = /export USER_ID=(\S+)/.exec(block.text)![1]!;
+    const runs = (await (await fetch(`${secondBase}/v1/users/${userId}/sync-runs`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: { provider: string; trigger: string; status: string; error: string | null; created_at: string }[] };
+    const ours = runs.data.filter((r) => r.created_at >= restartedAt);
+    expect(ours.map((r) => r.provider).sort(), JSON.stringify(runs.data)).toEqual(['oura', 'withings']);
+    for (const r of ours) expect([r.provider, r.status, r.error]).toEqual([r.provider, 'succeeded', null]);
+    await second.stop();
+  }, 300_000);
 });
 
 describe('the demo\'s provider sandbox listens where `npm run sandbox` does (issue 23: the README\'s control address holds under --demo)', () => {

@@ -26,7 +26,7 @@ const commands: ReadmeCommand[] = [
 /** The test runner's environment without the settings that would point the service or the shell elsewhere. */
 function cleanEnv(set: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of ['EVENTSTORE_URL', 'MONGODB_URL', 'ADMIN_API_KEY', 'SEALING_KEY', 'DEMO', 'TOKEN', 'KEY', 'USER_ID', 'PUBLIC_BASE_URL']) delete env[k];
+  for (const k of ['EVENTSTORE_URL', 'MONGODB_URL', 'ADMIN_API_KEY', 'SEALING_KEY', 'DEMO', 'TOKEN', 'KEY', 'USER_ID', 'PUBLIC_BASE_URL', 'WELLSTREAM_URL']) delete env[k];
   return { ...env, ...set };
 }
 

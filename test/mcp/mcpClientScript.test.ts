@@ -72,6 +72,12 @@ describe('npm run mcp-client (issue 23: MCP from what the repository installs)',
     await client.close();
   });
 
+  it('issue 36 §7: without --url it reaches the service at WELLSTREAM_URL (the demo block exports it), before HOST and PORT', async () => {
+    const run = await script({ TOKEN: token, WELLSTREAM_URL: url.replace(/\/mcp$/, ''), PORT: '1' }, 'tools');
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim().split('\n').map((l) => l.split('  ')[0])).toEqual(TOOLS.map((x) => x.name));
+  });
+
   it('issue 36 §7: a service it cannot reach is named with the address tried (from PORT here) and how to point elsewhere, not "fetch failed"', async () => {
     const s = createServer();
     await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
@@ -79,6 +85,6 @@ describe('npm run mcp-client (issue 23: MCP from what the repository installs)',
     await new Promise((r) => s.close(r));
     const run = await script({ TOKEN: token, PORT: String(port), HOST: '' }, 'tools');
     expect(run.code).toBe(1);
-    expect(run.stderr).toBe(`error: cannot reach the service at http://127.0.0.1:${port}/mcp: connect ECONNREFUSED 127.0.0.1:${port}; is it running? set --url (or HOST and PORT)\n`);
+    expect(run.stderr).toBe(`error: cannot reach the service at http://127.0.0.1:${port}/mcp: connect ECONNREFUSED 127.0.0.1:${port}; is it running? set --url or WELLSTREAM_URL (or HOST and PORT)\n`);
   });
 });

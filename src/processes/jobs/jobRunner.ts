@@ -72,6 +72,13 @@ export class JobRunner {
     return n;
   }
 
+  /** The jobs running here now per kind, kinds with none left out (what a stopping service waits for). */
+  activeByKind(): Record<string, number> {
+    const byKind: Record<string, number> = {};
+    for (const [kind, m] of this.running) if (m.size > 0) byKind[kind] = m.size;
+    return byKind;
+  }
+
   /**
    * Stops claiming and stops the running handlers at their next check. A job a handler did not
    * finish is handed back due at once (its attempt counts), so the next process takes it up

@@ -62,6 +62,11 @@ export class ConnectionTokens {
     return this.tokens!;
   }
 
+  /** The grant whose tokens this pull holds (null before `load`): a refusal of them says nothing of a grant made since. */
+  grant(): string | null {
+    return this.held?.grant ?? null;
+  }
+
   /** The provider's id of the user, when the token answer named one. */
   providerUserId(): string | null {
     const t = this.tokens as (TokenSet & { providerUserId?: unknown }) | null;

@@ -56,6 +56,8 @@ export async function runPull(deps: PullDeps, hold: PullHold): Promise<PullOutco
   const connector = deps.connectors[q.provider];
   const since = () => deps.now().toISOString();
   const finish = (f: (run: HeldRun) => Promise<HeldRun>) => hold.apply(f);
+  // The tokens once opened: a refusal names their grant.
+  const held: { tokens: ConnectionTokens | null } = { tokens: null };
 
   try {
     const user = (await loadState(deps.eventStore, userStream(q.user_id), userState)).state;
@@ -75,6 +77,7 @@ export async function runPull(deps: PullDeps, hold: PullHold): Promise<PullOutco
     }
     const tokens = new ConnectionTokens({ eventStore: deps.eventStore, credentials: new ConnectionCredentials(deps.readStore, deps.dataKeys), sealer: deps.sealer, provider, client, userId: q.user_id, now: deps.now });
     await tokens.load();
+    held.tokens = tokens;
     const connection = await getConnection(deps.readStore, q.tenant_id, q.user_id, q.provider);
     const ctx: PullContext = {
       window: { start: new Date(q.window_start), end: new Date(q.window_end) },
@@ -126,7 +129,7 @@ export async function runPull(deps: PullDeps, hold: PullHold): Promise<PullOutco
       return 'cancelled';
     }
     try {
-      return await recordFailure(deps, hold, err, finish);
+      return await recordFailure(deps, hold, err, finish, held.tokens?.grant() ?? null);
     } catch (e) {
       // Cancelled or taken over while the failure was being recorded: not this worker's to record.
       if (e instanceof LeaseLostError) return 'lost';
@@ -147,6 +150,7 @@ async function recordFailure(
   hold: PullHold,
   err: unknown,
   finish: (f: (run: HeldRun) => Promise<HeldRun>) => Promise<void>,
+  grant: string | null,
 ): Promise<PullOutcome> {
   const now = deps.now();
   const run = hold.current();
@@ -162,7 +166,8 @@ async function recordFailure(
   }
   if (err instanceof ProviderCallError && err.kind === 'refused') {
     await finish((run) => failSyncRun(deps.eventStore, run, { reason: 'refused', error }, now));
-    await markNeedsReauth(deps.eventStore, { userId: q.user_id, provider: q.provider, reason: 'provider_refused', error, at: now.toISOString() });
+    // Only the grant whose tokens were refused: a reconnect meanwhile made a new one.
+    await markNeedsReauth(deps.eventStore, { userId: q.user_id, provider: q.provider, reason: 'provider_refused', error, at: now.toISOString(), grant });
     return 'failed';
   }
   if (err instanceof ProviderCallError && err.kind === 'rejected') {

@@ -70,6 +70,11 @@ export class SyncWorker {
     this.runner.kick();
   }
 
+  /** Pulls and schedule jobs running in this process now. */
+  get active(): number {
+    return this.runner.active;
+  }
+
   /** The engine's clock (tests move it). */
   now(): Date {
     return this.o.now();
