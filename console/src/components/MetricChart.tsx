@@ -173,8 +173,8 @@ function ChartBody({ q, merged, all, now }: { q: ChartQuery; merged: Stats; all:
   );
 }
 
-/** Room for the y axis: its widest tick label at the axis font (about 7.5 px a character), the tick and the unit's line. */
-const yAxisSize = (_u: uPlot, values: string[] | null) => Math.ceil(Math.max(3, ...(values ?? []).map((v) => String(v).length)) * 7.5) + 34;
+/** Room for the y axis's values: the widest tick label at the axis font (under 7.5 px a character), the tick and its gap. */
+const yAxisSize = (_u: uPlot, values: string[] | null) => Math.ceil(Math.max(3, ...(values ?? []).map((v) => String(v).length)) * 7.5) + 20;
 
 /** "2026-11-26" for a day, "2026-11-26 14:00" for an hour. */
 const partialLabel = (start: string, interval: Interval, tz: string) => (interval === 'hour' ? fmtTime(start, tz) : start.slice(0, 10));
