@@ -109,7 +109,9 @@ if (!chromiumAvailable) {
       expect(await state.locator('[data-state]').getAttribute('title')).toMatch(/^Received \d{4}-\d{2}-\d{2} \d{2}:\d{2}; its newest record ends .* ago$/);
 
       // A few kilobytes read in KiB; "0.0 MiB" nowhere.
-      const upload = (await s.api<{ data: { bytes: number }[] }>(`/v1/users/${userId}/uploads`)).data[0]!;
+      const upload = (await s.api<{ data: { bytes: number; records: Record<string, number> }[] }>(`/v1/users/${userId}/uploads`)).data[0]!;
+      const stored = Object.values(upload.records).reduce((a, b) => a + b, 0);
+      expect(await page.locator('[data-testid=uploads] [data-field=records]').first().textContent()).toMatch(new RegExp(`^${stored}: [a-z_]+ \\d+`));
       expect(upload.bytes).toBeLessThan(0.1 * 1024 * 1024);
       expect(await page.locator('[data-testid=uploads] [data-field=bytes]').first().textContent()).toBe(`${(upload.bytes / 1024).toFixed(1)} KiB`);
       expect(await page.evaluate('document.body.innerText')).not.toContain('0.0 MiB');

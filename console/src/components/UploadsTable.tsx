@@ -22,10 +22,18 @@ function progressOf(u: Upload): string {
   return '';
 }
 
-const recordsOf = (u: Upload) =>
-  Object.entries(u.records)
-    .map(([kind, n]) => `${kind} ${n.toLocaleString('en-US')}`)
-    .join(', ') || '—';
+/** The records stored, in all and by kind ("68: quantity 26, category 22, …"). */
+function recordsOf(u: Upload) {
+  const kinds = Object.entries(u.records);
+  if (kinds.length === 0) return '—';
+  const total = kinds.reduce((sum, [, n]) => sum + n, 0);
+  return (
+    <>
+      <strong>{total.toLocaleString('en-US')}</strong>
+      <span class="muted">: {kinds.map(([kind, n]) => `${kind} ${n.toLocaleString('en-US')}`).join(', ')}</span>
+    </>
+  );
+}
 
 /**
  * The user's uploads and imports with their outcome (contracts §12), newest first; refreshed every
@@ -70,7 +78,7 @@ export function UploadsTable({ base, tz }: { base: string; tz: string }) {
                       <Badge state={u.status} />
                       {u.error && <div class="error-text"><Excerpt text={u.error} keep={60} /></div>}
                     </td>
-                    <td data-field="records">{recordsOf(u)}</td>
+                    <td data-field="records" class="records">{recordsOf(u)}</td>
                     <td data-field="rejected" title={u.rejections.map((r) => `${r.at}: ${r.reason}`).join('\n') || undefined}>{u.rejected.toLocaleString('en-US')}</td>
                     <td><Time at={u.received_at} tz={tz} /></td>
                     <td>{u.provider}</td>
