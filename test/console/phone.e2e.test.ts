@@ -4,7 +4,7 @@ import { FIXTURE_A_NDJSON } from '../ingest/uploadHelpers.js';
 import { chromiumAvailable, chromiumMissing, openPage } from '../support/chromium.js';
 import { expectStatus } from '../support/server.js';
 import { eventually, Receiver } from '../webhooks/receiver.js';
-import { shot, signIn, startConsoleService, uploadUser, type ConsoleService } from './consoleService.js';
+import { settled, shot, signIn, startConsoleService, uploadUser, type ConsoleService } from './consoleService.js';
 
 /**
  * Issue 36 point 8, the console at 390 px and honest: the columns an operator acts on are in the
@@ -22,15 +22,6 @@ const LONG_PATH = '/a-rather-long-path/that-goes-on/and-on/for-a-phone';
 
 type Session = { id: number; bedtime_start: string; bedtime_end: string; total_sleep_seconds: number | null };
 type Box = { left: number; right: number; width: number };
-
-/** Every "Loading …" of the page has given way to its answer (polled from outside: the page's CSP refuses waitForFunction's eval). */
-async function settled(page: Page): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if (await page.evaluate(`![...document.querySelectorAll('[role=status]')].some((e) => e.textContent.startsWith('Loading'))`)) return;
-    await page.waitForTimeout(25);
-  }
-  throw new Error('the page kept showing "Loading …" for 15 s');
-}
 
 /** The header cell and the first row's cell of the column headed `header` in the table `testid`, as laid out on the screen. */
 async function columnBoxes(page: Page, testid: string, header: string): Promise<{ head: Box; cell: Box }> {
