@@ -67,4 +67,4 @@ export function fmtNum(n: number | null | undefined, digits = 1): string {
 }
 
 /** "1 attempt", "3 attempts". */
-export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+export const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;

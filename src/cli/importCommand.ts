@@ -8,6 +8,7 @@ import { loadState } from '../../commands/shared/commandHandler.js';
 import { listTenants } from '../../queries/tenants/listTenants.js';
 import type { UploadResource } from '../../queries/ingestion/uploads.js';
 import type { AppContext } from '../server/appContext.js';
+import { formatBytes } from '../shared/byteSize.js';
 import { newSecret, sha256Hex } from '../shared/secrets.js';
 import { canonicalTimeZone } from '../shared/timeZones.js';
 
@@ -18,8 +19,6 @@ import { formatOf } from '../sources/files/formatOf.js';
 import { IMPORT_SLUGS } from '../sources/registry.js';
 import { CliError, printJson, withContext, type OpenContext } from './shared.js';
 import { tusUpload } from './tusClient.js';
-
-const MiB = 1024 * 1024;
 
 /** The user of an external_ref: in the tenant named, or the one tenant that has it. */
 async function userOf(ctx: AppContext, externalRef: string, tenantId: string | undefined): Promise<{ tenantId: string; userId: string }> {
@@ -43,7 +42,6 @@ function bar(label: string, done: number, total: number, unit: (n: number) => st
   if (process.stderr.isTTY) process.stderr.write(`\r${line}`);
   else process.stderr.write(`${line}\n`);
 }
-const mib = (n: number) => `${(n / MiB).toFixed(1)} MiB`;
 
 /** The format of a file sent without --provider, told from its bytes (sources/files/formatOf.ts). */
 async function providerOf(file: string): Promise<string> {
@@ -111,6 +109,8 @@ export function registerImportCommand(program: Command, openCtx: OpenContext): v
         return { token, origin: (o.url ?? serviceUrlFromEnv() ?? ctx.config.publicBaseUrl).replace(/\/$/, '') };
       });
       await tusUpload({ origin, token, path: file, size, metadata: { provider, upload_id: uploadId, ...(tz ? { tz } : {}) } }, (sent) => bar('upload ', sent, size, mib));
+
+      await tusUpload({ origin, token, path: file, size, metadata: { provider, upload_id: uploadId } }, (sent) => bar('upload ', sent, size, formatBytes));
       if (process.stderr.isTTY) process.stderr.write('\n');
       const url = `${origin}/v1/me/uploads/${provider}/${encodeURIComponent(uploadId)}`;
       let failures = 0;
@@ -127,7 +127,7 @@ export function registerImportCommand(program: Command, openCtx: OpenContext): v
         failures = 0;
         if (!res.ok) throw new CliError(`the upload's outcome could not be read: ${res.status}`);
         const upload = (await res.json()) as UploadResource;
-        if (upload.progress) bar('records', upload.progress.bytes_read, upload.progress.bytes_total, (n) => (n === upload.progress!.bytes_total ? mib(n) : `${mib(n)} (${upload.progress!.records_read} records)`));
+        if (upload.progress) bar('records', upload.progress.bytes_read, upload.progress.bytes_total, (n) => (n === upload.progress!.bytes_total ? formatBytes(n) : `${formatBytes(n)} (${upload.progress!.records_read} records)`));
         if (upload.status === 'done' || upload.status === 'failed' || upload.status === 'parked') {
           if (process.stderr.isTTY) process.stderr.write('\n');
           printJson(upload);

@@ -103,6 +103,18 @@ describe('cli import: the format from the file, and one line with exit 1 for eve
     }
   });
 
+  it('a small import’s progress lines read its size in B or KiB, never "0.0 MiB / 0.0 MiB" (issue 36 §8)', async () => {
+    const zip = await samsungZip();
+    const run = await cliImport(file('small-samsung.zip', zip), '--user', await userRef(), '--url', origin);
+    expect(run.error, run.stderr).toBeNull();
+    const bars = run.stderr.split('\n').filter((l) => l.startsWith('upload ') || l.startsWith('records '));
+    expect(bars.length).toBeGreaterThan(0);
+    // A zip of one Samsung file is a few hundred bytes: counted in bytes.
+    expect(zip.length).toBeLessThan(1024);
+    expect(bars.filter((l) => l.startsWith('upload ')).at(-1)).toMatch(new RegExp(`100% ${zip.length} B / ${zip.length} B$`));
+    for (const line of bars) expect(line).not.toContain('0.0 MiB');
+  });
+
   it('an empty file: "… is empty: nothing to upload", exit 1, nothing sent', async () => {
     const path = file('empty.zip', '');
     const run = await cliImport(path, '--user', await userRef(), '--url', origin, '--provider', 'apple-health');

@@ -125,3 +125,15 @@ export async function shot(page: Page, name: string): Promise<void> {
   mkdirSync(SHOTS, { recursive: true });
   await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true, mask: [page.locator('.once input')] });
 }
+
+/** Every "Loading …" of the page has given way to its answer. */
+export async function settled(page: Page): Promise<void> {
+  // Polled with evaluate (a DevTools call) rather than waitForFunction, whose polling evaluates its
+  // predicate inside the page, which the console's Content-Security-Policy (no 'unsafe-eval') refuses.
+  for (let i = 0; i < 600; i++) {
+    const done = await page.evaluate(`![...document.querySelectorAll('[role=status]')].some((e) => e.textContent.startsWith('Loading')) && !!document.querySelector('main h1')`);
+    if (done) return;
+    await page.waitForTimeout(25);
+  }
+  throw new Error('the page kept showing "Loading …" for 15 s');
+}

@@ -1,10 +1,9 @@
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_A_NDJSON } from '../ingest/uploadHelpers.js';
 import { chromiumAvailable, chromiumMissing, openPage } from '../support/chromium.js';
 import { expectStatus } from '../support/server.js';
 import { eventually, Receiver } from '../webhooks/receiver.js';
-import { connectOura, demoUser, shot, signIn, startConsoleService, uploadUser, type ConsoleService } from './consoleService.js';
+import { connectOura, demoUser, settled, shot, signIn, startConsoleService, uploadUser, type ConsoleService } from './consoleService.js';
 
 /**
  * Issue 23, console: pages a new operator can work with, in headless Chromium against a running
@@ -13,18 +12,6 @@ import { connectOura, demoUser, shot, signIn, startConsoleService, uploadUser, t
  * right; rejected records in line order; no page scrolls sideways at 390 px and long tables fold.
  */
 type Webhook = { id: string; url: string; description: string; event_types: string[]; status: string };
-
-/** Every "Loading …" of the page has given way to its answer. */
-const settled = async (page: Page): Promise<void> => {
-  // Polled with evaluate (a DevTools call) rather than waitForFunction, whose polling evaluates its
-  // predicate inside the page, which the console's Content-Security-Policy (no 'unsafe-eval') refuses.
-  for (let i = 0; i < 600; i++) {
-    const done = await page.evaluate(`![...document.querySelectorAll('[role=status]')].some((e) => e.textContent.startsWith('Loading')) && !!document.querySelector('main h1')`);
-    if (done) return;
-    await page.waitForTimeout(25);
-  }
-  throw new Error('the page kept showing "Loading …" for 15 s');
-};
 
 if (!chromiumAvailable) {
   it.skip(`console pages end-to-end: ${chromiumMissing}`, () => {});

@@ -1,4 +1,6 @@
 import type { Coverage } from '../types.js';
+import { ScrollBox } from './ScrollBox.js';
+import { plural } from '../format.js';
 
 function datesOf(start: string, end: string): string[] {
   const out: string[] = [];
@@ -48,7 +50,7 @@ export function CoverageHeatmap({ coverage, start, end }: { coverage: Coverage; 
       {providers.length === 0 ? (
         <p class="muted">No records in this window.</p>
       ) : (
-        <div class="scroll">
+        <ScrollBox>
           <table class="heatmap" data-testid="coverage-heatmap">
             <caption class="sr-only">Records per provider and day</caption>
             <thead>
@@ -80,7 +82,7 @@ export function CoverageHeatmap({ coverage, start, end }: { coverage: Coverage; 
                     const level = n === 0 ? 0 : Math.min(5, 1 + Math.floor((n / max) * 4.999));
                     const metrics = day ? Object.entries(day.metrics).map(([k, v]) => `${k}: ${v}`).join(', ') : 'no records';
                     return (
-                      <td key={date} class={`heat l${level}`} data-provider={p} data-date={date} data-records={n} title={`${p} ${date}: ${n} records (${metrics})`}>
+                      <td key={date} class={`heat l${level}`} data-provider={p} data-date={date} data-records={n} title={`${p} ${date}: ${plural(n, 'record')} (${metrics})`}>
                         {n}
                       </td>
                     );
@@ -89,7 +91,7 @@ export function CoverageHeatmap({ coverage, start, end }: { coverage: Coverage; 
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollBox>
       )}
     </div>
   );

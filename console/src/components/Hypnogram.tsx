@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { fmtDuration, fmtTime } from '../format.js';
 import type { SleepPhase } from '../types.js';
+import { timeTicks } from './isoTimeAxis.js';
 import { TableDetails } from './TableDetails.js';
 import { Time } from './Time.js';
 
@@ -25,7 +26,7 @@ function useWidth(fallback: number) {
 /**
  * A night's phases as a step chart over time (SVG), with the phases as a table beside it. The
  * drawing is as wide as its box in CSS pixels (not a fixed picture scaled down), so its labels keep
- * their size on a phone; hour ticks thin out to every 2, 3 or 4 hours where they would crowd.
+ * their size on a phone; time ticks (every 5 minutes up to every 6 hours) leave room between labels.
  */
 export function Hypnogram({ phases, tz }: { phases: SleepPhase[]; tz: string }) {
   const { ref, width } = useWidth(800);
@@ -45,10 +46,7 @@ export function Hypnogram({ phases, tz }: { phases: SleepPhase[]; tz: string }) 
   const x = (t: number) => left + ((t - t0) / Math.max(1, t1 - t0)) * (W - left - 10);
   const totals = new Map<string, number>();
   for (const p of phases) totals.set(p.phase, (totals.get(p.phase) ?? 0) + p.duration_s);
-  const hours = Math.max(1, (t1 - t0) / 3_600_000);
-  const every = [1, 2, 3, 4, 6].find((n) => ((W - left - 10) / hours) * n >= 48) ?? 6;
-  const ticks = [];
-  for (let t = Math.ceil(t0 / 3_600_000) * 3_600_000; t <= t1; t += 3_600_000) if (Number(fmtTime(t, tz).slice(11, 13)) % every === 0 && x(t) <= W - 24) ticks.push(t);
+  const ticks = timeTicks(t0, t1, (W - left - 10) / Math.max(1, (t1 - t0) / 60_000), tz).filter((t) => x(t) <= W - 24);
   const summary = levels.filter((l) => totals.has(l)).map((l) => `${l} ${fmtDuration(totals.get(l)!)}`).join(', ');
   return (
     <div data-testid="hypnogram" data-phases={phases.length} ref={ref}>
@@ -62,9 +60,12 @@ export function Hypnogram({ phases, tz }: { phases: SleepPhase[]; tz: string }) 
           </g>
         ))}
         {ticks.map((t) => (
-          <text key={t} x={x(t)} y={H - 6} class="axis-label" text-anchor="middle">
-            {fmtTime(t, tz).slice(-5)}
-          </text>
+          <g key={t} data-tick={fmtTime(t, tz).slice(-5)}>
+            <line x1={x(t)} x2={x(t)} y1={0} y2={levels.length * rowH + 4} class="grid tick" />
+            <text x={x(t)} y={H - 6} class="axis-label" text-anchor="middle">
+              {fmtTime(t, tz).slice(-5)}
+            </text>
+          </g>
         ))}
         {phases.map((p) => {
           const i = levels.indexOf(p.phase);

@@ -1,7 +1,7 @@
 import { useMemo } from 'preact/hooks';
 import uPlot from 'uplot';
 import { enc, get } from '../api.js';
-import { fmtNum, fmtTime } from '../format.js';
+import { fmtNum, fmtTime, plural } from '../format.js';
 import type { Stats } from '../types.js';
 import { useAsync } from '../util.js';
 import { Loadable } from './Status.js';
@@ -64,7 +64,10 @@ function ChartBody({ q, merged, all, now }: { q: ChartQuery; merged: Stats; all:
       padding: [null, 36, null, null],
       series,
       tzDate: (ts: number) => uPlot.tzDate(new Date(ts * 1000), q.tz),
-      axes: [{ values: isoTimeValues(q.tz), space: 80 }, { label: `${q.type} (${q.aggregation === 'sum' ? 'sum' : 'mean'}, ${model.unit})`, size: 60 }],
+      // The y axis is labelled with the unit alone and sized to its widest value: the metric's name with
+      // its figure and unit did not fit a 260 px axis for long names (issue 36: a clipped label), and
+      // the heading above the chart says it in full.
+      axes: [{ values: isoTimeValues(q.tz), space: 80 }, { label: model.unit, size: yAxisSize }],
       // The axis spans the window the API widened to whole intervals, however few buckets hold data.
       scales: { x: { time: true, range: [Date.parse(all.start) / 1000, Date.parse(all.end) / 1000] } },
       legend: { live: true },
@@ -105,15 +108,18 @@ function ChartBody({ q, merged, all, now }: { q: ChartQuery; merged: Stats; all:
         {[...model.wins.entries()].map(([s, n], i) => (
           <span key={s}>
             {i ? ', ' : ''}
-            <strong>{s}</strong> in {n} {n === 1 ? 'bucket' : 'buckets'}
+            <strong>{s}</strong> in {plural(n, 'bucket')}
           </span>
         ))}
+      </p>
+      <p class="chart-title" data-testid="chart-title">
+        {q.type}: {q.aggregation === 'sum' ? 'sum' : 'mean'} per {bucketName} ({model.unit}, {q.tz})
       </p>
       <UPlotChart options={options} data={data} label={`${q.type} per ${q.interval} in ${q.tz}: merged view and every source; the table below holds the numbers`} />
       <ul class="chart-notes">
         {model.gaps.length > 0 && (
           <li data-testid="gaps-note">
-            The lines break where a {bucketName} has no data ({model.gaps.length} {model.gaps.length === 1 ? 'gap' : 'gaps'}); nothing is drawn across a gap.
+            The lines break where a {bucketName} has no data ({plural(model.gaps.length, 'gap')}); nothing is drawn across a gap.
           </li>
         )}
         {partial && (
@@ -123,7 +129,7 @@ function ChartBody({ q, merged, all, now }: { q: ChartQuery; merged: Stats; all:
         )}
       </ul>
       <TableDetails
-        summary={`Data table (${model.rows.length} buckets)`}
+        summary={`Data table (${plural(model.rows.length, 'bucket')})`}
         caption={`${q.type} per ${q.interval}: the merged view's ${figureName} and winning source, and each source's ${figureName}`}
         testid="stats-table"
       >
@@ -166,6 +172,9 @@ function ChartBody({ q, merged, all, now }: { q: ChartQuery; merged: Stats; all:
     </div>
   );
 }
+
+/** Room for the y axis's values: the widest tick label at the axis font (under 7.5 px a character), the tick and its gap. */
+const yAxisSize = (_u: uPlot, values: string[] | null) => Math.ceil(Math.max(3, ...(values ?? []).map((v) => String(v).length)) * 7.5) + 20;
 
 /** "2026-11-26" for a day, "2026-11-26 14:00" for an hour. */
 const partialLabel = (start: string, interval: Interval, tz: string) => (interval === 'hour' ? fmtTime(start, tz) : start.slice(0, 10));

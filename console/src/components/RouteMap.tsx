@@ -1,4 +1,5 @@
 import type { RoutePoint } from '../types.js';
+import { plural } from '../format.js';
 
 /**
  * A workout's route as an SVG polyline: longitude scaled by the cosine of the mean latitude
@@ -19,7 +20,7 @@ export function RouteMap({ points }: { points: RoutePoint[] }) {
   const path = points.map((_, i) => `${px(i).toFixed(1)},${py(i).toFixed(1)}`).join(' ');
   const last = points.length - 1;
   return (
-    <svg viewBox={`0 0 ${size} ${size}`} class="route" role="img" aria-label={`Route of ${points.length} points, north up; green marks the start, red the end`} data-testid="route" data-points={points.length}>
+    <svg viewBox={`0 0 ${size} ${size}`} class="route" role="img" aria-label={`Route of ${plural(points.length, 'point')}, north up; green marks the start, red the end`} data-testid="route" data-points={points.length}>
       <rect x={0} y={0} width={size} height={size} class="route-bg" />
       <polyline points={path} class="route-line" />
       <circle cx={px(0)} cy={py(0)} r={5} fill="#2e7d32" />

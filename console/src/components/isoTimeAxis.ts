@@ -19,3 +19,22 @@ export function isoTimeValues(tz: string): uPlot.Axis.DynamicValues {
     });
   };
 }
+
+/** Steps between time ticks, in minutes: the first that leaves 48 px between two labels is used. */
+const TICK_STEPS = [5, 10, 15, 30, 60, 120, 180, 240, 360];
+const FIVE_MIN = 300_000;
+
+/**
+ * The instants from t0 to t1 that get a tick: whole multiples of the step in the zone's own clock
+ * (a 30-minute nap gets ticks every 5 or 10 minutes, not none as with hour ticks). Every zone's
+ * offset is a multiple of 5 minutes, so walking the 5-minute marks finds them all.
+ */
+export function timeTicks(t0: number, t1: number, pxPerMinute: number, tz: string): number[] {
+  const step = TICK_STEPS.find((m) => m * pxPerMinute >= 48) ?? TICK_STEPS[TICK_STEPS.length - 1]!;
+  const ticks: number[] = [];
+  for (let t = Math.ceil(t0 / FIVE_MIN) * FIVE_MIN; t <= t1; t += FIVE_MIN) {
+    const { time } = isoParts(t, tz);
+    if ((Number(time.slice(0, 2)) * 60 + Number(time.slice(3))) % step === 0) ticks.push(t);
+  }
+  return ticks;
+}

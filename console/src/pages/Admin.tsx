@@ -6,6 +6,7 @@ import { Loadable } from '../components/Status.js';
 import { Time } from '../components/Time.js';
 import type { ApiKey, AuditEntry, Tenant } from '../types.js';
 import { useAsync } from '../util.js';
+import { ScrollBox } from '../components/ScrollBox.js';
 
 export function AdminPage({ tenantId }: { tenantId: string | undefined }) {
   const tenants = useAsync(() => allPages<Tenant>('/v1/admin/tenants', { limit: 1000 }), []);
@@ -32,7 +33,7 @@ export function AdminPage({ tenantId }: { tenantId: string | undefined }) {
         <h2 id="tenants-h">Tenants</h2>
         <Loadable state={tenants} label="tenants">
           {(all) => (
-            <div class="scroll">
+            <ScrollBox>
               <table data-testid="tenants-table">
                 <caption class="sr-only">Tenants of the instance</caption>
                 <thead><tr><th scope="col">Name</th><th scope="col">id</th><th scope="col">Created</th></tr></thead>
@@ -46,7 +47,7 @@ export function AdminPage({ tenantId }: { tenantId: string | undefined }) {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </ScrollBox>
           )}
         </Loadable>
         <form class="inline" onSubmit={create}>
@@ -74,7 +75,7 @@ function TenantKeys({ tenantId, name }: { tenantId: string; name: string }) {
       <h2 id="keys-h">API keys of {name}</h2>
       <Loadable state={keys} label="API keys">
         {({ data }) => (
-          <div class="scroll">
+          <ScrollBox>
             <table data-testid="keys-table">
               <caption class="sr-only">API keys (ids only: the service keeps no secret in the clear)</caption>
               <thead><tr><th scope="col">Key id</th><th scope="col">Issued</th><th scope="col">Revoked</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead>
@@ -95,7 +96,7 @@ function TenantKeys({ tenantId, name }: { tenantId: string; name: string }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollBox>
         )}
       </Loadable>
       <button type="button" onClick={() => void act(async () => { const k = await api<{ id: string; api_key: string }>('POST', base); setIssued(k.api_key); return `Key ${k.id} issued.`; })}>
@@ -116,7 +117,7 @@ export function AuditLog({ path, title }: { path: string; title: string }) {
       <h2 id="audit-h">{title}</h2>
       <Loadable state={log} label="the audit log">
         {(page) => (
-          <div class="scroll">
+          <ScrollBox>
             <table data-testid="audit-table">
               <caption class="sr-only">{title}, newest first</caption>
               <thead><tr><th scope="col">At</th><th scope="col">Actor</th><th scope="col">Action</th><th scope="col">Status</th><th scope="col">Target</th></tr></thead>
@@ -130,7 +131,7 @@ export function AuditLog({ path, title }: { path: string; title: string }) {
               {cursor && <button type="button" class="secondary" onClick={() => setCursor(undefined)}>Newest</button>}{' '}
               {page.next_cursor && <button type="button" class="secondary" onClick={() => setCursor(page.next_cursor!)}>Older</button>}
             </p>
-          </div>
+          </ScrollBox>
         )}
       </Loadable>
     </section>

@@ -9,6 +9,7 @@ import { UserPicker } from '../components/UserPicker.js';
 import { syncAttempts } from '../syncAttempts.js';
 import type { Connection, EtlJob, RejectedRecord, SyncRun } from '../types.js';
 import { useAsync } from '../util.js';
+import { ScrollBox } from '../components/ScrollBox.js';
 
 const STATUSES = ['parked', 'pending', 'running'] as const;
 
@@ -74,7 +75,7 @@ function EtlJobs() {
 function JobsTable({ jobs, status, onRetry, more }: { jobs: EtlJob[]; status: string; onRetry: (j: EtlJob) => void; more: (() => void) | null }) {
   const { shown, toggle } = useShowMore(jobs, 10);
   return (
-    <div class="scroll">
+    <ScrollBox>
       <table data-testid="etl-table">
         <caption class="sr-only">{status} ETL jobs, newest first</caption>
         <thead><tr><th scope="col">Job</th><th scope="col">User</th><th scope="col">Provider</th><th scope="col">Tier</th><th scope="col">Attempts</th><th scope="col">Error</th><th scope="col">Created</th><th scope="col">Next attempt</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead>
@@ -95,7 +96,7 @@ function JobsTable({ jobs, status, onRetry, more }: { jobs: EtlJob[]; status: st
         </tbody>
       </table>
       {toggle} {more && <button type="button" class="secondary" onClick={more}>Older</button>}
-    </div>
+    </ScrollBox>
   );
 }
 
@@ -117,21 +118,22 @@ function Rejected({ userId }: { userId: string }) {
   );
 }
 
+/** Where and why lead (issue 36: on a phone the reason was past the edge); the excerpt, provider and time follow. */
 function RejectedTable({ rows }: { rows: RejectedRecord[] }) {
   const { shown, toggle } = useShowMore(rows, 10);
   return (
-    <div class="scroll">
+    <ScrollBox>
       <table data-testid="rejected-table">
         <caption class="sr-only">Records the ETL could not store: the latest upload first, each upload's lines in order</caption>
-        <thead><tr><th scope="col">Provider</th><th scope="col">Where</th><th scope="col">Reason</th><th scope="col">Excerpt</th><th scope="col">Rejected</th></tr></thead>
+        <thead><tr><th scope="col">Where</th><th scope="col">Reason</th><th scope="col">Excerpt</th><th scope="col">Provider</th><th scope="col">Rejected</th></tr></thead>
         <tbody>
           {shown.map((x, i) => (
-            <tr key={i}><td>{x.provider}</td><td data-field="location">{x.location}</td><td>{x.reason}</td><td class="excerpt mono"><Excerpt text={x.excerpt} keep={48} /></td><td><Time at={x.rejected_at} /></td></tr>
+            <tr key={i}><td data-field="location">{x.location}</td><td data-field="reason" class="reason">{x.reason}</td><td class="excerpt mono"><Excerpt text={x.excerpt} keep={48} /></td><td>{x.provider}</td><td><Time at={x.rejected_at} /></td></tr>
           ))}
         </tbody>
       </table>
       {toggle}
-    </div>
+    </ScrollBox>
   );
 }
 
@@ -190,7 +192,7 @@ function ProviderRuns({ provider, runs, onPull }: { provider: string; runs: Sync
           </button>
         )}
       </h4>
-      <div class="scroll">
+      <ScrollBox>
         <table data-testid="sync-runs-table" data-provider={provider}>
           <caption class="sr-only">Sync runs of {provider}, newest first</caption>
           <thead><tr><th scope="col">Run</th><th scope="col">Trigger</th><th scope="col">Status</th><th scope="col">Window</th><th scope="col">Attempts</th><th scope="col">Stored</th><th scope="col">Error</th><th scope="col">Next attempt</th></tr></thead>
@@ -207,7 +209,7 @@ function ProviderRuns({ provider, runs, onPull }: { provider: string; runs: Sync
             ))}
           </tbody>
         </table>
-      </div>
+      </ScrollBox>
       {toggle}
     </div>
   );

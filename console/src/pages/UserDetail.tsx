@@ -11,9 +11,11 @@ import { Loadable } from '../components/Status.js';
 import { Time } from '../components/Time.js';
 import { UploadsTable } from '../components/UploadsTable.js';
 import { daysBack, daysEnding, isoDay } from '../days.js';
+import { defaultNight, sleptSeconds } from '../sleepNights.js';
 import { fmtDuration, fmtNum, fmtTime } from '../format.js';
 import type { Connection, Coverage, Freshness, RoutePoint, SleepPhase, SleepSession, User, Workout } from '../types.js';
 import { browserZone, useAsync } from '../util.js';
+import { ScrollBox } from '../components/ScrollBox.js';
 
 const WINDOWS = [7, 14, 30, 90];
 const ZONES = [...new Set(['UTC', browserZone(), 'Europe/Berlin', 'America/New_York', 'America/Los_Angeles', 'Asia/Tokyo'])];
@@ -176,7 +178,7 @@ function SleepSection({ base, start, end, tz }: { base: string; start: string; e
   const sessions = useAsync(() => allPages<SleepSession>(`${base}/sleep`, { start, end, limit: 1000 }), [base, start, end]);
   const [chosen, setChosen] = useState<number | null>(null);
   const list = sessions.data ?? [];
-  const session = list.find((s) => s.id === chosen) ?? list[list.length - 1];
+  const session = list.find((s) => s.id === chosen) ?? defaultNight(list);
   const phases = useAsync(async () => (session ? allPages<SleepPhase>(`${base}/sleep/${session.id}/phases`, { limit: 1000 }) : []), [base, session?.id]);
   return (
     <section aria-labelledby="sleep-h" class="card">
@@ -192,7 +194,7 @@ function SleepSection({ base, start, end, tz }: { base: string; start: string; e
                 <select aria-label="Night" value={session?.id} onChange={(e) => setChosen(Number(e.currentTarget.value))} data-testid="sleep-select">
                   {all.map((s) => (
                     <option key={s.id} value={s.id}>
-                      {fmtTime(s.bedtime_start, tz)} ({s.source ?? s.provider})
+                      {fmtTime(s.bedtime_start, tz)}, {fmtDuration(sleptSeconds(s))} ({s.source ?? s.provider})
                     </option>
                   ))}
                 </select>
@@ -234,7 +236,7 @@ function WorkoutsSection({ base, start, end, tz }: { base: string; start: string
             <p class="muted">No workouts in this window.</p>
           ) : (
             <div class="split">
-              <div class="scroll">
+              <ScrollBox>
                 <table data-testid="workouts-table">
                   <caption class="sr-only">Workouts; choose one to see its route</caption>
                   <thead>
@@ -268,7 +270,7 @@ function WorkoutsSection({ base, start, end, tz }: { base: string; start: string
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </ScrollBox>
               <div>
                 <h3>Route{workout ? ` of ${workout.type} ${fmtTime(workout.start_date, tz)}` : ''}</h3>
                 <Loadable state={route} label="the route">

@@ -4,6 +4,8 @@ import { Loadable } from '../components/Status.js';
 import { Time } from '../components/Time.js';
 import type { User } from '../types.js';
 import { useAsync } from '../util.js';
+import { ScrollBox } from '../components/ScrollBox.js';
+import { plural } from '../format.js';
 
 /**
  * The tenant's users with a search by external_ref. The list route has no filter, so the page
@@ -26,9 +28,9 @@ export function UsersPage() {
           return (
             <>
               <p role="status" class="muted">
-                {shown.length} of {all.length} users
+                {shown.length} of {plural(all.length, 'user')}
               </p>
-              <div class="scroll">
+              <ScrollBox>
                 <table data-testid="users-table">
                   <caption class="sr-only">Users of the tenant</caption>
                   <thead>
@@ -52,7 +54,7 @@ export function UsersPage() {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </ScrollBox>
             </>
           );
         }}

@@ -7,9 +7,13 @@ import { Time } from '../components/Time.js';
 import { fmtTime, plural } from '../format.js';
 import type { Delivery } from '../types.js';
 import { useAsync } from '../util.js';
+import { ScrollBox } from '../components/ScrollBox.js';
 
 /** A delivery is final once delivered (done) or given up on (parked): only then may it be replayed; a pending one is still being retried. */
 const isFinal = (d: Delivery) => d.status === 'done' || d.status === 'parked';
+
+/** What the endpoint answered last: its status code, or that it gave none (a time-out, a refused connection). */
+const answerOf = (d: Delivery) => (d.last_status_code !== null ? `HTTP ${d.last_status_code}` : d.attempts ? 'no answer' : '');
 
 /** "YYYY-MM-DD HH:MM" (UTC) as an instant, or null. */
 function utcMinute(text: string): string | null {
@@ -18,8 +22,12 @@ function utcMinute(text: string): string | null {
   return Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 16) !== text.replace(' ', 'T') ? null : new Date(ms).toISOString();
 }
 
-/** The deliveries of one endpoint, newest first, 50 a page, with replay, recover and a test event. */
-export function Deliveries({ webhookId }: { webhookId: string }) {
+/**
+ * The deliveries of one endpoint (named in the heading), newest first, 50 a page, with replay,
+ * recover and a test event. Each row says when, what, its status, its attempts and the endpoint's
+ * last answer (issue 36: a row showed little more than the event type).
+ */
+export function Deliveries({ webhookId, url }: { webhookId: string; url: string | undefined }) {
   const base = `/v1/webhooks/${enc(webhookId)}`;
   const [status, setStatus] = useState('');
   const [cursor, setCursor] = useState<string | undefined>(undefined);
@@ -29,7 +37,7 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
   const { outcome, act } = useAction(deliveries.reload);
   return (
     <section aria-labelledby="deliveries-h" class="card">
-      <h2 id="deliveries-h">Deliveries</h2>
+      <h2 id="deliveries-h">Deliveries{url ? <> to <span class="url-text">{url}</span></> : ''}</h2>
       <div class="toolbar">
         <label>
           Status{' '}
@@ -62,8 +70,10 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
                 {page.data.map((d) => (
                   <li key={d.id} data-delivery-id={d.id}>
                     <div class="row">
-                      <strong>#{d.id}</strong> <span>{d.event_type}</span> <Badge state={d.status} /> <span data-field="attempts">{d.attempts ? plural(d.attempts, 'attempt') : 'no attempt yet'}</span>
-                      <span class="muted">created <Time at={d.created_at} />{d.replay_of ? ` · replay of #${d.replay_of}` : ''}{!isFinal(d) && d.next_attempt_at ? ` · next attempt ${fmtTime(d.next_attempt_at)}` : ''}</span>
+                      <span data-field="created_at"><Time at={d.created_at} /></span> <strong>#{d.id}</strong> <span data-field="event_type">{d.event_type}</span> <span data-field="status"><Badge state={d.status} /></span>
+                      <span data-field="attempts">{d.attempts ? plural(d.attempts, 'attempt') : 'no attempt yet'}</span>
+                      <span data-field="last_status_code">{answerOf(d)}</span>
+                      <span class="muted">{d.delivered_at ? <>delivered <Time at={d.delivered_at} /></> : ''}{d.replay_of ? ` · replay of #${d.replay_of}` : ''}{!isFinal(d) && d.next_attempt_at ? ` · next attempt ${fmtTime(d.next_attempt_at)}` : ''}</span>
                       {isFinal(d) ? (
                         <button type="button" class="small" onClick={() => void act(async () => { const r = await api<Delivery>('POST', `${base}/deliveries/${d.id}/replay`); return `Replayed as delivery ${r.id}.`; })} aria-label={`Replay delivery ${d.id}`}>
                           Replay
@@ -78,7 +88,7 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
                       {d.attempt_history.length === 0 ? (
                         <p class="muted">No attempt yet{d.next_attempt_at ? `; next at ${fmtTime(d.next_attempt_at)}` : ''}.</p>
                       ) : (
-                        <div class="scroll">
+                        <ScrollBox>
                           <table>
                             <caption class="sr-only">Attempts of delivery {d.id}, oldest first</caption>
                             <thead><tr><th scope="col">#</th><th scope="col">Started</th><th scope="col">Status code</th><th scope="col">Duration (ms)</th><th scope="col">Error or answer</th></tr></thead>
@@ -88,7 +98,7 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
                               ))}
                             </tbody>
                           </table>
-                        </div>
+                        </ScrollBox>
                       )}
                     </details>
                   </li>

@@ -8,6 +8,7 @@ import { WebhookForm, type WebhookFields } from '../components/WebhookForm.js';
 import type { Webhook } from '../types.js';
 import { useAsync } from '../util.js';
 import { Deliveries } from './WebhookDeliveries.js';
+import { ScrollBox } from '../components/ScrollBox.js';
 
 /** Only what changed goes in the PATCH: an edit of the description never re-enables an endpoint the service disabled. */
 function changes(before: Webhook, after: WebhookFields): Partial<WebhookFields> {
@@ -74,17 +75,18 @@ export function WebhooksPage({ webhookId }: { webhookId: string | undefined }) {
             <p class="muted">No webhook endpoints yet.</p>
           ) : (
             <>
-              <div class="scroll">
+              <ScrollBox>
                 <table data-testid="webhooks-table">
                   <caption class="sr-only">Webhook endpoints and their health</caption>
+                  {/* Edit and Delete follow the URL they act on, so a phone shows them without scrolling (issue 36). */}
                   <thead>
                     <tr>
                       <th scope="col">URL</th>
+                      <th scope="col"><span class="sr-only">Actions</span></th>
                       <th scope="col">Status</th>
+                      <th scope="col">Events</th>
                       <th scope="col">Failing since</th>
                       <th scope="col">Last success</th>
-                      <th scope="col">Events</th>
-                      <th scope="col"><span class="sr-only">Actions</span></th>
                     </tr>
                   </thead>
                   <tbody>
@@ -94,13 +96,6 @@ export function WebhooksPage({ webhookId }: { webhookId: string | undefined }) {
                           <a href={`#/webhooks/${enc(w.id)}`}>{w.url}</a>
                           {w.description && <div class="muted" data-field="description">{w.description}</div>}
                         </td>
-                        <td>
-                          <Badge state={w.status} /> {w.failing_since && <Badge state="failing" />}
-                          {w.disabled_reason && <div class="muted">{w.disabled_reason}</div>}
-                        </td>
-                        <td data-field="failing_since"><Time at={w.failing_since} /></td>
-                        <td data-field="last_success_at"><Time at={w.last_success_at} /></td>
-                        <td data-field="event_types">{w.event_types.length ? w.event_types.join(', ') : 'every type'}</td>
                         <td class="actions">
                           <button type="button" class="small secondary" aria-label={`Edit endpoint ${w.url}`} onClick={() => setEditing(editing === w.id ? null : w.id)} aria-expanded={editing === w.id}>
                             Edit
@@ -109,18 +104,25 @@ export function WebhooksPage({ webhookId }: { webhookId: string | undefined }) {
                             Delete
                           </button>
                         </td>
+                        <td>
+                          <Badge state={w.status} /> {w.failing_since && <Badge state="failing" />}
+                          {w.disabled_reason && <div class="muted">{w.disabled_reason}</div>}
+                        </td>
+                        <td data-field="event_types">{w.event_types.length ? w.event_types.join(', ') : 'every type'}</td>
+                        <td data-field="failing_since"><Time at={w.failing_since} /></td>
+                        <td data-field="last_success_at"><Time at={w.last_success_at} /></td>
                       </tr>
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </ScrollBox>
               {editing && page.data.some((w) => w.id === editing) && (
                 <section aria-labelledby="edit-h" class="card">
                   <h2 id="edit-h">Edit endpoint</h2>
                   <WebhookForm key={editing} endpoint={page.data.find((w) => w.id === editing)!} submitLabel="Save endpoint" onSubmit={(f) => update(page.data.find((w) => w.id === editing)!, f)} onCancel={() => setEditing(null)} />
                 </section>
               )}
-              {webhookId ? <Deliveries key={webhookId} webhookId={webhookId} /> : <p class="muted">Choose an endpoint to see its deliveries.</p>}
+              {webhookId ? <Deliveries key={webhookId} webhookId={webhookId} url={page.data.find((w) => w.id === webhookId)?.url} /> : <p class="muted">Choose an endpoint to see its deliveries.</p>}
             </>
           )
         }
