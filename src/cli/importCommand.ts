@@ -11,7 +11,6 @@ import type { AppContext } from '../server/appContext.js';
 import { formatBytes } from '../shared/byteSize.js';
 import { newSecret, sha256Hex } from '../shared/secrets.js';
 import { canonicalTimeZone } from '../shared/timeZones.js';
-
 import { SERVICE_URL_VARIABLE, serviceUrlFromEnv } from '../shared/serviceUrl.js';
 import { unreachableReason } from '../shared/unreachable.js';
 import { fileByteSource } from '../sources/files/exportShared/byteSources.js';
@@ -62,10 +61,8 @@ const OUTCOME_ATTEMPTS = 3;
  * `import <file> --user <external_ref>` (issue 21): uploads a native export by tus with a progress
  * bar of bytes, then follows its processing (records read) and prints the Upload (contracts §12)
  * as one JSON line. The CLI mints the user a short-lived upload token on the store and talks to
- * the running service over HTTP (`--url`, default PUBLIC_BASE_URL). Run again, it resumes (the
- * upload keeps the `--tz` it was created with: a resumed upload is read as it began).
-
- * the running service over HTTP (`--url`, else WELLSTREAM_URL, else PUBLIC_BASE_URL). Run again, it resumes.
+ * the running service over HTTP (`--url`, else WELLSTREAM_URL, else PUBLIC_BASE_URL). Run again,
+ * it resumes (the upload keeps the `--tz` it was created with: a resumed upload is read as it began).
  */
 export function registerImportCommand(program: Command, openCtx: OpenContext): void {
   program
@@ -76,12 +73,9 @@ export function registerImportCommand(program: Command, openCtx: OpenContext): v
     .option('--tenant <tenant_id>', 'the tenant, when several have a user with that external_ref')
     .option('--provider <slug>', `the format, one of ${IMPORT_SLUGS.join(', ')} (default: told from the file)`)
     .option('--upload-id <id>', 'the Upload-Id (default: from the file name and size, so running again resumes)')
-    .option('--url <origin>', "the service's address (default: PUBLIC_BASE_URL)")
+    .option('--url <origin>', `the service's address (default: $${SERVICE_URL_VARIABLE}, else PUBLIC_BASE_URL)`)
     .option('--tz <zone>', 'the IANA time zone the export\'s local times are in, for exports whose times carry no offset (a Fitbit Takeout without a profile zone, Dexcom Clarity); sent as the tus metadata tz')
     .action(async (file: string, o: { user: string; tenant?: string; provider?: string; uploadId?: string; url?: string; tz?: string }) => {
-
-    .option('--url <origin>', `the service's address (default: $${SERVICE_URL_VARIABLE}, else PUBLIC_BASE_URL)`)
-    .action(async (file: string, o: { user: string; tenant?: string; provider?: string; uploadId?: string; url?: string }) => {
       if (o.provider !== undefined && !IMPORT_SLUGS.includes(o.provider)) throw new CliError(`--provider must be one of ${IMPORT_SLUGS.join(', ')}`);
       // Checked here as the service checks it (400), so a misspelt zone costs no upload.
       const tz = o.tz === undefined ? null : canonicalTimeZone(o.tz.trim());
@@ -108,9 +102,7 @@ export function registerImportCommand(program: Command, openCtx: OpenContext): v
         await ctx.settle(minted.position);
         return { token, origin: (o.url ?? serviceUrlFromEnv() ?? ctx.config.publicBaseUrl).replace(/\/$/, '') };
       });
-      await tusUpload({ origin, token, path: file, size, metadata: { provider, upload_id: uploadId, ...(tz ? { tz } : {}) } }, (sent) => bar('upload ', sent, size, mib));
-
-      await tusUpload({ origin, token, path: file, size, metadata: { provider, upload_id: uploadId } }, (sent) => bar('upload ', sent, size, formatBytes));
+      await tusUpload({ origin, token, path: file, size, metadata: { provider, upload_id: uploadId, ...(tz ? { tz } : {}) } }, (sent) => bar('upload ', sent, size, formatBytes));
       if (process.stderr.isTTY) process.stderr.write('\n');
       const url = `${origin}/v1/me/uploads/${provider}/${encodeURIComponent(uploadId)}`;
       let failures = 0;
