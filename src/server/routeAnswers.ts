@@ -53,6 +53,9 @@ export const HEADERS = {
 } as const;
 export type HeaderName = keyof typeof HEADERS;
 
+/** A body the handler reads itself (raw, signed, streamed): required, in `media`. */
+export const requiredBody = (media: string, description: string): OperationDoc => ({ requestBody: { required: true, content: { [media]: { schema: { description } } } } });
+
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 /**

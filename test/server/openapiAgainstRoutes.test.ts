@@ -214,4 +214,26 @@ describe('the OpenAPI document against the routes fastify serves (contracts §17
     expectStatus(gone, 410);
     expect(at.head!.responses['410']).toBeDefined();
   });
+
+  it('publishes the input rules the service enforces, and the service enforces what it publishes (Idempotency-Key, start/end, preview type, Upload-Id, provider webhook bodies)', async () => {
+    const param = (path: string, method: string, where: string, name: string) => doc.paths[path]![method]!.parameters?.find((p) => p.in === where && p.name === name)?.schema;
+    const key = param('/v1/users', 'post', 'header', 'idempotency-key');
+    expect(key).toMatchObject({ minLength: 1, maxLength: 255 });
+    const start = param('/v1/users/{id}/samples', 'get', 'query', 'start') as { pattern: string };
+    expect(new RegExp(start.pattern).test('2026-01-02') && new RegExp(start.pattern).test('2026-01-02T03:04:05Z') && !new RegExp(start.pattern).test('yesterday')).toBe(true);
+    const preview = doc.paths['/v1/users/{id}/source-priorities/preview']!.post!.requestBody!.content['application/json']!.schema as { properties: { type: { enum: string[] } } };
+    expect(preview.properties.type.enum).toEqual(expect.arrayContaining(['heart_rate', 'step_count']));
+    expect(param('/v1/ingest/{device_slug}', 'post', 'header', 'upload-id')).toMatchObject({ pattern: expect.any(String) });
+    for (const path of ['/webhooks/fitbit', '/webhooks/oura', '/webhooks/whoop', '/webhooks/google', '/webhooks/strava/{token}', '/webhooks/withings/{token}', '/inbound/{provider}/{secret}']) {
+      expect(doc.paths[path]!.post!.requestBody?.required, path).toBe(true);
+    }
+    // Each rule is the service's: a request breaking it is the documented 400.
+    const refused = [
+      await t.call('POST', '/v1/users', { key: a.apiKey, headers: { 'idempotency-key': 'k'.repeat(256) }, body: {} }),
+      await t.call('GET', `/v1/users/${userA.id}/samples`, { key: a.apiKey, query: { type: 'heart_rate', start: 'yesterday' } }),
+      await t.call('POST', `/v1/users/${userA.id}/source-priorities/preview`, { key: a.apiKey, body: { priorities: {}, type: 'no_such_type', start: '2026-01-01', end: '2026-01-02' } }),
+    ];
+    expect(refused.map((r) => r.statusCode)).toEqual([400, 400, 400]);
+    expect(refused.map((r) => mediaOf(r))).toEqual(Array(3).fill('application/problem+json'));
+  });
 });

@@ -56,6 +56,7 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
   // Then, still before the body is read: 429 while the ETL queue is full (for everyone or this user).
   addEtlBackPressure(app, ctx, ctx.config.etlBacklog);
 
+  const UPLOAD_ID_RULE = 'Upload-Id header is required: 1 to 128 of letters, digits, -, _, .';
   app.post(
     '/ingest/:device_slug',
     {
@@ -66,7 +67,7 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
         description: 'Each slug takes the content types a client would send for its format and judges the body by its first bytes; 415 lists them with a curl line (docs/formats/uploads.md).',
         tags: ['ingest'],
         params: z.object({ device_slug: z.string() }),
-        headers: z.object({ 'upload-id': z.string().optional().describe('Required: 1 to 128 of letters, digits, - _ .') }),
+        headers: z.object({ 'upload-id': z.string({ error: UPLOAD_ID_RULE }).regex(UPLOAD_ID, UPLOAD_ID_RULE).describe('1 to 128 of letters, digits, - _ .: names the upload') }),
         response: withProblems({ 202: Accepted }, [400, 401, 403, 404, 408, 409, 410, 413, 415, 422, 429]),
       },
     },
@@ -77,9 +78,6 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
       // The credential, its kind and its scope were checked before the body was read (auth.ts, contracts §18).
       const principal = request.principal as Extract<Principal, { kind: 'user' }>;
       const uploadId = request.headers['upload-id'];
-      if (typeof uploadId !== 'string' || !UPLOAD_ID.test(uploadId)) {
-        throw problems.badRequest('Upload-Id header is required: 1 to 128 of letters, digits, -, _, .');
-      }
 
       const { payload, contentType } = await readPayload(request, slug, format, ctx.config.publicBaseUrl);
       const result = await storeProviderPayload(ctx, {

@@ -280,7 +280,8 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
     }
   });
 
-  const Params = z.object({ provider: z.string(), upload_id: z.string() });
+  // Documented lengths; a name no upload can have stays a 404 (streamOf), as for any unknown upload.
+  const Params = z.object({ provider: z.string().describe('The import slug the upload was created for'), upload_id: z.string().describe('1 to 128 of letters, digits, -, _, . (Upload-Metadata upload_id)') });
 
   app.head('/uploads/tus/:provider/:upload_id', {
     config: {
