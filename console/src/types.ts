@@ -35,6 +35,7 @@ export type Sample = Item<Json<'/v1/users/{id}/samples', 'get'>>;
 export type Freshness = Item<Json<'/v1/users/{id}/freshness', 'get'>>;
 export type Connection = Item<Json<'/v1/users/{id}/connections', 'get'>>;
 export type Priorities = Json<'/v1/users/{id}/source-priorities', 'get'>;
+export type PriorityPreview = Json<'/v1/users/{id}/source-priorities/preview', 'post'>;
 
 export type Webhook = Json<'/v1/webhooks/{webhook_id}', 'get'>;
 export type Delivery = Json<'/v1/webhooks/{webhook_id}/deliveries/{delivery_id}', 'get'>;
