@@ -2129,11 +2129,29 @@ export interface paths {
                     "upload-id": string;
                 };
                 path: {
+                    /** @description One of device-a, device-b, device-c, apple-health, health-connect, fitbit-takeout, samsung-health (another is a 404 that names them) */
                     device_slug: string;
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            /** @description The upload, as its slug takes it (a 415 lists the types of a slug) */
+            requestBody: {
+                content: {
+                    "application/gzip": unknown;
+                    "application/x-gzip": unknown;
+                    "application/octet-stream": unknown;
+                    "application/x-www-form-urlencoded": unknown;
+                    "multipart/form-data": unknown;
+                    "application/json": unknown;
+                    "text/plain": unknown;
+                    "application/vnd.sqlite3": unknown;
+                    "application/x-sqlite3": unknown;
+                    "application/zip": unknown;
+                    "application/x-zip-compressed": unknown;
+                    "application/xml": unknown;
+                    "text/xml": unknown;
+                };
+            };
             responses: {
                 /** @description Upload accepted; normalisation runs as an ETL job */
                 202: {
@@ -5385,9 +5403,10 @@ export interface paths {
                 };
                 cookie?: never;
             };
+            /** @description The next bytes of the upload */
             requestBody: {
                 content: {
-                    "application/offset+octet-stream": string;
+                    "application/offset+octet-stream": unknown;
                 };
             };
             responses: {
@@ -10719,6 +10738,7 @@ export interface paths {
                 };
                 cookie?: never;
             };
+            /** @description The push notification, as Garmin sends it */
             requestBody: {
                 content: {
                     "application/json": unknown;
@@ -10897,6 +10917,7 @@ export interface paths {
                 };
                 cookie?: never;
             };
+            /** @description The provider's notification, as it sends it */
             requestBody: {
                 content: {
                     "application/json": unknown;
@@ -11056,6 +11077,7 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
+            /** @description The provider's notification, as it sends it */
             requestBody: {
                 content: {
                     "application/json": unknown;
@@ -11200,6 +11222,7 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
+            /** @description The provider's notification, as it sends it */
             requestBody: {
                 content: {
                     "application/json": unknown;
@@ -11303,6 +11326,7 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
+            /** @description The provider's notification, as it sends it */
             requestBody: {
                 content: {
                     "application/json": unknown;
@@ -11406,6 +11430,7 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
+            /** @description The provider's notification, as it sends it */
             requestBody: {
                 content: {
                     "application/json": unknown;
@@ -11574,6 +11599,7 @@ export interface paths {
                 };
                 cookie?: never;
             };
+            /** @description The provider's notification, as it sends it */
             requestBody: {
                 content: {
                     "application/x-www-form-urlencoded": unknown;

@@ -53,8 +53,10 @@ export const HEADERS = {
 } as const;
 export type HeaderName = keyof typeof HEADERS;
 
-/** A body the handler reads itself (raw, signed, streamed): required, in `media`. */
-export const requiredBody = (media: string, description: string): OperationDoc => ({ requestBody: { required: true, content: { [media]: { schema: { description } } } } });
+/** A body the handler reads itself (raw, signed, streamed): required, in any of `media`. */
+export const requiredBody = (media: readonly string[], description: string): OperationDoc => ({
+  requestBody: { required: true, description, content: Object.fromEntries(media.map((m) => [m, { schema: {} }])) },
+});
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 

@@ -69,7 +69,7 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
     '/inbound/:provider/:secret',
     {
       bodyLimit: INBOUND_BODY_LIMIT,
-      config: { operation: requiredBody('application/json', 'The push notification, as Garmin sends it') },
+      config: { operation: requiredBody(['application/json'], 'The push notification, as Garmin sends it') },
       // Before the body: an address that names no application is refused on its headers alone.
       onRequest: async (request) => {
         const { provider, secret } = request.params as { provider: string; secret: string };

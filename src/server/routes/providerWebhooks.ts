@@ -178,8 +178,8 @@ const noBody = (reply: FastifyReply, status: number) => reply.code(status).send(
  * `notification` sync run of the data type it names instead of waiting for the schedule.
  */
 /** A notification's body is required and read raw (its signature is over the bytes): the document says so (contracts §17). */
-const JSON_NOTIFICATION = requiredBody('application/json', "The provider's notification, as it sends it");
-const FORM_NOTIFICATION = requiredBody('application/x-www-form-urlencoded', "The provider's notification, as it sends it");
+const JSON_NOTIFICATION = requiredBody(['application/json'], "The provider's notification, as it sends it");
+const FORM_NOTIFICATION = requiredBody(['application/x-www-form-urlencoded'], "The provider's notification, as it sends it");
 
 export const providerWebhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx }) => {
   app.removeAllContentTypeParsers();

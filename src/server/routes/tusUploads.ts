@@ -19,7 +19,7 @@ import { HttpProblem, problems } from '../problems.js';
 import { publicLocation } from '../publicAddress.js';
 import { importHeadProblem, SNIFF_BYTES } from './importFormats.js';
 import type { RouteOptions } from './routeOptions.js';
-import type { Answer, OperationDoc } from '../routeAnswers.js';
+import { requiredBody, type Answer, type OperationDoc } from '../routeAnswers.js';
 
 const TUS_VERSION = '1.0.0';
 const OCTETS = 'application/offset+octet-stream';
@@ -306,7 +306,7 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
       operation: {
         description: '409: Upload-Offset is not the stored offset; 413: past the declared length; 422: the first bytes cannot be the declared format (the upload is removed); 423: another request holds the upload.',
         parameters: [TUS_RESUMABLE, tusHeader('Upload-Offset', 'The offset these bytes start at: the stored offset', DIGITS)],
-        requestBody: { required: true, content: { [OCTETS]: { schema: { type: 'string', format: 'binary' } } } },
+        ...requiredBody([OCTETS], 'The next bytes of the upload'),
       },
     },
     bodyLimit: Number.MAX_SAFE_INTEGER, schema: { params: Params, summary: 'Append to a resumable upload (tus 1.0 core)', tags: ['ingest'] } }, async (request, reply) => {
