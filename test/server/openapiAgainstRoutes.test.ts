@@ -181,6 +181,18 @@ describe('the OpenAPI document against the routes fastify serves (contracts §17
     expect(wrong).toEqual([]);
   });
 
+  it('documents what every read answers its own caller: a tenant key and a user token on their own user (success answers included)', async () => {
+    const wrong: string[] = [];
+    for (const [kind, secret] of Object.entries({ tenant: a.apiKey, 'user token': tokenA })) {
+      wrong.push(
+        ...(await sweep(`${kind}, own user`, (method, path) =>
+          method === 'get' && path.includes('{id}') && !path.includes('{tenant_id}') ? { method: 'GET', url: address(path, (p) => (p === 'id' ? userA.id : randomUUID())), headers: bearer(secret) } : null,
+        )),
+      );
+    }
+    expect(wrong).toEqual([]);
+  });
+
   it('another tenant’s user is a documented 404 on the user routes', async () => {
     for (const path of ['/v1/users/{id}/sleep', '/v1/users/{id}/uploads', '/v1/users/{id}/fhir/Patient']) {
       const res = await t.call('GET', address(path, () => userB.id), { key: a.apiKey });
