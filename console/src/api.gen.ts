@@ -17,7 +17,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -67,7 +67,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -155,7 +155,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description Created */
                 201: {
                     headers: {
                         [name: string]: unknown;
@@ -373,7 +373,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -452,7 +452,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description Created */
                 201: {
                     headers: {
                         [name: string]: unknown;
@@ -911,7 +911,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1018,7 +1018,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1127,7 +1127,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1234,7 +1234,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1543,7 +1543,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description Accepted */
                 202: {
                     headers: {
                         [name: string]: unknown;
@@ -1714,7 +1714,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description Accepted */
                 202: {
                     headers: {
                         [name: string]: unknown;
@@ -2033,7 +2033,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description Accepted */
                 202: {
                     headers: {
                         [name: string]: unknown;
@@ -2319,7 +2319,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -2456,7 +2456,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -2593,7 +2593,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -2741,7 +2741,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -2867,7 +2867,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3025,7 +3025,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3149,7 +3149,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3294,7 +3294,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3426,7 +3426,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3559,7 +3559,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3679,7 +3679,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3803,7 +3803,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4168,7 +4168,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4409,7 +4409,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4516,7 +4516,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5605,7 +5605,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6213,7 +6213,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6337,7 +6337,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6831,7 +6831,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -7148,7 +7148,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description No Content */
                 204: {
                     headers: {
                         [name: string]: unknown;
@@ -7372,7 +7372,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -7931,7 +7931,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description Accepted */
                 202: {
                     headers: {
                         [name: string]: unknown;
@@ -8350,7 +8350,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -8785,7 +8785,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -8909,7 +8909,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -9023,7 +9023,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description Accepted */
                 202: {
                     headers: {
                         [name: string]: unknown;
@@ -9035,7 +9035,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Default Response */
+                /** @description No Content */
                 204: {
                     headers: {
                         [name: string]: unknown;
@@ -9121,7 +9121,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -9223,7 +9223,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -9552,7 +9552,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -10019,7 +10019,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -10450,7 +10450,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description Created */
                 201: {
                     headers: {
                         [name: string]: unknown;
@@ -10857,7 +10857,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -11032,7 +11032,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description No Content */
                 204: {
                     headers: {
                         [name: string]: unknown;
@@ -11084,7 +11084,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description No Content */
                 204: {
                     headers: {
                         [name: string]: unknown;
@@ -11173,7 +11173,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -11455,7 +11455,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Default Response */
+                /** @description Created */
                 201: {
                     headers: {
                         [name: string]: unknown;
@@ -11543,7 +11543,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -11703,7 +11703,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -11974,7 +11974,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -12060,7 +12060,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -12147,7 +12147,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -12243,7 +12243,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -12330,7 +12330,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -12599,7 +12599,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;

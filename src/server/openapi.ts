@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import swagger from '@fastify/swagger';
 import type { RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
@@ -93,13 +94,13 @@ function describeAnswers(doc: Document, routes: Map<string, Pick<RouteOptions, '
       // A route that declares its answers has no "Default Response" 200 unless it says so.
       if (config.answers && responses['200']?.description === 'Default Response' && !responses['200'].content && !config.answers[200]) delete responses['200'];
       for (const [status, answer] of Object.entries(declared)) {
-        const existing = (responses[status] ??= { description: answer.description ?? STATUS_TEXT[status] ?? 'Answer' });
+        const existing = (responses[status] ??= { description: answer.description ?? STATUS_TEXT[status] ?? STATUS_CODES[status] ?? 'Answer' });
         if (answer.description) existing.description = answer.description;
         if (answer.media) {
           existing.content = Object.fromEntries(answer.media.map((m) => [m, existing.content?.[m] ?? {}]));
           if (!answer.media.length) delete existing.content;
         }
-        if (answer.headers?.length) existing.headers = { ...existing.headers, ...Object.fromEntries(answer.headers.map((h) => [h, structuredClone(HEADERS[h])])) };
+        if (answer.headers?.length) existing.headers = { ...existing.headers, ...Object.fromEntries(answer.headers.map((h) => [h, HEADERS[h]])) };
       }
       for (const [status, response] of Object.entries(responses)) {
         if (Number(status) < 400) continue;
@@ -108,15 +109,18 @@ function describeAnswers(doc: Document, routes: Map<string, Pick<RouteOptions, '
         const extra = Object.fromEntries(Object.entries(response.content ?? {}).filter(([m]) => declaredMedia.includes(m)));
         const errors = fhir ? { [FHIR_JSON]: { schema: { $ref: '#/components/schemas/OperationOutcome' } } } : { [PROBLEM_JSON]: { schema: { $ref: '#/components/schemas/Problem' } } };
         response.content = { ...errors, ...extra };
-        if (response.description === 'Default Response') response.description = STATUS_TEXT[status] ?? 'Error';
       }
+      // swagger's placeholder says nothing: the status's own words, or what this service means by it.
+      for (const [status, response] of Object.entries(responses)) if (response.description === 'Default Response') response.description = STATUS_TEXT[status] ?? STATUS_CODES[status] ?? 'Answer';
       if (config.auth === undefined || config.auth === 'none') op.security = [];
       if (config.operation?.parameters) op.parameters = [...(op.parameters ?? []), ...(config.operation.parameters as never[])];
       if (config.operation?.requestBody) op.requestBody = config.operation.requestBody;
       if (config.operation?.description) op.description = config.operation.description;
     }
   }
-  return doc;
+  // A JSON copy: an object shared by routes (their tags, a tus header) would come out of the YAML
+  // as anchors and aliases, which some clients refuse; the document is made once and kept.
+  return JSON.parse(JSON.stringify(doc)) as Document;
 }
 
 const STATUS_TEXT: Record<string, string> = {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { parse } from 'yaml';
+import { parse, parseDocument, visit } from 'yaml';
 import { probe } from '../support/fastifyProbe.js';
 import { expectStatus, startTestApp, type Response, type TenantHandle, type TestApp, type UserBody } from '../support/server.js';
 
@@ -29,6 +29,7 @@ const PUBLIC = [/^\/webhooks\//, /^\/inbound\//, /^\/oauth\//, /^\/connect\//, /
 
 let t: TestApp;
 let doc: Doc;
+let yamlText: string;
 let a: TenantHandle;
 let b: TenantHandle;
 let userA: UserBody;
@@ -39,7 +40,8 @@ const operations: { method: string; path: string; op: Operation }[] = [];
 
 beforeAll(async () => {
   t = await startTestApp();
-  doc = parse((await t.call('GET', '/openapi.yaml')).body) as Doc;
+  yamlText = (await t.call('GET', '/openapi.yaml')).body;
+  doc = parse(yamlText) as Doc;
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(item)) if (METHODS.includes(method)) operations.push({ method, path, op });
   }
@@ -104,6 +106,16 @@ describe('the OpenAPI document against the routes fastify serves (contracts §17
     expect(served.size).toBeGreaterThan(100);
     expect([...mustDocument].filter((r) => !documented.has(r)).sort()).toEqual([]);
     expect([...documented].filter((r) => !served.has(r)).sort()).toEqual([]);
+  });
+
+  it('is plain YAML without anchors or aliases (some OpenAPI clients refuse them)', () => {
+    const aliasesIn = (text: string) => {
+      let aliases = 0;
+      visit(parseDocument(text), { Alias: () => void (aliases += 1) });
+      return aliases;
+    };
+    expect(aliasesIn('a: &x [1]\nb: *x')).toBe(1);
+    expect(aliasesIn(yamlText)).toBe(0);
   });
 
   it('lists the tus routes with their methods and success statuses: OPTIONS 204 and POST 201 at /v1/uploads/tus; HEAD 200, PATCH 204, DELETE 204 at the upload', () => {
