@@ -5,7 +5,8 @@ export const RECENT_NIGHTS_MS = 48 * 3_600_000;
 
 /** A session's sleep: the time asleep its source reported, else its time in bed. */
 export function sleptSeconds(s: SleepSession): number {
-  return s.total_sleep_seconds ?? Math.max(0, (Date.parse(s.bedtime_end) - Date.parse(s.bedtime_start)) / 1000);
+  // A source that reported no time asleep (0) is judged by its time in bed.
+  return s.total_sleep_seconds || Math.max(0, (Date.parse(s.bedtime_end) - Date.parse(s.bedtime_start)) / 1000);
 }
 
 /**

@@ -1,126 +1,53 @@
-/** The API's answers as the console reads them (field names as the service serves them). */
-export type User = { id: string; external_ref: string | null; status: string; created_at: string };
+import type { paths } from './api.gen.js';
 
-export type CoverageDay = { provider: string; date: string; records: number; metrics: Record<string, number>; last_synced_at: string };
-export type Coverage = { pending_jobs: number; parked_jobs: number; rejected_records: number; truncated: boolean; days: CoverageDay[] };
+/**
+ * The API's answers as the console reads them: each named for what the console shows, taken
+ * from the types `npm run openapi:types` generates from the service's OpenAPI document
+ * (api.gen.ts), so a change to an answer shows up here as a type error instead of a wrong page.
+ */
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+/**
+ * The JSON body of `method path` answering `status`. An answer the document lacks is a string
+ * that says so, not `never`: the pages that read it stop compiling.
+ */
+type Json<P extends keyof paths, M extends Method, S extends number = 200> = paths[P][M] extends { responses: infer R }
+  ? R extends Record<S, { content: { 'application/json': infer T } }>
+    ? T
+    : `no JSON ${S} answer of ${M} ${P}`
+  : `no ${M} ${P}`;
+/** One item of a page (`{ data: [...] }`). */
+type Item<T> = T extends { data: (infer I)[] } ? I : 'not a page';
 
-export type Bucket = { start: string; provider: string; source: string; unit: string; count: number; sum: number; avg: number; min: number; max: number };
-export type Stats = { type: string; interval: 'hour' | 'day'; tz: string; view: 'merged' | 'all'; start: string; end: string; truncated: boolean; buckets: Bucket[] };
+export type User = Json<'/v1/users/{id}', 'get'>;
 
-export type Provenance = { provider: string; source: string | null; device: string | null; ingested_at: string };
-export type SleepSession = Provenance & {
-  id: number;
-  bedtime_start: string;
-  bedtime_end: string;
-  total_sleep_seconds: number | null;
-  deep_sleep_seconds: number | null;
-  rem_sleep_seconds: number | null;
-  light_sleep_seconds: number | null;
-  awake_seconds: number | null;
-  sleep_score: number | null;
-  resting_hr: number | null;
-  hrv_avg_ms: number | null;
-};
-export type SleepPhase = Provenance & { id: number; session_id: number; phase: string; start_date: string; end_date: string; duration_s: number };
-export type Workout = Provenance & {
-  id: number;
-  type: string;
-  start_date: string;
-  end_date: string;
-  duration_s: number | null;
-  active_energy_kcal: number | null;
-  distance_m: number | null;
-  avg_heart_rate: number | null;
-  max_heart_rate: number | null;
-  steps: number | null;
-  track: Record<string, unknown> | null;
-};
-export type RoutePoint = { workout_id: number; timestamp: string; latitude: number; longitude: number; altitude_m: number | null; speed_mps: number | null };
+export type Coverage = Json<'/v1/users/{id}/coverage', 'get'>;
+export type CoverageDay = Coverage['days'][number];
 
-export type Freshness = {
-  provider: string;
-  kind: string;
-  state: 'disconnected' | 'needs_reauth' | 'syncing' | 'failing' | 'stale' | 'fresh';
-  synced_through: string | null;
-  lag_seconds: number | null;
-  last_received_at: string | null;
-  next_pull_at: string | null;
-  last_error: string | null;
-};
-export type Connection = {
-  provider: string;
-  status: 'active' | 'needs_reauth' | 'disconnected';
-  last_sync_at: string | null;
-  health: { healthy: boolean; reason: string | null; action: string | null; since: string | null; retry_at: string | null };
-};
-export type Priorities = { priorities: Record<string, string[]>; updated_at: string | null };
+export type Stats = Json<'/v1/users/{id}/samples/stats', 'get'>;
+export type Bucket = Stats['buckets'][number];
 
-export type Sample = Provenance & { id: number; type: string; value: number; unit: string; start_date: string; end_date: string };
+export type SleepSession = Item<Json<'/v1/users/{id}/sleep', 'get'>>;
+export type SleepPhase = Item<Json<'/v1/users/{id}/sleep/{session_id}/phases', 'get'>>;
+export type Workout = Item<Json<'/v1/users/{id}/workouts', 'get'>>;
+export type RoutePoint = Item<Json<'/v1/users/{id}/workouts/{workout_id}/route', 'get'>>;
+export type Sample = Item<Json<'/v1/users/{id}/samples', 'get'>>;
 
-export type Webhook = {
-  id: string;
-  url: string;
-  description: string | null;
-  event_types: string[];
-  status: 'active' | 'disabled';
-  disabled_reason: string | null;
-  failing_since: string | null;
-  last_success_at: string | null;
-  created_at: string;
-  updated_at: string;
-};
-export type Attempt = { id: number; attempt: number; started_at: string; duration_ms: number; status_code: number | null; error: string | null; response_body_excerpt: string | null };
-export type Delivery = {
-  id: number;
-  event_id: string;
-  event_type: string;
-  status: 'pending' | 'running' | 'done' | 'parked';
-  attempts: number;
-  last_status_code: number | null;
-  last_error: string | null;
-  next_attempt_at: string | null;
-  delivered_at: string | null;
-  created_at: string;
-  replay_of: number | null;
-  attempt_history: Attempt[];
-};
+export type Freshness = Item<Json<'/v1/users/{id}/freshness', 'get'>>;
+export type Connection = Item<Json<'/v1/users/{id}/connections', 'get'>>;
+export type Priorities = Json<'/v1/users/{id}/source-priorities', 'get'>;
+export type PriorityPreview = Json<'/v1/users/{id}/source-priorities/preview', 'post'>;
 
-export type EtlJob = { id: number; user_id: string; provider: string; tier: string; status: string; attempts: number; error: string | null; created_at: string; next_attempt_at: string | null };
-export type RejectedRecord = { provider: string; location: string; reason: string; excerpt: string; rejected_at: string };
-export type SyncRun = {
-  id: number;
-  provider: string;
-  trigger: string;
-  status: string;
-  data_type: string | null;
-  window_start: string;
-  window_end: string;
-  attempts: number;
-  objects_stored: number | null;
-  error: string | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  next_attempt_at: string | null;
-};
+export type Webhook = Json<'/v1/webhooks/{webhook_id}', 'get'>;
+export type Delivery = Json<'/v1/webhooks/{webhook_id}/deliveries/{delivery_id}', 'get'>;
+export type Attempt = Delivery['attempt_history'][number];
 
-export type Tenant = { id: string; name: string; created_at: string };
-export type ApiKey = { id: string; created_at: string; revoked_at: string | null };
-export type AuditEntry = { id: string; at: string; actor: string; actor_id: string; action: string; method: string; path: string; status: number; target: string | null };
+export type EtlJob = Item<Json<'/v1/pipeline/etl-jobs', 'get'>>;
+export type RejectedRecord = Item<Json<'/v1/users/{id}/rejected-records', 'get'>>;
+export type SyncRun = Json<'/v1/users/{id}/sync-runs/{run_id}', 'get'>;
+
+export type Tenant = Item<Json<'/v1/admin/tenants', 'get'>>;
+export type ApiKey = Item<Json<'/v1/admin/tenants/{tenant_id}/api-keys', 'get'>>;
+export type AuditEntry = Item<Json<'/v1/audit-log', 'get'>>;
 
 /** contracts §12: an upload or import with its outcome. */
-export type Upload = {
-  upload_id: string;
-  provider: string;
-  bytes: number;
-  status: 'receiving' | 'accepted' | 'processing' | 'done' | 'failed' | 'parked';
-  received_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  progress: { bytes_read: number; bytes_total: number; records_read: number } | null;
-  records: Record<string, number>;
-  unchanged: number;
-  rejected: number;
-  rejections: { at: string; reason: string }[];
-  error: string | null;
-};
+export type Upload = Json<'/v1/users/{id}/uploads/{provider}/{upload_id}', 'get'>;

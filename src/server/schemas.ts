@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TIME_PARAM_SYNTAX } from '../shared/timeWindow.js';
 
 /** Shared request and response pieces; route files keep their own schemas beside them. */
 export const Limit = z.coerce.number().int().min(1).max(1000).default(100).describe('Page size, 1 to 1000 (default 100)');
@@ -20,8 +21,10 @@ export const Problem = z
 
 export const DateTime = z.string().describe('RFC 3339 date-time, UTC');
 export const Uuid = z.string().describe('UUID');
+/** `start`/`end` of a window (spec "Conventions" 2): its syntax checked here, its calendar by parseTimeParam; `description` says which end. */
+export const TimeParam = (description: string) => z.string().regex(TIME_PARAM_SYNTAX, 'must be an RFC 3339 time or a YYYY-MM-DD date').describe(description);
 export const IdempotencyKeyHeader = z.object({
-  'idempotency-key': z.string().optional().describe('1 to 255 characters; replays the first answer for 24 hours'),
+  'idempotency-key': z.string().min(1).max(255).optional().describe('1 to 255 characters; replays the first answer for 24 hours'),
 });
 
 /** Fills in the error answers every authenticated route can give, so the OpenAPI document lists them. */

@@ -4,6 +4,8 @@
  */
 const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+/** The syntax parseTimeParam reads (its calendar checks aside), for the schemas that publish it (contracts §17: the input rules enforced). */
+export const TIME_PARAM_SYNTAX = new RegExp(`${DATE_ONLY.source}|${RFC3339.source}`);
 
 export function parseTimeParam(value: string): number | null {
   const d = DATE_ONLY.exec(value);

@@ -57,5 +57,8 @@ export const SIZED_DIRS = ['src', 'commands', 'projections', 'queries', 'bench',
 
 export const MAX_FILE_LINES = 450;
 
-/** Generated data: tables a generator wrote, not code a person maintains (none today). */
-export const GENERATED_DATA: readonly string[] = [];
+/** Generated data: what a generator wrote, not code a person maintains. */
+export const GENERATED_DATA: readonly string[] = [
+  // The console's answer types, from the OpenAPI document (npm run openapi:types; test/scripts/openapiTypes.test.ts).
+  'console/src/api.gen.ts',
+];

@@ -3,7 +3,7 @@ import { defaultNight, sleptSeconds } from '../../console/src/sleepNights.js';
 import type { SleepSession } from '../../console/src/types.js';
 
 let nextId = 1;
-const session = (start: string, end: string, total: number | null = null): SleepSession => ({
+const session = (start: string, end: string, total = 0): SleepSession => ({
   id: nextId++,
   bedtime_start: start,
   bedtime_end: end,

@@ -9,7 +9,7 @@ import { Time } from '../components/Time.js';
 import { UserPicker } from '../components/UserPicker.js';
 import { addDays, daysBack } from '../days.js';
 import { fmtNum, fmtTime } from '../format.js';
-import type { Priorities, Stats } from '../types.js';
+import type { Priorities, PriorityPreview as Preview, Stats } from '../types.js';
 import { useAsync } from '../util.js';
 
 const GROUPS = ['*', 'activity', 'heart', 'recovery', 'body', 'sleep', 'workouts'];
@@ -204,4 +204,3 @@ function MergedPreview({ base, draft, version }: { base: string; draft: Record<s
   );
 }
 
-type Preview = { type: string; order: string[]; records: { id: number; start_date: string; value: number; unit: string; provider: string; source: string | null; shown_now: boolean; shown: boolean }[] };

@@ -17,6 +17,7 @@ import { DateTime, withProblems } from '../schemas.js';
 import { connectPage, userLabel, type ConnectPageProvider } from './connectPage.js';
 import { RedirectUri } from './connections.js';
 import type { RouteOptions } from './routeOptions.js';
+import { HTML } from '../routeAnswers.js';
 
 /**
  * Connect sessions (spec "Providers and connections"): POST makes a short-lived link; the link's
@@ -81,7 +82,7 @@ export const connectSessionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async 
 
   app.get(
     '/connect/:secret',
-    { schema: { summary: 'The hosted connect page of a connect session', tags: ['connections'], params: z.object({ secret: z.string().max(64) }), querystring: z.object({ status: z.string().max(20).optional(), provider: z.string().max(64).optional() }).passthrough() } },
+    { config: { answers: { 200: { description: 'The connect page', media: [HTML] }, 404: { description: 'An unknown or expired link: a page that says so', media: [HTML] } } }, schema: { summary: 'The hosted connect page of a connect session', tags: ['connections'], params: z.object({ secret: z.string().max(64) }), querystring: z.object({ status: z.string().max(20).optional(), provider: z.string().max(64).optional() }).passthrough() } },
     async (request, reply) => {
       const q = request.query;
       const name = q.provider ? (connectedProvider(q.provider)?.name ?? null) : null;
@@ -95,6 +96,7 @@ export const connectSessionsRoutes: FastifyPluginAsyncZod<RouteOptions> = async 
   app.post(
     '/connect/:secret/:provider',
     {
+      config: { answers: { 303: { description: "To the provider's authorisation page", media: [], headers: ['location'] }, 404: { description: 'An unknown link or provider: a page that says so', media: [HTML] }, 409: { media: [HTML] } } },
       // The session's secret is the credential: checked from the address, before the body is read (contracts §18).
       onRequest: async (request, reply) => {
         const session = await openConnectSession(ctx.eventStore, (request.params as { secret: string }).secret, new Date());

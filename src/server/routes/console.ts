@@ -6,6 +6,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { packageRootOf } from '../../shared/packageRoot.js';
 import { problems, sendProblem } from '../problems.js';
+import { HTML } from '../routeAnswers.js';
 
 /**
  * The built console lives in `dist/console` beside the package's root, found by walking up from
@@ -42,15 +43,15 @@ export const consoleRoutes: FastifyPluginAsync<{ assetsDir?: string | null }> = 
 
   if (root) await app.register(fastifyStatic, { root, serve: false, index: false, cacheControl: false });
 
-  app.get('/console', { schema: { summary: 'The operator console (redirects to /console/)', tags } }, async (_request, reply) => reply.redirect('/console/', 301));
+  app.get('/console', { config: { answers: { 301: { description: 'To /console/', media: [], headers: ['location'] } } }, schema: { summary: 'The operator console (redirects to /console/)', tags } }, async (_request, reply) => reply.redirect('/console/', 301));
 
-  app.get('/console/', { schema: { summary: 'The operator console page (HTML; sign in with a tenant or admin key)', tags } }, async (request, reply) => {
+  app.get('/console/', { config: { answers: { 200: { description: 'The console page', media: [HTML] }, 404: { description: 'The console is not built' } } }, schema: { summary: 'The operator console page (HTML; sign in with a tenant or admin key)', tags } }, async (request, reply) => {
     if (!root) return notBuilt(request, reply);
     // The page names its hashed assets: it is read afresh every time, the assets may be kept.
     return security(reply).header('cache-control', 'no-cache').sendFile('index.html');
   });
 
-  app.get('/console/assets/:file', { schema: { summary: "The operator console's scripts and styles", tags, params: AssetParams } }, async (request, reply) => {
+  app.get('/console/assets/:file', { config: { answers: { 200: { description: 'A script, style sheet or image of the build', media: ['text/javascript', 'text/css', 'image/svg+xml'] } } }, schema: { summary: "The operator console's scripts and styles", tags, params: AssetParams } }, async (request, reply) => {
     if (!root) return notBuilt(request, reply);
     const { file } = request.params as z.infer<typeof AssetParams>;
     if (!existsSync(join(root, 'assets', file))) throw problems.notFound('no such console asset');

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { coverageReport } from '../../../queries/records/coverage.js';
-import { DateTime, withProblems } from '../schemas.js';
+import { DateTime, TimeParam, withProblems } from '../schemas.js';
 import { readableUser, UserParams, ViewQuery, windowOf } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
 
@@ -41,8 +41,8 @@ export const coverageRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
         params: UserParams,
         querystring: z.object({
           provider: z.string().min(1).optional(),
-          start: z.string().optional().describe('Inclusive: RFC 3339 time or YYYY-MM-DD; days from the day of start'),
-          end: z.string().optional().describe('Exclusive: RFC 3339 time or YYYY-MM-DD; days starting before end'),
+          start: TimeParam('Inclusive: RFC 3339 time or YYYY-MM-DD; days from the day of start').optional(),
+          end: TimeParam('Exclusive: RFC 3339 time or YYYY-MM-DD; days starting before end').optional(),
           ...ViewQuery,
         }),
         response: withProblems({ 200: CoverageReport }),

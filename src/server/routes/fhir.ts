@@ -1,5 +1,5 @@
 import type { Bundle, OperationOutcome, Patient } from 'fhir/r4.js';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z, ZodError } from 'zod';
 import type { UserDoc } from '../../../projections/users/usersProjection.js';
@@ -9,11 +9,11 @@ import { FhirSearchError, loincCodesOf, windowForDates } from '../../fhir/search
 import type { Scalar } from '../../readstore/readStore.js';
 import { InvalidCursorError } from '../../shared/cursor.js';
 import { HttpProblem } from '../problems.js';
+import { FHIR_JSON } from '../routeAnswers.js';
 import { publicBaseOf } from '../publicAddress.js';
 import { cursorScope, readableUser, UserParams } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
 
-const FHIR_JSON = 'application/fhir+json';
 /** The CapabilityStatement's date: what it describes is fixed for the life of the process. */
 const PUBLISHED_AT = new Date().toISOString();
 
@@ -73,7 +73,8 @@ export const fhirRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx
     return send(reply, outcome(status, message), status);
   });
 
-  const config = { auth: 'tenant' as const };
+  // Answers and errors alike are FHIR resources (routeAnswers.ts documents them so).
+  const config = { auth: 'tenant' as const, errorMedia: FHIR_JSON, answers: { 200: { media: [FHIR_JSON] } } } satisfies FastifyContextConfig;
   const tags = ['fhir'];
 
   app.get('/users/:id/fhir/metadata', { config, schema: { summary: 'FHIR R4 CapabilityStatement of the view', tags, params: UserParams } }, async (request, reply) => {

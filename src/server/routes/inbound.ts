@@ -20,6 +20,7 @@ import { HttpProblem, problems } from '../problems.js';
 import { feedBody } from '../slicedBody.js';
 import { withProblems } from '../schemas.js';
 import type { RouteOptions } from './routeOptions.js';
+import { requiredBody } from '../routeAnswers.js';
 
 const MiB = 1024 * 1024;
 /** Garmin's largest notifications are activity details (a sample per second) for several users at once. */
@@ -68,6 +69,7 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
     '/inbound/:provider/:secret',
     {
       bodyLimit: INBOUND_BODY_LIMIT,
+      config: { operation: requiredBody(['application/json'], 'The push notification, as Garmin sends it') },
       // Before the body: an address that names no application is refused on its headers alone.
       onRequest: async (request) => {
         const { provider, secret } = request.params as { provider: string; secret: string };

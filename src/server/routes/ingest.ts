@@ -11,6 +11,7 @@ import { problems } from '../problems.js';
 import { withProblems } from '../schemas.js';
 import type { RouteOptions } from './routeOptions.js';
 import { uploadTimeZoneOf } from './uploadTimeZone.js';
+import { requiredBody } from '../routeAnswers.js';
 import { IMPORT_UPLOAD_FORMATS } from './importFormats.js';
 import { mediaTypeOf, takesType, unsupportedMediaType, unsupportedPartType, UPLOAD_FORMATS, UPLOAD_LIMITS, type JudgedBody, type UploadFormat } from './uploadFormats.js';
 
@@ -58,18 +59,22 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
   // Then, still before the body is read: 429 while the ETL queue is full (for everyone or this user).
   addEtlBackPressure(app, ctx, ctx.config.etlBacklog);
 
+  // The body is read raw and judged by its slug (uploadFormats.ts): the document lists every media type some slug takes.
+  const bodyTypes = new Set(Object.values(UPLOAD_FORMATS).flatMap((f) => [...f.rawTypes, ...(f.multipart ? ['multipart/form-data'] : [])]));
+  const INGEST_BODY = requiredBody([...bodyTypes], 'The upload, as its slug takes it (a 415 lists the types of a slug)');
+  const UPLOAD_ID_RULE = 'Upload-Id header is required: 1 to 128 of letters, digits, -, _, .';
   app.post(
     '/ingest/:device_slug',
     {
       bodyLimit: UPLOAD_LIMITS.compressedBytes,
-      config: { auth: 'user', scope: 'upload', bodyDeadlineMs: ctx.config.uploadBodyDeadlineMs },
+      config: { auth: 'user', scope: 'upload', bodyDeadlineMs: ctx.config.uploadBodyDeadlineMs, operation: INGEST_BODY },
       schema: {
         summary: 'Upload device data or a native export (device-a: gzip NDJSON, multipart or raw; device-b: Health Connect JSON; device-c: Gadgetbridge SQLite; apple-health, health-connect, fitbit-takeout, samsung-health: the export up to 50 MiB; dexcom-clarity: the Clarity CSV export up to 50 MiB, text/csv)',
         description: 'Each slug takes the content types a client would send for its format and judges the body by its first bytes; 415 lists them with a curl line (docs/formats/uploads.md).',
         tags: ['ingest'],
-        params: z.object({ device_slug: z.string() }),
+        params: z.object({ device_slug: z.string().describe(`One of ${Object.keys(UPLOAD_FORMATS).join(', ')} (another is a 404 that names them)`) }),
         headers: z.object({
-          'upload-id': z.string().optional().describe('Required: 1 to 128 of letters, digits, - _ .'),
+          'upload-id': z.string({ error: UPLOAD_ID_RULE }).regex(UPLOAD_ID, UPLOAD_ID_RULE).describe('1 to 128 of letters, digits, - _ .: names the upload'),
           'upload-time-zone': z.string().optional().describe('IANA time zone the export\'s local times are read in, for exports whose times carry no offset (fitbit-takeout, dexcom-clarity); an unknown one is 400 (contracts §17)'),
         }),
         response: withProblems({ 202: Accepted }, [400, 401, 403, 404, 408, 409, 410, 413, 415, 422, 429]),
@@ -82,9 +87,6 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
       // The credential, its kind and its scope were checked before the body was read (auth.ts, contracts §18).
       const principal = request.principal as Extract<Principal, { kind: 'user' }>;
       const uploadId = request.headers['upload-id'];
-      if (typeof uploadId !== 'string' || !UPLOAD_ID.test(uploadId)) {
-        throw problems.badRequest('Upload-Id header is required: 1 to 128 of letters, digits, -, _, .');
-      }
 
       const timeZone = uploadTimeZoneOf(request.headers['upload-time-zone'], 'Upload-Time-Zone');
 

@@ -6,6 +6,17 @@ import type { AppContext } from '../appContext.js';
 import { isOwnOrigin } from '../publicAddress.js';
 import { HttpProblem, problems } from '../problems.js';
 import type { RouteOptions } from './routeOptions.js';
+import type { Answer } from '../routeAnswers.js';
+
+const JSON_RPC = 'application/json';
+/** What the MCP SDK's transport answers itself: JSON-RPC messages, errors included, as application/json. */
+const TRANSPORT_ANSWERS: Record<number, Answer> = {
+  200: { description: 'A JSON-RPC response', media: [JSON_RPC] },
+  202: { description: 'A notification or response accepted', media: [] },
+  400: { description: 'Not JSON-RPC (a JSON-RPC error) or not JSON (a problem)', media: [JSON_RPC] },
+  406: { description: 'Accept must list application/json and text/event-stream (a JSON-RPC error)', media: [JSON_RPC] },
+  415: { description: 'The body must be application/json', media: [JSON_RPC] },
+};
 
 /**
  * Spec "Agent interface (MCP)": a browser page of another site may not drive the agent interface
@@ -26,7 +37,7 @@ export const mcpRoutes: FastifyPluginAsync<RouteOptions> = async (app, { ctx, cu
     {
       // Both credentials and the scope are checked before the body is read (contracts §18), and so is the origin.
       // Never opened to CORS_ORIGINS: the agent interface refuses every other origin (above).
-      config: { auth: ['tenant', 'user'], scope: 'read', cors: false },
+      config: { auth: ['tenant', 'user'], scope: 'read', cors: false, answers: TRANSPORT_ANSWERS },
       onRequest: async (request) => refuseCrossOrigin(ctx.config, request),
       schema: {
         summary: 'Agent interface (MCP): JSON-RPC over stateless Streamable HTTP, JSON answers',
@@ -50,7 +61,7 @@ export const mcpRoutes: FastifyPluginAsync<RouteOptions> = async (app, { ctx, cu
     app.route({
       method,
       url: '/mcp',
-      config: { auth: 'none' },
+      config: { auth: 'none', answers: { 403: { description: 'A cross-origin request' }, 405: { headers: ['allow'] } } },
       schema: { summary: 'Not served: the agent interface is stateless (405)', tags: ['mcp'] },
       handler: async (request) => {
         refuseCrossOrigin(ctx.config, request);

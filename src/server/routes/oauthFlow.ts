@@ -13,6 +13,7 @@ import { openValue } from '../../crypto/sealedValue.js';
 import { newConsentCookieValue, readConsentCookie, setConsentCookie } from '../consentCookie.js';
 import { resultPage } from './consentResultPage.js';
 import type { RouteOptions } from './routeOptions.js';
+import { HTML } from '../routeAnswers.js';
 
 /**
  * `authorize_url` (contracts §7): the service's start address, whose query is exactly the one the
@@ -40,6 +41,7 @@ export const oauthFlowRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, 
   app.get(
     '/oauth/:provider/authorize',
     {
+      config: { answers: { 302: { description: "To the provider's authorisation page", media: [], headers: ['location'] }, 400: { media: [HTML] }, 403: { media: [HTML] } } },
       schema: {
         summary: 'authorize_url: binds the consent state to this browser, then redirects to the provider',
         description:
@@ -87,6 +89,7 @@ export const oauthFlowRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, 
   app.get(
     '/oauth/:provider/callback',
     {
+      config: { answers: { 200: { description: 'The result page', media: [HTML] }, 302: { description: 'To the redirect_uri given when the flow started', media: [], headers: ['location'] }, 400: { media: [HTML] }, 403: { media: [HTML] } } },
       schema: {
         summary: "The provider's redirect target after consent",
         description:

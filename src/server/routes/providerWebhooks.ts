@@ -18,6 +18,7 @@ import { hmacMatches, SIGNATURE_TOLERANCE_MS, sameText, signatureTime } from '..
 import { HttpProblem, problems } from '../problems.js';
 import { withProblems } from '../schemas.js';
 import type { RouteOptions } from './routeOptions.js';
+import { requiredBody } from '../routeAnswers.js';
 
 /** Change notifications are a few hundred bytes; Fitbit batches several items. */
 const BODY_LIMIT = 256 * 1024;
@@ -176,6 +177,10 @@ const noBody = (reply: FastifyReply, status: number) => reply.code(status).send(
  * provider's change notification, verified the way that provider documents, queues a
  * `notification` sync run of the data type it names instead of waiting for the schedule.
  */
+/** A notification's body is required and read raw (its signature is over the bytes): the document says so (contracts §17). */
+const JSON_NOTIFICATION = requiredBody(['application/json'], "The provider's notification, as it sends it");
+const FORM_NOTIFICATION = requiredBody(['application/x-www-form-urlencoded'], "The provider's notification, as it sends it");
+
 export const providerWebhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx }) => {
   app.removeAllContentTypeParsers();
   // Signatures are over the bytes as sent: every body is kept raw.
@@ -205,7 +210,7 @@ export const providerWebhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async
   app.post(
     '/webhooks/strava/:token',
     {
-      bodyLimit: BODY_LIMIT,
+      bodyLimit: BODY_LIMIT, config: { operation: JSON_NOTIFICATION },
       onRequest: credentialBeforeBody((request) => tokenApplications(ctx, 'strava', (request.params as { token: string }).token)),
       schema: { summary: 'Strava webhook events (activities; athlete deauthorization)', tags, params: TokenParams, response: withProblems({ 200: Received }, [400, 401, 413, 415]) },
     },
@@ -237,7 +242,7 @@ export const providerWebhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async
   );
   app.post(
     '/webhooks/fitbit',
-    { bodyLimit: BODY_LIMIT, onRequest: signedHeaders(ctx, { signature: 'x-fitbit-signature' }), schema: { summary: 'Fitbit subscription notifications (X-Fitbit-Signature)', tags, response: withProblems({ 204: z.null() }, [400, 401, 413, 415]) } },
+    { bodyLimit: BODY_LIMIT, config: { operation: JSON_NOTIFICATION }, onRequest: signedHeaders(ctx, { signature: 'x-fitbit-signature' }), schema: { summary: 'Fitbit subscription notifications (X-Fitbit-Signature)', tags, response: withProblems({ 204: z.null() }, [400, 401, 413, 415]) } },
     async (request, reply) => {
       const body = raw(request.body);
       const signature = header(request.headers, 'x-fitbit-signature');
@@ -266,7 +271,7 @@ export const providerWebhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async
   app.post(
     '/webhooks/oura',
     {
-      bodyLimit: BODY_LIMIT,
+      bodyLimit: BODY_LIMIT, config: { operation: JSON_NOTIFICATION },
       onRequest: signedHeaders(ctx, { signature: 'x-oura-signature', timestamp: 'x-oura-timestamp' }),
       schema: { summary: 'Oura webhook notifications (x-oura-signature over x-oura-timestamp and the body)', tags, response: withProblems({ 200: Received }, [400, 401, 413, 415]) },
     },
@@ -281,7 +286,7 @@ export const providerWebhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async
   app.post(
     '/webhooks/whoop',
     {
-      bodyLimit: BODY_LIMIT,
+      bodyLimit: BODY_LIMIT, config: { operation: JSON_NOTIFICATION },
       onRequest: signedHeaders(ctx, { signature: 'x-whoop-signature', timestamp: 'x-whoop-signature-timestamp' }),
       schema: { summary: 'WHOOP webhooks (X-WHOOP-Signature over X-WHOOP-Signature-Timestamp and the body)', tags, response: withProblems({ 200: Received }, [400, 401, 413, 415]) },
     },
@@ -296,7 +301,7 @@ export const providerWebhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async
   app.post(
     '/webhooks/google',
     {
-      bodyLimit: BODY_LIMIT,
+      bodyLimit: BODY_LIMIT, config: { operation: JSON_NOTIFICATION },
       onRequest: credentialBeforeBody((request) => {
         const secret = header(request.headers, 'authorization');
         return verifiedApplications(ctx, 'google', (a) => !!secret && sameText(secret, a.token));
@@ -335,7 +340,7 @@ export const providerWebhooksRoutes: FastifyPluginAsyncZod<RouteOptions> = async
   app.post(
     '/webhooks/withings/:token',
     {
-      bodyLimit: BODY_LIMIT,
+      bodyLimit: BODY_LIMIT, config: { operation: FORM_NOTIFICATION },
       onRequest: credentialBeforeBody((request) => tokenApplications(ctx, 'withings', (request.params as { token: string }).token)),
       schema: { summary: 'Withings data update notifications (form: userid, appli, startdate, enddate)', tags, params: TokenParams, response: withProblems({ 200: Received }, [400, 401, 413, 415]) },
     },

@@ -4,12 +4,12 @@ import type { AppContext } from '../appContext.js';
 import { UUID_RE } from '../../shared/ids.js';
 import { parseTimeWindow } from '../../shared/timeWindow.js';
 import { problems } from '../problems.js';
-import { Cursor, Limit } from '../schemas.js';
+import { Cursor, Limit, TimeParam } from '../schemas.js';
 
 /** Query pieces shared by the record reads (spec "Reads"). */
 export const WindowQuery = {
-  start: z.string().optional().describe('Inclusive: RFC 3339 time or YYYY-MM-DD (midnight UTC)'),
-  end: z.string().optional().describe('Exclusive: RFC 3339 time or YYYY-MM-DD (midnight UTC)'),
+  start: TimeParam('Inclusive: RFC 3339 time or YYYY-MM-DD (midnight UTC)').optional(),
+  end: TimeParam('Exclusive: RFC 3339 time or YYYY-MM-DD (midnight UTC)').optional(),
 };
 export const ViewQuery = { view: z.enum(['merged', 'all']).default('merged').describe('merged (default): only the best ranked source; all: every source') };
 export const PagingQuery = { cursor: Cursor.optional(), limit: Limit };

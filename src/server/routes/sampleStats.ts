@@ -5,7 +5,7 @@ import { formatWithOffset, sampleStats, statsWindow } from '../../../queries/rec
 import { findQuantityType } from '../../catalog/quantityCatalog.js';
 import { compiledSerializerCompiler } from '../compiledSerializer.js';
 import { problems } from '../problems.js';
-import { withProblems } from '../schemas.js';
+import { TimeParam, withProblems } from '../schemas.js';
 import { readableUser, UserParams, ViewQuery } from './recordParams.js';
 import type { RouteOptions } from './routeOptions.js';
 
@@ -52,8 +52,8 @@ export const sampleStatsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
         params: UserParams,
         querystring: z.object({
           type: z.string().min(1).describe('Quantity type from the catalog'),
-          start: z.string().describe('Inclusive: RFC 3339 time or YYYY-MM-DD (midnight in tz); widened to the start of its interval'),
-          end: z.string().describe('Exclusive: RFC 3339 time or YYYY-MM-DD (midnight in tz); widened to the end of its interval'),
+          start: TimeParam('Inclusive: RFC 3339 time or YYYY-MM-DD (midnight in tz); widened to the start of its interval'),
+          end: TimeParam('Exclusive: RFC 3339 time or YYYY-MM-DD (midnight in tz); widened to the end of its interval'),
           interval: z.enum(['hour', 'day']).default('day'),
           tz: z.string().min(1).default('UTC').describe('IANA time zone; a day runs from local midnight to local midnight'),
           provider: z.string().min(1).optional().describe('Only samples that came through this provider'),

@@ -20,6 +20,7 @@ import { publicLocation } from '../publicAddress.js';
 import { importHeadProblem, SNIFF_BYTES } from './importFormats.js';
 import type { RouteOptions } from './routeOptions.js';
 import { uploadTimeZoneOf } from './uploadTimeZone.js';
+import { requiredBody, type Answer, type OperationDoc } from '../routeAnswers.js';
 
 const TUS_VERSION = '1.0.0';
 const OCTETS = 'application/offset+octet-stream';
@@ -43,6 +44,20 @@ export function strictLength(header: unknown): number | null {
   const n = Number(header);
   return Number.isSafeInteger(n) ? n : null;
 }
+
+/** The tus request headers (documentation: the handlers read them, so a wrong one is the protocol's status, not a schema's 400). */
+const tusHeader = (name: string, description: string, schema: Record<string, unknown>) => ({ in: 'header', name, required: true, description, schema });
+const TUS_RESUMABLE = tusHeader('Tus-Resumable', 'The protocol version: 1.0.0 (else 412)', { type: 'string', enum: [TUS_VERSION] });
+const DIGITS = { type: 'string', pattern: '^(0|[1-9][0-9]{0,15})$' };
+/** Every tus answer carries Tus-Resumable (the onSend hook below); errors are problem+json. */
+const tusAnswers = (answers: Record<number, Answer>, errors: number[]): Record<number, Answer> => {
+  const out: Record<number, Answer> = {};
+  for (const [status, a] of Object.entries(answers)) out[Number(status)] = { media: [], ...a, headers: ['tus-resumable', ...(a.headers ?? [])] };
+  for (const status of errors) out[status] = { headers: status === 412 ? ['tus-resumable', 'tus-version'] : status === 503 ? ['tus-resumable', 'retry-after'] : ['tus-resumable'] };
+  return out;
+};
+const AT_UPLOAD: OperationDoc = { parameters: [TUS_RESUMABLE] };
+const DESCRIBED = ['upload-offset', 'upload-length', 'upload-expires', 'cache-control'] as const;
 
 /** tus-js-client and others retry a 423 (tus-node-server answers it for a locked upload); 409 stays the offset mismatch. */
 const locked = () => new HttpProblem(423, 'another request is writing to or ending this upload; retry after it');
@@ -187,12 +202,31 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
     throw problems.unprocessable(`${problem}; the upload was removed`);
   };
 
-  app.options('/uploads/tus', { config: { auth: 'none', cors: true }, schema: { summary: 'What the resumable upload endpoint supports (tus 1.0 discovery)', tags: ['ingest'] } }, async (_request, reply) => {
+  app.options('/uploads/tus', { config: { auth: 'none', cors: true, answers: tusAnswers({ 204: { description: 'What is supported', headers: ['tus-version', 'tus-extension', 'tus-max-size'] } }, []) }, schema: { summary: 'What the resumable upload endpoint supports (tus 1.0 discovery)', tags: ['ingest'] } }, async (_request, reply) => {
     reply.header('tus-version', TUS_VERSION).header('tus-extension', 'creation,termination,expiration').header('tus-max-size', String(ctx.config.importMaxBytes));
     return reply.code(204).send();
   });
 
-  app.post('/uploads/tus', { config: { auth: 'user' }, schema: { summary: 'Create a resumable upload (tus 1.0 creation)', tags: ['ingest'] } }, async (request, reply) => {
+  app.post('/uploads/tus', {
+    config: {
+      auth: 'user',
+      answers: tusAnswers(
+        {
+          201: { description: 'Created: PATCH its bytes to Location', headers: ['location', 'upload-expires'] },
+          200: { description: 'The upload this upload_id already names (a retry): its Location', headers: ['location', 'upload-expires', 'idempotent-replayed'] },
+        },
+        [400, 401, 403, 409, 410, 412, 413, 422, 429, 500, 503, 507],
+      ),
+      operation: {
+        description: 'tus 1.0 creation. 413: longer than IMPORT_MAX_BYTES or over the tenant\'s staged bytes; 429: the user\'s incomplete uploads at TUS_OPEN_PER_USER; 507: the disk below DISK_FREE_FLOOR_BYTES; 422: the same upload_id with another length; 409/410: the provider\'s data being erased / the user being deleted.',
+        parameters: [
+          TUS_RESUMABLE,
+          tusHeader('Upload-Length', 'The whole upload\'s size in bytes: decimal digits, at least 1', DIGITS),
+          tusHeader('Upload-Metadata', 'Comma-separated "key base64value" pairs: provider (an import slug) and upload_id (1 to 128 of letters, digits, -, _, .) required', { type: 'string' }),
+        ],
+      },
+    },
+    schema: { summary: 'Create a resumable upload (tus 1.0 creation)', tags: ['ingest'] } }, async (request, reply) => {
     const p = uploader(request);
     checkVersion(request);
     const length = strictLength(request.headers['upload-length']);
@@ -250,9 +284,18 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
     }
   });
 
-  const Params = z.object({ provider: z.string(), upload_id: z.string() });
+  // Documented lengths; a name no upload can have stays a 404 (streamOf), as for any unknown upload.
+  const Params = z.object({ provider: z.string().describe('The import slug the upload was created for'), upload_id: z.string().describe('1 to 128 of letters, digits, -, _, . (Upload-Metadata upload_id)') });
 
-  app.head('/uploads/tus/:provider/:upload_id', { config: { auth: 'user' }, schema: { params: Params, hide: true } }, async (request, reply) => {
+  app.head('/uploads/tus/:provider/:upload_id', {
+    config: {
+      auth: 'user',
+      swagger: { exposeHeadRoute: true },
+      answers: tusAnswers({ 200: { description: 'The stored offset', headers: DESCRIBED } }, [400, 401, 403, 404, 410, 412, 500]),
+      operation: AT_UPLOAD,
+    },
+    schema: { params: Params, summary: 'The offset of a resumable upload (tus 1.0 core)', tags: ['ingest'] },
+  }, async (request, reply) => {
     const p = uploader(request);
     checkVersion(request);
     const { stream, state, key } = await find(p.userId, request.params.provider, request.params.upload_id);
@@ -260,7 +303,17 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
     return reply.code(200).send();
   });
 
-  app.patch('/uploads/tus/:provider/:upload_id', { config: { auth: 'user' }, bodyLimit: Number.MAX_SAFE_INTEGER, schema: { params: Params, summary: 'Append to a resumable upload (tus 1.0 core)', tags: ['ingest'] } }, async (request, reply) => {
+  app.patch('/uploads/tus/:provider/:upload_id', {
+    config: {
+      auth: 'user',
+      answers: tusAnswers({ 204: { description: 'Stored: the new offset', headers: DESCRIBED } }, [400, 401, 403, 404, 408, 409, 410, 412, 413, 415, 422, 423, 500]),
+      operation: {
+        description: '409: Upload-Offset is not the stored offset; 413: past the declared length; 422: the first bytes cannot be the declared format (the upload is removed); 423: another request holds the upload.',
+        parameters: [TUS_RESUMABLE, tusHeader('Upload-Offset', 'The offset these bytes start at: the stored offset', DIGITS)],
+        ...requiredBody([OCTETS], 'The next bytes of the upload'),
+      },
+    },
+    bodyLimit: Number.MAX_SAFE_INTEGER, schema: { params: Params, summary: 'Append to a resumable upload (tus 1.0 core)', tags: ['ingest'] } }, async (request, reply) => {
     const p = uploader(request);
     checkVersion(request);
     if ((request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() !== OCTETS) throw new HttpProblem(415, `PATCH bodies are ${OCTETS}`);
@@ -285,7 +338,9 @@ export const tusUploadsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
     });
   });
 
-  app.delete('/uploads/tus/:provider/:upload_id', { config: { auth: 'user' }, schema: { params: Params, summary: 'Terminate a resumable upload (tus 1.0 termination)', tags: ['ingest'] } }, async (request, reply) => {
+  app.delete('/uploads/tus/:provider/:upload_id', {
+    config: { auth: 'user', answers: tusAnswers({ 204: { description: 'Terminated' } }, [400, 401, 403, 404, 409, 410, 412, 423, 500]), operation: AT_UPLOAD },
+    schema: { params: Params, summary: 'Terminate a resumable upload (tus 1.0 termination)', tags: ['ingest'] } }, async (request, reply) => {
     const p = uploader(request);
     checkVersion(request);
     return underLock(p.userId, request.params.provider, request.params.upload_id, async ({ stream }) => {
