@@ -14,4 +14,6 @@ export const FILE_FORMATS: readonly FileFormat[] = [
   { slug: 'health-connect', name: 'Health Connect "Export data" zip', kind: 'import' },
   { slug: 'fitbit-takeout', name: 'Fitbit data from Google Takeout', kind: 'import' },
   { slug: 'samsung-health', name: 'Samsung Health "Download personal data" zip', kind: 'import' },
+  // contracts §20: sport devices without an API.
+  { slug: 'fit', name: 'FIT files of sport devices (.fit, or a zip of them)', kind: 'import' },
 ];

@@ -9,6 +9,7 @@ import { appleHealthDecoder } from './files/apple-health/appleHealthDecoder.js';
 import { fitbitTakeoutDecoder } from './files/fitbit-takeout/fitbitTakeoutDecoder.js';
 import { createHealthConnectDecoder } from './files/health-connect/healthConnectDecoder.js';
 import { samsungHealthDecoder } from './files/samsung-health/samsungHealthDecoder.js';
+import { fitDecoder } from './files/fit/fitDecoder.js';
 import type { ImportDecoder } from './files/importSource.js';
 import { fitbitConnector } from './providers/fitbit/pull.js';
 import { garminConnector } from './providers/garmin/connector.js';
@@ -43,6 +44,7 @@ export function importDecoders(tempDir: string): Readonly<Record<string, ImportD
     'health-connect': createHealthConnectDecoder({ tempDir }),
     'fitbit-takeout': fitbitTakeoutDecoder,
     'samsung-health': samsungHealthDecoder,
+    fit: fitDecoder,
   };
 }
 

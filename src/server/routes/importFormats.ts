@@ -8,6 +8,8 @@ import type { UploadFormat } from './uploadFormat.js';
 
 /** contracts §13: how an export is sent in one request; the body's first bytes decide what it is. */
 const IMPORT_TYPES = ['application/zip', 'application/x-zip-compressed', 'application/xml', 'text/xml', 'application/gzip', 'application/x-gzip', 'application/octet-stream'] as const;
+/** contracts §20: a FIT file's own media type (a zip of them is sent as a zip). */
+const FIT_TYPE = 'application/vnd.ant.fit';
 /** How much of the body a decoder's sniff judges (contracts §12: "can be seen at the request"). */
 export const SNIFF_BYTES = 64 * 1024;
 
@@ -19,6 +21,7 @@ const BODIES: Readonly<Record<string, string>> = {
   'health-connect': 'the zip Health Connect\'s "Export data" writes',
   'fitbit-takeout': 'a Google Takeout zip of Fitbit data',
   'samsung-health': 'the zip of CSV files Samsung Health\'s "Download personal data" writes',
+  fit: 'a FIT file of a sport device (.fit), or a zip of .fit files',
 };
 
 const DECODERS = importDecoders('');
@@ -35,10 +38,11 @@ export function importHeadProblem(slug: string, head: Buffer): string | null {
 }
 
 function importFormat(slug: string): UploadFormat {
-  const file = slug === 'apple-health' ? 'export.zip' : `${slug}.zip`;
+  const file = slug === 'apple-health' ? 'export.zip' : slug === 'fit' ? 'activity.fit' : `${slug}.zip`;
+  const other = slug === 'fit' ? FIT_TYPE : 'application/xml';
   return {
     body: BODIES[slug] ?? `a ${slug} export`,
-    rawTypes: IMPORT_TYPES,
+    rawTypes: slug === 'fit' ? [...IMPORT_TYPES, FIT_TYPE] : IMPORT_TYPES,
     multipart: null,
     judge: async (body) => {
       const problem = importHeadProblem(slug, body);
@@ -56,10 +60,10 @@ function importFormat(slug: string): UploadFormat {
           if (refusal) throw problems.unprocessable(`this is not ${BODIES[slug]} that can be read: ${refusal}`);
         }
       }
-      return { payload: body, contentType: isZip(body) ? 'application/zip' : isGzip(body) ? 'application/gzip' : 'application/xml' };
+      return { payload: body, contentType: isZip(body) ? 'application/zip' : isGzip(body) ? 'application/gzip' : other };
     },
     example: (origin) =>
-      `curl -s -X POST ${origin}/v1/ingest/${slug} -H "Authorization: Bearer $TOKEN" -H 'Upload-Id: ${slug}-1' -H 'Content-Type: application/zip' --data-binary @${file}`,
+      `curl -s -X POST ${origin}/v1/ingest/${slug} -H "Authorization: Bearer $TOKEN" -H 'Upload-Id: ${slug}-1' -H 'Content-Type: ${slug === 'fit' ? FIT_TYPE : 'application/zip'}' --data-binary @${file}`,
   };
 }
 

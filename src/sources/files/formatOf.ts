@@ -3,6 +3,8 @@ import { isZip, sniffAppleHealth } from './apple-health/sniff.js';
 import { readHead } from './exportShared/byteSources.js';
 import { messageOf, UnreadableExportError } from './exportShared/unreadableExport.js';
 import { baseName, entriesListed, openZipArchive, type ArchiveEntry } from './exportShared/zipArchive.js';
+import { FIT_SLUG } from './fit/fitDecoder.js';
+import { fitHeaderProblem } from './fit/fitMessages.js';
 import { FITBIT_TAKEOUT_SLUG } from './fitbit-takeout/fitbitTakeoutDecoder.js';
 import { classify } from './fitbit-takeout/takeoutLayout.js';
 import { databaseEntry, HEALTH_CONNECT_SLUG } from './health-connect/healthConnectDecoder.js';
@@ -29,6 +31,7 @@ const ZIP_FORMATS: readonly (readonly [string, (entries: readonly ArchiveEntry[]
     },
   ],
   [SAMSUNG_HEALTH_SLUG, (entries) => entries.some((e) => dataTypeOf(e) !== null)],
+  [FIT_SLUG, (entries) => entries.some((e) => e.name.toLowerCase().endsWith('.fit'))],
   [
     FITBIT_TAKEOUT_SLUG,
     (entries) => {
@@ -58,9 +61,11 @@ export async function formatOf(source: ByteSource): Promise<FormatVerdict> {
   const head = await readHead(source, 64 * 1024);
   if (head.length === 0) return { unknown: 'the file is empty' };
   if (!isZip(head)) {
-    // Only apple-health takes anything but a zip: export.xml, or either of them gzip-compressed.
+    // A FIT file is told by its header's ".FIT" signature (contracts §20).
+    if (fitHeaderProblem(head) === null) return { slug: FIT_SLUG };
+    // Apple-health takes the other non-zip: export.xml, or either of them gzip-compressed.
     const problem = sniffAppleHealth(head);
-    return problem === null ? { slug: APPLE_HEALTH_SLUG } : { unknown: `it is not a zip archive, and not an Apple Health export.xml (${problem})` };
+    return problem === null ? { slug: APPLE_HEALTH_SLUG } : { unknown: `it is not a zip archive, not a FIT file, and not an Apple Health export.xml (${problem})` };
   }
   let entries: readonly ArchiveEntry[];
   let close = () => {};
