@@ -48,7 +48,7 @@ export type FitMessage = { name: string; fields: Record<string, unknown>; /** By
 export type FitDamage = { offset: number; reason: string };
 export type FitItem = { message: FitMessage } | { fileStart: number } | { damage: FitDamage };
 
-export type FitReadLimits = Pick<typeof FIT_LIMITS, 'maxMessages' | 'maxDeveloperFields'>;
+export type FitReadLimits = { maxMessages: number; maxDeveloperFields: number };
 
 const SIGNATURE = [0x2e, 0x46, 0x49, 0x54]; // ".FIT"
 

@@ -37,14 +37,14 @@ describe('fit decoder (contracts §20, §18)', () => {
 
   it.skipIf(!RUN)('a file whose CRC does not match is not trusted: one rejection at the CRC, and as the whole upload it is unreadable', async () => {
     const bytes = run();
-    bytes[200] ^= 0xff;
+    bytes[200] = bytes[200]! ^ 0xff;
     expect(damageOf(bytes)).toEqual([{ offset: bytes.length - 2, reason: expect.stringMatching(/CRC does not match/) }]);
     await expect(decodeAll(fitDecoder, bufferByteSource(bytes))).rejects.toThrow(/the file byte \d+: the FIT file CRC does not match/);
   });
 
   it.skipIf(!RUN)('a header CRC that does not match ends the reading at the header', () => {
     const bytes = run();
-    bytes[12] ^= 0xff;
+    bytes[12] = bytes[12]! ^ 0xff;
     expect(damageOf(bytes)).toEqual([{ offset: 12, reason: 'the FIT header CRC does not match the header' }]);
   });
 
