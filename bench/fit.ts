@@ -1,0 +1,73 @@
+/**
+ * `npm run bench -- fit [--mib=50]`
+ *
+ * The fit import (issue 39): a zip of the real FIT files in ../shared/realdata/fit, repeated under
+ * other names until the zip is about `mib` MiB, decoded from disk by the fit decoder (records/s
+ * and peak memory), beside fit-file-parser's own whole-file parse of the same files (messages/s:
+ * the decoder alone). Only decoding runs: no events, no read models.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import FitParser from 'fit-file-parser';
+import { zipEntriesToFile, type ZipInput } from '../test/fixtures/zip/buildZip.js';
+import { realdataPath } from '../test/sources/files/realdata.js';
+import { fileByteSource } from '../src/sources/files/exportShared/byteSources.js';
+import { fitDecoder } from '../src/sources/files/fit/fitDecoder.js';
+import { machine } from './support/service.js';
+
+export default async function fitBench(args: string[]): Promise<void> {
+  const mib = Number(args.find((a) => a.startsWith('--mib='))?.slice(6) ?? 50);
+  const dir = realdataPath('fit');
+  if (!dir) {
+    console.log('skipped: ../shared/realdata/fit is absent');
+    return;
+  }
+  const files = readdirSync(dir).filter((f) => f.endsWith('.fit')).sort().map((f) => ({ name: f, data: readFileSync(join(dir, f)) }));
+  const tmp = mkdtempSync(join(tmpdir(), 'fit-bench-'));
+  try {
+    // Estimate the copies from one zip of the set, then write the zip once.
+    const one = join(tmp, 'one.zip');
+    await zipEntriesToFile(one, files);
+    const copies = Math.max(1, Math.round((mib * 2 ** 20) / statSync(one).size));
+    const entries: ZipInput[] = [];
+    for (let i = 0; i < copies; i++) for (const f of files) entries.push({ name: `copy${i}/${f.name}`, data: f.data });
+    const zip = join(tmp, 'fit.zip');
+    await zipEntriesToFile(zip, entries);
+    const zipBytes = statSync(zip).size;
+
+    let peak = 0;
+    const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
+    const t0 = performance.now();
+    let records = 0;
+    let rejected = 0;
+    const ctx = { provider: 'fit', receivedAt: new Date().toISOString(), dataType: null };
+    for await (const item of fitDecoder.decode(fileByteSource(zip), ctx)) {
+      if ('record' in item) records += item.record.kind === 'workout' ? 1 + item.record.route.length : 1;
+      else rejected++;
+    }
+    const decodeS = (performance.now() - t0) / 1000;
+    clearInterval(sample);
+
+    const t1 = performance.now();
+    let messages = 0;
+    for (let i = 0; i < copies; i++) {
+      for (const f of files) {
+        try {
+          const parsed = (await new FitParser({ force: true }).parseAsync(f.data)) as unknown as { messages?: Record<string, unknown[]> };
+          for (const list of Object.values(parsed.messages ?? {})) messages += list.length;
+        } catch {
+          // The damaged files: the whole-file parse reads nothing of them.
+        }
+      }
+    }
+    const aloneS = (performance.now() - t1) / 1000;
+
+    console.log(machine());
+    console.log(`zip ${(zipBytes / 2 ** 20).toFixed(1)} MiB, ${entries.length} .fit files (${copies} copies of ${files.length})`);
+    console.log(`fit decoder: ${records} records (route points counted) + ${rejected} rejections in ${decodeS.toFixed(1)} s = ${Math.round(records / decodeS)} records/s, peak RSS ${Math.round(peak / 2 ** 20)} MiB`);
+    console.log(`fit-file-parser whole-file parse alone: ${messages} messages in ${aloneS.toFixed(1)} s = ${Math.round(messages / aloneS)} messages/s`);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
