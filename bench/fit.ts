@@ -1,10 +1,12 @@
 /**
- * `npm run bench -- fit [--mib=50]`
+ * `npm run bench -- fit [--mib=50] [--service]`
  *
  * The fit import (issue 39): a zip of the real FIT files in ../shared/realdata/fit, repeated under
  * other names until the zip is about `mib` MiB, decoded from disk by the fit decoder (records/s
  * and peak memory), beside fit-file-parser's own whole-file parse of the same files (messages/s:
- * the decoder alone). Only decoding runs: no events, no read models.
+ * the decoder alone). With `--service`, first the same zip end to end into the service started as
+ * `npm start` starts it (default ETL deadline and memory cap, contracts §18): uploaded by tus, the
+ * ETL to `done`, then again under another Upload-Id (all `unchanged`).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +16,44 @@ import { zipEntriesToFile, type ZipInput } from '../test/fixtures/zip/buildZip.j
 import { realdataPath } from '../test/sources/files/realdata.js';
 import { fileByteSource } from '../src/sources/files/exportShared/byteSources.js';
 import { fitDecoder } from '../src/sources/files/fit/fitDecoder.js';
-import { machine } from './support/service.js';
+import type { UploadResource } from '../queries/ingestion/uploads.js';
+import { tusUpload } from '../src/cli/tusClient.js';
+import { json, machine, startService } from './support/service.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The zip through tus and the ETL of a service of its own, twice; its outcome and times. */
+async function throughService(dir: string, zip: string, size: number): Promise<void> {
+  const svc = await startService(dir);
+  try {
+    const admin = { authorization: `Bearer ${svc.adminKey}`, 'content-type': 'application/json' };
+    const tenant = await json<{ api_key: string }>(await fetch(`${svc.base}/v1/admin/tenants`, { method: 'POST', headers: admin, body: '{"name":"bench"}' }));
+    const tk = { authorization: `Bearer ${tenant.api_key}`, 'content-type': 'application/json' };
+    const user = await json<{ id: string }>(await fetch(`${svc.base}/v1/users`, { method: 'POST', headers: tk, body: '{}' }));
+    const { token } = await json<{ token: string }>(await fetch(`${svc.base}/v1/users/${user.id}/tokens`, { method: 'POST', headers: tk, body: '{"scopes":["upload"]}' }));
+    await json(await fetch(`${svc.base}/v1/admin/runtime/reset`, { method: 'POST', headers: { authorization: admin.authorization } }));
+    for (const uploadId of ['fit-first', 'fit-again']) {
+      const t0 = performance.now();
+      await tusUpload({ origin: svc.base, token, path: zip, size, metadata: { provider: 'fit', upload_id: uploadId } }, () => {});
+      const uploaded = performance.now() - t0;
+      let u: UploadResource;
+      for (;;) {
+        u = await json<UploadResource>(await fetch(`${svc.base}/v1/me/uploads/fit/${uploadId}`, { headers: { authorization: `Bearer ${token}` } }));
+        if (u.status === 'done' || u.status === 'failed' || u.status === 'parked') break;
+        await sleep(500);
+      }
+      const done = performance.now() - t0;
+      const written = Object.values(u.records).reduce((a, b) => a + b, 0);
+      const items = written + u.unchanged + u.rejected;
+      const runtime = await json<{ max_rss_bytes: number }>(await fetch(`${svc.base}/v1/admin/runtime`, { headers: { authorization: admin.authorization } }));
+      console.log(
+        `service ${uploadId}: ${u.status}${u.error ? ` (${u.error})` : ''}, tus ${(uploaded / 1000).toFixed(1)} s, to done ${(done / 1000).toFixed(1)} s, ${Math.round(items / ((done - uploaded) / 1000))} items/s (ETL); written ${JSON.stringify(u.records)}, unchanged ${u.unchanged}, rejected ${u.rejected}; peak RSS of the service ${Math.round(runtime.max_rss_bytes / 2 ** 20)} MiB`,
+      );
+    }
+  } finally {
+    await svc.stop();
+  }
+}
 
 export default async function fitBench(args: string[]): Promise<void> {
   const mib = Number(args.find((a) => a.startsWith('--mib='))?.slice(6) ?? 50);
@@ -35,6 +74,7 @@ export default async function fitBench(args: string[]): Promise<void> {
     const zip = join(tmp, 'fit.zip');
     await zipEntriesToFile(zip, entries);
     const zipBytes = statSync(zip).size;
+    if (args.includes('--service')) await throughService(mkdtempSync(join(tmp, 'svc-')), zip, zipBytes);
 
     let peak = 0;
     const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);

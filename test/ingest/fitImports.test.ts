@@ -53,9 +53,12 @@ describe('fit imports through the routes (contracts §20)', { timeout: 120_000 }
     await waitForUpload(t, tenant.apiKey, user.id, 'fit', 'run-2');
     expect(await uploadOf(user.id, 'run-2')).toMatchObject({ status: 'done', records: {}, unchanged: stored, rejected: 0 });
 
-    const workouts = (await t.call('GET', `/v1/users/${user.id}/workouts`, { key: tenant.apiKey })).json() as { data: { type: string; track: unknown }[] };
-    expect(workouts.data.map((w) => w.type)).toEqual(['running']);
+    // What the console's workout page reads (its route map takes any provider's route).
+    const workouts = (await t.call('GET', `/v1/users/${user.id}/workouts`, { key: tenant.apiKey })).json() as { data: { id: number; type: string; track: unknown; provider: string }[] };
+    expect(workouts.data.map((w) => [w.type, w.provider])).toEqual([['running', 'fit']]);
     expect(workouts.data[0]!.track).not.toBeNull();
+    const route = (await t.call('GET', `/v1/users/${user.id}/workouts/${workouts.data[0]!.id}/route`, { key: tenant.apiKey })).json() as { data: unknown[] };
+    expect(route.data.length).toBeGreaterThan(0);
   });
 
   it.skipIf(!ALL.every(Boolean))('a zip of .fit files by tus is done with every file\'s records', async () => {

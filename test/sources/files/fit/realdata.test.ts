@@ -91,6 +91,14 @@ describe('fit on the real device files (issue 39 acceptance, contracts §20)', (
     expect(rejected).toEqual([expect.objectContaining({ location: 'the file byte 771', reason: expect.stringMatching(/no ".FIT" signature/) })]);
   });
 
+  it.skipIf(!dir)('the Strava app file, invalid after its first messages (other decoders stop there too), keeps its session and the route points before the damage', async () => {
+    const { records, rejected } = await decode('strava-android-app-201.10-b1218918.fit');
+    const [run] = ofType(records, 'workout');
+    expect(run).toMatchObject({ type: 'running', source: 'strava', distance_m: expect.any(Number) });
+    expect(run!.route.length).toBeGreaterThan(0);
+    expect(rejected).toEqual([expect.objectContaining({ location: 'the file byte 7471', reason: expect.stringMatching(/cut off: its header declares 78252 bytes, it holds 78233/) })]);
+  });
+
   it.skipIf(!dir)('a zip of every file gives what the files give one by one, each rejection at its entry and byte', async () => {
     const zip = await zipEntries(files.map((f) => ({ name: `Garmin/Activities/${f}`, data: read(f) })));
     const { records, rejected } = await decodeAll(fitDecoder, bufferByteSource(zip));
