@@ -4,6 +4,8 @@ import type { UploadResource } from '../../queries/ingestion/uploads.js';
 import { zipEntries } from '../fixtures/zip/buildZip.js';
 import { expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { realdataPath } from '../sources/files/realdata.js';
+import { workout } from '../projections/records/fixtures.js';
+import { ingest } from '../server/records/recordsHelper.js';
 import { tusRequests } from './tusHelpers.js';
 import { postUpload, waitForUpload } from './uploadHelpers.js';
 
@@ -59,6 +61,17 @@ describe('fit imports through the routes (contracts §20)', { timeout: 120_000 }
     expect(workouts.data[0]!.track).not.toBeNull();
     const route = (await t.call('GET', `/v1/users/${user.id}/workouts/${workouts.data[0]!.id}/route`, { key: tenant.apiKey })).json() as { data: unknown[] };
     expect(route.data.length).toBeGreaterThan(0);
+  });
+
+  it.skipIf(!RUN)('the same run from a provider (Strava) and from its FIT file is one workout in the merged view, the FIT one by the workouts order (contracts §20)', async () => {
+    const { user, token } = await userWithToken();
+    expectStatus(await postUpload(t, 'fit', token, 'merge', { body: readFileSync(RUN!), contentType: 'application/vnd.ant.fit' }), 202);
+    await waitForUpload(t, tenant.apiKey, user.id, 'fit', 'merge');
+    const fromStrava = workout({ provider: 'strava', source: 'strava', device: null, external_id: 'strava-1', type: 'running', start_date: '2017-06-11T14:34:09.000Z', end_date: '2017-06-11T14:35:06.000Z', duration_s: 57, route: [] });
+    await ingest(t, tenant.id, user.id, 'workout', [fromStrava], 'strava');
+    const list = async (view: string) => ((await t.call('GET', `/v1/users/${user.id}/workouts`, { key: tenant.apiKey, query: { view } })).json() as { data: { provider: string }[] }).data.map((w) => w.provider).sort();
+    expect(await list('all')).toEqual(['fit', 'strava']);
+    expect(await list('merged')).toEqual(['fit']);
   });
 
   it.skipIf(!ALL.every(Boolean))('a zip of .fit files by tus is done with every file\'s records', async () => {
