@@ -82,7 +82,7 @@ export default async function fitBench(args: string[]): Promise<void> {
     let records = 0;
     let rejected = 0;
     const ctx = { provider: 'fit', receivedAt: new Date().toISOString(), dataType: null };
-    for await (const item of fitDecoder.decode(fileByteSource(zip), ctx)) {
+    for await (const item of fitDecoder().decode(fileByteSource(zip), ctx)) {
       if ('record' in item) records += item.record.kind === 'workout' ? 1 + item.record.route.length : 1;
       else rejected++;
     }

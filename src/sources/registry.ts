@@ -44,7 +44,7 @@ export function importDecoders(tempDir: string): Readonly<Record<string, ImportD
     'health-connect': createHealthConnectDecoder({ tempDir }),
     'fitbit-takeout': fitbitTakeoutDecoder,
     'samsung-health': samsungHealthDecoder,
-    fit: fitDecoder,
+    fit: fitDecoder({ tempDir }),
   };
 }
 

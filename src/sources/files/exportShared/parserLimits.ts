@@ -103,6 +103,10 @@ export const FIT_LIMITS = {
   maxDeveloperFields: 1024,
   /** Route points kept per file (55 h at 1 Hz); the rest are dropped and the workout says so. */
   maxRoutePoints: 200_000,
-  /** A zip inside the upload's zip (Garmin's account export nests its .fit files so) is read one level deep, at most this large. */
-  maxNestedZipBytes: 256 * 1024 * 1024,
+  /**
+   * A zip inside the upload's zip (Garmin's account export nests its .fit files so) is read one
+   * level deep from a temporary copy on disk, at most this large (the outer zip's bounds cap the
+   * declared total of its entries too).
+   */
+  maxNestedZipBytes: 20 * 1024 ** 3,
 } as const;

@@ -1,9 +1,11 @@
+import { tmpdir } from 'node:os';
 import type { Readable } from 'node:stream';
 import type { ParseContext, ParseItem } from '../../../../commands/ingestion/records.js';
-import { bufferByteSource, readHead } from '../exportShared/byteSources.js';
+import { fileByteSource, readHead } from '../exportShared/byteSources.js';
 import { readEntry } from '../exportShared/entryReading.js';
 import { FIT_LIMITS } from '../exportShared/parserLimits.js';
-import { rejectedItem, UnreadableExportError } from '../exportShared/unreadableExport.js';
+import { removeTemporaryFile, spillOwnerOf, spillToTemporaryFile, TooLargeError } from '../exportShared/temporaryFile.js';
+import { messageOf, rejectedItem, UnreadableExportError } from '../exportShared/unreadableExport.js';
 import { entriesListed, notAZip, openZipArchive, type ArchiveEntry, type ZipArchive } from '../exportShared/zipArchive.js';
 import type { ByteSource, ImportDecoder } from '../importSource.js';
 import { fitHeaderProblem } from './fitMessages.js';
@@ -12,7 +14,8 @@ import { fitFileItems } from './fitRecords.js';
 /**
  * fit (contracts §20): one .fit file, or a zip of them (Garmin's account export, a device tool's
  * folder zipped). Each .fit file is read whole (at most FIT_LIMITS.maxFileBytes) and decoded
- * message by message; a zip inside the zip is read one level deep. Mapping: docs/formats/fit.md.
+ * message by message; a zip inside the zip is read one level deep, from a temporary copy in
+ * `tempDir` (a zip is read by range, from its end). Mapping: docs/formats/fit.md.
  */
 
 export const FIT_SLUG = 'fit';
@@ -30,11 +33,15 @@ export function fitSniff(head: Buffer): string | null {
   return problem === null ? null : `neither a FIT file (${problem}) nor a zip archive`;
 }
 
-export const fitDecoder: ImportDecoder = {
-  slug: FIT_SLUG,
-  sniff: fitSniff,
-  decode: (source, ctx) => unreadableWithoutRecords(decodeFit(source, ctx)),
-};
+export type FitDecoderOptions = { tempDir?: string };
+
+export function fitDecoder(options: FitDecoderOptions = {}): ImportDecoder {
+  return {
+    slug: FIT_SLUG,
+    sniff: fitSniff,
+    decode: (source, ctx) => unreadableWithoutRecords(decodeFit(source, ctx, options.tempDir ?? tmpdir())),
+  };
+}
 
 /** Rejections held while no record has come; past this many they go out, and the upload can no longer fail as a whole. */
 const HELD_REJECTIONS = 1000;
@@ -60,7 +67,7 @@ async function* unreadableWithoutRecords(items: AsyncIterable<ParseItem>): Async
   yield* held;
 }
 
-async function* decodeFit(source: ByteSource, ctx: ParseContext): AsyncGenerator<ParseItem> {
+async function* decodeFit(source: ByteSource, ctx: ParseContext, tempDir: string): AsyncGenerator<ParseItem> {
   const head = await readHead(source, 14);
   if (!isZipHead(head)) {
     const problem = fitHeaderProblem(head);
@@ -74,13 +81,14 @@ async function* decodeFit(source: ByteSource, ctx: ParseContext): AsyncGenerator
     if (!archive.entries.some((e) => isFitName(e.name) || isZipName(e.name))) {
       throw new UnreadableExportError('archive', `not ${WHAT}: the archive holds no .fit file; it holds ${entriesListed(archive.entries)}`);
     }
-    yield* zipItems(archive, '', ctx, true);
+    yield* zipItems(archive, '', ctx, tempDir);
   } finally {
     archive.close();
   }
 }
 
-async function* zipItems(archive: ZipArchive, prefix: string, ctx: ParseContext, outer: boolean): AsyncGenerator<ParseItem> {
+/** The .fit files of a zip; with `tempDir` (the upload's own zip), the zips inside it too. */
+async function* zipItems(archive: ZipArchive, prefix: string, ctx: ParseContext, tempDir: string | null): AsyncGenerator<ParseItem> {
   for (const entry of archive.entries) {
     const where = `${prefix}${entry.name}`;
     if (isFitName(entry.name)) {
@@ -88,38 +96,48 @@ async function* zipItems(archive: ZipArchive, prefix: string, ctx: ParseContext,
         yield rejectedItem(where, `a FIT file of ${entry.uncompressedSize} bytes is larger than the ${FIT_LIMITS.maxFileBytes} bytes one is read up to`, '');
         continue;
       }
-      yield* entryItems(archive, entry, where, async function* (bytes) {
-        yield* fitFileItems(bytes, where, ctx.provider);
-      });
+      yield* readEntry<ParseItem>(
+        archive,
+        entry,
+        async function* (input) {
+          yield* fitFileItems(await bytesOf(input, entry.uncompressedSize), where, ctx.provider);
+        },
+        (err) => (err instanceof RangeError ? rejectedItem(where, err.message, '') : null),
+      );
     } else if (isZipName(entry.name)) {
-      if (!outer) yield rejectedItem(where, 'a zip inside a zip inside the upload is not read (one level of nesting is)', '');
+      if (tempDir === null) yield rejectedItem(where, 'a zip inside a zip inside the upload is not read (one level of nesting is)', '');
       else if (entry.uncompressedSize > FIT_LIMITS.maxNestedZipBytes) yield rejectedItem(where, `a zip of ${entry.uncompressedSize} bytes inside the zip is larger than the ${FIT_LIMITS.maxNestedZipBytes} bytes one is read up to`, '');
-      else {
-        yield* entryItems(archive, entry, where, async function* (bytes) {
-          let inner: ZipArchive;
-          try {
-            inner = await openZipArchive(bufferByteSource(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)), WHAT);
-          } catch (err) {
-            if (!(err instanceof UnreadableExportError)) throw err;
-            yield rejectedItem(where, err.message, '');
-            return;
-          }
-          try {
-            yield* zipItems(inner, `${where}/`, ctx, false);
-          } finally {
-            inner.close();
-          }
-        });
-      }
+      else yield* nestedZipItems(archive, entry, where, ctx, tempDir);
     }
   }
 }
 
-/** An entry read whole, then handed to `use`; a break of the entry's own bytes is its rejection. */
-function entryItems(archive: ZipArchive, entry: ArchiveEntry, where: string, use: (bytes: Uint8Array) => AsyncIterable<ParseItem>): AsyncGenerator<ParseItem> {
-  return readEntry<ParseItem>(archive, entry, async function* (input) {
-    yield* use(await bytesOf(input, entry.uncompressedSize));
-  }, (err) => (err instanceof RangeError ? rejectedItem(where, err.message, '') : null));
+/** A zip inside the upload's zip, copied to a temporary file (removed after) and read like the upload's. */
+async function* nestedZipItems(archive: ZipArchive, entry: ArchiveEntry, where: string, ctx: ParseContext, tempDir: string): AsyncGenerator<ParseItem> {
+  let path: string;
+  try {
+    path = await spillToTemporaryFile(await archive.open(entry), tempDir, '-fit.zip', FIT_LIMITS.maxNestedZipBytes, spillOwnerOf(ctx));
+  } catch (err) {
+    yield rejectedItem(where, err instanceof TooLargeError ? `more than the ${FIT_LIMITS.maxNestedZipBytes} bytes a zip inside the zip is read up to` : `cannot be read: ${messageOf(err)}`, '');
+    return;
+  }
+  try {
+    let inner: ZipArchive;
+    try {
+      inner = await openZipArchive(fileByteSource(path), WHAT);
+    } catch (err) {
+      if (!(err instanceof UnreadableExportError)) throw err;
+      yield rejectedItem(where, err.message, '');
+      return;
+    }
+    try {
+      yield* zipItems(inner, `${where}/`, ctx, null);
+    } finally {
+      inner.close();
+    }
+  } finally {
+    await removeTemporaryFile(path);
+  }
 }
 
 /** A stream's bytes whole, refusing more than `declared` (the directory's or the source's size). */

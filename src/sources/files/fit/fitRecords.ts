@@ -116,7 +116,7 @@ export function* fitFileItems(bytes: Uint8Array, where: string, provider: string
   let route: RoutePoint[] = [];
   let routeDropped = 0;
   let activity: Record<string, unknown> | null = null;
-  let index = new Map<string, number>();
+  const index = new Map<string, number>();
   let skippedMonitoring = 0;
   const at = (offset: number) => `${where} byte ${offset}`;
 
@@ -191,9 +191,8 @@ export function* fitFileItems(bytes: Uint8Array, where: string, provider: string
 
   for (const item of fitMessages(bytes)) {
     if ('fileStart' in item) {
-      // A chained file: what the one before it held is complete.
+      // A chained file: what the one before it held is complete (its records keep counting, so ids stay unique in the upload's file).
       yield* endOfFile();
-      index = new Map();
       continue;
     }
     if ('damage' in item) {

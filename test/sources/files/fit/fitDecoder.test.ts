@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bufferByteSource } from '../../../../src/sources/files/exportShared/byteSources.js';
 import { fitDecoder, fitSniff } from '../../../../src/sources/files/fit/fitDecoder.js';
@@ -27,7 +29,7 @@ describe('fit decoder (contracts §20, §18)', () => {
 
   it('a zip that holds no .fit file is unreadable as a whole, naming what it holds', async () => {
     const zip = await zipEntries([{ name: 'notes.txt', data: Buffer.from('hello') }]);
-    await expect(decodeAll(fitDecoder, bufferByteSource(zip))).rejects.toThrow(/holds no \.fit file; it holds notes\.txt/);
+    await expect(decodeAll(fitDecoder(), bufferByteSource(zip))).rejects.toThrow(/holds no \.fit file; it holds notes\.txt/);
   });
 
   it.skipIf(!RUN)('the CLI tells a .fit file and a zip of them from their bytes (issue 39)', async () => {
@@ -39,7 +41,7 @@ describe('fit decoder (contracts §20, §18)', () => {
     const bytes = run();
     bytes[200] = bytes[200]! ^ 0xff;
     expect(damageOf(bytes)).toEqual([{ offset: bytes.length - 2, reason: expect.stringMatching(/CRC does not match/) }]);
-    await expect(decodeAll(fitDecoder, bufferByteSource(bytes))).rejects.toThrow(/the file byte \d+: the FIT file CRC does not match/);
+    await expect(decodeAll(fitDecoder(), bufferByteSource(bytes))).rejects.toThrow(/the file byte \d+: the FIT file CRC does not match/);
   });
 
   it.skipIf(!RUN)('a header CRC that does not match ends the reading at the header', () => {
@@ -66,9 +68,16 @@ describe('fit decoder (contracts §20, §18)', () => {
     const inner = await zipEntries([{ name: 'run.fit', data: run() }]);
     const deeper = await zipEntries([{ name: 'deeper.zip', data: inner }]);
     const outer = await zipEntries([{ name: 'UploadedFiles_0-_Part1.zip', data: inner }, { name: 'nested.zip', data: deeper }]);
-    const { records, rejected } = await decodeAll(fitDecoder, bufferByteSource(outer));
-    const direct = await decodeAll(fitDecoder, bufferByteSource(run()));
-    expect(records).toHaveLength(direct.records.length);
-    expect(rejected).toEqual([expect.objectContaining({ location: 'nested.zip/deeper.zip', reason: expect.stringMatching(/one level of nesting/) })]);
+    const tempDir = mkdtempSync(join(tmpdir(), 'fit-nested-'));
+    try {
+      const { records, rejected } = await decodeAll(fitDecoder({ tempDir }), bufferByteSource(outer));
+      const direct = await decodeAll(fitDecoder(), bufferByteSource(run()));
+      expect(records).toHaveLength(direct.records.length);
+      expect(rejected).toEqual([expect.objectContaining({ location: 'nested.zip/deeper.zip', reason: expect.stringMatching(/one level of nesting/) })]);
+      // The inner zips were read from temporary copies, each removed once read.
+      expect(readdirSync(tempDir)).toEqual([]);
+    } finally {
+      rmSync(tempDir, { recursive: true, force: true });
+    }
   });
 });

@@ -18,7 +18,7 @@ const dir = realdataPath('fit');
 const DAMAGED = new Set(['activity-unexpected-eof.fit', 'activity-settings-corruptheader.fit', 'strava-android-app-201.10-b1218918.fit']);
 const files = dir ? readdirSync(dir).filter((f) => f.endsWith('.fit')).sort() : [];
 const read = (f: string) => readFileSync(join(dir!, f));
-const decode = (f: string) => decodeAll(fitDecoder, bufferByteSource(read(f)));
+const decode = (f: string) => decodeAll(fitDecoder(), bufferByteSource(read(f)));
 
 type Session = { sport: string; start_time: Date; total_elapsed_time: number; total_timer_time: number; total_distance?: number };
 async function wholeFile(f: string): Promise<{ sessions: Session[]; heartRates: number }> {
@@ -101,7 +101,7 @@ describe('fit on the real device files (issue 39 acceptance, contracts §20)', (
 
   it.skipIf(!dir)('a zip of every file gives what the files give one by one, each rejection at its entry and byte', async () => {
     const zip = await zipEntries(files.map((f) => ({ name: `Garmin/Activities/${f}`, data: read(f) })));
-    const { records, rejected } = await decodeAll(fitDecoder, bufferByteSource(zip));
+    const { records, rejected } = await decodeAll(fitDecoder(), bufferByteSource(zip));
     let one = 0;
     for (const f of files) one += (await decode(f).catch(() => ({ records: [] }))).records.length;
     expect(records).toHaveLength(one);
