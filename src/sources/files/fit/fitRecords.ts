@@ -162,7 +162,9 @@ export function* fitFileItems(bytes: Uint8Array, where: string, provider: string
     const elapsed = num(f.total_elapsed_time);
     if (!isDate(start) || elapsed === null || elapsed < 0) return rejectedItem(at(s.offset), 'session: no start_time or total_elapsed_time', f);
     const end = new Date(start.getTime() + elapsed * 1000);
-    const points = route.filter((p) => p.timestamp >= start.toISOString() && p.timestamp <= end.toISOString());
+    const from = start.toISOString();
+    const to = end.toISOString();
+    const points = route.filter((p) => p.timestamp >= from && p.timestamp <= to);
     const metadata: Metadata = { fit_sport: f.sport ?? null, fit_sub_sport: f.sub_sport ?? null, ...picked(f, SESSION_METADATA) };
     if (legs > 1) metadata.multisport = { leg: leg + 1, legs };
     if (zone) metadata.timezone = zone;
