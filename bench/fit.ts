@@ -18,7 +18,7 @@ import { fileByteSource } from '../src/sources/files/exportShared/byteSources.js
 import { fitDecoder } from '../src/sources/files/fit/fitDecoder.js';
 import type { UploadResource } from '../queries/ingestion/uploads.js';
 import { tusUpload } from '../src/cli/tusClient.js';
-import { json, machine, startService } from './support/service.js';
+import { benchUploader, json, machine, startService } from './support/service.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -26,11 +26,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function throughService(dir: string, zip: string, size: number): Promise<void> {
   const svc = await startService(dir);
   try {
-    const admin = { authorization: `Bearer ${svc.adminKey}`, 'content-type': 'application/json' };
-    const tenant = await json<{ api_key: string }>(await fetch(`${svc.base}/v1/admin/tenants`, { method: 'POST', headers: admin, body: '{"name":"bench"}' }));
-    const tk = { authorization: `Bearer ${tenant.api_key}`, 'content-type': 'application/json' };
-    const user = await json<{ id: string }>(await fetch(`${svc.base}/v1/users`, { method: 'POST', headers: tk, body: '{}' }));
-    const { token } = await json<{ token: string }>(await fetch(`${svc.base}/v1/users/${user.id}/tokens`, { method: 'POST', headers: tk, body: '{"scopes":["upload"]}' }));
+    const { admin, token } = await benchUploader(svc);
     await json(await fetch(`${svc.base}/v1/admin/runtime/reset`, { method: 'POST', headers: { authorization: admin.authorization } }));
     for (const uploadId of ['fit-first', 'fit-again']) {
       const t0 = performance.now();
