@@ -104,6 +104,13 @@ describe('fit imports through the routes (contracts §20)', { timeout: 120_000 }
     expect((await t.call('GET', `/v1/users/${user.id}/uploads/fit/text`, { key: tenant.apiKey })).statusCode).toBe(404);
   });
 
+  it('a body of another media type is 415 naming the FIT type among those accepted (contracts §12)', async () => {
+    const { token } = await userWithToken();
+    const res = await postUpload(t, 'fit', token, 'csv', { body: Buffer.from('a,b\n'), contentType: 'text/csv' });
+    expectStatus(res, 415);
+    expect(res.json().detail).toContain('application/vnd.ant.fit');
+  });
+
   it.skipIf(!RUN)("another tenant's key does not see the user's FIT upload (404)", async () => {
     const { user, token } = await userWithToken();
     expectStatus(await postUpload(t, 'fit', token, 'mine', { body: readFileSync(RUN!), contentType: 'application/vnd.ant.fit' }), 202);
