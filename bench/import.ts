@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import type { UploadResource } from '../queries/ingestion/uploads.js';
 import { tusUpload } from '../src/cli/tusClient.js';
 import { writeExportXml } from './support/appleExportGenerator.js';
-import { cpuMsOf, json, machine, startService } from './support/service.js';
+import { benchUploader, cpuMsOf, json, machine, startService } from './support/service.js';
 
 function arg(args: string[], name: string, fallback: string): string {
   const a = args.find((x) => x.startsWith(`--${name}=`));
@@ -46,11 +46,8 @@ export default async function importBench(args: string[]): Promise<void> {
     const size = statSync(xml).size;
     const svc = await startService(svcDir, { IMPORT_MAX_BYTES: String(64 * 2 ** 30) });
     try {
-      const admin = { authorization: `Bearer ${svc.adminKey}`, 'content-type': 'application/json' };
-      const tenant = await json<{ api_key: string }>(await fetch(`${svc.base}/v1/admin/tenants`, { method: 'POST', headers: admin, body: '{"name":"bench"}' }));
-      const tk = { authorization: `Bearer ${tenant.api_key}`, 'content-type': 'application/json' };
-      const user = await json<{ id: string }>(await fetch(`${svc.base}/v1/users`, { method: 'POST', headers: tk, body: '{}' }));
-      const { token } = await json<{ token: string }>(await fetch(`${svc.base}/v1/users/${user.id}/tokens`, { method: 'POST', headers: tk, body: '{"scopes":["upload"]}' }));
+      const { admin, tk, userId, token } = await benchUploader(svc);
+      const user = { id: userId };
       await json(await fetch(`${svc.base}/v1/admin/runtime/reset`, { method: 'POST', headers: { authorization: admin.authorization } }));
 
       const importOnce = async (uploadId: string) => {

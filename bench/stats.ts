@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { DateTime } from 'luxon';
-import { cpuMsOf, json, machine, startService } from './support/service.js';
+import { benchUploader, cpuMsOf, json, machine, startService } from './support/service.js';
 
 const SOURCES = [
   { source_name: 'Apple Watch', source_bundle_id: 'com.apple.health.1A2B3C', device_model: 'Watch', product_type: 'Watch7,1' },
@@ -111,11 +111,9 @@ export default async function main(args: string[]) {
     const svcDir = join(dir, 'svc');
     const svc = await startService(svcDir);
     try {
-      const admin = { authorization: `Bearer ${svc.adminKey}`, 'content-type': 'application/json' };
-      const tenant = await json<{ api_key: string }>(await fetch(`${svc.base}/v1/admin/tenants`, { method: 'POST', headers: admin, body: '{"name":"bench"}' }));
-      const tk = { authorization: `Bearer ${tenant.api_key}`, 'content-type': 'application/json' };
-      const user = await json<{ id: string }>(await fetch(`${svc.base}/v1/users`, { method: 'POST', headers: tk, body: '{}' }));
-      const token = await json<{ token: string }>(await fetch(`${svc.base}/v1/users/${user.id}/tokens`, { method: 'POST', headers: tk, body: '{"scopes":["upload"]}' }));
+      const { tk, userId, token: uploadToken } = await benchUploader(svc);
+      const user = { id: userId };
+      const token = { token: uploadToken };
       const t0 = performance.now();
       for (const [p, body] of bodies.entries()) {
         const form = new FormData();

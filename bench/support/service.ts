@@ -105,6 +105,18 @@ export async function json<T>(res: Response): Promise<T> {
   return (await res.json()) as T;
 }
 
+/** A tenant with one user holding an upload token, on a bench's own service: the headers and ids a bench calls it with. */
+export type BenchUploader = { admin: { authorization: string; 'content-type': string }; tk: { authorization: string; 'content-type': string }; userId: string; token: string };
+
+export async function benchUploader(svc: RunningService): Promise<BenchUploader> {
+  const admin = { authorization: `Bearer ${svc.adminKey}`, 'content-type': 'application/json' };
+  const tenant = await json<{ api_key: string }>(await fetch(`${svc.base}/v1/admin/tenants`, { method: 'POST', headers: admin, body: '{"name":"bench"}' }));
+  const tk = { authorization: `Bearer ${tenant.api_key}`, 'content-type': 'application/json' };
+  const user = await json<{ id: string }>(await fetch(`${svc.base}/v1/users`, { method: 'POST', headers: tk, body: '{}' }));
+  const { token } = await json<{ token: string }>(await fetch(`${svc.base}/v1/users/${user.id}/tokens`, { method: 'POST', headers: tk, body: '{"scopes":["upload"]}' }));
+  return { admin, tk, userId: user.id, token };
+}
+
 export function machine(): string {
   return `${os.cpus()[0]?.model ?? 'cpu'}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${new Date().toISOString()}`;
 }

@@ -16,4 +16,6 @@ export const FILE_FORMATS: readonly FileFormat[] = [
   { slug: 'samsung-health', name: 'Samsung Health "Download personal data" zip', kind: 'import' },
   // contracts §17: the CSV export of Dexcom Clarity, the export CGM users have.
   { slug: 'dexcom-clarity', name: 'Dexcom Clarity CSV export', kind: 'import' },
+  // contracts §20: sport devices without an API.
+  { slug: 'fit', name: 'FIT files of sport devices (.fit, or a zip of them)', kind: 'import' },
 ];

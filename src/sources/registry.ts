@@ -10,6 +10,7 @@ import { fitbitTakeoutDecoder } from './files/fitbit-takeout/fitbitTakeoutDecode
 import { createHealthConnectDecoder } from './files/health-connect/healthConnectDecoder.js';
 import { samsungHealthDecoder } from './files/samsung-health/samsungHealthDecoder.js';
 import { dexcomClarityDecoder } from './files/dexcom-clarity/clarityDecoder.js';
+import { fitDecoder } from './files/fit/fitDecoder.js';
 import type { ImportDecoder } from './files/importSource.js';
 import { fitbitConnector } from './providers/fitbit/pull.js';
 import { garminConnector } from './providers/garmin/connector.js';
@@ -45,6 +46,7 @@ export function importDecoders(tempDir: string): Readonly<Record<string, ImportD
     'fitbit-takeout': fitbitTakeoutDecoder,
     'samsung-health': samsungHealthDecoder,
     'dexcom-clarity': dexcomClarityDecoder,
+    fit: fitDecoder({ tempDir }),
   };
 }
 

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,7 @@ import { zipOf } from '../sources/files/apple-health/exportFixtures.js';
 import { samsungCsv } from '../sources/files/samsung-health/samsungExport.js';
 import { startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { tempDir } from '../support/tmp.js';
+import { realdataPath } from '../sources/files/realdata.js';
 import { runCli } from './cliProcess.js';
 
 /**
@@ -113,6 +114,14 @@ describe('cli import: the format from the file, and one line with exit 1 for eve
     expect(zip.length).toBeLessThan(1024);
     expect(bars.filter((l) => l.startsWith('upload ')).at(-1)).toMatch(new RegExp(`100% ${zip.length} B / ${zip.length} B$`));
     for (const line of bars) expect(line).not.toContain('0.0 MiB');
+  });
+
+  const fitRun = realdataPath('fit', 'garmin-fenix-5-run.fit');
+  it.skipIf(!fitRun)('without --provider, a .fit file goes as fit, told from its header (issue 39)', async () => {
+    const run = await cliImport(file('run.fit', readFileSync(fitRun!)), '--user', await userRef(), '--url', origin);
+    expect(run.error, run.stderr).toBeNull();
+    expect(run.stderr).toContain('format: fit (told from the file');
+    expect(JSON.parse(run.stdout.trim())).toMatchObject({ provider: 'fit', status: 'done', records: { workout: 1 } });
   });
 
   it('an empty file: "… is empty: nothing to upload", exit 1, nothing sent', async () => {

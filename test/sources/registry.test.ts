@@ -44,7 +44,8 @@ describe('the source registry and the source catalog name the same sources (issu
       'fitbit-takeout': 'import',
       'samsung-health': 'import',
       'dexcom-clarity': 'import',
+      fit: 'import',
     });
-    expect(Object.keys(PROVIDER_KINDS)).toEqual(['oura', 'whoop', 'withings', 'polar', 'fitbit', 'strava', 'garmin', 'google', 'dexcom', 'device-a', 'device-b', 'device-c', 'apple-health', 'health-connect', 'fitbit-takeout', 'samsung-health', 'dexcom-clarity']);
+    expect(Object.keys(PROVIDER_KINDS)).toEqual(['oura', 'whoop', 'withings', 'polar', 'fitbit', 'strava', 'garmin', 'google', 'dexcom', 'device-a', 'device-b', 'device-c', 'apple-health', 'health-connect', 'fitbit-takeout', 'samsung-health', 'dexcom-clarity', 'fit']);
   });
 });

@@ -11,6 +11,8 @@ const IMPORT_TYPES = ['application/zip', 'application/x-zip-compressed', 'applic
 /** An export that is one CSV file (dexcom-clarity, contracts §17): the types a browser or curl gives a .csv. */
 const CSV_TYPES = ['text/csv', 'application/csv', 'text/plain', 'application/vnd.ms-excel', 'application/octet-stream'] as const;
 const CSV_SLUGS: ReadonlySet<string> = new Set(['dexcom-clarity']);
+/** contracts §20: a FIT file's own media type (a zip of them is sent as a zip). */
+const FIT_TYPE = 'application/vnd.ant.fit';
 /** How much of the body a decoder's sniff judges (contracts §12: "can be seen at the request"). */
 export const SNIFF_BYTES = 64 * 1024;
 
@@ -23,6 +25,7 @@ const BODIES: Readonly<Record<string, string>> = {
   'fitbit-takeout': 'a Google Takeout zip of Fitbit data',
   'samsung-health': 'the zip of CSV files Samsung Health\'s "Download personal data" writes',
   'dexcom-clarity': 'the CSV file Dexcom Clarity exports',
+  fit: 'a FIT file of a sport device (.fit), or a zip of .fit files',
 };
 
 const DECODERS = importDecoders('');
@@ -40,10 +43,11 @@ export function importHeadProblem(slug: string, head: Buffer): string | null {
 
 function importFormat(slug: string): UploadFormat {
   const csv = CSV_SLUGS.has(slug);
-  const file = slug === 'apple-health' ? 'export.zip' : csv ? `${slug}.csv` : `${slug}.zip`;
+  const file = slug === 'apple-health' ? 'export.zip' : csv ? `${slug}.csv` : slug === 'fit' ? 'activity.fit' : `${slug}.zip`;
+  const other = slug === 'fit' ? FIT_TYPE : 'application/xml';
   return {
     body: BODIES[slug] ?? `a ${slug} export`,
-    rawTypes: csv ? CSV_TYPES : IMPORT_TYPES,
+    rawTypes: csv ? CSV_TYPES : slug === 'fit' ? [...IMPORT_TYPES, FIT_TYPE] : IMPORT_TYPES,
     multipart: null,
     judge: async (body) => {
       const problem = importHeadProblem(slug, body);
@@ -61,10 +65,10 @@ function importFormat(slug: string): UploadFormat {
           if (refusal) throw problems.unprocessable(`this is not ${BODIES[slug]} that can be read: ${refusal}`);
         }
       }
-      return { payload: body, contentType: csv ? 'text/csv' : isZip(body) ? 'application/zip' : isGzip(body) ? 'application/gzip' : 'application/xml' };
+      return { payload: body, contentType: csv ? 'text/csv' : isZip(body) ? 'application/zip' : isGzip(body) ? 'application/gzip' : other };
     },
     example: (origin) =>
-      `curl -s -X POST ${origin}/v1/ingest/${slug} -H "Authorization: Bearer $TOKEN" -H 'Upload-Id: ${slug}-1' -H 'Content-Type: ${csv ? 'text/csv' : 'application/zip'}' --data-binary @${file}`,
+      `curl -s -X POST ${origin}/v1/ingest/${slug} -H "Authorization: Bearer $TOKEN" -H 'Upload-Id: ${slug}-1' -H 'Content-Type: ${csv ? 'text/csv' : slug === 'fit' ? FIT_TYPE : 'application/zip'}' --data-binary @${file}`,
   };
 }
 

@@ -69,7 +69,7 @@ export const ingestRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { c
       bodyLimit: UPLOAD_LIMITS.compressedBytes,
       config: { auth: 'user', scope: 'upload', bodyDeadlineMs: ctx.config.uploadBodyDeadlineMs, operation: INGEST_BODY },
       schema: {
-        summary: 'Upload device data or a native export (device-a: gzip NDJSON, multipart or raw; device-b: Health Connect JSON; device-c: Gadgetbridge SQLite; apple-health, health-connect, fitbit-takeout, samsung-health: the export up to 50 MiB; dexcom-clarity: the Clarity CSV export up to 50 MiB, text/csv)',
+        summary: 'Upload device data or a native export (device-a: gzip NDJSON, multipart or raw; device-b: Health Connect JSON; device-c: Gadgetbridge SQLite; apple-health, health-connect, fitbit-takeout, samsung-health: the export up to 50 MiB; dexcom-clarity: the Clarity CSV export up to 50 MiB, text/csv; fit: a .fit file or a zip of them)',
         description: 'Each slug takes the content types a client would send for its format and judges the body by its first bytes; 415 lists them with a curl line (docs/formats/uploads.md).',
         tags: ['ingest'],
         params: z.object({ device_slug: z.string().describe(`One of ${Object.keys(UPLOAD_FORMATS).join(', ')} (another is a 404 that names them)`) }),

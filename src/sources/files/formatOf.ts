@@ -3,6 +3,8 @@ import { isZip, sniffAppleHealth } from './apple-health/sniff.js';
 import { readHead } from './exportShared/byteSources.js';
 import { messageOf, UnreadableExportError } from './exportShared/unreadableExport.js';
 import { baseName, entriesListed, openZipArchive, type ArchiveEntry } from './exportShared/zipArchive.js';
+import { FIT_SLUG } from './fit/fitDecoder.js';
+import { fitHeaderProblem } from './fit/fitMessages.js';
 import { FITBIT_TAKEOUT_SLUG } from './fitbit-takeout/fitbitTakeoutDecoder.js';
 import { classify } from './fitbit-takeout/takeoutLayout.js';
 import { databaseEntry, HEALTH_CONNECT_SLUG } from './health-connect/healthConnectDecoder.js';
@@ -31,6 +33,7 @@ const ZIP_FORMATS: readonly (readonly [string, (entries: readonly ArchiveEntry[]
     },
   ],
   [SAMSUNG_HEALTH_SLUG, (entries) => entries.some((e) => dataTypeOf(e) !== null)],
+  [FIT_SLUG, (entries) => entries.some((e) => e.name.toLowerCase().endsWith('.fit'))],
   [
     FITBIT_TAKEOUT_SLUG,
     (entries) => {
@@ -60,10 +63,12 @@ export async function formatOf(source: ByteSource): Promise<FormatVerdict> {
   const head = await readHead(source, 64 * 1024);
   if (head.length === 0) return { unknown: 'the file is empty' };
   if (!isZip(head)) {
-    // Not a zip: a Clarity CSV (its header row), or apple-health's export.xml, or either of them gzip-compressed.
+    // Not a zip: a FIT file (its header's ".FIT" signature, contracts §20), a Clarity CSV (its header
+    // row), or apple-health's export.xml, or either of the last two gzip-compressed.
+    if (fitHeaderProblem(head) === null) return { slug: FIT_SLUG };
     if (claritySniff(head) === null) return { slug: DEXCOM_CLARITY_SLUG };
     const problem = sniffAppleHealth(head);
-    return problem === null ? { slug: APPLE_HEALTH_SLUG } : { unknown: `it is not a zip archive, a Dexcom Clarity CSV export or an Apple Health export.xml (${problem})` };
+    return problem === null ? { slug: APPLE_HEALTH_SLUG } : { unknown: `it is not a zip archive, a FIT file, a Dexcom Clarity CSV export or an Apple Health export.xml (${problem})` };
   }
   let entries: readonly ArchiveEntry[];
   let close = () => {};

@@ -42,7 +42,7 @@ describe('the format of an export, told from the file (issue 36)', () => {
 
   it('cannot tell an empty file, text, a zip of unrelated files, a cut zip or a zip holding two formats, and says why', async () => {
     expect(await of(Buffer.alloc(0))).toEqual({ unknown: 'the file is empty' });
-    expect(await of(Buffer.from('date,steps\n2024-01-01,100\n'))).toMatchObject({ unknown: expect.stringMatching(/not a zip archive, a Dexcom Clarity CSV export or an Apple Health export\.xml/) });
+    expect(await of(Buffer.from('date,steps\n2024-01-01,100\n'))).toMatchObject({ unknown: expect.stringMatching(/not a zip archive, a FIT file, a Dexcom Clarity CSV export or an Apple Health export\.xml/) });
     expect(await of(await zipOf({ 'photos/beach.jpg': Buffer.alloc(100, 1) }))).toMatchObject({ unknown: expect.stringMatching(/holds none of the files .*; it holds photos\/beach\.jpg/) });
     expect(await of(APPLE_ZIP.subarray(0, APPLE_ZIP.length >> 1))).toMatchObject({ unknown: expect.stringMatching(/not a readable zip archive/) });
     const both = await zipOf({ 'apple_health_export/export.xml': exportXml(''), 'Takeout/Fitbit/Global Export Data/steps-2024-07-01.json': '[]' });

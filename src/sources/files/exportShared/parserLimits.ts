@@ -90,3 +90,29 @@ export const APPLE_FILE_LIMITS = {
   maxGpxRunChars: 1024 * 1024,
   maxGpxDepth: 32,
 } as const;
+
+/** FIT files (contracts §20): each is read whole into memory, then message by message. */
+export const FIT_LIMITS = {
+  /**
+   * Bytes of one .fit file (the upload itself, or an entry of its zip). Real ones: a 6.5 h ride
+   * at 1 Hz is 0.7 MB, a multisport day of a fenix 2 1 MB; a 100 h ultra at 1 Hz with every
+   * sensor about 15 MB.
+   */
+  maxFileBytes: 64 * 1024 * 1024,
+  /** Messages of one .fit file (a 100 h ultra at 1 Hz is about 400,000); the rest is one rejection. */
+  maxMessages: 2_000_000,
+  /**
+   * Developer field descriptions of one file (each the decoder keeps for the rest of the file).
+   * A FIT field is at most 255 bytes and a message at most 255 native and 255 developer fields by
+   * the format itself; real files describe at most a few dozen developer fields.
+   */
+  maxDeveloperFields: 1024,
+  /** Route points kept per file (55 h at 1 Hz); the rest are dropped and the workout says so. */
+  maxRoutePoints: 200_000,
+  /**
+   * A zip inside the upload's zip (Garmin's account export nests its .fit files so) is read one
+   * level deep from a temporary copy on disk, at most this large (the outer zip's bounds cap the
+   * declared total of its entries too).
+   */
+  maxNestedZipBytes: 20 * 1024 ** 3,
+} as const;
