@@ -2118,7 +2118,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Upload device data or a native export (device-a: gzip NDJSON, multipart or raw; device-b: Health Connect JSON; device-c: Gadgetbridge SQLite; apple-health, health-connect, fitbit-takeout, samsung-health: the export up to 50 MiB)
+         * Upload device data or a native export (device-a: gzip NDJSON, multipart or raw; device-b: Health Connect JSON; device-c: Gadgetbridge SQLite; apple-health, health-connect, fitbit-takeout, samsung-health: the export up to 50 MiB; dexcom-clarity: the Clarity CSV export up to 50 MiB, text/csv; fit: a .fit file or a zip of them)
          * @description Each slug takes the content types a client would send for its format and judges the body by its first bytes; 415 lists them with a curl line (docs/formats/uploads.md).
          */
         post: {
@@ -2127,9 +2127,11 @@ export interface paths {
                 header: {
                     /** @description 1 to 128 of letters, digits, - _ .: names the upload */
                     "upload-id": string;
+                    /** @description IANA time zone the export's local times are read in, for exports whose times carry no offset (fitbit-takeout, dexcom-clarity); an unknown one is 400 (contracts §17) */
+                    "upload-time-zone"?: string;
                 };
                 path: {
-                    /** @description One of device-a, device-b, device-c, apple-health, health-connect, fitbit-takeout, samsung-health (another is a 404 that names them) */
+                    /** @description One of device-a, device-b, device-c, apple-health, health-connect, fitbit-takeout, samsung-health, dexcom-clarity, fit (another is a 404 that names them) */
                     device_slug: string;
                 };
                 cookie?: never;
@@ -2150,6 +2152,10 @@ export interface paths {
                     "application/x-zip-compressed": unknown;
                     "application/xml": unknown;
                     "text/xml": unknown;
+                    "text/csv": unknown;
+                    "application/csv": unknown;
+                    "application/vnd.ms-excel": unknown;
+                    "application/vnd.ant.fit": unknown;
                 };
             };
             responses: {
@@ -4529,7 +4535,7 @@ export interface paths {
                                 /** @description The upload's size (a resumable upload: its Upload-Length) */
                                 bytes: number;
                                 /**
-                                 * @description receiving while a resumable upload is incomplete, then accepted, processing, and done, failed or parked
+                                 * @description receiving while a resumable upload is incomplete, then accepted, processing, and done, failed or parked: answered once its records read back in every view, processing until then (contracts §17)
                                  * @enum {string}
                                  */
                                 status: "receiving" | "accepted" | "processing" | "done" | "failed" | "parked";
@@ -4656,7 +4662,7 @@ export interface paths {
                             /** @description The upload's size (a resumable upload: its Upload-Length) */
                             bytes: number;
                             /**
-                             * @description receiving while a resumable upload is incomplete, then accepted, processing, and done, failed or parked
+                             * @description receiving while a resumable upload is incomplete, then accepted, processing, and done, failed or parked: answered once its records read back in every view, processing until then (contracts §17)
                              * @enum {string}
                              */
                             status: "receiving" | "accepted" | "processing" | "done" | "failed" | "parked";
@@ -4781,7 +4787,7 @@ export interface paths {
                             /** @description The upload's size (a resumable upload: its Upload-Length) */
                             bytes: number;
                             /**
-                             * @description receiving while a resumable upload is incomplete, then accepted, processing, and done, failed or parked
+                             * @description receiving while a resumable upload is incomplete, then accepted, processing, and done, failed or parked: answered once its records read back in every view, processing until then (contracts §17)
                              * @enum {string}
                              */
                             status: "receiving" | "accepted" | "processing" | "done" | "failed" | "parked";
@@ -5618,7 +5624,7 @@ export interface paths {
                                 /** @description The upload's size (a resumable upload: its Upload-Length) */
                                 bytes: number;
                                 /**
-                                 * @description receiving while a resumable upload is incomplete, then accepted, processing, and done, failed or parked
+                                 * @description receiving while a resumable upload is incomplete, then accepted, processing, and done, failed or parked: answered once its records read back in every view, processing until then (contracts §17)
                                  * @enum {string}
                                  */
                                 status: "receiving" | "accepted" | "processing" | "done" | "failed" | "parked";
@@ -5747,7 +5753,7 @@ export interface paths {
                             /** @description The upload's size (a resumable upload: its Upload-Length) */
                             bytes: number;
                             /**
-                             * @description receiving while a resumable upload is incomplete, then accepted, processing, and done, failed or parked
+                             * @description receiving while a resumable upload is incomplete, then accepted, processing, and done, failed or parked: answered once its records read back in every view, processing until then (contracts §17)
                              * @enum {string}
                              */
                             status: "receiving" | "accepted" | "processing" | "done" | "failed" | "parked";
