@@ -10,7 +10,7 @@ import { BUSY_TIMEOUT_MS } from '../shared/sqliteWriteLock.js';
 import { SqliteGroupCommit } from '../shared/sqliteGroupCommit.js';
 import { eraseOnDelete } from '../shared/sqlitePurge.js';
 import { SqliteScrub } from '../shared/sqliteScrub.js';
-import { ensureIndex, markForScrub, SCRUB_DDL } from '../shared/sqliteScrubPass.js';
+import { ensureIndex, markForScrub, SCRUB_DDL, useIncrementalVacuum } from '../shared/sqliteScrubPass.js';
 
 type StreamRow = { stream: string; revision: number; deleted: number };
 
@@ -56,7 +56,8 @@ export class SqliteEventStore implements EventStore {
   constructor(options: SqliteEventStoreOptions) {
     this.pollIntervalMs = options.pollIntervalMs ?? 200;
     this.db = new Database(options.path);
-    this.scrubber = new SqliteScrub(options.path, this.db.memory ? this.db : null);
+    this.scrubber = new SqliteScrub(options.path, this.db);
+    useIncrementalVacuum(this.db);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);

@@ -251,7 +251,7 @@ export interface ReadStore {
    * rebalancing left stays until the next rewrite). MongoDB has no such operation (its storage
    * engine reuses freed blocks).
    */
-  purgeDeleted?(options?: { rewrite?: boolean }): Promise<void>;
+  purgeDeleted?(options?: { rewrite?: boolean }): Promise<unknown>;
   /** Leases of background work shared by several service processes (src/readstore/leases.ts). */
   leases?(): LeaseStore;
   /**

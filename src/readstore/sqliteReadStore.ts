@@ -14,7 +14,7 @@ import { runDayRuns } from './sqliteDayRuns.js';
 import { aggregateRow, aggregateSql } from './sqliteAggregate.js';
 import { boundedCache } from '../shared/boundedCache.js';
 import { SqliteScrub } from '../shared/sqliteScrub.js';
-import { ensureIndex, markForScrub, SCRUB_DDL } from '../shared/sqliteScrubPass.js';
+import { ensureIndex, markForScrub, SCRUB_DDL, useIncrementalVacuum, type ScrubReport } from '../shared/sqliteScrubPass.js';
 
 type CheckpointRow = { projection: string; position: number; status: 'live' | 'rebuilding'; updated_at: string; last_event_at: string | null };
 
@@ -43,7 +43,8 @@ export class SqliteReadStore implements ReadStore {
   /** `cacheMiB`: SQLite's page cache for this connection (the projector thread's wants more). */
   constructor(options: { path: string; cacheMiB?: number }) {
     this.db = new Database(options.path);
-    this.scrubber = new SqliteScrub(options.path, this.db.memory ? this.db : null);
+    this.scrubber = new SqliteScrub(options.path, this.db);
+    useIncrementalVacuum(this.db);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
@@ -300,9 +301,10 @@ export class SqliteReadStore implements ReadStore {
    * erasure deleted from, removing the copies that rebalancing left in live pages, and empties the
    * log that still holds earlier images. `rewrite: false`: the log only.
    */
-  async purgeDeleted(options: { rewrite?: boolean } = {}): Promise<void> {
-    if (options.rewrite === false) await emptyWriteAheadLog(this.db);
-    else await this.scrubber.run();
+  async purgeDeleted(options: { rewrite?: boolean } = {}): Promise<ScrubReport | undefined> {
+    if (options.rewrite !== false) return this.scrubber.run();
+    await emptyWriteAheadLog(this.db);
+    return undefined;
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import { scrubPass, type ScrubReport } from './sqliteScrubPass.js';
+import { emptyWriteAheadLog } from './sqlitePurge.js';
+import { scrubInterrupted, scrubPass, type ScrubReport } from './sqliteScrubPass.js';
 import { siblingModule, startWorker } from './workerThreads.js';
 
 /**
@@ -22,10 +23,13 @@ export class SqliteScrub {
   private next: Promise<ScrubReport> | null = null;
   private readonly holder = `${process.pid}-${randomUUID()}`;
 
-  /** `inMemory`: the connection of a database that has no file (tests), scrubbed on it. */
+  /**
+   * `db`: the store's own connection, which tells whether anything is due (and, for a database
+   * that has no file, as in tests, is scrubbed itself).
+   */
   constructor(
     private readonly path: string,
-    private readonly inMemory: Database.Database | null = null,
+    private readonly db: Database.Database,
   ) {}
 
   run(): Promise<ScrubReport> {
@@ -46,7 +50,12 @@ export class SqliteScrub {
   }
 
   private async scrub(): Promise<ScrubReport> {
-    if (this.inMemory) return scrubPass(this.inMemory, { sleep: () => {}, holder: this.holder });
+    if (this.db.memory) return scrubPass(this.db, { sleep: () => {}, holder: this.holder });
+    if (!this.db.prepare('SELECT 1 FROM _scrub_due LIMIT 1').get() && !scrubInterrupted(this.db)) {
+      // Nothing deleted by an erasure since the last scrub: no thread, no rebuild, the log emptied.
+      await emptyWriteAheadLog(this.db);
+      return { tables: [], transactions: 0, longestHoldMs: 0 };
+    }
     const worker = startWorker(siblingModule(import.meta.url, 'sqliteScrubThread'), { workerData: { path: this.path, holder: this.holder } });
     const outcome = await new Promise<{ ok: true; report: ScrubReport } | { ok: false; message: string }>((resolve, reject) => {
       worker.once('message', resolve);

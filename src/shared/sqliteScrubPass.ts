@@ -122,12 +122,32 @@ export function scrubPass(db: Database.Database, options: ScrubOptions): ScrubRe
       }
       hold(() => db.prepare('DELETE FROM _scrub_due WHERE tbl = ? AND marks = ?').run(tbl, marks));
     }
+    if (report.tables.length) giveBackFreePages(db, hold, holdMs, now);
   } finally {
     hold(() => db.prepare('DELETE FROM _scrub_lease WHERE id = 1 AND holder = ?').run(options.holder), false);
   }
   // Last, so that no write of the scrub's own is left in it.
   emptyWriteAheadLogBlocking(db);
   return report;
+}
+
+/**
+ * A rebuild leaves the old table's pages free (zeroed): a file made with `auto_vacuum =
+ * INCREMENTAL` (every store made since the scrub exists, `useIncrementalVacuum`) moves its last
+ * pages into them and shrinks, a chunk of pages per transaction, so it does not keep twice its
+ * size. An older file keeps its free pages for its next rows.
+ */
+function giveBackFreePages(db: Database.Database, hold: <T>(work: () => T) => T, holdMs: number, now: () => number): void {
+  if ((db.pragma('auto_vacuum', { simple: true }) as number) !== 2) return;
+  const chunks = chunker(holdMs, now);
+  while ((db.pragma('freelist_count', { simple: true }) as number) > 0) {
+    hold(() => chunks.timed(() => db.exec(`PRAGMA incremental_vacuum(${chunks.size})`)));
+  }
+}
+
+/** Makes a new (empty) file one whose free pages a scrub can give back (giveBackFreePages); no effect on a file that has tables. */
+export function useIncrementalVacuum(db: Database.Database): void {
+  db.pragma('auto_vacuum = INCREMENTAL');
 }
 
 /** True when a scrub that died left work behind (its copy keeps triggers on a live table): the next scrub finishes it. */

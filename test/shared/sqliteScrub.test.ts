@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { emptyWriteAheadLog, eraseOnDelete } from '../../src/shared/sqlitePurge.js';
 import { SqliteScrub } from '../../src/shared/sqliteScrub.js';
-import { ensureIndex, markForScrub, SCRUB_DDL, scrubInterrupted, scrubPass } from '../../src/shared/sqliteScrubPass.js';
+import { ensureIndex, markForScrub, SCRUB_DDL, scrubInterrupted, scrubPass, useIncrementalVacuum } from '../../src/shared/sqliteScrubPass.js';
 import { tempDir } from '../support/tmp.js';
 
 /** Deterministic pseudo-random numbers (the same file every run). */
@@ -16,8 +16,9 @@ function lcg(seed: number): () => number {
   };
 }
 
-function open(path: string): Database.Database {
+function open(path: string, incremental = false): Database.Database {
   const db = new Database(path);
+  if (incremental) useIncrementalVacuum(db);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = OFF');
   eraseOnDelete(db);
@@ -31,9 +32,9 @@ function open(path: string): Database.Database {
  * `secure_delete` on, as an erasure does (its table marked for the scrub). Answers the file and
  * the deleted user's markers.
  */
-function fileAfterDeletion(): { path: string; db: Database.Database; gone: string[] } {
+function fileAfterDeletion(incremental = false): { path: string; db: Database.Database; gone: string[] } {
   const path = join(tempDir('wellstream-scrub-'), 'rows.sqlite');
-  const db = open(path);
+  const db = open(path, incremental);
   db.exec('CREATE TABLE rows (_id TEXT PRIMARY KEY, user TEXT NOT NULL, doc TEXT NOT NULL)');
   ensureIndex(db, 'CREATE INDEX IF NOT EXISTS rows_ix0 ON rows (user ASC, doc ASC)');
   const random = lcg(27);
@@ -71,7 +72,7 @@ describe('a scrub leaves no byte of an erasure’s deleted rows in the file (con
     expect(leftIn(path, gone).length).toBeGreaterThan(0);
     const live = db.prepare('SELECT * FROM rows ORDER BY _id').all();
 
-    const report = await new SqliteScrub(path).run();
+    const report = await new SqliteScrub(path, db).run();
     expect(report.tables).toEqual(['rows']);
     expect(leftIn(path, gone)).toEqual([]);
     expect(readFileSync(`${path}-wal`).length).toBe(0);
@@ -87,10 +88,20 @@ describe('a scrub leaves no byte of an erasure’s deleted rows in the file (con
     db.close();
   });
 
+  it('a file made for it gives back the rebuilt table’s old pages: it ends no larger than before the scrub, with no free page', async () => {
+    const { path, db, gone } = fileAfterDeletion(true);
+    const pages = db.pragma('page_count', { simple: true }) as number;
+    await new SqliteScrub(path, db).run();
+    expect(leftIn(path, gone)).toEqual([]);
+    expect(db.pragma('freelist_count', { simple: true })).toBe(0);
+    expect(db.pragma('page_count', { simple: true }) as number).toBeLessThanOrEqual(pages);
+    db.close();
+  });
+
   it('an erasure that deleted nothing rewrites nothing: with no table marked, the scrub rebuilds no table', async () => {
     const { path, db } = fileAfterDeletion();
-    await new SqliteScrub(path).run();
-    const report = await new SqliteScrub(path).run();
+    await new SqliteScrub(path, db).run();
+    const report = await new SqliteScrub(path, db).run();
     expect(report).toMatchObject({ tables: [] });
     expect(indexNames(db)).toEqual(['rows_ix0__s']);
     db.close();
@@ -98,7 +109,7 @@ describe('a scrub leaves no byte of an erasure’s deleted rows in the file (con
 
   it('calls made while a scrub runs share the next one, which starts after it: a deletion committed before a call is always covered', async () => {
     const { path, db, gone } = fileAfterDeletion();
-    const scrub = new SqliteScrub(path);
+    const scrub = new SqliteScrub(path, db);
     const first = scrub.run();
     // Committed while the first scrub may already be past it.
     db.prepare("INSERT INTO rows (_id, user, doc) VALUES ('late', 'LATE', '{\"marker\":\"LATE-marker-1\"}')").run();
@@ -198,7 +209,10 @@ describe('a scrub leaves no byte of an erasure’s deleted rows in the file (con
 
   it('a scrub that cannot be done says why, and the next call tries again', async () => {
     const dir = tempDir('wellstream-scrub-');
-    const scrub = new SqliteScrub(join(dir, 'missing', 'rows.sqlite'));
+    const db = open(join(dir, 'rows.sqlite'));
+    markForScrub(db, 'rows');
+    // The store's connection says a scrub is due; the scrub's thread cannot open the file.
+    const scrub = new SqliteScrub(join(dir, 'missing', 'rows.sqlite'), db);
     await expect(scrub.run()).rejects.toThrow(/scrubbing .*rows\.sqlite failed/);
     await expect(scrub.run()).rejects.toThrow(/failed/);
   });
