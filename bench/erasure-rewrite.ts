@@ -117,7 +117,7 @@ export default async function main(args: string[]) {
     raw.close();
 
     const fmt = (xs: number[]) => `${xs.length} writes, p50 ${pct(xs, 50).toFixed(1)} ms, p99 ${pct(xs, 99).toFixed(1)} ms, max ${Math.max(...xs).toFixed(0)} ms`;
-    console.log(`after the scrub: ${mb(path)} MiB (${report?.transactions ?? '?'} transactions, the longest held the lock ${report?.longestHoldMs ?? '?'} ms)\n`);
+    console.log(`after the scrub: ${mb(path)} MiB (${report?.transactions ?? '?'} transactions; the longest held the lock ${report?.longestHoldMs ?? '?'} ms, in its ${report?.longestHoldIn ?? '?'} step)\n`);
     console.log('| work | seconds | ratio to the raw VACUUM | another writer meanwhile |');
     console.log('|---|---:|---:|---|');
     console.log(`| purgeDeleted: scrub in its thread, log emptied | ${(scrubMs / 1000).toFixed(2)} | ${(rawWaits.ms / scrubMs).toFixed(2)} | ${fmt(waits)} |`);

@@ -54,7 +54,7 @@ export class SqliteScrub {
     if (!this.db.prepare('SELECT 1 FROM _scrub_due LIMIT 1').get() && !scrubInterrupted(this.db)) {
       // Nothing deleted by an erasure since the last scrub: no thread, no rebuild, the log emptied.
       await emptyWriteAheadLog(this.db);
-      return { tables: [], transactions: 0, longestHoldMs: 0 };
+      return { tables: [], transactions: 0, longestHoldMs: 0, longestHoldIn: '' };
     }
     const worker = startWorker(siblingModule(import.meta.url, 'sqliteScrubThread'), { workerData: { path: this.path, holder: this.holder } });
     const outcome = await new Promise<{ ok: true; report: ScrubReport } | { ok: false; message: string }>((resolve, reject) => {

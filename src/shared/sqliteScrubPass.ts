@@ -53,10 +53,20 @@ export type ScrubOptions = {
   now?: () => number;
 };
 
-export type ScrubReport = { tables: string[]; transactions: number; longestHoldMs: number };
+export type ScrubReport = {
+  tables: string[];
+  transactions: number;
+  longestHoldMs: number;
+  /** Which step held the lock longest (`copy`, `swap`, `empty`, …): where to look when it is long. */
+  longestHoldIn: string;
+};
 
 const LEASE_MS = 60_000;
-const DEFAULT_HOLD_MS = 10;
+const DEFAULT_HOLD_MS = 25;
+const MIN_PAUSE_MS = 5;
+
+/** One short write transaction of the scrub, named by its step. */
+type Hold = <T>(step: string, work: () => T) => T;
 
 type Shape = {
   /** Stored columns, in order (generated columns are computed, never copied). */
@@ -85,10 +95,11 @@ type Shape = {
 export function scrubPass(db: Database.Database, options: ScrubOptions): ScrubReport {
   const now = options.now ?? Date.now;
   const holdMs = options.holdMs ?? DEFAULT_HOLD_MS;
-  const report: ScrubReport = { tables: [], transactions: 0, longestHoldMs: 0 };
+  const report: ScrubReport = { tables: [], transactions: 0, longestHoldMs: 0, longestHoldIn: '' };
+  const held: Hold = (step, work) => hold(work, true, step);
 
   /** One short write transaction, begun only once the lock is free; then the pause. */
-  const hold = <T>(work: () => T, renew = true): T => {
+  const hold = <T>(work: () => T, renew = true, at = 'lease'): T => {
     for (let pause = 1; ; pause = Math.min(pause * 2, 16)) {
       const started = now();
       try {
@@ -98,8 +109,9 @@ export function scrubPass(db: Database.Database, options: ScrubOptions): ScrubRe
         }).immediate();
         const took = now() - started;
         report.transactions++;
-        report.longestHoldMs = Math.max(report.longestHoldMs, took);
-        options.sleep(Math.max(holdMs, Math.ceil(took * 1.5)));
+        if (took > report.longestHoldMs) [report.longestHoldMs, report.longestHoldIn] = [took, at];
+        // As long again for the others: the scrub has the lock at most about half of the time.
+        options.sleep(Math.max(MIN_PAUSE_MS, took));
         return result;
       } catch (err) {
         if (!isBusy(err)) throw err;
@@ -113,16 +125,16 @@ export function scrubPass(db: Database.Database, options: ScrubOptions): ScrubRe
 
   claimLease(db, options, (work) => hold(work, false), renewLease, now);
   try {
-    finishInterrupted(db, hold, holdMs, now);
+    finishInterrupted(db, held, holdMs, now);
     const due = db.prepare('SELECT tbl, marks FROM _scrub_due ORDER BY tbl').all() as { tbl: string; marks: number }[];
     for (const { tbl, marks } of due) {
       if (tableExists(db, tbl)) {
-        rebuild(db, tbl, hold, holdMs, now);
+        rebuild(db, tbl, held, holdMs, now);
         report.tables.push(tbl);
       }
-      hold(() => db.prepare('DELETE FROM _scrub_due WHERE tbl = ? AND marks = ?').run(tbl, marks));
+      held('done', () => db.prepare('DELETE FROM _scrub_due WHERE tbl = ? AND marks = ?').run(tbl, marks));
     }
-    if (report.tables.length) giveBackFreePages(db, hold, holdMs, now);
+    if (report.tables.length) giveBackFreePages(db, held, holdMs, now);
   } finally {
     hold(() => db.prepare('DELETE FROM _scrub_lease WHERE id = 1 AND holder = ?').run(options.holder), false);
   }
@@ -137,11 +149,11 @@ export function scrubPass(db: Database.Database, options: ScrubOptions): ScrubRe
  * pages into them and shrinks, a chunk of pages per transaction, so it does not keep twice its
  * size. An older file keeps its free pages for its next rows.
  */
-function giveBackFreePages(db: Database.Database, hold: <T>(work: () => T) => T, holdMs: number, now: () => number): void {
+function giveBackFreePages(db: Database.Database, hold: Hold, holdMs: number, now: () => number): void {
   if ((db.pragma('auto_vacuum', { simple: true }) as number) !== 2) return;
   const chunks = chunker(holdMs, now);
   while ((db.pragma('freelist_count', { simple: true }) as number) > 0) {
-    hold(() => chunks.timed(() => db.exec(`PRAGMA incremental_vacuum(${chunks.size})`)));
+    hold('give back', () => chunks.timed(() => db.exec(`PRAGMA incremental_vacuum(${chunks.size})`)));
   }
 }
 
@@ -219,7 +231,7 @@ function indexesOf(db: Database.Database, table: string): { name: string; sql: s
   return db.prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL").all(table) as { name: string; sql: string }[];
 }
 
-function rebuild(db: Database.Database, table: string, hold: <T>(work: () => T) => T, holdMs: number, now: () => number): void {
+function rebuild(db: Database.Database, table: string, hold: Hold, holdMs: number, now: () => number): void {
   const shape = shapeOf(db, table);
   const copy = NEW_PREFIX + table;
   const old = OLD_PREFIX + table;
@@ -229,7 +241,7 @@ function rebuild(db: Database.Database, table: string, hold: <T>(work: () => T) 
 
   // The copy goes up to the last row there when the triggers came: rows written after reach the
   // copy by them, so a table written to all the time still has an end.
-  const end = hold(() => {
+  const end = hold('start', () => {
     const tableSql = (db.prepare("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?").get(table) as { sql: string }).sql;
     db.exec(renamedTableSql(tableSql, copy));
     for (const index of indexesOf(db, table)) db.exec(renamedIndexSql(index.sql, index.name, copy));
@@ -248,7 +260,7 @@ function rebuild(db: Database.Database, table: string, hold: <T>(work: () => T) 
   const placeholders = shape.key.map(() => '?').join(', ');
   const chunks = chunker(holdMs, now);
   for (let after: unknown[] | null = null; end; ) {
-    const last = hold(() =>
+    const last = hold('copy', () =>
       chunks.timed(() => {
         const upTo = nextKey(db, table, shape.key, after, end, chunks.size);
         if (!upTo) return null;
@@ -261,7 +273,7 @@ function rebuild(db: Database.Database, table: string, hold: <T>(work: () => T) 
     after = last;
   }
 
-  hold(() => {
+  hold('swap', () => {
     for (const kind of ['i', 'u', 'd']) db.exec(`DROP TRIGGER IF EXISTS ${q(`${TRIGGER_PREFIX}${kind}_${table}`)}`);
     if (shape.autoincrement) {
       // The copy's sequence must not fall below the table's: AUTOINCREMENT never gives an id
@@ -279,23 +291,23 @@ function rebuild(db: Database.Database, table: string, hold: <T>(work: () => T) 
 }
 
 /** Empties a table a chunk at a time (each deleted row and freed page zeroed), then drops it. */
-function dropInChunks(db: Database.Database, table: string, hold: <T>(work: () => T) => T, holdMs: number, now: () => number): void {
+function dropInChunks(db: Database.Database, table: string, hold: Hold, holdMs: number, now: () => number): void {
   const shape = shapeOf(db, table);
   const keyCols = shape.key.map(q).join(', ');
   const chunks = chunker(holdMs, now);
   for (;;) {
-    const deleted = hold(() =>
+    const deleted = hold('empty', () =>
       chunks.timed(() => db.prepare(`DELETE FROM ${q(table)} WHERE (${keyCols}) IN (SELECT ${keyCols} FROM ${q(table)} ORDER BY ${keyCols} LIMIT ?)`).run(chunks.size).changes),
     );
     if (deleted === 0) break;
   }
-  hold(() => db.exec(`DROP TABLE ${q(table)}`));
+  hold('drop', () => db.exec(`DROP TABLE ${q(table)}`));
 }
 
 /** What a scrub that died left: copies half made are dropped (their tables are still marked), old tables emptied. */
-function finishInterrupted(db: Database.Database, hold: <T>(work: () => T) => T, holdMs: number, now: () => number): void {
+function finishInterrupted(db: Database.Database, hold: Hold, holdMs: number, now: () => number): void {
   const triggers = db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'trigger' AND name LIKE '${TRIGGER_PREFIX}%'`).pluck().all() as string[];
-  if (triggers.length) hold(() => triggers.forEach((t) => db.exec(`DROP TRIGGER IF EXISTS ${q(t)}`)));
+  if (triggers.length) hold('leftovers', () => triggers.forEach((t) => db.exec(`DROP TRIGGER IF EXISTS ${q(t)}`)));
   const leftovers = db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND (name LIKE '${NEW_PREFIX}%' OR name LIKE '${OLD_PREFIX}%')`).pluck().all() as string[];
   for (const table of leftovers) dropInChunks(db, table, hold, holdMs, now);
 }
