@@ -50,6 +50,11 @@ export type ScrubOptions = {
   holder: string;
   /** How long one transaction of the scrub may hold the write lock, aimed at (the work per transaction adapts to it). */
   holdMs?: number;
+  /**
+   * Run after each of the scrub's commits, in its pause (the thread's: a passive checkpoint of what
+   * the scrub wrote, so that the others' commits do not pay for folding it into the file).
+   */
+  afterCommit?: () => void;
   now?: () => number;
 };
 
@@ -86,10 +91,10 @@ type Shape = {
  * middle of live pages stay (docs/erasure.md, "Physical deletion"). Pages freed by the drop are
  * zeroed (`secure_delete`); the rebuilt table holds only live rows.
  *
- * No transaction holds the write lock for longer than about `holdMs`: the copy, the emptying and
- * the drop go a chunk of rows at a time, the chunk sized by how long the last one took, with a
- * pause after each in which other connections write; writes to the table meanwhile reach the copy
- * by triggers. A lock found taken is waited for outside any transaction. (VACUUM, which this
+ * No transaction holds the write lock for longer than about `holdMs`: the copy and the emptying go
+ * a few rows at a time, the clock read after each few (withinBudget), with a pause as long after
+ * each transaction, in which other connections write; writes to the table meanwhile reach the
+ * copy by triggers. A lock found taken is waited for outside any transaction. (VACUUM, which this
  * replaces, held the lock for the whole rewrite: seconds at a million samples, minutes at 100M.)
  */
 export function scrubPass(db: Database.Database, options: ScrubOptions): ScrubReport {
@@ -111,7 +116,9 @@ export function scrubPass(db: Database.Database, options: ScrubOptions): ScrubRe
         report.transactions++;
         if (took > report.longestHoldMs) [report.longestHoldMs, report.longestHoldIn] = [took, at];
         // As long again for the others: the scrub has the lock at most about half of the time.
-        options.sleep(Math.max(MIN_PAUSE_MS, took));
+        const pauseFrom = now();
+        options.afterCommit?.();
+        options.sleep(Math.max(MIN_PAUSE_MS, took - (now() - pauseFrom)));
         return result;
       } catch (err) {
         if (!isBusy(err)) throw err;
@@ -151,9 +158,14 @@ export function scrubPass(db: Database.Database, options: ScrubOptions): ScrubRe
  */
 function giveBackFreePages(db: Database.Database, hold: Hold, holdMs: number, now: () => number): void {
   if ((db.pragma('auto_vacuum', { simple: true }) as number) !== 2) return;
-  const chunks = chunker(holdMs, now);
-  while ((db.pragma('freelist_count', { simple: true }) as number) > 0) {
-    hold('give back', () => chunks.timed(() => db.exec(`PRAGMA incremental_vacuum(${chunks.size})`)));
+  const freePages = () => db.pragma('freelist_count', { simple: true }) as number;
+  while (freePages() > 0) {
+    hold('give back', () =>
+      withinBudget(holdMs, now, () => {
+        db.exec(`PRAGMA incremental_vacuum(${STEP_ROWS})`);
+        return freePages() > 0;
+      }),
+    );
   }
 }
 
@@ -209,23 +221,22 @@ function nextKey(db: Database.Database, table: string, key: string[], after: unk
   return last ?? null;
 }
 
-/** Chunks sized by time: a chunk that took under half of `holdMs` doubles the next, one over it halves it. */
-function chunker(holdMs: number, now: () => number) {
-  let n = 256;
-  return {
-    get size() {
-      return n;
-    },
-    timed<T>(work: () => T): T {
-      const started = now();
-      const result = work();
-      const took = now() - started;
-      if (took * 2 < holdMs) n = Math.min(n * 2, 65_536);
-      else if (took > holdMs) n = Math.max(Math.floor(n / 2), 8);
-      return result;
-    },
-  };
+/**
+ * Work inside one transaction, in steps of a few rows, until `holdMs` is spent or nothing is left:
+ * the clock is read after every step, so a step that turns slow (a cold page, an index that
+ * outgrew the cache) costs at most itself, never a chunk sized by the steps before it. Answers
+ * whether anything is left.
+ */
+function withinBudget(holdMs: number, now: () => number, step: () => boolean): boolean {
+  const started = now();
+  for (;;) {
+    if (!step()) return false;
+    if (now() - started >= holdMs) return true;
+  }
 }
+
+/** Rows per step of withinBudget: small enough that one step is well under a millisecond. */
+const STEP_ROWS = 64;
 
 function indexesOf(db: Database.Database, table: string): { name: string; sql: string }[] {
   return db.prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL").all(table) as { name: string; sql: string }[];
@@ -258,20 +269,18 @@ function rebuild(db: Database.Database, table: string, hold: Hold, holdMs: numbe
 
   const keyCols = shape.key.map(q).join(', ');
   const placeholders = shape.key.map(() => '?').join(', ');
-  const chunks = chunker(holdMs, now);
-  for (let after: unknown[] | null = null; end; ) {
-    const last = hold('copy', () =>
-      chunks.timed(() => {
-        const upTo = nextKey(db, table, shape.key, after, end, chunks.size);
-        if (!upTo) return null;
-        const lower = after ? `(${keyCols}) > (${placeholders}) AND ` : '';
-        db.prepare(`INSERT OR REPLACE INTO ${q(copy)} (${cols}) SELECT ${cols} FROM ${q(table)} WHERE ${lower}(${keyCols}) <= (${placeholders})`).run(...(after ?? []), ...upTo);
-        return upTo;
-      }),
-    );
-    if (!last) break;
-    after = last;
-  }
+  const copyUpTo = db.prepare(`INSERT OR REPLACE INTO ${q(copy)} (${cols}) SELECT ${cols} FROM ${q(table)} WHERE (${keyCols}) > (${placeholders}) AND (${keyCols}) <= (${placeholders})`);
+  const copyFirst = db.prepare(`INSERT OR REPLACE INTO ${q(copy)} (${cols}) SELECT ${cols} FROM ${q(table)} WHERE (${keyCols}) <= (${placeholders})`);
+  let after: unknown[] | null = null;
+  const copyStep = () => {
+    const upTo = nextKey(db, table, shape.key, after, end!, STEP_ROWS);
+    if (!upTo) return false;
+    if (after) copyUpTo.run(...after, ...upTo);
+    else copyFirst.run(...upTo);
+    after = upTo;
+    return true;
+  };
+  for (let more = !!end; more; ) more = hold('copy', () => withinBudget(holdMs, now, copyStep));
 
   hold('swap', () => {
     for (const kind of ['i', 'u', 'd']) db.exec(`DROP TRIGGER IF EXISTS ${q(`${TRIGGER_PREFIX}${kind}_${table}`)}`);
@@ -294,13 +303,8 @@ function rebuild(db: Database.Database, table: string, hold: Hold, holdMs: numbe
 function dropInChunks(db: Database.Database, table: string, hold: Hold, holdMs: number, now: () => number): void {
   const shape = shapeOf(db, table);
   const keyCols = shape.key.map(q).join(', ');
-  const chunks = chunker(holdMs, now);
-  for (;;) {
-    const deleted = hold('empty', () =>
-      chunks.timed(() => db.prepare(`DELETE FROM ${q(table)} WHERE (${keyCols}) IN (SELECT ${keyCols} FROM ${q(table)} ORDER BY ${keyCols} LIMIT ?)`).run(chunks.size).changes),
-    );
-    if (deleted === 0) break;
-  }
+  const deleteSome = db.prepare(`DELETE FROM ${q(table)} WHERE (${keyCols}) IN (SELECT ${keyCols} FROM ${q(table)} ORDER BY ${keyCols} LIMIT ${STEP_ROWS})`);
+  for (let more = true; more; ) more = hold('empty', () => withinBudget(holdMs, now, () => deleteSome.run().changes > 0));
   hold('drop', () => db.exec(`DROP TABLE ${q(table)}`));
 }
 
