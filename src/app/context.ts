@@ -199,6 +199,13 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const runtime = new RuntimeMonitor();
   if (mode === 'all' || mode === 'projections') await projectors.start();
   if (mode === 'all') {
+    // Physical deletion an erasure asked for and a process that died did not finish (its scrub's
+    // copy keeps triggers on a live table until then): done now, in the background. Nothing
+    // due: the logs are emptied, no more.
+    const embedded = [readStore, stores.eventStore].filter((store) => store.kind === 'sqlite');
+    void Promise.all(embedded.map((store) => store.purgeDeleted?.())).catch((err: unknown) =>
+      log.warn({ err }, 'finishing an interrupted scrub failed; the next erasure tries again'),
+    );
     // Keys set before their inbound secret was indexed get it (once; in the background: it waits for the read model).
     void indexInboundSecrets({ eventStore, readStore, sealer: valueSealer, settle: () => projectors.waitForIdle(undefined, 120_000, [providerKeysProjection.name]), log }).catch((err: unknown) =>
       log.warn({ err }, 'indexing inbound secrets of provider keys failed; it is tried again at the next start'),

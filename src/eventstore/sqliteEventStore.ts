@@ -9,7 +9,8 @@ import { uuidv7 } from '../shared/ids.js';
 import { BUSY_TIMEOUT_MS } from '../shared/sqliteWriteLock.js';
 import { SqliteGroupCommit } from '../shared/sqliteGroupCommit.js';
 import { eraseOnDelete } from '../shared/sqlitePurge.js';
-import { SqliteRewrite } from '../shared/sqliteRewrite.js';
+import { SqliteScrub } from '../shared/sqliteScrub.js';
+import { ensureIndex, markForScrub, SCRUB_DDL, useIncrementalVacuum } from '../shared/sqliteScrubPass.js';
 
 type StreamRow = { stream: string; revision: number; deleted: number };
 
@@ -37,7 +38,7 @@ export type SqliteEventStoreOptions = {
 export class SqliteEventStore implements EventStore {
   readonly kind = 'sqlite' as const;
   private readonly db: Database.Database;
-  private readonly rewriter: SqliteRewrite;
+  private readonly scrubber: SqliteScrub;
   /** Reads each new event once for every live subscription of this connection. */
   private readonly tail: SqliteEventTail;
   /** Tells the other connections to this file in this process (other threads) about appends. */
@@ -55,21 +56,23 @@ export class SqliteEventStore implements EventStore {
   constructor(options: SqliteEventStoreOptions) {
     this.pollIntervalMs = options.pollIntervalMs ?? 200;
     this.db = new Database(options.path);
-    this.rewriter = new SqliteRewrite(options.path, this.db.memory ? this.db : null);
+    this.scrubber = new SqliteScrub(options.path, this.db);
+    useIncrementalVacuum(this.db);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     eraseOnDelete(this.db);
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS events (${EVENTS_COLUMNS});
-      -- Filtered catch-up (a projection's event types) reads this instead of scanning the log.
-      CREATE INDEX IF NOT EXISTS events_type_position ON events (type, position);
       CREATE TABLE IF NOT EXISTS streams (
         stream   TEXT PRIMARY KEY,
         revision INTEGER NOT NULL,
         deleted  INTEGER NOT NULL DEFAULT 0
       ) WITHOUT ROWID;
+      ${SCRUB_DDL};
     `);
+    // Filtered catch-up (a projection's event types) reads this instead of scanning the log.
+    ensureIndex(this.db, 'CREATE INDEX IF NOT EXISTS events_type_position ON events (type, position)');
     this.stmts = {
       getStream: this.db.prepare<[string], StreamRow>('SELECT stream, revision, deleted FROM streams WHERE stream = ?'),
       upsertStream: this.db.prepare<[string, number]>(
@@ -285,7 +288,8 @@ export class SqliteEventStore implements EventStore {
     if (stream?.deleted === STREAM_TOMBSTONED) throw new StreamDeletedError(streamName);
     const live = stream && stream.deleted === 0 ? stream.revision : NO_STREAM;
     checkExpected(streamName, expected, live);
-    this.stmts.deleteEvents.run(streamName);
+    // The stream's rows are zeroed as they go; copies of them elsewhere in the file wait for the scrub.
+    if (this.stmts.deleteEvents.run(streamName).changes > 0) markForScrub(this.db, 'events');
     if (stream) this.stmts.markDeleted.run(hard ? STREAM_TOMBSTONED : STREAM_SOFT_DELETED, streamName);
     else if (hard) {
       this.stmts.upsertStream.run(streamName, NO_STREAM);
@@ -295,12 +299,12 @@ export class SqliteEventStore implements EventStore {
   }
 
   /**
-   * Deleted streams' rows were zeroed as they went (secure_delete); the rewrite removes the copies
+   * Deleted streams' rows were zeroed as they went (secure_delete); the scrub removes the copies
    * of them that rebalancing left in live pages (a sealed data key among them would open again
    * with SEALING_KEY), and empties the log that still holds earlier images.
    */
   async purgeDeleted(): Promise<void> {
-    await this.rewriter.run();
+    await this.scrubber.run();
   }
 
   async close(): Promise<void> {

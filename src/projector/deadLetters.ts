@@ -105,7 +105,7 @@ export async function eraseDeadLettersNaming(readStore: ReadStore, needle: strin
     signal?.throwIfAborted();
     const page = await readStore.find<DeadLetterDoc>(DEAD_LETTERS, { filter: { _id: { $gt: after } }, sort: [['_id', 1]], limit: 500 });
     const doomed = page.filter((d) => d.stream.includes(needle) || d.error.includes(needle));
-    if (doomed.length > 0) await readStore.applyChanges(doomed.map((d) => ({ op: 'delete' as const, collection: DEAD_LETTERS, id: d._id })));
+    if (doomed.length > 0) await readStore.applyChanges(doomed.map((d) => ({ op: 'delete' as const, collection: DEAD_LETTERS, id: d._id })), { erasing: true });
     erased += doomed.length;
     if (page.length < 500) return erased;
     after = page[page.length - 1]!._id;

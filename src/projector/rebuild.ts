@@ -82,7 +82,8 @@ export async function rebuildOne(
     for (const letter of await readStore.find<DeadLetterDoc>(DEAD_LETTERS, { filter: { _id: { $in: ids }, status: 'open' } })) {
       changes.push(resolvedChange(letter, 'applied_by_rebuild', now, letter.position));
     }
-    await readStore.applyBatch({ projection: p.name, expectedPosition: position, position: last.globalPosition, mode: 'rebuilding', lastEventAt: last.createdAt.toISOString(), changes });
+    const erasing = candidates.slice(0, n).some(isErasureEvent);
+    await readStore.applyBatch({ projection: p.name, expectedPosition: position, position: last.globalPosition, mode: 'rebuilding', lastEventAt: last.createdAt.toISOString(), changes, erasing });
     position = last.globalPosition;
     return n;
   };

@@ -287,7 +287,8 @@ export class Runner {
       const last = candidates[n - 1]!;
       // Sequence numbers first: on MongoDB they are then stored before the rows that use them.
       const changes = [...numbered.through(last.globalPosition), ...evolved];
-      const batch = { projection: this.p.name, position: last.globalPosition, mode: 'live' as const, lastEventAt: last.createdAt.toISOString(), fence: this.fence };
+      const erasing = candidates.slice(0, n).some(isErasureEvent);
+      const batch = { projection: this.p.name, position: last.globalPosition, mode: 'live' as const, lastEventAt: last.createdAt.toISOString(), fence: this.fence, erasing };
       if (derive) {
         const interim = (c: PositionedChange[]) => this.readStore.applyBatch({ ...batch, position: this.applied, expectedPosition: this.applied, changes: c });
         if (!(await deriveBatch(this.readStore, derive, candidates.slice(0, n), changes, interim, () => !current()))) return 'stopped';

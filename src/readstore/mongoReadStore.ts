@@ -143,7 +143,7 @@ export class MongoReadStore implements ReadStore {
     }));
   }
 
-  async applyChanges(changes: readonly Change[], options?: { fence?: Fence }): Promise<void> {
+  async applyChanges(changes: readonly Change[], options?: { fence?: Fence; erasing?: boolean }): Promise<void> {
     const fence = options?.fence;
     const held = fence ? () => assertLeaseHeld(this.db, fence) : undefined;
     await held?.();

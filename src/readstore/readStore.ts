@@ -129,6 +129,12 @@ export type ApplyBatch = {
    * generation.
    */
   fence?: Fence;
+  /**
+   * The batch applies an erasure (a user's or a provider's data): the tables its deletions
+   * removed rows from are noted for the scrub that makes them physically gone (SQLite,
+   * docs/erasure.md "Physical deletion"; MongoDB has nothing to note).
+   */
+  erasing?: boolean;
 };
 
 /** Grouped counts and sums, computed where the data is (coverage reports, statistics). */
@@ -219,7 +225,7 @@ export interface ReadStore {
    * generation: in the same transaction on SQLite; on MongoDB (no multi-document transaction on a
    * standalone server) by a read of the lease before every chunk of writes.
    */
-  applyChanges(changes: readonly Change[], options?: { fence?: Fence }): Promise<void>;
+  applyChanges(changes: readonly Change[], options?: { fence?: Fence; erasing?: boolean }): Promise<void>;
   /**
    * Compare-and-set on one document, as one atomic write: sets `set`'s top-level fields only when
    * the stored document's fields equal `expected` (null matches a missing field too, as in
@@ -245,7 +251,7 @@ export interface ReadStore {
    * rebalancing left stays until the next rewrite). MongoDB has no such operation (its storage
    * engine reuses freed blocks).
    */
-  purgeDeleted?(options?: { rewrite?: boolean }): Promise<void>;
+  purgeDeleted?(options?: { rewrite?: boolean }): Promise<unknown>;
   /** Leases of background work shared by several service processes (src/readstore/leases.ts). */
   leases?(): LeaseStore;
   /**

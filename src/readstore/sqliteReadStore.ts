@@ -13,7 +13,8 @@ import { compiledRender } from './sqliteRender.js';
 import { runDayRuns } from './sqliteDayRuns.js';
 import { aggregateRow, aggregateSql } from './sqliteAggregate.js';
 import { boundedCache } from '../shared/boundedCache.js';
-import { SqliteRewrite } from '../shared/sqliteRewrite.js';
+import { SqliteScrub } from '../shared/sqliteScrub.js';
+import { ensureIndex, markForScrub, SCRUB_DDL, useIncrementalVacuum, type ScrubReport } from '../shared/sqliteScrubPass.js';
 
 type CheckpointRow = { projection: string; position: number; status: 'live' | 'rebuilding'; updated_at: string; last_event_at: string | null };
 
@@ -28,7 +29,7 @@ const STATEMENT_CACHE = 2000;
 export class SqliteReadStore implements ReadStore {
   readonly kind = 'sqlite' as const;
   private readonly db: Database.Database;
-  private readonly rewriter: SqliteRewrite;
+  private readonly scrubber: SqliteScrub;
   private readonly stmtCache = new Map<string, Database.Statement>();
   private readonly tables = new Map<string, SqliteTable>();
   /** Statement plans of update shapes (fastUpdate); null: that shape takes the slow path. */
@@ -42,7 +43,8 @@ export class SqliteReadStore implements ReadStore {
   /** `cacheMiB`: SQLite's page cache for this connection (the projector thread's wants more). */
   constructor(options: { path: string; cacheMiB?: number }) {
     this.db = new Database(options.path);
-    this.rewriter = new SqliteRewrite(options.path, this.db.memory ? this.db : null);
+    this.scrubber = new SqliteScrub(options.path, this.db);
+    useIncrementalVacuum(this.db);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
@@ -53,6 +55,7 @@ export class SqliteReadStore implements ReadStore {
       updated_at TEXT NOT NULL, last_event_at TEXT);
       CREATE TABLE IF NOT EXISTS _collections (name TEXT PRIMARY KEY, spec TEXT NOT NULL, signature TEXT NOT NULL)`);
     this.db.exec(LEASES_DDL);
+    this.db.exec(SCRUB_DDL);
   }
 
   private leaseStore: SqliteLeases | null = null;
@@ -114,7 +117,7 @@ export class SqliteReadStore implements ReadStore {
             t.signature,
           );
         }
-        if (options.indexes !== false) for (const sql of t.indexSql()) this.db.exec(sql);
+        if (options.indexes !== false) for (const sql of t.indexSql()) ensureIndex(this.db, sql);
         this.tables.set(spec.name, t);
       }
     }).immediate());
@@ -231,12 +234,12 @@ export class SqliteReadStore implements ReadStore {
     return t ? runDayRuns(t, query, (sql) => this.dayRunsStmts.get(sql, (text) => this.db.prepare(text).raw(true))) : [];
   }
 
-  async applyChanges(changes: readonly Change[], options?: { fence?: Fence }): Promise<void> {
+  async applyChanges(changes: readonly Change[], options?: { fence?: Fence; erasing?: boolean }): Promise<void> {
     await this.write(() =>
       this.db
         .transaction(() => {
           checkFence(this.db, options?.fence);
-          for (const c of changes) this.applyOne(c);
+          this.applyAll(changes, options?.erasing);
         })
         .immediate(),
     );
@@ -272,7 +275,7 @@ export class SqliteReadStore implements ReadStore {
         if (position !== batch.expectedPosition || status !== batch.mode) {
           throw new CheckpointMismatchError(batch.projection, batch.expectedPosition, cp?.position ?? null, status);
         }
-        for (const c of batch.changes) this.applyOne(c);
+        this.applyAll(batch.changes, batch.erasing);
         this.writeCheckpoint(batch.projection, batch.position, batch.mode, batch.lastEventAt ?? cp?.last_event_at ?? null);
       })
       .immediate(),
@@ -294,12 +297,14 @@ export class SqliteReadStore implements ReadStore {
   }
 
   /**
-   * Deleted rows were zeroed as they went (secure_delete); the rewrite removes the copies of them
-   * that rebalancing left in live pages, and empties the log that still holds earlier images.
+   * Deleted rows were zeroed as they went (secure_delete); the scrub rebuilds the tables an
+   * erasure deleted from, removing the copies that rebalancing left in live pages, and empties the
+   * log that still holds earlier images. `rewrite: false`: the log only.
    */
-  async purgeDeleted(options: { rewrite?: boolean } = {}): Promise<void> {
-    if (options.rewrite === false) await emptyWriteAheadLog(this.db);
-    else await this.rewriter.run();
+  async purgeDeleted(options: { rewrite?: boolean } = {}): Promise<ScrubReport | undefined> {
+    if (options.rewrite !== false) return this.scrubber.run();
+    await emptyWriteAheadLog(this.db);
+    return undefined;
   }
 
   async close(): Promise<void> {
@@ -318,23 +323,29 @@ export class SqliteReadStore implements ReadStore {
     ).run(projection, position, status, new Date().toISOString(), lastEventAt);
   }
 
-  private applyOne(c: Change): void {
+  /** Applies changes inside the caller's transaction; an erasure's deletions mark their tables for the scrub. */
+  private applyAll(changes: readonly Change[], erasing = false): void {
+    const deletedFrom = new Set<string>();
+    for (const c of changes) if (this.applyOne(c) > 0 && erasing) deletedFrom.add(this.table(c.collection)!.table);
+    for (const table of deletedFrom) markForScrub(this.db, table);
+  }
+
+  /** Answers the rows a deletion removed (0 for other changes). */
+  private applyOne(c: Change): number {
     const t = this.table(c.collection);
     if (!t) throw new Error(`collection ${c.collection} is not declared`);
     switch (c.op) {
       case 'put':
         this.putRow(t, t.encode(c.doc));
-        return;
+        return 0;
       case 'update':
         if (!this.fastUpdate(t, c)) this.readModifyWrite(t, c);
-        return;
+        return 0;
       case 'delete':
-        this.stmt(`DELETE FROM ${t.table} WHERE _id = ?`).run(c.id);
-        return;
+        return this.stmt(`DELETE FROM ${t.table} WHERE _id = ?`).run(c.id).changes;
       case 'deleteMany': {
         const params: unknown[] = [];
-        this.stmt(`DELETE FROM ${t.table} WHERE ${filterSql(t, c.filter, params)}`).run(...params);
-        return;
+        return this.stmt(`DELETE FROM ${t.table} WHERE ${filterSql(t, c.filter, params)}`).run(...params).changes;
       }
     }
   }

@@ -29,8 +29,8 @@ export function deliveryErasure(o: { readStore: ReadStore; settle: (position: nu
         o.log?.warn({ err, position }, 'the webhook engine has not read up to an erasure; its later deliveries about the erased data stay until retention');
       }
     },
-    eraseUser: (userId) => o.readStore.applyChanges([{ op: 'deleteMany', collection: DELIVERIES, filter: { user_id: userId, event_type: { $ne: 'user.deleted' } } }]),
+    eraseUser: (userId) => o.readStore.applyChanges([{ op: 'deleteMany', collection: DELIVERIES, filter: { user_id: userId, event_type: { $ne: 'user.deleted' } } }], { erasing: true }),
     eraseProvider: (userId, provider) =>
-      o.readStore.applyChanges([{ op: 'deleteMany', collection: DELIVERIES, filter: { user_id: userId, provider, event_type: { $in: ['data.written', 'sync.failed', 'upload.finished'] } } }]),
+      o.readStore.applyChanges([{ op: 'deleteMany', collection: DELIVERIES, filter: { user_id: userId, provider, event_type: { $in: ['data.written', 'sync.failed', 'upload.finished'] } } }], { erasing: true }),
   };
 }

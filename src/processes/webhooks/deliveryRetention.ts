@@ -72,7 +72,8 @@ export class DeliveryRetention {
         fields: ['_id'],
       });
       if (page.length === 0) break;
-      await readStore.applyChanges(page.map((d) => ({ op: 'delete' as const, collection: DELIVERIES, id: d._id })));
+      // Erasing: the `user.deleted` deliveries kept the external_ref of a deleted user until now.
+      await readStore.applyChanges(page.map((d) => ({ op: 'delete' as const, collection: DELIVERIES, id: d._id })), { erasing: true });
       deleted += page.length;
       if (page.length < PAGE) break;
       // Other work on this thread has its turn between transactions.
