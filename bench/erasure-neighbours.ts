@@ -7,18 +7,16 @@
  * Reported: B's writes (POST to 202) and B's upload → readable, p50/p99/max, alone and during the
  * erasures; B's writes that failed; the erasures' own time (request → done, each and all).
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { percentile } from './support/deviceUploads.js';
+import { heartRateAt, latencyRow, percentile } from './support/deviceUploads.js';
 import { json, machine, startService } from './support/service.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const arg = (args: string[], name: string, fallback: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
-const hr = (t: number, i: number) =>
-  JSON.stringify({ kind: 'quantity', uuid: randomUUID(), type: 'HKQuantityTypeIdentifierHeartRate', unit: 'count/min', value: 60 + (i % 40), start_date: new Date(t).toISOString(), end_date: new Date(t).toISOString(), source_name: 'Apple Watch', source_bundle_id: 'com.apple.health.1A2B3C' });
+const hr = heartRateAt;
 
 export default async function erasureNeighbours(args: string[]): Promise<void> {
   const users = Number(arg(args, 'users', '20'));
@@ -119,7 +117,7 @@ export default async function erasureNeighbours(args: string[]): Promise<void> {
       await bLoop;
       await Promise.all(pollers);
 
-      const row = (name: string, ms: number[]) => `| ${name} | ${ms.length} | ${percentile(ms, 50).toFixed(0)} | ${percentile(ms, 99).toFixed(0)} | ${Math.max(0, ...ms).toFixed(0)} |`;
+      const row = latencyRow;
       console.log('\n| tenant B one-line uploads | n | p50 ms | p99 ms | max ms |');
       console.log('|---|---:|---:|---:|---:|');
       console.log(row(`written (POST → 202), alone (${alone} s)`, writes.alone));

@@ -11,20 +11,18 @@
  * Reported: B's upload → readable p50/p99/max alone and during A's work, B's uploads not readable
  * when the run ended, A's time to done / readable, and the machine's load average.
  */
-import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { tusUpload } from '../src/cli/tusClient.js';
 import { writeExportXml } from './support/appleExportGenerator.js';
-import { percentile } from './support/deviceUploads.js';
+import { heartRateAt, latencyRow, percentile } from './support/deviceUploads.js';
 import { json, machine, startService } from './support/service.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const arg = (args: string[], name: string, fallback: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
-const hr = (t: number, i: number) =>
-  JSON.stringify({ kind: 'quantity', uuid: randomUUID(), type: 'HKQuantityTypeIdentifierHeartRate', unit: 'count/min', value: 60 + (i % 40), start_date: new Date(t).toISOString(), end_date: new Date(t).toISOString(), source_name: 'Apple Watch', source_bundle_id: 'com.apple.health.1A2B3C' });
+const hr = heartRateAt;
 
 export default async function fairness(args: string[]): Promise<void> {
   const mode = arg(args, 'mode', 'apple');
@@ -143,7 +141,7 @@ export default async function fairness(args: string[]): Promise<void> {
       await bLoop;
       await Promise.all(pollers);
 
-      const row = (name: string, ms: number[]) => `| ${name} | ${ms.length} | ${percentile(ms, 50).toFixed(0)} | ${percentile(ms, 99).toFixed(0)} | ${Math.max(0, ...ms).toFixed(0)} |`;
+      const row = latencyRow;
       console.log('\n| tenant B one-line uploads sent | readable | p50 ms | p99 ms | max ms |');
       console.log('|---|---:|---:|---:|---:|');
       console.log(row(`alone (${alone} s)`, measured.alone));

@@ -10,6 +10,13 @@ export const percentile = (xs: number[], p: number) => {
 const BASE = Date.parse('2026-11-01T00:00:00.000Z');
 
 /** One device-a NDJSON line: a heart rate sample, minute `i` of November 2026. */
+/** A row of a latency table: its name, how many, p50, p99 and max in ms. */
+export const latencyRow = (name: string, ms: number[]) => `| ${name} | ${ms.length} | ${percentile(ms, 50).toFixed(0)} | ${percentile(ms, 99).toFixed(0)} | ${Math.max(0, ...ms).toFixed(0)} |`;
+
+/** A device-a heart-rate line at `t` (ms), its value from `i`. */
+export const heartRateAt = (t: number, i: number) =>
+  JSON.stringify({ kind: 'quantity', uuid: randomUUID(), type: 'HKQuantityTypeIdentifierHeartRate', unit: 'count/min', value: 60 + (i % 40), start_date: new Date(t).toISOString(), end_date: new Date(t).toISOString(), source_name: 'Apple Watch', source_bundle_id: 'com.apple.health.1A2B3C' });
+
 export function heartRateLine(i: number): string {
   const t = new Date(BASE + i * 60_000).toISOString();
   return JSON.stringify({ kind: 'quantity', uuid: randomUUID(), type: 'HKQuantityTypeIdentifierHeartRate', unit: 'count/min', value: 60 + (i % 40), start_date: t, end_date: t, source_name: 'Apple Watch', source_bundle_id: 'com.apple.health.1A2B3C' });
