@@ -28,7 +28,7 @@ describe('GET /v1/providers (contracts §7)', () => {
     const res = await t.call('GET', '/v1/providers', { key: tenant.apiKey });
     expectStatus(res, 200);
     const data = (res.json() as { data: { slug: string; kind: string; enabled: boolean; name: string; data_types: string[] }[] }).data;
-    expect(data.map((p) => p.slug).sort()).toEqual(['apple-health', 'device-a', 'device-b', 'device-c', 'dexcom', 'fit', 'fitbit', 'fitbit-takeout', 'garmin', 'google', 'health-connect', 'oura', 'polar', 'samsung-health', 'strava', 'whoop', 'withings']);
+    expect(data.map((p) => p.slug).sort()).toEqual(['apple-health', 'device-a', 'device-b', 'device-c', 'dexcom', 'dexcom-clarity', 'fit', 'fitbit', 'fitbit-takeout', 'garmin', 'google', 'health-connect', 'oura', 'polar', 'samsung-health', 'strava', 'whoop', 'withings']);
     const by = Object.fromEntries(data.map((p) => [p.slug, p]));
     expect(by.oura).toMatchObject({ kind: 'oauth', enabled: true });
     expect(by.strava).toMatchObject({ kind: 'oauth', enabled: false });
