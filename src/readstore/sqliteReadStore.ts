@@ -14,9 +14,9 @@ import { runDayRuns } from './sqliteDayRuns.js';
 import { aggregateRow, aggregateSql } from './sqliteAggregate.js';
 import { boundedCache } from '../shared/boundedCache.js';
 import { SqliteScrub } from '../shared/sqliteScrub.js';
+import { CHECKPOINTS_DDL, READ_CHECKPOINT, toCheckpoint, WRITE_CHECKPOINT, type CheckpointRow } from './sqliteCheckpoints.js';
 import { ensureIndex, markForScrub, SCRUB_DDL, useIncrementalVacuum, type ScrubReport } from '../shared/sqliteScrubPass.js';
 
-type CheckpointRow = { projection: string; position: number; status: 'live' | 'rebuilding'; updated_at: string; last_event_at: string | null };
 
 const STATEMENT_CACHE = 2000;
 
@@ -50,10 +50,8 @@ export class SqliteReadStore implements ReadStore {
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     this.db.pragma(`cache_size = -${(options.cacheMiB ?? 16) * 1024}`);
     eraseOnDelete(this.db);
-    this.db.exec(`CREATE TABLE IF NOT EXISTS _checkpoints (
-      projection TEXT PRIMARY KEY, position INTEGER NOT NULL, status TEXT NOT NULL,
-      updated_at TEXT NOT NULL, last_event_at TEXT);
-      CREATE TABLE IF NOT EXISTS _collections (name TEXT PRIMARY KEY, spec TEXT NOT NULL, signature TEXT NOT NULL)`);
+    this.db.exec(CHECKPOINTS_DDL);
+    this.db.exec('CREATE TABLE IF NOT EXISTS _collections (name TEXT PRIMARY KEY, spec TEXT NOT NULL, signature TEXT NOT NULL)');
     this.db.exec(LEASES_DDL);
     this.db.exec(SCRUB_DDL);
   }
@@ -312,15 +310,11 @@ export class SqliteReadStore implements ReadStore {
   }
 
   private readCheckpoint(projection: string): CheckpointRow | undefined {
-    return this.stmt('SELECT * FROM _checkpoints WHERE projection = ?').get(projection) as CheckpointRow | undefined;
+    return this.stmt(READ_CHECKPOINT).get(projection) as CheckpointRow | undefined;
   }
 
   private writeCheckpoint(projection: string, position: number, status: string, lastEventAt: string | null): void {
-    this.stmt(
-      `INSERT INTO _checkpoints (projection, position, status, updated_at, last_event_at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT(projection) DO UPDATE SET position = excluded.position, status = excluded.status,
-         updated_at = excluded.updated_at, last_event_at = excluded.last_event_at`,
-    ).run(projection, position, status, new Date().toISOString(), lastEventAt);
+    this.stmt(WRITE_CHECKPOINT).run(projection, position, status, new Date().toISOString(), lastEventAt);
   }
 
   /** Applies changes inside the caller's transaction; an erasure's deletions mark their tables for the scrub. */
@@ -448,8 +442,4 @@ export class SqliteReadStore implements ReadStore {
     }
     return s;
   }
-}
-
-function toCheckpoint(row: CheckpointRow): Checkpoint {
-  return { projection: row.projection, position: row.position, status: row.status, updatedAt: row.updated_at, lastEventAt: row.last_event_at };
 }

@@ -4,6 +4,7 @@ import { SANDBOX_CLIENTS } from '../../src/sandbox/sandboxClients.js';
 import { expectProblem, expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { CookieJar, pathAndQueryOf } from '../../src/sandbox/consentBrowser.js';
 import { connectThroughSandbox, injectGet } from './consentFlow.js';
+import { until } from '../support/until.js';
 
 /**
  * Spec "Providers and connections", "Connection" and its state table, "Consent event";
@@ -220,7 +221,9 @@ describe('freshness from connections (contracts §6)', () => {
       return (res.json() as { data: { provider: string; kind: string; state: string; last_error: string | null; next_pull_at: string | null }[] }).data;
     };
     await connectThroughSandbox(t, own.apiKey, user.id, 'oura', { redirect_uri: 'https://app.example.com/cb' });
-    expect(await freshness()).toEqual([expect.objectContaining({ provider: 'oura', kind: 'oauth', state: 'stale', last_error: null })]);
+    // The backfill the connection starts is `syncing` while it runs (a loaded machine may still be in it).
+    const settled = await until('the backfill ended', Date.now() + 30_000, async () => ((await freshness())[0]?.state === 'syncing' ? undefined : freshness()));
+    expect(settled).toEqual([expect.objectContaining({ provider: 'oura', kind: 'oauth', state: 'stale', last_error: null })]);
     expectStatus(await t.call('PUT', `/v1/admin/tenants/${own.id}/providers/oura/keys`, { key: t.adminKey, body: { keys: { CLIENT_ID: 'ANOTHERAPPLICATION', CLIENT_SECRET: 'x' } } }), 200);
     const [reauth] = await freshness();
     expect(reauth).toMatchObject({ provider: 'oura', state: 'needs_reauth' });
