@@ -3,7 +3,8 @@
  * under 32 concurrent connections (autocannon), against the real server started as `npm start`
  * does, next to a bare fastify route answering the same JSON from memory on the same machine in
  * the same run (the framework's ceiling for this work), and a bare node:http server in its own
- * process answering the same bytes (the platform's ceiling, issue 27's reference).
+ * process answering the same bytes (the platform's ceiling, issue 27's reference). The service
+ * logs at warn unless `--log-level=` says otherwise (`npm start` logs at info: a line per request).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -27,8 +28,10 @@ async function cannon(name: string, opts: autocannon.Options, pid?: number): Pro
 
 export default async function main(args: string[]) {
   const seconds = Number(args.find((a) => a.startsWith('--seconds='))?.split('=')[1] ?? 10);
+  // --log-level=info: the service logs as `npm start` does by default (a line per request and per answer).
+  const logLevel = args.find((a) => a.startsWith('--log-level='))?.split('=')[1];
   const dir = mkdtempSync(join(tmpdir(), 'wellstream-bench-api-'));
-  const svc = await startService(dir);
+  const svc = await startService(dir, logLevel ? { LOG_LEVEL: logLevel } : {});
   try {
     const tenant = await json<{ api_key: string }>(
       await fetch(`${svc.base}/v1/admin/tenants`, {
@@ -91,7 +94,7 @@ export default async function main(args: string[]) {
     await bare.close();
 
     console.log(`machine: ${machine()}`);
-    console.log(`32 connections, ${seconds} s each\n`);
+    console.log(`32 connections, ${seconds} s each; the service's LOG_LEVEL: ${logLevel ?? 'warn'} (npm start's default is info: --log-level=info)\n`);
     console.log('| route | req/s | p50 ms | p99 ms | errors | non-2xx | server CPU µs / request |');
     console.log('|---|---:|---:|---:|---:|---:|---:|');
     const cpu = (r: Result) => (r.cpuUsPerRequest === null ? '–' : r.cpuUsPerRequest.toFixed(1));

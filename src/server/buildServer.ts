@@ -14,7 +14,7 @@ import { sendProblem } from './problems.js';
 import { idempotencyStore } from './idempotency.js';
 import { openapiPlugin } from './openapi.js';
 import { requestIdOf } from './requestId.js';
-import { lazyChildLoggerFactory } from './requestLogger.js';
+import { lazyChildLoggerFactory, RequestLineController } from './requestLogger.js';
 import { adminMirror } from './adminMirror.js';
 import { adminRuntimeRoutes } from './routes/adminRuntime.js';
 import { adminTenantsRoutes } from './routes/adminTenants.js';
@@ -69,6 +69,7 @@ export async function buildServer(ctx: AppContext) {
   const app = Fastify({
     loggerInstance: ctx.log as unknown as FastifyBaseLogger,
     childLoggerFactory: lazyChildLoggerFactory,
+    logController: new RequestLineController(ctx.log as unknown as FastifyBaseLogger),
     genReqId: requestIdOf,
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,

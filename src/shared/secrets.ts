@@ -20,9 +20,13 @@ export function newSecret(kind: SecretKind): string {
   return SECRET_PREFIX[kind] + randomBase62();
 }
 
+const KINDS = Object.entries(SECRET_PREFIX) as [SecretKind, string][];
+const SECRET_BODY = /^[0-9A-Za-z]{43}$/;
+
+/** Asked on every authenticated request: no prefix begins another, so the first that matches decides, and nothing is allocated but the body's slice. */
 export function secretKindOf(secret: string): SecretKind | null {
-  for (const [kind, prefix] of Object.entries(SECRET_PREFIX) as [SecretKind, string][]) {
-    if (secret.startsWith(prefix) && /^[0-9A-Za-z]{43}$/.test(secret.slice(prefix.length))) return kind;
+  for (const [kind, prefix] of KINDS) {
+    if (secret.startsWith(prefix)) return secret.length === prefix.length + 43 && SECRET_BODY.test(secret.slice(prefix.length)) ? kind : null;
   }
   return null;
 }

@@ -37,4 +37,16 @@ describe('request logs (Standards: secrets never logged)', () => {
     expect(log).toContain('"route":"(no route)"');
     for (const s of secrets) expect(log).not.toContain(s);
   });
+
+  it('write one line per answered request, with its id, method, route, status and time, and no credential', async () => {
+    const secret = 'svc_sk_' + 'A'.repeat(43);
+    lines.length = 0;
+    const res = await t.call('GET', '/v1/users/00000000-0000-4000-8000-000000000000', { key: secret, headers: { 'x-request-id': 'line-1' } });
+    expect(res.statusCode).toBe(401);
+    const written = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.reqId === 'line-1');
+    expect(written).toEqual([
+      expect.objectContaining({ level: 30, msg: 'request completed', req: { method: 'GET', route: '/v1/users/:id' }, res: { statusCode: 401 }, responseTime: expect.any(Number) }),
+    ]);
+    expect(lines.join('')).not.toContain(secret);
+  });
 });
