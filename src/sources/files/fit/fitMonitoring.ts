@@ -119,7 +119,7 @@ export class MonitoringReadings {
     const named = parts.filter(([n]) => n > 0);
     if (named.length === 0) return null;
     const n = named.reduce((sum, [k]) => sum + k, 0);
-    return `${n} monitoring messages were not read: ${named.map(([k, why]) => `${k} ${why}`).join('; ')}`;
+    return `${n} monitoring ${n === 1 ? 'message was' : 'messages were'} not read: ${named.map(([k, why]) => `${k} ${why}`).join('; ')}`;
   }
 
   /**
