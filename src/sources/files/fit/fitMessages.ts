@@ -12,9 +12,9 @@ import { FIT_LIMITS } from '../exportShared/parserLimits.js';
  * function checks each file. Only the 12/14-byte file header is read here: its size, its data
  * length and its ".FIT" signature, to find where each chained file starts and ends.
  *
- * The package exports `readRecord` from its own module but not through its `exports` map, so it
- * is loaded by path next to the package's entry point; package.json pins the minor version, and
- * test/sources/files/fit proves it on real files.
+ * The package exports `readRecord` (and its profile's enums) from its own modules but not through
+ * its `exports` map, so they are loaded by path next to the package's entry point; package.json
+ * pins the minor version, and test/sources/files/fit proves it on real files.
  */
 
 type RecordReader = {
@@ -34,7 +34,16 @@ type RecordReader = {
 };
 
 const require = createRequire(import.meta.url);
-const reader = require(join(dirname(require.resolve('fit-file-parser')), 'binary.js')) as RecordReader;
+const packageDir = dirname(require.resolve('fit-file-parser'));
+const reader = require(join(packageDir, 'binary.js')) as RecordReader;
+const profile = require(join(packageDir, 'profile.js')) as { PROFILE_TYPES: Record<string, Record<string, string> | undefined> };
+
+/**
+ * The profile's `activity_type` enum as the package names it (generic, running, cycling, …,
+ * walking, sedentary, all): what a monitoring message packs in `current_activity_type_intensity`,
+ * which the decoder hands on as the byte it is.
+ */
+export const FIT_ACTIVITY_TYPES: ReadonlyMap<number, string> = new Map(Object.entries(profile.PROFILE_TYPES.activity_type ?? {}).map(([id, name]) => [Number(id), name]));
 
 /**
  * The decoder's options: units as the catalog stores them (metres, m/s, °C), nothing forced past

@@ -5,6 +5,7 @@ import { catalogQuantity, type SampleFields } from '../exportShared/catalogRecor
 import { FIT_LIMITS } from '../exportShared/parserLimits.js';
 import { rejectedItem } from '../exportShared/unreadableExport.js';
 import { fitMessages, type FitMessage } from './fitMessages.js';
+import { MonitoringReadings } from './fitMonitoring.js';
 import { workoutTypeOf } from './sports.js';
 
 /**
@@ -47,11 +48,16 @@ function deviceOf(fileId: Record<string, unknown>, provider: string): Device {
   return { source: (manufacturer && VENDORS.get(manufacturer)) ?? manufacturer ?? provider, name };
 }
 
-/** `±HH:MM` of local minus UTC, from `activity.local_timestamp` (a local time written as if UTC). */
-function offsetOf(activity: Record<string, unknown> | null): string | null {
-  if (!activity || !isDate(activity.timestamp) || !isDate(activity.local_timestamp)) return null;
-  const minutes = Math.round((activity.local_timestamp.getTime() - activity.timestamp.getTime()) / 60_000);
-  if (Math.abs(minutes) > 14 * 60) return null;
+/** Minutes of local minus UTC from a message's `local_timestamp` (a local time written as if UTC) and `timestamp`. */
+function localOffsetMinutes(f: Record<string, unknown> | null): number | null {
+  if (!f || !isDate(f.timestamp) || !isDate(f.local_timestamp)) return null;
+  const minutes = Math.round((f.local_timestamp.getTime() - f.timestamp.getTime()) / 60_000);
+  return Math.abs(minutes) > 14 * 60 ? null : minutes;
+}
+
+/** `±HH:MM` of an offset in minutes. */
+function zoneOf(minutes: number | null): string | null {
+  if (minutes === null) return null;
   const a = Math.abs(minutes);
   return `${minutes < 0 ? '-' : '+'}${String(Math.floor(a / 60)).padStart(2, '0')}:${String(a % 60).padStart(2, '0')}`;
 }
@@ -103,6 +109,10 @@ function picked(fields: Record<string, unknown>, names: readonly (readonly [stri
   return out;
 }
 
+/** Each monitoring amount's kind in its external id (`<file key>:<kind>:<n>`, as the first import named them) and unit. */
+const MONITORING_KINDS = { heart_rate: 'monitoring_hr', step_count: 'monitoring_steps', active_energy_burned: 'monitoring_kcal' } as const;
+const MONITORING_UNITS = { heart_rate: '/min', step_count: '{steps}', active_energy_burned: 'kcal' } as const;
+
 type Session = { fields: Record<string, unknown>; offset: number; device: Device; fileKey: string };
 
 /**
@@ -117,7 +127,8 @@ export function* fitFileItems(bytes: Uint8Array, where: string, provider: string
   let routeDropped = 0;
   let activity: Record<string, unknown> | null = null;
   const index = new Map<string, number>();
-  let skippedMonitoring = 0;
+  let monitoring = new MonitoringReadings();
+  let monitoringZone: string | null = null;
   const at = (offset: number) => `${where} byte ${offset}`;
 
   const sample = (): SampleFields => ({ source_name: device.name, source_bundle_id: null, device_model: device.name, product_type: null, was_user_entered: false });
@@ -144,17 +155,17 @@ export function* fitFileItems(bytes: Uint8Array, where: string, provider: string
     }
   };
   const endOfFile = function* (): Generator<ParseItem> {
-    const zone = offsetOf(activity);
+    const zone = zoneOf(localOffsetMinutes(activity));
     const legs = sessions.length;
     for (let i = 0; i < legs; i++) yield workoutOf(sessions[i]!, i, legs, zone);
-    if (skippedMonitoring > 0) {
-      yield rejectedItem(where, `${skippedMonitoring} monitoring messages without a timestamp the decoder resolves, or holding cumulative readings of the day without an interval, were not read`, '');
-    }
+    const unread = monitoring.unreadReason();
+    if (unread) yield rejectedItem(where, unread, '');
     sessions = [];
     route = [];
     routeDropped = 0;
     activity = null;
-    skippedMonitoring = 0;
+    monitoring = new MonitoringReadings();
+    monitoringZone = null;
   };
   const workoutOf = (s: Session, leg: number, legs: number, zone: string | null): ParseItem => {
     const f = s.fields;
@@ -204,6 +215,7 @@ export function* fitFileItems(bytes: Uint8Array, where: string, provider: string
     }
     const m = item.message;
     const f = m.fields;
+    if (m.name !== 'monitoring') monitoring.noteTime(f.timestamp);
     switch (m.name) {
       case 'file_id':
         device = deviceOf(f, provider);
@@ -240,8 +252,17 @@ export function* fitFileItems(bytes: Uint8Array, where: string, provider: string
       case 'activity':
         activity = f;
         break;
+      case 'monitoring_info': {
+        const minutes = localOffsetMinutes(f);
+        if (minutes !== null) monitoring.noteLocalOffset(minutes);
+        monitoringZone = zoneOf(minutes);
+        break;
+      }
       case 'monitoring':
-        yield* monitoringItems(m);
+        for (const r of monitoring.read(f)) {
+          const metadata = monitoringZone ? { ...r.metadata, timezone: monitoringZone } : r.metadata;
+          yield quantity(m, MONITORING_KINDS[r.type], r.type, r.value, MONITORING_UNITS[r.type], r.start, r.end, true, metadata);
+        }
         break;
       case 'weight_scale':
         yield* weightItems(m);
@@ -249,31 +270,6 @@ export function* fitFileItems(bytes: Uint8Array, where: string, provider: string
     }
   }
   yield* endOfFile();
-
-  function* monitoringItems(m: FitMessage): Generator<ParseItem> {
-    const f = m.fields;
-    const t = f.timestamp;
-    if (!isDate(t)) {
-      skippedMonitoring++;
-      return;
-    }
-    const hr = num(f.heart_rate);
-    if (hr !== null) yield quantity(m, 'monitoring_hr', 'heart_rate', hr, '/min', t, t, true);
-    // Totals over an interval the message names (`duration_min`, ending at its timestamp: a day's summary).
-    const minutes = num(f.duration_min);
-    if (minutes === null || minutes <= 0) {
-      if (num(f.cycles) !== null || num(f.active_calories) !== null) skippedMonitoring++;
-      return;
-    }
-    const start = new Date(t.getTime() - minutes * 60_000);
-    const activityType = typeof f.activity_type === 'string' ? f.activity_type : null;
-    const meta = activityType ? { fit_activity_type: activityType } : {};
-    const cycles = num(f.cycles);
-    // The profile's `cycles` (scale 2) is `steps` (scale 1) for walking and running: steps are its raw value, cycles × 2.
-    if (cycles !== null && (activityType === 'walking' || activityType === 'running')) yield quantity(m, 'monitoring_steps', 'step_count', cycles * 2, '{steps}', start, t, true, meta);
-    const kcal = num(f.active_calories);
-    if (kcal !== null) yield quantity(m, 'monitoring_kcal', 'active_energy_burned', kcal, 'kcal', start, t, true, meta);
-  }
 
   function* weightItems(m: FitMessage): Generator<ParseItem> {
     const f = m.fields;

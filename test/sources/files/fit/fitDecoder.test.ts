@@ -6,6 +6,7 @@ import { bufferByteSource } from '../../../../src/sources/files/exportShared/byt
 import { fitDecoder, fitSniff } from '../../../../src/sources/files/fit/fitDecoder.js';
 import { fitMessages } from '../../../../src/sources/files/fit/fitMessages.js';
 import { formatOf } from '../../../../src/sources/files/formatOf.js';
+import { monitoringFit } from '../../../fixtures/fit/monitoringFit.js';
 import { zipEntries } from '../../../fixtures/zip/buildZip.js';
 import { decodeAll } from '../decodeAll.js';
 import { realdataPath } from '../realdata.js';
@@ -30,6 +31,14 @@ describe('fit decoder (contracts §20, §18)', () => {
   it('a zip that holds no .fit file is unreadable as a whole, naming what it holds', async () => {
     const zip = await zipEntries([{ name: 'notes.txt', data: Buffer.from('hello') }]);
     await expect(decodeAll(fitDecoder(), bufferByteSource(zip))).rejects.toThrow(/holds no \.fit file; it holds notes\.txt/);
+  });
+
+  it('a monitoring file none of whose readings can be read is unreadable as a whole, its error the count of why (contracts §17, §20)', async () => {
+    // 16-bit times with no full time before them: nothing can be placed.
+    const bytes = monitoringFit([{ ts16: 100, hr: 70 }, { ts16: 160, type: 6, steps: 40 }]);
+    await expect(decodeAll(fitDecoder(), bufferByteSource(bytes))).rejects.toThrow(
+      'the file: 2 monitoring messages were not read: 2 whose time is neither a full timestamp nor a 16-bit one after a full time in the file',
+    );
   });
 
   it.skipIf(!RUN)('the CLI tells a .fit file and a zip of them from their bytes (issue 39)', async () => {

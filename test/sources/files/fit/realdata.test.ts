@@ -20,6 +20,7 @@ const files = dir ? readdirSync(dir).filter((f) => f.endsWith('.fit')).sort() : 
 const read = (f: string) => readFileSync(join(dir!, f));
 const decode = (f: string) => decodeAll(fitDecoder(), bufferByteSource(read(f)));
 
+type Monitor = { timestamp: Date; activity_type?: string; cycles?: number; active_calories?: number; duration_min?: number };
 type Session = { sport: string; start_time: Date; total_elapsed_time: number; total_timer_time: number; total_distance?: number };
 async function wholeFile(f: string): Promise<{ sessions: Session[]; heartRates: number }> {
   const parsed = (await new FitParser({ force: true }).parseAsync(read(f))) as unknown as { sessions: Session[]; records: { heart_rate?: number }[] };
@@ -47,7 +48,7 @@ describe('fit on the real device files (issue 39 acceptance, contracts §20)', (
         sessions.map((s) => [s.sport, s.start_time.toISOString(), s.total_elapsed_time, s.total_timer_time, s.total_distance ?? null]),
       );
       expect(ofType(records, 'quantity', 'heart_rate').filter((r) => r.metadata.fit_message === 'record')).toHaveLength(heartRates);
-      expect(rejected.filter((r) => !/monitoring messages/.test(r.reason))).toEqual([]);
+      expect(rejected).toEqual([]);
       for (const w of workouts) for (const p of w.route) expect(Math.abs(p.latitude) <= 90 && Math.abs(p.longitude) <= 180).toBe(true);
       expect(new Set(records.map((r) => `${r.kind}:${r.external_id}`)).size).toBe(records.length);
     });
@@ -68,13 +69,34 @@ describe('fit on the real device files (issue 39 acceptance, contracts §20)', (
     expect(ofType(records, 'quantity', 'body_fat_percentage').map((r) => r.value)).toEqual([22.3, 25.1]);
   });
 
-  it.skipIf(!dir)('the vivofit monitoring file gives the day\'s steps and active energy per activity type', async () => {
-    const { records } = await decode('MonitoringFile.fit');
-    expect(ofType(records, 'quantity', 'step_count').map((r) => [r.metadata.fit_activity_type, r.start_date, r.end_date])).toEqual([
-      ['walking', '2014-12-27T06:00:00.000Z', '2014-12-28T06:00:00.000Z'],
-      ['running', '2014-12-27T06:00:00.000Z', '2014-12-28T06:00:00.000Z'],
-    ]);
-    expect(ofType(records, 'quantity', 'active_energy_burned')).toHaveLength(2);
+  it.skipIf(!dir)('the vivofit monitoring file gives steps per interval, each the rise of its activity type\'s day counter, adding up to the file\'s day totals (contracts §20)', async () => {
+    const parsed = (await new FitParser({ force: true }).parseAsync(read('MonitoringFile.fit'))) as unknown as { monitors: Monitor[]; monitor_info: { timestamp: Date }[] };
+    const dayTotals = parsed.monitors.filter((m) => m.duration_min);
+    const dayStart = parsed.monitor_info[0]!.timestamp.getTime();
+    const { records, rejected } = await decode('MonitoringFile.fit');
+    expect(rejected).toEqual([]);
+    const steps = ofType(records, 'quantity', 'step_count');
+    // One interval per reading of the counter (the file's messages with cycles, besides its day totals), none negative or empty.
+    expect(steps).toHaveLength(parsed.monitors.filter((m) => typeof m.cycles === 'number' && !m.duration_min).length);
+    for (const r of steps) {
+      expect(r.value).toBeGreaterThan(0);
+      expect(Number.isInteger(r.value)).toBe(true);
+      expect(r.metadata).toMatchObject({ fit_intensity: expect.any(Number), timezone: '-06:00' });
+      expect(Date.parse(r.start_date)).toBeGreaterThanOrEqual(dayStart);
+      expect(Date.parse(r.end_date)).toBeGreaterThan(Date.parse(r.start_date));
+      expect(Date.parse(r.end_date)).toBeLessThanOrEqual(dayStart + 86_400_000);
+    }
+    for (const total of dayTotals) {
+      const mine = steps.filter((r) => r.metadata.fit_activity_type === total.activity_type);
+      // Each interval starts where the one before it of its activity type ended; the first at the day's start.
+      expect(mine.map((r) => r.start_date)).toEqual([new Date(dayStart).toISOString(), ...mine.slice(0, -1).map((r) => r.end_date)]);
+      // The day total (cycles; steps are cycles × 2) is the sum of its intervals, so it adds no record of its own.
+      expect(mine.reduce((sum, r) => sum + r.value, 0)).toBe(total.cycles! * 2);
+    }
+    // Active energy comes only in the day totals: one interval per activity type, the whole day.
+    expect(ofType(records, 'quantity', 'active_energy_burned').map((r) => [r.metadata.fit_activity_type, r.value, r.start_date, r.end_date])).toEqual(
+      dayTotals.map((t) => [t.activity_type, t.active_calories, new Date(dayStart).toISOString(), t.timestamp.toISOString()]),
+    );
   });
 
   it.skipIf(!dir)('the cut-off file is read up to its damage, then one rejection names the byte offset and why', async () => {
