@@ -1,6 +1,7 @@
 import type { EtlJobDoc } from '../../projections/ingestion/etlJobsProjection.js';
 import type { DataKeys } from '../../src/crypto/dataKeys.js';
 import { StreamDeletedError, type EventStore } from '../../src/eventstore/eventStore.js';
+import { isInlineKey } from '../../src/rawstore/inlinePayload.js';
 import type { RawStore } from '../../src/rawstore/rawStore.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
 import { ingestStream } from '../ingestion/ingestedEvents.js';
@@ -91,7 +92,8 @@ export async function eraseUploads(deps: ErasureDeps, userId: string, uploadStre
   for (const stream of new Set(uploadStreams)) {
     deps.signal?.throwIfAborted();
     const upload = (await loadState(deps.eventStore, stream, uploadState)).state.accepted;
-    if (upload) objects.push(upload.object_key);
+    // An inline payload has no object: it goes with the stream.
+    if (upload && !isInlineKey(upload.object_key)) objects.push(upload.object_key);
     await tombstone(deps.eventStore, ingestStream(userId, stream));
     await tombstone(deps.eventStore, stream);
   }

@@ -27,6 +27,8 @@ export const AcceptUploadInput = z.object({
   dataType: z.string().min(1).max(100).optional(),
   /** The IANA zone the uploader named for an export whose local times carry no offset (contracts §17), canonical. */
   timeZone: z.string().min(1).max(100).optional(),
+  /** A small payload, sealed, base64, kept in the acceptance (src/rawstore/inlinePayload.ts): its sealed form is at most 64 KiB and a few bytes. */
+  inlinePayload: z.string().max(96 * 1024).optional(),
   at: z.string().datetime(),
 }).refine((c) => c.actor !== undefined || c.tokenId !== undefined, { message: 'an actor or a token id is required' });
 export type AcceptUpload = z.infer<typeof AcceptUploadInput>;
@@ -67,6 +69,7 @@ export function decideAcceptUpload(cmd: AcceptUpload, state: UploadState, user: 
         key_generation: cmd.generation,
         ...(cmd.dataType ? { data_type: cmd.dataType } : {}),
         ...(cmd.timeZone ? { time_zone: cmd.timeZone } : {}),
+        ...(cmd.inlinePayload ? { inline_payload: cmd.inlinePayload } : {}),
       },
     },
   ];

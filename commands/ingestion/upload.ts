@@ -35,6 +35,12 @@ export type UploadAccepted = Event<
      * the job (a retry, a resumed run) reads the times in the same zone. Absent when none was named.
      */
     time_zone?: string;
+    /**
+     * A small payload itself, sealed, base64 (`object_key` is then `inline:<sha256>`): kept here
+     * instead of in the raw store, so that accepting it is one durable write (issue 37;
+     * src/rawstore/inlinePayload.ts). It goes with the upload's stream on erasure.
+     */
+    inline_payload?: string;
   }
 >;
 export type EtlTier = 'upload' | 'sync' | 'backfill';

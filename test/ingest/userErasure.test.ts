@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INLINE_PAYLOAD_MAX_BYTES } from '../../src/rawstore/inlinePayload.js';
 import { rawNamespace } from '../../src/rawstore/rawNamespaces.js';
 import { startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 
@@ -31,9 +33,16 @@ describe('user deletion erases the user’s ingested data (States: User, deletin
   });
   afterAll(async () => t.close());
 
+  // Over the inline bound (src/rawstore/inlinePayload.ts): the payload is an object of the raw store,
+  // whose erasure is what this test is about (a small one goes with its upload's stream).
+  const padded = gzipSync(
+    `${fixture}\n${Array.from({ length: 800 }, (_, i) => JSON.stringify({ kind: 'quantity', uuid: randomBytes(16).toString('hex'), type: 'HKQuantityTypeIdentifierHeartRate', value: 60, unit: 'count/min', start_date: new Date(Date.UTC(2026, 9, 1, 0, i)).toISOString(), end_date: new Date(Date.UTC(2026, 9, 1, 0, i)).toISOString(), source_name: randomBytes(48).toString('base64') })).join('\n')}`,
+  );
+
   async function uploadFor(userId: string, uploadId: string) {
     const { token } = await t.mintToken(tenant.apiKey, userId, { scopes: ['upload'] });
-    const { body, contentType } = multipart(gzipSync(fixture));
+    expect(padded.length).toBeGreaterThan(INLINE_PAYLOAD_MAX_BYTES);
+    const { body, contentType } = multipart(padded);
     const res = await t.call('POST', '/v1/ingest/device-a', { key: token, body, headers: { 'content-type': contentType, 'upload-id': uploadId } });
     expect(res.statusCode, res.body).toBe(202);
     await waitFor(async () => {

@@ -8,6 +8,7 @@ import { etlTallyOf, lastCheckpoint, tallyFrom } from './etlCheckpoint.js';
 import type { RecordLedger } from '../../recordledger/recordLedger.js';
 import { ledgerOf } from './recordLedger.js';
 import { rawByteSource } from './rawByteSource.js';
+import { withInlinePayload } from '../../rawstore/inlinePayload.js';
 import type { EtlOutcome } from '../../../commands/ingestion/finishEtlJob.js';
 import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
 import type { EventSealer } from '../../crypto/recordSealing.js';
@@ -71,13 +72,14 @@ export async function runEtlJob(
   let items: AsyncIterable<ParseItem>;
   let bytesTotal = upload.bytes;
   let bytesRead = () => bytesTotal;
+  const raw = withInlinePayload(rawStore, upload.object_key, upload.inline_payload);
   if ('decode' in decoder) {
-    const source = await rawByteSource(rawStore, upload.object_key, keys?.dataKey ?? null);
+    const source = await rawByteSource(raw, upload.object_key, keys?.dataKey ?? null);
     bytesTotal = source.size;
     bytesRead = () => source.bytesRead;
     items = decoder.decode(source, ctx);
   } else {
-    const stored = await rawStore.get(upload.object_key);
+    const stored = await raw.get(upload.object_key);
     const payload = keys && isSealedBytes(stored) ? openBytes(keys.dataKey.key, stored, keys.dataKey.keyId) : stored;
     items = decoder.parse(payload, ctx);
   }

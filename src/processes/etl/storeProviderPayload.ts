@@ -12,6 +12,7 @@ import { chunkSealer, sealChunked } from '../../crypto/chunkedSealing.js';
 import type { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { EventStore } from '../../eventstore/eventStore.js';
+import { INLINE_PAYLOAD_MAX_BYTES, inlineKey } from '../../rawstore/inlinePayload.js';
 import { rawNamespace } from '../../rawstore/rawNamespaces.js';
 import type { RawStore } from '../../rawstore/rawStore.js';
 import { sha256Hex } from '../../shared/secrets.js';
@@ -98,7 +99,11 @@ export async function storeProviderPayload(stores: PayloadStores, p: ProviderPay
     throw err;
   });
   const namespace = rawNamespace(p.userId, p.provider, generation);
-  const put = staged
+  // A small body goes into its acceptance event: one durable write, shared (inlinePayload.ts).
+  const inline = !staged && !p.chunked && bytes <= INLINE_PAYLOAD_MAX_BYTES ? sealBytes(dataKey.key, p.body as Buffer, dataKey.keyId) : null;
+  const put = inline
+    ? Promise.resolve({ key: inlineKey(sha256), sha256, bytes: inline.length })
+    : staged
     ? rawStore.putStream(sealedStream(staged.open(), chunkSealer(dataKey.key, dataKey.keyId)), namespace, { sha256 })
     : rawStore.put(p.chunked ? sealChunked(dataKey.key, dataKey.keyId, p.body as Buffer) : sealBytes(dataKey.key, p.body as Buffer, dataKey.keyId), namespace, { sha256 });
   const stored = await put.catch(async (err: unknown) => {
@@ -111,7 +116,7 @@ export async function storeProviderPayload(stores: PayloadStores, p: ProviderPay
     throw err;
   });
   // Refused from here on: the payload just stored goes (the erasure may have swept it already).
-  const forget = () => rawStore.delete(stored.key);
+  const forget = () => (inline ? Promise.resolve() : rawStore.delete(stored.key));
   const at = (p.at ?? new Date()).toISOString();
   await registerDataWrite(eventStore, {
     tenantId: p.tenantId,
@@ -131,6 +136,7 @@ export async function storeProviderPayload(stores: PayloadStores, p: ProviderPay
     provider: p.provider,
     uploadId: p.payloadId,
     objectKey: stored.key,
+    ...(inline ? { inlinePayload: inline.toString('base64') } : {}),
     // The payload's own digest and size, as sent (replays compare them), not the sealed object's.
     sha256,
     bytes,
