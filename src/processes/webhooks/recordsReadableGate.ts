@@ -68,7 +68,8 @@ export class RecordsReadableGate {
     if (this.waiting || this.again || this.held.length === 0 || !this.readable) return;
     this.waiting = true;
     const generation = this.generation;
-    const target = Math.min(...this.held.map((d) => d.id));
+    // A loop, not Math.min(...): the held list has no size a spread could take for granted.
+    const target = this.held.reduce((min, d) => Math.min(min, d.id), Infinity);
     this.readable(target, WAIT_MS).then(
       () => {
         if (generation !== this.generation) return;
