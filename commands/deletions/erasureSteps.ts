@@ -1,11 +1,10 @@
 import type { EtlJobDoc } from '../../projections/ingestion/etlJobsProjection.js';
 import type { DataKeys } from '../../src/crypto/dataKeys.js';
 import { StreamDeletedError, type EventStore } from '../../src/eventstore/eventStore.js';
-import { isInlineKey } from '../../src/rawstore/inlinePayload.js';
 import type { RawStore } from '../../src/rawstore/rawStore.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
 import { ingestStream } from '../ingestion/ingestedEvents.js';
-import { uploadState } from '../ingestion/upload.js';
+import { isInlineKey, uploadState } from '../ingestion/upload.js';
 import { loadState } from '../shared/commandHandler.js';
 
 /**

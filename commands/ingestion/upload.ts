@@ -44,6 +44,13 @@ export type UploadAccepted = Event<
   }
 >;
 export type EtlTier = 'upload' | 'sync' | 'backfill';
+
+const INLINE_PREFIX = 'inline:';
+
+/** The `object_key` of a payload kept in its acceptance (`inline_payload`), named by its digest as sent: never a raw store's key. */
+export const inlineKey = (sha256: string): string => `${INLINE_PREFIX}${sha256}`;
+
+export const isInlineKey = (key: string): boolean => key.startsWith(INLINE_PREFIX);
 export const TIER_PRIORITY: Record<EtlTier, number> = { upload: 0, sync: 1, backfill: 2 };
 
 export type EtlJobStarted = Event<'etl.job_started', { user_id: string; tenant_id: string; attempt: number; worker: string; started_at: string; lease_until: string }>;

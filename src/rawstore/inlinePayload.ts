@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { isInlineKey } from '../../commands/ingestion/upload.js';
 import { RawObjectMissingError, type RawStore } from './rawStore.js';
 
 /**
@@ -8,13 +9,6 @@ import { RawObjectMissingError, type RawStore } from './rawStore.js';
  * renamed and its directory synced for every one-line upload. Up to this many bytes as sent.
  */
 export const INLINE_PAYLOAD_MAX_BYTES = 64 * 1024;
-
-const INLINE_PREFIX = 'inline:';
-
-/** The object key an inline payload is known by (its digest as sent): never a file's key. */
-export const inlineKey = (sha256: string): string => `${INLINE_PREFIX}${sha256}`;
-
-export const isInlineKey = (key: string): boolean => key.startsWith(INLINE_PREFIX);
 
 /**
  * The raw store as one upload's job reads it: its inline payload (when it has one) under its key,
