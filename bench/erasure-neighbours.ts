@@ -11,12 +11,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { heartRateAt, latencyRow, percentile } from './support/deviceUploads.js';
+import { heartRateAt, percentile, printLatencyTable } from './support/deviceUploads.js';
 import { json, machine, startService } from './support/service.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const arg = (args: string[], name: string, fallback: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
-const hr = heartRateAt;
 
 export default async function erasureNeighbours(args: string[]): Promise<void> {
   const users = Number(arg(args, 'users', '20'));
@@ -53,7 +52,7 @@ export default async function erasureNeighbours(args: string[]): Promise<void> {
       const t0 = performance.now();
       for (let u = 0; u < users; u++) {
         const who = await user(keyA);
-        const res = await upload(who.token, `a-${u}`, Array.from({ length: per }, (_, i) => hr(aBase + i * 60_000, i)));
+        const res = await upload(who.token, `a-${u}`, Array.from({ length: per }, (_, i) => heartRateAt(aBase + i * 60_000, i)));
         if (res.status !== 202) throw new Error(`tenant A's upload answered ${res.status}`);
         usersOfA.push(who);
       }
@@ -74,7 +73,7 @@ export default async function erasureNeighbours(args: string[]): Promise<void> {
           const at = bBase + i * 60_000;
           const sentIn = phase.current;
           const started = performance.now();
-          const res = await upload(b.token, `b-${i}`, [hr(at, i)]);
+          const res = await upload(b.token, `b-${i}`, [heartRateAt(at, i)]);
           if (res.status !== 202) failed++;
           else if (sentIn !== 'after') {
             writes[sentIn].push(res.ms);
@@ -117,13 +116,12 @@ export default async function erasureNeighbours(args: string[]): Promise<void> {
       await bLoop;
       await Promise.all(pollers);
 
-      const row = latencyRow;
-      console.log('\n| tenant B one-line uploads | n | p50 ms | p99 ms | max ms |');
-      console.log('|---|---:|---:|---:|---:|');
-      console.log(row(`written (POST → 202), alone (${alone} s)`, writes.alone));
-      console.log(row(`written (POST → 202), during the erasures (${(all / 1000).toFixed(0)} s)`, writes.during));
-      console.log(row('readable, alone', reads.alone));
-      console.log(row('readable, during the erasures', reads.during));
+      printLatencyTable('tenant B one-line uploads', 'n', [
+        [`written (POST → 202), alone (${alone} s)`, writes.alone],
+        [`written (POST → 202), during the erasures (${(all / 1000).toFixed(0)} s)`, writes.during],
+        ['readable, alone', reads.alone],
+        ['readable, during the erasures', reads.during],
+      ]);
       console.log(`\ntenant B writes that failed: ${failed}`);
       console.log(`tenant A: 10 deletions and 10 provider erasures all done after ${(all / 1000).toFixed(1)} s; each request → done p50 ${(percentile(took, 50) / 1000).toFixed(1)} s, max ${(Math.max(...took) / 1000).toFixed(1)} s`);
       console.log(`load average (1 min) at the erasures' start ${load0.toFixed(1)}, at their end ${load1.toFixed(1)}`);

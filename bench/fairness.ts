@@ -17,12 +17,11 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { tusUpload } from '../src/cli/tusClient.js';
 import { writeExportXml } from './support/appleExportGenerator.js';
-import { heartRateAt, latencyRow, percentile } from './support/deviceUploads.js';
+import { heartRateAt, printLatencyTable } from './support/deviceUploads.js';
 import { json, machine, startService } from './support/service.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const arg = (args: string[], name: string, fallback: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
-const hr = heartRateAt;
 
 export default async function fairness(args: string[]): Promise<void> {
   const mode = arg(args, 'mode', 'apple');
@@ -70,7 +69,7 @@ export default async function fairness(args: string[]): Promise<void> {
           const res = await fetch(`${svc.base}/v1/ingest/device-a`, {
             method: 'POST',
             headers: { authorization: `Bearer ${b.token}`, 'upload-id': `b-${i}`, 'content-type': 'application/gzip' },
-            body: gzipSync(hr(at, i)),
+            body: gzipSync(heartRateAt(at, i)),
           });
           await res.arrayBuffer();
           if (res.status !== 202) throw new Error(`tenant B's upload answered ${res.status}`);
@@ -122,7 +121,7 @@ export default async function fairness(args: string[]): Promise<void> {
         for (let p = 0; p < parts; p++) {
           const from = p * per;
           const n = Math.min(per, samples - from);
-          const body = gzipSync(Array.from({ length: n }, (_, i) => hr(aBase + (from + i) * 60_000, from + i)).join('\n'));
+          const body = gzipSync(Array.from({ length: n }, (_, i) => heartRateAt(aBase + (from + i) * 60_000, from + i)).join('\n'));
           const form = new FormData();
           form.append('file', new Blob([body], { type: 'application/gzip' }), `part-${p}.ndjson.gz`);
           const res = await fetch(`${svc.base}/v1/ingest/device-a`, { method: 'POST', headers: { authorization: `Bearer ${a.token}`, 'upload-id': `a-${p}` }, body: form });
@@ -141,11 +140,10 @@ export default async function fairness(args: string[]): Promise<void> {
       await bLoop;
       await Promise.all(pollers);
 
-      const row = latencyRow;
-      console.log('\n| tenant B one-line uploads sent | readable | p50 ms | p99 ms | max ms |');
-      console.log('|---|---:|---:|---:|---:|');
-      console.log(row(`alone (${alone} s)`, measured.alone));
-      console.log(row(`while tenant A's work ran (${(aMs / 1000).toFixed(0)} s)`, measured.during));
+      printLatencyTable('tenant B one-line uploads sent', 'readable', [
+        [`alone (${alone} s)`, measured.alone],
+        [`while tenant A's work ran (${(aMs / 1000).toFixed(0)} s)`, measured.during],
+      ]);
       console.log(`\ntenant B uploads sent: ${sent}; not readable within 300 s: ${unread}`);
       console.log(`tenant A: accepted after ${(accepted / 1000).toFixed(1)} s, ${mode === 'apple' ? `Upload done after ${(done / 1000).toFixed(1)} s, all readable after ${(aMs / 1000).toFixed(1)} s` : `every upload readable after ${(done / 1000).toFixed(1)} s`}`);
       console.log(`load average (1 min) at A's start ${load0.toFixed(1)}, at its end ${load1.toFixed(1)}`);

@@ -10,8 +10,14 @@ export const percentile = (xs: number[], p: number) => {
 const BASE = Date.parse('2026-11-01T00:00:00.000Z');
 
 /** One device-a NDJSON line: a heart rate sample, minute `i` of November 2026. */
-/** A row of a latency table: its name, how many, p50, p99 and max in ms. */
-export const latencyRow = (name: string, ms: number[]) => `| ${name} | ${ms.length} | ${percentile(ms, 50).toFixed(0)} | ${percentile(ms, 99).toFixed(0)} | ${Math.max(0, ...ms).toFixed(0)} |`;
+const latencyRow = (name: string, ms: number[]) => `| ${name} | ${ms.length} | ${percentile(ms, 50).toFixed(0)} | ${percentile(ms, 99).toFixed(0)} | ${Math.max(0, ...ms).toFixed(0)} |`;
+
+/** Prints a latency table: `what` and `count` head its first two columns, then a row per series (how many, p50, p99 and max in ms). */
+export function printLatencyTable(what: string, count: string, rows: [name: string, ms: number[]][]): void {
+  console.log(`\n| ${what} | ${count} | p50 ms | p99 ms | max ms |`);
+  console.log('|---|---:|---:|---:|---:|');
+  for (const [name, ms] of rows) console.log(latencyRow(name, ms));
+}
 
 /** A device-a heart-rate line at `t` (ms), its value from `i`. */
 export const heartRateAt = (t: number, i: number) =>

@@ -201,7 +201,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
   if (mode === 'all') {
     // Physical deletion an erasure asked for and a process that died did not finish (its scrub's
     // copy keeps triggers on a live table until then): done now, in the background. Nothing
-    // due: the logs are emptied, no more.
+    // due: one read of each file, nothing else.
     const embedded = [readStore, stores.eventStore].filter((store) => store.kind === 'sqlite');
     void Promise.all(embedded.map((store) => store.purgeDeleted?.())).catch((err: unknown) =>
       log.warn({ err }, 'finishing an interrupted scrub failed; the next erasure tries again'),

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import { emptyWriteAheadLog } from './sqlitePurge.js';
 import { scrubInterrupted, scrubPass, type ScrubReport } from './sqliteScrubPass.js';
 import { siblingModule, startWorker } from './workerThreads.js';
 
@@ -8,8 +7,7 @@ import { siblingModule, startWorker } from './workerThreads.js';
  * Scrubs a SQLite file after erasures (sqliteScrubPass.ts: the tables an erasure deleted rows
  * from are rebuilt a chunk at a time, never holding the write lock for long; then the log is
  * emptied), so that no byte of a deleted row is left anywhere in it (docs/erasure.md, "Physical
- * deletion"). Nothing marked, nothing rebuilt: an erasure that deleted nothing costs a lease and
- * an empty log.
+ * deletion"). Nothing marked, nothing done: an erasure that deleted nothing costs one read.
  *
  * The scrub runs in a thread of its own, with a connection of its own: better-sqlite3 is
  * synchronous, and the scrub sleeps between its transactions.
@@ -52,8 +50,7 @@ export class SqliteScrub {
   private async scrub(): Promise<ScrubReport> {
     if (this.db.memory) return scrubPass(this.db, { sleep: () => {}, holder: this.holder });
     if (!this.db.prepare('SELECT 1 FROM _scrub_due LIMIT 1').get() && !scrubInterrupted(this.db)) {
-      // Nothing deleted by an erasure since the last scrub: no thread, no rebuild, the log emptied.
-      await emptyWriteAheadLog(this.db);
+      // Nothing deleted by an erasure since the last scrub (whose end emptied the log): nothing to do.
       return { tables: [], transactions: 0, longestHoldMs: 0, longestHoldIn: '' };
     }
     const worker = startWorker(siblingModule(import.meta.url, 'sqliteScrubThread'), { workerData: { path: this.path, holder: this.holder } });
