@@ -93,7 +93,11 @@ export default async function main(args: string[]) {
     const raw = rawDurableUploads(join(dir, 'raw-limit'), uploads);
     console.log(`| raw limit: one at a time, payload file fsynced + renamed + directory fsynced, then one fsynced SQLite row (per second) | ${Math.round(uploads / (raw.ms / 1000))} |`);
     console.log(`\n429s answered and retried during the burst: ${burst.tooMany}`);
-    if (cpu) printCpuSplit(`service CPU by thread, from the first upload ${cpuUntil}`, cpu, uploads, 'upload');
+    if (cpu) {
+      printCpuSplit(`service CPU by thread, from the first upload (${(cpu0!.ageMs / 1000).toFixed(1)} s after the service started) ${cpuUntil}`, cpu, uploads, 'upload');
+      // Node 20 names no thread; which worker is which follows from when they start (src/processes/etl/etlPool.ts).
+      console.log('Worker threads: the projector starts with the service; the shared ETL threads (ETL_CONCURRENCY, 1 by default) at their first small job.');
+    }
 
     const rows: Row[] = [];
     const rawPerSecond = uploads / (raw.ms / 1000);

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 type ThreadCpu = { name: string; ms: number; startMs: number };
 
 /** CPU time (user + system) so far of a process (all threads, ended ones included) and of each of its live threads, from /proc. */
-export type ProcessCpu = { pid: number; totalMs: number; threads: Map<number, ThreadCpu> };
+export type ProcessCpu = { pid: number; totalMs: number; ageMs: number; threads: Map<number, ThreadCpu> };
 
 // /proc/<pid>/stat after the command name: utime and stime are fields 14 and 15 (11 and 12 here),
 // starttime field 22 (19 here), all in clock ticks of 10 ms (USER_HZ is 100 on Linux).
@@ -17,7 +17,7 @@ export const statCpuMs = (path: string) => {
   return (f[11]! + f[12]!) * TICK_MS;
 };
 
-/** The process's CPU now, per thread (/proc/<pid>/task/<tid>/stat and comm); null off Linux or once it ended. */
+/** The process's CPU now, per thread, and its age (ms since it started) (/proc/<pid>/task/<tid>/stat and comm); null off Linux or once it ended. */
 export function processCpu(pid: number | undefined): ProcessCpu | null {
   if (pid === undefined) return null;
   try {
@@ -31,7 +31,8 @@ export function processCpu(pid: number | undefined): ProcessCpu | null {
         /* the thread ended between the listing and the read: the process total still counts it */
       }
     }
-    return { pid, totalMs: statCpuMs(`/proc/${pid}/stat`), threads };
+    const ageMs = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 1000 - start * TICK_MS;
+    return { pid, totalMs: statCpuMs(`/proc/${pid}/stat`), ageMs, threads };
   } catch {
     return null;
   }
@@ -45,7 +46,7 @@ export function processCpu(pid: number | undefined): ProcessCpu | null {
  * crypto), and every later thread is a worker thread (`new Worker`: here the projector and ETL
  * threads, a scrub's). Where threads carry names of their own (a newer Node), the name is kept.
  */
-function roleOf(pid: number, tids: number[], tid: number, t: ThreadCpu, libuvPool: number): string {
+function roleOf(pid: number, tids: number[], tid: number, t: ThreadCpu, libuvPool: number, existedBefore: boolean): string {
   if (tid === pid) return 'main thread (HTTP, commands, job runner, webhook engine)';
   if (t.name !== 'node') return t.name;
   const k = tids.indexOf(tid);
@@ -53,7 +54,7 @@ function roleOf(pid: number, tids: number[], tid: number, t: ThreadCpu, libuvPoo
   if (k >= 2 && k <= 5) return 'V8 platform workers (GC, compilation)';
   if (k === 6) return 'inspector signal thread';
   if (k >= 7 && k < 7 + libuvPool) return "libuv's pool (fs, zlib, crypto)";
-  return `worker thread ${tid} (started ${(t.startMs / 1000).toFixed(1)} s after the process)`;
+  return `worker thread ${tid} (started ${(t.startMs / 1000).toFixed(1)} s after the process, ${existedBefore ? 'before' : 'during'} the measured window)`;
 }
 
 /** CPU used between two readings, per thread role: threads of one role (libuv's pool, V8's workers) summed, with how many they are. */
@@ -73,7 +74,7 @@ export function cpuSplit(before: ProcessCpu, after: ProcessCpu, libuvPool = Numb
   for (const [tid, t] of after.threads) {
     const ms = t.ms - (before.threads.get(tid)?.ms ?? 0);
     live += ms;
-    const role = roleOf(after.pid, tids, tid, t, libuvPool);
+    const role = roleOf(after.pid, tids, tid, t, libuvPool, before.threads.has(tid));
     const row = byRole.get(role) ?? { threads: 0, ms: 0 };
     byRole.set(role, { threads: row.threads + 1, ms: row.ms + ms });
   }
