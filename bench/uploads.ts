@@ -37,7 +37,7 @@ import { heartRateLine, inFlight, percentile, uploadOneLiners, waitForEtlJobs, t
 import { cpuSplit, printCpuSplit, processCpu } from './support/threadCpu.js';
 import { rawPosts, ReceiverProcess, type Arrival, type RawPostsResult } from './support/webhookReceiver.js';
 
-type Headers = Record<string, string>;
+type AuthHeaders = Record<string, string>;
 type BenchUser = { id: string; token: string };
 
 /** How many set-up requests (users, tokens) are sent at once: the set-up is not what is measured. */
@@ -167,7 +167,7 @@ async function withTimeout<T>(p: Promise<T>, what: string): Promise<T> {
   }
 }
 
-async function createUsers(svc: RunningService, tk: Headers, n: number): Promise<BenchUser[]> {
+async function createUsers(svc: RunningService, tk: AuthHeaders, n: number): Promise<BenchUser[]> {
   return inFlight(n, SETUP_IN_FLIGHT, async () => {
     const user = await json<{ id: string }>(await fetch(`${svc.base}/v1/users`, { method: 'POST', headers: tk, body: '{}' }));
     const { token } = await json<{ token: string }>(await fetch(`${svc.base}/v1/users/${user.id}/tokens`, { method: 'POST', headers: tk, body: '{"scopes":["upload"]}' }));
@@ -177,7 +177,7 @@ async function createUsers(svc: RunningService, tk: Headers, n: number): Promise
 
 const uploadUrl = (base: string, userId: string, uploadId: string) => `${base}/v1/users/${userId}/uploads/device-a/${encodeURIComponent(uploadId)}`;
 
-async function uploadStatus(base: string, tk: Headers, userId: string, uploadId: string): Promise<string> {
+async function uploadStatus(base: string, tk: AuthHeaders, userId: string, uploadId: string): Promise<string> {
   return (await json<{ status: string }>(await fetch(uploadUrl(base, userId, uploadId), { headers: tk }))).status;
 }
 
@@ -185,7 +185,7 @@ async function uploadStatus(base: string, tk: Headers, userId: string, uploadId:
  * Reads every upload's GET, `inflight` at a time, again for those not `done` (every 50 ms) until
  * all are: whether the first sweep found them all done, how many sweeps, and when (epoch ms).
  */
-async function waitReadable(base: string, tk: Headers, accepted: Accepted[], userOf: (i: number) => string, inflight: number): Promise<{ allDoneFirstSweep: boolean; sweeps: number; doneAt: number }> {
+async function waitReadable(base: string, tk: AuthHeaders, accepted: Accepted[], userOf: (i: number) => string, inflight: number): Promise<{ allDoneFirstSweep: boolean; sweeps: number; doneAt: number }> {
   let pending = accepted.map((_, i) => i);
   const t0 = performance.now();
   for (let sweeps = 1; ; sweeps++) {
@@ -232,7 +232,7 @@ const dataWrittenBody = (userId: string, i: number) =>
  * until its GET says `done`: each upload's 202 → readable in ms. The polling is load on the
  * service too (a GET every 2 ms on the same two cores), so this is an upper bound.
  */
-async function idleUploads(base: string, tk: Headers, benchUsers: BenchUser[], n: number): Promise<number[]> {
+async function idleUploads(base: string, tk: AuthHeaders, benchUsers: BenchUser[], n: number): Promise<number[]> {
   const out: number[] = [];
   for (let k = 0; k < n; k++) {
     const user = benchUsers[k % benchUsers.length]!;
