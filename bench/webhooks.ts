@@ -15,20 +15,16 @@
  *  4. raw: the same bodies POSTed from this process with undici, as many in flight as the engine
  *     allows for those endpoints, no store, no signing: the floor of the HTTP work itself.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
 import os from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Agent, request } from 'undici';
 import { createWebhook } from '../commands/webhooks/createWebhook.js';
 import type { UserRegistered } from '../commands/users/user.js';
 import { createContext } from '../src/app/context.js';
 import type { AppContext } from '../src/server/appContext.js';
 import { loadConfig } from '../src/config.js';
-import { DEFAULT_LIMITS } from '../src/processes/webhooks/deliveryLimits.js';
+import { rawPosts, ReceiverProcess } from './support/webhookReceiver.js';
 
 type Options = { events: number; endpoints: number; rate: number; dir: string | null };
 
@@ -41,90 +37,6 @@ function parseOptions(args: string[]): Options {
     else o[m[1] as 'events' | 'endpoints' | 'rate'] = Number(m[2]);
   }
   return o;
-}
-
-// ---- the receiver, in a child process of its own --------------------------------------------
-
-type ToReceiver = { kind: 'expect'; count: number } | { kind: 'report' } | { kind: 'reset' };
-type FromReceiver = { kind: 'listening'; port: number } | { kind: 'reached'; at: number } | { kind: 'report'; latencies: number[]; count: number; first: number; last: number };
-
-function runReceiver(): void {
-  let latencies: number[] = [];
-  let count = 0;
-  let expected = Infinity;
-  let first = 0;
-  let last = 0;
-  const server = createServer((req, res) => {
-    if (req.url === '/dead') return; // never answers
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const now = Date.now();
-      res.writeHead(204).end();
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { timestamp: string };
-      latencies.push(now - Date.parse(body.timestamp));
-      count++;
-      if (count === 1) first = now;
-      last = now;
-      if (count === expected) process.send!({ kind: 'reached', at: now } satisfies FromReceiver);
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  process.on('message', (m: ToReceiver) => {
-    if (m.kind === 'expect') {
-      expected = m.count;
-      if (count >= expected) process.send!({ kind: 'reached', at: last } satisfies FromReceiver);
-    } else if (m.kind === 'reset') {
-      latencies = [];
-      count = 0;
-      expected = Infinity;
-    } else {
-      process.send!({ kind: 'report', latencies, count, first, last } satisfies FromReceiver);
-    }
-  });
-  process.on('disconnect', () => process.exit(0));
-  server.listen(0, '127.0.0.1', () => process.send!({ kind: 'listening', port: (server.address() as { port: number }).port } satisfies FromReceiver));
-}
-
-class ReceiverProcess {
-  private constructor(
-    private readonly child: ChildProcess,
-    readonly port: number,
-  ) {}
-
-  static async start(): Promise<ReceiverProcess> {
-    const child = fork(fileURLToPath(import.meta.url), [], { env: { ...process.env, BENCH_WEBHOOK_RECEIVER: '1' }, execArgv: ['--import', 'tsx'] });
-    const port = await new Promise<number>((resolve) => child.once('message', (m: FromReceiver) => m.kind === 'listening' && resolve(m.port)));
-    return new ReceiverProcess(child, port);
-  }
-
-  private ask<K extends FromReceiver['kind']>(msg: ToReceiver, kind: K): Promise<Extract<FromReceiver, { kind: K }>> {
-    return new Promise((resolve) => {
-      const on = (m: FromReceiver) => {
-        if (m.kind !== kind) return;
-        this.child.off('message', on);
-        resolve(m as Extract<FromReceiver, { kind: K }>);
-      };
-      this.child.on('message', on);
-      this.child.send(msg);
-    });
-  }
-
-  reset(): void {
-    this.child.send({ kind: 'reset' } satisfies ToReceiver);
-  }
-
-  reached(count: number): Promise<Extract<FromReceiver, { kind: 'reached' }>> {
-    return this.ask({ kind: 'expect', count }, 'reached');
-  }
-
-  report(): Promise<Extract<FromReceiver, { kind: 'report' }>> {
-    return this.ask({ kind: 'report' }, 'report');
-  }
-
-  stop(): void {
-    this.child.disconnect();
-  }
 }
 
 // ---- the runs ---------------------------------------------------------------------------------
@@ -169,7 +81,7 @@ async function appendUsers(ctx: AppContext, tenantId: string, count: number, per
 /** `extraUrls` are further endpoints; `extraAnswer`: whether they answer (their deliveries count) or not. */
 async function engineRun(ctx: AppContext, receiver: ReceiverProcess, label: string, o: Options, extraUrls: string[], perSecond: number | null, extraAnswer = false): Promise<RunResult> {
   const tenantId = randomUUID();
-  const urls = Array.from({ length: o.endpoints }, (_, i) => `http://127.0.0.1:${receiver.port}/hook/${i}`);
+  const urls = Array.from({ length: o.endpoints }, (_, i) => receiver.hook(i));
   await addEndpoints(ctx, tenantId, [...urls, ...extraUrls]);
   receiver.reset();
   const expected = o.events * (o.endpoints + (extraAnswer ? extraUrls.length : 0));
@@ -184,34 +96,10 @@ async function engineRun(ctx: AppContext, receiver: ReceiverProcess, label: stri
 }
 
 async function rawRun(receiver: ReceiverProcess, o: Options): Promise<RunResult> {
-  const agent = new Agent({ connections: null, pipelining: 1, keepAliveTimeout: 4_000 });
-  const bodies: { url: string; body: string }[] = [];
-  for (let i = 0; i < o.events; i++) {
-    const body = JSON.stringify({ id: randomUUID(), type: 'user.created', timestamp: '', test: false, data: { user_id: randomUUID(), external_ref: `bench-${i}` } });
-    for (let e = 0; e < o.endpoints; e++) bodies.push({ url: `http://127.0.0.1:${receiver.port}/hook/${e}`, body });
-  }
-  receiver.reset();
-  const inFlight = Math.min(DEFAULT_LIMITS.total, DEFAULT_LIMITS.perEndpoint * o.endpoints);
-  const times: number[] = [];
-  let next = 0;
-  const started = Date.now();
-  await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      while (next < bodies.length) {
-        const b = bodies[next++]!;
-        const t0 = performance.now();
-        // The timestamp is filled in at send time, so the receiver's latency is the request's own.
-        const body = b.body.replace('"timestamp":""', `"timestamp":"${new Date().toISOString()}"`);
-        const res = await request(b.url, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body });
-        await res.body.dump();
-        times.push(performance.now() - t0);
-      }
-    }),
-  );
-  const seconds = (Date.now() - started) / 1000;
-  await agent.close();
-  times.sort((a, b) => a - b);
-  return { label: `raw undici POSTs of the same bodies, ${inFlight} in flight`, deliveries: bodies.length, seconds, perSecond: bodies.length / seconds, p50: pct(times, 50), p99: pct(times, 99) };
+  const bodies = Array.from({ length: o.events }, (_, i) => JSON.stringify({ id: randomUUID(), type: 'user.created', timestamp: '', test: false, data: { user_id: randomUUID(), external_ref: `bench-${i}` } }));
+  const r = await rawPosts(receiver, bodies, o.endpoints);
+  const times = r.latencies.sort((a, b) => a - b);
+  return { label: `raw undici POSTs of the same bodies, ${r.inFlight} in flight`, deliveries: r.deliveries, seconds: r.seconds, perSecond: r.perSecond, p50: pct(times, 50), p99: pct(times, 99) };
 }
 
 export default async function main(args: string[]): Promise<void> {
@@ -226,7 +114,7 @@ export default async function main(args: string[]): Promise<void> {
     await engineRun(ctx, receiver, 'warm-up', { ...o, events: Math.ceil(o.events / 5) }, [], null);
     results.push(await engineRun(ctx, receiver, `burst: ${o.events} events appended at once`, o, [], null));
     results.push(await engineRun(ctx, receiver, `paced: ${o.events} events at ${o.rate}/s`, o, [], o.rate));
-    results.push(await engineRun(ctx, receiver, `burst to ${o.endpoints + 1} healthy endpoints (the same work as the next run)`, o, [`http://127.0.0.1:${receiver.port}/hook/${o.endpoints}`], null, true));
+    results.push(await engineRun(ctx, receiver, `burst to ${o.endpoints + 1} healthy endpoints (the same work as the next run)`, o, [receiver.hook(o.endpoints)], null, true));
     results.push(await engineRun(ctx, receiver, `burst with a dead endpoint (never answers) beside the ${o.endpoints}`, o, [`http://127.0.0.1:${receiver.port}/dead`], null));
     results.push(await rawRun(receiver, o));
   } finally {
@@ -244,4 +132,3 @@ export default async function main(args: string[]): Promise<void> {
   process.exit(0);
 }
 
-if (process.env.BENCH_WEBHOOK_RECEIVER === '1') runReceiver();

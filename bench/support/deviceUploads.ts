@@ -39,9 +39,14 @@ export async function waitForEtlJobs(base: string, headers: Record<string, strin
   }
 }
 
+/** An upload's 202: when it came (ms since the epoch, to compare with a webhook receiver's clock) and the upload id it names. */
+export type Accepted = { at: number; uploadId: string };
+
 /**
  * One-line device-a uploads (`uploads` of them, `inflight` at a time) to `url`, upload i with
- * `tokenFor(i)` and Upload-Id `<tag>-<i>`; answers the wall time and each POST's latency.
+ * `tokenFor(i)` and Upload-Id `<tag>-<i>`; answers the wall time, each POST's latency (its last
+ * attempt's) and each upload's 202. A 429 throws, unless `retry429`: then the upload is sent again
+ * after the answer's Retry-After (as a client would), and `tooMany` counts those 429s.
  */
 export async function uploadOneLiners(
   url: string,
@@ -49,24 +54,45 @@ export async function uploadOneLiners(
   uploads: number,
   inflight: number,
   tag: string,
-): Promise<{ ms: number; latencies: number[] }> {
+  o: { retry429?: boolean } = {},
+): Promise<{ ms: number; latencies: number[]; accepted: Accepted[]; tooMany: number }> {
   const latencies: number[] = [];
-  let next = 0;
+  const accepted: Accepted[] = new Array<Accepted>(uploads);
+  let tooMany = 0;
   const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: inflight }, async () => {
-      for (let i = next++; i < uploads; i = next++) {
-        const t = performance.now();
-        const res = await fetch(url, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${tokenFor(i)}`, 'upload-id': `${tag}-${i}`, 'content-type': 'application/gzip' },
-          body: gzipSync(heartRateLine(i)),
-        });
-        if (res.status !== 202) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
+  await inFlight(uploads, inflight, async (i) => {
+    for (;;) {
+      const t = performance.now();
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tokenFor(i)}`, 'upload-id': `${tag}-${i}`, 'content-type': 'application/gzip' },
+        body: gzipSync(heartRateLine(i)),
+      });
+      if (res.status === 429 && o.retry429) {
+        tooMany++;
         await res.arrayBuffer();
-        latencies.push(performance.now() - t);
+        await new Promise((r) => setTimeout(r, Number(res.headers.get('retry-after') ?? 1) * 1000));
+        continue;
       }
+      if (res.status !== 202) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
+      const at = Date.now();
+      const { upload_id } = (await res.json()) as { upload_id: string };
+      latencies.push(performance.now() - t);
+      accepted[i] = { at, uploadId: upload_id };
+      return;
+    }
+  });
+  return { ms: performance.now() - t0, latencies, accepted, tooMany };
+}
+
+/** Runs `work(i)` for i in 0..n-1, `inflight` at a time; answers the results in order of i. */
+export async function inFlight<T>(n: number, inflight: number, work: (i: number) => Promise<T>): Promise<T[]> {
+  const out = new Array<T>(n);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(n, inflight) }, async () => {
+      for (let i = next++; i < n; i = next++) out[i] = await work(i);
     }),
   );
-  return { ms: performance.now() - t0, latencies };
+  return out;
 }

@@ -3,6 +3,7 @@ import { openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import os from 'node:os';
+import { statCpuMs } from './threadCpu.js';
 
 /** A free loopback port (benchmarks only ever talk to this machine). */
 export async function freePort(): Promise<number> {
@@ -78,9 +79,7 @@ export async function startService(dataDir: string, env: Record<string, string> 
  */
 export function cpuMsOf(pid: number | undefined): number | null {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    // utime and stime are fields 14 and 15 of stat (11 and 12 after the command name), in clock ticks.
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    return statCpuMs(`/proc/${pid}/stat`);
   } catch {
     return null;
   }
