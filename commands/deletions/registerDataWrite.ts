@@ -1,7 +1,6 @@
-import { ConcurrencyError, StreamDeletedError, type EventStore } from '../../src/eventstore/eventStore.js';
 import { deterministicId } from '../../src/shared/ids.js';
 import { DomainError } from '../shared/domainError.js';
-import { loadProviderDataHead, providerDataStream, type ProviderDataHead, type ProviderUploadRegistered } from './providerData.js';
+import { providerDataStream, type ProviderDataHead, type ProviderUploadRegistered } from './providerData.js';
 
 export type RegisterDataWrite = {
   tenantId: string;
@@ -23,29 +22,18 @@ export function refusalOf(head: ProviderDataHead, generation?: number): DomainEr
 }
 
 /**
- * Records, before a write is accepted, that it belongs to the user's data of this provider (see
- * providerData.ts). Appended at the revision read: an erasure requested in between makes it fail
- * and the retry refuses. Registering the same write again is harmless.
+ * The record, made before a write is accepted, that it belongs to the user's data of this
+ * provider (see providerData.ts), or the refusal when the ledger takes no data now. The caller
+ * appends it at the ledger's revision `head` was read at, in the same append as the write itself
+ * (acceptUpload.ts): an erasure requested in between makes that append fail, and the retry reads
+ * the ledger again and refuses. Its id is the write's: registering the same write again replays.
  */
-export async function registerDataWrite(eventStore: EventStore, cmd: RegisterDataWrite, attempts = 5): Promise<void> {
-  const stream = providerDataStream(cmd.userId, cmd.provider);
-  for (let attempt = 0; ; attempt++) {
-    const head = await loadProviderDataHead(eventStore, cmd.userId, cmd.provider);
-    const refusal = refusalOf(head, cmd.generation);
-    if (refusal) throw refusal;
-    const event: ProviderUploadRegistered = {
-      type: 'provider_data.upload_registered',
-      data: { user_id: cmd.userId, tenant_id: cmd.tenantId, provider: cmd.provider, generation: cmd.generation, upload_stream: cmd.writeStream, at: cmd.at },
-    };
-    try {
-      await eventStore.appendToStream(stream, [{ ...event, id: deterministicId(stream, cmd.writeStream, String(cmd.generation)) }], {
-        expectedRevision: head.revision ?? 'no_stream',
-      });
-      return;
-    } catch (err) {
-      if (err instanceof StreamDeletedError) throw new DomainError('gone', 'the user is being deleted');
-      if (err instanceof ConcurrencyError && attempt < attempts) continue;
-      throw err;
-    }
-  }
+export function decideDataWrite(head: ProviderDataHead, cmd: RegisterDataWrite): ProviderUploadRegistered & { id: string } {
+  const refusal = refusalOf(head, cmd.generation);
+  if (refusal) throw refusal;
+  return {
+    type: 'provider_data.upload_registered',
+    data: { user_id: cmd.userId, tenant_id: cmd.tenantId, provider: cmd.provider, generation: cmd.generation, upload_stream: cmd.writeStream, at: cmd.at },
+    id: deterministicId(providerDataStream(cmd.userId, cmd.provider), cmd.writeStream, String(cmd.generation)),
+  };
 }

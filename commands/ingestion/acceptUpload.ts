@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import type { EventStore } from '../../src/eventstore/eventStore.js';
+import { ConcurrencyError, StreamDeletedError, type EventStore, type RecordedEvent } from '../../src/eventstore/eventStore.js';
+import { loadProviderDataHead, providerDataStream } from '../deletions/providerData.js';
+import { decideDataWrite } from '../deletions/registerDataWrite.js';
 import { DomainError } from '../shared/domainError.js';
-import { handleCommand, loadState } from '../shared/commandHandler.js';
+import { loadState } from '../shared/commandHandler.js';
 import { userState, userStream, type UserState } from '../users/user.js';
 import { uploadState, uploadStream, type UploadEvent, type UploadState } from './upload.js';
 
@@ -75,13 +77,40 @@ export function decideAcceptUpload(cmd: AcceptUpload, state: UploadState, user: 
   ];
 }
 
-export async function acceptUpload(eventStore: EventStore, input: z.input<typeof AcceptUploadInput>) {
+/**
+ * Registers the upload with the user's data of its provider (registerDataWrite.ts) and accepts it
+ * in ONE append to both streams, one durable write (issue 37): the ledger at the revision its head
+ * was read at (an erasure or a user deletion appended meanwhile makes the append fail, and the
+ * retry reads again and refuses: 409, 410), the upload stream at the revision its state was read
+ * at (a racing request with the same Upload-Id makes it fail, and the retry answers a replay, or
+ * 422 for another body). `position` is the acceptance's (its ETL job's id); 0 for a replay.
+ */
+export async function acceptUpload(eventStore: EventStore, input: z.input<typeof AcceptUploadInput>, attempts = 5): Promise<AcceptUploadOutcome & { position: number }> {
   const cmd = AcceptUploadInput.parse(input);
-  const user = (await loadState(eventStore, userStream(cmd.userId), userState)).state;
-  const result = await handleCommand(eventStore, uploadStream(cmd.userId, cmd.provider, cmd.uploadId, cmd.generation), uploadState, (state) =>
-    decideAcceptUpload(cmd, state, user),
-  );
-  return { ...result, replayed: result.newEvents.length === 0, accepted: result.state.accepted! };
+  const stream = uploadStream(cmd.userId, cmd.provider, cmd.uploadId, cmd.generation);
+  const ledger = providerDataStream(cmd.userId, cmd.provider);
+  for (let attempt = 0; ; attempt++) {
+    const head = await loadProviderDataHead(eventStore, cmd.userId, cmd.provider);
+    const registration = decideDataWrite(head, { ...cmd, writeStream: stream });
+    const user = (await loadState(eventStore, userStream(cmd.userId), userState)).state;
+    const { state, revision } = await loadState(eventStore, stream, uploadState);
+    const events = decideAcceptUpload(cmd, state, user);
+    if (events.length === 0) return { replayed: true, accepted: state.accepted!, position: 0 };
+    try {
+      const [, appended] = await eventStore.appendToStreams([
+        { streamName: ledger, events: [registration], expectedRevision: head.revision ?? 'no_stream' },
+        { streamName: stream, events, expectedRevision: revision ?? 'no_stream' },
+      ]);
+      let next = state;
+      for (const e of events) next = uploadState.evolve(next, e as unknown as RecordedEvent<UploadEvent>);
+      return { replayed: false, accepted: next.accepted!, position: appended!.lastPosition };
+    } catch (err) {
+      if (err instanceof ConcurrencyError && attempt < attempts) continue;
+      // The ledger tombstoned: the user is being deleted; the upload stream: erased since it was read.
+      if (err instanceof StreamDeletedError) throw new DomainError('gone', err.streamName === ledger ? 'the user is being deleted' : 'this resource was erased');
+      throw err;
+    }
+  }
 }
 
 /** Lets the route tell a replay from a new upload (of the current generation) before it stores anything. */

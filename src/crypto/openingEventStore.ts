@@ -8,6 +8,7 @@ import type {
   ReadAllOptions,
   ReadStreamOptions,
   RecordedEvent,
+  StreamAppend,
   SubscribeOptions,
 } from '../eventstore/eventStore.js';
 import type { PersonalSealer } from './personalSealing.js';
@@ -34,6 +35,14 @@ export class OpeningEventStore implements EventStore {
 
   async appendToStream(streamName: string, events: readonly Event[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult> {
     return this.inner.appendToStream(streamName, this.sealer ? await this.sealer.seal(events) : events, options);
+  }
+
+  async appendToStreams(requests: readonly StreamAppend[]): Promise<AppendResult[]> {
+    const sealer = this.sealer;
+    if (!sealer) return this.inner.appendToStreams(requests);
+    const sealed: StreamAppend[] = [];
+    for (const r of requests) sealed.push({ ...r, events: await sealer.seal(r.events) });
+    return this.inner.appendToStreams(sealed);
   }
 
   async readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {

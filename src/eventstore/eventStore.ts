@@ -43,6 +43,20 @@ export type AppendResult = {
   replayed: boolean;
 };
 
+/** One stream's part of an atomic append to several streams (`appendToStreams`). */
+export type StreamAppend = {
+  streamName: string;
+  events: readonly Event[];
+  /** Checked as appendToStream checks it; default `any`. */
+  expectedRevision?: ExpectedRevision;
+};
+
+/**
+ * Most streams one `appendToStreams` call writes. An action's own write (an upload's registration
+ * and acceptance) touches a few streams; a caller with more is batching, which has other limits.
+ */
+export const MAX_STREAMS_PER_APPEND = 16;
+
 export type ReadStreamOptions = {
   direction?: 'forwards' | 'backwards';
   /** Inclusive; defaults to the start (forwards) or the end (backwards). */
@@ -83,6 +97,17 @@ export interface EventStore {
     events: readonly Event[],
     options?: { expectedRevision?: ExpectedRevision },
   ): Promise<AppendResult>;
+  /**
+   * Appends to several streams at once, all or nothing: one durable write. Each stream is
+   * checked, replayed and numbered as `appendToStream` does it (a stream whose events were all
+   * stored before by the same ids answers `replayed` and writes nothing, the others are written);
+   * the first stream that fails its expected revision (ConcurrencyError naming it) or is deleted
+   * (StreamDeletedError) fails the whole call and nothing is written. Events get global positions
+   * in the order of `requests`; results come in that order too. Each stream appears once, at most
+   * MAX_STREAMS_PER_APPEND of them, and the size limit bounds the whole call.
+   * On KurrentDB (its multi-stream append) event metadata must hold string values only.
+   */
+  appendToStreams(requests: readonly StreamAppend[]): Promise<AppendResult[]>;
   readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /** Events in global order after `options.after`, at most maxCount (default 1000). */
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
@@ -166,6 +191,21 @@ export function checkAppend(streamName: string, events: readonly Event[], limit 
   if (events.length === 0) throw new Error('appendToStream needs at least one event');
   const bytes = appendBytes(events);
   if (bytes > limit) throw new EventTooLargeError(streamName, bytes, limit);
+}
+
+/** What every adapter refuses in an `appendToStreams` before it writes anything; the limit bounds the whole call. */
+export function checkAppends(requests: readonly StreamAppend[], limit = MAX_APPEND_BYTES): void {
+  if (requests.length === 0) throw new Error('appendToStreams needs at least one stream');
+  if (requests.length > MAX_STREAMS_PER_APPEND) throw new RangeError(`appendToStreams takes at most ${MAX_STREAMS_PER_APPEND} streams, got ${requests.length}`);
+  const names = new Set<string>();
+  let bytes = 0;
+  for (const r of requests) {
+    if (names.has(r.streamName)) throw new Error(`appendToStreams names stream ${r.streamName} twice`);
+    names.add(r.streamName);
+    if (r.events.length === 0) throw new Error(`appendToStreams needs at least one event for stream ${r.streamName}`);
+    bytes += appendBytes(r.events);
+  }
+  if (bytes > limit) throw new EventTooLargeError([...names].join(', '), bytes, limit);
 }
 
 export function matchesFilter(filter: AllFilter | undefined, streamName: string, type: string): boolean {

@@ -9,15 +9,18 @@ import {
   jsonEvent,
   type AllStreamResolvedEvent,
   type AllStreamSubscription,
+  type AppendRecordSizeExceededError,
   type EventData,
   type MaxAppendSizeExceededError,
   type ReadPosition,
   type ReadRevision,
   type StreamState,
+  type StreamTombstonedError,
+  type TransactionMaxSizeExceededError,
   type WrongExpectedVersionError,
 } from '@kurrent/kurrentdb-client';
 import { Observable } from 'rxjs';
-import { checkAppend, ConcurrencyError, EventTooLargeError, MAX_APPEND_BYTES, StreamDeletedError, matchesFilter, type AllFilter, type AppendResult, type Event, type EventStore, type ExpectedRevision, type ReadAllOptions, type ReadStreamOptions, type RecordedEvent, type SubscribeOptions } from './eventStore.js';
+import { checkAppend, checkAppends, ConcurrencyError, EventTooLargeError, MAX_APPEND_BYTES, StreamDeletedError, matchesFilter, type AllFilter, type AppendResult, type Event, type EventStore, type ExpectedRevision, type ReadAllOptions, type ReadStreamOptions, type RecordedEvent, type StreamAppend, type SubscribeOptions } from './eventStore.js';
 import { KurrentDBAdmin, type HttpCall } from './kurrentDBAdmin.js';
 import { parseConnectionString } from './kurrentDBConnection.js';
 import { errorType, isTransportError, translateAccessError } from './kurrentDBErrors.js';
@@ -39,7 +42,7 @@ import { KurrentDBStreamReads } from './kurrentDBStreamReads.js';
 export { EventStoreAccessError } from './kurrentDBErrors.js';
 
 /** Every call the adapter makes on the client (the request tests hand in a stand-in with these). */
-export type KurrentClient = Pick<KurrentDBClient, 'appendToStream' | 'readStream' | 'readAll' | 'subscribeToAll' | 'deleteStream' | 'tombstoneStream' | 'dispose'>;
+export type KurrentClient = Pick<KurrentDBClient, 'appendToStream' | 'multiStreamAppend' | 'readStream' | 'readAll' | 'subscribeToAll' | 'deleteStream' | 'tombstoneStream' | 'dispose'>;
 
 export type KurrentDBEventStoreOptions = {
   /**
@@ -123,9 +126,7 @@ export class KurrentDBEventStore implements EventStore {
       const replay = await this.streams.findReplay(streamName, ids, expected);
       if (replay) return replay;
     }
-    const proposed: EventData[] = events.map((e, i) =>
-      jsonEvent({ id: ids[i] ?? randomUUID(), type: e.type, data: e.data, ...(e.metadata ? { metadata: e.metadata } : {}) }),
-    );
+    const proposed = toEventData(events, ids);
     let result;
     try {
       result = await this.client.appendToStream(streamName, proposed, { streamState });
@@ -139,6 +140,48 @@ export class KurrentDBEventStore implements EventStore {
     }
     const lastPosition = result.position ? Number(result.position.commit) : await this.streams.positionOfRevision(streamName, result.nextExpectedRevision);
     return { nextExpectedRevision: Number(result.nextExpectedRevision), lastPosition, replayed: false };
+  }
+
+  /**
+   * The server's multi-stream append (KurrentDB 25.1+): one transaction over every stream. Streams
+   * whose events are all stored already (the same ids) answer `replayed`, as appendToStream's
+   * replays do, and only the others are sent; their expected revisions are then checked by the
+   * server. The answer gives one log position for the whole transaction, so each written stream's
+   * last position is read back from its last event, the position every read and subscription reports.
+   */
+  async appendToStreams(requests: readonly StreamAppend[]): Promise<AppendResult[]> {
+    checkAppends(requests, this.maxAppendBytes);
+    for (const r of requests) {
+      // The client sends metadata as the record's properties, which hold strings only.
+      if (r.events.some((e) => e.metadata && Object.values(e.metadata).some((v) => typeof v !== 'string'))) {
+        throw new TypeError(`appendToStreams on KurrentDB takes event metadata with string values only (stream ${r.streamName})`);
+      }
+    }
+    const planned = requests.map((r) => {
+      const expected = r.expectedRevision ?? 'any';
+      const ids = r.events.map((e) => (e.id ? normalizeEventId(e.id) : undefined));
+      return { r, expected, ids };
+    });
+    const replays = await Promise.all(planned.map((p) => (p.ids[0] !== undefined ? this.streams.findReplay(p.r.streamName, p.ids, p.expected) : null)));
+    const sent = planned.filter((_, i) => !replays[i]);
+    if (sent.length === 0) return replays as AppendResult[];
+    let result;
+    try {
+      result = await this.client.multiStreamAppend(
+        sent.map((p) => ({ streamName: p.r.streamName, events: toEventData(p.r.events, p.ids), expectedState: toAppendState(p.expected) })),
+      );
+    } catch (err) {
+      throw await this.translateMultiError(err, sent);
+    }
+    const revisions = new Map(result.responses.map((a) => [a.streamName, a.revision]));
+    const written = await Promise.all(
+      sent.map(async ({ r }): Promise<AppendResult> => {
+        const revision = revisions.get(r.streamName);
+        if (revision === undefined) throw new Error(`KurrentDB's multi-stream append answered without stream ${r.streamName}`);
+        return { nextExpectedRevision: Number(revision), lastPosition: await this.streams.positionOfRevision(r.streamName, revision), replayed: false };
+      }),
+    );
+    return replays.map((replay) => replay ?? written.shift()!);
   }
 
   async readStream(streamName: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -335,6 +378,28 @@ export class KurrentDBEventStore implements EventStore {
     return true;
   }
 
+  /** A multi-stream append's refusal, said as appendToStream says it, naming the stream the server named. */
+  private async translateMultiError(err: unknown, sent: readonly { r: StreamAppend; expected: ExpectedRevision }[]): Promise<unknown> {
+    const names = sent.map((p) => p.r.streamName);
+    const type = errorType(err);
+    if (type === ErrorType.TRANSACTION_MAX_SIZE_EXCEEDED) {
+      const e = err as TransactionMaxSizeExceededError;
+      return new EventTooLargeError(names.join(', '), e.size, e.maxSize);
+    }
+    if (type === ErrorType.APPEND_RECORD_SIZE_EXCEEDED) {
+      const e = err as AppendRecordSizeExceededError;
+      return new EventTooLargeError(e.stream, e.size, e.maxSize);
+    }
+    const named =
+      type === ErrorType.STREAM_TOMBSTONED ? (err as StreamTombstonedError).stream
+      : type === ErrorType.WRONG_EXPECTED_VERSION ? (err as WrongExpectedVersionError).streamName
+      : type === ErrorType.STREAM_DELETED ? (err as { streamName?: string }).streamName
+      : undefined;
+    const failed = sent.find((p) => p.r.streamName === named) ?? (sent.length === 1 ? sent[0] : undefined);
+    if (!failed) return translateAccessError(err);
+    return this.translateWriteError(err, failed.r.streamName, failed.expected, false);
+  }
+
   /**
    * KurrentDB answers "stream deleted" both for tombstoned streams and, with STREAM_EXISTS, for
    * soft-deleted ones; in our model a soft-deleted stream simply does not exist.
@@ -358,6 +423,11 @@ export class KurrentDBEventStore implements EventStore {
     }
     return translateAccessError(err);
   }
+}
+
+/** Our events as the client's, with the ids given (normalised) or new ones. */
+function toEventData(events: readonly Event[], ids: readonly (string | undefined)[]): EventData[] {
+  return events.map((e, i) => jsonEvent({ id: ids[i] ?? randomUUID(), type: e.type, data: e.data, ...(e.metadata ? { metadata: e.metadata } : {}) }));
 }
 
 /** `26.0.3`, `25.1.0-rc.1`... compared on major and minor. */

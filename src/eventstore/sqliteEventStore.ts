@@ -2,7 +2,7 @@ import { resolve as resolvePath } from 'node:path';
 import { BroadcastChannel } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { Observable } from 'rxjs';
-import { checkAppend, ConcurrencyError, IdempotencyConflictError, StreamDeletedError, type AllFilter, type AppendResult, type Event, type EventStore, type ExpectedRevision, type ReadAllOptions, type ReadStreamOptions, type RecordedEvent, type SubscribeOptions } from './eventStore.js';
+import { checkAppend, checkAppends, ConcurrencyError, IdempotencyConflictError, StreamDeletedError, type AllFilter, type AppendResult, type Event, type EventStore, type ExpectedRevision, type ReadAllOptions, type ReadStreamOptions, type RecordedEvent, type StreamAppend, type SubscribeOptions } from './eventStore.js';
 import { encodeData, EVENTS_COLUMNS, readBounded, toRecorded, type EventRow } from './sqliteEventRows.js';
 import { rowFilter, SqliteEventTail, type TailMember } from './sqliteEventTail.js';
 import { uuidv7 } from '../shared/ids.js';
@@ -118,10 +118,20 @@ export class SqliteEventStore implements EventStore {
     return this.commits.write(() => this.appendInSavepoint(streamName, events, options.expectedRevision ?? 'any'));
   }
 
+  /**
+   * One write of the group commit whose savepoint holds every stream's append: a failure on any
+   * stream rolls back the ones before it in the same call, and all are durable with one fsync.
+   */
+  async appendToStreams(requests: readonly StreamAppend[]): Promise<AppendResult[]> {
+    checkAppends(requests);
+    return this.commits.write(() => requests.map((r) => this.appendInSavepoint(r.streamName, r.events, r.expectedRevision ?? 'any')));
+  }
+
   /** After a group commit: wakes this connection's subscribers and tells the other threads. */
   private committed(results: unknown[]): void {
     let last = 0;
-    for (const r of results) {
+    // An appendToStreams answers with one result per stream.
+    for (const r of results.flat()) {
       const a = r as AppendResult | undefined;
       if (a && !a.replayed) last = Math.max(last, a.lastPosition);
     }

@@ -49,6 +49,21 @@ describe('personal fields sealed under the user’s profile key (issue 20)', () 
     await raw.close();
   });
 
+  it('are stored sealed by a multi-stream append too, every stream of it, and read back as appended (issue 37: appendToStreams)', async () => {
+    const { raw, store } = setup();
+    const [a, b] = [randomUUID(), randomUUID()];
+    const events = [tag(a, 'flu', 'stayed in bed'), tag(b, 'common cold', 'hot tea with honey')];
+    await store.appendToStreams([
+      { streamName: `user-${a}`, events: [events[0]!] },
+      { streamName: `user-${b}`, events: [events[1]!] },
+    ]);
+    const stored = [...(await raw.readStream(`user-${a}`)), ...(await raw.readStream(`user-${b}`))];
+    expect(stored.map((e) => (e.data.personal as { fields: string[] }).fields)).toEqual([['label', 'note'], ['label', 'note']]);
+    expect(JSON.stringify(stored)).not.toMatch(/flu|stayed in bed|common cold|hot tea with honey/);
+    expect([...(await store.readStream(`user-${a}`)), ...(await store.readStream(`user-${b}`))].map((e) => e.data)).toEqual(events.map((e) => e.data));
+    await raw.close();
+  });
+
   it('an event whose personal fields are all null is stored as it is, and makes no key', async () => {
     const { raw, keys, store } = setup();
     const userId = randomUUID();

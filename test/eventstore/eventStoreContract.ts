@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { firstValueFrom, take, takeWhile, toArray } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConcurrencyError, EventTooLargeError, IdempotencyConflictError, MAX_APPEND_BYTES, StreamDeletedError, type EventStore, type RecordedEvent } from '../../src/eventstore/eventStore.js';
+import { ConcurrencyError, EventTooLargeError, IdempotencyConflictError, MAX_APPEND_BYTES, MAX_STREAMS_PER_APPEND, StreamDeletedError, type EventStore, type RecordedEvent } from '../../src/eventstore/eventStore.js';
 
 const ev = (type: string, n = 0, id?: string) => ({ type, data: { n }, metadata: { by: 'test' }, ...(id ? { id } : {}) });
 
@@ -244,6 +244,104 @@ export function eventStoreContract(name: string, make: () => Promise<EventStore>
       );
       expect(everything.filter(isErased)).toEqual([]);
     }, 150_000);
+
+    describe('appendToStreams: one atomic append to several streams (issue 37: an upload accepted in one durable write)', () => {
+      it('writes every stream, each at its expected revision, with global positions in the order of the requests', async () => {
+        await store.appendToStream(`${s}-m1`, [ev('A', 0)]);
+        const results = await store.appendToStreams([
+          { streamName: `${s}-m1`, events: [ev(`${s}M`, 1), ev(`${s}M`, 2)], expectedRevision: 0 },
+          { streamName: `${s}-m2`, events: [ev(`${s}M`, 3)], expectedRevision: 'no_stream' },
+        ]);
+        expect(results.map((r) => [r.nextExpectedRevision, r.replayed])).toEqual([[2, false], [0, false]]);
+        expect((await store.readStream(`${s}-m1`)).map((e) => e.data.n)).toEqual([0, 1, 2]);
+        const written = (await readAllOf(store, `${s}-m`)).filter((e) => e.type === `${s}M`);
+        expect(written.map((e) => e.data.n)).toEqual([1, 2, 3]);
+        expect(results.map((r) => r.lastPosition)).toEqual([written[1]!.globalPosition, written[2]!.globalPosition]);
+        expect(written[0]!.globalPosition).toBeLessThan(written[1]!.globalPosition);
+        expect(written[1]!.globalPosition).toBeLessThan(written[2]!.globalPosition);
+      });
+
+      it('is all or nothing: a wrong expected revision on the second stream leaves the first unwritten, and the ConcurrencyError names the second', async () => {
+        await store.appendToStream(`${s}-n2`, [ev('A', 0)]);
+        const err = await store
+          .appendToStreams([
+            { streamName: `${s}-n1`, events: [ev('A', 1)], expectedRevision: 'no_stream' },
+            { streamName: `${s}-n2`, events: [ev('A', 2)], expectedRevision: 'no_stream' },
+          ])
+          .catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(ConcurrencyError);
+        expect((err as ConcurrencyError).streamName).toBe(`${s}-n2`);
+        expect(await store.readStream(`${s}-n1`)).toEqual([]);
+        expect(await store.readStream(`${s}-n2`)).toHaveLength(1);
+      });
+
+      it('lets exactly one of two racing multi-stream appends at the same expected revisions win', async () => {
+        const race = (n: number) =>
+          store.appendToStreams([
+            { streamName: `${s}-r1`, events: [ev('A', n)], expectedRevision: 'no_stream' },
+            { streamName: `${s}-r2`, events: [ev('A', n)], expectedRevision: 'no_stream' },
+          ]);
+        const results = await Promise.allSettled([race(1), race(2)]);
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        expect((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).toBeInstanceOf(ConcurrencyError);
+        const first = (await store.readStream(`${s}-r1`)).map((e) => e.data.n);
+        expect(first).toHaveLength(1);
+        expect((await store.readStream(`${s}-r2`)).map((e) => e.data.n)).toEqual(first);
+      });
+
+      it('replays per stream by event id: a re-sent call writes nothing twice and answers each stream replayed with its original result', async () => {
+        const ids = [randomUUID(), randomUUID()];
+        const call = () =>
+          store.appendToStreams([
+            { streamName: `${s}-p1`, events: [ev('A', 1, ids[0])], expectedRevision: 'no_stream' },
+            { streamName: `${s}-p2`, events: [ev('A', 2, ids[1])], expectedRevision: 'no_stream' },
+          ]);
+        const first = await call();
+        const again = await call();
+        expect(again).toEqual(first.map((r) => ({ ...r, replayed: true })));
+        expect(await store.readStream(`${s}-p1`)).toHaveLength(1);
+        expect(await store.readStream(`${s}-p2`)).toHaveLength(1);
+        // A stream stored before answers replayed while the other is written.
+        const id3 = randomUUID();
+        const mixed = await store.appendToStreams([
+          { streamName: `${s}-p1`, events: [ev('A', 1, ids[0])], expectedRevision: 'no_stream' },
+          { streamName: `${s}-p3`, events: [ev('A', 3, id3)], expectedRevision: 'no_stream' },
+        ]);
+        expect(mixed.map((r) => r.replayed)).toEqual([true, false]);
+        expect((await store.readStream(`${s}-p3`)).map((e) => e.data.n)).toEqual([3]);
+      });
+
+      it('refuses a tombstoned stream with StreamDeletedError and writes none of the others', async () => {
+        await store.appendToStream(`${s}-t2`, [ev('A', 0)]);
+        await store.deleteStream(`${s}-t2`, { hard: true });
+        const err = await store
+          .appendToStreams([
+            { streamName: `${s}-t1`, events: [ev('A', 1)] },
+            { streamName: `${s}-t2`, events: [ev('A', 2)] },
+          ])
+          .catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(StreamDeletedError);
+        expect((err as StreamDeletedError).streamName).toBe(`${s}-t2`);
+        expect(await store.readStream(`${s}-t1`)).toEqual([]);
+      });
+
+      it('bounds the whole call by the 1 MiB append limit (EventTooLargeError, nothing written), and the number of streams by MAX_STREAMS_PER_APPEND', async () => {
+        const big = (n: number) => ({ type: 'A', data: { n, s: 'x'.repeat(600 * 1024) } });
+        await expect(
+          store.appendToStreams([
+            { streamName: `${s}-z1`, events: [big(1)] },
+            { streamName: `${s}-z2`, events: [big(2)] },
+          ]),
+        ).rejects.toBeInstanceOf(EventTooLargeError);
+        expect(await store.readStream(`${s}-z1`)).toEqual([]);
+        expect(await store.readStream(`${s}-z2`)).toEqual([]);
+        const many = Array.from({ length: MAX_STREAMS_PER_APPEND + 1 }, (_, i) => ({ streamName: `${s}-y${i}`, events: [ev('A', i)] }));
+        await expect(store.appendToStreams(many)).rejects.toBeInstanceOf(RangeError);
+        expect(await store.readStream(`${s}-y0`)).toEqual([]);
+        const ok = await store.appendToStreams(many.slice(0, MAX_STREAMS_PER_APPEND));
+        expect(ok).toHaveLength(MAX_STREAMS_PER_APPEND);
+      });
+    });
 
     it('exports IdempotencyConflictError for callers that need to tell it apart', () => {
       expect(new IdempotencyConflictError('s', 'e').code).toBe('IDEMPOTENCY_CONFLICT');

@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import type { AllStreamRecordedEvent, AllStreamResolvedEvent, AllStreamSubscription, AppendResult } from '@kurrent/kurrentdb-client';
+import type { AllStreamRecordedEvent, AllStreamResolvedEvent, AllStreamSubscription, AppendResult, MultiAppendResult } from '@kurrent/kurrentdb-client';
 import type { HttpAnswer } from '../../src/eventstore/kurrentDBAdmin.js';
 import type { KurrentDBNode } from '../../src/eventstore/kurrentDBConnection.js';
 import type { KurrentClient } from '../../src/eventstore/kurrentDBEventStore.js';
@@ -18,6 +18,7 @@ export class FakeKurrent {
   /** Each readAll/readStream call takes the next page (or throws the error). */
   readonly reads: Answer<AllStreamResolvedEvent[]>[] = [];
   readonly appends: Answer<AppendResult>[] = [];
+  readonly multiAppends: Answer<MultiAppendResult>[] = [];
   readonly deletes: Answer<object>[] = [];
   readonly subscriptions: FakeSubscription[] = [];
   /** `${host}:${port} ${method} ${path}` or `${method} ${path}` → answers, in turn (the last one repeats). */
@@ -26,6 +27,7 @@ export class FakeKurrent {
 
   readonly client: KurrentClient = {
     appendToStream: (async (...args: unknown[]) => this.answer('appendToStream', args, this.appends)) as KurrentClient['appendToStream'],
+    multiStreamAppend: (async (...args: unknown[]) => this.answer('multiStreamAppend', args, this.multiAppends)) as KurrentClient['multiStreamAppend'],
     readStream: ((...args: unknown[]) => this.iterate('readStream', args)) as KurrentClient['readStream'],
     readAll: ((...args: unknown[]) => this.iterate('readAll', args)) as KurrentClient['readAll'],
     subscribeToAll: ((...args: unknown[]) => {

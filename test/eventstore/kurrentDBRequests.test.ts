@@ -96,6 +96,74 @@ describe('KurrentDB adapter: requests to the client (issue 25, no server needed)
     expect(fake.calls).toEqual([]);
   });
 
+  it("appendToStreams sends one multiStreamAppend with each stream's expected state and events, and answers each stream's revision and the position of its last event (issue 37)", async () => {
+    open();
+    fake.multiAppends.push({ position: 99n, responses: [{ streamName: 'a-1', revision: 4n }, { streamName: 'b-1', revision: 0n }] });
+    fake.reads.push([recorded(97, 'a-1', 'A', {}, 4)], [recorded(98, 'b-1', 'B', {}, 0)]);
+    const results = await store.appendToStreams([
+      { streamName: 'a-1', events: [{ type: 'A', data: { n: 1 }, metadata: { by: 't' } }], expectedRevision: 3 },
+      { streamName: 'b-1', events: [{ type: 'B', data: { n: 2 } }], expectedRevision: 'no_stream' },
+    ]);
+    expect(results).toEqual([
+      { nextExpectedRevision: 4, lastPosition: 97, replayed: false },
+      { nextExpectedRevision: 0, lastPosition: 98, replayed: false },
+    ]);
+    const [requests] = fake.callsOf('multiStreamAppend')[0] as [{ streamName: string; expectedState: unknown; events: { type: string; data: unknown; metadata: unknown }[] }[]];
+    expect(requests.map((r) => [r.streamName, r.expectedState, r.events.map((e) => [e.type, e.data, e.metadata])])).toEqual([
+      ['a-1', 3n, [['A', { n: 1 }, { by: 't' }]]],
+      ['b-1', 'no_stream', [['B', { n: 2 }, undefined]]],
+    ]);
+    expect(fake.callsOf('readStream')).toEqual([
+      ['a-1', { direction: 'backwards', fromRevision: 4n, resolveLinkTos: false, maxCount: 1 }],
+      ['b-1', { direction: 'backwards', fromRevision: 0n, resolveLinkTos: false, maxCount: 1 }],
+    ]);
+  });
+
+  it('appendToStreams answers a stream whose ids are stored already as replayed and sends only the others; when all replay it sends nothing (issue 37)', async () => {
+    open();
+    fake.reads.push([recorded(50, 'a-2', 'A', {}, 5, uuid(900))], []);
+    fake.multiAppends.push({ position: 60n, responses: [{ streamName: 'b-2', revision: 0n }] });
+    fake.reads.push([recorded(60, 'b-2', 'B', {}, 0, uuid(901))]);
+    const results = await store.appendToStreams([
+      { streamName: 'a-2', events: [{ type: 'A', data: {}, id: uuid(900) }], expectedRevision: 4 },
+      { streamName: 'b-2', events: [{ type: 'B', data: {}, id: uuid(901) }], expectedRevision: 'no_stream' },
+    ]);
+    expect(results).toEqual([
+      { nextExpectedRevision: 5, lastPosition: 50, replayed: true },
+      { nextExpectedRevision: 0, lastPosition: 60, replayed: false },
+    ]);
+    const [requests] = fake.callsOf('multiStreamAppend')[0] as [{ streamName: string }[]];
+    expect(requests.map((r) => r.streamName)).toEqual(['b-2']);
+    fake.reads.push([recorded(50, 'a-2', 'A', {}, 5, uuid(900))]);
+    const again = await store.appendToStreams([{ streamName: 'a-2', events: [{ type: 'A', data: {}, id: uuid(900) }], expectedRevision: 4 }]);
+    expect(again).toEqual([{ nextExpectedRevision: 5, lastPosition: 50, replayed: true }]);
+    expect(fake.callsOf('multiStreamAppend')).toHaveLength(1);
+  });
+
+  it("appendToStreams translates the server's refusals for the stream it names: a revision conflict, a tombstone, the transaction's size; and refuses before any request what the client cannot send (issue 37)", async () => {
+    open();
+    const two = (expected: 'no_stream' | number = 'no_stream') => [
+      { streamName: 'a-3', events: [{ type: 'A', data: {} }], expectedRevision: 0 },
+      { streamName: 'b-3', events: [{ type: 'B', data: {} }], expectedRevision: expected },
+    ];
+    fake.multiAppends.push(
+      clientError('wrong-expected-version', { streamName: 'b-3', actualState: 2n }),
+      clientError('stream-tombstoned', { stream: 'a-3' }),
+      clientError('transaction-max-size-exceeded', { size: 2000, maxSize: 1000 }),
+      clientError('access-denied'),
+    );
+    await expect(store.appendToStreams(two())).rejects.toMatchObject({ constructor: ConcurrencyError, streamName: 'b-3', expected: 'no_stream', actual: 2 });
+    await expect(store.appendToStreams(two())).rejects.toMatchObject({ constructor: StreamDeletedError, streamName: 'a-3' });
+    await expect(store.appendToStreams(two())).rejects.toMatchObject({ constructor: EventTooLargeError, bytes: 2000, limit: 1000 });
+    await expect(store.appendToStreams(two())).rejects.toBeInstanceOf(EventStoreAccessError);
+    const sent = fake.callsOf('multiStreamAppend').length;
+    await expect(store.appendToStreams([{ streamName: 'a-3', events: [{ type: 'A', data: {}, metadata: { n: 1 } }] }])).rejects.toThrow(/string values only/);
+    const halves = ['a-4', 'b-4'].map((streamName) => ({ streamName, events: [{ type: 'half', data: { s: 'x'.repeat(MAX_APPEND_BYTES / 2) } }] }));
+    await expect(store.appendToStreams(halves)).rejects.toBeInstanceOf(EventTooLargeError);
+    await expect(store.appendToStreams([halves[0]!, halves[0]!])).rejects.toThrow(/twice/);
+    expect(fake.callsOf('multiStreamAppend')).toHaveLength(sent);
+  });
+
   it('reads a stream with direction, fromRevision and maxCount; a missing stream is empty, a tombstoned one throws StreamDeletedError', async () => {
     open();
     fake.reads.push([recorded(7, 's', 'A', { n: 2 }, 2), recorded(6, 's', 'A', { n: 1 }, 1)], clientError('stream-not-found'), clientError('stream-deleted'));

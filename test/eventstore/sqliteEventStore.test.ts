@@ -98,4 +98,20 @@ describe('SqliteEventStore (embedded default)', () => {
     await writer.close();
     await reader.close();
   });
+  it('wakes live subscriptions, of this connection and of another to the same file, with the events of a multi-stream append, without waiting for the poll (issue 37: appendToStreams)', async () => {
+    const path = join(tempDir(), 'events.sqlite');
+    const writer = new SqliteEventStore({ path, pollIntervalMs: 60_000 });
+    const reader = new SqliteEventStore({ path, pollIntervalMs: 60_000 });
+    const live = (store: SqliteEventStore) => firstValueFrom(store.subscribeToAll({ filter: { eventTypes: ['Pong'] } }).pipe(take(2), toArray()));
+    const [own, other] = [live(writer), live(reader)];
+    // Let the subscriptions catch up and start waiting before the append.
+    await new Promise((r) => setTimeout(r, 50));
+    await writer.appendToStreams([
+      { streamName: 'm-1', events: [{ type: 'Pong', data: { n: 1 } }] },
+      { streamName: 'm-2', events: [{ type: 'Pong', data: { n: 2 } }] },
+    ]);
+    for (const events of await Promise.all([own, other])) expect(events.map((e) => [e.streamName, e.data])).toEqual([['m-1', { n: 1 }], ['m-2', { n: 2 }]]);
+    await writer.close();
+    await reader.close();
+  });
 });

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { loadProviderDataHead } from '../../../commands/deletions/providerData.js';
-import { refusalOf, registerDataWrite } from '../../../commands/deletions/registerDataWrite.js';
+import { refusalOf } from '../../../commands/deletions/registerDataWrite.js';
 import { acceptUpload } from '../../../commands/ingestion/acceptUpload.js';
 import { uploadStream } from '../../../commands/ingestion/upload.js';
 import { loadState } from '../../../commands/shared/commandHandler.js';
@@ -90,7 +90,6 @@ async function writeDays(ctx: DemoFillContext, w: { tenantId: string; userId: st
   const stored = await ctx.rawStore.put(sealBytes(dataKey.key, payload, dataKey.keyId), rawNamespace(w.userId, DEMO_PROVIDER, generation), { sha256 });
   const at = new Date().toISOString();
   const stream = uploadStream(w.userId, DEMO_PROVIDER, uploadId, generation);
-  await registerDataWrite(ctx.eventStore, { tenantId: w.tenantId, userId: w.userId, provider: DEMO_PROVIDER, generation, writeStream: stream, at });
   const result = await acceptUpload(ctx.eventStore, {
     tenantId: w.tenantId,
     userId: w.userId,

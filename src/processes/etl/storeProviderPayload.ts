@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { loadProviderDataHead } from '../../../commands/deletions/providerData.js';
-import { refusalOf, registerDataWrite } from '../../../commands/deletions/registerDataWrite.js';
+import { refusalOf } from '../../../commands/deletions/registerDataWrite.js';
 import { acceptUpload, findUpload } from '../../../commands/ingestion/acceptUpload.js';
-import { inlineKey, uploadStream, type EtlTier, type UploadAccepted } from '../../../commands/ingestion/upload.js';
+import { inlineKey, type EtlTier, type UploadAccepted } from '../../../commands/ingestion/upload.js';
 import { loadState } from '../../../commands/shared/commandHandler.js';
 import { DomainError } from '../../../commands/shared/domainError.js';
 import { userState, userStream } from '../../../commands/users/user.js';
@@ -71,8 +71,8 @@ export function pulledPayloadId(runId: number | string, ref: string, body: Buffe
  * Stores one payload from a device upload, a pull or a push the one way every path shares:
  * refused while the provider's data is erased or the user deleted; sealed with the data key of
  * the current generation (docs/erasure.md) and kept unchanged in the raw store; registered with
- * the user's data of the provider before it is accepted; accepted by an event that queues its ETL
- * job. The same payload id with the same body replays; with another body it is refused (422).
+ * the user's data of the provider and accepted by an event that queues its ETL job, both in one
+ * append (acceptUpload). The same payload id with the same body replays; with another body it is refused (422).
  * Callers settle `etl_jobs` and kick the ETL worker when `replayed` is false.
  */
 export async function storeProviderPayload(stores: PayloadStores, p: ProviderPayload): Promise<StoredPayload> {
@@ -118,17 +118,6 @@ export async function storeProviderPayload(stores: PayloadStores, p: ProviderPay
   // Refused from here on: the payload just stored goes (the erasure may have swept it already).
   const forget = () => (inline ? Promise.resolve() : rawStore.delete(stored.key));
   const at = (p.at ?? new Date()).toISOString();
-  await registerDataWrite(eventStore, {
-    tenantId: p.tenantId,
-    userId: p.userId,
-    provider: p.provider,
-    generation,
-    writeStream: uploadStream(p.userId, p.provider, p.payloadId, generation),
-    at,
-  }).catch(async (err: unknown) => {
-    await forget();
-    throw err;
-  });
   const result = await acceptUpload(eventStore, {
     tenantId: p.tenantId,
     userId: p.userId,

@@ -6,7 +6,6 @@ import { eraseProviderData } from '../../../commands/deletions/eraseProviderData
 import { eraseUser } from '../../../commands/deletions/eraseUser.js';
 import type { ErasureDeps } from '../../../commands/deletions/erasureSteps.js';
 import { loadProviderDataHead } from '../../../commands/deletions/providerData.js';
-import { registerDataWrite } from '../../../commands/deletions/registerDataWrite.js';
 import { requestProviderErasure } from '../../../commands/deletions/requestProviderErasure.js';
 import { acceptUpload } from '../../../commands/ingestion/acceptUpload.js';
 import { ingestStream } from '../../../commands/ingestion/ingestedEvents.js';
@@ -98,12 +97,11 @@ async function setUp() {
   const deps: ErasureDeps = { eventStore, readStore, rawStore, dataKeys, settle: async () => {} };
   const userId = randomUUID();
   await registerUser(eventStore, { tenantId: TENANT, userId, externalRef: null, at: new Date().toISOString() });
-  // An upload as the route accepts it: ledger registration, sealed payload, acceptance.
+  // An upload as the route accepts it: sealed payload, then its ledger registration and acceptance in one append.
   const uploadId = 'u-1';
   const stream = uploadStream(userId, 'device-a', uploadId, 0);
   const { keyId, key } = await dataKeys.issue({ userId, provider: 'device-a', generation: 0 }, TENANT);
   const stored = await rawStore.put(sealBytes(key, Buffer.from('payload'), keyId), rawNamespace(userId, 'device-a', 0));
-  await registerDataWrite(eventStore, { tenantId: TENANT, userId, provider: 'device-a', generation: 0, writeStream: stream, at: new Date().toISOString() });
   const accepted = await acceptUpload(eventStore, {
     tenantId: TENANT,
     userId,
@@ -158,16 +156,33 @@ describe('an ETL run racing an erasure (issue: refused by the event store, not b
     expect(await loadProviderDataHead(s.eventStore, s.userId, 'device-a')).toMatchObject({ generation: 1, erasingJob: null, closed: false });
   });
 
-  it('an upload that got past the user check before the deletion began cannot register once the ledger is closed (410), and one for a provider being erased is refused (409)', async () => {
+  it('an upload whose ledger head was read before an erasure or a user deletion was appended fails its one append (registration and acceptance) and is refused on the re-read: 409 while the provider is erased, 410 once the user is deleted; nothing of it is written (issue 37; spec "Provider erasure")', async () => {
     const s = await setUp();
-    const write = (provider: string) =>
-      registerDataWrite(s.eventStore, { tenantId: TENANT, userId: s.userId, provider, generation: 0, writeStream: uploadStream(s.userId, provider, 'late'), at: new Date().toISOString() }).catch((e: unknown) => e);
-    await requestProviderErasure(s.eventStore, { tenantId: TENANT, userId: s.userId, provider: 'device-b', at: new Date().toISOString(), by: 'test' });
-    expect(await write('device-b')).toMatchObject({ code: 'conflict' });
-    const { jobId } = await requestUserDeletion(s.eventStore, { tenantId: TENANT, userId: s.userId, jobId: randomUUID(), at: new Date().toISOString(), by: 'test' });
-    await eraseUser(s.deps, jobId);
-    const late = await write('device-a');
+    // The racing request lands right after the acceptance read the ledger's head, once.
+    let racing: (() => Promise<unknown>) | null = null;
+    const store = Object.create(s.eventStore) as SqliteEventStore;
+    store.readStream = async (stream, options) => {
+      const events = await s.eventStore.readStream(stream, options);
+      const race = racing;
+      racing = null;
+      if (race && stream.startsWith('providerdata-')) await race();
+      return events;
+    };
+    const accept = (provider: string, uploadId: string) =>
+      acceptUpload(store, {
+        tenantId: TENANT, userId: s.userId, tokenId: randomUUID(), provider, uploadId,
+        objectKey: `k/${uploadId}`, sha256: 'cd'.repeat(32), bytes: 1, contentType: 'application/json', at: new Date().toISOString(),
+      }).catch((e: unknown) => e);
+    racing = () => requestProviderErasure(s.eventStore, { tenantId: TENANT, userId: s.userId, provider: 'device-b', at: new Date().toISOString(), by: 'test' });
+    expect(await accept('device-b', 'during-erasure')).toMatchObject({ code: 'conflict' });
+    expect(await s.eventStore.readStream(uploadStream(s.userId, 'device-b', 'during-erasure'))).toEqual([]);
+    racing = async () => {
+      const { jobId } = await requestUserDeletion(s.eventStore, { tenantId: TENANT, userId: s.userId, jobId: randomUUID(), at: new Date().toISOString(), by: 'test' });
+      await eraseUser(s.deps, jobId);
+    };
+    const late = await accept('device-a', 'late');
     expect(late).toBeInstanceOf(DomainError);
     expect((late as DomainError).code).toBe('gone');
+    expect(await s.eventStore.readStream(uploadStream(s.userId, 'device-a', 'late'))).toEqual([]);
   });
 });

@@ -1,8 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { decideAcceptUpload, type AcceptUpload } from '../../../commands/ingestion/acceptUpload.js';
+import { providerDataStream } from '../../../commands/deletions/providerData.js';
+import { acceptUpload, decideAcceptUpload, type AcceptUpload } from '../../../commands/ingestion/acceptUpload.js';
 import { decideReceiveUpload } from '../../../commands/ingestion/receiveUpload.js';
-import { uploadState, type UploadReceiving } from '../../../commands/ingestion/upload.js';
+import { uploadState, uploadStream, type UploadReceiving } from '../../../commands/ingestion/upload.js';
 import { DomainError } from '../../../commands/shared/domainError.js';
+import { registerUser } from '../../../commands/users/registerUser.js';
+import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
 
 const TENANT = '7d1f4a52-3c0e-4b8e-9a51-2f3d4c5b6a70';
 const USER = '0b6c9e1a-8f2d-4d3c-a1b2-c3d4e5f60718';
@@ -66,5 +70,38 @@ describe('the acceptance of a resumable upload (issue 34 §6; contracts §13)', 
     expect(accepted!.data).toMatchObject({ time_zone: 'Europe/Berlin' });
     const [plain] = decideAcceptUpload(cmd, uploadState.initialState(), user);
     expect(plain!.data).not.toHaveProperty('time_zone');
+  });
+});
+
+describe('an upload accepted in one append with its ledger registration (issue 37; contracts §3: the same Upload-Id replays, another body is a 422)', () => {
+  const setUp = async () => {
+    const store = new SqliteEventStore({ path: ':memory:' });
+    const userId = randomUUID();
+    await registerUser(store, { tenantId: TENANT, userId, externalRef: null, at: cmd.at });
+    return { store, userId, input: { ...cmd, userId, provider: 'device-a', uploadId: 'racing' } };
+  };
+
+  it('two racing requests with the same Upload-Id and body: one is accepted, the other re-reads and answers a replay; one registration and one acceptance are stored', async () => {
+    const { store, userId, input } = await setUp();
+    const [a, b] = await Promise.all([acceptUpload(store, input), acceptUpload(store, input)]);
+    expect([a.replayed, b.replayed].sort()).toEqual([false, true]);
+    const winner = a.replayed ? b : a;
+    expect(winner.position).toBeGreaterThan(0);
+    expect((a.replayed ? a : b).accepted).toEqual(winner.accepted);
+    const accepted = await store.readStream(uploadStream(userId, 'device-a', 'racing'));
+    expect(accepted.map((e) => [e.type, e.globalPosition])).toEqual([['upload.accepted', winner.position]]);
+    const ledger = await store.readStream(providerDataStream(userId, 'device-a'));
+    expect(ledger.map((e) => [e.type, e.data.upload_stream])).toEqual([['provider_data.upload_registered', uploadStream(userId, 'device-a', 'racing')]]);
+    await store.close();
+  });
+
+  it('two racing requests with the same Upload-Id and different bodies: one is accepted, the other is a 422 and writes nothing', async () => {
+    const { store, userId, input } = await setUp();
+    const results = await Promise.allSettled([acceptUpload(store, input), acceptUpload(store, { ...input, sha256: 'b'.repeat(64) })]);
+    const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(refused.map((r) => (r.reason as DomainError).code)).toEqual(['unprocessable']);
+    expect(await store.readStream(uploadStream(userId, 'device-a', 'racing'))).toHaveLength(1);
+    expect(await store.readStream(providerDataStream(userId, 'device-a'))).toHaveLength(1);
+    await store.close();
   });
 });
