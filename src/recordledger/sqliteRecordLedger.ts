@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { eraseOnDelete } from '../shared/sqlitePurge.js';
-import { BUSY_TIMEOUT_MS, withWriteLock } from '../shared/sqliteWriteLock.js';
+import { SqliteGroupCommit } from '../shared/sqliteGroupCommit.js';
+import { BUSY_TIMEOUT_MS } from '../shared/sqliteWriteLock.js';
 import { checkNote, JOB_TAG_BYTES, type RecordLedger } from './recordLedger.js';
 
 /**
@@ -8,6 +9,11 @@ import { checkNote, JOB_TAG_BYTES, type RecordLedger } from './recordLedger.js';
  * the read models' write lock), one row per fingerprint and job that claimed it, with whether the
  * job committed it (its record is in the log). The primary key (fingerprint, job) answers both of
  * a note's questions (this job's claim? another job's commit?) from one index range.
+ *
+ * Notes and commits asked for in the same turn (the jobs an ETL thread runs at once) share one
+ * transaction and so one fsync (SqliteGroupCommit), each in its own savepoint: each caller is
+ * answered only once the group is durable, so a claim is still on disk before the records it
+ * covers are appended, and a commit before the job's outcome is recorded.
  */
 export class SqliteRecordLedger implements RecordLedger {
   readonly backend = 'sqlite' as const;
@@ -15,6 +21,7 @@ export class SqliteRecordLedger implements RecordLedger {
   private readonly claimsOf: Database.Statement<[Buffer], { job: Buffer; committed: number }>;
   private readonly insert: Database.Statement<[Buffer, Buffer]>;
   private readonly markCommitted: Database.Statement<[Buffer, Buffer]>;
+  private readonly writes: SqliteGroupCommit;
 
   constructor(path: string) {
     this.db = new Database(path);
@@ -29,6 +36,7 @@ export class SqliteRecordLedger implements RecordLedger {
     this.claimsOf = this.db.prepare('SELECT job, committed FROM claims WHERE fp = ?');
     this.insert = this.db.prepare('INSERT OR IGNORE INTO claims (fp, job, committed) VALUES (?, ?, 0)');
     this.markCommitted = this.db.prepare('UPDATE claims SET committed = 1 WHERE fp = ? AND job = ?');
+    this.writes = new SqliteGroupCommit(this.db);
   }
 
   /**
@@ -53,26 +61,25 @@ export class SqliteRecordLedger implements RecordLedger {
   async note(job: Buffer, fingerprints: readonly Buffer[]): Promise<boolean[]> {
     checkNote(job, fingerprints);
     if (fingerprints.length === 0) return [];
-    return withWriteLock(() =>
-      this.db.transaction(() =>
-        fingerprints.map((fp) => {
-          const claims = this.claimsOf.all(fp);
-          if (claims.some((c) => job.equals(c.job))) return false;
-          if (claims.some((c) => c.committed === 1)) return true;
-          this.insert.run(fp, job);
-          return false;
-        }),
-      )(),
+    return this.writes.write(() =>
+      fingerprints.map((fp) => {
+        const claims = this.claimsOf.all(fp);
+        if (claims.some((c) => job.equals(c.job))) return false;
+        if (claims.some((c) => c.committed === 1)) return true;
+        this.insert.run(fp, job);
+        return false;
+      }),
     );
   }
 
   async commit(job: Buffer, fingerprints: readonly Buffer[]): Promise<void> {
     checkNote(job, fingerprints);
     if (fingerprints.length === 0) return;
-    await withWriteLock(() => this.db.transaction(() => fingerprints.forEach((fp) => this.markCommitted.run(fp, job)))());
+    await this.writes.write(() => fingerprints.forEach((fp) => this.markCommitted.run(fp, job)));
   }
 
   async close(): Promise<void> {
+    this.writes.close();
     this.db.close();
   }
 }

@@ -1,12 +1,16 @@
 /**
  * Runs `poll` now and then: every `everyMs` after the previous run ended, and at once on
- * `kick()` (work just arrived). Never two runs at a time; a run that throws is reported to
+ * `kick()` (work just arrived; a kick during a run starts another as soon as it ends, instead of
+ * waiting `everyMs`: a job that finished while the job runner's claim was under way frees a slot
+ * that claim did not see). Never two runs at a time; a run that throws is reported to
  * `onError` and the loop goes on. The background workers that take jobs from a read model (the
  * ETL worker, the deletion runner) share it.
  */
 export class PollLoop {
   private timer: NodeJS.Timeout | null = null;
   private polling = false;
+  /** Kicked while a run was under way: what arrived may have come after that run looked. */
+  private kicked = false;
   private stopped = true;
 
   constructor(
@@ -25,7 +29,9 @@ export class PollLoop {
   }
 
   kick(): void {
-    if (!this.stopped) this.schedule(0);
+    if (this.stopped) return;
+    if (this.polling) this.kicked = true;
+    else this.schedule(0);
   }
 
   /** No run starts after this; one under way finishes on its own. */
@@ -48,7 +54,9 @@ export class PollLoop {
       this.onError(err);
     } finally {
       this.polling = false;
-      if (!this.stopped) this.schedule(this.everyMs);
+      const again = this.kicked;
+      this.kicked = false;
+      if (!this.stopped) this.schedule(again ? 0 : this.everyMs);
     }
   }
 }

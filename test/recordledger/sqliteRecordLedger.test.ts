@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { expect, it } from 'vitest';
@@ -35,6 +36,40 @@ it('contracts §19 (issue 35): the ledger file is written with synchronous=FULL,
   try {
     // The connection's setting (2 = FULL): read through the adapter's own handle.
     expect((ledger as unknown as { db: Database.Database }).db.pragma('synchronous', { simple: true })).toBe(2);
+  } finally {
+    await ledger.close();
+  }
+});
+
+/**
+ * Pages written to the file's write-ahead log so far: each commit appends the pages it changed
+ * (at least one), and nothing here checkpoints (the log stays far below SQLite's automatic 1,000 pages).
+ */
+function walFrames(ledger: SqliteRecordLedger, path: string): number {
+  const pageSize = (ledger as unknown as { db: Database.Database }).db.pragma('page_size', { simple: true }) as number;
+  const header = 32;
+  const frameHeader = 24;
+  return (statSync(`${path}-wal`).size - header) / (frameHeader + pageSize);
+}
+
+it("issue 37: the notes and commits of the jobs an ETL thread runs at once share one transaction (one fsync), each answered as if alone, in the order asked", async () => {
+  const path = join(tempDir(), 'record-ledger.sqlite');
+  const ledger = new SqliteRecordLedger(path);
+  try {
+    const jobs = Array.from({ length: 20 }, () => randomBytes(JOB_TAG_BYTES));
+    const shared = randomBytes(FINGERPRINT_BYTES);
+    // Warm the file (its table's first pages), so the log counts only what the writes below add.
+    await ledger.note(randomBytes(JOB_TAG_BYTES), [randomBytes(FINGERPRINT_BYTES)]);
+    const before = walFrames(ledger, path);
+    // In one turn: the first job claims and commits `shared`; each later job's note sees that commit.
+    const answers = await Promise.all([
+      ledger.note(jobs[0]!, [shared]),
+      ledger.commit(jobs[0]!, [shared]).then(() => []),
+      ...jobs.slice(1).map((job) => ledger.note(job, [shared, randomBytes(FINGERPRINT_BYTES)])),
+    ]);
+    expect(answers).toEqual([[false], [], ...jobs.slice(1).map(() => [true, false])]);
+    // 21 writes alone would be 21 commits of one frame at least; together they are one (a few pages).
+    expect(walFrames(ledger, path) - before).toBeLessThan(5);
   } finally {
     await ledger.close();
   }

@@ -13,11 +13,14 @@ export interface EtlRunner {
 
 /**
  * Jobs of the small lane one ETL thread runs at once. A small job spends most of its time waiting
- * for durable writes (its start, its records, its outcome, the queue's claim and completion), so
- * several in flight share those fsyncs (each store commits what arrives together in one write)
- * instead of queueing one behind another.
+ * for durable writes (its start, its records, its ledger claims and commits, its outcome, the
+ * queue's claim and completion), so several in flight share those fsyncs (each store commits what
+ * arrives together in one write) instead of queueing one behind another. Eight rather than four
+ * (issue 37): a backlog of one-line uploads then shares each fsync among about twice as many jobs
+ * (BENCHMARKS.md "Issue 37: the ETL thread's writes shared"); a small job holds a payload
+ * sent under BULK_UPLOAD_BYTES, and the thread's heap cap still ends a thread whatever its jobs hold.
  */
-export const SMALL_JOBS_PER_THREAD = 4;
+export const SMALL_JOBS_PER_THREAD = 8;
 
 /** Runs of jobs on threads of their own at once, per lane. */
 class Slots {

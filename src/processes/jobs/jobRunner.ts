@@ -93,9 +93,12 @@ export class JobRunner {
   }
 
   /**
-   * One claim over every kind with a free slot and the same lease (an idle poll is one query per
-   * lease length, not one per kind), at most as many jobs as the fullest kind has room for, so no
-   * kind goes over its concurrency; a round that took some is followed by another (a few at most).
+   * One claim over the kinds with the same lease and the same room (an idle poll is one query per
+   * lease length and room, not one per kind), at most as many jobs as that room, so no kind goes
+   * over its concurrency; a round that took some is followed by another (a few at most). Kinds of
+   * different room are not claimed together: one claim is then bounded by its smallest room, so
+   * beside a kind with room for one (a reactor, the bulk ETL lane) the small ETL jobs came one per
+   * claim, each its own write on the queue (issue 37).
    */
   private async poll(): Promise<void> {
     for (let round = 0; round < 8 && !this.stopping; round++) if (!(await this.claimRound())) break;
@@ -103,19 +106,19 @@ export class JobRunner {
   }
 
   private async claimRound(): Promise<boolean> {
-    const groups = new Map<number, { kinds: string[]; n: number; tenantCap: number }>();
+    const groups = new Map<string, { leaseMs: number; kinds: string[]; n: number; tenantCap: number }>();
     for (const [kind, handler] of this.handlers) {
       const free = handler.concurrency - this.running.get(kind)!.size;
       if (free <= 0) continue;
       const leaseMs = this.leaseOf(handler);
-      const group = groups.get(leaseMs) ?? { kinds: [], n: free, tenantCap: tenantCapOf(handler) };
+      const key = `${leaseMs}/${free}`;
+      const group = groups.get(key) ?? { leaseMs, kinds: [], n: free, tenantCap: tenantCapOf(handler) };
       group.kinds.push(kind);
-      group.n = Math.min(group.n, free);
       group.tenantCap = Math.min(group.tenantCap, tenantCapOf(handler));
-      groups.set(leaseMs, group);
+      groups.set(key, group);
     }
     let took = false;
-    for (const [leaseMs, group] of groups) {
+    for (const { leaseMs, ...group } of groups.values()) {
       if (this.stopping) return false;
       const claimed = await this.o.queue.claim({ kinds: group.kinds, n: group.n, holder: this.o.holder, leaseMs, now: this.clock(), tenantCap: group.tenantCap });
       for (const c of claimed) void this.launch(this.handlers.get(c.job.kind)!, c);

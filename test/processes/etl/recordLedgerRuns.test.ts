@@ -97,6 +97,30 @@ describe.each(backends)('unchanged through the ETL run, ledger on %s (contracts 
     expect(await run(store, ledger, payload, 'u1', 2, key)).toMatchObject({ records: {}, unchanged: 1200 });
   });
 
+  it('issue 37: jobs run at once (their notes and commits sharing transactions), one killed part-way: each writes its records once, the killed one resumed decides as the first did, and later uploads count every record unchanged', async () => {
+    const { store, ledger } = setup();
+    const payload = await exportZip(1200);
+    const key = randomBytes(32);
+    const users = ['u1', 'u2', 'u3', 'u4'];
+    const killed = ingestStream('u1', job('u1', 1));
+    const first = await Promise.allSettled(
+      users.map((user) =>
+        user === 'u1'
+          ? runEtlJob(crashingAfter(store, killed, 2), rawStoreOf(payload), appleHealthImport, job(user, 1), upload(user), undefined, keysOf(key), { ledger, checkpointItems: 500 })
+          : run(store, ledger, payload, user, 1, key),
+      ),
+    );
+    expect(first[0]).toMatchObject({ status: 'rejected', reason: { message: expect.stringContaining('killed') } });
+    for (const other of first.slice(1)) expect(other).toMatchObject({ status: 'fulfilled', value: { records: { quantity: 1200 }, unchanged: 0 } });
+    expect(await run(store, ledger, payload, 'u1', 1, key)).toMatchObject({ records: { quantity: 1200 }, unchanged: 0 });
+    for (const user of users) {
+      const inLog = (await store.readStream(ingestStream(user, job(user, 1)))).filter((e) => e.type === 'samples.ingested');
+      expect(inLog.reduce((n, e) => n + (e.data as { sealed: { count: number } }).sealed.count, 0)).toBe(1200);
+    }
+    const again = await Promise.all(users.map((user) => run(store, ledger, payload, user, 2, key)));
+    for (const outcome of again) expect(outcome).toMatchObject({ records: {}, unchanged: 1200 });
+  });
+
   // Checkpoints far apart: records are checked against the ledger (500 at a time) well before their batch is appended.
   it.each([0, 1])('contracts §19 (issue 35): a job that stopped for good after %i appends (it parks) makes a later upload of the same records skip only what it appended; the rest is written', async (appends) => {
     const { store, ledger } = setup();

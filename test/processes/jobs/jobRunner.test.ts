@@ -131,6 +131,29 @@ describe('JobRunner (issue 26)', () => {
     expect(after.runAt).toBeLessThanOrEqual(Date.now());
     expect(after.runAt).toBeGreaterThanOrEqual(before);
   });
+
+  it('issue 37: due jobs of a kind are taken as many in one claim as the kind has room for, even beside a kind of the same lease with room for one', async () => {
+    const { queue, runner } = setUp();
+    const claim = queue.claim.bind(queue);
+    const taken: string[][] = [];
+    queue.claim = async (request) => {
+      const claimed = await claim(request);
+      if (claimed.length > 0) taken.push(claimed.map((c) => c.job.kind));
+      return claimed;
+    };
+    const gate = released();
+    for (const kind of ['small', 'one']) runner.register({ kind, concurrency: kind === 'small' ? 4 : 1, run: () => gate.promise });
+    for (let i = 0; i < 4; i++) await queue.enqueue({ kind: 'small', key: `s${i}` });
+    await queue.enqueue({ kind: 'one', key: 'o' });
+    runner.start();
+    try {
+      await until(() => runner.active === 5);
+      expect(taken.map((kinds) => kinds.join(',')).sort()).toEqual(['one', 'small,small,small,small']);
+    } finally {
+      gate.release();
+    }
+    await until(() => runner.active === 0);
+  });
 });
 
 describe('JobRunner and store failures (contracts §19)', () => {
