@@ -1,18 +1,21 @@
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from './workerThreads.js';
 
-/** What the calling thread sends a store thread (storeThreadServer.ts). */
-export type StoreThreadRequest = { type: 'call'; id: number; method: string; args: unknown[] } | { type: 'close' };
+export type StoreCall = { id: number; method: string; args: unknown[] };
+
+/**
+ * What the calling thread sends a store thread (storeThreadServer.ts): the calls made in one turn
+ * of its event loop go in one message (a message costs tens of microseconds to post), in order.
+ */
+export type StoreThreadRequest = { type: 'calls'; calls: StoreCall[] } | { type: 'close' };
 
 /** An error as it crosses between threads: structured cloning keeps neither its class nor its own fields. */
 export type SentError = { name: string; message: string; stack?: string; fields: Record<string, unknown> };
 
-/** What a store thread answers. */
-export type StoreThreadReply =
-  | { type: 'ready' }
-  | { type: 'answer'; id: number; value: unknown }
-  | { type: 'failed'; id: number; error: SentError }
-  | { type: 'closed' };
+export type StoreAnswer = { id: number; value: unknown } | { id: number; error: SentError };
+
+/** What a store thread answers: the answers of one turn of its event loop (a group commit's) in one message. */
+export type StoreThreadReply = { type: 'ready' } | { type: 'answers'; answers: StoreAnswer[] } | { type: 'closed' };
 
 /** An error class callers test with `instanceof`: rebuilt as itself when a store thread throws it. */
 export type ErrorClass = abstract new (...args: never[]) => Error;
@@ -42,6 +45,8 @@ export class StoreThread {
   private worker: Worker | null = null;
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
+  /** Calls made in this turn, posted together at its end. */
+  private outbox: StoreCall[] = [];
   private closing: Promise<void> | null = null;
   private readonly errorClasses: Map<string, ErrorClass>;
 
@@ -82,8 +87,15 @@ export class StoreThread {
       const id = this.nextId++;
       this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
       if (this.pending.size === 1) worker.ref();
-      worker.postMessage({ type: 'call', id, method, args: [...args] } satisfies StoreThreadRequest);
+      this.outbox.push({ id, method, args: [...args] });
+      if (this.outbox.length === 1) queueMicrotask(() => this.flush());
     });
+  }
+
+  private flush(): void {
+    if (this.outbox.length === 0) return;
+    this.worker?.postMessage({ type: 'calls', calls: this.outbox } satisfies StoreThreadRequest);
+    this.outbox = [];
   }
 
   /** Answers the calls already made, closes the store and ends the thread. */
@@ -97,6 +109,7 @@ export class StoreThread {
     if (!worker) return;
     // Held until it answers: a process whose last work is this close waits for the store to close.
     worker.ref();
+    this.flush();
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, CLOSE_WAIT_MS).unref();
       const done = () => {
@@ -124,13 +137,15 @@ export class StoreThread {
   }
 
   private onReply(m: StoreThreadReply): void {
-    if (m.type !== 'answer' && m.type !== 'failed') return;
-    const call = this.pending.get(m.id);
-    if (!call) return;
-    this.pending.delete(m.id);
+    if (m.type !== 'answers') return;
+    for (const answer of m.answers) {
+      const call = this.pending.get(answer.id);
+      if (!call) continue;
+      this.pending.delete(answer.id);
+      if ('error' in answer) call.reject(this.rebuild(answer.error));
+      else call.resolve(answer.value);
+    }
     if (this.pending.size === 0) this.worker?.unref();
-    if (m.type === 'answer') call.resolve(m.value);
-    else call.reject(this.rebuild(m.error));
   }
 
   /** The thread ended: its calls fail (never hang), and the next call starts another thread. */
@@ -139,6 +154,7 @@ export class StoreThread {
     this.worker = null;
     const calls = [...this.pending.values()];
     this.pending.clear();
+    this.outbox = [];
     for (const call of calls) call.reject(new Error(`the ${this.name} thread ended (${why}) before it answered; the call may or may not have been done`));
   }
 

@@ -38,6 +38,10 @@ describe('a store on a thread of its own (issue 37)', () => {
       expect(busy).toMatchObject({ name: 'SqliteError', code: 'SQLITE_BUSY', message: 'database is locked' });
       expect(isBusy(busy)).toBe(true);
       await expect(thread.call('noSuchMethod', [])).rejects.toThrow(/no method noSuchMethod/);
+      // An answer that cannot be cloned fails its own call, not the others answered with it.
+      const [handle, echo] = await Promise.allSettled([thread.call('handle', []), thread.call('echo', [1])]);
+      expect(handle).toMatchObject({ status: 'rejected', reason: { name: 'DataCloneError' } });
+      expect(echo).toMatchObject({ status: 'fulfilled', value: { value: 1 } });
     } finally {
       await thread.close();
     }

@@ -22,6 +22,10 @@ await serveStore((options: { label: string }) => ({
     // What better-sqlite3 throws when another connection holds the write lock.
     throw Object.assign(new Error('database is locked'), { name: 'SqliteError', code: 'SQLITE_BUSY' });
   },
+  /** A value that cannot cross threads. */
+  async handle() {
+    return { callback: () => {} };
+  },
   stall: () => new Promise<never>(() => {}),
   /** Ends the thread without answering. */
   async crash() {
