@@ -5,7 +5,7 @@ export type StoreCall = { id: number; method: string; args: unknown[] };
 
 /**
  * What the calling thread sends a store thread (storeThreadServer.ts): the calls made in one turn
- * of its event loop go in one message (a message costs tens of microseconds to post), in order.
+ * of its event loop go in one message, in order.
  */
 export type StoreThreadRequest = { type: 'calls'; calls: StoreCall[] } | { type: 'close' };
 
@@ -45,7 +45,10 @@ export class StoreThread {
   private worker: Worker | null = null;
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
-  /** Calls made in this turn, posted together at its end. */
+  /**
+   * Calls made in this turn of the event loop (every request it read), posted together at its
+   * end: on two cores, each message that wakes the store thread costs the caller a context switch.
+   */
   private outbox: StoreCall[] = [];
   private closing: Promise<void> | null = null;
   private readonly errorClasses: Map<string, ErrorClass>;
@@ -88,7 +91,7 @@ export class StoreThread {
       this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
       if (this.pending.size === 1) worker.ref();
       this.outbox.push({ id, method, args: [...args] });
-      if (this.outbox.length === 1) queueMicrotask(() => this.flush());
+      if (this.outbox.length === 1) setImmediate(() => this.flush());
     });
   }
 
