@@ -1,5 +1,5 @@
 import type { Worker } from 'node:worker_threads';
-import { startWorker } from './workerThreads.js';
+import { THREAD_YOUNG_GENERATION_MB, startWorker } from './workerThreads.js';
 
 export type StoreCall = { id: number; method: string; args: unknown[] };
 
@@ -128,7 +128,7 @@ export class StoreThread {
   }
 
   private spawn(): Worker {
-    const worker = startWorker(this.entry, { workerData: { options: this.options }, name: this.name });
+    const worker = startWorker(this.entry, { workerData: { options: this.options }, name: this.name, resourceLimits: { maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB } });
     this.worker = worker;
     // Idle, the thread must not keep the process alive; a call holds it (`call`).
     worker.unref();
