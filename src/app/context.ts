@@ -72,11 +72,13 @@ export type ContextOptions = SyncOptions & {
 /** Wires stores, projections and process managers from the configuration. */
 export async function createContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
   const log = options.log ?? createLogger(config.logLevel);
-  const stores = await openStores(config, { readCacheMiB: options.readCacheMiB });
+  const mode = options.runBackground === undefined || options.runBackground === true ? 'all' : options.runBackground === false ? 'none' : options.runBackground;
+  // The service's event store writes and work queue on threads of their own (issue 37); a CLI command's in its thread.
+  const storeThreads = mode === 'all';
+  const stores = await openStores(config, { readCacheMiB: options.readCacheMiB, writerThread: storeThreads });
   const { readStore, rawStore } = stores;
   const admin = resolveAdminKey(config.dataDir, config.adminApiKey);
   const sealingKey = resolveSealingKey(config.dataDir, config.sealingKey);
-  const mode = options.runBackground === undefined || options.runBackground === true ? 'all' : options.runBackground === false ? 'none' : options.runBackground;
   const dataKeys = dataKeysOf(config, stores.eventStore);
   // Everything the service reads comes opened, and personal fields are sealed as they are
   // appended (src/crypto/personalSealing.ts, recordSealing.ts; docs/erasure.md).
@@ -97,7 +99,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const credentials = new ConnectionCredentials(readStore, dataKeys);
   const webhookApplications = new WebhookApplications({ readStore, sealer: valueSealer, providers: config.providers });
   // The work queue of background jobs (issue 26): claimed, leased and fenced per job (docs/architecture.md "Work queue").
-  const queue = await openWorkQueue(config);
+  const queue = await openWorkQueue(config, {}, { thread: storeThreads });
   const holder = jobHolderOf(config);
   const sync = createSync(
     {

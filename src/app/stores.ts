@@ -12,6 +12,12 @@ export type OpenOptions = {
    * records with random keys: a larger cache keeps their key index in memory.
    */
   readCacheMiB?: number;
+  /**
+   * The service's own stores: the embedded event store's writes go to a thread of their own, so
+   * the HTTP thread never waits on an fsync (issue 37; threadedSqliteEventStore.ts). Short CLI
+   * commands and threads that are themselves off the HTTP thread write in-thread.
+   */
+  writerThread?: boolean;
 };
 
 export async function openStores(config: Config, options: OpenOptions = {}): Promise<{ eventStore: EventStore; readStore: ReadStore; rawStore: RawStore }> {
@@ -28,11 +34,13 @@ export async function openStores(config: Config, options: OpenOptions = {}): Pro
   }
   ensureDataDir(config.dataDir);
   const { SqliteEventStore } = await import('../eventstore/sqliteEventStore.js');
+  const { ThreadedSqliteEventStore } = await import('../eventstore/threadedSqliteEventStore.js');
+  const eventsPath = join(config.dataDir, 'events.sqlite');
   const { SqliteReadStore } = await import('../readstore/sqliteReadStore.js');
   const { FileRawStore } = await import('../rawstore/fileRawStore.js');
   return {
     rawStore: new FileRawStore(join(config.dataDir, 'raw')),
-    eventStore: new SqliteEventStore({ path: join(config.dataDir, 'events.sqlite') }),
+    eventStore: options.writerThread ? await ThreadedSqliteEventStore.open({ path: eventsPath }) : new SqliteEventStore({ path: eventsPath }),
     readStore: new SqliteReadStore({ path: join(config.dataDir, 'readmodels.sqlite'), cacheMiB: options.readCacheMiB }),
   };
 }

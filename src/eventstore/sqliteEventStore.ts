@@ -127,6 +127,14 @@ export class SqliteEventStore implements EventStore {
     return this.commits.write(() => requests.map((r) => this.appendInSavepoint(r.streamName, r.events, r.expectedRevision ?? 'any')));
   }
 
+  /**
+   * Another connection to this file in this process appended (the writer thread of
+   * threadedSqliteEventStore.ts, which answered the append): this connection's subscribers read on.
+   */
+  noticeAppends(): void {
+    this.tail.wake();
+  }
+
   /** After a group commit: wakes this connection's subscribers and tells the other threads. */
   private committed(results: unknown[]): void {
     let last = 0;

@@ -1,5 +1,6 @@
 /**
- * Child process of test/crash/crashRecovery.test.ts. Opens the embedded stores in DATA_DIR, runs
+ * Child process of test/crash/crashRecovery.test.ts. Opens the embedded stores in DATA_DIR (the
+ * event store as the service opens it, its writes on a writer thread), runs
  * the real projections, and appends a deterministic plan of `user.registered` events.
  *
  * Protocol: one line on stdout per acknowledged append, written with a synchronous write(2)
@@ -20,7 +21,7 @@ import type { UserRegistered } from '../../commands/users/user.js';
 import { userStream } from '../../commands/users/user.js';
 import { projections } from '../../projections/index.js';
 import { createLogger } from '../../src/app/logger.js';
-import { SqliteEventStore } from '../../src/eventstore/sqliteEventStore.js';
+import { ThreadedSqliteEventStore } from '../../src/eventstore/threadedSqliteEventStore.js';
 import { ProjectorRuntime } from '../../src/projector/projectorRuntime.js';
 import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
 import { deterministicId } from '../../src/shared/ids.js';
@@ -93,7 +94,8 @@ async function main(): Promise<void> {
   const batches = plan(seed, total);
 
   const log = createLogger('warn', pino.destination(2));
-  const eventStore = new SqliteEventStore({ path: eventsPath(dataDir), pollIntervalMs: 50 });
+  // The service's store: appends committed on its writer thread, acknowledged here once durable (issue 37).
+  const eventStore = await ThreadedSqliteEventStore.open({ path: eventsPath(dataDir), pollIntervalMs: 50 });
   const readStore = new SqliteReadStore({ path: readModelsPath(dataDir) });
   const projectors = new ProjectorRuntime(eventStore, readStore, projections, log);
   await projectors.start();

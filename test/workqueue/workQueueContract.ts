@@ -10,6 +10,8 @@ export type OpenQueue = (options: QueueOptions) => Promise<{
   /** Another connection to the same queue (another process, as far as the store can tell). */
   another(): Promise<WorkQueue>;
   close(): Promise<void>;
+  /** The back-off the queue really uses, when it cannot take the one asked for (a queue on a thread of its own takes none). */
+  backoff?: (attempts: number) => number;
 }>;
 
 const LEASE = 10_000;
@@ -18,10 +20,11 @@ const RETENTION = 100 * 365 * 24 * 3600_000;
 
 export function workQueueContract(name: string, open: OpenQueue) {
   describe(`WorkQueue contract: ${name}`, () => {
-    const withQueue = async (body: (queue: WorkQueue, another: () => Promise<WorkQueue>) => Promise<void>) => {
-      const opened = await open({ retentionMs: RETENTION, backoff: (attempts) => attempts * 1_000 });
+    const backoff = (attempts: number) => attempts * 1_000;
+    const withQueue = async (body: (queue: WorkQueue, another: () => Promise<WorkQueue>, backoffUsed: (attempts: number) => number) => Promise<void>) => {
+      const opened = await open({ retentionMs: RETENTION, backoff });
       try {
-        await body(opened.queue, opened.another);
+        await body(opened.queue, opened.another, opened.backoff ?? backoff);
       } finally {
         await opened.close();
       }
@@ -123,22 +126,24 @@ export function workQueueContract(name: string, open: OpenQueue) {
       }));
 
     it('a failed attempt is due again at its retry time (or after the back-off); with its attempts spent it is dead-lettered, error and progress kept', () =>
-      withQueue(async (queue) => {
+      withQueue(async (queue, _another, backoffUsed) => {
         const { job } = await queue.enqueue({ kind: 'etl', key: 'upload-1', maxAttempts: 3, payload: { upload: 'sha-1' } }, 0);
         const [first] = await claim(queue, 0, 'proc-a', ['etl']);
         expect(await queue.fail(first!.lease, { error: 'parser exploded', retryAt: 5_000, progress: { line: 10 }, now: 100 })).toBe('available');
         expect(await queue.get(job.id)).toMatchObject({ state: 'available', runAt: 5_000, attempts: 1, lastError: 'parser exploded', leaseExpiresAt: null });
         expect(await claim(queue, 4_999, 'proc-a', ['etl'])).toEqual([]);
         const [second] = await claim(queue, 5_000, 'proc-a', ['etl']);
-        // No time named: the queue's back-off for the second attempt (2 s here).
+        // No time named: the queue's back-off for the second attempt (2 s here, 40 s by default).
         expect(await queue.fail(second!.lease, { error: 'again', retryAt: null, now: 6_000 })).toBe('available');
-        expect((await queue.get(job.id))!.runAt).toBe(8_000);
-        const [third] = await claim(queue, 8_000, 'proc-a', ['etl']);
-        expect(await queue.fail(third!.lease, { error: 'for the last time', retryAt: 9_000, progress: { line: 12 }, now: 8_500 })).toBe('dead');
-        expect(await queue.get(job.id)).toMatchObject({ state: 'dead', attempts: 3, lastError: 'for the last time', progress: { line: 12 }, payload: { upload: 'sha-1' }, finishedAt: 8_500 });
-        expect(await claim(queue, 100_000, 'proc-a', ['etl'])).toEqual([]);
+        const retry = 6_000 + backoffUsed(2);
+        expect((await queue.get(job.id))!.runAt).toBe(retry);
+        expect(await claim(queue, retry - 1, 'proc-a', ['etl'])).toEqual([]);
+        const [third] = await claim(queue, retry, 'proc-a', ['etl']);
+        expect(await queue.fail(third!.lease, { error: 'for the last time', retryAt: retry + 1_000, progress: { line: 12 }, now: retry + 500 })).toBe('dead');
+        expect(await queue.get(job.id)).toMatchObject({ state: 'dead', attempts: 3, lastError: 'for the last time', progress: { line: 12 }, payload: { upload: 'sha-1' }, finishedAt: retry + 500 });
+        expect(await claim(queue, retry + 100_000, 'proc-a', ['etl'])).toEqual([]);
         // A dead job frees its key: new work of the key is a new job.
-        expect((await queue.enqueue({ kind: 'etl', key: 'upload-1' }, 9_000)).created).toBe(true);
+        expect((await queue.enqueue({ kind: 'etl', key: 'upload-1' }, retry + 1_000)).created).toBe(true);
       }));
 
     it('a job whose holder dies on its last attempt is dead-lettered by the take-over', () =>
