@@ -122,6 +122,24 @@ describe('embedded read store: the batches of one turn in one transaction (issue
     await store.close();
   });
 
+  it("batches that find the write lock held by another thread's connection wait for it without blocking this thread, then commit together", async () => {
+    const { path, store, other, checkpointOf, docIds } = await openStore();
+    const projectorThread = new Database(path);
+    projectorThread.exec('BEGIN IMMEDIATE');
+    let answered = 0;
+    const asked = ['x', 'y'].map((p) => store.applyBatch(batch(p, 0, 1, [put(p, 1)])).then(() => answered++));
+    // The lock is still held: this thread keeps turning (a busy wait would stop it), nothing is committed.
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(answered).toBe(0);
+    projectorThread.exec('COMMIT');
+    await Promise.all(asked);
+    expect(docIds()).toEqual(['x', 'y']);
+    expect([checkpointOf('x'), checkpointOf('y')]).toEqual([1, 1]);
+    projectorThread.close();
+    other.close();
+    await store.close();
+  });
+
   it('a write asked for just before close is still committed', async () => {
     const { path, store, other } = await openStore();
     other.close();
