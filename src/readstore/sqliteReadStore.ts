@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
 import { applyUpdate } from './documentUpdate.js';
 import { assertForward, CheckpointMismatchError, withTieBreaker, type AggregateQuery, type AggregateRow, type ApplyBatch, type DayRunsQuery, type DayRunsRow, type Change, type Checkpoint, type CollectionSpec, type Doc, type EnsureOptions, type Filter, type FindQuery, type ReadStore, type Scalar, type UpdateChange } from './readStore.js';
-import { BUSY_TIMEOUT_MS, withWriteLock } from '../shared/sqliteWriteLock.js';
+import { BUSY_TIMEOUT_MS } from '../shared/sqliteWriteLock.js';
+import { SqliteGroupCommit } from '../shared/sqliteGroupCommit.js';
 import { emptyWriteAheadLog, eraseOnDelete } from '../shared/sqlitePurge.js';
 import { filterSql, keysetBranches, orderSql } from './sqliteQuery.js';
 import type { Fence, LeaseStore } from './leases.js';
@@ -24,7 +25,8 @@ const STATEMENT_CACHE = 2000;
  * Embedded read-model store: one table per collection with its declared fields as real columns
  * and the rest of each document as JSON (`SqliteTable`). Declared indexes are plain column
  * indexes; queries use the same columns, so SQLite's planner picks them. A projection batch and
- * its checkpoint commit in one transaction. Statements are prepared once and cached.
+ * its checkpoint commit together, in the transaction of the writes asked for in the same turn
+ * (`write`). Statements are prepared once and cached.
  */
 export class SqliteReadStore implements ReadStore {
   readonly kind = 'sqlite' as const;
@@ -39,6 +41,9 @@ export class SqliteReadStore implements ReadStore {
    * a few of them kept apart, so that many shapes cannot fill the shared cache with large programs.
    */
   private readonly dayRunsStmts = boundedCache<Database.Statement>({ max: 64, maxKeyLength: 64 * 1024 });
+  private readonly commits: SqliteGroupCommit;
+  /** Writes asked for and not yet answered: close lets them finish first. */
+  private readonly pending = new Set<Promise<unknown>>();
 
   /** `cacheMiB`: SQLite's page cache for this connection (the projector thread's wants more). */
   constructor(options: { path: string; cacheMiB?: number }) {
@@ -54,10 +59,11 @@ export class SqliteReadStore implements ReadStore {
     this.db.exec('CREATE TABLE IF NOT EXISTS _collections (name TEXT PRIMARY KEY, spec TEXT NOT NULL, signature TEXT NOT NULL)');
     this.db.exec(LEASES_DDL);
     this.db.exec(SCRUB_DDL);
+    this.commits = new SqliteGroupCommit(this.db);
   }
 
   private leaseStore: SqliteLeases | null = null;
-  /** Write transactions this connection ran: its own commits do not move `data_version`. */
+  /** Writes this connection ran: its own commits do not move `data_version`. */
   private ownWrites = 0;
   private dataVersion: Database.Statement | null = null;
 
@@ -70,15 +76,26 @@ export class SqliteReadStore implements ReadStore {
     return (this.dataVersion.get() as number) + this.ownWrites;
   }
 
-  /** Every write of this store goes through here, so that changeStamp sees it (counted even when it failed). */
+  /**
+   * Every write of this store goes through here, so that changeStamp sees it (counted even when it
+   * failed, and before its group commits: in the same synchronous step, so no reader of this
+   * thread sees the write under the stamp from before it). Writes asked for in the same turn share
+   * one transaction (SqliteGroupCommit), each `run` in its own savepoint: a projection batch's
+   * error undoes its own changes and checkpoint only, and each caller is answered after the commit.
+   * The dozen projections of a thread, woken together by the shared tail, so commit once per turn.
+   */
   private write<T>(run: () => T): Promise<T> {
-    return withWriteLock(() => {
+    const done = this.commits.write(() => {
       try {
         return run();
       } finally {
         this.ownWrites++;
       }
     });
+    this.pending.add(done);
+    const settled = () => this.pending.delete(done);
+    done.then(settled, settled);
+    return done;
   }
 
   leases(): LeaseStore {
@@ -88,7 +105,7 @@ export class SqliteReadStore implements ReadStore {
   async ensureCollections(specs: readonly CollectionSpec[], options: EnsureOptions = {}): Promise<string[]> {
     const reshaped: string[] = [];
     let extended = false;
-    await this.write(() => this.db.transaction(() => {
+    await this.write(() => {
       reshaped.length = 0;
       for (const spec of specs) {
         const t = new SqliteTable(spec);
@@ -118,7 +135,7 @@ export class SqliteReadStore implements ReadStore {
         if (options.indexes !== false) for (const sql of t.indexSql()) ensureIndex(this.db, sql);
         this.tables.set(spec.name, t);
       }
-    }).immediate());
+    });
     if (reshaped.length || extended) {
       this.stmtCache.clear();
       this.plans.clear();
@@ -128,17 +145,13 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async dropCollections(names: readonly string[]): Promise<void> {
-    await this.write(() =>
-      this.db
-        .transaction(() => {
-          for (const n of names) {
-            this.db.exec(`DROP TABLE IF EXISTS ${tableName(n)}`);
-            this.stmt('DELETE FROM _collections WHERE name = ?').run(n);
-            this.tables.delete(n);
-          }
-        })
-        .immediate(),
-    );
+    await this.write(() => {
+      for (const n of names) {
+        this.db.exec(`DROP TABLE IF EXISTS ${tableName(n)}`);
+        this.stmt('DELETE FROM _collections WHERE name = ?').run(n);
+        this.tables.delete(n);
+      }
+    });
     this.stmtCache.clear();
     this.plans.clear();
     this.dayRunsStmts.clear();
@@ -233,51 +246,40 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async applyChanges(changes: readonly Change[], options?: { fence?: Fence; erasing?: boolean }): Promise<void> {
-    await this.write(() =>
-      this.db
-        .transaction(() => {
-          checkFence(this.db, options?.fence);
-          this.applyAll(changes, options?.erasing);
-        })
-        .immediate(),
-    );
+    await this.write(() => {
+      checkFence(this.db, options?.fence);
+      this.applyAll(changes, options?.erasing);
+    });
   }
 
   async updateIf(collection: string, id: string, expected: Readonly<Record<string, Scalar>>, set: Readonly<Record<string, unknown>>): Promise<boolean> {
-    // Read, compare and write in one IMMEDIATE transaction: no other connection writes in between.
-    return this.write(() =>
-      this.db
-        .transaction((): boolean => {
-          const t = this.table(collection);
-          if (!t) throw new Error(`collection ${collection} is not declared`);
-          const row = this.rawStmt(`SELECT ${t.selectList} FROM ${t.table} WHERE _id = ?`).get(id) as unknown[] | undefined;
-          if (!row) return false;
-          const doc = t.decode(row);
-          if (Object.entries(expected).some(([k, v]) => (doc[k] ?? null) !== v)) return false;
-          this.putRow(t, t.encode(applyUpdate(doc, { op: 'update', collection, id, set: { ...set } })!));
-          return true;
-        })
-        .immediate(),
-    );
+    // Read, compare and write in one IMMEDIATE transaction (the group's): no other connection writes in between.
+    return this.write((): boolean => {
+      const t = this.table(collection);
+      if (!t) throw new Error(`collection ${collection} is not declared`);
+      const row = this.rawStmt(`SELECT ${t.selectList} FROM ${t.table} WHERE _id = ?`).get(id) as unknown[] | undefined;
+      if (!row) return false;
+      const doc = t.decode(row);
+      if (Object.entries(expected).some(([k, v]) => (doc[k] ?? null) !== v)) return false;
+      this.putRow(t, t.encode(applyUpdate(doc, { op: 'update', collection, id, set: { ...set } })!));
+      return true;
+    });
   }
 
   async applyBatch(batch: ApplyBatch): Promise<void> {
     assertForward(batch);
-    await this.write(() =>
-      this.db
-      .transaction(() => {
-        checkFence(this.db, batch.fence);
-        const cp = this.readCheckpoint(batch.projection);
-        const position = cp?.position ?? 0;
-        const status = cp?.status ?? 'live';
-        if (position !== batch.expectedPosition || status !== batch.mode) {
-          throw new CheckpointMismatchError(batch.projection, batch.expectedPosition, cp?.position ?? null, status);
-        }
-        this.applyAll(batch.changes, batch.erasing);
-        this.writeCheckpoint(batch.projection, batch.position, batch.mode, batch.lastEventAt ?? cp?.last_event_at ?? null);
-      })
-      .immediate(),
-    );
+    // The checkpoint is checked and moved in the batch's own savepoint, with its changes.
+    await this.write(() => {
+      checkFence(this.db, batch.fence);
+      const cp = this.readCheckpoint(batch.projection);
+      const position = cp?.position ?? 0;
+      const status = cp?.status ?? 'live';
+      if (position !== batch.expectedPosition || status !== batch.mode) {
+        throw new CheckpointMismatchError(batch.projection, batch.expectedPosition, cp?.position ?? null, status);
+      }
+      this.applyAll(batch.changes, batch.erasing);
+      this.writeCheckpoint(batch.projection, batch.position, batch.mode, batch.lastEventAt ?? cp?.last_event_at ?? null);
+    });
   }
 
   async getCheckpoint(projection: string): Promise<Checkpoint | null> {
@@ -306,6 +308,9 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async close(): Promise<void> {
+    // A write asked for just before close (not awaited) still commits, as when writes ran at once.
+    await Promise.allSettled([...this.pending]);
+    this.commits.close();
     this.db.close();
   }
 
