@@ -41,7 +41,7 @@ async function start(dataDir: string, port: number): Promise<Running> {
 
 function stop(r: Running, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
   return new Promise((resolve) => {
-    if (r.child.exitCode !== null) return resolve(r.child.exitCode);
+    if (r.child.exitCode !== null || r.child.signalCode !== null) return resolve(r.child.exitCode);
     const timer = setTimeout(() => r.child.kill('SIGKILL'), 10_000);
     r.child.once('exit', (code) => {
       clearTimeout(timer);
