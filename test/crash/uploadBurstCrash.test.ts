@@ -150,14 +150,16 @@ describe('a burst of concurrent one-line uploads killed mid-group (issue 37 acce
           return { uploadId: `burst-${round}-${i}`, user: Math.floor(rnd() * USERS), startDate, value, body: form.body, contentType: form.contentType };
         });
       const uploadOf = async (u: Upload) => (await call(s, 'GET', `/v1/users/${users[u.user]!.id}/uploads/device-a/${u.uploadId}`, apiKey)).json;
+      /** An acknowledged upload's end. The Upload exists from the moment of its 202 (contracts §12): a 404 is a loss, at once. */
       const doneOrFailed = async (u: Upload) => {
         let up: Record<string, unknown> = {};
         // Bounded well inside the test's own limit, so a job that never ends fails with its state.
         await waitFor(`upload ${u.uploadId} ends (${context})`, async () => {
           up = await uploadOf(u);
+          if (up.status === 404) throw new Error(`acknowledged upload ${u.uploadId} lost (${context}): ${JSON.stringify(up)}`);
           return ['done', 'failed', 'parked'].includes(String(up.status));
         }, 30_000).catch((err: Error) => {
-          throw new Error(`${err.message}: ${JSON.stringify(up)}`);
+          throw up.status === 404 ? err : new Error(`${err.message}: ${JSON.stringify(up)}`);
         });
         return up;
       };
