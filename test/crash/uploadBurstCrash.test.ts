@@ -142,6 +142,12 @@ describe('a burst of concurrent one-line uploads killed mid-group (issue 37 acce
           const form = deviceAForm(gzipSync(line));
           return { uploadId: `burst-${round}-${i}`, user: Math.floor(rnd() * USERS), startDate, value, body: form.body, contentType: form.contentType };
         });
+      /** A user's heart-rate records as `<start> <value>`, sorted: what identifies each upload's one line. */
+      const recordsOf = async (n: number) => {
+        const got = (await call(s, 'GET', `/v1/users/${users[n]!.id}/samples?type=heart_rate&view=all&limit=1000&${window}`, apiKey)).json.data as { start_date: string; value: number }[];
+        return got.map((r) => `${new Date(r.start_date).toISOString()} ${r.value}`).sort();
+      };
+      const keysOf = (uploads: Upload[]) => uploads.map((u) => `${u.startDate} ${u.value}`).sort();
       const uploadOf = async (u: Upload) => (await call(s, 'GET', `/v1/users/${users[u.user]!.id}/uploads/device-a/${u.uploadId}`, apiKey)).json;
       /** An acknowledged upload's end. The Upload exists from the moment of its 202 (contracts §12): a 404 is a loss, at once. */
       const doneOrFailed = async (u: Upload) => {
@@ -214,7 +220,13 @@ describe('a burst of concurrent one-line uploads killed mid-group (issue 37 acce
           const up = await doneOrFailed(u);
           expect({ upload: u.uploadId, status: up.status, records: up.records }, context).toEqual({ upload: u.uploadId, status: 'done', records: { quantity: 1 } });
         }
-        mark(`round ${round}: the acknowledged uploads done`);
+        // Before anything is sent again: each acknowledged upload's record once; an unacknowledged one at most once.
+        for (const n of users.keys()) {
+          const got = await recordsOf(n);
+          const acknowledged = keysOf(acked.filter((u) => u.user === n));
+          expect({ missing: acknowledged.filter((k) => !got.includes(k)), twice: got.filter((k, i) => got.indexOf(k) !== i) }, `user ${n} (${context})`).toEqual({ missing: [], twice: [] });
+        }
+        mark(`round ${round}: the acknowledged uploads done, their records once`);
         // Resent, the acknowledged ones replay their answer; the others are accepted now (or replay
         // too, when their acceptance was durable and its answer cut off by the kill).
         const again = await inFlight(BURST, INFLIGHT, (i) => send(s, users[burst[i]!.user]!.token, burst[i]!));
@@ -225,11 +237,7 @@ describe('a burst of concurrent one-line uploads killed mid-group (issue 37 acce
         for (const u of burst) expect({ upload: u.uploadId, status: (await doneOrFailed(u)).status }, context).toEqual({ upload: u.uploadId, status: 'done' });
 
         // Each user holds exactly one record per upload sent so far: none lost, none twice.
-        for (const [n, user] of users.entries()) {
-          const got = (await call(s, 'GET', `/v1/users/${user.id}/samples?type=heart_rate&view=all&limit=1000&${window}`, apiKey)).json.data as { start_date: string; value: number }[];
-          const want = all.filter((u) => u.user === n).map((u) => `${u.startDate} ${u.value}`).sort();
-          expect(got.map((r) => `${new Date(r.start_date).toISOString()} ${r.value}`).sort(), `user ${n} (${context})`).toEqual(want);
-        }
+        for (const n of users.keys()) expect(await recordsOf(n), `user ${n} (${context})`).toEqual(keysOf(all.filter((u) => u.user === n)));
         const cutOff = answers.filter((a) => !ackedIds.has(a.upload) && (a as { replayed: boolean }).replayed).length;
         mark(`round ${round}: ${acked.length} acknowledged, ${cutOff} more durable with their answer cut off, all ${BURST} done after the resend, records exact`);
       }
