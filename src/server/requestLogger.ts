@@ -1,6 +1,5 @@
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import pino, { type Logger } from 'pino';
-import { requestForLog } from '../app/logger.js';
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 type Bindings = Record<string, unknown>;
@@ -81,8 +80,8 @@ class LazyRequestLogger {
  *
  * The line is also put together here, from one template, rather than by pino's general path
  * (serializer, a stringify per field, its write): pino's own pieces (the level's prefix, the time,
- * the bindings, the stream) are taken from the logger, so the line is the one pino would write
- * (test/server/requestLogger.test.ts), for about a third of the cost (issue 37). A logger that
+ * the bindings, the `req` serializer, the stream) are taken from the logger, so the line is the
+ * one pino would write (test/server/requestLogger.test.ts), for about a third of the cost (issue 37). A logger that
  * reshapes its lines (a mixin, a `log` formatter, a stream hook, another message key) gets pino's
  * path instead.
  */
@@ -107,7 +106,7 @@ export class RequestLineController extends LogController {
     }
     const took = reply.elapsedTime;
     t[S.streamSym].write(
-      `${t[S.lsCacheSym][INFO]}${t[S.timeSym]()}${t[S.chindingsSym]},"reqId":${JSON.stringify(request.id)},"req":${JSON.stringify(requestForLog(request))},` +
+      `${t[S.lsCacheSym][INFO]}${t[S.timeSym]()}${t[S.chindingsSym]},"reqId":${JSON.stringify(request.id)},"req":${JSON.stringify(t[S.serializersSym].req(request))},` +
         `"res":{"statusCode":${reply.statusCode}},"responseTime":${Number.isFinite(took) ? took : null},"msg":"request completed"}\n`,
     );
   }
@@ -121,6 +120,8 @@ type PinoParts = {
   [S.lsCacheSym]: Record<number, string>;
   [S.timeSym]: () => string;
   [S.chindingsSym]: string;
+  /** The logger's `req` serializer (logger.ts's requestForLog): what a request is as logged. */
+  [S.serializersSym]: { req: (request: FastifyRequest) => unknown };
 };
 
 /** `logger`'s pieces when its lines are pino's plain shape (nothing rewrites them), else null. */
@@ -129,6 +130,6 @@ function plainParts(logger: Logger): PinoParts | null {
   const formatters = l[S.formattersSym] as { log?: unknown } | undefined;
   const hooks = l[S.hooksSym] as { streamWrite?: unknown } | undefined;
   const stream = l[S.streamSym] as unknown as Record<symbol, unknown>;
-  const plain = !l[S.mixinSym] && !formatters?.log && !hooks?.streamWrite && l[S.messageKeySym] === 'msg' && !l[(S as unknown as Record<string, symbol>).msgPrefixSym!] && stream[S.needsMetadataGsym] !== true;
+  const plain = typeof l[S.serializersSym]?.req === 'function' && !l[S.mixinSym] && !formatters?.log && !hooks?.streamWrite && l[S.messageKeySym] === 'msg' && !l[(S as unknown as Record<string, symbol>).msgPrefixSym!] && stream[S.needsMetadataGsym] !== true;
   return plain ? l : null;
 }
