@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { createContext } from './app/context.js';
-import { createLogger, serviceStdout, whenWritten } from './app/logger.js';
+import { createLogger } from './app/logger.js';
 import { ConfigError, loadConfig } from './config.js';
 import { stopOnSignals } from './app/shutdown.js';
 import { ETL_JOB_KINDS } from './processes/etl/etlWorker.js';
@@ -27,14 +27,12 @@ async function main() {
     }
     throw err;
   }
-  // One stream for the log and the blocks below, so that they reach stdout in the order written.
-  const stdout = serviceStdout();
-  const log = createLogger(config.logLevel, stdout);
+  const log = createLogger(config.logLevel);
   const ctx = await createContext(config, { log });
   if (ctx.generatedAdminKey && !demo) {
     // Printed once, on the start that generated it; afterwards it is only in DATA_DIR/admin.key.
     // A demo start shows it in its own block instead, after the logs of its set-up.
-    stdout.write(
+    process.stdout.write(
       `\nGenerated the instance admin key (saved to ${resolve(config.dataDir)}/admin.key, mode 0600):\n\n  ${ctx.generatedAdminKey}\n\n` +
         `Next, in a second terminal: npm run cli -- tenants create acme\n\n`,
     );
@@ -59,8 +57,7 @@ async function main() {
       await Promise.all([app.close(), ctx.close()]);
       await sandbox?.close();
     },
-    // The stop's last lines (and any request lines before them) are out before the process ends.
-    exit: (code) => void whenWritten(stdout).then(() => process.exit(code)),
+    exit: (code) => process.exit(code),
   });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.on(signal, (s) => {
@@ -91,10 +88,10 @@ async function main() {
     const baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
     const block = await setUpDemo(ctx, baseUrl, { sandbox: sandbox?.urls ?? null, adminKey: ctx.generatedAdminKey }).catch((err: unknown) => {
       // The block would have shown the generated admin key: a failed set-up must not swallow it.
-      if (ctx.generatedAdminKey) stdout.write(`\nGenerated the instance admin key (saved to ${resolve(config.dataDir)}/admin.key): ${ctx.generatedAdminKey}\n`);
+      if (ctx.generatedAdminKey) process.stdout.write(`\nGenerated the instance admin key (saved to ${resolve(config.dataDir)}/admin.key): ${ctx.generatedAdminKey}\n`);
       throw err;
     });
-    stdout.write(block);
+    process.stdout.write(block);
   }
 
 }
