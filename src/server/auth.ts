@@ -58,7 +58,7 @@ export const authPlugin = fp<{ ctx: AppContext }>(async (app, { ctx }) => {
   app.decorateRequest('tenantId', null);
   app.decorateRequest('readStamp', null);
   const known = new StampedCache<Principal>({ max: 10_000 });
-
+  // One change stamp for the requests read in a turn, asked after all of them (StampPerTurn).
   const stamps = new StampPerTurn(() => ctx.readStore.changeStamp());
 
   // Written with `done` rather than async: the common case (a kept credential) finishes without a promise.
@@ -182,7 +182,6 @@ function credentialAt(ctx: AppContext, request: FastifyRequest, secret: Extract<
     return principal;
   });
 }
-
 
 const ADMIN: Principal = Object.freeze({ kind: 'admin', actorId: 'admin' });
 
