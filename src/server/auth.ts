@@ -7,7 +7,7 @@ import { findUserTokenByHash } from '../../queries/users/findUserToken.js';
 import { digestsEqual, secretKindOf, sha256Hex } from '../shared/secrets.js';
 import { UUID_RE } from '../shared/ids.js';
 import { problems } from './problems.js';
-import { StampedCache } from '../shared/stampedCache.js';
+import { StampedCache, StampPerTurn } from '../shared/stampedCache.js';
 import type { USER_SCOPES } from '../../commands/users/mintUserToken.js';
 
 export type Principal =
@@ -58,20 +58,31 @@ export const authPlugin = fp<{ ctx: AppContext }>(async (app, { ctx }) => {
   app.decorateRequest('tenantId', null);
   app.decorateRequest('readStamp', null);
   const known = new StampedCache<Principal>({ max: 10_000 });
+  // One change stamp for the requests read in a turn, asked after all of them (StampPerTurn).
+  const stamps = new StampPerTurn(() => ctx.readStore.changeStamp());
 
   // Written with `done` rather than async: the common case (a kept credential) finishes without a promise.
   app.addHook('onRequest', (request, _reply, done) => {
     const required = request.routeOptions.config?.auth ?? 'none';
     if (required === 'none') return done();
     const scope = request.routeOptions.config?.scope;
-    let found: Principal | Promise<Principal>;
+    let secret: Secret;
     try {
-      found = authenticate(ctx, request, known);
+      secret = secretOf(ctx, request);
     } catch (err) {
       return done(err as Error);
     }
-    if (found instanceof Promise) found.then((principal) => admit(request, required, scope, principal, done), done);
-    else admit(request, required, scope, found, done);
+    if (secret.kind === 'admin') return admit(request, required, scope, ADMIN, done);
+    stamps.after((stamp) => {
+      let found: Principal | Promise<Principal>;
+      try {
+        found = credentialAt(ctx, request, secret, stamp, known);
+      } catch (err) {
+        return done(err as Error);
+      }
+      if (found instanceof Promise) found.then((principal) => admit(request, required, scope, principal, done), done);
+      else admit(request, required, scope, found, done);
+    }, done);
   });
 
   // Admin routes act on `{tenant_id}`: an unknown or malformed one is a 404 (spec "Instance admin routes"),
@@ -134,12 +145,10 @@ function admit(request: FastifyRequest, required: AuthKind | readonly Exclude<Au
   done();
 }
 
-/**
- * The principal of the request's bearer secret, or a 401 problem (thrown). Synchronous when
- * `known` holds the credential at the store's current stamp; a user token's expiry is checked on
- * every request either way.
- */
-export function authenticate(ctx: AppContext, request: FastifyRequest, known?: StampedCache<Principal>): Principal | Promise<Principal> {
+type Secret = { kind: 'admin' } | { kind: 'tenantKey' | 'userToken'; hash: string };
+
+/** The request's bearer secret, by kind and hash; a 401 problem (thrown) for a missing, malformed or unknown admin one. */
+function secretOf(ctx: AppContext, request: FastifyRequest): Secret {
   const header = request.headers.authorization;
   const match = header ? /^Bearer[ ]+(\S+)\s*$/i.exec(header) : null;
   if (!match) throw problems.unauthorized('missing bearer credentials');
@@ -147,21 +156,29 @@ export function authenticate(ctx: AppContext, request: FastifyRequest, known?: S
   const kind = secretKindOf(secret);
   const hash = sha256Hex(secret);
   if (kind === 'admin') {
-    if (digestsEqual(hash, ctx.adminKeyHash)) return ADMIN;
+    if (digestsEqual(hash, ctx.adminKeyHash)) return { kind };
     throw unknownCredentials();
   }
   if (kind === null) throw unknownCredentials();
-  // The stamp is asked before the lookup, so a credential kept under it is never older than it.
-  const stamp = known ? ctx.readStore.changeStamp() : null;
+  return { kind, hash };
+}
+
+/**
+ * The principal of a tenant key or user token, or a 401 problem (thrown). `stamp` is the read
+ * store's change stamp asked after the request was read (StampPerTurn) and before the lookup, so a
+ * credential kept under it is never older than it. Synchronous when `known` holds the credential
+ * at that stamp; a user token's expiry is checked on every request either way.
+ */
+function credentialAt(ctx: AppContext, request: FastifyRequest, secret: Extract<Secret, { hash: string }>, stamp: number | null, known: StampedCache<Principal>): Principal | Promise<Principal> {
   request.readStamp = stamp;
-  const kept = known?.get(stamp, hash);
+  const kept = known.get(stamp, secret.hash);
   if (kept) {
     if (kept.kind === 'user' && !(Date.parse(kept.expiresAt) > Date.now())) throw unknownCredentials();
     return kept;
   }
-  return lookUp(ctx, kind, hash).then((principal) => {
+  return lookUp(ctx, secret.kind, secret.hash).then((principal) => {
     if (!principal) throw unknownCredentials();
-    known?.set(stamp, hash, principal);
+    known.set(stamp, secret.hash, principal);
     return principal;
   });
 }

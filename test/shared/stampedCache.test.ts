@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StampedCache } from '../../src/shared/stampedCache.js';
+import { StampedCache, StampPerTurn } from '../../src/shared/stampedCache.js';
 
 describe('StampedCache: values kept only under the stamp they were read at (issue 27)', () => {
   it('gives back a kept value while the stamp stays the same, and forgets everything at another stamp', () => {
@@ -33,5 +33,40 @@ describe('StampedCache: values kept only under the stamp they were read at (issu
     for (let i = 0; i < 10; i++) cache.set(5, `k${i}`, `v${i}`);
     expect(cache.size).toBe(3);
     expect(cache.get(5, 'k9')).toBe('v9');
+  });
+});
+
+describe('StampPerTurn: one stamp for the requests of a turn, asked after each of them (issue 37; contracts §2: revocation on the very next request)', () => {
+  const stampOf = (turn: StampPerTurn) => new Promise<number | null>((resolve, reject) => turn.after(resolve, reject));
+
+  it('asks once for every caller waiting, and only after the last of them came, so a change made meanwhile is seen by all', async () => {
+    let version = 1;
+    let asked = 0;
+    const turn = new StampPerTurn(() => (asked++, version));
+    const first = stampOf(turn);
+    version = 2; // a commit (another process's revocation) after the first request was read, before the second
+    const second = stampOf(turn);
+    expect(await Promise.all([first, second])).toEqual([2, 2]);
+    expect(asked).toBe(1);
+  });
+
+  it('asks again for a caller that comes after a stamp was given: nothing is kept from one turn to the next', async () => {
+    let version = 1;
+    const turn = new StampPerTurn(() => version);
+    expect(await stampOf(turn)).toBe(1);
+    version = 2;
+    expect(await stampOf(turn)).toBe(2);
+  });
+
+  it('fails every waiting caller when the stamp cannot be asked (a closed store), and answers the next ones again', async () => {
+    let broken = true;
+    const turn = new StampPerTurn(() => {
+      if (broken) throw new Error('store closed');
+      return 7;
+    });
+    const waiting = [stampOf(turn), stampOf(turn)];
+    for (const w of waiting) await expect(w).rejects.toThrow('store closed');
+    broken = false;
+    expect(await stampOf(turn)).toBe(7);
   });
 });
