@@ -55,7 +55,9 @@ export async function connectionFacts(readStore: ReadStore, tenantId: string, us
       syncing: p.syncing,
       failing: p.failing,
       last_received_at: p.lastReceivedAt,
-      last_error: c.status === 'needs_reauth' ? c.last_error : p.lastError,
+      // A disconnected connection is not failing (contracts §6: null when healthy): a pull that
+      // failed before the user disconnected (a refusal racing the DELETE) is history, not its state.
+      last_error: c.status === 'needs_reauth' ? c.last_error : c.status === 'disconnected' ? null : p.lastError,
     });
   }
   return out;
