@@ -70,8 +70,9 @@ if (!chromiumAvailable) {
       await note.waitFor();
       expect(await note.textContent()).toContain(isoDate(latest));
       // The 30 days up to the latest record (the freshness report's synced_through), end excluded.
-      expect(await page.getByLabel('From', { exact: true }).inputValue()).toBe(isoDate(utcDay(64) - 29 * DAY_MS));
-      expect(await page.getByLabel('To (excluded)', { exact: true }).inputValue()).toBe(isoDate(utcDay(63)));
+      // The fields take a new window one render after the note (DateField keeps what is typed): polled.
+      await expect.poll(() => page.getByLabel('From', { exact: true }).inputValue()).toBe(isoDate(utcDay(64) - 29 * DAY_MS));
+      await expect.poll(() => page.getByLabel('To (excluded)', { exact: true }).inputValue()).toBe(isoDate(utcDay(63)));
       await page.waitForSelector('[data-testid=coverage-heatmap] td[data-records]');
       const busy = await page.$$eval('[data-testid=coverage-heatmap] td[data-records]', (tds) => tds.filter((td) => Number(td.getAttribute('data-records')) > 0).map((td) => td.getAttribute('data-date')));
       expect(busy).toEqual(archiveDays.map((d) => isoDate(utcDay(d))));
