@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ConcurrencyError, StreamDeletedError, type EventStore, type RecordedEvent } from '../../src/eventstore/eventStore.js';
-import { loadProviderDataHead, providerDataStream } from '../deletions/providerData.js';
+import { loadProviderDataHead, providerDataStream, type ProviderDataHead } from '../deletions/providerData.js';
 import { decideDataWrite } from '../deletions/registerDataWrite.js';
 import { DomainError } from '../shared/domainError.js';
 import { loadState } from '../shared/commandHandler.js';
@@ -85,15 +85,23 @@ export function decideAcceptUpload(cmd: AcceptUpload, state: UploadState, user: 
  * at (a racing request with the same Upload-Id makes it fail, and the retry answers a replay, or
  * 422 for another body). `position` is the acceptance's (its ETL job's id); 0 for a replay.
  */
-export async function acceptUpload(eventStore: EventStore, input: z.input<typeof AcceptUploadInput>, attempts = 5): Promise<AcceptUploadOutcome & { position: number }> {
+/** The ledger head and upload stream a caller already read (storeProviderPayload, to answer a replay before sealing). */
+export type AcceptUploadReads = { head: ProviderDataHead; upload: { state: UploadState; revision: number | null } };
+
+/**
+ * The first attempt decides on `read` when the caller has it (each stream's expected revision
+ * makes the append fail if either moved since, and the retry reads them again).
+ */
+export async function acceptUpload(eventStore: EventStore, input: z.input<typeof AcceptUploadInput>, read?: AcceptUploadReads, attempts = 5): Promise<AcceptUploadOutcome & { position: number }> {
   const cmd = AcceptUploadInput.parse(input);
   const stream = uploadStream(cmd.userId, cmd.provider, cmd.uploadId, cmd.generation);
   const ledger = providerDataStream(cmd.userId, cmd.provider);
   for (let attempt = 0; ; attempt++) {
-    const head = await loadProviderDataHead(eventStore, cmd.userId, cmd.provider);
+    const known = attempt === 0 ? read : undefined;
+    const head = known?.head ?? (await loadProviderDataHead(eventStore, cmd.userId, cmd.provider));
     const registration = decideDataWrite(head, { ...cmd, writeStream: stream });
     const user = (await loadState(eventStore, userStream(cmd.userId), userState)).state;
-    const { state, revision } = await loadState(eventStore, stream, uploadState);
+    const { state, revision } = known?.upload ?? (await loadState(eventStore, stream, uploadState));
     const events = decideAcceptUpload(cmd, state, user);
     if (events.length === 0) return { replayed: true, accepted: state.accepted!, position: 0 };
     try {
@@ -113,7 +121,7 @@ export async function acceptUpload(eventStore: EventStore, input: z.input<typeof
   }
 }
 
-/** Lets the route tell a replay from a new upload (of the current generation) before it stores anything. */
+/** Lets the route tell a replay from a new upload (of the current generation) before it stores anything; the state read is passed on to acceptUpload. */
 export async function findUpload(eventStore: EventStore, userId: string, provider: string, uploadId: string, generation = 0) {
-  return (await loadState(eventStore, uploadStream(userId, provider, uploadId, generation), uploadState)).state.accepted;
+  return loadState(eventStore, uploadStream(userId, provider, uploadId, generation), uploadState);
 }

@@ -85,7 +85,8 @@ export async function storeProviderPayload(stores: PayloadStores, p: ProviderPay
   const refusal = refusalOf(head);
   if (refusal) throw refusal;
   const generation = head.generation;
-  const previous = await findUpload(eventStore, p.userId, p.provider, p.payloadId, generation);
+  const upload = await findUpload(eventStore, p.userId, p.provider, p.payloadId, generation);
+  const previous = upload.state.accepted;
   if (previous) {
     if (previous.sha256 !== sha256) throw new DomainError('unprocessable', 'Upload-Id was already used with a different body');
     return { replayed: true, accepted: previous, position: null };
@@ -135,7 +136,7 @@ export async function storeProviderPayload(stores: PayloadStores, p: ProviderPay
     dataType: p.dataType ?? undefined,
     timeZone: p.timeZone ?? undefined,
     at,
-  }).catch(async (err: unknown) => {
+  }, { head, upload }).catch(async (err: unknown) => {
     await forget();
     throw err;
   });
