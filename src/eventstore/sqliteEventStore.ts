@@ -51,7 +51,7 @@ export class SqliteEventStore implements EventStore {
    */
   private readonly commits: SqliteGroupCommit;
   private readonly stmts;
-  private readonly filteredStmts = new Map<string, Database.Statement<(string | number)[], EventRow>>();
+  private readonly filteredStmts = new Map<string, Database.Statement<(string | number)[], number>>();
 
   constructor(options: SqliteEventStoreOptions) {
     this.pollIntervalMs = options.pollIntervalMs ?? 200;
@@ -94,6 +94,7 @@ export class SqliteEventStore implements EventStore {
         'SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?',
       ),
       readAll: this.db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE position > ? ORDER BY position ASC LIMIT ?'),
+      atPosition: this.db.prepare<[number], EventRow>('SELECT * FROM events WHERE position = ?'),
     };
     this.commits = new SqliteGroupCommit(this.db, (results) => this.committed(results));
     this.tail = new SqliteEventTail(
@@ -241,14 +242,18 @@ export class SqliteEventStore implements EventStore {
       for (const p of filter!.streamPrefixes) params.push(p.length, p);
     }
     params.push(max);
-    const sql = `SELECT * FROM events WHERE ${clauses.join(' AND ')} ORDER BY position ASC LIMIT ?`;
+    // Positions first, then the rows: with event types the positions come from the (type, position)
+    // index alone and are sorted as integers, where `SELECT *` sorted whole rows, record batches
+    // and all, to keep the first few (the projections' waits ask for one position at a time).
+    const sql = `SELECT position FROM events WHERE ${clauses.join(' AND ')} ORDER BY position ASC LIMIT ?`;
     let stmt = this.filteredStmts.get(sql);
     if (!stmt) {
-      stmt = this.db.prepare<(string | number)[], EventRow>(sql);
+      stmt = this.db.prepare<(string | number)[], number>(sql).pluck();
       if (this.filteredStmts.size > 200) this.filteredStmts.clear();
       this.filteredStmts.set(sql, stmt);
     }
-    const { events, more } = readBounded(stmt.iterate(...params), max);
+    const positions = stmt.all(...params);
+    const { events, more } = readBounded(this.rowsAt(positions), max);
     const scannedTo = more ? events[events.length - 1]!.globalPosition : Math.max(head, after);
     return { events, scannedTo, more };
   }
@@ -290,6 +295,13 @@ export class SqliteEventStore implements EventStore {
       catchUp().catch((err) => subscriber.error(err));
       return () => this.tail.leave(member);
     });
+  }
+
+  private *rowsAt(positions: readonly number[]): IterableIterator<EventRow> {
+    for (const position of positions) {
+      const row = this.stmts.atPosition.get(position);
+      if (row) yield row;
+    }
   }
 
   async headPosition(): Promise<number> {

@@ -8,6 +8,38 @@ type LeaseRow = { name: string; holder: string; generation: number; expires_at: 
 export const LEASES_DDL = `CREATE TABLE IF NOT EXISTS _leases (
   name TEXT PRIMARY KEY, holder TEXT NOT NULL, generation INTEGER NOT NULL, expires_at INTEGER NOT NULL)`;
 
+type LeaseStatements = {
+  row: Database.Statement<[string], LeaseRow>;
+  generation: Database.Statement<[string], { generation: number }>;
+  write: Database.Statement<[string, string, number, number]>;
+  release: Database.Statement<[string, string, number]>;
+  remove: Database.Statement<[string, string, number]>;
+};
+const prepared = new WeakMap<Database.Database, LeaseStatements>();
+
+/**
+ * The leases table's statements, prepared once per connection: a fence is checked inside every
+ * fenced write (each projector batch, each delivery outcome), and preparing its SQL each time cost
+ * more than running it.
+ */
+function leaseStatements(db: Database.Database): LeaseStatements {
+  let s = prepared.get(db);
+  if (!s) {
+    s = {
+      row: db.prepare('SELECT * FROM _leases WHERE name = ?'),
+      generation: db.prepare('SELECT generation FROM _leases WHERE name = ?'),
+      write: db.prepare(
+        `INSERT INTO _leases (name, holder, generation, expires_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT(name) DO UPDATE SET holder = excluded.holder, generation = excluded.generation, expires_at = excluded.expires_at`,
+      ),
+      release: db.prepare('UPDATE _leases SET expires_at = 0 WHERE name = ? AND holder = ? AND generation = ?'),
+      remove: db.prepare('DELETE FROM _leases WHERE name = ? AND holder = ? AND generation = ?'),
+    };
+    prepared.set(db, s);
+  }
+  return s;
+}
+
 /**
  * Leases on the embedded read store. Each operation is one IMMEDIATE transaction, so of several
  * processes racing for a free lease exactly one gets it (SQLite's write lock serialises them).
@@ -49,13 +81,13 @@ export class SqliteLeases implements LeaseStore {
 
   async release(lease: Lease): Promise<void> {
     await withWriteLock(() =>
-      this.db.prepare('UPDATE _leases SET expires_at = 0 WHERE name = ? AND holder = ? AND generation = ?').run(lease.name, lease.holder, lease.generation),
+      leaseStatements(this.db).release.run(lease.name, lease.holder, lease.generation),
     );
   }
 
   async remove(lease: Lease): Promise<void> {
     await withWriteLock(() =>
-      this.db.prepare('DELETE FROM _leases WHERE name = ? AND holder = ? AND generation = ?').run(lease.name, lease.holder, lease.generation),
+      leaseStatements(this.db).remove.run(lease.name, lease.holder, lease.generation),
     );
   }
 
@@ -65,22 +97,17 @@ export class SqliteLeases implements LeaseStore {
   }
 
   private row(name: string): LeaseRow | undefined {
-    return this.db.prepare<[string], LeaseRow>('SELECT * FROM _leases WHERE name = ?').get(name);
+    return leaseStatements(this.db).row.get(name);
   }
 
   private write(lease: Lease): void {
-    this.db
-      .prepare(
-        `INSERT INTO _leases (name, holder, generation, expires_at) VALUES (?, ?, ?, ?)
-         ON CONFLICT(name) DO UPDATE SET holder = excluded.holder, generation = excluded.generation, expires_at = excluded.expires_at`,
-      )
-      .run(lease.name, lease.holder, lease.generation, lease.expiresAt);
+    leaseStatements(this.db).write.run(lease.name, lease.holder, lease.generation, lease.expiresAt);
   }
 }
 
 /** Inside a write transaction: refuses a fenced write whose lease has moved on. */
 export function checkFence(db: Database.Database, fence: Fence | undefined): void {
   if (!fence) return;
-  const row = db.prepare<[string], { generation: number }>('SELECT generation FROM _leases WHERE name = ?').get(fence.lease);
+  const row = leaseStatements(db).generation.get(fence.lease);
   if (row?.generation !== fence.generation) throw new LeaseLostError(fence.lease, fence.generation, row?.generation ?? null);
 }
