@@ -8,6 +8,14 @@ import type { EventStore } from '../eventstore/eventStore.js';
 export class PositionWaiters {
   position = 0;
   private waiters: { target: number; resolve: () => void }[] = [];
+  /**
+   * The first event of the projection's types after `position`, as last read from the log: while
+   * the projection has not passed it, every waiter behind it knows it must wait without reading the
+   * log again (a burst of uploads has one waiting acceptance per request, each for an event the
+   * projection reads). Read again once passed, and by a waiter whose pause ran out (the event may
+   * have been erased since).
+   */
+  private nextRelevant: number | null = null;
 
   constructor(
     private readonly name: string,
@@ -35,13 +43,30 @@ export class PositionWaiters {
         this.advance(await this.observe());
         if (this.position >= target) return;
       }
-      const relevant = await this.eventStore.readAll({ after: this.position, maxCount: 1, filter: { eventTypes: this.eventTypes } });
-      if (relevant.length === 0 || relevant[0]!.globalPosition > target) return;
+      const next = await this.firstRelevantAfterPosition();
+      if (next === null || next > target) return;
+      // Read from a position the projection has passed meanwhile: look again from where it stands.
+      if (next <= this.position) continue;
       if (Date.now() > deadline) throw new Error(`projection ${this.name} did not reach ${target}`);
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, 50);
+        const t = setTimeout(() => {
+          this.nextRelevant = null;
+          resolve();
+        }, 50);
         this.waiters.push({ target, resolve: () => (clearTimeout(t), resolve()) });
       });
     }
+  }
+
+  /** The read of the log in flight: waits that start together share it. */
+  private reading: Promise<number | null> | null = null;
+
+  private async firstRelevantAfterPosition(): Promise<number | null> {
+    if (this.nextRelevant !== null && this.nextRelevant > this.position) return this.nextRelevant;
+    this.reading ??= this.eventStore
+      .readAll({ after: this.position, maxCount: 1, filter: { eventTypes: this.eventTypes } })
+      .then(([first]) => (this.nextRelevant = first ? first.globalPosition : null))
+      .finally(() => (this.reading = null));
+    return this.reading;
   }
 }

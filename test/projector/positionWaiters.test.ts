@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { SqliteEventStore } from '../../src/eventstore/sqliteEventStore.js';
+import type { EventStore, ReadAllOptions } from '../../src/eventstore/eventStore.js';
+import { PositionWaiters } from '../../src/projector/positionWaiters.js';
+
+/**
+ * Read-your-writes (contracts §3: an Upload answers from the moment of the 202): a wait for a
+ * position ends once the projection applied it, or at once when no event of the projection's types
+ * lies between where it stands and the target.
+ */
+async function logOf(types: string[]): Promise<{ store: EventStore; reads: () => number }> {
+  const inner = new SqliteEventStore({ path: ':memory:' });
+  for (const type of types) await inner.appendToStream('s', [{ type, data: {} }]);
+  let reads = 0;
+  const store = new Proxy(inner, {
+    get(target, prop, receiver) {
+      if (prop === 'readAll') {
+        return (options?: ReadAllOptions) => {
+          reads++;
+          return target.readAll(options);
+        };
+      }
+      return Reflect.get(target, prop, receiver) as unknown;
+    },
+  });
+  return { store, reads: () => reads };
+}
+
+describe('PositionWaiters (contracts §3 read-your-writes)', () => {
+  it('ends a wait at once when no event of its types lies before the target', async () => {
+    const { store } = await logOf(['a', 'b', 'b']);
+    const w = new PositionWaiters('pa', ['a'], store);
+    w.advance(1);
+    await w.waitFor(3, 1000);
+  });
+
+  it('holds a wait until the projection applies the event it reads', async () => {
+    const { store } = await logOf(['b', 'a', 'b']);
+    const w = new PositionWaiters('pa', ['a'], store);
+    let done = false;
+    const waiting = w.waitFor(3, 5000).then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(done).toBe(false);
+    w.advance(2);
+    await waiting;
+    expect(done).toBe(true);
+  });
+
+  it('reads the log once for many waits behind the same unapplied event, not once per wait', async () => {
+    const { store, reads } = await logOf(['a', 'a', 'a', 'a', 'a']);
+    const w = new PositionWaiters('pa', ['a'], store);
+    const waits = [2, 3, 4, 5].map((target) => w.waitFor(target, 5000));
+    await new Promise((r) => setImmediate(r));
+    // Each wait is behind position 1, the first event the projection has not applied.
+    expect(reads()).toBeLessThanOrEqual(1);
+    w.advance(5);
+    await Promise.all(waits);
+  });
+
+  it('reads the log again after a pause, so a wait behind an erased event ends', async () => {
+    const { store } = await logOf(['b', 'a', 'b']);
+    const w = new PositionWaiters('pa', ['a'], store);
+    const waiting = w.waitFor(3, 5000);
+    await new Promise((r) => setTimeout(r, 10));
+    // The only event of its types is erased before the projection applied it.
+    await store.deleteStream('s', { hard: true });
+    await waiting;
+  });
+
+  it('fails a wait that outlives its timeout', async () => {
+    const { store } = await logOf(['a', 'a']);
+    const w = new PositionWaiters('pa', ['a'], store);
+    await expect(w.waitFor(2, 60)).rejects.toThrow(/did not reach 2/);
+  });
+});
