@@ -204,4 +204,3 @@ function callsOf(waiting: readonly Waiting[], kind: EventStore['kind']): Waiting
 function carriable(events: readonly Event[], kind: EventStore['kind']): boolean {
   return kind !== 'kurrentdb' || events.every((e) => !e.metadata || Object.values(e.metadata).every((v) => typeof v === 'string'));
 }
-
