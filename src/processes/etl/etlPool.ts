@@ -17,10 +17,15 @@ export interface EtlRunner {
  * queue's claim and completion), so several in flight share those fsyncs (each store commits what
  * arrives together in one write) instead of queueing one behind another. Eight rather than four
  * (issue 37): a backlog of one-line uploads then shares each fsync among about twice as many jobs
- * (BENCHMARKS.md "Issue 37: the ETL thread's writes shared"); a small job holds a payload
- * sent under BULK_UPLOAD_BYTES, and the thread's heap cap still ends a thread whatever its jobs hold.
+ * (BENCHMARKS.md "Issue 37: the ETL thread's writes shared"). Sixteen rather than eight once the
+ * appends of a turn go as one call (coalescedAppends.ts): twice as many jobs meet in each turn, so
+ * the ETL handler's and the ETL thread's appends take about half as many calls (0.55 a job against
+ * 1.05 at eight), and the service's CPU per one-line upload fell from 8.0-8.1 to 6.8-7.1 ms in
+ * alternating runs; 32 took more calls and more CPU than 16 (7.4-7.6 ms; BENCHMARKS.md "Issue 37:
+ * small ETL jobs as one batch"). A small job holds a payload sent under BULK_UPLOAD_BYTES, and the
+ * thread's heap cap still ends a thread whatever its jobs hold.
  */
-export const SMALL_JOBS_PER_THREAD = 8;
+export const SMALL_JOBS_PER_THREAD = 16;
 
 /** Runs of jobs on threads of their own at once, per lane. */
 class Slots {

@@ -9,6 +9,7 @@ import { TIER_PRIORITY, uploadState, type EtlTier, type UploadEvent, type Upload
 import type { ImportDecoder } from '../../sources/files/importSource.js';
 import type { DataKeys } from '../../crypto/dataKeys.js';
 import { ConcurrencyError, StreamDeletedError, type EventStore } from '../../eventstore/eventStore.js';
+import { CoalescedAppends } from '../../eventstore/coalescedAppends.js';
 import type { RawStore } from '../../rawstore/rawStore.js';
 import type { NewJob } from '../../workqueue/workQueue.js';
 import { SMALL_JOBS_PER_THREAD, type EtlRunner } from './etlPool.js';
@@ -90,7 +91,11 @@ export async function etlJobOf(eventStore: EventStore, stream: string, tier: Etl
  * queue's; the upload stream holds business facts only. A crash at any point leaves the job to be
  * taken again; the record events being deterministic, each record is stored once.
  */
-export function etlJobHandler(o: EtlJobOptions): JobHandler & { close(): Promise<void> } {
+export function etlJobHandler(options: EtlJobOptions): JobHandler & { close(): Promise<void> } {
+  // The jobs of one claim start, and their runs end, in the same turns: their `etl.job_started`
+  // and outcomes go as one multi-stream append a turn (coalescedAppends.ts, issue 37). The store
+  // stays its owner's to close.
+  const o = { ...options, eventStore: new CoalescedAppends(options.eventStore) };
   const runner = o.pool ?? { run: (task) => runEtlTask(o, task), close: async () => {} };
   return {
     kind: ETL_JOB,

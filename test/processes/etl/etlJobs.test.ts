@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { uploadStream } from '../../../commands/ingestion/upload.js';
 import type { EtlRunner } from '../../../src/processes/etl/etlPool.js';
 import type { EtlRunOutcome, EtlTask } from '../../../src/processes/etl/etlTask.js';
@@ -121,6 +121,32 @@ describe('ETL jobs on the work queue across processes (issue 26)', () => {
     await until(async () => (await etlTypesOf(stream)).includes('etl.job_succeeded'));
     await until(async () => (await t.ctx.jobs.queue.findLive(ETL_JOB, stream)) === null);
     expect(await etlTypesOf(stream)).toEqual(['etl.job_started', 'etl.job_started', 'etl.job_succeeded']);
+  });
+});
+
+describe('the jobs of one claim append together (issue 37, small uploads processed in batches)', () => {
+  it('the starts of jobs claimed together go as one multi-stream append, and each upload still gets its own start and its own outcome, once', async () => {
+    const tenant = await t.createTenant('etl-batch');
+    const streams: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const user = await t.createUser(tenant.apiKey);
+      const { token } = await t.mintToken(tenant.apiKey, user.id, { scopes: ['upload'] });
+      expectStatus(await postUpload(t, 'device-b', token, `batch-${i}`, requestFor('device-b', fixtureB())), 202);
+      streams.push(uploadStream(user.id, 'device-b', `batch-${i}`));
+    }
+    for (const stream of streams) await until(async () => (await t.ctx.jobs.queue.findLive(ETL_JOB, stream)) !== null);
+    const combined = vi.spyOn(t.ctx.eventStore, 'appendToStreams');
+    const pool = heldPool();
+    const r = new JobRunner({ queue: t.ctx.jobs.queue, holder: 'proc-batch', leaseMs: LEASE_MS, pollMs: 20 });
+    r.register(etlJobHandler({ eventStore: t.ctx.eventStore, rawStore: t.ctx.rawStore, parsers: {}, dataKeys: t.ctx.dataKeys, pool, concurrency: 3 }));
+    runners.push(r);
+    r.start();
+    await until(() => pool.started.length === 3);
+    const starts = combined.mock.calls.map(([requests]) => requests.filter((q) => q.events.some((e) => e.type === 'etl.job_started')).map((q) => q.streamName));
+    expect(starts.map((names) => [...names].sort())).toContainEqual([...streams].sort());
+    pool.release();
+    for (const stream of streams) await until(async () => (await etlTypesOf(stream)).includes('etl.job_succeeded'));
+    for (const stream of streams) expect(await etlTypesOf(stream)).toEqual(['etl.job_started', 'etl.job_succeeded']);
   });
 });
 
