@@ -1,11 +1,12 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { uploadStream, type UploadAccepted } from '../../../commands/ingestion/upload.js';
+import { DomainError } from '../../../commands/shared/domainError.js';
 import { registerUser } from '../../../commands/users/registerUser.js';
 import { DataKeys, dataKeyId, dataKeyStream } from '../../../src/crypto/dataKeys.js';
 import { openBytes } from '../../../src/crypto/payloadCipher.js';
 import { SealingKeyring } from '../../../src/crypto/sealingKeys.js';
-import type { EventStore, StreamAppend } from '../../../src/eventstore/eventStore.js';
+import { StreamDeletedError, type EventStore, type StreamAppend } from '../../../src/eventstore/eventStore.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
 import { storeProviderPayload, type ProviderPayload } from '../../../src/processes/etl/storeProviderPayload.js';
 import type { RawStore } from '../../../src/rawstore/rawStore.js';
@@ -125,4 +126,20 @@ describe('storeProviderPayload: a small payload and the data key it is sealed wi
     expect(await openedPayload(inner, sealing, userId, 'u-a')).toEqual(Buffer.from('a\n'));
     expect(await openedPayload(inner, sealing, userId, 'u-b')).toEqual(Buffer.from('b\n'));
   });
+
+  it('a user deleted between the key made and the append (its ledger and keys tombstoned): 410, and neither key nor upload is stored (spec "States: User")', async () => {
+    const { inner, sealing, userId } = await setUp();
+    const keyStream = dataKeyStream({ userId, provider: 'device-a', generation: 0 });
+    const { store } = recording(inner, async () => {
+      await inner.deleteStream(`providerdata-${userId}-device-a`, { hard: true });
+      await inner.deleteStream(keyStream, { hard: true });
+    });
+    const err = await storeProviderPayload({ eventStore: store, rawStore: noRawStore, dataKeys: new DataKeys(store, sealing) }, payload(userId, 'u-1', Buffer.from('late\n'))).catch((e: unknown) => e);
+
+    expect(err).toBeInstanceOf(DomainError);
+    expect((err as DomainError).code).toBe('gone');
+    await expect(inner.readStream(keyStream)).rejects.toBeInstanceOf(StreamDeletedError);
+    expect(await inner.readStream(uploadStream(userId, 'device-a', 'u-1', 0))).toEqual([]);
+  });
 });
+
