@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConcurrencyError, StreamDeletedError, type EventStore, type RecordedEvent } from '../../src/eventstore/eventStore.js';
+import { ConcurrencyError, StreamDeletedError, type EventStore, type RecordedEvent, type StreamAppend } from '../../src/eventstore/eventStore.js';
 import { loadProviderDataHead, providerDataStream, type ProviderDataHead } from '../deletions/providerData.js';
 import { decideDataWrite } from '../deletions/registerDataWrite.js';
 import { DomainError } from '../shared/domainError.js';
@@ -91,8 +91,18 @@ export type AcceptUploadReads = { head: ProviderDataHead; upload: { state: Uploa
 /**
  * The first attempt decides on `read` when the caller has it (each stream's expected revision
  * makes the append fail if either moved since, and the retry reads them again).
+ *
+ * `alongside` goes into every attempt's append, first (a data key issued for the payload, so
+ * the key and the payload sealed with it are one durable write: DataKeys.prepare). A conflict on
+ * one of its streams is not retried here: it is thrown for the caller, who made it, to settle.
  */
-export async function acceptUpload(eventStore: EventStore, input: z.input<typeof AcceptUploadInput>, read?: AcceptUploadReads, attempts = 5): Promise<AcceptUploadOutcome & { position: number }> {
+export async function acceptUpload(
+  eventStore: EventStore,
+  input: z.input<typeof AcceptUploadInput>,
+  read?: AcceptUploadReads,
+  attempts = 5,
+  alongside: readonly StreamAppend[] = [],
+): Promise<AcceptUploadOutcome & { position: number }> {
   const cmd = AcceptUploadInput.parse(input);
   const stream = uploadStream(cmd.userId, cmd.provider, cmd.uploadId, cmd.generation);
   const ledger = providerDataStream(cmd.userId, cmd.provider);
@@ -105,14 +115,16 @@ export async function acceptUpload(eventStore: EventStore, input: z.input<typeof
     const events = decideAcceptUpload(cmd, state, user);
     if (events.length === 0) return { replayed: true, accepted: state.accepted!, position: 0 };
     try {
-      const [, appended] = await eventStore.appendToStreams([
+      const appended = await eventStore.appendToStreams([
+        ...alongside,
         { streamName: ledger, events: [registration], expectedRevision: head.revision ?? 'no_stream' },
         { streamName: stream, events, expectedRevision: revision ?? 'no_stream' },
       ]);
       let next = state;
       for (const e of events) next = uploadState.evolve(next, e as unknown as RecordedEvent<UploadEvent>);
-      return { replayed: false, accepted: next.accepted!, position: appended!.lastPosition };
+      return { replayed: false, accepted: next.accepted!, position: appended[appended.length - 1]!.lastPosition };
     } catch (err) {
+      if ((err instanceof ConcurrencyError || err instanceof StreamDeletedError) && alongside.some((a) => a.streamName === err.streamName)) throw err;
       if (err instanceof ConcurrencyError && attempt < attempts) continue;
       // The ledger tombstoned: the user is being deleted; the upload stream: erased since it was read.
       if (err instanceof StreamDeletedError) throw new DomainError('gone', err.streamName === ledger ? 'the user is being deleted' : 'this resource was erased');

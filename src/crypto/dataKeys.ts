@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { ConcurrencyError, StreamDeletedError, type Event, type EventStore, type RecordedEvent } from '../eventstore/eventStore.js';
+import { ConcurrencyError, StreamDeletedError, type Event, type EventStore, type RecordedEvent, type StreamAppend } from '../eventstore/eventStore.js';
 import type { SealedKey, SealingKeyring } from './sealingKeys.js';
 
 /**
@@ -72,29 +72,65 @@ export class DataKeys {
    * Throws DataKeyDestroyedError when the generation was erased.
    */
   async issue(ref: DataKeyRef, tenantId: string, now = new Date()): Promise<{ keyId: string; key: Buffer }> {
+    const prepared = await this.prepare(ref, tenantId, now);
+    if (!prepared.unstored) return prepared;
+    const { streamName, events, expectedRevision } = prepared.unstored;
+    try {
+      await this.eventStore.appendToStream(streamName, events, { expectedRevision });
+    } catch (err) {
+      if (err instanceof StreamDeletedError) {
+        this.cache.set(prepared.keyId, DESTROYED);
+        throw new DataKeyDestroyedError(prepared.keyId);
+      }
+      if (!(err instanceof ConcurrencyError)) throw err;
+      const winner = await this.get(prepared.keyId);
+      if (!winner) throw new DataKeyDestroyedError(prepared.keyId);
+      return { keyId: prepared.keyId, key: winner };
+    }
+    this.stored(prepared.keyId, prepared.key);
+    return { keyId: prepared.keyId, key: prepared.key };
+  }
+
+  /**
+   * The key as `issue` finds it, except that a key not issued yet is made but not stored:
+   * `unstored` is its stream's first event, for the caller to append in the same append as the
+   * first data sealed with it (one durable write instead of two, issue 37; only data that is
+   * itself in that append, so nothing stored is ever sealed with a key that was not). After that
+   * append the caller hands the key to `stored`; when it fails on the key's stream
+   * (`lostIssue`), another writer issued the key first or the generation was erased, and the
+   * caller seals again with the key `issue` answers then.
+   */
+  async prepare(ref: DataKeyRef, tenantId: string, now = new Date()): Promise<{ keyId: string; key: Buffer; unstored: StreamAppend | null }> {
     const keyId = dataKeyId(ref);
     const existing = await this.get(keyId);
-    if (existing) return { keyId, key: existing };
+    if (existing) return { keyId, key: existing, unstored: null };
     if (this.cache.get(keyId) === DESTROYED) throw new DataKeyDestroyedError(keyId);
     const key = randomBytes(32);
     const event: DataKeyIssued = {
       type: 'datakey.issued',
       data: { key_id: keyId, user_id: ref.userId, tenant_id: tenantId, provider: ref.provider, generation: ref.generation, sealed: this.sealing.seal(key, keyId), issued_at: now.toISOString() },
     };
-    try {
-      await this.eventStore.appendToStream(dataKeyStream(ref), [event], { expectedRevision: 'no_stream' });
-    } catch (err) {
-      if (err instanceof StreamDeletedError) {
-        this.cache.set(keyId, DESTROYED);
-        throw new DataKeyDestroyedError(keyId);
-      }
-      if (!(err instanceof ConcurrencyError)) throw err;
-      const winner = await this.get(keyId);
-      if (!winner) throw new DataKeyDestroyedError(keyId);
-      return { keyId, key: winner };
-    }
+    return { keyId, key, unstored: { streamName: dataKeyStream(ref), events: [event], expectedRevision: 'no_stream' } };
+  }
+
+  /** A key `prepare` made was appended: remembered as `issue` remembers the keys it stores. */
+  stored(keyId: string, key: Buffer): void {
     this.cache.set(keyId, key);
-    return { keyId, key };
+  }
+
+  /**
+   * Whether an append carrying a prepared key failed on the key's stream: `destroyed` (the
+   * generation was erased; remembered as `issue` remembers it) when the stream is tombstoned,
+   * `taken` when another writer issued the key first; null when `err` is not about that stream.
+   */
+  lostIssue(keyId: string, err: unknown): 'destroyed' | 'taken' | null {
+    const ref = parseDataKeyId(keyId);
+    const stream = ref ? dataKeyStream(ref) : null;
+    if (err instanceof StreamDeletedError && err.streamName === stream) {
+      this.cache.set(keyId, DESTROYED);
+      return 'destroyed';
+    }
+    return err instanceof ConcurrencyError && err.streamName === stream ? 'taken' : null;
   }
 
   /** The key, or null when it was destroyed or never issued. */

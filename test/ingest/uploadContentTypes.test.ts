@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { connect, type AddressInfo } from 'node:net';
@@ -105,6 +105,10 @@ describe('bodies judged by their first bytes (issue 23: a generic type is only a
     ['device-b', 'text/plain', Buffer.from('hello, this is not JSON'), /Health Connect JSON/],
     ['device-b', CURL_DEFAULT, Buffer.from('records=1&x=2'), /Health Connect JSON/],
     ['device-b', 'application/gzip', Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x01, 0x02]), /not valid gzip/],
+    // A small body is inflated in one call, a larger one through streams (uploadFormats.ts): either way a cut or padded gzip is refused.
+    ['device-a', 'application/gzip', gzipSync(FIXTURE_A_NDJSON.split('\n')[0]!).subarray(0, -4), /not valid gzip/],
+    ['device-a', 'application/gzip', Buffer.concat([gzipSync(FIXTURE_A_NDJSON.split('\n')[0]!), Buffer.from('trailing bytes')]), /not valid gzip/],
+    ['device-a', 'application/gzip', gzipSync(randomBytes(16 * 1024)).subarray(0, -4), /not valid gzip/],
     ['device-c', CURL_DEFAULT, Buffer.from('not a database'), /SQLite/],
     ['device-c', 'application/x-sqlite3', gzipSync('SQLite format 3\u0000'), /SQLite/],
     ['device-c', 'application/vnd.sqlite3', fixtureC().subarray(0, 4096), /truncated|unreadable|corrupt|malformed/i],

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { loadProviderDataHead } from '../../../commands/deletions/providerData.js';
 import { refusalOf } from '../../../commands/deletions/registerDataWrite.js';
-import { acceptUpload, findUpload } from '../../../commands/ingestion/acceptUpload.js';
+import { acceptUpload, findUpload, type AcceptUploadOutcome } from '../../../commands/ingestion/acceptUpload.js';
 import { inlineKey, type EtlTier, type UploadAccepted } from '../../../commands/ingestion/upload.js';
 import { loadState } from '../../../commands/shared/commandHandler.js';
 import { DomainError } from '../../../commands/shared/domainError.js';
@@ -93,33 +93,17 @@ export async function storeProviderPayload(stores: PayloadStores, p: ProviderPay
   }
 
   // Sealed with the data key of this generation: once the data is erased, a copy of the payload
-  // left anywhere opens no more.
-  const dataKey = await dataKeys.issue({ userId: p.userId, provider: p.provider, generation }, p.tenantId).catch(async (err: unknown) => {
+  // left anywhere opens no more. A small body goes into its acceptance event (inlinePayload.ts),
+  // and so does a key issued for it: key, payload and acceptance are one durable write.
+  const ref = { userId: p.userId, provider: p.provider, generation };
+  const inlined = !staged && !p.chunked && bytes <= INLINE_PAYLOAD_MAX_BYTES;
+  const erasedMeanwhile = async (err: unknown): Promise<never> => {
     // Erased since the ledger was read: the user deleted (410) or the provider's data (409).
     if (err instanceof DataKeyDestroyedError) throw refusalOf(await loadProviderDataHead(eventStore, p.userId, p.provider), generation) ?? err;
     throw err;
-  });
-  const namespace = rawNamespace(p.userId, p.provider, generation);
-  // A small body goes into its acceptance event: one durable write, shared (inlinePayload.ts).
-  const inline = !staged && !p.chunked && bytes <= INLINE_PAYLOAD_MAX_BYTES ? sealBytes(dataKey.key, p.body as Buffer, dataKey.keyId) : null;
-  const put = inline
-    ? Promise.resolve({ key: inlineKey(sha256), sha256, bytes: inline.length })
-    : staged
-    ? rawStore.putStream(sealedStream(staged.open(), chunkSealer(dataKey.key, dataKey.keyId)), namespace, { sha256 })
-    : rawStore.put(p.chunked ? sealChunked(dataKey.key, dataKey.keyId, p.body as Buffer) : sealBytes(dataKey.key, p.body as Buffer, dataKey.keyId), namespace, { sha256 });
-  const stored = await put.catch(async (err: unknown) => {
-    // An erasure that began meanwhile sweeps the namespace, possibly under this very write:
-    // for a user deletion that is the spec's 410.
-    const user = (await loadState(eventStore, userStream(p.userId), userState)).state;
-    if (user.status !== 'active') throw new DomainError('gone', 'the user is being deleted');
-    const now = refusalOf(await loadProviderDataHead(eventStore, p.userId, p.provider), generation);
-    if (now) throw now;
-    throw err;
-  });
-  // Refused from here on: the payload just stored goes (the erasure may have swept it already).
-  const forget = () => (inline ? Promise.resolve() : rawStore.delete(stored.key));
+  };
   const at = (p.at ?? new Date()).toISOString();
-  const result = await acceptUpload(eventStore, {
+  const acceptance = (stored: { key: string }, inline: Buffer | null) => ({
     tenantId: p.tenantId,
     userId: p.userId,
     actor: p.actor,
@@ -136,11 +120,46 @@ export async function storeProviderPayload(stores: PayloadStores, p: ProviderPay
     dataType: p.dataType ?? undefined,
     timeZone: p.timeZone ?? undefined,
     at,
-  }, { head, upload }).catch(async (err: unknown) => {
-    await forget();
+  });
+  if (inlined) {
+    const dataKey = await dataKeys.prepare(ref, p.tenantId).catch(erasedMeanwhile);
+    const stored = { key: inlineKey(sha256) };
+    const sealed = (key: { keyId: string; key: Buffer }) => acceptance(stored, sealBytes(key.key, p.body as Buffer, key.keyId));
+    let result: AcceptUploadOutcome & { position: number };
+    try {
+      result = await acceptUpload(eventStore, sealed(dataKey), { head, upload }, undefined, dataKey.unstored ? [dataKey.unstored] : []);
+      // A replay appended nothing, the key neither.
+      if (dataKey.unstored && !result.replayed) dataKeys.stored(dataKey.keyId, dataKey.key);
+    } catch (err) {
+      const lost = dataKey.unstored ? dataKeys.lostIssue(dataKey.keyId, err) : null;
+      if (lost === 'destroyed') return erasedMeanwhile(new DataKeyDestroyedError(dataKey.keyId));
+      if (lost !== 'taken') throw err;
+      // Another writer issued the key first: sealed again with theirs, the streams read again.
+      const winner = await dataKeys.issue(ref, p.tenantId).catch(erasedMeanwhile);
+      result = await acceptUpload(eventStore, sealed(winner));
+    }
+    return { replayed: result.replayed, accepted: result.accepted, position: result.replayed ? null : result.position };
+  }
+  const dataKey = await dataKeys.issue(ref, p.tenantId).catch(erasedMeanwhile);
+  const namespace = rawNamespace(p.userId, p.provider, generation);
+  const put = staged
+    ? rawStore.putStream(sealedStream(staged.open(), chunkSealer(dataKey.key, dataKey.keyId)), namespace, { sha256 })
+    : rawStore.put(p.chunked ? sealChunked(dataKey.key, dataKey.keyId, p.body as Buffer) : sealBytes(dataKey.key, p.body as Buffer, dataKey.keyId), namespace, { sha256 });
+  const stored = await put.catch(async (err: unknown) => {
+    // An erasure that began meanwhile sweeps the namespace, possibly under this very write:
+    // for a user deletion that is the spec's 410.
+    const user = (await loadState(eventStore, userStream(p.userId), userState)).state;
+    if (user.status !== 'active') throw new DomainError('gone', 'the user is being deleted');
+    const now = refusalOf(await loadProviderDataHead(eventStore, p.userId, p.provider), generation);
+    if (now) throw now;
+    throw err;
+  });
+  // Refused from here on: the payload just stored goes (the erasure may have swept it already).
+  const result = await acceptUpload(eventStore, acceptance(stored, null), { head, upload }).catch(async (err: unknown) => {
+    await rawStore.delete(stored.key);
     throw err;
   });
   // A racing writer with the same payload id was accepted first, with its own sealed copy.
-  if (result.replayed && result.accepted.object_key !== stored.key) await forget();
+  if (result.replayed && result.accepted.object_key !== stored.key) await rawStore.delete(stored.key);
   return { replayed: result.replayed, accepted: result.accepted, position: result.replayed ? null : result.position };
 }
