@@ -9,7 +9,7 @@ import { postDelivery, type AttemptResult } from './httpSender.js';
 import { MAX_ATTEMPTS, type RetrySchedule } from './retrySchedule.js';
 import { WakeTimers } from './wakeTimers.js';
 import { RecordsReadableGate, type RecordsReadable } from './recordsReadableGate.js';
-import { ATTEMPTS_KEPT, DEFAULT_LIMITS, UNSEALABLE_ERROR, type WorkerLimits } from './deliveryLimits.js';
+import { ATTEMPTS_KEPT, DEFAULT_LIMITS, RUNNING_AFTER_MS, UNSEALABLE_ERROR, type WorkerLimits } from './deliveryLimits.js';
 import { EndpointHealth } from './endpointHealth.js';
 
 
@@ -238,7 +238,6 @@ export class DeliveryWorker {
       return;
     }
     const startedAt = now();
-    writes.set(DELIVERIES, d._id, { status: 'running' });
     let headers: Record<string, string>;
     try {
       // The signature carries the wall-clock time: receivers check it against theirs (replay protection).
@@ -251,7 +250,16 @@ export class DeliveryWorker {
       this.record(d, { ok: false, statusCode: null, error: UNSEALABLE_ERROR, excerpt: null, durationMs: 0, retryAfterSeconds: null }, startedAt);
       return;
     }
-    const result = await postDelivery(this.deps.http, ep.url, headers, d.payload, now, cut);
+    // Stored as running only while an answer is slow in coming: most answers come within
+    // milliseconds, and their outcome is then the delivery's one write after its creation (a
+    // restart treats pending and running alike: both are sent again).
+    const marking = setTimeout(() => writes.set(DELIVERIES, d._id, { status: 'running' }), RUNNING_AFTER_MS);
+    let result: AttemptResult;
+    try {
+      result = await postDelivery(this.deps.http, ep.url, headers, d.payload, now, cut);
+    } finally {
+      clearTimeout(marking);
+    }
     // Cut off by a lost lease: whatever came back is not this process's to record.
     if (cut.aborted) return;
     this.record(d, result, startedAt);
