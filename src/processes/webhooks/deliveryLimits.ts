@@ -8,11 +8,6 @@ export const ATTEMPTS_KEPT = 20;
 /** Spec "Limits": an endpoint that accepted nothing for 5 days is disabled. */
 export const DISABLE_AFTER_MS = 5 * 24 * 3600 * 1000;
 export const AUTO_DISABLED_REASON = 'no delivery accepted for 5 days';
-/**
- * An attempt still unanswered after this long is stored as `running`; a quicker one goes from
- * `pending` to its outcome in one write (the spec names the states, not how long each is shown).
- */
-export const RUNNING_AFTER_MS = 1_000;
 /** An attempt's error when the endpoint's sealed secret does not open (a SEALING_KEY rotation without SEALING_KEY_PREVIOUS). */
 export const UNSEALABLE_ERROR = "not sent: the service's sealing keys do not open this endpoint's signing secret (incomplete SEALING_KEY rotation)";
 
@@ -25,6 +20,11 @@ export type WorkerLimits = {
   queuedPerEndpoint: number;
   /** Due deliveries held in memory overall. */
   queued: number;
+  /**
+   * An attempt still unanswered after this long is stored as `running`; a quicker one goes from
+   * `pending` to its outcome in one write (the spec names the states, not how long each is shown).
+   */
+  runningAfterMs: number;
 };
 
-export const DEFAULT_LIMITS: WorkerLimits = { perEndpoint: 16, total: 256, queuedPerEndpoint: 1_000, queued: 50_000 };
+export const DEFAULT_LIMITS: WorkerLimits = { perEndpoint: 16, total: 256, queuedPerEndpoint: 1_000, queued: 50_000, runningAfterMs: 1_000 };
