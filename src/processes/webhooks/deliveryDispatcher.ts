@@ -202,7 +202,10 @@ export class DeliveryDispatcher {
           }
         }
       }
-      const webhookEvent = await toWebhookEvent(event, this.enrichment);
+      // A tenant without an active endpoint gets no delivery: its payload, and the log reads that
+      // enrich it, are not made.
+      const tenantId = (event.data as { tenant_id?: unknown }).tenant_id;
+      const webhookEvent = typeof tenantId === 'string' && !this.endpoints.hasActive(tenantId) ? null : await toWebhookEvent(event, this.enrichment);
       if (webhookEvent) {
         const targets = this.endpoints.activeOf(webhookEvent.tenantId).filter((ep) => endpointWants(ep, webhookEvent.payload.type));
         if (targets.length) {

@@ -20,6 +20,11 @@ export type WorkerLimits = {
   queuedPerEndpoint: number;
   /** Due deliveries held in memory overall. */
   queued: number;
+  /**
+   * An attempt still unanswered after this long is stored as `running`; a quicker one goes from
+   * `pending` to its outcome in one write (the spec names the states, not how long each is shown).
+   */
+  runningAfterMs: number;
 };
 
-export const DEFAULT_LIMITS: WorkerLimits = { perEndpoint: 16, total: 256, queuedPerEndpoint: 1_000, queued: 50_000 };
+export const DEFAULT_LIMITS: WorkerLimits = { perEndpoint: 16, total: 256, queuedPerEndpoint: 1_000, queued: 50_000, runningAfterMs: 1_000 };

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { ReadStore, Scalar } from '../../readstore/readStore.js';
@@ -83,6 +84,8 @@ export class DeliveryWorker {
   async start(): Promise<void> {
     this.stopped = false;
     this.cut = new AbortController();
+    // Every attempt in flight listens on it (httpSender.ts): as many as the overall bound.
+    setMaxListeners(this.deps.limits.total + 1, this.cut.signal);
     // A new holding of the lease starts from the store: what an earlier holding kept in memory may
     // have been sent and recorded by another process since.
     for (const m of [this.tracked, this.trackedPer, this.queues, this.unsettled, this.refillFrom]) m.clear();
@@ -238,7 +241,6 @@ export class DeliveryWorker {
       return;
     }
     const startedAt = now();
-    writes.set(DELIVERIES, d._id, { status: 'running' });
     let headers: Record<string, string>;
     try {
       // The signature carries the wall-clock time: receivers check it against theirs (replay protection).
@@ -251,7 +253,12 @@ export class DeliveryWorker {
       this.record(d, { ok: false, statusCode: null, error: UNSEALABLE_ERROR, excerpt: null, durationMs: 0, retryAfterSeconds: null }, startedAt);
       return;
     }
+    // Stored as running only for a slow answer: a quick one's outcome is the delivery's one write
+    // after its creation (a restart sends pending and running alike again).
+    const marking = setTimeout(() => writes.set(DELIVERIES, d._id, { status: 'running' }), this.deps.limits.runningAfterMs);
+    // Never rejects: a failure is an AttemptResult.
     const result = await postDelivery(this.deps.http, ep.url, headers, d.payload, now, cut);
+    clearTimeout(marking);
     // Cut off by a lost lease: whatever came back is not this process's to record.
     if (cut.aborted) return;
     this.record(d, result, startedAt);

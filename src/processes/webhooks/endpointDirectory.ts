@@ -53,6 +53,12 @@ export class EndpointDirectory {
     return out;
   }
 
+  /** True when the tenant has an active endpoint (without building the list). */
+  hasActive(tenantId: string): boolean {
+    for (const id of this.byTenant.get(tenantId) ?? []) if (this.states.get(id)?.status === 'active') return true;
+    return false;
+  }
+
   all(): IterableIterator<WebhookEndpointState> {
     return this.states.values();
   }

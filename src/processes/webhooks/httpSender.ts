@@ -34,8 +34,18 @@ export async function postDelivery(
   cut?: AbortSignal,
 ): Promise<AttemptResult> {
   const started = now();
-  const timeout = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
-  const signal = cut ? AbortSignal.any([timeout, cut]) : timeout;
+  // One controller and one timer per attempt: AbortSignal.timeout and AbortSignal.any cost several
+  // times as much each (weak references kept per signal), and every delivery pays them.
+  const attempt = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    attempt.abort();
+  }, ATTEMPT_TIMEOUT_MS);
+  const onCut = () => attempt.abort();
+  if (cut?.aborted) attempt.abort();
+  else cut?.addEventListener('abort', onCut, { once: true });
+  const signal = attempt.signal;
   try {
     const res = await request(url, {
       method: 'POST',
@@ -56,7 +66,10 @@ export async function postDelivery(
       retryAfterSeconds: code === 429 || code === 503 ? parseRetryAfter(res.headers['retry-after'], now()) : null,
     };
   } catch (err) {
-    return { ok: false, statusCode: null, error: describe(err, timeout), excerpt: null, durationMs: Math.max(0, Math.round(now() - started)), retryAfterSeconds: null };
+    return { ok: false, statusCode: null, error: describe(err, timedOut), excerpt: null, durationMs: Math.max(0, Math.round(now() - started)), retryAfterSeconds: null };
+  } finally {
+    clearTimeout(timer);
+    cut?.removeEventListener('abort', onCut);
   }
 }
 
@@ -81,8 +94,8 @@ async function readBounded(body: Dispatcher.ResponseData['body']): Promise<strin
   return Buffer.concat(kept).toString('utf8');
 }
 
-function describe(err: unknown, signal: AbortSignal): string {
-  if (signal.aborted) return `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s`;
+function describe(err: unknown, timedOut: boolean): string {
+  if (timedOut) return `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s`;
   const e = err as (Error & { code?: string; cause?: unknown }) | undefined;
   const cause = (e?.cause ?? e) as Error & { code?: string };
   if (cause instanceof ForbiddenAddressError || e instanceof ForbiddenAddressError) return (cause instanceof ForbiddenAddressError ? cause : e!).message;

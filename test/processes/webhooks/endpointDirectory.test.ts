@@ -32,4 +32,16 @@ describe('EndpointDirectory (issue 26: retention)', () => {
     expect([...directory.all()]).toEqual([]);
     expect(directory.activeOf('tenant-a')).toEqual([]);
   });
+
+  it('hasActive answers whether the tenant has an active endpoint, as activeOf would (the dispatcher builds no payload otherwise)', () => {
+    const directory = new EndpointDirectory(new WebhookSecrets(new SealingKeyring(randomBytes(32), [], WEBHOOK_SECRET_SEALING)));
+    expect(directory.hasActive('tenant-a')).toBe(false);
+    directory.set(endpoint('one', 'disabled'));
+    expect(directory.hasActive('tenant-a')).toBe(false);
+    directory.set(endpoint('two', 'active'));
+    expect(directory.hasActive('tenant-a')).toBe(true);
+    expect(directory.hasActive('tenant-b')).toBe(false);
+    directory.set(endpoint('two', 'deleted'));
+    expect(directory.hasActive('tenant-a')).toBe(false);
+  });
 });
