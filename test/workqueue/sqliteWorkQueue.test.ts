@@ -47,8 +47,9 @@ describe('SqliteWorkQueue (issue 26)', () => {
     expect(sqls.length).toBeGreaterThan(15);
     const unindexed = sqls.flatMap((sql) => {
       const plan = explain(internals.db, sql);
-      // A scan of a partial index reads only the rows it holds, in order, up to the limit.
-      return plan.some((d) => (/^SCAN /.test(d) && !/USING (COVERING )?INDEX/.test(d)) || d.includes('TEMP B-TREE')) ? [`${sql.replace(/\s+/g, ' ')} → ${plan.join('; ')}`] : [];
+      // A scan of a partial index reads only the rows it holds, in order, up to the limit; a scan of
+      // a subquery reads the rows its own (indexed, limited) search produced.
+      return plan.some((d) => (/^SCAN /.test(d) && !/USING (COVERING )?INDEX/.test(d) && !/^SCAN \(subquery-\d+\)$/.test(d)) || d.includes('TEMP B-TREE')) ? [`${sql.replace(/\s+/g, ' ')} → ${plan.join('; ')}`] : [];
     });
     expect(unindexed).toEqual([]);
     // The claim reads due jobs of a kind in claim order straight from its index.
