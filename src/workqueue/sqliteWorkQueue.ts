@@ -161,16 +161,25 @@ export class SqliteWorkQueue implements WorkQueue {
     const now = options.now ?? this.clock();
     checkLeaseMs(options.leaseMs);
     const progress = options.progress === undefined ? undefined : jsonText('progress', options.progress);
-    return this.fenced(lease, (row) => {
-      const expiresAt = Math.max(row.lease_expires_at ?? 0, now + options.leaseMs);
-      this.set(row.id, { lease_expires_at: expiresAt, updated_at: now, ...(progress === undefined ? {} : { progress }) });
-      return { ...lease, expiresAt };
+    // One fenced statement (the commonest writes of a running job): no row read first.
+    return this.write(() => {
+      const renewed = this.stmt<[object], { expiresAt: number }>(
+        `UPDATE jobs SET lease_expires_at = max(coalesce(lease_expires_at, 0), @until), updated_at = @now, progress = coalesce(@progress, progress)
+         WHERE ${FENCE} RETURNING lease_expires_at AS expiresAt`,
+      ).get({ ...lease, until: now + options.leaseMs, now, progress: progress ?? null });
+      if (!renewed) throw new LostLeaseError(lease.jobId, lease.generation);
+      return { ...lease, expiresAt: renewed.expiresAt };
     });
   }
 
   async complete(lease: JobLease, options: { now?: number } = {}): Promise<void> {
     const now = options.now ?? this.clock();
-    await this.fenced(lease, (row) => this.finish(row.id, 'completed', now, {}));
+    await this.write(() => {
+      const done = this.stmt<[object]>(
+        `UPDATE jobs SET state = 'completed', finished_at = @now, expires_at = @expires, lease_expires_at = NULL, updated_at = @now WHERE ${FENCE}`,
+      ).run({ ...lease, now, expires: now + this.retentionMs });
+      if (done.changes === 0) throw new LostLeaseError(lease.jobId, lease.generation);
+    });
   }
 
   async fail(lease: JobLease, options: { error: string; retryAt: number | null; progress?: Json; now?: number }): Promise<'available' | 'dead'> {
