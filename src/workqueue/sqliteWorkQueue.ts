@@ -60,6 +60,15 @@ CREATE INDEX IF NOT EXISTS jobs_expiry ON jobs (expires_at) WHERE expires_at IS 
 
 const LIVE = `state IN ('available', 'running')`;
 const FENCE = `id = @jobId AND holder = @holder AND generation = @generation AND state = 'running'`;
+const COLUMNS = [
+  'id', 'kind', 'key', 'lock', 'state', 'priority', 'run_at', 'attempts', 'max_attempts', 'lane_tenant', 'lane_user', 'holder', 'generation', 'lease_expires_at',
+  'payload', 'progress', 'last_error', 'created_at', 'updated_at', 'attempted_at', 'finished_at', 'expires_at',
+] as const;
+const INSERT_SQL = `INSERT INTO jobs (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`;
+/** A lease renewed (never shortened) and a job completed, each one fenced statement: the commonest writes of a running job. */
+const RENEW_SQL = `UPDATE jobs SET lease_expires_at = max(coalesce(lease_expires_at, 0), @until), updated_at = @now, progress = coalesce(@progress, progress)
+  WHERE ${FENCE} RETURNING lease_expires_at AS expiresAt`;
+const COMPLETE_SQL = `UPDATE jobs SET state = 'completed', finished_at = @now, expires_at = @expires, lease_expires_at = NULL, updated_at = @now WHERE ${FENCE}`;
 /** Whether any running job's lease expired: one seek of the leases index. */
 const ANY_EXPIRED_SQL = `SELECT 1 AS found FROM jobs INDEXED BY jobs_leases WHERE state = 'running' AND lease_expires_at <= ? LIMIT 1`;
 
@@ -118,7 +127,7 @@ export class SqliteWorkQueue implements WorkQueue {
           return { job: toJob(this.row(live.id)!), created: false };
         }
       }
-      this.stmt(`INSERT INTO jobs (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`).run(toRow(job));
+      this.stmt(INSERT_SQL).run(toRow(job));
       return { job, created: true };
     });
   }
@@ -161,12 +170,8 @@ export class SqliteWorkQueue implements WorkQueue {
     const now = options.now ?? this.clock();
     checkLeaseMs(options.leaseMs);
     const progress = options.progress === undefined ? undefined : jsonText('progress', options.progress);
-    // One fenced statement (the commonest writes of a running job): no row read first.
     return this.write(() => {
-      const renewed = this.stmt<[object], { expiresAt: number }>(
-        `UPDATE jobs SET lease_expires_at = max(coalesce(lease_expires_at, 0), @until), updated_at = @now, progress = coalesce(@progress, progress)
-         WHERE ${FENCE} RETURNING lease_expires_at AS expiresAt`,
-      ).get({ ...lease, until: now + options.leaseMs, now, progress: progress ?? null });
+      const renewed = this.stmt<[object], { expiresAt: number }>(RENEW_SQL).get({ ...lease, until: now + options.leaseMs, now, progress: progress ?? null });
       if (!renewed) throw new LostLeaseError(lease.jobId, lease.generation);
       return { ...lease, expiresAt: renewed.expiresAt };
     });
@@ -175,9 +180,7 @@ export class SqliteWorkQueue implements WorkQueue {
   async complete(lease: JobLease, options: { now?: number } = {}): Promise<void> {
     const now = options.now ?? this.clock();
     await this.write(() => {
-      const done = this.stmt<[object]>(
-        `UPDATE jobs SET state = 'completed', finished_at = @now, expires_at = @expires, lease_expires_at = NULL, updated_at = @now WHERE ${FENCE}`,
-      ).run({ ...lease, now, expires: now + this.retentionMs });
+      const done = this.stmt<[object]>(COMPLETE_SQL).run({ ...lease, now, expires: now + this.retentionMs });
       if (done.changes === 0) throw new LostLeaseError(lease.jobId, lease.generation);
     });
   }
@@ -376,10 +379,6 @@ export class SqliteWorkQueue implements WorkQueue {
   }
 }
 
-const COLUMNS = [
-  'id', 'kind', 'key', 'lock', 'state', 'priority', 'run_at', 'attempts', 'max_attempts', 'lane_tenant', 'lane_user', 'holder', 'generation', 'lease_expires_at',
-  'payload', 'progress', 'last_error', 'created_at', 'updated_at', 'attempted_at', 'finished_at', 'expires_at',
-] as const;
 
 function toRow(job: Job): Row {
   return {
