@@ -60,6 +60,8 @@ CREATE INDEX IF NOT EXISTS jobs_expiry ON jobs (expires_at) WHERE expires_at IS 
 
 const LIVE = `state IN ('available', 'running')`;
 const FENCE = `id = @jobId AND holder = @holder AND generation = @generation AND state = 'running'`;
+type TurnCall = { body: () => unknown; resolve: (value: unknown) => void; reject: (err: unknown) => void };
+
 const COLUMNS = [
   'id', 'kind', 'key', 'lock', 'state', 'priority', 'run_at', 'attempts', 'max_attempts', 'lane_tenant', 'lane_user', 'holder', 'generation', 'lease_expires_at',
   'payload', 'progress', 'last_error', 'created_at', 'updated_at', 'attempted_at', 'finished_at', 'expires_at',
@@ -90,6 +92,8 @@ export class SqliteWorkQueue implements WorkQueue {
   private readonly statements = new Map<string, Database.Statement>();
   private readonly cursors = new LaneCursors();
   private readonly lanes: SqliteLaneReads;
+  /** The calls of the current turn waiting for their shared write, by kind of call (writeInTurn). */
+  private readonly turnCalls = new Map<string, TurnCall[]>();
   /**
    * Writes asked for together (enqueues, claims, renewals and outcomes of jobs running at once)
    * share one transaction and one fsync, each in its own savepoint and answered once durable.
@@ -116,7 +120,7 @@ export class SqliteWorkQueue implements WorkQueue {
 
   async enqueue(input: NewJob, now = this.clock()): Promise<Enqueued> {
     const job = newJob(input, now);
-    return this.write(() => {
+    return this.writeInTurn('enqueue', () => {
       if (job.key !== null) {
         const live = this.liveRow(job.kind, job.key);
         if (live) {
@@ -170,7 +174,7 @@ export class SqliteWorkQueue implements WorkQueue {
     const now = options.now ?? this.clock();
     checkLeaseMs(options.leaseMs);
     const progress = options.progress === undefined ? undefined : jsonText('progress', options.progress);
-    return this.write(() => {
+    return this.writeInTurn('heartbeat', () => {
       const renewed = this.stmt<[object], { expiresAt: number }>(RENEW_SQL).get({ ...lease, until: now + options.leaseMs, now, progress: progress ?? null });
       if (!renewed) throw new LostLeaseError(lease.jobId, lease.generation);
       return { ...lease, expiresAt: renewed.expiresAt };
@@ -179,7 +183,7 @@ export class SqliteWorkQueue implements WorkQueue {
 
   async complete(lease: JobLease, options: { now?: number } = {}): Promise<void> {
     const now = options.now ?? this.clock();
-    await this.write(() => {
+    await this.writeInTurn('complete', () => {
       const done = this.stmt<[object]>(COMPLETE_SQL).run({ ...lease, now, expires: now + this.retentionMs });
       if (done.changes === 0) throw new LostLeaseError(lease.jobId, lease.generation);
     });
@@ -367,6 +371,39 @@ export class SqliteWorkQueue implements WorkQueue {
 
   private write<T>(body: () => T): Promise<T> {
     return this.commits.write(body);
+  }
+
+  /**
+   * Calls of one kind asked for in one turn (the enqueues of a reactor's batch, the renewals and
+   * completions of the jobs an ETL batch finished) run as one write of the group, in the order
+   * asked, each answered with its own value or error: one savepoint for them all instead of one
+   * each (issue 37). Only for bodies that make at most one change, by one statement (which SQLite
+   * undoes whole when it fails), and then read: a body that throws has left nothing.
+   */
+  private writeInTurn<T>(name: string, body: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let calls = this.turnCalls.get(name);
+      if (!calls) {
+        const batch: TurnCall[] = (calls = []);
+        this.turnCalls.set(name, batch);
+        this.write(() => {
+          this.turnCalls.delete(name);
+          return batch.map((call): { ok: unknown } | { err: unknown } => {
+            try {
+              return { ok: call.body() };
+            } catch (err) {
+              // An error that ended the transaction (I/O, a full disk) fails the whole group.
+              if (!this.db.inTransaction) throw err;
+              return { err };
+            }
+          });
+        }).then(
+          (outcomes) => outcomes.forEach((o, i) => ('ok' in o ? batch[i]!.resolve(o.ok) : batch[i]!.reject(o.err))),
+          (err: unknown) => batch.forEach((call) => call.reject(err)),
+        );
+      }
+      calls.push({ body, resolve: resolve as (value: unknown) => void, reject });
+    });
   }
 
   private stmt<P extends unknown[] | [object] = unknown[], R = unknown>(sql: string): Database.Statement<P, R> {
