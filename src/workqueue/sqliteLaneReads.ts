@@ -1,22 +1,16 @@
 import type Database from 'better-sqlite3';
 import type { LaneAnswer, LaneCandidate, LaneRead } from './fairLanes.js';
-import type { JobState } from './workQueue.js';
+import type { Job } from './workQueue.js';
 
-/** A row of the embedded queue's jobs table (sqliteWorkQueue.ts). */
-export type JobRow = {
-  id: string;
-  kind: string;
-  key: string | null;
-  lock: string | null;
-  state: JobState;
-  priority: number;
+/**
+ * A row of the embedded queue's jobs table (sqliteWorkQueue.ts): the job's fields of one word as
+ * they are, the others in snake case, JSON as text, the lane '' for none.
+ */
+export type JobRow = Pick<Job, 'id' | 'kind' | 'key' | 'lock' | 'state' | 'priority' | 'attempts' | 'holder' | 'generation'> & {
   run_at: number;
-  attempts: number;
   max_attempts: number;
   lane_tenant: string;
   lane_user: string;
-  holder: string | null;
-  generation: number;
   lease_expires_at: number | null;
   payload: string;
   progress: string;
