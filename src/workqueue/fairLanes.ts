@@ -12,7 +12,9 @@
  *
  * Every read is one index seek (a "next lane after x" skip-scan, a best job, a count of at most
  * `tenantCap` running jobs), and a claim makes at most 2 × MAX_LANES + 2 of them per job taken,
- * whatever the table holds. Where the window of MAX_LANES lanes shows no due job (lanes of jobs
+ * whatever the table holds. The users' rotation stops at the first user whose best job is as
+ * urgent as the tenant's best (no later user can come first): with jobs of one priority, a pick
+ * reads one user's lane, not MAX_LANES of them (issue 37). Where the window of MAX_LANES lanes shows no due job (lanes of jobs
  * waiting to retry), the kind's best due job overall is taken, as before the lanes: a claim never
  * comes back empty while a due job exists.
  *
@@ -64,10 +66,13 @@ export class LaneCursors {
  */
 export function* pickFair<C extends LaneCandidate>(kind: string, cursors: LaneCursors, tenantCap: number | undefined): Generator<LaneRead, C | undefined, LaneAnswer<C>> {
   const tenants: { lane: string; best: C }[] = [];
-  for (const tenant of yield* rotation<C>(kind, undefined, cursors.get(kind))) {
+  const tenantLanes = yield* rotation<C>(kind, undefined, cursors.get(kind), function* (tenant) {
     const best = (yield { op: 'best', kind, tenant }) as C | undefined;
     if (best) tenants.push({ lane: tenant, best });
-  }
+    return false;
+  });
+  // No lane at all: the kind has no available job, so no best one either.
+  if (tenantLanes === 0) return undefined;
   if (tenants.length === 0) return (yield { op: 'best', kind }) as C | undefined;
   let open = tenants;
   if (tenantCap !== undefined && tenants.length > 1) {
@@ -77,10 +82,13 @@ export function* pickFair<C extends LaneCandidate>(kind: string, cursors: LaneCu
   }
   const chosen = firstMostUrgent(open);
   const users: { lane: string; best: C }[] = [];
-  for (const user of yield* rotation<C>(kind, chosen.lane, cursors.get(`${kind}\n${chosen.lane}`))) {
+  yield* rotation<C>(kind, chosen.lane, cursors.get(`${kind}\n${chosen.lane}`), function* (user) {
     const best = (yield { op: 'best', kind, tenant: chosen.lane, user }) as C | undefined;
     if (best) users.push({ lane: user, best });
-  }
+    // The tenant's best job is the most urgent of all its users' jobs: a user whose best job is as
+    // urgent is the first most urgent of the rotation, and the users after it cannot change that.
+    return best !== undefined && best.priority === chosen.best.priority;
+  });
   const byUser = users.length ? firstMostUrgent(users) : undefined;
   // A user beyond the window may hold the tenant's most urgent job: then that job goes first.
   return byUser && byUser.best.priority <= chosen.best.priority ? byUser.best : chosen.best;
@@ -100,25 +108,29 @@ export async function pickFairAsync<C extends LaneCandidate>(pick: Generator<Lan
   return step.value;
 }
 
-/** The lanes after `cursor`, then from the first up to it: at most MAX_LANES, each once. */
-function* rotation<C extends LaneCandidate>(kind: string, tenant: string | undefined, cursor: string | null): Generator<LaneRead, string[], LaneAnswer<C>> {
-  const lanes: string[] = [];
-  let after = cursor;
-  while (lanes.length < MAX_LANES) {
-    const lane = (yield { op: 'next', kind, tenant, after }) as string | undefined;
-    if (lane === undefined) break;
-    lanes.push(lane);
-    after = lane;
+/**
+ * The lanes after `cursor`, then from the first up to it: at most MAX_LANES, each once, each
+ * visited as it is read; a visit answering true ends the walk (the lanes after it are not read).
+ * Answers how many lanes were visited.
+ */
+function* rotation<C extends LaneCandidate>(
+  kind: string,
+  tenant: string | undefined,
+  cursor: string | null,
+  visit: (lane: string) => Generator<LaneRead, boolean, LaneAnswer<C>>,
+): Generator<LaneRead, number, LaneAnswer<C>> {
+  let visited = 0;
+  for (const wrapped of cursor === null ? [false] : [false, true]) {
+    let after = wrapped ? null : cursor;
+    while (visited < MAX_LANES) {
+      const lane = (yield { op: 'next', kind, tenant, after }) as string | undefined;
+      if (lane === undefined || (wrapped && lane > cursor!)) break;
+      visited++;
+      if (yield* visit(lane)) return visited;
+      after = lane;
+    }
   }
-  if (cursor === null) return lanes;
-  after = null;
-  while (lanes.length < MAX_LANES) {
-    const lane = (yield { op: 'next', kind, tenant, after }) as string | undefined;
-    if (lane === undefined || lane > cursor) break;
-    lanes.push(lane);
-    after = lane;
-  }
-  return lanes;
+  return visited;
 }
 
 /** The first lane, in rotation order, of those whose best job has the most urgent priority. */

@@ -2,7 +2,8 @@ import Database from 'better-sqlite3';
 import { eraseOnDelete } from '../shared/sqlitePurge.js';
 import { BUSY_TIMEOUT_MS } from '../shared/sqliteWriteLock.js';
 import { SqliteGroupCommit } from '../shared/sqliteGroupCommit.js';
-import { LaneCursors, pickFair, pickFairSync, type LaneAnswer, type LaneCandidate, type LaneRead } from './fairLanes.js';
+import { LaneCursors, pickFair, pickFairSync } from './fairLanes.js';
+import { SqliteLaneReads, type JobRow as Row, type Lane } from './sqliteLaneReads.js';
 import { checkClaim, checkLeaseMs, checkLimit, checkName, checkTime, claimOrder, errorText, jsonText, newJob } from './jobInput.js';
 import {
   DEFAULT_RETENTION_MS,
@@ -24,30 +25,6 @@ import {
   type WorkQueue,
 } from './workQueue.js';
 
-type Row = {
-  id: string;
-  kind: string;
-  key: string | null;
-  lock: string | null;
-  state: JobState;
-  priority: number;
-  run_at: number;
-  attempts: number;
-  max_attempts: number;
-  lane_tenant: string;
-  lane_user: string;
-  holder: string | null;
-  generation: number;
-  lease_expires_at: number | null;
-  payload: string;
-  progress: string;
-  last_error: string | null;
-  created_at: number;
-  updated_at: number;
-  attempted_at: number | null;
-  finished_at: number | null;
-  expires_at: number | null;
-};
 
 /**
  * The jobs table. Partial indexes keep each one to the rows it serves: due jobs by kind in claim
@@ -83,13 +60,19 @@ CREATE INDEX IF NOT EXISTS jobs_expiry ON jobs (expires_at) WHERE expires_at IS 
 
 const LIVE = `state IN ('available', 'running')`;
 const FENCE = `id = @jobId AND holder = @holder AND generation = @generation AND state = 'running'`;
+type TurnCall = { body: () => unknown; resolve: (value: unknown) => void; reject: (err: unknown) => void };
 
-const LOCK_FREE = `(lock IS NULL OR NOT EXISTS (SELECT 1 FROM jobs AS r WHERE r.lock = jobs.lock AND r.state = 'running'))`;
-/** The first due job of a kind whose lock no running job holds. */
-export const CANDIDATE_SQL = `SELECT * FROM jobs WHERE kind = ? AND state = 'available' AND run_at <= ? AND ${LOCK_FREE} ORDER BY priority, run_at, id LIMIT 1`;
-/** The same of one tenant's lane, and of one user's lane within it. */
-const TENANT_CANDIDATE_SQL = `SELECT * FROM jobs WHERE kind = ? AND lane_tenant = ? AND state = 'available' AND run_at <= ? AND ${LOCK_FREE} ORDER BY priority, run_at, id LIMIT 1`;
-const USER_CANDIDATE_SQL = `SELECT * FROM jobs WHERE kind = ? AND lane_tenant = ? AND lane_user = ? AND state = 'available' AND run_at <= ? AND ${LOCK_FREE} ORDER BY priority, run_at, id LIMIT 1`;
+const COLUMNS = [
+  'id', 'kind', 'key', 'lock', 'state', 'priority', 'run_at', 'attempts', 'max_attempts', 'lane_tenant', 'lane_user', 'holder', 'generation', 'lease_expires_at',
+  'payload', 'progress', 'last_error', 'created_at', 'updated_at', 'attempted_at', 'finished_at', 'expires_at',
+] as const;
+const INSERT_SQL = `INSERT INTO jobs (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`;
+/** A lease renewed (never shortened) and a job completed, each one fenced statement: the commonest writes of a running job. */
+const RENEW_SQL = `UPDATE jobs SET lease_expires_at = max(coalesce(lease_expires_at, 0), @until), updated_at = @now, progress = coalesce(@progress, progress)
+  WHERE ${FENCE} RETURNING lease_expires_at AS expiresAt`;
+const COMPLETE_SQL = `UPDATE jobs SET state = 'completed', finished_at = @now, expires_at = @expires, lease_expires_at = NULL, updated_at = @now WHERE ${FENCE}`;
+/** Whether any running job's lease expired: one seek of the leases index. */
+const ANY_EXPIRED_SQL = `SELECT 1 AS found FROM jobs INDEXED BY jobs_leases WHERE state = 'running' AND lease_expires_at <= ? LIMIT 1`;
 
 /**
  * The embedded work queue: its own SQLite file (`DATA_DIR/jobs.sqlite`), so a claim never waits
@@ -108,6 +91,9 @@ export class SqliteWorkQueue implements WorkQueue {
   private readonly backoff: (attempts: number) => number;
   private readonly statements = new Map<string, Database.Statement>();
   private readonly cursors = new LaneCursors();
+  private readonly lanes: SqliteLaneReads;
+  /** The calls of the current turn waiting for their shared write, by kind of call (writeInTurn). */
+  private readonly turnCalls = new Map<string, TurnCall[]>();
   /**
    * Writes asked for together (enqueues, claims, renewals and outcomes of jobs running at once)
    * share one transaction and one fsync, each in its own savepoint and answered once durable.
@@ -128,12 +114,13 @@ export class SqliteWorkQueue implements WorkQueue {
     const has = new Set((this.db.pragma('table_info(jobs)') as { name: string }[]).map((c) => c.name));
     for (const column of ADDED_COLUMNS) if (!has.has(column.split(' ')[0]!)) this.db.exec(`ALTER TABLE jobs ADD COLUMN ${column}`);
     this.db.exec(INDEXES);
+    this.lanes = new SqliteLaneReads((sql) => this.stmt(sql));
     this.commits = new SqliteGroupCommit(this.db);
   }
 
   async enqueue(input: NewJob, now = this.clock()): Promise<Enqueued> {
     const job = newJob(input, now);
-    return this.write(() => {
+    return this.writeInTurn('enqueue', () => {
       if (job.key !== null) {
         const live = this.liveRow(job.kind, job.key);
         if (live) {
@@ -144,7 +131,7 @@ export class SqliteWorkQueue implements WorkQueue {
           return { job: toJob(this.row(live.id)!), created: false };
         }
       }
-      this.stmt(`INSERT INTO jobs (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`).run(toRow(job));
+      this.stmt(INSERT_SQL).run(toRow(job));
       return { job, created: true };
     });
   }
@@ -157,13 +144,19 @@ export class SqliteWorkQueue implements WorkQueue {
       const claimed: Claimed[] = [];
       // Each pass takes each kind's next job in its lanes' turn (fairLanes.ts), the most urgent over
       // the kinds; a job it makes running holds its lock for the next pass's NOT EXISTS, so two jobs
-      // of one lock are never taken together.
-      while (claimed.length < n) {
+      // of one lock are never taken together. A kind with no due job is not read again in this
+      // transaction: taking jobs only ever removes candidates.
+      let due = kinds;
+      while (claimed.length < n && due.length > 0) {
         let best: Lane | undefined;
-        for (const kind of kinds) {
-          const lane = pickFairSync(pickFair<Lane>(kind, this.cursors, tenantCap), (read) => this.laneRead(read, now));
-          if (lane && (!best || claimOrder(lane, best) < 0)) best = lane;
+        const stillDue: string[] = [];
+        for (const kind of due) {
+          const lane = pickFairSync(pickFair<Lane>(kind, this.cursors, tenantCap), this.lanes.reader(now));
+          if (!lane) continue;
+          stillDue.push(kind);
+          if (!best || claimOrder(lane, best) < 0) best = lane;
         }
+        due = stillDue;
         if (!best) break;
         this.cursors.served(best.row.kind, best);
         const row = this.stmt<[string, number, number, number, string], Row>(
@@ -181,16 +174,19 @@ export class SqliteWorkQueue implements WorkQueue {
     const now = options.now ?? this.clock();
     checkLeaseMs(options.leaseMs);
     const progress = options.progress === undefined ? undefined : jsonText('progress', options.progress);
-    return this.fenced(lease, (row) => {
-      const expiresAt = Math.max(row.lease_expires_at ?? 0, now + options.leaseMs);
-      this.set(row.id, { lease_expires_at: expiresAt, updated_at: now, ...(progress === undefined ? {} : { progress }) });
-      return { ...lease, expiresAt };
+    return this.writeInTurn('heartbeat', () => {
+      const renewed = this.stmt<[object], { expiresAt: number }>(RENEW_SQL).get({ ...lease, until: now + options.leaseMs, now, progress: progress ?? null });
+      if (!renewed) throw new LostLeaseError(lease.jobId, lease.generation);
+      return { ...lease, expiresAt: renewed.expiresAt };
     });
   }
 
   async complete(lease: JobLease, options: { now?: number } = {}): Promise<void> {
     const now = options.now ?? this.clock();
-    await this.fenced(lease, (row) => this.finish(row.id, 'completed', now, {}));
+    await this.writeInTurn('complete', () => {
+      const done = this.stmt<[object]>(COMPLETE_SQL).run({ ...lease, now, expires: now + this.retentionMs });
+      if (done.changes === 0) throw new LostLeaseError(lease.jobId, lease.generation);
+    });
   }
 
   async fail(lease: JobLease, options: { error: string; retryAt: number | null; progress?: Json; now?: number }): Promise<'available' | 'dead'> {
@@ -324,26 +320,6 @@ export class SqliteWorkQueue implements WorkQueue {
     this.db.close();
   }
 
-  /** Answers one read of a fair pick (fairLanes.ts), each an index seek. */
-  private laneRead(read: LaneRead, now: number): LaneAnswer<Lane> {
-    if (read.op === 'next') {
-      const [column, scope, values] = read.tenant === undefined ? ['lane_tenant', '', [read.kind]] : ['lane_user', 'AND lane_tenant = ?', [read.kind, read.tenant]];
-      const after = read.after === null ? '' : `AND ${column} > ?`;
-      const sql = `SELECT ${column} AS lane FROM jobs WHERE kind = ? ${scope} AND state = 'available' ${after} ORDER BY ${column} LIMIT 1`;
-      return this.stmt<unknown[], { lane: string }>(sql).get(...values, ...(read.after === null ? [] : [read.after]))?.lane;
-    }
-    if (read.op === 'running') {
-      return this.stmt<[string, string, number], { n: number }>(`SELECT count(*) AS n FROM (SELECT 1 FROM jobs WHERE kind = ? AND lane_tenant = ? AND state = 'running' LIMIT ?)`).get(read.kind, read.tenant, read.limit)!.n;
-    }
-    const row =
-      read.tenant === undefined
-        ? this.stmt<[string, number], Row>(CANDIDATE_SQL).get(read.kind, now)
-        : read.user === undefined
-          ? this.stmt<[string, string, number], Row>(TENANT_CANDIDATE_SQL).get(read.kind, read.tenant, now)
-          : this.stmt<[string, string, string, number], Row>(USER_CANDIDATE_SQL).get(read.kind, read.tenant, read.user, now);
-    return row ? laneOf(row) : undefined;
-  }
-
   /**
    * Running jobs of the claimed kinds whose lease expired go back to available (or to dead, their
    * attempts spent), one generation up, so their holder is fenced off and the claim that follows
@@ -351,6 +327,8 @@ export class SqliteWorkQueue implements WorkQueue {
    * serves other kinds never takes another kind's job from its live holder.
    */
   private takeOver(kinds: readonly string[], now: number): void {
+    // Nearly every claim finds no expired lease: one seek of the leases index says so.
+    if (!this.stmt(ANY_EXPIRED_SQL).get(now)) return;
     // One named parameter per kind (a claim names at most 32): the statement cache keeps one per count.
     const named = Object.fromEntries(kinds.map((k, i) => [`k${i}`, k]));
     this.stmt(
@@ -395,6 +373,39 @@ export class SqliteWorkQueue implements WorkQueue {
     return this.commits.write(body);
   }
 
+  /**
+   * Calls of one kind asked for in one turn (the enqueues of a reactor's batch, the renewals and
+   * completions of the jobs an ETL batch finished) run as one write of the group, in the order
+   * asked, each answered with its own value or error: one savepoint for them all instead of one
+   * each (issue 37). Only for bodies that make at most one change, by one statement (which SQLite
+   * undoes whole when it fails), and then read: a body that throws has left nothing.
+   */
+  private writeInTurn<T>(name: string, body: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let calls = this.turnCalls.get(name);
+      if (!calls) {
+        const batch: TurnCall[] = (calls = []);
+        this.turnCalls.set(name, batch);
+        this.write(() => {
+          this.turnCalls.delete(name);
+          return batch.map((call): { ok: unknown } | { err: unknown } => {
+            try {
+              return { ok: call.body() };
+            } catch (err) {
+              // An error that ended the transaction (I/O, a full disk) fails the whole group.
+              if (!this.db.inTransaction) throw err;
+              return { err };
+            }
+          });
+        }).then(
+          (outcomes) => outcomes.forEach((o, i) => ('ok' in o ? batch[i]!.resolve(o.ok) : batch[i]!.reject(o.err))),
+          (err: unknown) => batch.forEach((call) => call.reject(err)),
+        );
+      }
+      calls.push({ body, resolve: resolve as (value: unknown) => void, reject });
+    });
+  }
+
   private stmt<P extends unknown[] | [object] = unknown[], R = unknown>(sql: string): Database.Statement<P, R> {
     let s = this.statements.get(sql);
     if (!s) {
@@ -405,16 +416,6 @@ export class SqliteWorkQueue implements WorkQueue {
   }
 }
 
-const COLUMNS = [
-  'id', 'kind', 'key', 'lock', 'state', 'priority', 'run_at', 'attempts', 'max_attempts', 'lane_tenant', 'lane_user', 'holder', 'generation', 'lease_expires_at',
-  'payload', 'progress', 'last_error', 'created_at', 'updated_at', 'attempted_at', 'finished_at', 'expires_at',
-] as const;
-
-type Lane = LaneCandidate & { row: Row };
-
-function laneOf(row: Row): Lane {
-  return { tenant: row.lane_tenant, user: row.lane_user, priority: row.priority, runAt: row.run_at, id: row.id, row };
-}
 
 function toRow(job: Job): Row {
   return {

@@ -334,6 +334,23 @@ export function workQueueContract(name: string, open: OpenQueue) {
         expect(keys(await claim(queue, 200, 'proc-a', ['etl'], 2))).toEqual(['u1-0', 'u2-0']);
       }));
 
+    it("contracts §18: within a tenant, the first user in turn with the tenant's most urgent due job goes first (a job not due or whose lock is held does not count), then the turns go on from that user", () =>
+      withQueue(async (queue) => {
+        await queue.enqueue({ kind: 'other', key: 'holder', lock: 'L' }, 0);
+        const [holder] = await claim(queue, 10, 'proc-a', ['other'], 1);
+        await queue.enqueue({ kind: 'etl', key: 'u1-0', tenant: 't', user: 'user-1', priority: 5 }, 0);
+        await queue.enqueue({ kind: 'etl', key: 'u2-0', tenant: 't', user: 'user-2', lock: 'L' }, 0);
+        await queue.enqueue({ kind: 'etl', key: 'u3-0', tenant: 't', user: 'user-3' }, 0);
+        await queue.enqueue({ kind: 'etl', key: 'u3-1', tenant: 't', user: 'user-3' }, 1);
+        await queue.enqueue({ kind: 'etl', key: 'u4-0', tenant: 't', user: 'user-4', priority: -1, runAt: 1_000 }, 0);
+        const ones = [];
+        for (let i = 0; i < 3; i++) ones.push(...keys(await claim(queue, 100, 'proc-a', ['etl'], 1)));
+        expect(ones).toEqual(['u3-0', 'u3-1', 'u1-0']);
+        await queue.complete(holder!.lease, { now: 110 });
+        expect(keys(await claim(queue, 120, 'proc-a', ['etl'], 2))).toEqual(['u2-0']);
+        expect(keys(await claim(queue, 1_000, 'proc-a', ['etl'], 2))).toEqual(['u4-0']);
+      }));
+
     it('contracts §18: a tenant running its cap of jobs of a kind is passed over, even for more urgent work, while another tenant has a due job; alone, it may go over', () =>
       withQueue(async (queue) => {
         const capped = (n: number, now: number) => queue.claim({ kinds: ['etl'], n, holder: 'proc-a', leaseMs: LEASE, now, tenantCap: 2 });

@@ -98,7 +98,7 @@ export class JobRunner {
    * over its concurrency; a round that took some is followed by another (a few at most). Kinds of
    * different room are not claimed together: one claim is then bounded by its smallest room, so
    * beside a kind with room for one (a reactor, the bulk ETL lane) the small ETL jobs came one per
-   * claim, each its own write on the queue (issue 37).
+   * claim, each its own write on the queue (issue 37). The claims of one round are asked for at once.
    */
   private async poll(): Promise<void> {
     for (let round = 0; round < 8 && !this.stopping; round++) if (!(await this.claimRound())) break;
@@ -117,13 +117,22 @@ export class JobRunner {
       group.tenantCap = Math.min(group.tenantCap, tenantCapOf(handler));
       groups.set(key, group);
     }
+    if (this.stopping || groups.size === 0) return false;
+    // The groups' kinds are disjoint, so their claims are asked for together: on the embedded queue
+    // they go to its thread in one message and share one transaction (issue 37).
+    const now = this.clock();
+    const claims = await Promise.allSettled(
+      [...groups.values()].map(({ leaseMs, ...group }) => this.o.queue.claim({ kinds: group.kinds, n: group.n, holder: this.o.holder, leaseMs, now, tenantCap: group.tenantCap })),
+    );
+    // The jobs of the claims that succeeded run even when another claim failed: they are leased to this process.
     let took = false;
-    for (const { leaseMs, ...group } of groups.values()) {
-      if (this.stopping) return false;
-      const claimed = await this.o.queue.claim({ kinds: group.kinds, n: group.n, holder: this.o.holder, leaseMs, now: this.clock(), tenantCap: group.tenantCap });
-      for (const c of claimed) void this.launch(this.handlers.get(c.job.kind)!, c);
-      took ||= claimed.length > 0;
+    for (const claim of claims) {
+      if (claim.status === 'rejected') continue;
+      for (const c of claim.value) void this.launch(this.handlers.get(c.job.kind)!, c);
+      took ||= claim.value.length > 0;
     }
+    const failed = claims.find((claim) => claim.status === 'rejected');
+    if (failed) throw failed.reason;
     return took;
   }
 

@@ -156,6 +156,31 @@ describe('JobRunner (issue 26)', () => {
   });
 });
 
+describe('JobRunner claims of one round (issue 37)', () => {
+  it('asks for the claims of kinds of different room together (one message and one transaction on the embedded queue), and a claim that fails leaves the jobs the others took running', async () => {
+    const { queue, runner } = setUp();
+    const claim = queue.claim.bind(queue);
+    const events: string[] = [];
+    queue.claim = async (request) => {
+      const name = request.kinds.join(',');
+      events.push(`asked ${name}`);
+      if (name === 'broken') throw new Error('this claim fails');
+      const claimed = await claim(request);
+      events.push(`answered ${name}`);
+      return claimed;
+    };
+    const done: string[] = [];
+    runner.register({ kind: 'small', concurrency: 2, run: async (context) => void done.push(context.job.key!) });
+    runner.register({ kind: 'broken', concurrency: 1, run: async () => {} });
+    await queue.enqueue({ kind: 'small', key: 's0' });
+    runner.start();
+    await until(() => done.length === 1);
+    expect(done).toEqual(['s0']);
+    expect(events.slice(0, 3)).toEqual(['asked small', 'asked broken', 'answered small']);
+    await until(async () => (await queue.findLive('small', 's0')) === null);
+  });
+});
+
 describe('JobRunner and store failures (contracts §19)', () => {
   it('contracts §19: a job whose handler fails with SQLITE_BUSY or ECONNRESET far more often than its attempts is run again until the store answers, spends one attempt and completes; any other error still fails the attempt', async () => {
     const { queue, runner } = setUp();
