@@ -16,6 +16,13 @@ export class PositionWaiters {
    * have been erased since).
    */
   private nextRelevant: number | null = null;
+  /**
+   * No event of the projection's types lies between `position` and here (as of the last read: the
+   * log only grows past its head, and an erasure only takes events away). A wait for a target up to
+   * here ends without reading the log: during a burst, the waits of the records-readable gate and
+   * of the acceptances ask every view about targets a read a moment earlier already covered.
+   */
+  private clearThrough = 0;
 
   constructor(
     private readonly name: string,
@@ -37,16 +44,26 @@ export class PositionWaiters {
 
   async waitFor(target: number, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
+    let ownRead = false;
     for (;;) {
       if (this.position >= target) return;
       if (this.observe) {
         this.advance(await this.observe());
         if (this.position >= target) return;
       }
+      if (target <= this.clearThrough) return;
       const next = await this.firstRelevantAfterPosition();
-      if (next === null || next > target) return;
       // Read from a position the projection has passed meanwhile: look again from where it stands.
-      if (next <= this.position) continue;
+      if (next !== null && next <= this.position) continue;
+      // The first event of its types lies beyond the target: nothing before the target to wait for.
+      if (next !== null && next > target) return;
+      // None found: that covers the target only if the read began after it was appended (a read
+      // shared with earlier waits may not have); otherwise one read of its own settles it.
+      if (next === null) {
+        if (target <= this.clearThrough || ownRead) return;
+        ownRead = true;
+        continue;
+      }
       if (Date.now() > deadline) throw new Error(`projection ${this.name} did not reach ${target}`);
       await new Promise<void>((resolve) => {
         const t = setTimeout(() => {
@@ -63,10 +80,16 @@ export class PositionWaiters {
 
   private async firstRelevantAfterPosition(): Promise<number | null> {
     if (this.nextRelevant !== null && this.nextRelevant > this.position) return this.nextRelevant;
-    this.reading ??= this.eventStore
-      .readAll({ after: this.position, maxCount: 1, filter: { eventTypes: this.eventTypes } })
-      .then(([first]) => (this.nextRelevant = first ? first.globalPosition : null))
-      .finally(() => (this.reading = null));
+    this.reading ??= this.readFirstRelevant().finally(() => (this.reading = null));
     return this.reading;
+  }
+
+  private async readFirstRelevant(): Promise<number | null> {
+    // The head first: whatever the read then finds, nothing of these types lay before it up to here.
+    const head = await this.eventStore.headPosition();
+    const [first] = await this.eventStore.readAll({ after: this.position, maxCount: 1, filter: { eventTypes: this.eventTypes } });
+    this.nextRelevant = first ? first.globalPosition : null;
+    this.clearThrough = Math.max(this.clearThrough, first ? first.globalPosition - 1 : head);
+    return this.nextRelevant;
   }
 }

@@ -8,16 +8,19 @@ import { PositionWaiters } from '../../src/projector/positionWaiters.js';
  * position ends once the projection applied it, or at once when no event of the projection's types
  * lies between where it stands and the target.
  */
-async function logOf(types: string[]): Promise<{ store: EventStore; reads: () => number }> {
+async function logOf(types: string[], answerAfterMs = 0): Promise<{ store: EventStore; reads: () => number }> {
   const inner = new SqliteEventStore({ path: ':memory:' });
   for (const type of types) await inner.appendToStream('s', [{ type, data: {} }]);
   let reads = 0;
   const store = new Proxy(inner, {
     get(target, prop, receiver) {
       if (prop === 'readAll') {
-        return (options?: ReadAllOptions) => {
+        return async (options?: ReadAllOptions) => {
           reads++;
-          return target.readAll(options);
+          // Read now, answered later: what was appended meanwhile is not in the answer.
+          const events = await target.readAll(options);
+          if (answerAfterMs > 0) await new Promise((r) => setTimeout(r, answerAfterMs));
+          return events;
         };
       }
       return Reflect.get(target, prop, receiver) as unknown;
@@ -55,6 +58,22 @@ describe('PositionWaiters (contracts §3 read-your-writes)', () => {
     expect(reads()).toBeLessThanOrEqual(1);
     w.advance(5);
     await Promise.all(waits);
+  });
+
+  it('does not end a wait on a shared read that began before its target was appended', async () => {
+    const { store } = await logOf(['b'], 30);
+    const w = new PositionWaiters('pa', ['a'], store);
+    const first = w.waitFor(1, 5000);
+    await new Promise((r) => setTimeout(r, 5));
+    // Appended while the first wait's read is in flight; the second wait joins that read.
+    await store.appendToStream('s', [{ type: 'a', data: {} }]);
+    let done = false;
+    const second = w.waitFor(2, 5000).then(() => (done = true));
+    await first;
+    await new Promise((r) => setTimeout(r, 80));
+    expect(done).toBe(false);
+    w.advance(2);
+    await second;
   });
 
   it('reads the log again after a pause, so a wait behind an erased event ends', async () => {
