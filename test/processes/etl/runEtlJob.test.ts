@@ -172,6 +172,39 @@ describe('runEtlJob: the events of one ETL job', () => {
     expect(content(await store.readStream(STREAM))).toEqual(stored);
   });
 
+  it('reads nothing from its stream when the payload yields fewer items than a checkpoint holds: no run of it can have left one (issue 37)', async () => {
+    const store = newStore();
+    const reads: string[] = [];
+    const watched: EventStore = Object.create(store);
+    watched.readStream = async (stream, options) => {
+      reads.push(stream);
+      return store.readStream(stream, options);
+    };
+    await runEtlJob(watched, rawStoreOf(payload), healthKitParser, JOB, upload);
+    expect(reads).not.toContain(STREAM);
+    expect(await store.readStream(STREAM)).not.toHaveLength(0);
+  });
+
+  it('with more items than a checkpoint holds, a re-run after a crash past a checkpoint resumes from it and ends with the stream and outcome of an uninterrupted run', async () => {
+    const reference = newStore();
+    const expected = await runEtlJob(reference, rawStoreOf(payload), healthKitParser, JOB, upload, undefined, undefined, { checkpointItems: 1000 });
+    const want = content(await reference.readStream(STREAM));
+    expect(want.filter((e) => e.type === 'import.progress')).toHaveLength(2);
+
+    const store = newStore();
+    // Killed right after the first checkpoint was appended.
+    const checkpointAt = want.find((e) => e.type === 'import.progress')!.revision;
+    await expect(runEtlJob(recording(store, checkpointAt + 1).store, rawStoreOf(payload), healthKitParser, JOB, upload, undefined, undefined, { checkpointItems: 1000 })).rejects.toThrow('crashed');
+    const rerun = recording(store);
+    const resumed = await runEtlJob(rerun.store, rawStoreOf(payload), healthKitParser, JOB, upload, undefined, undefined, { checkpointItems: 1000 });
+    // Nothing before the checkpoint is sent again: the first append continues after it.
+    expect(rerun.calls[0]!.expected).toBe(checkpointAt);
+    // A checkpoint holds the time it was written; the rest is the same, and the ids stand for the content.
+    const withoutTimes = (events: ReturnType<typeof content>) => events.map((e) => (e.type === 'import.progress' ? { ...e, data: { ...e.data, at: null } } : e));
+    expect(withoutTimes(content(await store.readStream(STREAM)))).toEqual(withoutTimes(want));
+    expect(resumed).toEqual(expected);
+  });
+
   it('stops before the next event when its user is being deleted', async () => {
     const store = newStore();
     let checks = 0;
