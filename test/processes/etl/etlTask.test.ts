@@ -1,7 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ingestStream } from '../../../commands/ingestion/ingestedEvents.js';
-import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
 import { userStream, type UserEvent } from '../../../commands/users/user.js';
 import { dataKeysOf } from '../../../src/app/dataKeysOf.js';
 import { loadConfig } from '../../../src/config.js';
@@ -10,6 +9,7 @@ import { runEtlTask } from '../../../src/processes/etl/etlTask.js';
 import type { RawStore } from '../../../src/rawstore/rawStore.js';
 import { healthKitParser } from '../../../src/sources/files/device-a/healthKitParser.js';
 import { tempDir } from '../../support/tmp.js';
+import { DEVICE_JOB, deviceUpload } from './etlRunFakes.js';
 
 /**
  * A run stops when its user is being deleted (contracts §19/§20). The ETL thread reads the user's
@@ -18,20 +18,8 @@ import { tempDir } from '../../support/tmp.js';
  */
 
 const config = loadConfig({ DATA_DIR: tempDir('wellstream-etl-task-'), LOG_LEVEL: 'silent' } as NodeJS.ProcessEnv);
-const JOB = `upload-u1-${'ab'.repeat(32)}`;
-const upload: UploadAccepted['data'] = {
-  upload_id: 'up-1',
-  user_id: 'u1',
-  tenant_id: 't1',
-  provider: 'device-a',
-  object_key: `u1/${'cd'.repeat(32)}`,
-  sha256: 'cd'.repeat(32),
-  bytes: 0,
-  content_type: 'application/gzip',
-  tier: 'upload',
-  accepted_at: '2026-03-01T00:00:00.000Z',
-  token_id: 'tok-1',
-};
+const JOB = DEVICE_JOB;
+const upload = deviceUpload;
 const payload = gzipSync(
   JSON.stringify({
     kind: 'quantity',

@@ -2,27 +2,15 @@ import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_EVENT_JSON_BYTES, MAX_RECORDS_PER_EVENT, type DeviceParser, type NormalizedRecord } from '../../../commands/ingestion/records.js';
 import { ingestStream, type RecordsIngestedData } from '../../../commands/ingestion/ingestedEvents.js';
-import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
 import { healthKitParser } from '../../../src/sources/files/device-a/healthKitParser.js';
 import { ConcurrencyError, type AppendResult, type EventStore, type ExpectedRevision, type RecordedEvent } from '../../../src/eventstore/eventStore.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
 import type { RawStore } from '../../../src/rawstore/rawStore.js';
 import { EtlCancelledError, runEtlJob } from '../../../src/processes/etl/runEtlJob.js';
+import { DEVICE_JOB, deviceUpload } from './etlRunFakes.js';
 
-const JOB = `upload-u1-${'ab'.repeat(32)}`;
-const upload: UploadAccepted['data'] = {
-  upload_id: 'up-1',
-  user_id: 'u1',
-  tenant_id: 't1',
-  provider: 'device-a',
-  object_key: `u1/${'cd'.repeat(32)}`,
-  sha256: 'cd'.repeat(32),
-  bytes: 0,
-  content_type: 'application/gzip',
-  tier: 'upload',
-  accepted_at: '2026-03-01T00:00:00.000Z',
-  token_id: 'tok-1',
-};
+const JOB = DEVICE_JOB;
+const upload = deviceUpload;
 const STREAM = ingestStream(upload.user_id, JOB);
 
 /** A device-a export: heart-rate samples, a few workouts with long routes, and some unusable lines. */
