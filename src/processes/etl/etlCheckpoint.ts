@@ -48,3 +48,47 @@ export async function lastCheckpoint(eventStore: EventStore, stream: string): Pr
     from = oldest.streamRevision - 1;
   }
 }
+
+/**
+ * Where a run starts: the job's latest checkpoint, with the items to run over. A checkpoint is
+ * written only once a run has passed `every` items (runEtlJob.ts), and every run of a job yields
+ * the same items in the same order: a payload that yields fewer has no checkpoint to resume from,
+ * whichever runs came before. So up to `every` items are taken first, and the checkpoint is read
+ * only when there are more (issue 37: a small job reads nothing). What the parser throws among
+ * those first items is thrown again after them, where the run would have met it.
+ */
+export async function resumePoint<T>(
+  eventStore: EventStore,
+  stream: string,
+  items: AsyncIterable<T>,
+  every: number,
+): Promise<{ resumed: RecordedEvent<ImportProgress> | null; items: AsyncIterable<T> }> {
+  const it = items[Symbol.asyncIterator]();
+  const first: T[] = [];
+  let ended = false;
+  let failure: { err: unknown } | null = null;
+  try {
+    while (first.length < every) {
+      const next = await it.next();
+      if (next.done) {
+        ended = true;
+        break;
+      }
+      first.push(next.value);
+    }
+  } catch (err) {
+    failure = { err };
+  }
+  const resumed = ended || failure ? null : await lastCheckpoint(eventStore, stream);
+  const rest = async function* () {
+    yield* first;
+    if (failure) throw failure.err;
+    if (ended) return;
+    for (;;) {
+      const next = await it.next();
+      if (next.done) return;
+      yield next.value;
+    }
+  };
+  return { resumed, items: rest() };
+}

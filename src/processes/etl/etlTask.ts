@@ -6,10 +6,10 @@ import type { ImportDecoder } from '../../sources/files/importSource.js';
 import type { RecordLedger } from '../../recordledger/recordLedger.js';
 import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
 import { loadState } from '../../../commands/shared/commandHandler.js';
-import { userState, userStream } from '../../../commands/users/user.js';
+import { userState, userStream, type UserStatus } from '../../../commands/users/user.js';
 import { DataKeyDestroyedError, type DataKeys } from '../../crypto/dataKeys.js';
 import { eventSealer } from '../../crypto/recordSealing.js';
-import { StreamDeletedError, type EventStore } from '../../eventstore/eventStore.js';
+import { StreamDeletedError, type EventStore, type RecordedEvent } from '../../eventstore/eventStore.js';
 import type { RawStore } from '../../rawstore/rawStore.js';
 import { EtlCancelledError, runEtlJob } from './runEtlJob.js';
 
@@ -57,7 +57,7 @@ export async function runEtlTask(deps: EtlTaskDeps, task: EtlTask): Promise<EtlR
   const parser = deps.importDecoders?.[upload.provider] ?? deps.parsers[upload.provider];
   if (!parser) throw new Error(`no parser for ${upload.provider}`);
   const generation = upload.key_generation ?? 0;
-  const userGone = async () => (await loadState(deps.eventStore, userStream(upload.user_id), userState)).state.status !== 'active';
+  const userGone = async () => (await userStatus(deps.eventStore, upload.user_id)) !== 'active';
   const takenOver = async () => {
     if (task.claimRevision === undefined) return false;
     const later = await deps.eventStore.readStream(task.jobStream, { fromRevision: task.claimRevision + 1 });
@@ -85,4 +85,33 @@ export async function runEtlTask(deps: EtlTaskDeps, task: EtlTask): Promise<EtlR
     if (err instanceof StreamDeletedError || err instanceof DataKeyDestroyedError) return { kind: 'discarded', reason: 'data erased' };
     throw err;
   }
+}
+
+/** User events read back, newest first, before the status is folded from the snapshot instead. */
+const STATUS_PAGE = 16;
+
+/**
+ * The user's status as `loadState` folds it, read from the stream's end (issue 37: one read per
+ * small job instead of the snapshot's and the stream's). It holds because `userState.evolve` sets
+ * the status from the status event alone (registered, deletion requested, erased), whatever came
+ * before: the newest of them decides it, and the events after it (tokens minted on the user's
+ * stream before the token stream existed) leave it as it is. A stream with no status event among
+ * its last few (issue 26: many tokens after the registration) is folded from its snapshot as before;
+ * a tombstoned stream reads as the initial state, as `loadState` folds it.
+ */
+async function userStatus(eventStore: EventStore, userId: string): Promise<UserStatus> {
+  let last: RecordedEvent[];
+  try {
+    last = await eventStore.readStream(userStream(userId), { direction: 'backwards', maxCount: STATUS_PAGE });
+  } catch (err) {
+    if (err instanceof StreamDeletedError) return userState.initialState().status;
+    throw err;
+  }
+  const none = userState.initialState();
+  for (const e of last) {
+    const status = userState.evolve(none, e as never).status;
+    if (status !== none.status) return status;
+  }
+  if (last.length < STATUS_PAGE) return none.status;
+  return (await loadState(eventStore, userStream(userId), userState)).state.status;
 }

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
 import type { EventStore } from '../../../src/eventstore/eventStore.js';
 import type { RawStore } from '../../../src/rawstore/rawStore.js';
 
@@ -16,3 +17,19 @@ export function crashingAfter(store: EventStore, stream: string, appends: number
   };
   return wrapped;
 }
+
+/** A device-a upload of user u1, and its job's upload stream. */
+export const DEVICE_JOB = `upload-u1-${'ab'.repeat(32)}`;
+export const deviceUpload: UploadAccepted['data'] = {
+  upload_id: 'up-1',
+  user_id: 'u1',
+  tenant_id: 't1',
+  provider: 'device-a',
+  object_key: `u1/${'cd'.repeat(32)}`,
+  sha256: 'cd'.repeat(32),
+  bytes: 0,
+  content_type: 'application/gzip',
+  tier: 'upload',
+  accepted_at: '2026-03-01T00:00:00.000Z',
+  token_id: 'tok-1',
+};

@@ -2,27 +2,15 @@ import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_EVENT_JSON_BYTES, MAX_RECORDS_PER_EVENT, type DeviceParser, type NormalizedRecord } from '../../../commands/ingestion/records.js';
 import { ingestStream, type RecordsIngestedData } from '../../../commands/ingestion/ingestedEvents.js';
-import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
 import { healthKitParser } from '../../../src/sources/files/device-a/healthKitParser.js';
 import { ConcurrencyError, type AppendResult, type EventStore, type ExpectedRevision, type RecordedEvent } from '../../../src/eventstore/eventStore.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
 import type { RawStore } from '../../../src/rawstore/rawStore.js';
 import { EtlCancelledError, runEtlJob } from '../../../src/processes/etl/runEtlJob.js';
+import { DEVICE_JOB, deviceUpload } from './etlRunFakes.js';
 
-const JOB = `upload-u1-${'ab'.repeat(32)}`;
-const upload: UploadAccepted['data'] = {
-  upload_id: 'up-1',
-  user_id: 'u1',
-  tenant_id: 't1',
-  provider: 'device-a',
-  object_key: `u1/${'cd'.repeat(32)}`,
-  sha256: 'cd'.repeat(32),
-  bytes: 0,
-  content_type: 'application/gzip',
-  tier: 'upload',
-  accepted_at: '2026-03-01T00:00:00.000Z',
-  token_id: 'tok-1',
-};
+const JOB = DEVICE_JOB;
+const upload = deviceUpload;
 const STREAM = ingestStream(upload.user_id, JOB);
 
 /** A device-a export: heart-rate samples, a few workouts with long routes, and some unusable lines. */
@@ -170,6 +158,39 @@ describe('runEtlJob: the events of one ETL job', () => {
     // Same job, other records (as a changed parser would make them).
     await expect(runEtlJob(store, rawStoreOf(exportOf(2600, 1)), healthKitParser, JOB, upload)).rejects.toBeInstanceOf(ConcurrencyError);
     expect(content(await store.readStream(STREAM))).toEqual(stored);
+  });
+
+  it('reads nothing from its stream when the payload yields fewer items than a checkpoint holds: no run of it can have left one (issue 37)', async () => {
+    const store = newStore();
+    const reads: string[] = [];
+    const watched: EventStore = Object.create(store);
+    watched.readStream = async (stream, options) => {
+      reads.push(stream);
+      return store.readStream(stream, options);
+    };
+    await runEtlJob(watched, rawStoreOf(payload), healthKitParser, JOB, upload);
+    expect(reads).not.toContain(STREAM);
+    expect(await store.readStream(STREAM)).not.toHaveLength(0);
+  });
+
+  it('with more items than a checkpoint holds, a re-run after a crash past a checkpoint resumes from it and ends with the stream and outcome of an uninterrupted run', async () => {
+    const reference = newStore();
+    const expected = await runEtlJob(reference, rawStoreOf(payload), healthKitParser, JOB, upload, undefined, undefined, { checkpointItems: 1000 });
+    const want = content(await reference.readStream(STREAM));
+    expect(want.filter((e) => e.type === 'import.progress')).toHaveLength(2);
+
+    const store = newStore();
+    // Killed right after the first checkpoint was appended.
+    const checkpointAt = want.find((e) => e.type === 'import.progress')!.revision;
+    await expect(runEtlJob(recording(store, checkpointAt + 1).store, rawStoreOf(payload), healthKitParser, JOB, upload, undefined, undefined, { checkpointItems: 1000 })).rejects.toThrow('crashed');
+    const rerun = recording(store);
+    const resumed = await runEtlJob(rerun.store, rawStoreOf(payload), healthKitParser, JOB, upload, undefined, undefined, { checkpointItems: 1000 });
+    // Nothing before the checkpoint is sent again: the first append continues after it.
+    expect(rerun.calls[0]!.expected).toBe(checkpointAt);
+    // A checkpoint holds the time it was written; the rest is the same, and the ids stand for the content.
+    const withoutTimes = (events: ReturnType<typeof content>) => events.map((e) => (e.type === 'import.progress' ? { ...e, data: { ...e.data, at: null } } : e));
+    expect(withoutTimes(content(await store.readStream(STREAM)))).toEqual(withoutTimes(want));
+    expect(resumed).toEqual(expected);
   });
 
   it('stops before the next event when its user is being deleted', async () => {
