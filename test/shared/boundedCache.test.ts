@@ -37,6 +37,20 @@ describe('boundedCache (caches keyed by strangers’ strings stay bounded)', () 
     expect(compute).toHaveBeenCalledTimes(4);
   });
 
+  it('keeps least-recently-used order when it grows from its first few entries to the full cache', () => {
+    const compute = vi.fn((k: string) => `v:${k}`);
+    const memo = boundedMemo(compute, { max: 40 });
+    for (let i = 0; i < 32; i++) memo(`k${i}`);
+    memo('k0'); // k0 is now the most recently used; k1 the least
+    for (let i = 32; i < 41; i++) memo(`k${i}`); // one over max: evicts k1
+    expect(memo.cache.size).toBe(40);
+    compute.mockClear();
+    memo('k0');
+    expect(compute).not.toHaveBeenCalled();
+    memo('k1');
+    expect(compute).toHaveBeenCalledTimes(1);
+  });
+
   it('remembers “known absent” results (null, undefined) like any other, so an unknown key is not recomputed', () => {
     const compute = vi.fn((k: string) => (k === 'null' ? null : undefined));
     const memo = boundedMemo<null | undefined>(compute);

@@ -1,6 +1,7 @@
 import { pipeline } from 'node:stream/promises';
 import { Readable, Writable } from 'node:stream';
-import { createGunzip, gunzipSync } from 'node:zlib';
+import { createGunzip } from 'node:zlib';
+import { inflateSmallGzip } from '../../sources/shared/gunzipChunks.js';
 import { HttpProblem, problems } from '../problems.js';
 import { untrustedFileChecks } from '../untrustedFileCheck.js';
 import { IMPORT_UPLOAD_FORMATS } from './importFormats.js';
@@ -104,25 +105,12 @@ export function unsupportedPartType(slug: string, format: UploadFormat, partType
   return new HttpProblem(415, `the ${slug} file part must be ${orList(parts)}, holding ${format.body}; not ${partType}. For example: ${format.example(origin)}`);
 }
 
-/**
- * Bodies up to this size are inflated in one synchronous call instead of through streams (issue
- * 37: the streams cost a one-line upload more than the rest of its format checks). Deflate
- * inflates at most 1,032 times, so what such a body inflates to is bounded (SMALL_GZIP_MAX_OUTPUT,
- * about 2 MiB, a millisecond or two of this thread at worst) and dropped at once.
- */
-const SMALL_GZIP_BYTES = 2 * 1024;
-const SMALL_GZIP_MAX_OUTPUT = SMALL_GZIP_BYTES * 1032 + 64 * 1024;
-
 /** Inflates without keeping the output, to refuse a corrupt stream or a gzip bomb before anything is stored. */
 async function checkGzip(data: Buffer): Promise<void> {
-  if (data.length <= SMALL_GZIP_BYTES) {
-    try {
-      gunzipSync(data, { maxOutputLength: SMALL_GZIP_MAX_OUTPUT });
-      return;
-    } catch (err) {
-      // Past the bound (which deflate cannot reach) the stream below, with its limit, decides.
-      if ((err as { code?: string }).code !== 'ERR_BUFFER_TOO_LARGE') throw problems.unprocessable('the payload is not valid gzip');
-    }
+  try {
+    if (inflateSmallGzip(data)) return;
+  } catch {
+    throw problems.unprocessable('the payload is not valid gzip');
   }
   let total = 0;
   const counter = new Writable({

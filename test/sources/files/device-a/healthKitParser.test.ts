@@ -510,6 +510,17 @@ describe('healthKitParser: rejected lines (contracts §3)', () => {
     expect(cut.rejected).toHaveLength(1);
     expect(cut.rejected[0]).toMatchObject({ location: `line ${cut.records.length + 1}` });
     expect(cut.unreadable).toBeNull();
+
+    // A small payload (inflated in one call, not streamed) cut in its trailer keeps its lines too.
+    const few = Array.from({ length: 5 }, (_, i) => line({ ...base, uuid: `A1B2C3D4-0000-4000-8000-${String(i).padStart(12, '0')}` })).join('\n');
+    const smallGz = gzipSync(few);
+    expect(smallGz.length).toBeLessThan(2048);
+    const smallCut = await parseGz(smallGz.subarray(0, smallGz.length - 4));
+    // The last line, cut off with the stream's end, is the rejected one, as in a streamed payload.
+    expect(smallCut.records).toHaveLength(4);
+    expect(smallCut.rejected).toHaveLength(1);
+    expect(smallCut.rejected[0]).toMatchObject({ location: 'line 5' });
+    expect(smallCut.rejected[0]!.reason).toMatch(/^payload is not a complete gzip stream/);
   });
 
   it('contracts §17: a file of which not one line is a JSON object is unreadable (its lines stay rejected); one object line among bad ones is not', async () => {
