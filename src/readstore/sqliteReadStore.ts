@@ -7,7 +7,7 @@ import { emptyWriteAheadLog, eraseOnDelete } from '../shared/sqlitePurge.js';
 import { filterSql, keysetBranches, orderSql } from './sqliteQuery.js';
 import type { Fence, LeaseStore } from './leases.js';
 import { checkFence, LEASES_DDL, SqliteLeases } from './sqliteLeases.js';
-import { col, columnValue, extendsShape, extensionSql, SqliteTable, tableName } from './sqliteTable.js';
+import { columnValue, extendsShape, extensionSql, SqliteTable, tableName } from './sqliteTable.js';
 import { planFastUpdate, pushCounterParams } from './sqliteUpdatePlans.js';
 import { renderDoc, type RenderedRows, type RenderTemplate } from './renderedRows.js';
 import { compiledRender } from './sqliteRender.js';
@@ -36,8 +36,6 @@ export class SqliteReadStore implements ReadStore {
   private readonly tables = new Map<string, SqliteTable>();
   /** Statement plans of update shapes (fastUpdate); null: that shape takes the slow path. */
   private readonly plans = new Map<string, { sql: string } | null>();
-  /** Upsert text per table shape (putRow); the same string each time, so the statement cache finds it without comparing its text. */
-  private readonly upserts = new WeakMap<SqliteTable, string>();
   /**
    * Statistics statements (aggregateDayRuns) are long and shaped by the caller's window and zone:
    * a few of them kept apart, so that many shapes cannot fill the shared cache with large programs.
@@ -353,23 +351,7 @@ export class SqliteReadStore implements ReadStore {
 
   /** `values` as `t.encode` gives them: `_id`, every column, `doc`. */
   private putRow(t: SqliteTable, values: unknown[]): void {
-    this.stmt(this.upsertSql(t)).run(...values);
-  }
-
-  /**
-   * The upsert of a whole row, written once per table shape: a rollup row has some 670 columns,
-   * and building its statement's text (and hashing a new string of ~20 KB to find the prepared
-   * statement) for every row put was a fifth of the projector thread's time (BENCHMARKS.md, issue 37).
-   */
-  private upsertSql(t: SqliteTable): string {
-    let sql = this.upserts.get(t);
-    if (sql === undefined) {
-      const assignments = [...t.columns.map((f) => `${col(f)} = excluded.${col(f)}`), 'doc = excluded.doc'].join(', ');
-      const params = ['_id', ...t.columns, 'doc'].map(() => '?').join(', ');
-      sql = `INSERT INTO ${t.table} (${t.selectList}) VALUES (${params}) ON CONFLICT(_id) DO UPDATE SET ${assignments}`;
-      this.upserts.set(t, sql);
-    }
-    return sql;
+    this.stmt(t.upsertSql).run(...values);
   }
 
   private readModifyWrite(t: SqliteTable, c: UpdateChange): void {

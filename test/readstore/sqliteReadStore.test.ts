@@ -49,6 +49,23 @@ describe('embedded read store: typed columns', () => {
     await store.close();
   });
 
+  it('a row put after its collection was recreated in another shape fills the new shape\'s columns: the whole-row upsert is written per shape, not per collection name (issue 37)', async () => {
+    const path = join(tempDir(), 'read.sqlite');
+    const store = new SqliteReadStore({ path });
+    await store.ensureCollections([{ name: 'things', indexes: [{ fields: [['a', 1]] }] }]);
+    await store.applyChanges([{ op: 'put', collection: 'things', doc: { _id: '1', a: 1, b: 2 } }]);
+    await store.ensureCollections([{ name: 'things', indexes: [{ fields: [['a', 1]] }], columns: ['b', 'c'] }]);
+    await store.applyChanges([{ op: 'put', collection: 'things', doc: { _id: '1', a: 1, b: 2, c: 'x', d: true } }]);
+    // Put again with fewer fields: the row is replaced whole, columns included.
+    await store.applyChanges([{ op: 'put', collection: 'things', doc: { _id: '1', a: 3, d: false } }]);
+    expect(await store.get('things', '1')).toEqual({ _id: '1', a: 3, d: false });
+    expect(await store.find('things', { filter: { b: null } })).toHaveLength(1);
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    expect(db.prepare('SELECT "f_a", "f_b", "f_c" FROM rm_things').all()).toEqual([{ f_a: 3, f_b: null, f_c: null }]);
+    db.close();
+  });
+
   it('a collection declared extendInPlace keeps its documents through a version that adds columns and indexes; the new fields become columns and the new index serves queries (issue 20: webhook deliveries gain user_id)', async () => {
     const path = join(tempDir(), 'read.sqlite');
     const store = new SqliteReadStore({ path });
