@@ -18,6 +18,8 @@ export class SqliteTable {
   readonly table: string;
   readonly columns: readonly string[];
   private readonly columnSet: ReadonlySet<string>;
+  /** Each column's place among `columns`. */
+  private readonly columnIndex: ReadonlyMap<string, number>;
   private readonly booleanSet: ReadonlySet<string>;
   /** Stored with the table; a different shape means the table must be rebuilt. */
   readonly signature: string;
@@ -42,6 +44,7 @@ export class SqliteTable {
     }
     this.columns = [...cols];
     this.columnSet = cols;
+    this.columnIndex = new Map(this.columns.map((c, i) => [c, i]));
     this.booleanSet = new Set(spec.booleans ?? []);
     this.signature = JSON.stringify({ v: 2, columns: this.columns, booleans: spec.booleans ?? [], indexes: spec.indexes ?? [] });
     this.selectList = ['_id', ...this.columns.map(col), 'doc'].join(', ');
@@ -105,21 +108,21 @@ export class SqliteTable {
 
   /** `_id`, the column values and the `doc` JSON of a document, in `selectList` order. */
   encode(doc: Doc): unknown[] {
-    // Indexed loops over keys, not entries: a rollup row has some 670 columns and is encoded for
-    // every row a batch puts (issue 37). The same values, in the same order, as before.
-    const columns = this.columns;
-    const values: unknown[] = new Array(columns.length + 2);
+    // Walks the document's keys only, never every column: a rollup row has some 670 columns, most
+    // of them absent (NULL), and is encoded for every row a batch puts (issue 37).
+    const values: unknown[] = new Array(this.columns.length + 2).fill(null);
     values[0] = doc._id;
-    for (let i = 0; i < columns.length; i++) values[i + 1] = columnValue(doc[columns[i]!]);
     const rest: Record<string, unknown> = {};
     const keys = Object.keys(doc);
-    for (let i = 0; i < keys.length; i++) {
-      const k = keys[i]!;
-      const v = doc[k];
-      if (k === '_id' || v === undefined) continue;
-      if (!this.columnSet.has(k) || !this.holdsAll(k, v)) rest[k] = v;
+    for (let k = 0; k < keys.length; k++) {
+      const f = keys[k]!;
+      if (f === '_id') continue;
+      const v = doc[f];
+      const i = this.columnIndex.get(f);
+      if (i !== undefined) values[i + 1] = columnValue(v);
+      if (v !== undefined && (i === undefined || !this.holdsAll(f, v))) rest[f] = v;
     }
-    values[columns.length + 1] = JSON.stringify(rest);
+    values[values.length - 1] = JSON.stringify(rest);
     return values;
   }
 
