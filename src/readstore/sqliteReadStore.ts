@@ -7,7 +7,7 @@ import { emptyWriteAheadLog, eraseOnDelete } from '../shared/sqlitePurge.js';
 import { filterSql, keysetBranches, orderSql } from './sqliteQuery.js';
 import type { Fence, LeaseStore } from './leases.js';
 import { checkFence, LEASES_DDL, SqliteLeases } from './sqliteLeases.js';
-import { col, columnValue, extendsShape, extensionSql, SqliteTable, tableName } from './sqliteTable.js';
+import { columnValue, extendsShape, extensionSql, SqliteTable, tableName } from './sqliteTable.js';
 import { planFastUpdate, pushCounterParams } from './sqliteUpdatePlans.js';
 import { renderDoc, type RenderedRows, type RenderTemplate } from './renderedRows.js';
 import { compiledRender } from './sqliteRender.js';
@@ -349,11 +349,9 @@ export class SqliteReadStore implements ReadStore {
     }
   }
 
+  /** `values` as `t.encode` gives them: `_id`, every column, `doc`. */
   private putRow(t: SqliteTable, values: unknown[]): void {
-    const assignments = [...t.columns.map((f) => `${col(f)} = excluded.${col(f)}`), 'doc = excluded.doc'].join(', ');
-    this.stmt(`INSERT INTO ${t.table} (${t.selectList}) VALUES (${values.map(() => '?').join(', ')}) ON CONFLICT(_id) DO UPDATE SET ${assignments}`).run(
-      ...values,
-    );
+    this.stmt(t.upsertSql).run(...values);
   }
 
   private readModifyWrite(t: SqliteTable, c: UpdateChange): void {

@@ -3,6 +3,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { projections } from '../../projections/index.js';
 import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
+import { rollupDay, SAMPLE_ROLLUPS } from '../../projections/records/sampleRollups/dayRollup.js';
 import { tempDir } from '../support/tmp.js';
 
 describe('embedded read store: typed columns', () => {
@@ -47,6 +48,39 @@ describe('embedded read store: typed columns', () => {
     expect(await store.ensureCollections([{ name: 'things', indexes: [{ fields: [['a', 1]] }], columns: ['b'] }])).toEqual(['things']);
     expect(await store.count('things')).toBe(0);
     await store.close();
+  });
+
+  it('a row put after its collection was recreated in another shape fills the new shape\'s columns: the whole-row upsert is written per shape, not per collection name (issue 37)', async () => {
+    const path = join(tempDir(), 'read.sqlite');
+    const store = new SqliteReadStore({ path });
+    await store.ensureCollections([{ name: 'things', indexes: [{ fields: [['a', 1]] }] }]);
+    await store.applyChanges([{ op: 'put', collection: 'things', doc: { _id: '1', a: 1, b: 2 } }]);
+    await store.ensureCollections([{ name: 'things', indexes: [{ fields: [['a', 1]] }], columns: ['b', 'c'] }]);
+    await store.applyChanges([{ op: 'put', collection: 'things', doc: { _id: '1', a: 1, b: 2, c: 'x', d: true } }]);
+    // Put again with fewer fields: the row is replaced whole, columns included.
+    await store.applyChanges([{ op: 'put', collection: 'things', doc: { _id: '1', a: 3, d: false } }]);
+    expect(await store.get('things', '1')).toEqual({ _id: '1', a: 3, d: false });
+    expect(await store.find('things', { filter: { b: null } })).toHaveLength(1);
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    expect(db.prepare('SELECT "f_a", "f_b", "f_c" FROM rm_things').all()).toEqual([{ f_a: 3, f_b: null, f_c: null }]);
+    db.close();
+  });
+
+  it('a statistics rollup row (some 670 declared columns, a few of them set) reads back as put: set columns in their columns, the absent ones NULL, the rest in doc (issue 37: encode walks the document, not the columns)', async () => {
+    const path = join(tempDir(), 'read.sqlite');
+    const store = new SqliteReadStore({ path });
+    await store.ensureCollections(projections.flatMap((p) => p.collections));
+    const sample = { startMs: Date.parse('2026-01-01T10:07:00Z'), value: 61, provider: 'p', source: 's', unit: 'bpm', ingested_at: '2026-01-01T10:10:00Z', hidden: false, excluded: false };
+    const [doc] = rollupDay({ user_id: 'u', tenant_id: 't', type: 'heart_rate', day: '2026-01-01' }, [sample]);
+    await store.applyChanges([{ op: 'put', collection: SAMPLE_ROLLUPS, doc: { ...doc!, note: { kept: true } } }]);
+    expect(await store.get(SAMPLE_ROLLUPS, doc!._id)).toEqual({ ...doc, note: { kept: true } });
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    const row = db.prepare(`SELECT "f_h10c", "f_q40s", "f_q41c", "f_p9c", "f_p23x", doc FROM rm_${SAMPLE_ROLLUPS}`).get() as Record<string, unknown>;
+    db.close();
+    expect(row).toMatchObject({ f_h10c: 1, f_q40s: 61, f_q41c: null, f_p9c: null, f_p23x: 61 });
+    expect(JSON.parse(row.doc as string)).toEqual({ tenant_id: 't', note: { kept: true } });
   });
 
   it('a collection declared extendInPlace keeps its documents through a version that adds columns and indexes; the new fields become columns and the new index serves queries (issue 20: webhook deliveries gain user_id)', async () => {
