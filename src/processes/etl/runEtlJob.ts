@@ -4,7 +4,7 @@ import { isSealedBytes, openBytes } from '../../crypto/payloadCipher.js';
 import type { ImportDecoder } from '../../sources/files/importSource.js';
 import { UnreadableExportError } from '../../sources/files/exportShared/unreadableExport.js';
 import type { ImportContext } from '../../sources/files/exportShared/importContext.js';
-import { etlTallyOf, lastCheckpoint, resumePoint, tallyFrom } from './etlCheckpoint.js';
+import { etlTallyOf, lastCheckpoint, tallyFrom } from './etlCheckpoint.js';
 import type { RecordLedger } from '../../recordledger/recordLedger.js';
 import { ledgerOf } from './recordLedger.js';
 import { rawByteSource } from './rawByteSource.js';
@@ -89,10 +89,7 @@ export async function runEtlJob(
   const recordsEnvelope = envelopeBytes({ ...base, records: [] });
   const batchers = new Map<RecordKind, RecordBatcher<NormalizedRecord>>();
   const rejected = new RecordBatcher<KeyedRejected>(envelopeBytes({ ...base, items: [], at: upload.accepted_at }));
-  // A device's payload is whole in memory already, so its first items are taken before the
-  // checkpoint is looked for (resumePoint); an import, read by range, looks first and holds nothing.
-  const { resumed, items: toRun } =
-    'decode' in decoder ? { resumed: await lastCheckpoint(eventStore, stream), items } : await resumePoint(eventStore, stream, items, every);
+  const resumed = await lastCheckpoint(eventStore, stream);
   const t = tallyFrom(resumed?.data);
   const batchNo = new Map<string, number>(Object.entries(resumed?.data.batches ?? {}));
   let expectedRevision: ExpectedRevision = resumed ? resumed.streamRevision : 'no_stream';
@@ -178,7 +175,7 @@ export async function runEtlJob(
     pending.length = 0;
   };
   try {
-    for await (const parsed of toRun) {
+    for await (const parsed of items) {
       // A resumed run passes over what the checkpoint holds: the decoder yields the same items in the same order.
       if (seen++ < skip) continue;
       t.items++;

@@ -1,10 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ingestStream, type ImportProgress, type RecordsIngestedData } from '../../../commands/ingestion/ingestedEvents.js';
 import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
-import type { EventStore, RecordedEvent } from '../../../src/eventstore/eventStore.js';
+import type { RecordedEvent } from '../../../src/eventstore/eventStore.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
 import { runEtlJob } from '../../../src/processes/etl/runEtlJob.js';
-import { resumePoint } from '../../../src/processes/etl/etlCheckpoint.js';
 import { appleHealthImport } from '../../../src/sources/files/apple-health/appleHealthDecoder.js';
 import { exportXml, zipOf } from '../../sources/files/apple-health/exportFixtures.js';
 import { crashingAfter, rawStoreOf } from './etlRunFakes.js';
@@ -82,59 +81,5 @@ describe('checkpoints of an import (contracts §13: resumes after a crash from i
     const ids = (await store.readStream(STREAM)).filter((e) => e.type === 'samples.ingested').flatMap((e) => (e.data as RecordsIngestedData).records.map((r) => r.external_id));
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toHaveLength(expected.records.quantity!);
-  });
-});
-
-describe('resumePoint: a checkpoint is looked for only when the items reach a checkpoint (issue 37)', () => {
-  async function* yielding(n: number, thenThrow?: Error) {
-    for (let i = 0; i < n; i++) yield i;
-    if (thenThrow) throw thenThrow;
-  }
-  const all = async <T>(items: AsyncIterable<T>) => {
-    const out: T[] = [];
-    for await (const i of items) out.push(i);
-    return out;
-  };
-  const watched = (store: SqliteEventStore) => {
-    const reads: string[] = [];
-    const wrapped: EventStore = Object.create(store);
-    wrapped.readStream = async (stream, options) => (reads.push(stream), store.readStream(stream, options));
-    return { store: wrapped, reads };
-  };
-
-  it('reads nothing for fewer items than a checkpoint holds, and hands on every item in order', async () => {
-    const w = watched(newStore());
-    const { resumed, items } = await resumePoint(w.store, STREAM, yielding(9), 10);
-    expect(resumed).toBeNull();
-    expect(await all(items)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
-    expect(w.reads).toEqual([]);
-  });
-
-  it('reads nothing when the parser fails before a checkpoint, and throws its error after the items before it, where the run meets it', async () => {
-    const w = watched(newStore());
-    const failure = new Error('unreadable at line 3');
-    const { resumed, items } = await resumePoint(w.store, STREAM, yielding(3, failure), 10);
-    expect(resumed).toBeNull();
-    const seen: number[] = [];
-    const run = async () => {
-      for await (const i of items) seen.push(i);
-    };
-    await expect(run()).rejects.toBe(failure);
-    expect(seen).toEqual([0, 1, 2]);
-    expect(w.reads).toEqual([]);
-  });
-
-  it('reads the checkpoint once the items reach one, and hands on every item in order', async () => {
-    const store = newStore();
-    const progress: ImportProgress = {
-      type: 'import.progress',
-      data: { job: JOB, user_id: 'u1', tenant_id: 't1', provider: 'apple-health', items: 10, bytes_read: 1, bytes_total: 1, records: {}, rejected: 0, unchanged: 0, types: [], first_day: null, last_day: null, batches: {}, at: '2026-03-01T00:00:00.000Z' },
-    };
-    await store.appendToStream(STREAM, [progress]);
-    const w = watched(store);
-    const { resumed, items } = await resumePoint(w.store, STREAM, yielding(25), 10);
-    expect(resumed?.data.items).toBe(10);
-    expect(await all(items)).toEqual(Array.from({ length: 25 }, (_, i) => i));
-    expect(w.reads).toEqual([STREAM]);
   });
 });
