@@ -78,11 +78,9 @@ export class DataKeys {
     try {
       await this.eventStore.appendToStream(streamName, events, { expectedRevision });
     } catch (err) {
-      if (err instanceof StreamDeletedError) {
-        this.cache.set(prepared.keyId, DESTROYED);
-        throw new DataKeyDestroyedError(prepared.keyId);
-      }
-      if (!(err instanceof ConcurrencyError)) throw err;
+      const lost = this.lostIssue(prepared.keyId, err);
+      if (lost === 'destroyed') throw new DataKeyDestroyedError(prepared.keyId);
+      if (lost !== 'taken') throw err;
       const winner = await this.get(prepared.keyId);
       if (!winner) throw new DataKeyDestroyedError(prepared.keyId);
       return { keyId: prepared.keyId, key: winner };
