@@ -82,4 +82,21 @@ describe('checkpoints of an import (contracts §13: resumes after a crash from i
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toHaveLength(expected.records.quantity!);
   });
+
+  // The batches open at a checkpoint or at the end are appended together: a resumed run, which met the kinds in
+  // another order (those before its checkpoint it never saw), must append them in the same order.
+  it.each([2, 3, 4, 5])('killed after %i appends while batches of several kinds are appended together, a re-run ends with the stream of an uninterrupted run', async (appends) => {
+    const at = (m: number) => new Date(Date.UTC(2025, 0, 1, 1, m)).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' +0000');
+    const step = (m: number) => `<Record type="HKQuantityTypeIdentifierStepCount" sourceName="Watch" unit="count" startDate="${at(m)}" endDate="${at(m + 1)}" value="${m + 1}"/>`;
+    const stand = (m: number) => `<Record type="HKCategoryTypeIdentifierAppleStandHour" sourceName="Watch" startDate="${at(m)}" endDate="${at(m + 1)}" value="HKCategoryValueAppleStandHourStood"/>`;
+    const payload = await zipOf({ 'apple_health_export/export.xml': exportXml([step(0), step(2), step(4), stand(6), step(8), stand(10), step(12)].join('\n')) });
+    const run = (store: SqliteEventStore | ReturnType<typeof crashingAfter>) => runEtlJob(store, rawStoreOf(payload), appleHealthImport, JOB, upload, undefined, undefined, { checkpointItems: 3 });
+    const reference = newStore();
+    const expected = await run(reference);
+    expect(expected.records).toEqual({ quantity: 5, category: 2 });
+    const store = newStore();
+    await expect(run(crashingAfter(store, STREAM, appends))).rejects.toThrow('killed');
+    expect(await run(store)).toEqual(expected);
+    expect(content(await store.readStream(STREAM))).toEqual(content(await reference.readStream(STREAM)));
+  });
 });
