@@ -4,6 +4,12 @@ import { recordIdentity, type JobLedger } from './recordLedger.js';
 
 /** Records of one block at most: a day of per-minute heart rate is two blocks, a checkpoint waits for at most this many. */
 export const BLOCK_RECORDS = 1_000;
+/**
+ * Fewer records than this are no block: they go record by record, without a block fingerprint. A
+ * file whose order interleaves keys (a line of heart rate, a line of steps) would otherwise pay a
+ * block fingerprint and ledger row per record, and gain nothing on a re-import.
+ */
+export const MIN_BLOCK_RECORDS = 8;
 /** Records of complete blocks decided together: one note of their fingerprints, one of the records of those that differ. */
 export const DECIDE_RECORDS = 500;
 
@@ -16,7 +22,7 @@ export function blockKey(r: NormalizedRecord): string {
   return `${r.kind}\u0000${type}\u0000${r.source}\u0000${recordDay(r) ?? ''}`;
 }
 
-type Block = { key: string; records: NormalizedRecord[]; identities: string[] };
+type Block = { key: string; records: NormalizedRecord[]; identities: string[]; fp?: Buffer };
 
 /** A record decided: `unchanged` when another upload's append stored it (contracts §13). */
 export type Decided = { record: NormalizedRecord; unchanged: boolean };
@@ -89,27 +95,28 @@ export class RecordBlocks {
     this.complete = [];
     this.completeRecords = 0;
     if (blocks.length === 0) return [];
-    const fps = blocks.map((b) => this.ledger.blockFingerprint(b.identities));
-    const known = await this.ledger.knownBlocks(fps);
+    const whole = blocks.filter((b) => b.records.length >= MIN_BLOCK_RECORDS);
+    const answers = await this.ledger.knownBlocks(whole.map((b) => (b.fp = this.ledger.blockFingerprint(b.identities))));
+    const known = new Map(whole.map((b, i) => [b, answers[i]!]));
     const out: Decided[] = [];
     const records: NormalizedRecord[] = [];
     const identities: string[] = [];
     const at: number[] = [];
-    blocks.forEach((b, i) => {
-      if (known[i] && !this.tainted.has(b.key)) {
+    for (const b of blocks) {
+      if (known.get(b) === true && !this.tainted.has(b.key)) {
         for (const record of b.records) out.push({ record, unchanged: true });
-        return;
+        continue;
       }
       this.tainted.add(b.key);
       // Claimed by the note unless another job had committed it (then nothing is claimed and nothing to commit).
-      if (!known[i]) this.unsettled.push(fps[i]!);
+      if (known.get(b) === false) this.unsettled.push(b.fp!);
       for (let j = 0; j < b.records.length; j++) {
         at.push(out.length);
         out.push({ record: b.records[j]!, unchanged: false });
         records.push(b.records[j]!);
         identities.push(b.identities[j]!);
       }
-    });
+    }
     if (records.length > 0) {
       const answers = await this.ledger.known(records, identities);
       answers.forEach((a, k) => (out[at[k]!]!.unchanged = a));
