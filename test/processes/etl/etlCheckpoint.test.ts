@@ -1,29 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ingestStream, type ImportProgress, type RecordsIngestedData } from '../../../commands/ingestion/ingestedEvents.js';
-import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
 import type { RecordedEvent } from '../../../src/eventstore/eventStore.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
 import { runEtlJob } from '../../../src/processes/etl/runEtlJob.js';
 import { appleHealthImport } from '../../../src/sources/files/apple-health/appleHealthDecoder.js';
 import { exportXml, zipOf } from '../../sources/files/apple-health/exportFixtures.js';
-import { crashingAfter, rawStoreOf } from './etlRunFakes.js';
+import { appleUpload, crashingAfter, rawStoreOf } from './etlRunFakes.js';
 
 /** contracts §13 / issue 21: an import resumes from its last checkpoint, losing and duplicating nothing. */
 
 const JOB = `upload-u1-${'ef'.repeat(16)}`;
-const upload: UploadAccepted['data'] = {
-  upload_id: 'export',
-  user_id: 'u1',
-  tenant_id: 't1',
-  provider: 'apple-health',
-  object_key: `u1/${'cd'.repeat(32)}`,
-  sha256: 'cd'.repeat(32),
-  bytes: 0,
-  content_type: 'application/zip',
-  tier: 'upload',
-  accepted_at: '2026-03-01T00:00:00.000Z',
-  token_id: 'tok-1',
-};
+const upload = appleUpload('u1');
 const STREAM = ingestStream(upload.user_id, JOB);
 
 async function exportZip(n: number): Promise<Buffer> {

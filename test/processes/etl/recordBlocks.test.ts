@@ -1,10 +1,8 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ingestStream } from '../../../commands/ingestion/ingestedEvents.js';
 import type { DeviceParser, NormalizedRecord, ParseItem } from '../../../commands/ingestion/records.js';
-import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
 import type { EventSealer } from '../../../src/crypto/recordSealing.js';
 import type { EventStore } from '../../../src/eventstore/eventStore.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
@@ -14,12 +12,9 @@ import { runEtlJob, type EtlKeys } from '../../../src/processes/etl/runEtlJob.js
 import { boundedItem } from '../../../src/processes/etl/withinBounds.js';
 import { boundsChecker } from '../../../commands/ingestion/recordBounds.js';
 import type { RawStore } from '../../../src/rawstore/rawStore.js';
-import { MongoRecordLedger } from '../../../src/recordledger/mongoRecordLedger.js';
 import type { RecordLedger } from '../../../src/recordledger/recordLedger.js';
-import { SqliteRecordLedger } from '../../../src/recordledger/sqliteRecordLedger.js';
-import { tempDir } from '../../support/tmp.js';
-import { memoryMongo } from '../../workqueue/memoryMongo.js';
-import { crashingAfter } from './etlRunFakes.js';
+import { appleUpload, crashingAfter, ledgerBackends } from './etlRunFakes.js';
+import { quantity } from '../../server/records/pipelineFixtures.js';
 
 /**
  * contracts §13 `unchanged` (issue 38): a run comparing blocks of records first counts and writes
@@ -29,19 +24,7 @@ import { crashingAfter } from './etlRunFakes.js';
  */
 
 const USER = 'u1';
-const upload: UploadAccepted['data'] = {
-  upload_id: 'export',
-  user_id: USER,
-  tenant_id: 't1',
-  provider: 'apple-health',
-  object_key: `${USER}/${'cd'.repeat(32)}`,
-  sha256: 'cd'.repeat(32),
-  bytes: 0,
-  content_type: 'application/zip',
-  tier: 'upload',
-  accepted_at: '2026-03-01T00:00:00.000Z',
-  token_id: 'tok-1',
-};
+const upload = appleUpload(USER);
 const jobName = (n: number) => `upload-${USER}-${String(n).padStart(64, '0')}`;
 
 /** An item of a test export: a sample, a day's summary, or a line the parser rejects. */
@@ -64,9 +47,8 @@ function itemOf(s: Exclude<Spec, { kind: 'gate' }>): ParseItem {
   const start = at(s.day, s.minute);
   const end = s.type === 'step_count' ? at(s.day, s.minute + 1) : start;
   return {
-    record: {
+    record: quantity({
       ...provenance,
-      kind: 'quantity',
       // The same in every run of one export (a resumed run re-sends the same events); no part of what makes a record the same.
       external_id: `${s.type}-${s.source}-${start}-${s.value}`,
       type: s.type,
@@ -74,13 +56,7 @@ function itemOf(s: Exclude<Spec, { kind: 'gate' }>): ParseItem {
       unit: s.type === 'heart_rate' ? 'count/min' : 'count',
       start_date: start,
       end_date: end,
-      source_name: null,
-      source_bundle_id: null,
-      device_model: null,
-      product_type: null,
-      was_user_entered: false,
-      metadata: {},
-    },
+    }),
   };
 }
 
@@ -150,11 +126,6 @@ afterEach(async () => {
   for (const c of closing.splice(0)) await c();
 });
 
-const backends: [string, () => RecordLedger][] = [
-  ['embedded SQLite', () => new SqliteRecordLedger(join(tempDir(), `ledger-${randomUUID()}.sqlite`))],
-  ['MongoDB adapter on the in-memory stand-in', () => new MongoRecordLedger(memoryMongo().db)],
-];
-
 /** A Health app export's order: by type, then source, then time; `perDay` samples of each. */
 function orderedExport(days: number, perDay: number, from = 0): Spec[] {
   const out: Spec[] = [];
@@ -181,7 +152,7 @@ async function sameAsOracle(openLedger: () => RecordLedger, steps: readonly Step
   return results[0]!.outcomes;
 }
 
-describe.each(backends)('contracts §13 unchanged: blocks first, the per-record rule as the oracle, ledger on %s (issue 38)', (_name, openLedger) => {
+describe.each(ledgerBackends)('contracts §13 unchanged: blocks first, the per-record rule as the oracle, ledger on %s (issue 38)', (_name, openLedger) => {
   const base = orderedExport(4, 30);
   const total = base.filter((s) => s.kind !== 'rejected').length;
 
