@@ -20,6 +20,7 @@ import type { UploadResource } from '../queries/ingestion/uploads.js';
 import { tusUpload } from '../src/cli/tusClient.js';
 import { writeExportXml } from './support/appleExportGenerator.js';
 import { benchUploader, cpuMsOf, json, machine, startService } from './support/service.js';
+import { cpuSplit, printCpuSplit, processCpu } from './support/threadCpu.js';
 
 function arg(args: string[], name: string, fallback: string): string {
   const a = args.find((x) => x.startsWith(`--${name}=`));
@@ -53,6 +54,7 @@ export default async function importBench(args: string[]): Promise<void> {
       const importOnce = async (uploadId: string) => {
         const t0 = performance.now();
         const cpu0 = cpuMsOf(svc.child.pid);
+        const threads0 = processCpu(svc.child.pid);
         await tusUpload({ origin: svc.base, token, path: xml, size, metadata: { provider: 'apple-health', upload_id: uploadId } }, () => {});
         const uploaded = performance.now() - t0;
         let u: UploadResource;
@@ -75,7 +77,9 @@ export default async function importBench(args: string[]): Promise<void> {
           await sleep(500);
         }
         const cpu1 = cpuMsOf(svc.child.pid);
-        return { u, uploaded, done, queryable: performance.now() - t0 - 2000, cpuMs: cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : null };
+        const threads1 = processCpu(svc.child.pid);
+        const split = threads0 && threads1 ? cpuSplit(threads0, threads1) : null;
+        return { u, uploaded, done, queryable: performance.now() - t0 - 2000, cpuMs: cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : null, split };
       };
 
       const first = await importOnce('bench-first');
@@ -94,6 +98,9 @@ export default async function importBench(args: string[]): Promise<void> {
       const perItem = (ms: number | null) => (ms === null ? 'n/a' : `${((ms * 1000) / items).toFixed(1)} µs`);
       console.log(`service CPU time (all threads) per item: first import ${perItem(first.cpuMs)}, re-import ${perItem(again.cpuMs)}`);
       console.log(`peak resident memory of the service (all threads) during the first import: ${(runtime.max_rss_bytes / 2 ** 20).toFixed(0)} MiB`);
+      // Where each run's CPU went, per thread (the ETL and projector are worker threads): ms per 1,000 items is µs per item.
+      if (first.split) printCpuSplit('service CPU by thread, first import (upload to queryable)', first.split, items / 1000, '1,000 items');
+      if (again.split) printCpuSplit('service CPU by thread, re-import (upload to queryable)', again.split, items / 1000, '1,000 items');
     } finally {
       await svc.stop();
     }

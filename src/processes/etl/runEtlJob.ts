@@ -7,6 +7,8 @@ import type { ImportContext } from '../../sources/files/exportShared/importConte
 import { etlTallyOf, lastCheckpoint, tallyFrom } from './etlCheckpoint.js';
 import type { RecordLedger } from '../../recordledger/recordLedger.js';
 import { ledgerOf } from './recordLedger.js';
+import { RecordBlocks, type Decided } from './recordBlocks.js';
+import { recordDay } from './recordDay.js';
 import { rawByteSource } from './rawByteSource.js';
 import { withInlinePayload } from '../../rawstore/inlinePayload.js';
 import type { EtlOutcome } from '../../../commands/ingestion/finishEtlJob.js';
@@ -22,7 +24,10 @@ import { boundedItem } from './withinBounds.js';
 
 type KeyedRejected = RejectedItem & { key: string; n: number };
 
-/** Items between two checkpoints of a run (contracts §13): a crash costs at most this many items' work. */
+/**
+ * Items between two checkpoints of a run (contracts §13): a crash costs at most this many items'
+ * work, and BLOCK_RECORDS more when the run compares blocks (a checkpoint waits for a block's end).
+ */
 export const CHECKPOINT_ITEMS = 10_000;
 
 export type EtlKeys = {
@@ -35,6 +40,11 @@ export type EtlRunOptions = {
   checkpointItems?: number;
   /** Records an earlier upload of the same provider stored already (contracts §13 `unchanged`): not written again. */
   ledger?: RecordLedger;
+  /**
+   * With a ledger: compare blocks of records first (recordBlocks.ts), the default; false notes
+   * every record on its own, the rule blocks must answer as (test/processes/etl/recordBlocks.test.ts).
+   */
+  compareBlocks?: boolean;
   /** Awaited before each append when given (a bulk job lets its thread's small jobs go first: smallJobsFirst.ts). */
   pause?: () => Promise<void> | undefined;
 };
@@ -68,6 +78,7 @@ export async function runEtlJob(
   // Fingerprints are keyed by the data key, so erasing the data makes them meaningless (recordLedger.ts):
   // without a data key (payloads stored in the clear) there is no ledger.
   const ledger = options.ledger && keys ? ledgerOf(options.ledger, keys.dataKey.key, upload, jobStream) : null;
+  const blocks = ledger && options.compareBlocks !== false ? new RecordBlocks(ledger) : null;
   const ctx: ImportContext = { provider: upload.provider, receivedAt: upload.accepted_at, dataType: upload.data_type ?? null, userId: upload.user_id, timeZone: upload.time_zone ?? null };
   let items: AsyncIterable<ParseItem>;
   let bytesTotal = upload.bytes;
@@ -117,8 +128,12 @@ export async function runEtlJob(
     expectedRevision = result.nextExpectedRevision;
   };
   const flushAll = async () => {
-    for (const [kind, batcher] of batchers) await append(kind, batcher.take());
+    // In a fixed order: a run resumed from a checkpoint meets its kinds in another order than the run it resumes,
+    // and must append the same events at the same revisions.
+    for (const kind of [...batchers.keys()].sort()) await append(kind, batchers.get(kind)!.take());
     await append('rejected', rejected.take());
+    // Every record decided so far is in the log now: so is every record of the blocks this job claimed.
+    if (ledger && blocks) await ledger.stored([], blocks.settled());
   };
   const checkpoint = async () => {
     await flushAll();
@@ -152,12 +167,9 @@ export async function runEtlJob(
   let seen = 0;
   let failure: UnreadableExportError | null = null;
   const pending: NormalizedRecord[] = [];
-  const store = async () => {
-    if (pending.length === 0) return;
-    const known = ledger ? await ledger.known(pending) : pending.map(() => false);
-    for (let i = 0; i < pending.length; i++) {
-      const r = pending[i]!;
-      if (known[i]) {
+  const keep = async (decided: readonly Decided[]) => {
+    for (const { record: r, unchanged } of decided) {
+      if (unchanged) {
         t.unchanged++;
         continue;
       }
@@ -172,27 +184,50 @@ export async function runEtlJob(
       }
       await append(r.kind, batcher.add(r));
     }
+  };
+  /** Decides and batches what waits: every record noted on its own, or the complete blocks (the open one too when `all`). */
+  const store = async (all = true) => {
+    if (blocks) return keep(await blocks.decide(all));
+    if (pending.length === 0) return;
+    const known = ledger ? await ledger.known(pending) : pending.map(() => false);
+    await keep(pending.map((record, i) => ({ record, unchanged: known[i]! })));
     pending.length = 0;
   };
+  // Blocks: a checkpoint falls due every `every` items and is taken where the next block begins.
+  let checkpointDue = false;
   try {
     for await (const parsed of items) {
       // A resumed run passes over what the checkpoint holds: the decoder yields the same items in the same order.
-      if (seen++ < skip) continue;
-      t.items++;
+      if (seen++ < skip) {
+        blocks?.passed(parsed);
+        continue;
+      }
       const item = boundedItem(parsed, check, upload.accepted_at);
+      if (checkpointDue && ('rejected' in item || blocks!.begins(item.record))) {
+        await store();
+        await checkpoint();
+        checkpointDue = false;
+      }
+      t.items++;
       if ('rejected' in item) {
         await store();
         // Keyed by content and place: identical bad lines of one upload are each counted (contracts §12),
         // while the same upload sent again under another Upload-Id still counts its lines once.
         const key = sha256Hex(`${upload.provider}\u0000${item.rejected.location}\u0000${item.rejected.reason}\u0000${item.rejected.excerpt}`);
         await append('rejected', rejected.add({ ...item.rejected, key, n: t.rejected++ }));
+      } else if (blocks) {
+        blocks.add(item.record);
+        if (blocks.ready) await store(false);
       } else {
         pending.push(item.record);
         if (pending.length >= (ledger ? LEDGER_BATCH : 1)) await store();
       }
       if (t.items % every === 0) {
-        await store();
-        await checkpoint();
+        if (blocks) checkpointDue = true;
+        else {
+          await store();
+          await checkpoint();
+        }
       }
     }
   } catch (err) {
@@ -213,17 +248,5 @@ export class EtlCancelledError extends Error {
   override name = 'EtlCancelledError';
   constructor() {
     super('the user is being deleted');
-  }
-}
-
-/** The UTC calendar day a record counts for in coverage and data.written. */
-export function recordDay(r: NormalizedRecord): string | null {
-  switch (r.kind) {
-    case 'sleep_session':
-      return r.bedtime_start.slice(0, 10);
-    case 'daily_summary':
-      return r.date;
-    default:
-      return r.start_date.slice(0, 10);
   }
 }

@@ -1,29 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ingestStream, type ImportProgress, type RecordsIngestedData } from '../../../commands/ingestion/ingestedEvents.js';
-import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
 import type { RecordedEvent } from '../../../src/eventstore/eventStore.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
 import { runEtlJob } from '../../../src/processes/etl/runEtlJob.js';
 import { appleHealthImport } from '../../../src/sources/files/apple-health/appleHealthDecoder.js';
 import { exportXml, zipOf } from '../../sources/files/apple-health/exportFixtures.js';
-import { crashingAfter, rawStoreOf } from './etlRunFakes.js';
+import { appleUpload, crashingAfter, rawStoreOf } from './etlRunFakes.js';
 
 /** contracts §13 / issue 21: an import resumes from its last checkpoint, losing and duplicating nothing. */
 
 const JOB = `upload-u1-${'ef'.repeat(16)}`;
-const upload: UploadAccepted['data'] = {
-  upload_id: 'export',
-  user_id: 'u1',
-  tenant_id: 't1',
-  provider: 'apple-health',
-  object_key: `u1/${'cd'.repeat(32)}`,
-  sha256: 'cd'.repeat(32),
-  bytes: 0,
-  content_type: 'application/zip',
-  tier: 'upload',
-  accepted_at: '2026-03-01T00:00:00.000Z',
-  token_id: 'tok-1',
-};
+const upload = appleUpload('u1');
 const STREAM = ingestStream(upload.user_id, JOB);
 
 async function exportZip(n: number): Promise<Buffer> {
@@ -81,5 +68,22 @@ describe('checkpoints of an import (contracts §13: resumes after a crash from i
     const ids = (await store.readStream(STREAM)).filter((e) => e.type === 'samples.ingested').flatMap((e) => (e.data as RecordsIngestedData).records.map((r) => r.external_id));
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toHaveLength(expected.records.quantity!);
+  });
+
+  // The batches open at a checkpoint or at the end are appended together: a resumed run, which met the kinds in
+  // another order (those before its checkpoint it never saw), must append them in the same order.
+  it.each([2, 3, 4, 5])('killed after %i appends while batches of several kinds are appended together, a re-run ends with the stream of an uninterrupted run', async (appends) => {
+    const at = (m: number) => new Date(Date.UTC(2025, 0, 1, 1, m)).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' +0000');
+    const step = (m: number) => `<Record type="HKQuantityTypeIdentifierStepCount" sourceName="Watch" unit="count" startDate="${at(m)}" endDate="${at(m + 1)}" value="${m + 1}"/>`;
+    const stand = (m: number) => `<Record type="HKCategoryTypeIdentifierAppleStandHour" sourceName="Watch" startDate="${at(m)}" endDate="${at(m + 1)}" value="HKCategoryValueAppleStandHourStood"/>`;
+    const payload = await zipOf({ 'apple_health_export/export.xml': exportXml([step(0), step(2), step(4), stand(6), step(8), stand(10), step(12)].join('\n')) });
+    const run = (store: SqliteEventStore | ReturnType<typeof crashingAfter>) => runEtlJob(store, rawStoreOf(payload), appleHealthImport, JOB, upload, undefined, undefined, { checkpointItems: 3 });
+    const reference = newStore();
+    const expected = await run(reference);
+    expect(expected.records).toEqual({ quantity: 5, category: 2 });
+    const store = newStore();
+    await expect(run(crashingAfter(store, STREAM, appends))).rejects.toThrow('killed');
+    expect(await run(store)).toEqual(expected);
+    expect(content(await store.readStream(STREAM))).toEqual(content(await reference.readStream(STREAM)));
   });
 });

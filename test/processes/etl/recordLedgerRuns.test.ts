@@ -1,20 +1,14 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
 import { ingestStream } from '../../../commands/ingestion/ingestedEvents.js';
 import { eventSealer } from '../../../src/crypto/recordSealing.js';
 import type { EventStore } from '../../../src/eventstore/eventStore.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
 import { runEtlJob, type EtlKeys } from '../../../src/processes/etl/runEtlJob.js';
-import { MongoRecordLedger } from '../../../src/recordledger/mongoRecordLedger.js';
 import type { RecordLedger } from '../../../src/recordledger/recordLedger.js';
-import { SqliteRecordLedger } from '../../../src/recordledger/sqliteRecordLedger.js';
 import { appleHealthImport } from '../../../src/sources/files/apple-health/appleHealthDecoder.js';
 import { exportXml, zipOf } from '../../sources/files/apple-health/exportFixtures.js';
-import { tempDir } from '../../support/tmp.js';
-import { memoryMongo } from '../../workqueue/memoryMongo.js';
-import { crashingAfter, rawStoreOf } from './etlRunFakes.js';
+import { appleUpload, crashingAfter, ledgerBackends, rawStoreOf } from './etlRunFakes.js';
 
 /**
  * contracts §13 `unchanged` through the ETL run, on each ledger backend (issue 21: the production
@@ -23,19 +17,7 @@ import { crashingAfter, rawStoreOf } from './etlRunFakes.js';
  * after a crash decides as the first did; another data key (a later generation, after an
  * erasure) matches nothing.
  */
-const upload = (user: string): UploadAccepted['data'] => ({
-  upload_id: 'export',
-  user_id: user,
-  tenant_id: 't1',
-  provider: 'apple-health',
-  object_key: `${user}/${'cd'.repeat(32)}`,
-  sha256: 'cd'.repeat(32),
-  bytes: 0,
-  content_type: 'application/zip',
-  tier: 'upload',
-  accepted_at: '2026-03-01T00:00:00.000Z',
-  token_id: 'tok-1',
-});
+const upload = appleUpload;
 const job = (user: string, n: number) => `upload-${user}-${String(n).padStart(64, '0')}`;
 
 async function exportZip(n: number): Promise<Buffer> {
@@ -52,12 +34,7 @@ afterEach(async () => {
   for (const c of closing.splice(0)) await c();
 });
 
-const backends: [string, () => RecordLedger][] = [
-  ['embedded SQLite', () => new SqliteRecordLedger(join(tempDir(), `ledger-${randomUUID()}.sqlite`))],
-  ['MongoDB adapter on the in-memory stand-in', () => new MongoRecordLedger(memoryMongo().db)],
-];
-
-describe.each(backends)('unchanged through the ETL run, ledger on %s (contracts §13; issue 21)', (_name, openLedger) => {
+describe.each(ledgerBackends)('unchanged through the ETL run, ledger on %s (contracts §13; issue 21)', (_name, openLedger) => {
   const setup = () => {
     const store = new SqliteEventStore({ path: ':memory:' });
     const ledger = openLedger();

@@ -1,0 +1,143 @@
+import type { NormalizedRecord, ParseItem } from '../../../commands/ingestion/records.js';
+import { recordDay } from './recordDay.js';
+import { recordIdentity, type JobLedger } from './recordLedger.js';
+
+/** Records of one block at most: a day of per-minute heart rate is two blocks, a checkpoint waits for at most this many. */
+export const BLOCK_RECORDS = 1_000;
+/**
+ * Fewer records than this are no block: they go record by record, without a block fingerprint. A
+ * file whose order interleaves keys (a line of heart rate, a line of steps) would otherwise pay a
+ * block fingerprint and ledger row per record, and gain nothing on a re-import.
+ */
+export const MIN_BLOCK_RECORDS = 8;
+/** Records of complete blocks decided together: one note of their fingerprints, one of the records of those that differ. */
+export const DECIDE_RECORDS = 500;
+
+/**
+ * What puts records in one block: kind, type, source and the UTC day they count for. Each is part
+ * of the record's identity (recordLedger.ts), so two records of one identity always have one key.
+ */
+export function blockKey(r: NormalizedRecord): string {
+  const type = r.kind === 'observation' ? r.code : 'type' in r ? r.type : '';
+  return `${r.kind}\u0000${type}\u0000${r.source}\u0000${recordDay(r) ?? ''}`;
+}
+
+type Block = { key: string; records: NormalizedRecord[]; identities: string[]; fp?: Buffer };
+
+/** A record decided: `unchanged` when another upload's append stored it (contracts §13). */
+export type Decided = { record: NormalizedRecord; unchanged: boolean };
+
+/**
+ * Re-imports compare blocks first (issue 38). A block is a run of records the decoder yields one
+ * after the other with one `blockKey`, cut after BLOCK_RECORDS, so its bounds are where the file's
+ * order puts them: in a Health app export (records grouped by type, then source, then time) one
+ * type and source on one day, whose bounds a newer export adding days does not move. Its
+ * fingerprint (JobLedger.blockFingerprint) is one more opaque fingerprint in the ledger, noted
+ * and committed by the same rules as a record's:
+ *
+ * - A block another job committed is wholly `unchanged`: no fingerprint or lookup per record.
+ *   That job committed it only once every record of it was in the log (written by it, or
+ *   unchanged because another job had), so each of them would answer `unchanged` on its own too,
+ *   unless this job claimed one of them itself: that is what `tainted` rules out (below).
+ * - Every other block goes record by record exactly as without blocks, and its fingerprint,
+ *   claimed by the same note, is committed (`settled`) once all its records are in the log.
+ *
+ * A job claims a record's fingerprint only while going record by record, and a record's key is a
+ * function of its identity, so a block can hold a record this job claimed only if a block of the
+ * same key went record by record before it: such keys are `tainted` and their blocks always go
+ * record by record. A resumed run also taints the key of every item it passes over (an earlier
+ * run may have gone record by record there); after the resume point it meets the same items and
+ * the ledger gives it the same answers (its own claims answer false, a commit is never undone), so
+ * it decides as the first run did.
+ */
+export class RecordBlocks {
+  private open: Block | null = null;
+  private complete: Block[] = [];
+  private completeRecords = 0;
+  private readonly tainted = new Set<string>();
+  private lastPassed: string | null = null;
+  /** Fingerprints of blocks this job claimed, to commit once their records are in the log. */
+  private unsettled: Buffer[] = [];
+
+  constructor(private readonly ledger: JobLedger) {}
+
+  /** An item a resumed run passes over (its checkpoint holds it). */
+  passed(item: ParseItem): void {
+    if (!('record' in item)) return;
+    const key = blockKey(item.record);
+    if (key !== this.lastPassed) this.tainted.add(key);
+    this.lastPassed = key;
+  }
+
+  /** Whether `record` would begin a new block, the open one being complete: where a checkpoint cuts no block. */
+  begins(record: NormalizedRecord): boolean {
+    return this.open === null || this.open.records.length >= BLOCK_RECORDS || this.open.key !== blockKey(record);
+  }
+
+  add(record: NormalizedRecord): void {
+    if (this.begins(record)) {
+      this.close();
+      this.open = { key: blockKey(record), records: [], identities: [] };
+    }
+    this.open!.records.push(record);
+    this.open!.identities.push(recordIdentity(record));
+  }
+
+  /** Enough complete blocks wait to be decided together. */
+  get ready(): boolean {
+    return this.completeRecords >= DECIDE_RECORDS;
+  }
+
+  /** Decides the complete blocks (and the open one too when `all`): their records in order, each with its answer. */
+  async decide(all: boolean): Promise<Decided[]> {
+    if (all) this.close();
+    const blocks = this.complete;
+    this.complete = [];
+    this.completeRecords = 0;
+    if (blocks.length === 0) return [];
+    const whole = blocks.filter((b) => b.records.length >= MIN_BLOCK_RECORDS);
+    const answers = await this.ledger.knownBlocks(whole.map((b) => (b.fp = this.ledger.blockFingerprint(b.identities))));
+    const known = new Map(whole.map((b, i) => [b, answers[i]!]));
+    const out: Decided[] = [];
+    const records: NormalizedRecord[] = [];
+    const identities: string[] = [];
+    const at: number[] = [];
+    for (const b of blocks) {
+      if (known.get(b) === true && !this.tainted.has(b.key)) {
+        for (const record of b.records) out.push({ record, unchanged: true });
+        continue;
+      }
+      this.tainted.add(b.key);
+      // Claimed by the note unless another job had committed it (then nothing is claimed and nothing to commit).
+      if (known.get(b) === false) this.unsettled.push(b.fp!);
+      for (let j = 0; j < b.records.length; j++) {
+        at.push(out.length);
+        out.push({ record: b.records[j]!, unchanged: false });
+        records.push(b.records[j]!);
+        identities.push(b.identities[j]!);
+      }
+    }
+    if (records.length > 0) {
+      const answers = await this.ledger.known(records, identities);
+      answers.forEach((a, k) => (out[at[k]!]!.unchanged = a));
+    }
+    return out;
+  }
+
+  /**
+   * The fingerprints of the blocks decided so far that this job claimed, taken: the caller commits
+   * them once every record they hold is in the log (after the append of every open batch).
+   */
+  settled(): Buffer[] {
+    const fps = this.unsettled;
+    this.unsettled = [];
+    return fps;
+  }
+
+  private close(): void {
+    if (!this.open) return;
+    this.complete.push(this.open);
+    this.completeRecords += this.open.records.length;
+    this.open = null;
+  }
+}
