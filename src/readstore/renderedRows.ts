@@ -1,7 +1,7 @@
 /**
  * Rows read as the JSON an answer sends, not as documents (issue 27: a page of 1,000 samples spent
  * most of its time building 1,000 documents, mapping them to answers and serialising those; issue
- * 38: the page arrives as the bytes of the answer's array, not as a string per row). A
+ * 38: the page arrives as one string, not as a string per row). A
  * template names, in answer order, each key and the stored top-level field it is written from;
  * an adapter that can write the JSON where the rows are (the embedded store, in SQL) does, and
  * `renderDoc` is the meaning every adapter must match byte for byte.
@@ -18,10 +18,10 @@ export type RenderTemplate = readonly RenderedField[];
 
 /**
  * A page of rows rendered by a template: their JSON objects in the query's order joined by commas
- * (UTF-8, the inside of the answer's array, sent without being read again), how many, and the sort
- * values of the last when more rows follow it (the page's cursor), otherwise null.
+ * (the inside of the answer's array), how many, and the sort values of the last when more rows
+ * follow it (the page's cursor), otherwise null.
  */
-export type RenderedPage = { json: Buffer; count: number; next: (string | number | boolean | null)[] | null };
+export type RenderedPage = { json: string; count: number; next: (string | number | boolean | null)[] | null };
 
 /**
  * The page of `docs` (read with one more than `limit`, in the query's order) by a template: what
@@ -30,7 +30,7 @@ export type RenderedPage = { json: Buffer; count: number; next: (string | number
 export function renderedPageOfDocs(template: RenderTemplate, docs: readonly Readonly<Record<string, unknown>>[], limit: number, sortValues: (doc: Readonly<Record<string, unknown>>) => (string | number | boolean | null)[]): RenderedPage {
   const items = docs.length > limit ? docs.slice(0, limit) : docs;
   const last = items[items.length - 1];
-  return { json: Buffer.from(items.map((d) => renderDoc(template, d)).join(','), 'utf8'), count: items.length, next: docs.length > limit && last ? sortValues(last) : null };
+  return { json: items.map((d) => renderDoc(template, d)).join(','), count: items.length, next: docs.length > limit && last ? sortValues(last) : null };
 }
 
 /** The JSON object of a document by a template: what every adapter's rendering must equal. */

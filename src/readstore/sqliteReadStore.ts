@@ -1,4 +1,3 @@
-import { isUtf8 } from 'node:buffer';
 import Database from 'better-sqlite3';
 import { applyUpdate } from './documentUpdate.js';
 import { assertForward, CheckpointMismatchError, withTieBreaker, type AggregateQuery, type AggregateRow, type ApplyBatch, type DayRunsQuery, type DayRunsRow, type Change, type Checkpoint, type CollectionSpec, type Doc, type EnsureOptions, type Filter, type FindQuery, type ReadStore, type Scalar, type SortSpec, type UpdateChange } from './readStore.js';
@@ -178,20 +177,20 @@ export class SqliteReadStore implements ReadStore {
 
   /**
    * A page of find's rows written as JSON by a template (renderedRows.ts) in one statement: SQLite
-   * writes each row (compileRender) and joins them, so the page reaches JavaScript as one buffer of
-   * the answer's bytes, neither a document nor a string per row (issue 38). A second statement, in
+   * writes each row (compileRender) and joins them, so the page reaches JavaScript as one string,
+   * neither a document nor a string per row (issue 38; not a blob: a buffer a page is memory outside
+   * the heap, whose growth made V8 mark and compact every few dozen pages). A second statement, in
    * the same read transaction, reads the sort values of the page's last row and whether another
-   * follows. A page SQL cannot write exactly (a row holding CANNOT_RENDER; text stored from a lone
-   * surrogate, not UTF-8, which reads back as U+FFFD per byte) or whose cursor splits into several
-   * ranges (a null sort value) is written from its documents: the same bytes.
+   * follows. A page SQL cannot write exactly (a row holding CANNOT_RENDER) or whose cursor splits
+   * into several ranges (a null sort value) is written from its documents: the same bytes.
    */
   async findRenderedPage(collection: string, query: FindQuery & { limit: number }, template: RenderTemplate): Promise<RenderedPage> {
     const t = this.table(collection);
-    if (!t) return { json: Buffer.alloc(0), count: 0, next: null };
+    if (!t) return { json: '', count: 0, next: null };
     const sort = withTieBreaker(query.sort);
     const branches = query.after ? keysetBranches(t, sort, query.after) : [null];
     const page = branches.length === 1 && query.limit > 0 ? this.renderedPage(t, query, sort, branches[0]!, template) : null;
-    if (page && page.json.indexOf(CANNOT_RENDER) === -1 && isUtf8(page.json)) return page;
+    if (page && !page.json.includes(CANNOT_RENDER)) return page;
     const docs = await this.find(collection, { ...query, limit: query.limit + 1 });
     return renderedPageOfDocs(template, docs, query.limit, (d) => sort.map(([f]) => (getPath(d, f) ?? null) as Scalar));
   }
@@ -199,10 +198,10 @@ export class SqliteReadStore implements ReadStore {
   private renderedPage(t: SqliteTable, query: FindQuery & { limit: number }, sort: SortSpec, branch: KeysetBranch | null, template: RenderTemplate): RenderedPage {
     const sql = renderedPageSql(t, template, query.filter ?? {}, sort, branch);
     return this.db.transaction((): RenderedPage => {
-      const [json, count] = this.rawStmt(sql.page).get(...sql.params, query.limit) as [Buffer | null, number];
+      const [json, count] = this.rawStmt(sql.page).get(...sql.params, query.limit) as [string | null, number];
       // Fewer rows than asked: none follows. Otherwise the last one's sort values, and whether another follows it.
       const last = count < query.limit ? [] : (this.rawStmt(sql.last).all(...sql.params, query.limit - 1) as Scalar[][]);
-      return { json: json ?? Buffer.alloc(0), count, next: last.length === 2 ? last[0]! : null };
+      return { json: json ?? '', count, next: last.length === 2 ? last[0]! : null };
     })();
   }
 

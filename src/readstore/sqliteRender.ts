@@ -10,7 +10,7 @@ import { col, type SqliteTable } from './sqliteTable.js';
  * `json_quote` and the stored JSON by `->` (both escape every control character), so a page that
  * contains it holds a row to be written from its document instead.
  */
-export const CANNOT_RENDER = 0x01;
+export const CANNOT_RENDER = '\u0001';
 const cannot = 'char(1)';
 
 /** Templates compiled per table shape and template (see compiledRender). */
@@ -97,7 +97,7 @@ export function compileRender(t: SqliteTable, template: RenderTemplate): string 
 /**
  * The statements of a rendered page (SqliteReadStore.findRenderedPage) over the rows of `filter`
  * in `sort` order from one cursor range, with `params` followed by one more each: `page` answers
- * the JSON of the first rows (the limit) joined by commas as a blob, and how many; `last` the sort
+ * the JSON of the first rows (the limit) joined by commas, and how many; `last` the sort
  * values of the row at an offset (the limit less one) and of the next, if any.
  */
 export function renderedPageSql(t: SqliteTable, template: RenderTemplate, filter: Filter, sort: SortSpec, branch: KeysetBranch | null): { page: string; last: string; params: unknown[] } {
@@ -106,7 +106,7 @@ export function renderedPageSql(t: SqliteTable, template: RenderTemplate, filter
   return {
     // The rows reach group_concat in the subquery's order (its ORDER BY and LIMIT keep it from
     // being flattened into the aggregate); the tests read pages back against find's order.
-    page: `SELECT CAST(group_concat(j, ',') AS BLOB), count(*) FROM (SELECT ${compiledRender(t, template)} AS j ${rows} LIMIT ?)`,
+    page: `SELECT group_concat(j, ','), count(*) FROM (SELECT ${compiledRender(t, template)} AS j ${rows} LIMIT ?)`,
     last: `SELECT ${sort.map(([f]) => t.expr(f)).join(', ')} ${rows} LIMIT 2 OFFSET ?`,
     params,
   };

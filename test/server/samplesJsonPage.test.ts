@@ -78,7 +78,7 @@ describe('GET /v1/users/{id}/samples written from the stored rows (issue 27 step
         store.find = find;
         expect(json.next).toEqual(docs.next);
         expect(json.count).toBe(docs.items.length);
-        expect(`{"data":[${json.json.toString('utf8')}],"next_cursor":"c"}`).toBe(serialize({ data: docs.items.map(toQuantitySample), next_cursor: 'c' }));
+        expect(`{"data":[${json.json}],"next_cursor":"c"}`).toBe(serialize({ data: docs.items.map(toQuantitySample), next_cursor: 'c' }));
         after = docs.next;
         pages++;
       } while (after);

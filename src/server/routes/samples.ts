@@ -56,8 +56,6 @@ export const QUANTITY_SAMPLE_JSON: RenderTemplate = [
   { key: 'quality', field: 'quality', as: 'value', missing: '[]' },
 ];
 
-const DATA_OPEN = Buffer.from('{"data":[');
-
 /** GET /v1/users/{id}/samples (spec "Reads", rule 1). */
 export const samplesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ctx, cursors }) => {
   app.get(
@@ -82,9 +80,9 @@ export const samplesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
       const scope = cursorScope('samples', user.id, { type: q.type, start: q.start, end: q.end, view: q.view });
       const after = q.cursor ? cursors.decode(q.cursor, scope) : null;
       const page = await listSamplesJson(ctx.readStore, { userId: user.id, type: q.type, window, view: q.view }, QUANTITY_SAMPLE_JSON, { after, limit: q.limit });
-      // Pages of up to 1,000 samples, written from the stored rows (QUANTITY_SAMPLE_JSON) as bytes: a
-      // buffer is sent as it is, past the response serializer (the schema types the object form).
-      const body = Buffer.concat([DATA_OPEN, page.json, Buffer.from(`],"next_cursor":${JSON.stringify(page.next ? cursors.encode(page.next, scope) : null)}}`)]);
+      // Pages of up to 1,000 samples, written from the stored rows (QUANTITY_SAMPLE_JSON): a string with
+      // a JSON content type is sent as it is, past the response serializer (the schema types the object form).
+      const body = `{"data":[${page.json}],"next_cursor":${JSON.stringify(page.next ? cursors.encode(page.next, scope) : null)}}`;
       return reply.type('application/json; charset=utf-8').send(body as never);
     },
   );
