@@ -77,12 +77,14 @@ export function compileRender(t: SqliteTable, template: RenderTemplate): string 
       return;
     }
     const c = col(f.field);
+    // Text sorts after every number and before every blob (the columns have no affinity): two comparisons instead of a typeof() per field and row.
+    const isText = `(${c} >= '' AND ${c} < x'')`;
     if (f.as === 'boolean') {
       // A boolean column holds 0/1 for a boolean, or a number (kept in `doc` too) whose truth renderDoc writes.
       const fromColumn = t.isBoolean(f.field) ? `(CASE WHEN ${c} = 0 THEN 'false' ELSE 'true' END)` : cannot;
       parts.push(`(CASE typeof(${c}) WHEN 'null' THEN ${fromDoc} WHEN 'text' THEN ${cannot} ELSE ${fromColumn} END)`);
     } else if (f.as === 'string') {
-      parts.push(`(CASE typeof(${c}) WHEN 'text' THEN json_quote(${c}) WHEN 'null' THEN ${fromDoc} ELSE ${cannot} END)`);
+      parts.push(`(CASE WHEN ${isText} THEN json_quote(${c}) WHEN ${c} IS NULL THEN ${fromDoc} ELSE ${cannot} END)`);
     } else if (t.isBoolean(f.field)) {
       parts.push(`(CASE WHEN ${c} IS NULL THEN ${fromDoc} WHEN ${docHasKey} THEN ${inDoc} WHEN typeof(${c}) = 'text' THEN json_quote(${c}) WHEN ${c} = 1 THEN 'true' WHEN ${c} = 0 THEN 'false' ELSE ${cannot} END)`);
     } else {
