@@ -39,5 +39,5 @@ export async function findRenderedPage(
   const find = { ...query, sort, after: page.after ?? undefined };
   if (readStore.findRenderedPage) return readStore.findRenderedPage(collection, { ...find, limit: page.limit }, template);
   const docs = await readStore.find(collection, { ...find, limit: page.limit + 1 });
-  return renderedPageOfDocs(template, docs, page.limit, (d) => sort.map(([f]) => (getPath(d, f) ?? null) as Scalar));
+  return renderedPageOfDocs(template, docs, page.limit, sort);
 }

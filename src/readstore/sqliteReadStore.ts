@@ -11,7 +11,6 @@ import { columnValue, extendsShape, extensionSql, SqliteTable, tableName } from 
 import { planFastUpdate, pushCounterParams } from './sqliteUpdatePlans.js';
 import { renderedPageOfDocs, type RenderedPage, type RenderTemplate } from './renderedRows.js';
 import { CANNOT_RENDER, renderedPageSql } from './sqliteRender.js';
-import { getPath } from './documentUpdate.js';
 import { runDayRuns } from './sqliteDayRuns.js';
 import { aggregateRow, aggregateSql } from './sqliteAggregate.js';
 import { boundedCache } from '../shared/boundedCache.js';
@@ -192,7 +191,7 @@ export class SqliteReadStore implements ReadStore {
     const page = branches.length === 1 && query.limit > 0 ? this.renderedPage(t, query, sort, branches[0]!, template) : null;
     if (page && !page.json.includes(CANNOT_RENDER)) return page;
     const docs = await this.find(collection, { ...query, limit: query.limit + 1 });
-    return renderedPageOfDocs(template, docs, query.limit, (d) => sort.map(([f]) => (getPath(d, f) ?? null) as Scalar));
+    return renderedPageOfDocs(template, docs, query.limit, sort);
   }
 
   private renderedPage(t: SqliteTable, query: FindQuery & { limit: number }, sort: SortSpec, branch: KeysetBranch | null, template: RenderTemplate): RenderedPage {

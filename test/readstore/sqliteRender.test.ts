@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderDoc, renderedPageOfDocs, type RenderTemplate } from '../../src/readstore/renderedRows.js';
-import type { Doc, FindQuery, Scalar } from '../../src/readstore/readStore.js';
+import { withTieBreaker, type Doc, type FindQuery, type Scalar } from '../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
 import { CANNOT_RENDER, compileRender, numberJsonSql } from '../../src/readstore/sqliteRender.js';
 import { SqliteTable } from '../../src/readstore/sqliteTable.js';
@@ -60,7 +60,7 @@ function docs(): Doc[] {
 async function bothPages(store: SqliteReadStore, query: FindQuery & { limit: number }, template = TEMPLATE, onDocumentRead = () => {}) {
   const sort = query.sort!;
   const found = await store.find('things', { ...query, limit: query.limit + 1 });
-  const docs = renderedPageOfDocs(template, found, query.limit, (d) => [...sort.map(([f]) => d[f] as number), d._id as string]);
+  const docs = renderedPageOfDocs(template, found, query.limit, withTieBreaker(sort));
   const find = store.find.bind(store);
   store.find = (...args) => (onDocumentRead(), find(...args));
   try {
