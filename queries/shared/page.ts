@@ -1,7 +1,8 @@
 import type { Doc, FindQuery, ReadStore, Scalar, SortSpec } from '../../src/readstore/readStore.js';
 import { withTieBreaker } from '../../src/readstore/readStore.js';
 import { getPath } from '../../src/readstore/documentUpdate.js';
-import { renderedPageOfDocs, type RenderedPage, type RenderTemplate } from '../../src/readstore/renderedRows.js';
+import type { RenderedPage, RenderTemplate } from '../../src/readstore/renderedRows.js';
+import { renderedPageOfDocs } from '../../src/readstore/renderedPage.js';
 
 /** A page of a keyset-ordered list. `next` holds the keyset values to continue after, or null at the end. */
 export type Page<T> = { items: T[]; next: Scalar[] | null };

@@ -1,6 +1,3 @@
-import { getPath } from './documentUpdate.js';
-import type { Doc, Scalar, SortSpec } from './readStore.js';
-
 /**
  * Rows read as the JSON an answer sends, not as documents (issue 27: a page of 1,000 samples spent
  * most of its time building 1,000 documents, mapping them to answers and serialising those; issue
@@ -24,17 +21,7 @@ export type RenderTemplate = readonly RenderedField[];
  * (the inside of the answer's array), how many, and the sort values of the last when more rows
  * follow it (the page's cursor), otherwise null.
  */
-export type RenderedPage = { json: string; count: number; next: Scalar[] | null };
-
-/**
- * The page of `docs` (read in `sort` order, tie-breaker included, with one more than `limit`) by a
- * template: what every store's rendered page must equal.
- */
-export function renderedPageOfDocs(template: RenderTemplate, docs: readonly Doc[], limit: number, sort: SortSpec): RenderedPage {
-  const items = docs.length > limit ? docs.slice(0, limit) : docs;
-  const last = items[items.length - 1];
-  return { json: items.map((d) => renderDoc(template, d)).join(','), count: items.length, next: docs.length > limit && last ? sort.map(([f]) => (getPath(last, f) ?? null) as Scalar) : null };
-}
+export type RenderedPage = { json: string; count: number; next: (string | number | boolean | null)[] | null };
 
 /** The JSON object of a document by a template: what every adapter's rendering must equal. */
 export function renderDoc(template: RenderTemplate, doc: Readonly<Record<string, unknown>>): string {

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { renderDoc, renderedPageOfDocs, type RenderTemplate } from '../../src/readstore/renderedRows.js';
+import { renderDoc, type RenderTemplate } from '../../src/readstore/renderedRows.js';
+import { renderedPageOfDocs } from '../../src/readstore/renderedPage.js';
 import { withTieBreaker, type Doc, type FindQuery, type Scalar } from '../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
 import { CANNOT_RENDER, compileRender, numberJsonSql } from '../../src/readstore/sqliteRender.js';
