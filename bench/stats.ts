@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- stats [--days=365] [--reps=20] [--priorities=0]`: statistics and merged reads over a year of
+ * `npm run bench -- stats [--days=365] [--reps=20] [--priorities=0] [--stats=0]`: statistics and merged reads over a year of
  * per-minute heart rate from two sources (Apple Watch and a Polar strap, 2 × 525,600 samples),
  * uploaded through device-a to the service started as `npm start` starts it.
  *
@@ -9,10 +9,13 @@
  * statistics figure, in the same run: a brute-force grouping of the same rows, scanned with raw
  * better-sqlite3 from the service's own read-model file (the full view's rows: the merged view
  * has no stored state to scan yet).
+ *
+ * `--stats=0` leaves out the statistics (the pages and the priorities change only): with `--days=30
+ * --priorities=0` a loop over the pages takes seconds instead of minutes.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
@@ -104,6 +107,7 @@ export default async function main(args: string[]) {
   const reps = arg('reps', 20);
   // --priorities=0 leaves out the source-order change (minutes on a loaded machine).
   const priorities = arg('priorities', 1) !== 0;
+  const statistics = arg('stats', 1) !== 0;
   const dir = mkdtempSync(join(tmpdir(), 'wellstream-bench-stats-'));
   try {
     console.log(`machine: ${machine()}`);
@@ -137,9 +141,11 @@ export default async function main(args: string[]) {
       const year = { start: '2025-11-01', end: DateTime.fromISO('2025-11-01').plus({ days }).toISODate()! };
       const month = { start: '2026-03-01', end: '2026-04-01' };
       const pid = svc.child.pid;
-      console.log('| query | view | tz | p50 ms | p99 ms | service CPU ms / request | buckets | samples counted | brute force ms | brute force / ours |');
-      console.log('|---|---|---|---:|---:|---:|---:|---:|---:|---:|');
-      for (const [label, w, interval] of [['day statistics, the year', year, 'day'], ['hour statistics, a month', month, 'hour']] as const) {
+      if (statistics) {
+        console.log('| query | view | tz | p50 ms | p99 ms | service CPU ms / request | buckets | samples counted | brute force ms | brute force / ours |');
+        console.log('|---|---|---|---:|---:|---:|---:|---:|---:|---:|');
+      }
+      for (const [label, w, interval] of statistics ? ([['day statistics, the year', year, 'day'], ['hour statistics, a month', month, 'hour']] as const) : []) {
         for (const tz of ['Europe/Berlin', 'Asia/Kathmandu']) {
           const brute = bruteForce(db, user.id, DateTime.fromISO(w.start, { zone: tz }), DateTime.fromISO(w.end, { zone: tz }), interval);
           for (const view of ['all', 'merged']) {
@@ -157,6 +163,7 @@ export default async function main(args: string[]) {
         for (let i = 0; i < reps; i++) db.prepare(`SELECT * FROM rm_samples WHERE "f_user_id" = ? AND "f_type" = 'heart_rate' AND "f_start_date" >= ? ORDER BY "f_start_date", "f_id", _id LIMIT 1000`).raw(true).all(user.id, pageStart);
         return (performance.now() - t) / reps;
       })();
+      console.log(`\nload average before the pages: ${loadavg().map((l) => l.toFixed(2)).join(', ')}`);
       console.log('\n| a page of 1,000 samples | p50 ms | p99 ms | service CPU ms / request | raw keyset page of the same rows (better-sqlite3) ms |');
       console.log('|---|---:|---:|---:|---:|');
       for (const view of ['all', 'merged']) {

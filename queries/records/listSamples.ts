@@ -1,7 +1,7 @@
 import type { Filter, ReadStore } from '../../src/readstore/readStore.js';
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
 import { findPage, findRenderedPage, type Page, type PageRequest } from '../shared/page.js';
-import type { RenderTemplate } from '../../src/readstore/renderedRows.js';
+import type { RenderedPage, RenderTemplate } from '../../src/readstore/renderedRows.js';
 import { mergedFilter, withPrimary, type View } from './view.js';
 import { windowFilter, type Window } from './window.js';
 
@@ -24,10 +24,10 @@ export async function listSamples(readStore: ReadStore, q: ListSamples, page: Pa
 }
 
 /**
- * The same page as listSamples, each sample already written as its answer's JSON by `template`
- * (the route's; `primary` is the template's `notTrue` of `hidden`): for the REST page of up to
- * 1,000 samples, which then sends stored bytes instead of building, mapping and serialising documents.
+ * The same page as listSamples written as its answer's JSON by `template` (the route's; `primary`
+ * is the template's `notTrue` of `hidden`): for the REST page of up to 1,000 samples, which then
+ * sends the stored rows' bytes instead of building, mapping and serialising documents.
  */
-export async function listSamplesJson(readStore: ReadStore, q: ListSamples, template: RenderTemplate, page: PageRequest): Promise<Page<string>> {
+export async function listSamplesJson(readStore: ReadStore, q: ListSamples, template: RenderTemplate, page: PageRequest): Promise<RenderedPage> {
   return findRenderedPage(readStore, 'samples', samplesQuery(q), template, page);
 }

@@ -1,7 +1,8 @@
 import type { Doc, FindQuery, ReadStore, Scalar, SortSpec } from '../../src/readstore/readStore.js';
 import { withTieBreaker } from '../../src/readstore/readStore.js';
 import { getPath } from '../../src/readstore/documentUpdate.js';
-import { renderDoc, type RenderedRows, type RenderTemplate } from '../../src/readstore/renderedRows.js';
+import type { RenderedPage, RenderTemplate } from '../../src/readstore/renderedRows.js';
+import { renderedPageOfDocs } from '../../src/readstore/renderedPage.js';
 
 /** A page of a keyset-ordered list. `next` holds the keyset values to continue after, or null at the end. */
 export type Page<T> = { items: T[]; next: Scalar[] | null };
@@ -24,8 +25,9 @@ export async function findPage<T extends Doc>(
 }
 
 /**
- * A page like findPage whose items are JSON written by a template (renderedRows.ts): by the store
- * where it can (ReadStore.findRendered), otherwise from its documents with renderDoc, the same bytes.
+ * A page like findPage written as JSON by a template (renderedRows.ts): its items' JSON objects
+ * joined by commas, by the store where it can (ReadStore.findRenderedPage), otherwise from its
+ * documents with renderDoc, the same bytes.
  */
 export async function findRenderedPage(
   readStore: ReadStore,
@@ -33,13 +35,10 @@ export async function findRenderedPage(
   query: Omit<FindQuery, 'limit' | 'after' | 'sort' | 'fields'> & { sort: SortSpec },
   template: RenderTemplate,
   page: PageRequest,
-): Promise<Page<string>> {
+): Promise<RenderedPage> {
   const sort = withTieBreaker(query.sort);
-  const find: FindQuery = { ...query, sort, limit: page.limit + 1, after: page.after ?? undefined };
-  const rows: RenderedRows = readStore.findRendered
-    ? await readStore.findRendered(collection, find, template)
-    : await readStore.find(collection, find).then((docs) => ({ json: docs.map((d) => renderDoc(template, d)), sortValues: docs.map((d) => sort.map(([f]) => (getPath(d, f) ?? null) as Scalar)) }));
-  const more = rows.json.length > page.limit;
-  const items = more ? rows.json.slice(0, page.limit) : rows.json;
-  return { items, next: more && items.length ? rows.sortValues[items.length - 1]! : null };
+  const find = { ...query, sort, after: page.after ?? undefined };
+  if (readStore.findRenderedPage) return readStore.findRenderedPage(collection, { ...find, limit: page.limit }, template);
+  const docs = await readStore.find(collection, { ...find, limit: page.limit + 1 });
+  return renderedPageOfDocs(template, docs, page.limit, sort);
 }

@@ -1,5 +1,5 @@
 import type { Fence, LeaseStore } from './leases.js';
-import type { RenderedRows, RenderTemplate } from './renderedRows.js';
+import type { RenderedPage, RenderTemplate } from './renderedRows.js';
 
 /**
  * Read-model store port. Documents live in named collections, keyed by a string `_id`.
@@ -205,11 +205,12 @@ export interface ReadStore {
   get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null>;
   find<T extends Doc = Doc>(collection: string, query?: FindQuery): Promise<T[]>;
   /**
-   * find's documents written as JSON by a template, with each one's sort values (renderedRows.ts):
-   * what `renderDoc` writes of each, byte for byte. Optional: a store without it is read with
-   * find and renderDoc (findRenderedPage, queries/shared/page.ts).
+   * A page of find's documents written as JSON by a template (renderedRows.ts): the first
+   * `query.limit` of them, byte for byte what `renderedPageOfDocs` writes of find's documents, and
+   * the sort values of the last when more follow. Optional: a store without it is read with find
+   * and renderDoc (findRenderedPage, queries/shared/page.ts).
    */
-  findRendered?(collection: string, query: FindQuery, template: RenderTemplate): Promise<RenderedRows>;
+  findRenderedPage?(collection: string, query: FindQuery & { limit: number }, template: RenderTemplate): Promise<RenderedPage>;
   count(collection: string, filter?: Filter): Promise<number>;
   aggregate(collection: string, query: AggregateQuery): Promise<AggregateRow[]>;
   /**

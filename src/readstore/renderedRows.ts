@@ -1,6 +1,7 @@
 /**
  * Rows read as the JSON an answer sends, not as documents (issue 27: a page of 1,000 samples spent
- * most of its time building 1,000 documents, mapping them to answers and serialising those). A
+ * most of its time building 1,000 documents, mapping them to answers and serialising those; issue
+ * 38: the page arrives as one string, not as a string per row). A
  * template names, in answer order, each key and the stored top-level field it is written from;
  * an adapter that can write the JSON where the rows are (the embedded store, in SQL) does, and
  * `renderDoc` is the meaning every adapter must match byte for byte.
@@ -15,8 +16,12 @@
 export type RenderedField = { key: string; field: string; as: 'string' | 'value' | 'boolean' | 'notTrue'; missing?: string };
 export type RenderTemplate = readonly RenderedField[];
 
-/** Rows rendered by a template, in the query's order, with each row's sort values (for the page's cursor). */
-export type RenderedRows = { json: string[]; sortValues: (string | number | boolean | null)[][] };
+/**
+ * A page of rows rendered by a template: their JSON objects in the query's order joined by commas
+ * (the inside of the answer's array), how many, and the sort values of the last when more rows
+ * follow it (the page's cursor), otherwise null.
+ */
+export type RenderedPage = { json: string; count: number; next: (string | number | boolean | null)[] | null };
 
 /** The JSON object of a document by a template: what every adapter's rendering must equal. */
 export function renderDoc(template: RenderTemplate, doc: Readonly<Record<string, unknown>>): string {

@@ -52,6 +52,14 @@ export function filterSql(t: SqliteTable, filter: Filter, params: unknown[]): st
   return parts.length ? parts.join(' AND ') : '1';
 }
 
+/** The WHERE clause of a filter and, after a cursor, one of its ranges (keysetBranches). */
+export function whereSql(t: SqliteTable, filter: Filter, branch: KeysetBranch | null, params: unknown[]): string {
+  const where = filterSql(t, filter, params);
+  if (!branch) return where;
+  params.push(...branch.params);
+  return `${where} AND ${branch.sql}`;
+}
+
 export function orderSql(t: SqliteTable, sort: SortSpec): string {
   return sort.map(([f, d]) => `${t.expr(f)} ${d === -1 ? 'DESC' : 'ASC'}`).join(', ');
 }

@@ -1,16 +1,17 @@
 import Database from 'better-sqlite3';
 import { applyUpdate } from './documentUpdate.js';
-import { assertForward, CheckpointMismatchError, withTieBreaker, type AggregateQuery, type AggregateRow, type ApplyBatch, type DayRunsQuery, type DayRunsRow, type Change, type Checkpoint, type CollectionSpec, type Doc, type EnsureOptions, type Filter, type FindQuery, type ReadStore, type Scalar, type UpdateChange } from './readStore.js';
+import { assertForward, CheckpointMismatchError, withTieBreaker, type AggregateQuery, type AggregateRow, type ApplyBatch, type DayRunsQuery, type DayRunsRow, type Change, type Checkpoint, type CollectionSpec, type Doc, type EnsureOptions, type Filter, type FindQuery, type ReadStore, type Scalar, type SortSpec, type UpdateChange } from './readStore.js';
 import { BUSY_TIMEOUT_MS } from '../shared/sqliteWriteLock.js';
 import { SqliteGroupCommit } from '../shared/sqliteGroupCommit.js';
 import { emptyWriteAheadLog, eraseOnDelete } from '../shared/sqlitePurge.js';
-import { filterSql, keysetBranches, orderSql } from './sqliteQuery.js';
+import { filterSql, keysetBranches, orderSql, whereSql, type KeysetBranch } from './sqliteQuery.js';
 import type { Fence, LeaseStore } from './leases.js';
 import { checkFence, LEASES_DDL, SqliteLeases } from './sqliteLeases.js';
 import { columnValue, extendsShape, extensionSql, SqliteTable, tableName } from './sqliteTable.js';
 import { planFastUpdate, pushCounterParams } from './sqliteUpdatePlans.js';
-import { renderDoc, type RenderedRows, type RenderTemplate } from './renderedRows.js';
-import { compiledRender } from './sqliteRender.js';
+import type { RenderedPage, RenderTemplate } from './renderedRows.js';
+import { renderedPageOfDocs } from './renderedPage.js';
+import { CANNOT_RENDER, renderedPageSql } from './sqliteRender.js';
 import { runDayRuns } from './sqliteDayRuns.js';
 import { aggregateRow, aggregateSql } from './sqliteAggregate.js';
 import { boundedCache } from '../shared/boundedCache.js';
@@ -175,29 +176,33 @@ export class SqliteReadStore implements ReadStore {
   }
 
   /**
-   * find's rows written as JSON by a template (renderedRows.ts) in SQL, so a page of answers is a
-   * few strings per row rather than a document, a mapped answer and its serialisation. A row SQL
-   * cannot write exactly is rendered from its document (renderDoc), the meaning both share.
+   * A page of find's rows written as JSON by a template (renderedRows.ts) in one statement: SQLite
+   * writes each row (compileRender) and joins them, so the page reaches JavaScript as one string,
+   * neither a document nor a string per row (issue 38; not a blob: a buffer a page is memory outside
+   * the heap, whose growth made V8 mark and compact every few dozen pages). A second statement, in
+   * the same read transaction, reads the sort values of the page's last row and whether another
+   * follows. A page SQL cannot write exactly (a row holding CANNOT_RENDER) or whose cursor splits
+   * into several ranges (a null sort value) is written from its documents: the same bytes.
    */
-  async findRendered(collection: string, query: FindQuery, template: RenderTemplate): Promise<RenderedRows> {
+  async findRenderedPage(collection: string, query: FindQuery & { limit: number }, template: RenderTemplate): Promise<RenderedPage> {
     const t = this.table(collection);
-    const out: RenderedRows = { json: [], sortValues: [] };
-    if (!t) return out;
-    const render = compiledRender(t, template);
+    if (!t) return { json: '', count: 0, next: null };
     const sort = withTieBreaker(query.sort);
-    const selectList = `${render.selectList}, ${sort.map(([f]) => t.expr(f)).join(', ')}, _id`;
-    this.scan(t, query, selectList, (r) => {
-      let json = render.join(r);
-      if (json === null) {
-        // Read again after the page's statement: a row a writer removed meanwhile is left out.
-        const row = this.rawStmt(`SELECT ${t.selectList} FROM ${t.table} WHERE _id = ?`).get(r[r.length - 1]) as unknown[] | undefined;
-        if (!row) return;
-        json = renderDoc(template, t.decode(row));
-      }
-      out.json.push(json);
-      out.sortValues.push(r.slice(render.width, render.width + sort.length) as Scalar[]);
-    });
-    return out;
+    const branches = query.after ? keysetBranches(t, sort, query.after) : [null];
+    const page = branches.length === 1 && query.limit > 0 ? this.renderedPage(t, query, sort, branches[0]!, template) : null;
+    if (page && !page.json.includes(CANNOT_RENDER)) return page;
+    const docs = await this.find(collection, { ...query, limit: query.limit + 1 });
+    return renderedPageOfDocs(template, docs, query.limit, sort);
+  }
+
+  private renderedPage(t: SqliteTable, query: FindQuery & { limit: number }, sort: SortSpec, branch: KeysetBranch | null, template: RenderTemplate): RenderedPage {
+    const sql = renderedPageSql(t, template, query.filter ?? {}, sort, branch);
+    return this.db.transaction((): RenderedPage => {
+      const [json, count] = this.rawStmt(sql.page).get(...sql.params, query.limit) as [string | null, number];
+      // Fewer rows than asked: none follows. Otherwise the last one's sort values, and whether another follows it.
+      const last = count < query.limit ? [] : (this.rawStmt(sql.last).all(...sql.params, query.limit - 1) as Scalar[][]);
+      return { json: json ?? '', count, next: last.length === 2 ? last[0]! : null };
+    })();
   }
 
   /** The rows of a find in order, read with `selectList`: after a cursor, the ranges that follow it (keysetBranches), read until the page is full. */
@@ -208,12 +213,7 @@ export class SqliteReadStore implements ReadStore {
     for (const branch of branches) {
       if (remaining !== undefined && remaining <= 0) break;
       const params: unknown[] = [];
-      const where = [filterSql(t, query.filter ?? {}, params)];
-      if (branch) {
-        where.push(branch.sql);
-        params.push(...branch.params);
-      }
-      let sql = `SELECT ${selectList} FROM ${t.table} WHERE ${where.join(' AND ')} ORDER BY ${orderSql(t, sort)}`;
+      let sql = `SELECT ${selectList} FROM ${t.table} WHERE ${whereSql(t, query.filter ?? {}, branch, params)} ORDER BY ${orderSql(t, sort)}`;
       if (remaining !== undefined) {
         sql += ' LIMIT ?';
         params.push(remaining);

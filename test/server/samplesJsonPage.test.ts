@@ -20,7 +20,8 @@ function sampleDocs(): Doc[] {
       _id: `key-${i}`,
       id: 10_000 + i,
       type: 'heart_rate',
-      value: i % 3 ? 55 + i : 60.125 + i / 7,
+      // Integers and short fractions SQLite writes; one value whose shortest decimal has 16 digits, which it cannot.
+      value: i === 24 ? 60.125 + i / 7 : i % 3 ? 55 + i : 60.125 + i,
       unit: 'count/min',
       start_date: t,
       end_date: t,
@@ -67,26 +68,34 @@ describe('GET /v1/users/{id}/samples written from the stored rows (issue 27 step
       const q = { userId: 'u1', type: 'heart_rate', window: { start: null, end: null }, view };
       let after: readonly (string | number | boolean | null)[] | null = null;
       let pages = 0;
+      // Pages written from documents (a row SQL cannot write), counted by the store's document reads.
+      let fromDocs = 0;
+      const find = store.find.bind(store);
       do {
         const docs = await listSamples(store, q, { after, limit: 7 });
+        store.find = (...args) => (fromDocs++, find(...args));
         const json = await listSamplesJson(store, q, QUANTITY_SAMPLE_JSON, { after, limit: 7 });
+        store.find = find;
         expect(json.next).toEqual(docs.next);
-        expect(`{"data":[${json.items.join(',')}],"next_cursor":"c"}`).toBe(serialize({ data: docs.items.map(toQuantitySample), next_cursor: 'c' }));
+        expect(json.count).toBe(docs.items.length);
+        expect(`{"data":[${json.json}],"next_cursor":"c"}`).toBe(serialize({ data: docs.items.map(toQuantitySample), next_cursor: 'c' }));
         after = docs.next;
         pages++;
       } while (after);
       // 40 samples; merged: the 20 listed, and 3 stored before the merged view (no `hidden`).
       expect(pages).toBe(view === 'all' ? 6 : 4);
+      // Sample 24 (listed in both views) is on the one page written from its documents; SQLite wrote the others.
+      expect(fromDocs).toBe(1);
       await store.close();
     });
 
-    it(`view=${view}: a store without findRendered (MongoDB) answers the same bytes through renderDoc`, async () => {
+    it(`view=${view}: a store without findRenderedPage (MongoDB) answers the same bytes through renderDoc`, async () => {
       const store = await storeWith(sampleDocs());
       const plain: ReadStore = { ...Object.fromEntries(['find', 'get'].map((m) => [m, (store as unknown as Record<string, Function>)[m]!.bind(store)])) } as unknown as ReadStore;
       const q = { userId: 'u1', type: 'heart_rate', window: { start: null, end: null }, view };
       const viaStore = await listSamplesJson(store, q, QUANTITY_SAMPLE_JSON, { limit: 1000 });
       const viaDocs = await listSamplesJson(plain, q, QUANTITY_SAMPLE_JSON, { limit: 1000 });
-      expect(plain.findRendered).toBeUndefined();
+      expect(plain.findRenderedPage).toBeUndefined();
       expect(viaDocs).toEqual(viaStore);
       await store.close();
     });

@@ -82,7 +82,7 @@ export const samplesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
       const page = await listSamplesJson(ctx.readStore, { userId: user.id, type: q.type, window, view: q.view }, QUANTITY_SAMPLE_JSON, { after, limit: q.limit });
       // Pages of up to 1,000 samples, written from the stored rows (QUANTITY_SAMPLE_JSON): a string with
       // a JSON content type is sent as it is, past the response serializer (the schema types the object form).
-      const body = `{"data":[${page.items.join(',')}],"next_cursor":${JSON.stringify(page.next ? cursors.encode(page.next, scope) : null)}}`;
+      const body = `{"data":[${page.json}],"next_cursor":${JSON.stringify(page.next ? cursors.encode(page.next, scope) : null)}}`;
       return reply.type('application/json; charset=utf-8').send(body as never);
     },
   );
