@@ -32,7 +32,8 @@ export const samplesProjection: Projection = withMergedView(records, samplesKind
     name: SAMPLE_ROLLUPS,
     // 2: a day's statistics packed into `quarters` (issue 38); 1 (undeclared) had a column per stat group.
     version: 2,
-    indexes: [{ fields: [['user_id', 1], ['type', 1], ['view', 1], ['day', 1]] }, { fields: [['user_id', 1], ['view', 1], ['day', 1]] }],
+    // `_id` last: statistics read a window's rows in (day, _id) order straight from the index, never sorted.
+    indexes: [{ fields: [['user_id', 1], ['type', 1], ['view', 1], ['day', 1], ['_id', 1]] }, { fields: [['user_id', 1], ['view', 1], ['day', 1]] }],
     columns: ['provider', 'source', 'unit', 'last_ingested_at', 'flagged', DAY_COUNT_FIELD, QUARTERS_FIELD],
   },
 ]);

@@ -41,6 +41,8 @@ export async function statsFromRollups(
   const days = piecesByDay(intervals);
   const rows = await readStore.find<RollupRow>(SAMPLE_ROLLUPS, {
     filter: { user_id: q.userId, type: q.type, view: q.view, ...(q.provider !== undefined ? { provider: q.provider } : {}), day: { $gte: days[0]!.day, $lte: days[days.length - 1]!.day } },
+    // The index's order (rollup index: `_id` after `day`), so the embedded store sorts nothing.
+    sort: [['day', 1]],
     fields: FIELDS,
   });
   const byDay = new Map<string, RollupRow[]>();

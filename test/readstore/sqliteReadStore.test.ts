@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { projections } from '../../projections/index.js';
 import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
 import { rollupDay, SAMPLE_ROLLUPS } from '../../projections/records/sampleRollups/dayRollup.js';
+import { statsFromRollups } from '../../queries/records/rollupStats.js';
 import { tempDir } from '../support/tmp.js';
 
 describe('embedded read store: typed columns', () => {
@@ -36,6 +37,31 @@ describe('embedded read store: typed columns', () => {
     const text = plan.map((p) => p.detail).join('\n');
     expect(text).toMatch(/SEARCH rm_samples USING INDEX/);
     expect(text).not.toMatch(/USE TEMP B-TREE FOR ORDER BY/);
+  });
+
+  it('the statistics read of a window\'s rollups is one index range scan in (day, _id) order, sorting nothing (issue 38)', async () => {
+    const path = join(tempDir(), 'read.sqlite');
+    const store = new SqliteReadStore({ path });
+    await store.ensureCollections(projections.flatMap((p) => p.collections));
+    const statements: string[] = [];
+    const prepare = Database.prototype.prepare;
+    Database.prototype.prepare = function (this: Database.Database, sql: string) {
+      if (sql.includes(`rm_${SAMPLE_ROLLUPS}`)) statements.push(sql);
+      return prepare.call(this, sql);
+    } as typeof prepare;
+    try {
+      await statsFromRollups(store, { userId: 'u', type: 'heart_rate', view: 'all' }, [{ start: Date.parse('2026-01-01T00:00:00Z'), end: Date.parse('2027-01-01T00:00:00Z') }]);
+    } finally {
+      Database.prototype.prepare = prepare;
+    }
+    await store.close();
+    expect(statements).toHaveLength(1);
+    const db = new Database(path, { readonly: true });
+    const plan = db.prepare(`EXPLAIN QUERY PLAN ${statements[0]}`).all('u', 'heart_rate', 'all', '2026-01-01', '2026-12-31') as { detail: string }[];
+    db.close();
+    const text = plan.map((p) => p.detail).join('\n');
+    expect(text).toMatch(new RegExp(`SEARCH rm_${SAMPLE_ROLLUPS} USING INDEX`));
+    expect(text).not.toMatch(/TEMP B-TREE/);
   });
 
   it('a collection whose declared shape changed is recreated empty and reported, so its projection rebuilds', async () => {
