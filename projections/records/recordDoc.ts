@@ -48,5 +48,26 @@ export function replaceChildren(collection: string, parent: Readonly<Record<stri
 export const utcDay = (iso: string): string => iso.slice(0, 10);
 
 /** The UTC date of an instant (epoch ms), and the instant a UTC date starts. */
-export const utcDayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+export const utcDayOf = (ms: number): string => dateOfDayNumber(Math.floor(ms / 86_400_000));
+
+const pad2 = (n: number): string => (n < 10 ? `0${n}` : `${n}`);
+
+/**
+ * `YYYY-MM-DD` of a day number (days since 1970-01-01), as `toISOString` writes it, by arithmetic
+ * (the civil calendar from a day count): statistics write one per day and interval of an answer,
+ * and a Date and its ISO string cost several times this. Years outside 0000–9999 go to Date.
+ */
+export function dateOfDayNumber(day: number): string {
+  const z = day + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1_460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  if (y < 0 || y > 9999) return new Date(day * 86_400_000).toISOString().slice(0, -14);
+  return `${y < 1000 ? String(y).padStart(4, '0') : y}-${pad2(m)}-${pad2(d)}`;
+}
 export const dayStartMs = (day: string): number => Date.parse(`${day}T00:00:00Z`);

@@ -3,7 +3,7 @@ import { SYNC_RUNS } from '../../projections/sync/syncRunsProjection.js';
 import type { Filter, ReadStore } from '../../src/readstore/readStore.js';
 import { REJECTED_RECORDS } from '../../projections/ingestion/rejectedRecordsProjection.js';
 import { SAMPLE_ROLLUPS } from '../../projections/records/sampleRollups/dayRollup.js';
-import { DAY_GROUP, groupColumns } from '../../projections/records/sampleRollups/rollupLayout.js';
+import { DAY_COUNT_FIELD } from '../../projections/records/sampleRollups/rollupLayout.js';
 import { mergedFilter, type View } from './view.js';
 import type { Window } from './window.js';
 
@@ -57,7 +57,7 @@ const rowKey = (date: unknown, provider: unknown, metric: unknown) => `${date}\u
 
 /**
  * Samples are counted from the rollups the samples projection keeps (a row per series, day and
- * view; the whole day's group holds its count): one row per series and day instead of one per
+ * view, with the day's count): one row per series and day instead of one per
  * sample. `last_synced_at` is taken from the full view, whichever view counts.
  */
 async function sampleCounters(readStore: ReadStore, q: CountQuery): Promise<CountRow[]> {
@@ -65,21 +65,20 @@ async function sampleCounters(readStore: ReadStore, q: CountQuery): Promise<Coun
     readStore.aggregate(SAMPLE_ROLLUPS, {
       filter: { user_id: q.userId, view, ...q.providerFilter, ...(q.days ? { day: q.days } : {}) },
       groupBy: ['day', 'provider', 'type'],
-      sum: [DAY_COUNT, FLAGGED],
+      sum: [DAY_COUNT_FIELD, FLAGGED],
       max: ['last_ingested_at'],
     });
   const all = await read('all');
-  const listed = q.view === 'merged' ? new Map((await read('merged')).map((r) => [rowKey(r.group.day, r.group.provider, r.group.type), r.sum[DAY_COUNT] ?? 0])) : null;
+  const listed = q.view === 'merged' ? new Map((await read('merged')).map((r) => [rowKey(r.group.day, r.group.provider, r.group.type), r.sum[DAY_COUNT_FIELD] ?? 0])) : null;
   return all.map((r) => ({
     date: String(r.group.day),
     provider: String(r.group.provider),
     metric: String(r.group.type),
     // The `all` rollup leaves flagged samples out of its statistics and counts them beside.
-    count: listed ? (listed.get(rowKey(r.group.day, r.group.provider, r.group.type)) ?? 0) : (r.sum[DAY_COUNT] ?? 0) + (r.sum[FLAGGED] ?? 0),
+    count: listed ? (listed.get(rowKey(r.group.day, r.group.provider, r.group.type)) ?? 0) : (r.sum[DAY_COUNT_FIELD] ?? 0) + (r.sum[FLAGGED] ?? 0),
     last: String(r.max.last_ingested_at ?? ''),
   }));
 }
-const DAY_COUNT = groupColumns(DAY_GROUP)[0]!;
 const FLAGGED = 'flagged';
 
 /** Samples left out by their quality flags: the `flagged` counts of the user's `all` rollups (a row per series and day). */

@@ -6,6 +6,7 @@ import { InvalidTimeWindowError, parseTimeParam } from '../../src/shared/timeWin
 import { canonicalTimeZone } from '../../src/shared/timeZones.js';
 import { offsetSegments } from '../../src/shared/zoneOffsets.js';
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
+import { dateOfDayNumber } from '../../projections/records/recordDoc.js';
 import { mergedFilter, type View } from './view.js';
 import { quarterAligned, statsFromRollups, type Interval } from './rollupStats.js';
 
@@ -282,13 +283,19 @@ export function statsIntervals(window: StatsWindow, interval: StatsInterval): St
   return out;
 }
 
-const pad2 = (n: number) => String(n).padStart(2, '0');
-/** formatWithOffset of an interval's start; without luxon's formatter where the offset is whole minutes (every one since 1972). */
+const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`);
+/**
+ * formatWithOffset of an interval's start; without luxon's formatter, and without a Date, where the
+ * offset is whole minutes (every one since 1972): an answer writes one per interval.
+ */
 const labelOf = (i: StatsIntervalSpan): string => {
   const offset = i.offset;
   if (!Number.isInteger(offset)) return formatWithOffset(DateTime.fromMillis(i.start, { zone: i.zone }));
+  const local = i.start + offset * 60_000;
+  const day = Math.floor(local / 86_400_000);
+  const seconds = Math.floor((local - day * 86_400_000) / 1000);
   const abs = Math.abs(offset);
-  return `${new Date(i.start + offset * 60_000).toISOString().slice(0, 19)}${offset < 0 ? '-' : '+'}${pad2(Math.floor(abs / 60))}:${pad2(abs % 60)}`;
+  return `${dateOfDayNumber(day)}T${pad2(Math.floor(seconds / 3600))}:${pad2(Math.floor(seconds / 60) % 60)}:${pad2(seconds % 60)}${offset < 0 ? '-' : '+'}${pad2(Math.floor(abs / 60))}:${pad2(abs % 60)}`;
 };
 
 /**

@@ -14,8 +14,9 @@ const clients = new Map<string, Entry>();
 export async function acquireMongoClient(url: string): Promise<MongoHandle> {
   let entry = clients.get(url);
   if (!entry) {
-    // Undefined members must disappear, as they do in the embedded store's JSON, not turn into null.
-    const created: Entry = { client: MongoClient.connect(url, { ignoreUndefined: true }), users: 0 };
+    // Undefined members must disappear, as they do in the embedded store's JSON, not turn into null;
+    // bytes (the rollups' packed quarters) read back as Buffers, as the embedded store's BLOBs do.
+    const created: Entry = { client: MongoClient.connect(url, { ignoreUndefined: true, promoteBuffers: true }), users: 0 };
     clients.set(url, created);
     created.client.catch(() => {
       if (clients.get(url) === created) clients.delete(url);

@@ -24,6 +24,7 @@ type CheckpointDoc = {
 type Step = { collection: string; op: AnyBulkWriteOperation<StoredDoc> };
 
 const CHECKPOINTS = '_checkpoints';
+const VERSIONS = '_collection_versions';
 const CHUNK = 1000;
 const DUPLICATE_KEY = 11000;
 const NAMESPACE_NOT_FOUND = 26;
@@ -64,6 +65,8 @@ const NAMESPACE_EXISTS = 48;
 export class MongoReadStore implements ReadStore {
   readonly kind = 'mongodb' as const;
   private readonly checkpoints: Collection<CheckpointDoc>;
+  /** The declared version of each collection that has one (CollectionSpec.version). */
+  private readonly versions: Collection<{ _id: string; version: number }>;
 
   /** Collections whose documents expire, and the field holding their expiry (CollectionSpec.expireAt). */
   private readonly expiring = new Map<string, string>();
@@ -73,6 +76,7 @@ export class MongoReadStore implements ReadStore {
     private readonly db: Db,
   ) {
     this.checkpoints = db.collection<CheckpointDoc>(CHECKPOINTS);
+    this.versions = db.collection<{ _id: string; version: number }>(VERSIONS);
   }
 
   static async connect({ url, database }: { url: string; database: string }): Promise<MongoReadStore> {
@@ -81,10 +85,25 @@ export class MongoReadStore implements ReadStore {
     return new MongoReadStore(handle, handle.client.db(database));
   }
 
-  /** Documents have no fixed shape here: nothing is ever recreated. */
+  /**
+   * Documents have no fixed shape here: only a collection whose declared `version` changed is
+   * recreated (its documents were written in an encoding this version cannot read). The version
+   * is kept in `_collection_versions`; a collection with documents but no version kept was written
+   * before it had one, by an older version.
+   */
   async ensureCollections(specs: readonly CollectionSpec[], options: EnsureOptions = {}): Promise<string[]> {
+    const reshaped: string[] = [];
     for (const spec of specs) {
       const coll = this.coll(spec.name);
+      if (spec.version !== undefined) {
+        const stored = await this.versions.findOne({ _id: spec.name });
+        const old = stored ? stored.version !== spec.version : (await coll.findOne({}, { projection: { _id: 1 } })) !== null;
+        if (old) {
+          await this.dropCollections([spec.name]);
+          reshaped.push(spec.name);
+        }
+        if (old || !stored) await this.versions.updateOne({ _id: spec.name }, { $set: { version: spec.version } }, { upsert: true });
+      }
       if (spec.expireAt) this.expiring.set(spec.name, checkField(spec.expireAt));
       const indexes = options.indexes === false ? [] : (spec.indexes ?? []).filter((ix) => !(ix.fields.length === 1 && ix.fields[0]![0] === '_id'));
       if (indexes.length === 0 && !(spec.expireAt && options.indexes !== false)) {
@@ -101,7 +120,7 @@ export class MongoReadStore implements ReadStore {
       // The server removes expired documents itself; the service's own purge stays for the embedded store.
       if (spec.expireAt) await coll.createIndex({ [EXPIRES]: 1 }, { expireAfterSeconds: 0 });
     }
-    return [];
+    return reshaped;
   }
 
 

@@ -53,6 +53,13 @@ export type CollectionSpec = {
    * its documents, where other collections are recreated empty for their projection to rebuild.
    */
   extendInPlace?: boolean;
+  /**
+   * The version of its documents' shape, raised when documents written before cannot be read any
+   * more (a field's encoding changed). Every store then recreates the collection empty and reports
+   * it from ensureCollections, so its projection rebuilds it: MongoDB, whose documents have no
+   * declared shape, would otherwise keep the old documents.
+   */
+  version?: number;
 };
 
 export type EnsureOptions = {
@@ -157,33 +164,6 @@ export type AggregateRow = {
   max: Record<string, Scalar>;
 };
 
-/** The four fields of one stat group: count, sum, min and max of the values it holds (absent or count 0: no values). */
-export type StatColumns = { count: string; sum: string; min: string; max: string };
-
-/**
- * Consecutive days whose documents add into buckets the same way: on day `from` piece j goes
- * into bucket `pieces[j].bucket`, on each following day into the bucket `stride` further.
- */
-export type DayRun = {
-  /** First and last day of the run, `YYYY-MM-DD`, inclusive. */
-  from: string;
-  to: string;
-  stride: number;
-  /** A piece adds up its groups' stats (a group without values adds nothing). */
-  pieces: readonly { bucket: number; groups: readonly StatColumns[] }[];
-};
-
-/**
- * Count, sum, min and max per bucket and series, added up from stat groups of documents that each
- * hold one day (statistics from daily rollups). The documents matching `filter` and with
- * `dayField` inside a run add their pieces to that run's buckets; series are the values of the
- * `series` fields, never added together. Runs are ascending and do not overlap.
- */
-export type DayRunsQuery = { filter: Filter; dayField: string; series: readonly string[]; runs: readonly DayRun[] };
-
-/** One bucket of one series; only buckets holding at least one value, in no particular order. */
-export type DayRunsRow = { bucket: number; series: Scalar[]; count: number; sum: number; min: number; max: number };
-
 export class CheckpointMismatchError extends Error {
   readonly code = 'CHECKPOINT_MISMATCH';
   constructor(readonly projection: string, readonly expected: number, readonly actual: number | null, readonly status?: string) {
@@ -213,13 +193,6 @@ export interface ReadStore {
   findRenderedPage?(collection: string, query: FindQuery & { limit: number }, template: RenderTemplate): Promise<RenderedPage>;
   count(collection: string, filter?: Filter): Promise<number>;
   aggregate(collection: string, query: AggregateQuery): Promise<AggregateRow[]>;
-  /**
-   * DayRunsQuery's sums computed where the data is, in one statement (the embedded store).
-   * Optional: a store without it is read with find and added up in JavaScript (dayRunsByFind,
-   * src/readstore/dayRuns.ts), the meaning both share. Sums of non-integer values may differ in
-   * their last bits (another order of addition).
-   */
-  aggregateDayRuns?(collection: string, query: DayRunsQuery): Promise<DayRunsRow[]>;
   /**
    * Applies changes outside any projection (tests, tools, the webhook engine's outcomes). With a
    * `fence` the changes are refused with LeaseLostError unless the lease still has that

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { applyUpdate } from './documentUpdate.js';
-import { assertForward, CheckpointMismatchError, withTieBreaker, type AggregateQuery, type AggregateRow, type ApplyBatch, type DayRunsQuery, type DayRunsRow, type Change, type Checkpoint, type CollectionSpec, type Doc, type EnsureOptions, type Filter, type FindQuery, type ReadStore, type Scalar, type SortSpec, type UpdateChange } from './readStore.js';
+import { assertForward, CheckpointMismatchError, withTieBreaker, type AggregateQuery, type AggregateRow, type ApplyBatch, type Change, type Checkpoint, type CollectionSpec, type Doc, type EnsureOptions, type Filter, type FindQuery, type ReadStore, type Scalar, type SortSpec, type UpdateChange } from './readStore.js';
 import { BUSY_TIMEOUT_MS } from '../shared/sqliteWriteLock.js';
 import { SqliteGroupCommit } from '../shared/sqliteGroupCommit.js';
 import { emptyWriteAheadLog, eraseOnDelete } from '../shared/sqlitePurge.js';
@@ -12,9 +12,7 @@ import { planFastUpdate, pushCounterParams } from './sqliteUpdatePlans.js';
 import type { RenderedPage, RenderTemplate } from './renderedRows.js';
 import { renderedPageOfDocs } from './renderedPage.js';
 import { CANNOT_RENDER, renderedPageSql } from './sqliteRender.js';
-import { runDayRuns } from './sqliteDayRuns.js';
 import { aggregateRow, aggregateSql } from './sqliteAggregate.js';
-import { boundedCache } from '../shared/boundedCache.js';
 import { SqliteScrub } from '../shared/sqliteScrub.js';
 import { CHECKPOINTS_DDL, READ_CHECKPOINT, toCheckpoint, WRITE_CHECKPOINT, type CheckpointRow } from './sqliteCheckpoints.js';
 import { ensureIndex, markForScrub, SCRUB_DDL, useIncrementalVacuum, type ScrubReport } from '../shared/sqliteScrubPass.js';
@@ -37,11 +35,6 @@ export class SqliteReadStore implements ReadStore {
   private readonly tables = new Map<string, SqliteTable>();
   /** Statement plans of update shapes (fastUpdate); null: that shape takes the slow path. */
   private readonly plans = new Map<string, { sql: string } | null>();
-  /**
-   * Statistics statements (aggregateDayRuns) are long and shaped by the caller's window and zone:
-   * a few of them kept apart, so that many shapes cannot fill the shared cache with large programs.
-   */
-  private readonly dayRunsStmts = boundedCache<Database.Statement>({ max: 64, maxKeyLength: 64 * 1024 });
   private readonly commits: SqliteGroupCommit;
   /** Writes asked for and not yet answered: close lets them finish first. */
   private readonly pending = new Set<Promise<unknown>>();
@@ -140,7 +133,6 @@ export class SqliteReadStore implements ReadStore {
     if (reshaped.length || extended) {
       this.stmtCache.clear();
       this.plans.clear();
-      this.dayRunsStmts.clear();
     }
     return reshaped;
   }
@@ -155,7 +147,6 @@ export class SqliteReadStore implements ReadStore {
     });
     this.stmtCache.clear();
     this.plans.clear();
-    this.dayRunsStmts.clear();
   }
 
   async get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null> {
@@ -237,12 +228,6 @@ export class SqliteReadStore implements ReadStore {
     if (!t) return [];
     const { sql, params } = aggregateSql(t, query);
     return (this.stmt(sql).all(...params) as Record<string, Scalar>[]).map((r) => aggregateRow(query, r));
-  }
-
-  /** The buckets in SQL (sqliteDayRuns.ts): only they reach JavaScript, never the rows. */
-  async aggregateDayRuns(collection: string, query: DayRunsQuery): Promise<DayRunsRow[]> {
-    const t = this.table(collection);
-    return t ? runDayRuns(t, query, (sql) => this.dayRunsStmts.get(sql, (text) => this.db.prepare(text).raw(true))) : [];
   }
 
   async applyChanges(changes: readonly Change[], options?: { fence?: Fence; erasing?: boolean }): Promise<void> {

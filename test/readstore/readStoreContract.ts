@@ -12,7 +12,7 @@ export function readStoreContract(name: string, make: () => Promise<ReadStore>) 
       c = `c${randomUUID().replace(/-/g, '').slice(0, 12)}`;
       // Some fields are declared columns and others are not, so both storage paths are covered.
       await store.ensureCollections([
-        { name: c, indexes: [{ fields: [['user', 1], ['t', 1]] }, { fields: [['key', 1]], unique: true }], columns: ['ok', 'tag', 'n', 'lo', 'hi', 's'], booleans: ['ok'] },
+        { name: c, indexes: [{ fields: [['user', 1], ['t', 1]] }, { fields: [['key', 1]], unique: true }], columns: ['ok', 'tag', 'n', 'lo', 'hi', 's', 'bytes'], booleans: ['ok'] },
       ]);
     });
     afterEach(async () => {
@@ -89,6 +89,34 @@ export function readStoreContract(name: string, make: () => Promise<ReadStore>) 
         { _id: 'f2', t: 2, ok: false, s: 'y' },
       ]);
       expect(await store.find(c, { filter: { user: 'u' }, sort: [['t', 1]], fields: ['t'] })).toEqual([{ _id: 'f1', t: 1 }, { _id: 'f2', t: 2 }]);
+    });
+
+    it('bytes (a Buffer) in a declared field read back as a Buffer with the same bytes (issue 38: packed rollups)', async () => {
+      const bytes = Buffer.from([0, 1, 2, 255, 0, 128]);
+      await store.applyChanges([put({ _id: 'b', key: 'b', bytes })]);
+      const back = await store.get(c, 'b');
+      expect(Buffer.isBuffer(back?.bytes)).toBe(true);
+      expect(back).toEqual({ _id: 'b', key: 'b', bytes });
+      const [found] = await store.find(c, { filter: { key: 'b' }, fields: ['bytes'] });
+      expect(Buffer.isBuffer(found?.bytes) && found.bytes.equals(bytes)).toBe(true);
+    });
+
+    it('a collection whose declared version changed is recreated empty and reported; one written before it declared a version too, an empty one not (issue 38: read-model upgrade)', async () => {
+      const v = `v${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+      const spec = { name: v, indexes: [{ fields: [['user', 1]] as const }] };
+      await store.ensureCollections([spec]);
+      await store.applyChanges([{ op: 'put', collection: v, doc: { _id: '1', user: 'u' } }]);
+      expect(await store.ensureCollections([{ ...spec, version: 2 }])).toEqual([v]);
+      expect(await store.count(v)).toBe(0);
+      await store.applyChanges([{ op: 'put', collection: v, doc: { _id: '2', user: 'u' } }]);
+      expect(await store.ensureCollections([{ ...spec, version: 2 }])).toEqual([]);
+      expect(await store.count(v)).toBe(1);
+      expect(await store.ensureCollections([{ ...spec, version: 3 }])).toEqual([v]);
+      expect(await store.count(v)).toBe(0);
+      const empty = `e${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+      await store.ensureCollections([{ name: empty }]);
+      expect(await store.ensureCollections([{ name: empty, version: 1 }])).toEqual(store.kind === 'sqlite' ? [empty] : []);
+      await store.dropCollections([v, empty]);
     });
 
     it('delete and deleteMany remove by id and by filter', async () => {

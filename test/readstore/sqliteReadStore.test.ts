@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { projections } from '../../projections/index.js';
 import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
 import { rollupDay, SAMPLE_ROLLUPS } from '../../projections/records/sampleRollups/dayRollup.js';
+import { statsFromRollups } from '../../queries/records/rollupStats.js';
 import { tempDir } from '../support/tmp.js';
 
 describe('embedded read store: typed columns', () => {
@@ -38,6 +39,31 @@ describe('embedded read store: typed columns', () => {
     expect(text).not.toMatch(/USE TEMP B-TREE FOR ORDER BY/);
   });
 
+  it('the statistics read of a window\'s rollups is one index range scan in (day, _id) order, sorting nothing (issue 38)', async () => {
+    const path = join(tempDir(), 'read.sqlite');
+    const store = new SqliteReadStore({ path });
+    await store.ensureCollections(projections.flatMap((p) => p.collections));
+    const statements: string[] = [];
+    const prepare = Database.prototype.prepare;
+    Database.prototype.prepare = function (this: Database.Database, sql: string) {
+      if (sql.includes(`rm_${SAMPLE_ROLLUPS}`)) statements.push(sql);
+      return prepare.call(this, sql);
+    } as typeof prepare;
+    try {
+      await statsFromRollups(store, { userId: 'u', type: 'heart_rate', view: 'all' }, [{ start: Date.parse('2026-01-01T00:00:00Z'), end: Date.parse('2027-01-01T00:00:00Z') }]);
+    } finally {
+      Database.prototype.prepare = prepare;
+    }
+    await store.close();
+    expect(statements).toHaveLength(1);
+    const db = new Database(path, { readonly: true });
+    const plan = db.prepare(`EXPLAIN QUERY PLAN ${statements[0]}`).all('u', 'heart_rate', 'all', '2026-01-01', '2026-12-31') as { detail: string }[];
+    db.close();
+    const text = plan.map((p) => p.detail).join('\n');
+    expect(text).toMatch(new RegExp(`SEARCH rm_${SAMPLE_ROLLUPS} USING INDEX`));
+    expect(text).not.toMatch(/TEMP B-TREE/);
+  });
+
   it('a collection whose declared shape changed is recreated empty and reported, so its projection rebuilds', async () => {
     const path = join(tempDir(), 'read.sqlite');
     const store = new SqliteReadStore({ path });
@@ -67,20 +93,31 @@ describe('embedded read store: typed columns', () => {
     db.close();
   });
 
-  it('a statistics rollup row (some 670 declared columns, a few of them set) reads back as put: set columns in their columns, the absent ones NULL, the rest in doc (issue 37: encode walks the document, not the columns)', async () => {
+  it('a statistics rollup row reads back as put: its packed quarters a BLOB that reads back as a Buffer, its day count a column, the rest in doc (issue 38)', async () => {
     const path = join(tempDir(), 'read.sqlite');
     const store = new SqliteReadStore({ path });
     await store.ensureCollections(projections.flatMap((p) => p.collections));
     const sample = { startMs: Date.parse('2026-01-01T10:07:00Z'), value: 61, provider: 'p', source: 's', unit: 'bpm', ingested_at: '2026-01-01T10:10:00Z', hidden: false, excluded: false };
     const [doc] = rollupDay({ user_id: 'u', tenant_id: 't', type: 'heart_rate', day: '2026-01-01' }, [sample]);
     await store.applyChanges([{ op: 'put', collection: SAMPLE_ROLLUPS, doc: { ...doc!, note: { kept: true } } }]);
-    expect(await store.get(SAMPLE_ROLLUPS, doc!._id)).toEqual({ ...doc, note: { kept: true } });
+    const back = await store.get(SAMPLE_ROLLUPS, doc!._id);
+    expect(back).toEqual({ ...doc, note: { kept: true } });
+    expect(Buffer.isBuffer(back!.quarters)).toBe(true);
+    expect((await store.find(SAMPLE_ROLLUPS, { fields: ['quarters'] }))[0]!.quarters).toEqual(doc!.quarters);
     await store.close();
     const db = new Database(path, { readonly: true });
-    const row = db.prepare(`SELECT "f_h10c", "f_q40s", "f_q41c", "f_p9c", "f_p23x", doc FROM rm_${SAMPLE_ROLLUPS}`).get() as Record<string, unknown>;
+    const row = db.prepare(`SELECT "f_count", typeof("f_quarters") AS kind, "f_quarters", doc FROM rm_${SAMPLE_ROLLUPS}`).get() as Record<string, unknown>;
     db.close();
-    expect(row).toMatchObject({ f_h10c: 1, f_q40s: 61, f_q41c: null, f_p9c: null, f_p23x: 61 });
+    expect(row).toMatchObject({ f_count: 1, kind: 'blob', f_quarters: doc!.quarters });
     expect(JSON.parse(row.doc as string)).toEqual({ tenant_id: 't', note: { kept: true } });
+  });
+
+  it('refuses bytes in a field that is not a declared column, writing nothing (the JSON column would turn them into an object)', async () => {
+    const store = new SqliteReadStore({ path: join(tempDir(), 'read.sqlite') });
+    await store.ensureCollections([{ name: 'things', indexes: [{ fields: [['a', 1]] }], columns: ['b'] }]);
+    await expect(store.applyChanges([{ op: 'put', collection: 'things', doc: { _id: '1', a: 1, b: Buffer.from([1]) } }, { op: 'put', collection: 'things', doc: { _id: '2', a: 2, z: Buffer.from([1]) } }])).rejects.toThrow(/not a declared column/);
+    expect(await store.count('things')).toBe(0);
+    await store.close();
   });
 
   it('a collection declared extendInPlace keeps its documents through a version that adds columns and indexes; the new fields become columns and the new index serves queries (issue 20: webhook deliveries gain user_id)', async () => {

@@ -1,15 +1,5 @@
 import { hash } from 'node:crypto';
-import { addStat } from '../../../src/readstore/dayRuns.js';
-import {
-  hourGroup,
-  HOURS_PER_DAY,
-  prefixGroup,
-  quarterGroup,
-  QUARTERS_PER_DAY,
-  suffixGroup,
-  writeGroup,
-  type Stat,
-} from './rollupLayout.js';
+import { addStat, packQuarters, QUARTER_MS, QUARTERS_PER_DAY, type Stat } from './rollupLayout.js';
 
 export const SAMPLE_ROLLUPS = 'sample_rollups';
 
@@ -43,9 +33,11 @@ export type RollupDoc = {
   last_ingested_at: string;
   /** View `all` only: the series' samples of the day left out of the statistics by their quality flags (coverage counts them). */
   flagged?: number;
-} & Record<string, unknown>;
-
-const QUARTER_MS = 900_000;
+  /** The samples the day's statistics count (rollupLayout.ts). */
+  count: number;
+  /** The day's quarter hours, packed (rollupLayout.ts). */
+  quarters: Buffer;
+};
 
 const rollupId = (userId: string, type: string, day: string, view: RollupView, provider: string, source: string, unit: string): string =>
   hash('sha256', [userId, type, day, view, provider, source, unit].join('\u0000'), 'base64url').slice(0, 22);
@@ -84,7 +76,7 @@ export function rollupDay(owner: { user_id: string; tenant_id: string; type: str
     for (const view of ['all', 'merged'] as const) {
       const quarters = views[view];
       if (!quarters.some((q) => q !== null) && !(view === 'all' && flagged > 0)) continue;
-      const doc: RollupDoc = {
+      out.push({
         _id: rollupId(owner.user_id, owner.type, owner.day, view, s.provider, s.source, s.unit),
         user_id: owner.user_id,
         tenant_id: owner.tenant_id,
@@ -96,22 +88,9 @@ export function rollupDay(owner: { user_id: string; tenant_id: string; type: str
         unit: s.unit,
         last_ingested_at: last[view],
         ...(view === 'all' ? { flagged } : {}),
-      };
-      const hours: (Stat | null)[] = [];
-      for (let h = 0; h < HOURS_PER_DAY; h++) {
-        let hour: Stat | null = null;
-        for (let i = h * 4; i < h * 4 + 4; i++) {
-          writeGroup(doc, quarterGroup(i), quarters[i]!);
-          hour = addStat(hour, quarters[i]!);
-        }
-        hours.push(hour);
-        writeGroup(doc, hourGroup(h), hour);
-      }
-      let prefix: Stat | null = null;
-      for (let h = 0; h < HOURS_PER_DAY; h++) writeGroup(doc, prefixGroup(h), (prefix = addStat(prefix, hours[h]!)));
-      let suffix: Stat | null = null;
-      for (let h = HOURS_PER_DAY - 1; h >= 0; h--) writeGroup(doc, suffixGroup(h), (suffix = addStat(suffix, hours[h]!)));
-      out.push(doc);
+        count: quarters.reduce((n, q) => n + (q?.count ?? 0), 0),
+        quarters: packQuarters(quarters),
+      });
     }
   }
   return out;

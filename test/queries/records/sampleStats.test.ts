@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bucketSamples, formatWithOffset, sampleStats, statsWindow, type StatsRow } from '../../../queries/records/sampleStats.js';
+import { bucketSamples, formatWithOffset, sampleStats, statsWindow, type SampleStatsResult, type StatsRow } from '../../../queries/records/sampleStats.js';
 import type { ReadStore } from '../../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { InvalidTimeWindowError } from '../../../src/shared/timeWindow.js';
@@ -229,22 +229,23 @@ describe('sampleStats: the read behind the statistics (spec Reads rule 2; Merged
   });
 });
 
-describe('sampleStats: the rollups added up in SQL and by a store without aggregateDayRuns (MongoDB) agree (issue 27 step 4; Reads rule 2)', () => {
+describe('sampleStats: the rollups answer what bucketing every sample answers, in any zone and in any order a store reads them (issue 38; Reads rule 2; Merged view)', () => {
   let store: SqliteReadStore;
-  /** find alone: statistics are added up in JavaScript, as on MongoDB. */
-  let plain: ReadStore;
+  /** find answering in reverse order: MongoDB promises no order without a sort. */
+  let reversed: ReadStore;
   let position = 0;
   let total = 0;
   const MIN = 60_000;
   const from = Date.parse('2026-03-26T00:00:00Z');
 
   beforeAll(async () => {
-    store = new SqliteReadStore({ path: join(tempDir(), 'read-sql-js.sqlite') });
+    store = new SqliteReadStore({ path: join(tempDir(), 'read-rollups.sqlite') });
     await store.ensureCollections(samplesProjection.collections);
-    plain = { find: store.find.bind(store) } as unknown as ReadStore;
+    reversed = { find: async (c: string, q: Parameters<ReadStore['find']>[1]) => (await store.find(c, q)).reverse() } as unknown as ReadStore;
     // Twelve days around Berlin's change of 2026-03-29 and Lord Howe's of 2026-04-05: one stream
     // every 7 minutes except every third hour, a lower ranked one every 11 minutes (hidden in the
-    // merged view where the first has a reading within 5 minutes), heart rates.
+    // merged view where the first has a reading within 5 minutes), heart rates with fractions
+    // (sums whose order of addition shows in their last bits).
     const streams = [
       { provider: 'device-a', source: 'apple', body_worn: true, every: 7, gaps: true },
       { provider: 'device-b', source: 'samsung', body_worn: false, every: 11, gaps: false },
@@ -254,7 +255,7 @@ describe('sampleStats: the rollups added up in SQL and by a store without aggreg
       for (let m = 0; m < 12 * 1440; m += s.every) {
         if (s.gaps && Math.floor(m / 60) % 3 === 0) continue;
         const start = new Date(from + m * MIN).toISOString();
-        records.push(quantity({ external_id: `${s.source}-${m}`, type: 'heart_rate', unit: 'count/min', value: 50 + (m % 53), start_date: start, end_date: start, provider: s.provider, source: s.source, body_worn: s.body_worn }));
+        records.push(quantity({ external_id: `${s.source}-${m}`, type: 'heart_rate', unit: 'count/min', value: 50 + (m % 53) + 0.1 * (m % 7), start_date: start, end_date: start, provider: s.provider, source: s.source, body_worn: s.body_worn }));
       }
       total += records.length;
       return ingested('quantity', ++position, records, { provider: s.provider, ingested_at: '2026-11-06T00:00:00.000Z' });
@@ -265,24 +266,42 @@ describe('sampleStats: the rollups added up in SQL and by a store without aggreg
     await store?.close();
   });
 
+  /** The brute force: every stored sample of the view, bucketed one by one. */
+  async function bruteForce(q: Parameters<typeof sampleStats>[1]) {
+    const rows = await store.find<StatsRow & { _id: string }>('samples', {
+      filter: { user_id: q.userId, type: q.type, ...(q.provider ? { provider: q.provider } : {}), ...(q.view === 'merged' ? { hidden: { $ne: true } } : {}), excluded: { $ne: true } },
+      sort: [['start_date', 1]],
+    });
+    return bucketSamples(rows, { interval: q.interval, tz: q.tz, window: q.window });
+  }
+  /** Sums may differ from the brute force's in their last bits (they are added per quarter, then per day). */
+  const close = (got: SampleStatsResult, want: SampleStatsResult) => {
+    expect(got.truncated).toBe(want.truncated);
+    expect(got.buckets.map(({ sum, avg, ...b }) => b)).toEqual(want.buckets.map(({ sum, avg, ...b }) => b));
+    got.buckets.forEach((b, i) => expect(b.sum).toBeCloseTo(want.buckets[i]!.sum, 6));
+  };
+
   it.each(['UTC', 'Europe/Berlin', 'Asia/Kathmandu', 'Australia/Lord_Howe', 'America/St_Johns'])('in %s, by day and by hour, both views, with and without a provider filter', async (tz) => {
     for (const interval of ['day', 'hour'] as const) {
       const window = statsWindow('2026-03-26', '2026-04-07', interval, tz);
       for (const view of ['all', 'merged'] as const) {
         for (const provider of [undefined, 'device-b']) {
           const q = { userId: USER, type: 'heart_rate', window, interval, tz, view, ...(provider ? { provider } : {}) };
-          const sql = await sampleStats(store, q);
-          expect(sql.buckets.length, `${interval} ${view} ${provider}`).toBeGreaterThan(0);
-          expect(await sampleStats(plain, q), `${interval} ${view} ${provider}`).toEqual(sql);
+          const got = await sampleStats(store, q);
+          expect(got.buckets.length, `${interval} ${view} ${provider}`).toBeGreaterThan(0);
+          close(got, await bruteForce(q));
+          // The same bits whatever order the store answers in: days are added in ascending order.
+          expect(await sampleStats(reversed, q), `${interval} ${view} ${provider} reversed`).toEqual(got);
         }
       }
     }
   });
 
-  it('over 10000 days of Berlin (27 years of daylight-saving changes) agrees and counts every sample once', async () => {
+  it('over 10000 days of Berlin (27 years of daylight-saving changes) counts every sample once', async () => {
     const window = statsWindow('2000-01-01', '2027-05-19', 'day', 'Europe/Berlin');
-    const sql = await sampleStats(store, { userId: USER, type: 'heart_rate', window, interval: 'day', tz: 'Europe/Berlin', view: 'all' });
-    expect(await sampleStats(plain, { userId: USER, type: 'heart_rate', window, interval: 'day', tz: 'Europe/Berlin', view: 'all' })).toEqual(sql);
-    expect(sql.buckets.reduce((n, b) => n + b.count, 0)).toBe(total);
+    const q = { userId: USER, type: 'heart_rate', window, interval: 'day' as const, tz: 'Europe/Berlin', view: 'all' as const };
+    const got = await sampleStats(store, q);
+    expect(got.buckets.reduce((n, b) => n + b.count, 0)).toBe(total);
+    close(got, await bruteForce(q));
   });
 });
