@@ -11,9 +11,9 @@ const bool = z
   .transform((v) => v === 'true' || v === '1');
 
 /**
- * The projector thread's page cache on readmodels.sqlite. It was 48 MiB, a size chosen for a key
- * index that outgrows any cache at a million samples anyway; measured, 16 costs the ingest no
- * CPU per record and keeps 32 MiB out of the peak (BENCHMARKS.md, "Issue 38: memory").
+ * The projector thread's page cache on readmodels.sqlite. It was 48 MiB, sized for the samples'
+ * record-key index, which outgrows it at a million samples anyway; at 16 the ingest's and the
+ * import's peaks were 23-28 MiB lower and their CPU per record no higher (BENCHMARKS.md, "Issue 38: memory").
  */
 const PROJECTOR_CACHE_MIB_DEFAULT = 16;
 
