@@ -10,6 +10,13 @@ const bool = z
   .optional()
   .transform((v) => v === 'true' || v === '1');
 
+/**
+ * The projector thread's page cache on readmodels.sqlite. It was 48 MiB, sized for the samples'
+ * record-key index, which outgrows it at a million samples anyway; at 16 the ingest's and the
+ * import's peaks were 23-28 MiB lower and their CPU per record no higher (BENCHMARKS.md, "Issue 38: memory").
+ */
+const PROJECTOR_CACHE_MIB_DEFAULT = 16;
+
 /** Every setting the service reads from its environment, in one place (README "Configuration" mirrors it). */
 const EnvSchema = z.object({
   DATA_DIR: z.string().min(1).default('./data'),
@@ -67,6 +74,7 @@ const EnvSchema = z.object({
     .enum(['true', 'false', '1', '0'])
     .default('true')
     .transform((v) => v === 'true' || v === '1'),
+  PROJECTOR_CACHE_MIB: z.coerce.number().int().min(1).max(65_536).default(PROJECTOR_CACHE_MIB_DEFAULT),
 });
 
 export type Config = {
@@ -131,6 +139,8 @@ export type Config = {
   etlLimits: { deadlineMs: number; bulkMsPerMiB: number; bulkDeadlineMaxMs: number; memoryMb: number };
   /** Record projections run on a thread of their own (default), or on the main thread. */
   projectorThread: boolean;
+  /** SQLite's page cache of the projector thread's connection to the read models, MiB (docs/memory.md). */
+  projectorCacheMiB: number;
   /** Pauses before each retry of a projection batch its own code failed; one failure more dead-letters it, an erasure event excepted (a failing store is retried with back-off instead: docs/architecture.md "Dead letters"). */
   projectionRetryDelaysMs?: number[];
   /** A deletion job's attempt not done after this long is failed with the reason (docs/erasure.md). */
@@ -299,6 +309,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       memoryMb: e.ETL_MEMORY_MB,
     },
     projectorThread: e.PROJECTOR_THREAD,
+    projectorCacheMiB: e.PROJECTOR_CACHE_MIB,
     projectionRetryDelaysMs: projectionRetry,
     deletionJobTimeoutMs: e.DELETION_JOB_TIMEOUT_SECONDS * 1000,
     sync: { intervalMs: e.SYNC_INTERVAL_MINUTES * 60_000, backfillDays: e.SYNC_BACKFILL_DAYS, maxAttempts: e.SYNC_MAX_ATTEMPTS },

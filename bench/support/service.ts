@@ -18,14 +18,34 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * The node arguments `npm start` runs the service with: package.json's start script without its
- * leading `node` (node flags, then the start script), so that benchmarks measure what it starts.
+ * How `npm start` runs the service: package.json's start script is `NAME=${NAME:-default} …`
+ * assignments (the C library's settings, which must be in the environment before node starts),
+ * then `node`, its flags and the start script. `env` is the assignments as the shell would
+ * expand them in `outer` (a variable set there keeps its value), `args` what follows `node`, so
+ * that benchmarks and tests measure what `npm start` starts.
  */
-export function npmStartArgs(): string[] {
+export function npmStart(outer: NodeJS.ProcessEnv = process.env): { env: Record<string, string>; args: string[] } {
   const script = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const [node, ...args] = script.split(' ').filter(Boolean);
+  const words = script.split(' ').filter(Boolean);
+  const env: Record<string, string> = {};
+  for (;;) {
+    const assignment = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(words[0] ?? '');
+    if (!assignment) break;
+    words.shift();
+    const name = assignment[1]!;
+    const value = assignment[2]!;
+    const fallback = new RegExp(`^\\$\\{${name}:-([^}]*)\\}$`).exec(value);
+    if (!fallback && value.includes('$')) throw new Error(`npm start sets ${name} in a form this reader does not expand: ${value}`);
+    env[name] = fallback ? outer[name] || fallback[1]! : value;
+  }
+  const [node, ...args] = words;
   if (node !== 'node') throw new Error(`npm start does not run node: ${script}`);
-  return args;
+  return { env, args };
+}
+
+/** The node arguments `npm start` runs the service with (npmStart). */
+export function npmStartArgs(): string[] {
+  return npmStart().args;
 }
 
 export type RunningService = { base: string; adminKey: string; child: ChildProcess; stop: () => Promise<void> };
@@ -40,12 +60,13 @@ export async function startService(dataDir: string, env: Record<string, string> 
   // `npm start` did before issue 27), BENCH_SERVICE=dist an existing build as it is (the Docker image's
   // `node dist/src/main.js`). BENCH_SERVICE_STDOUT=<file> keeps the service's standard output (e.g. with `--trace-gc`).
   const entries: Record<string, string[]> = { tsx: ['--import', 'tsx', 'src/main.ts'], dist: ['dist/src/main.js'] };
-  const start = npmStartArgs();
+  const { env: startEnv, args: start } = npmStart();
   // BENCH_NODE_ARGS come after npm start's own flags, so they can override them.
   const args = entries[process.env.BENCH_SERVICE ?? ''] ? [...nodeArgs, ...entries[process.env.BENCH_SERVICE!]!] : [...start.slice(0, -1), ...nodeArgs, ...start.slice(-1)];
   const out = process.env.BENCH_SERVICE_STDOUT ? openSync(process.env.BENCH_SERVICE_STDOUT, 'w') : 'ignore';
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    // npm start's environment (and the Docker image's, which sets the same) under every BENCH_SERVICE.
+    env: { ...process.env, ...startEnv, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', out, 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;

@@ -8,8 +8,8 @@ import { ensureDataDir } from './dataDir.js';
 /** Opens the configured backends: SQLite files under DATA_DIR, or KurrentDB + MongoDB. */
 export type OpenOptions = {
   /**
-   * Page cache of the embedded read store's connection. The projector thread writes a million
-   * records with random keys: a larger cache keeps their key index in memory.
+   * Page cache of the embedded read store's connection, MiB (default 16): the projector thread's
+   * is `PROJECTOR_CACHE_MIB`, the CLI's rebuild takes a larger one (docs/memory.md).
    */
   readCacheMiB?: number;
   /**

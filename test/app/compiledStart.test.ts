@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { freePort, npmStartArgs } from '../../bench/support/service.js';
+import { freePort, npmStart } from '../../bench/support/service.js';
 import { fixtureA, requestFor } from '../ingest/uploadHelpers.js';
 import { httpCall } from '../support/httpCall.js';
 import { tempDir } from '../support/tmp.js';
@@ -22,11 +22,13 @@ describe('npm start runs the compiled service (issue 27, resident memory)', () =
   it('serves, normalises and projects an upload from compiled threads, without tsx, and stops on SIGINT', { timeout: LIMIT_MS + 20_000 }, async () => {
     const deadline = Date.now() + LIMIT_MS;
     const script = JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')).scripts.start as string;
-    // The main isolate's young generation is kept small (docs/decisions.md, "The main thread's young generation is capped").
-    expect(script).toBe('node --max-semi-space-size=4 scripts/start.mjs');
-    const args = npmStartArgs();
+    // The main isolate's young generation is kept small (docs/decisions.md, "The main thread's young
+    // generation is capped"), and its threads share two malloc arenas (docs/memory.md, issue 38).
+    expect(script).toBe('MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} node --max-semi-space-size=4 scripts/start.mjs');
     const port = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: tempDir('wellstream-compiled-'), PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
+    // As from a shell that sets none of npm start's variables itself.
+    const { env: startEnv, args } = npmStart({});
+    const env: NodeJS.ProcessEnv = { ...process.env, ...startEnv, DATA_DIR: tempDir('wellstream-compiled-'), PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
     for (const k of ['EVENTSTORE_URL', 'MONGODB_URL', 'SEALING_KEY', 'DEMO', 'ADMIN_API_KEY', 'NODE_OPTIONS']) delete env[k];
     const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -52,11 +54,21 @@ describe('npm start runs the compiled service (issue 27, resident memory)', () =
       // The service process itself: node on the start script, with no loader flag (tsx would be `--import tsx`).
       const cmdline = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
       expect(cmdline.slice(1)).toEqual(['--max-semi-space-size=4', 'scripts/start.mjs']);
+      expect(readFileSync(`/proc/${child.pid}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
       expect(output).not.toMatch(/tsx|error/i);
       child.kill('SIGINT');
       expect(await exited).toBe(0);
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
+  });
+});
+
+describe('npm start sets the C library settings the service is measured with (issue 38, memory)', () => {
+  it('starts with two malloc arenas unless the environment already names a number (docs/memory.md)', () => {
+    expect(npmStart({}).env).toEqual({ MALLOC_ARENA_MAX: '2' });
+    // An operator's own value is kept, as the shell's ${MALLOC_ARENA_MAX:-2} keeps it.
+    expect(npmStart({ MALLOC_ARENA_MAX: '4' }).env).toEqual({ MALLOC_ARENA_MAX: '4' });
+    expect(npmStart({}).args).toEqual(['--max-semi-space-size=4', 'scripts/start.mjs']);
   });
 });
