@@ -50,7 +50,8 @@ export const utcDay = (iso: string): string => iso.slice(0, 10);
 /** The UTC date of an instant (epoch ms), and the instant a UTC date starts. */
 export const utcDayOf = (ms: number): string => dateOfDayNumber(Math.floor(ms / 86_400_000));
 
-const pad2 = (n: number): string => (n < 10 ? `0${n}` : `${n}`);
+/** Two digits of a date or time part (0–99). */
+export const pad2 = (n: number): string => (n < 10 ? `0${n}` : `${n}`);
 
 /**
  * `YYYY-MM-DD` of a day number (days since 1970-01-01), as `toISOString` writes it, by arithmetic

@@ -6,7 +6,7 @@ import { InvalidTimeWindowError, parseTimeParam } from '../../src/shared/timeWin
 import { canonicalTimeZone } from '../../src/shared/timeZones.js';
 import { offsetSegments } from '../../src/shared/zoneOffsets.js';
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
-import { dateOfDayNumber } from '../../projections/records/recordDoc.js';
+import { dateOfDayNumber, pad2 } from '../../projections/records/recordDoc.js';
 import { mergedFilter, type View } from './view.js';
 import { quarterAligned, statsFromRollups, type Interval } from './rollupStats.js';
 
@@ -283,7 +283,6 @@ export function statsIntervals(window: StatsWindow, interval: StatsInterval): St
   return out;
 }
 
-const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`);
 /**
  * formatWithOffset of an interval's start; without luxon's formatter, and without a Date, where the
  * offset is whole minutes (every one since 1972): an answer writes one per interval.

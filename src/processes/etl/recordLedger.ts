@@ -47,13 +47,14 @@ export function ledgerOf(ledger: RecordLedger, dataKey: Buffer, upload: UploadAc
     for (let i = 0; i < fps.length; i += MAX_LEDGER_BATCH) out.push(...((await call(fps.slice(i, i + MAX_LEDGER_BATCH))) ?? []));
     return out;
   };
+  const note = (fps: readonly Buffer[]): Promise<boolean[]> => inBatches(fps, (part) => ledger.note(tag, part));
   return {
     /**
      * One answer per record, in order: true when another upload's append stored it; the rest are
      * claimed as this job's. `identities`, when given, are the records' `recordIdentity`s.
      */
     known: (records: readonly NormalizedRecord[], identities?: readonly string[]): Promise<boolean[]> =>
-      inBatches(fingerprints(records, identities), (part) => ledger.note(tag, part)),
+      note(fingerprints(records, identities)),
     /**
      * These records (claimed by this job) are durably in the log: from now on other uploads count
      * them `unchanged`; so are every record of these blocks (`blockFingerprint`), the same.
@@ -68,6 +69,6 @@ export function ledgerOf(ledger: RecordLedger, dataKey: Buffer, upload: UploadAc
       return h.digest().subarray(0, FINGERPRINT_BYTES);
     },
     /** As `known`, for blocks' fingerprints: true when another upload committed the block (every record of it was in the log). */
-    knownBlocks: (fps: readonly Buffer[]): Promise<boolean[]> => inBatches(fps, (part) => ledger.note(tag, part)),
+    knownBlocks: note,
   };
 }
