@@ -38,7 +38,10 @@ export function installErrorHandling(app: FastifyInstance): void {
       // fastify's own client errors (bad JSON, wrong media type, body too large) carry safe messages.
       return sendProblem(request, reply, status, error.message);
     }
-    if (request.raw.destroyed || (error as { code?: string }).code === 'ECONNRESET') {
+    // The request stream is destroyed once its body was read whole (Node ends a readable that
+    // way): that says nothing of the client, who is still waiting for the answer. Only a closed
+    // connection does.
+    if (request.raw.socket?.destroyed || reply.raw.destroyed || (error as { code?: string }).code === 'ECONNRESET') {
       // The client went away mid-request: nobody is there to answer, and nothing failed here.
       request.log.info({ code: (error as { code?: string }).code }, 'client closed the connection');
       return reply;
