@@ -2,6 +2,7 @@ import type { onSendHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { recordAudit, type AuditEntry } from '../../commands/audit/recordAudit.js';
 import type { AppContext } from './appContext.js';
+import { problemBody } from './problems.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -44,7 +45,16 @@ export const auditPlugin = fp<{ ctx: AppContext }>(async (app, { ctx }) => {
     }
     // Durable before the answer; applied to the audit log read model in the background (its
     // reads wait for it: see docs/read-your-writes.md).
-    if (entries.length) await recordAudit(ctx.eventStore, entries);
+    if (!entries.length) return payload;
+    try {
+      await recordAudit(ctx.eventStore, entries);
+    } catch (err) {
+      // An answer that cannot be audited does not leave: a bare 500 goes instead (Errors 1). An
+      // error thrown from here would reach fastify's fallback handler, which writes its message.
+      request.log.error({ err }, 'the audit entry of an answer could not be written');
+      reply.code(500).type('application/problem+json').removeHeader('location');
+      return JSON.stringify(problemBody(request, 500, 'internal error'));
+    }
     return payload;
   };
 });

@@ -95,6 +95,37 @@ describe('errors are RFC 9457 problem+json (Errors 1)', () => {
     expect(res.body).not.toMatch(/SQLITE|secret|readmodels|malformed|stack|at /i);
   });
 
+  it('answers an unexpected failure after the body was read whole with a 500 over a real connection, never with silence (Errors 1; issue 37\'s crash test found a request left unanswered)', async () => {
+    // Node destroys a request's stream once its body ended: a failure after that must still be
+    // answered, while the client waits on its open connection (light-my-request cannot show it).
+    const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    // The user's own streams fail; the audit entry of the answer is written as usual.
+    const store = t.ctx.eventStore;
+    const [one, many] = [store.appendToStream.bind(store), store.appendToStreams.bind(store)];
+    const failing = new Error('disk I/O error at /secret/path');
+    vi.spyOn(store, 'appendToStream').mockImplementation((stream, ...rest) => (stream.startsWith('user') ? Promise.reject(failing) : one(stream, ...rest)));
+    vi.spyOn(store, 'appendToStreams').mockImplementation((requests) => (requests.some((r) => r.streamName.startsWith('user')) ? Promise.reject(failing) : many(requests)));
+    const res = await fetch(`${base}/v1/users`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tenant.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ external_ref: 'x'.repeat(64) }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    expect(res.status).toBe(500);
+    expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    expect(await res.text()).not.toMatch(/secret|disk/);
+  });
+
+  it('answers an audited call whose audit entry cannot be written with a bare 500 problem, never the store\'s message nor the unaudited answer (Errors 1; spec "Instance admin routes")', async () => {
+    const store = t.ctx.eventStore;
+    const one = store.appendToStream.bind(store);
+    vi.spyOn(store, 'appendToStream').mockImplementation((stream, ...rest) => (stream.startsWith('audit-') ? Promise.reject(new Error('disk I/O error at /secret/path')) : one(stream, ...rest)));
+    const res = await t.call('POST', '/v1/admin/tenants', { key: t.adminKey, body: { name: 'unaudited' } });
+    const body = expectProblem(res, 500);
+    expect(body.title).toBe('Internal Server Error');
+    expect(res.body).not.toMatch(/secret|disk|api_key|unaudited/);
+  });
+
   it('answers a response that would break its own schema with a 500 problem, not the invalid data (Errors 1)', async () => {
     const user = await t.createUser(tenant.apiKey);
     const realGet = t.ctx.readStore.get.bind(t.ctx.readStore);
