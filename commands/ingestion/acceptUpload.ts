@@ -3,11 +3,21 @@ import { ConcurrencyError, StreamDeletedError, type EventStore, type RecordedEve
 import { loadProviderDataHead, providerDataStream, type ProviderDataHead } from '../deletions/providerData.js';
 import { decideDataWrite } from '../deletions/registerDataWrite.js';
 import { DomainError } from '../shared/domainError.js';
-import { loadState } from '../shared/commandHandler.js';
+import { contentionPause, loadState } from '../shared/commandHandler.js';
 import { userState, userStream, type UserState } from '../users/user.js';
 import { uploadState, uploadStream, type UploadEvent, type UploadState } from './upload.js';
 
 export const UPLOAD_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/**
+ * Every acceptance of a user's payloads of one provider appends to that data's ledger, so a
+ * user's uploads sent together race for it: one wins each round. A phone flushing its backlog, or
+ * a tenant's server replaying many of one user's uploads, sends more at once than the five
+ * attempts of other commands cover (a burst left one upload of seven losing every round: issue
+ * 37's crash test). With contentionPause between attempts the losers spread out; this many bounds
+ * the wait at well under a second.
+ */
+const ACCEPT_ATTEMPTS = 16;
 
 export const AcceptUploadInput = z.object({
   tenantId: z.string().uuid(),
@@ -100,7 +110,7 @@ export async function acceptUpload(
   eventStore: EventStore,
   input: z.input<typeof AcceptUploadInput>,
   read?: AcceptUploadReads,
-  attempts = 5,
+  attempts = ACCEPT_ATTEMPTS,
   alongside: readonly StreamAppend[] = [],
 ): Promise<AcceptUploadOutcome & { position: number }> {
   const cmd = AcceptUploadInput.parse(input);
@@ -125,7 +135,10 @@ export async function acceptUpload(
       return { replayed: false, accepted: next.accepted!, position: appended[appended.length - 1]!.lastPosition };
     } catch (err) {
       if ((err instanceof ConcurrencyError || err instanceof StreamDeletedError) && alongside.some((a) => a.streamName === err.streamName)) throw err;
-      if (err instanceof ConcurrencyError && attempt < attempts) continue;
+      if (err instanceof ConcurrencyError && attempt < attempts) {
+        await contentionPause(attempt);
+        continue;
+      }
       // The ledger tombstoned: the user is being deleted; the upload stream: erased since it was read.
       if (err instanceof StreamDeletedError) throw new DomainError('gone', err.streamName === ledger ? 'the user is being deleted' : 'this resource was erased');
       throw err;

@@ -41,11 +41,28 @@ export async function handleCommand<State, E extends Event>(
       for (const e of newEvents) next = stream.evolve(next, e as unknown as RecordedEvent<E>);
       return { state: next, newEvents, position: result.lastPosition };
     } catch (err) {
-      if (err instanceof ConcurrencyError && attempt < retries) continue;
+      if (err instanceof ConcurrencyError && attempt < retries) {
+        await contentionPause(attempt);
+        continue;
+      }
       if (err instanceof StreamDeletedError) throw new DomainError('gone', 'this resource was erased');
       throw err;
     }
   }
+}
+
+/**
+ * The pause before another attempt after losing a race for a stream: random, up to a bound that
+ * doubles with each attempt (1, 2, 4 … 32 ms). Writers that read the same revision in one turn
+ * have their appends committed in one group (the embedded store's group commit, or one batch of
+ * a busy server), where only one of them can win; retried at once, the losers read again
+ * together and meet again in the next group, so with k of them the last needs k attempts. Spread
+ * over time they stop meeting, and a hot stream (a user's uploads arriving together) is written
+ * within a bounded number of attempts.
+ */
+export function contentionPause(attempt: number): Promise<void> {
+  const bound = 2 ** Math.min(attempt, 5);
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * bound));
 }
 
 /**

@@ -104,4 +104,15 @@ describe('an upload accepted in one append with its ledger registration (issue 3
     expect(await store.readStream(providerDataStream(userId, 'device-a'))).toHaveLength(1);
     await store.close();
   });
+
+  it('contracts §3 (the 202 means accepted): sixteen of one user\'s uploads sent at once are all accepted, though each round of the race for the user\'s ledger has one winner', async () => {
+    const { store, userId, input } = await setUp();
+    // Sent in one turn, their appends meet in one group commit, and so do the losers' retries.
+    const ids = Array.from({ length: 16 }, (_, i) => `burst-${i}`);
+    const results = await Promise.allSettled(ids.map((uploadId) => acceptUpload(store, { ...input, uploadId })));
+    expect(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+    const ledger = await store.readStream(providerDataStream(userId, 'device-a'));
+    expect(ledger.map((e) => e.data.upload_stream).sort()).toEqual(ids.map((id) => uploadStream(userId, 'device-a', id)).sort());
+    await store.close();
+  });
 });
