@@ -260,21 +260,38 @@ export async function createContext(config: Config, options: ContextOptions = {}
       etlSweep.stop();
       tusSweepLoop.stop();
       retentionSweep.stop();
+      // A stop that does not end leaves the process hanging at shutdown: each names itself once it
+      // has taken CLOSE_STEP_WARN_MS, so the operator (and a test) sees what the close waits on.
+      const step = (what: string, stopping: Promise<unknown>) => awaitNamed(stopping, what, log);
       // Every claimer stops taking work at once, before anything is awaited: a stopping process
       // that went on pulling took a new start's backfills and called its own, older provider
       // address with the new grant's tokens (issue 36, the demo's restart). Running jobs are told
       // to stop and hand their jobs back, due at once (JobRunner.stop).
-      const stopped = Promise.all([webhooks.stop(), jobs.stop(), sync.worker.stop()]);
+      const stopped = Promise.all([step('the webhook engine', webhooks.stop()), step('the job runner', jobs.stop()), step('the sync worker', sync.worker.stop())]);
       // An import on an ETL thread does not look at its job's signal: ending the threads ends it
       // (its checkpoint keeps what it stored, the next attempt goes on from there).
-      await etl.close();
+      await step('the ETL threads', etl.close());
       await stopped;
-      await reactors.stop();
-      await queue.close();
-      await projectors.stop();
-      await stores.eventStore.close();
-      await readStore.close();
-      await rawStore.close();
+      await step('the reactors', reactors.stop());
+      await step('the work queue', queue.close());
+      await step('the projectors', projectors.stop());
+      await step('the event store', stores.eventStore.close());
+      await step('the read store', readStore.close());
+      await step('the raw store', rawStore.close());
     },
   };
+}
+
+/** How long one part of the service may take to stop before the close names it in the log. */
+const CLOSE_STEP_WARN_MS = 10_000;
+
+async function awaitNamed<T>(stopping: Promise<T>, what: string, log: Logger): Promise<T> {
+  const started = Date.now();
+  const timer = setInterval(() => log.warn({ waitingMs: Date.now() - started }, `closing: still waiting for ${what} to stop`), CLOSE_STEP_WARN_MS);
+  timer.unref();
+  try {
+    return await stopping;
+  } finally {
+    clearInterval(timer);
+  }
 }

@@ -50,7 +50,8 @@ export async function tenantApp(name: string): Promise<{ t: TestApp; tenant: Ten
 
 export async function startTestApp(env: Record<string, string> = {}, options: ContextOptions = {}): Promise<TestApp> {
   const dataDir = tempDir('wellstream-server-');
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env } as NodeJS.ProcessEnv);
+  // TEST_LOG_LEVEL=warn shows a test app's warnings (e.g. what a close waits on); silent otherwise.
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...env } as NodeJS.ProcessEnv);
   const ctx = await createContext(config, options);
   let app: FastifyInstance;
   try {
