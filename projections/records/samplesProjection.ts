@@ -30,8 +30,9 @@ const records = defineRecordProjection<QuantityRecord>({
 export const samplesProjection: Projection = withMergedView(records, samplesKind, [
   {
     name: SAMPLE_ROLLUPS,
-    // 2: a day's statistics packed into `quarters` (issue 38); 1 (undeclared) had a column per stat group.
-    version: 2,
+    // 3: a packed field names its day (joined fields read alone, ReadStore.joinBytes); 2: a day's
+    // statistics packed into `quarters` (issue 38); 1 (undeclared) had a column per stat group.
+    version: 3,
     // `_id` last: statistics read a window's rows in (day, _id) order straight from the index, never sorted.
     indexes: [{ fields: [['user_id', 1], ['type', 1], ['view', 1], ['day', 1], ['_id', 1]] }, { fields: [['user_id', 1], ['view', 1], ['day', 1]] }],
     columns: ['provider', 'source', 'unit', 'last_ingested_at', 'flagged', DAY_COUNT_FIELD, QUARTERS_FIELD],

@@ -4,7 +4,7 @@ import { assertLeaseHeld, fenceClaim, fenceHeld, MongoLeases } from './mongoLeas
 import type { Fence, LeaseStore } from './leases.js';
 import { EXPIRES, opsFor, withExpiry, type StoredDoc } from './mongoChanges.js';
 import { aggregatePipeline, checkField, findCommand, HIDDEN, indexKeys, toMongoFilter } from './mongoQuery.js';
-import { assertForward, CheckpointMismatchError, type AggregateQuery, type AggregateRow, type ApplyBatch, type Change, type Checkpoint, type CollectionSpec, type EnsureOptions, type Doc, type Filter, type FindQuery, type ReadStore, type Scalar } from './readStore.js';
+import { assertForward, CheckpointMismatchError, type AggregateQuery, type AggregateRow, type ApplyBatch, type Change, type Checkpoint, type CollectionSpec, type EnsureOptions, type Doc, type Filter, type FindQuery, type JoinBytesQuery, type JoinedBytes, type ReadStore, type Scalar } from './readStore.js';
 
 type CheckpointDoc = {
   _id: string;
@@ -160,6 +160,33 @@ export class MongoReadStore implements ReadStore {
       min: Object.fromEntries((query.min ?? []).map((f, i) => [f, (r[`lo${i}`] as Scalar) ?? null])),
       max: Object.fromEntries((query.max ?? []).map((f, i) => [f, (r[`hi${i}`] as Scalar) ?? null])),
     }));
+  }
+
+  /**
+   * The documents in group order, joined in JavaScript: a `$group` that pushed the values would
+   * answer one document per group, which BSON caps at 16 MiB (a long window of a dense series
+   * comes near); a find has no such cap.
+   */
+  async joinBytes(collection: string, query: JoinBytesQuery): Promise<JoinedBytes[]> {
+    const docs = await this.find(collection, { ...(query.filter ? { filter: query.filter } : {}), sort: query.groupBy.map((f) => [f, 1] as const), fields: [...query.groupBy, query.field] });
+    const out: JoinedBytes[] = [];
+    let parts: Buffer[] = [];
+    let group: Record<string, Scalar> | null = null;
+    const flush = () => {
+      if (group && parts.length) out.push({ group, bytes: Buffer.concat(parts) });
+      parts = [];
+    };
+    for (const doc of docs) {
+      const values = query.groupBy.map((f) => (doc[f] ?? null) as Scalar);
+      if (!group || query.groupBy.some((f, i) => group![f] !== values[i])) {
+        flush();
+        group = Object.fromEntries(query.groupBy.map((f, i) => [f, values[i]!]));
+      }
+      const bytes = doc[query.field];
+      if (bytes instanceof Uint8Array) parts.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    }
+    flush();
+    return out;
   }
 
   async applyChanges(changes: readonly Change[], options?: { fence?: Fence; erasing?: boolean }): Promise<void> {

@@ -3,6 +3,8 @@ import { addStat, packQuarters, QUARTER_MS, QUARTERS_PER_DAY, type Stat } from '
 
 export const SAMPLE_ROLLUPS = 'sample_rollups';
 
+const DAY_MS = 86_400_000;
+
 export type RollupView = 'all' | 'merged';
 
 /** What a rollup needs of one sample. */
@@ -89,7 +91,7 @@ export function rollupDay(owner: { user_id: string; tenant_id: string; type: str
         last_ingested_at: last[view],
         ...(view === 'all' ? { flagged } : {}),
         count: quarters.reduce((n, q) => n + (q?.count ?? 0), 0),
-        quarters: packQuarters(quarters),
+        quarters: packQuarters(quarters, dayStart / DAY_MS),
       });
     }
   }
