@@ -163,30 +163,28 @@ export class MongoReadStore implements ReadStore {
   }
 
   /**
-   * The documents in group order, joined in JavaScript: a `$group` that pushed the values would
-   * answer one document per group, which BSON caps at 16 MiB (a long window of a dense series
-   * comes near); a find has no such cap.
+   * The filter's documents read unsorted (the filter's index serves the match; a sort by the group
+   * fields would be a blocking sort, no index leading with them) and joined in JavaScript: a `$group`
+   * that pushed the values would answer one document per group, which BSON caps at 16 MiB (a long
+   * window of a dense series comes near); a find has no such cap.
    */
   async joinBytes(collection: string, query: JoinBytesQuery): Promise<JoinedBytes[]> {
-    const docs = await this.find(collection, { ...(query.filter ? { filter: query.filter } : {}), sort: query.groupBy.map((f) => [f, 1] as const), fields: [...query.groupBy, query.field] });
-    const out: JoinedBytes[] = [];
-    let parts: Buffer[] = [];
-    let group: Record<string, Scalar> | null = null;
-    const flush = () => {
-      if (group && parts.length) out.push({ group, bytes: Buffer.concat(parts) });
-      parts = [];
-    };
-    for (const doc of docs) {
-      const values = query.groupBy.map((f) => (doc[f] ?? null) as Scalar);
-      if (!group || query.groupBy.some((f, i) => group![f] !== values[i])) {
-        flush();
-        group = Object.fromEntries(query.groupBy.map((f, i) => [f, values[i]!]));
-      }
-      const bytes = doc[query.field];
-      if (bytes instanceof Uint8Array) parts.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    const projection: Document = { _id: 0, [checkField(query.field)]: 1 };
+    for (const f of query.groupBy) projection[checkField(f)] = 1;
+    const groups = new Map<string, { group: Record<string, Scalar>; parts: Buffer[] }>();
+    for await (const doc of this.coll(collection).find(toMongoFilter(query.filter), { projection })) {
+      const bytes = (doc as Document)[query.field];
+      if (!(bytes instanceof Uint8Array)) continue;
+      const values = query.groupBy.map((f) => ((doc as Document)[f] ?? null) as Scalar);
+      const key = JSON.stringify(values);
+      let g = groups.get(key);
+      if (!g) groups.set(key, (g = { group: Object.fromEntries(query.groupBy.map((f, i) => [f, values[i]!])), parts: [] }));
+      g.parts.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
     }
-    flush();
-    return out;
+    const cmp = (a: Scalar, b: Scalar): number => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1);
+    return [...groups.values()]
+      .sort((a, b) => query.groupBy.reduce((c, f) => c || cmp(a.group[f]!, b.group[f]!), 0))
+      .map(({ group, parts }) => ({ group, bytes: Buffer.concat(parts) }));
   }
 
   async applyChanges(changes: readonly Change[], options?: { fence?: Fence; erasing?: boolean }): Promise<void> {

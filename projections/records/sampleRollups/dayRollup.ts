@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { addStat, packQuarters, QUARTER_MS, QUARTERS_PER_DAY, type Stat } from './rollupLayout.js';
+import { addStat, packHours, packQuarters, QUARTER_MS, QUARTERS_PER_DAY, type Stat } from './rollupLayout.js';
 
 export const SAMPLE_ROLLUPS = 'sample_rollups';
 
@@ -39,6 +39,8 @@ export type RollupDoc = {
   count: number;
   /** The day's quarter hours, packed (rollupLayout.ts). */
   quarters: Buffer;
+  /** The day's hours, packed the same way (rollupLayout.ts HOURS_FIELD). */
+  hours: Buffer;
 };
 
 const rollupId = (userId: string, type: string, day: string, view: RollupView, provider: string, source: string, unit: string): string =>
@@ -92,6 +94,7 @@ export function rollupDay(owner: { user_id: string; tenant_id: string; type: str
         ...(view === 'all' ? { flagged } : {}),
         count: quarters.reduce((n, q) => n + (q?.count ?? 0), 0),
         quarters: packQuarters(quarters, dayStart / DAY_MS),
+        hours: packHours(quarters, dayStart / DAY_MS),
       });
     }
   }

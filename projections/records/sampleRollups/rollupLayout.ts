@@ -23,9 +23,18 @@
  */
 export const QUARTERS_PER_DAY = 96;
 export const QUARTER_MS = 900_000;
+export const HOURS_PER_DAY = 24;
+export const HOUR_MS = 3_600_000;
 
-/** The binary field and the day's count. */
+/** The binary fields and the day's count. */
 export const QUARTERS_FIELD = 'quarters';
+/**
+ * The same day's hours, each its four quarters added up, in the same layout (bits 0–23 of the
+ * bitmap): where every boundary of an answer falls on a whole UTC hour (the local days and hours of
+ * every zone whose offsets are whole hours, Europe/Berlin among them) the answer reads these, a
+ * quarter of the bytes and of the additions of a dense day.
+ */
+export const HOURS_FIELD = 'hours';
 export const DAY_COUNT_FIELD = 'count';
 
 export type Stat = { count: number; sum: number; min: number; max: number };
@@ -51,10 +60,26 @@ export function addStat<T extends Stat>(a: T | null, b: Stat | null): T | null {
 /** The packed field of UTC day number `day`'s quarters (index q: quarter q; null or count 0: no samples). */
 export function packQuarters(quarters: readonly (Stat | null)[], day: number): Buffer {
   if (quarters.length !== QUARTERS_PER_DAY) throw new Error(`a day has ${QUARTERS_PER_DAY} quarters, not ${quarters.length}`);
+  return pack(quarters, day);
+}
+
+/** The packed field of the same day's hours (hour h: quarters 4h to 4h + 3 added up in time order). */
+export function packHours(quarters: readonly (Stat | null)[], day: number): Buffer {
+  if (quarters.length !== QUARTERS_PER_DAY) throw new Error(`a day has ${QUARTERS_PER_DAY} quarters, not ${quarters.length}`);
+  const per = QUARTERS_PER_DAY / HOURS_PER_DAY;
+  const hours = Array.from({ length: HOURS_PER_DAY }, (_, h) => {
+    let hour: Stat | null = null;
+    for (let q = h * per; q < (h + 1) * per; q++) if (quarters[q]?.count) hour = addStat(hour, quarters[q]!);
+    return hour;
+  });
+  return pack(hours, day);
+}
+
+function pack(slots: readonly (Stat | null)[], day: number): Buffer {
   if (!Number.isInteger(day) || day < -DAY_LIMIT || day >= DAY_LIMIT) throw new Error(`day number ${day} does not fit a packed field`);
   const present: Stat[] = [];
   const bitmap = new Uint8Array(BITMAP_BYTES);
-  quarters.forEach((s, q) => {
+  slots.forEach((s, q) => {
     if (!s || s.count === 0) return;
     bitmap[q >> 3]! |= 1 << (q & 7);
     present.push(s);
@@ -82,8 +107,11 @@ export class PackedRun {
   private readonly f32: Float32Array | null;
   private readonly f64: Float64Array | null;
 
-  /** Throws on what is not bytes. */
-  constructor(bytes: unknown) {
+  /** `slots`: how many a day of these fields has (QUARTERS_PER_DAY, or HOURS_PER_DAY for the hours field). Throws on what is not bytes. */
+  constructor(
+    bytes: unknown,
+    private readonly slots: number = QUARTERS_PER_DAY,
+  ) {
     if (!(bytes instanceof Uint8Array)) throw new Error('not a packed quarters field');
     // Views need the run on an 8-byte boundary: a store may hand back a slice of a larger buffer.
     this.bytes = bytes.byteOffset % 8 === 0 ? bytes : new Uint8Array(bytes);
@@ -114,19 +142,19 @@ export class PackedRun {
   }
 
   /**
-   * Adds the quarters of the field beginning at `at` into accumulators: `pieces` are triples
-   * (from, to, slot), ascending and disjoint quarter ranges [from, to); the present quarters inside
-   * one are added up, in time order, and their total added into `stats[4·slot..4·slot+3]` (count,
-   * sum, min, max; a count of 0 there means empty, whatever the other three hold). Quarters outside
-   * every piece are skipped.
+   * Adds the quarters (or hours) of the field beginning at `at` into accumulators: `pieces` are
+   * triples (from, to, slot), ascending and disjoint ranges [from, to) of the day's quarters (hours);
+   * the present ones inside one are added up, in time order, and their total added into
+   * `stats[4·slot..4·slot+3]` (count, sum, min, max; a count of 0 there means empty, whatever the
+   * other three hold). Those outside every piece are skipped.
    */
   addQuarters(at: number, pieces: readonly number[], stats: Float64Array): void {
     const field = this.bytes;
     this.endOf(at);
     const n = presentQuarters(field, at);
     const { values, base } = this.values(at, field[at + WIDTH_BYTE] as 4 | 8, n);
-    if (n === QUARTERS_PER_DAY) {
-      // A dense day (every quarter holds samples): quarter q's values are the q-th.
+    if (n === this.slots) {
+      // A dense day (every quarter, or hour, holds samples): quarter q's values are the q-th.
       for (let p = 0; p < pieces.length; p += 3) addRun(values, base + 4 * pieces[p]!, base + 4 * pieces[p + 1]!, stats, 4 * pieces[p + 2]!);
       return;
     }

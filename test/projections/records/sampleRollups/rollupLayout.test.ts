@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { rollupDay, type RollupSample } from '../../../../projections/records/sampleRollups/dayRollup.js';
-import { PackedRun, packQuarters, QUARTERS_PER_DAY, type Stat } from '../../../../projections/records/sampleRollups/rollupLayout.js';
+import { HOURS_PER_DAY, PackedRun, packHours, packQuarters, QUARTERS_PER_DAY, type Stat } from '../../../../projections/records/sampleRollups/rollupLayout.js';
 
 /**
  * The packed quarters of a rollup row (issue 38): what statistics add up must be what was packed,
@@ -167,6 +167,32 @@ describe('rollupLayout: packed fields joined end to end read alone (issue 38; Re
         expect(readBack(packQuarters(days[i]![0], days[i]![1]))).toEqual(days[i]![0]);
       });
     }
+  });
+
+  it('packs a day\'s hours as its quarters added up in time order, in the same layout (24 slots): empty hours absent', () => {
+    const quarters = empty();
+    quarters[0] = stat(1, 0.1, 0.1, 0.1);
+    quarters[1] = stat(2, 0.2, 0.05, 0.15);
+    quarters[3] = stat(1, 7, 7, 7);
+    quarters[95] = stat(3, 30, 9, 11);
+    const field = packHours(quarters, DAY);
+    const run = new PackedRun(field, HOURS_PER_DAY);
+    expect(run.dayAt(0)).toBe(DAY);
+    expect(run.endOf(0)).toBe(field.byteLength);
+    expect(field.byteLength).toBe(16 + 2 * 4 * 8);
+    const acc = new Float64Array(4 * HOURS_PER_DAY);
+    run.addQuarters(0, Array.from({ length: HOURS_PER_DAY }, (_, h) => [h, h + 1, h]).flat(), acc);
+    const want = new Float64Array(4 * HOURS_PER_DAY);
+    want.set([4, 0.1 + 0.2 + 7, 0.05, 7], 0);
+    want.set([3, 30, 9, 11], 4 * 23);
+    expect([...acc]).toEqual([...want]);
+    // A dense day of hours: every hour holds its four quarters.
+    const dense = Array.from({ length: QUARTERS_PER_DAY }, (_, q) => stat(15, 900 + q, 50 + (q % 7), 70 + q));
+    const all = new Float64Array(4);
+    new PackedRun(packHours(dense, DAY), HOURS_PER_DAY).addQuarters(0, [0, HOURS_PER_DAY, 0], all);
+    const alone = new Float64Array(4);
+    addQuarters(packQuarters(dense, DAY), [0, QUARTERS_PER_DAY, 0], alone);
+    expect([...all]).toEqual([...alone]);
   });
 
   it('refuses a run cut short inside a field', () => {

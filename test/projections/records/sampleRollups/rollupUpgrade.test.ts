@@ -94,7 +94,7 @@ describe('a read store with the rollups of the version before (issue 38: read-mo
     expect(oldRows.length).toBeGreaterThan(0);
     // Rows of the old shape: every group in a column of its own (their values do not matter: they are rebuilt).
     expect(await old.ensureCollections(oldSpecs())).toEqual([SAMPLE_ROLLUPS]);
-    await old.applyChanges(oldRows.map(({ quarters: _q, count, ...doc }) => ({ op: 'put' as const, collection: SAMPLE_ROLLUPS, doc: { ...doc, p23c: count } })));
+    await old.applyChanges(oldRows.map(({ quarters: _q, hours: _h, count, ...doc }) => ({ op: 'put' as const, collection: SAMPLE_ROLLUPS, doc: { ...doc, p23c: count } })));
     await old.close();
     expect(columnsOf(`rm_${SAMPLE_ROLLUPS}`)).toContain('f_p23c');
     expect(columnsOf(`rm_${SAMPLE_ROLLUPS}`)).not.toContain('f_quarters');
@@ -110,17 +110,17 @@ describe('a read store with the rollups of the version before (issue 38: read-mo
     await upgraded.close();
   });
 
-  it('of version 2 (packed fields that do not name their day) opens, is rebuilt, and answers the statistics as before', async () => {
+  it('of version 2 (packed quarters that do not name their day, no hours) opens, is rebuilt, and answers the statistics as before', async () => {
     const { queries, expected } = await seed();
     const old = new SqliteReadStore({ path });
     await runProjector(old);
     const rows = await old.find<Doc>(SAMPLE_ROLLUPS, {});
     expect(rows.length).toBeGreaterThan(0);
-    // The collection as version 2 declared it, its packed fields with bytes 13–15 zero (version 3 keeps the day there).
-    const v2 = samplesProjection.collections.map((c) => (c.name === SAMPLE_ROLLUPS ? { ...c, version: 2 } : c));
+    // The collection as version 2 declared it (no hours), its packed quarters with bytes 13–15 zero (version 3 keeps the day there).
+    const v2 = samplesProjection.collections.map((c) => (c.name === SAMPLE_ROLLUPS ? { ...c, version: 2, columns: c.columns!.filter((f) => f !== 'hours') } : c));
     expect(await old.ensureCollections(v2)).toEqual([SAMPLE_ROLLUPS]);
     const unnamed = (b: Buffer) => Buffer.concat([b.subarray(0, 13), Buffer.alloc(3), b.subarray(16)]);
-    await old.applyChanges(rows.map((doc) => ({ op: 'put' as const, collection: SAMPLE_ROLLUPS, doc: { ...doc, quarters: unnamed(doc.quarters as Buffer) } })));
+    await old.applyChanges(rows.map(({ hours: _h, ...doc }) => ({ op: 'put' as const, collection: SAMPLE_ROLLUPS, doc: { ...doc, quarters: unnamed(doc.quarters as Buffer) } })));
     await old.close();
 
     const upgraded = new SqliteReadStore({ path });
