@@ -39,6 +39,15 @@ describe('embedded read store: typed columns', () => {
     expect(text).not.toMatch(/USE TEMP B-TREE FOR ORDER BY/);
   });
 
+  it('joinBytes joins only a declared column (the JSON column holds no bytes): another field is refused', async () => {
+    const store = new SqliteReadStore({ path: ':memory:' });
+    await store.ensureCollections([{ name: 'blobs', columns: ['bytes'] }]);
+    await store.applyChanges([{ op: 'put', collection: 'blobs', doc: { _id: 'a', tag: 'x', bytes: Buffer.from([0, 1]) } }]);
+    await expect(store.joinBytes('blobs', { groupBy: ['tag'], field: 'other' })).rejects.toThrow(/not a declared column/);
+    expect(await store.joinBytes('blobs', { groupBy: ['tag'], field: 'bytes' })).toEqual([{ group: { tag: 'x' }, bytes: Buffer.from([0, 1]) }]);
+    await store.close();
+  });
+
   it('the statistics read of a window\'s rollups is one index range scan of the window\'s days, sorted only to group them by series (issue 38)', async () => {
     const path = join(tempDir(), 'read.sqlite');
     const store = new SqliteReadStore({ path });

@@ -306,6 +306,15 @@ describe('sampleStats: the rollups answer what bucketing every sample answers, i
     }
   });
 
+  it('refuses a store\'s join that holds a day twice or a day outside the window, rather than count it twice', async () => {
+    const q = { userId: USER, type: 'heart_rate', window: statsWindow('2026-03-28', '2026-03-30', 'day', 'Asia/Kathmandu'), interval: 'day' as const, tz: 'Asia/Kathmandu', view: 'all' as const };
+    const doubled = { joinBytes: async (c: string, jq: Parameters<ReadStore['joinBytes']>[1]) => (await store.joinBytes(c, jq)).map(({ group, bytes }) => ({ group, bytes: Buffer.concat([bytes, bytes]) })) } as unknown as ReadStore;
+    await expect(sampleStats(doubled, q)).rejects.toThrow(/outside the window or twice/);
+    // Every day of the twelve, whatever the window asked for.
+    const wide = { joinBytes: async (c: string, jq: Parameters<ReadStore['joinBytes']>[1]) => store.joinBytes(c, { ...jq, filter: { ...jq.filter, day: { $gte: '2026-03-01' } } }) } as unknown as ReadStore;
+    await expect(sampleStats(wide, q)).rejects.toThrow(/outside the window or twice/);
+  });
+
   it('over 10000 days of Berlin (27 years of daylight-saving changes) counts every sample once', async () => {
     const window = statsWindow('2000-01-01', '2027-05-19', 'day', 'Europe/Berlin');
     const q = { userId: USER, type: 'heart_rate', window, interval: 'day' as const, tz: 'Europe/Berlin', view: 'all' as const };
