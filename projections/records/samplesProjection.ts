@@ -4,7 +4,7 @@ import { withMergedView } from './mergedView/mergedFlags.js';
 import { utcDay, type RecordDocBase } from './recordDoc.js';
 import { defineRecordProjection } from './recordProjection.js';
 import { SAMPLE_ROLLUPS } from './sampleRollups/dayRollup.js';
-import { DAY_COUNT_FIELD, QUARTERS_FIELD } from './sampleRollups/rollupLayout.js';
+import { DAY_COUNT_FIELD, HOURS_FIELD, QUARTERS_FIELD } from './sampleRollups/rollupLayout.js';
 import { samplesKind } from './sampleRollups/samplesDerivation.js';
 
 export type SampleDoc = Omit<QuantityRecord, 'kind'> & RecordDocBase;
@@ -30,10 +30,12 @@ const records = defineRecordProjection<QuantityRecord>({
 export const samplesProjection: Projection = withMergedView(records, samplesKind, [
   {
     name: SAMPLE_ROLLUPS,
-    // 2: a day's statistics packed into `quarters` (issue 38); 1 (undeclared) had a column per stat group.
-    version: 2,
-    // `_id` last: statistics read a window's rows in (day, _id) order straight from the index, never sorted.
+    // 3: a packed field names its day (joined fields read alone, ReadStore.joinBytes), and the day's
+    // hours are packed beside its quarters; 2: a day's
+    // statistics packed into `quarters` (issue 38); 1 (undeclared) had a column per stat group.
+    version: 3,
+    // Statistics read a window's rows with one range of the first (user, type, view, day), and group them by series.
     indexes: [{ fields: [['user_id', 1], ['type', 1], ['view', 1], ['day', 1], ['_id', 1]] }, { fields: [['user_id', 1], ['view', 1], ['day', 1]] }],
-    columns: ['provider', 'source', 'unit', 'last_ingested_at', 'flagged', DAY_COUNT_FIELD, QUARTERS_FIELD],
+    columns: ['provider', 'source', 'unit', 'last_ingested_at', 'flagged', DAY_COUNT_FIELD, QUARTERS_FIELD, HOURS_FIELD],
   },
 ]);

@@ -4,7 +4,7 @@ import { assertLeaseHeld, fenceClaim, fenceHeld, MongoLeases } from './mongoLeas
 import type { Fence, LeaseStore } from './leases.js';
 import { EXPIRES, opsFor, withExpiry, type StoredDoc } from './mongoChanges.js';
 import { aggregatePipeline, checkField, findCommand, HIDDEN, indexKeys, toMongoFilter } from './mongoQuery.js';
-import { assertForward, CheckpointMismatchError, type AggregateQuery, type AggregateRow, type ApplyBatch, type Change, type Checkpoint, type CollectionSpec, type EnsureOptions, type Doc, type Filter, type FindQuery, type ReadStore, type Scalar } from './readStore.js';
+import { assertForward, CheckpointMismatchError, type AggregateQuery, type AggregateRow, type ApplyBatch, type Change, type Checkpoint, type CollectionSpec, type EnsureOptions, type Doc, type Filter, type FindQuery, type JoinBytesQuery, type JoinedBytes, type ReadStore, type Scalar } from './readStore.js';
 
 type CheckpointDoc = {
   _id: string;
@@ -160,6 +160,31 @@ export class MongoReadStore implements ReadStore {
       min: Object.fromEntries((query.min ?? []).map((f, i) => [f, (r[`lo${i}`] as Scalar) ?? null])),
       max: Object.fromEntries((query.max ?? []).map((f, i) => [f, (r[`hi${i}`] as Scalar) ?? null])),
     }));
+  }
+
+  /**
+   * The filter's documents read unsorted (the filter's index serves the match; a sort by the group
+   * fields would be a blocking sort, no index leading with them) and joined in JavaScript: a `$group`
+   * that pushed the values would answer one document per group, which BSON caps at 16 MiB (a long
+   * window of a dense series comes near); a find has no such cap.
+   */
+  async joinBytes(collection: string, query: JoinBytesQuery): Promise<JoinedBytes[]> {
+    const projection: Document = { _id: 0, [checkField(query.field)]: 1 };
+    for (const f of query.groupBy) projection[checkField(f)] = 1;
+    const groups = new Map<string, { group: Record<string, Scalar>; parts: Buffer[] }>();
+    for await (const doc of this.coll(collection).find(toMongoFilter(query.filter), { projection })) {
+      const bytes = (doc as Document)[query.field];
+      if (!(bytes instanceof Uint8Array)) continue;
+      const values = query.groupBy.map((f) => ((doc as Document)[f] ?? null) as Scalar);
+      const key = JSON.stringify(values);
+      let g = groups.get(key);
+      if (!g) groups.set(key, (g = { group: Object.fromEntries(query.groupBy.map((f, i) => [f, values[i]!])), parts: [] }));
+      g.parts.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    }
+    const cmp = (a: Scalar, b: Scalar): number => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1);
+    return [...groups.values()]
+      .sort((a, b) => query.groupBy.reduce((c, f) => c || cmp(a.group[f]!, b.group[f]!), 0))
+      .map(({ group, parts }) => ({ group, bytes: Buffer.concat(parts) }));
   }
 
   async applyChanges(changes: readonly Change[], options?: { fence?: Fence; erasing?: boolean }): Promise<void> {

@@ -156,6 +156,20 @@ export type AggregateQuery = {
   limit?: number;
 };
 
+/**
+ * ReadStore.joinBytes: the documents of a filter grouped by top-level fields, each group with the
+ * bytes of one field of its documents joined end to end into one value.
+ */
+export type JoinBytesQuery = {
+  filter?: Filter;
+  /** Fields to group by; each result carries their values under the same names, groups in their (ascending) order. */
+  groupBy: readonly string[];
+  /** A top-level field holding bytes (a Buffer), a declared column on the embedded store. */
+  field: string;
+};
+
+export type JoinedBytes = { group: Record<string, Scalar>; bytes: Buffer };
+
 export type AggregateRow = {
   group: Record<string, Scalar>;
   count: number;
@@ -193,6 +207,14 @@ export interface ReadStore {
   findRenderedPage?(collection: string, query: FindQuery & { limit: number }, template: RenderTemplate): Promise<RenderedPage>;
   count(collection: string, filter?: Filter): Promise<number>;
   aggregate(collection: string, query: AggregateQuery): Promise<AggregateRow[]>;
+  /**
+   * The bytes of `query.field` of each group's documents joined into one value, in no particular
+   * order: each value must be able to say where it ends and whose it is (a packed rollup field names
+   * its day). Documents without bytes there are left out, and so are groups with none. A long
+   * window's statistics read a series' days as one value this way, where a find hands over a
+   * document and a Buffer per day (issue 38).
+   */
+  joinBytes(collection: string, query: JoinBytesQuery): Promise<JoinedBytes[]>;
   /**
    * Applies changes outside any projection (tests, tools, the webhook engine's outcomes). With a
    * `fence` the changes are refused with LeaseLostError unless the lease still has that

@@ -1,4 +1,4 @@
-import type { AggregateQuery, AggregateRow, Scalar } from './readStore.js';
+import type { AggregateQuery, AggregateRow, JoinBytesQuery, JoinedBytes, Scalar } from './readStore.js';
 import { filterSql } from './sqliteQuery.js';
 import type { SqliteTable } from './sqliteTable.js';
 
@@ -29,4 +29,34 @@ export function aggregateRow(query: AggregateQuery, r: Record<string, Scalar>): 
     min: Object.fromEntries((query.min ?? []).map((f, i) => [f, r[`lo${i}`] ?? null])),
     max: Object.fromEntries((query.max ?? []).map((f, i) => [f, r[`hi${i}`] ?? null])),
   };
+}
+
+/**
+ * The statement of ReadStore.joinBytes on one table: per group, its values and the bytes of the
+ * field joined by `group_concat`, one BLOB a group. SQLite has no aggregate that joins BLOBs; a BLOB
+ * cast to TEXT keeps its bytes in a UTF-8 database (this store's files are), `group_concat` appends
+ * each value's bytes whole (embedded zero bytes included), and the cast back to BLOB keeps them again.
+ * Only BLOB values are joined (`typeof`), so a document holding anything else there is left out.
+ */
+export function joinBytesSql(t: SqliteTable, query: JoinBytesQuery): { sql: string; params: unknown[] } {
+  if (!t.isColumn(query.field)) throw new Error(`joinBytes: ${query.field} is not a declared column of ${t.table}`);
+  const params: unknown[] = [];
+  const field = t.expr(query.field);
+  const cols: string[] = query.groupBy.map((f, i) => `${t.expr(f)} AS g${i}`);
+  cols.push(`CAST(group_concat(CAST(${field} AS TEXT), '') AS BLOB)`);
+  const groups = query.groupBy.map((_, i) => `g${i}`).join(', ');
+  let sql = `SELECT ${cols.join(', ')} FROM ${t.table} WHERE ${filterSql(t, query.filter ?? {}, params)} AND typeof(${field}) = 'blob'`;
+  if (groups) sql += ` GROUP BY ${groups} ORDER BY ${groups}`;
+  return { sql, params };
+}
+
+/** The rows of joinBytesSql's statement (raw: group values, then the bytes) as the port's groups; a group with no bytes (no row matched) is left out. */
+export function joinedBytesOf(query: JoinBytesQuery, rows: readonly unknown[][]): JoinedBytes[] {
+  const n = query.groupBy.length;
+  const out: JoinedBytes[] = [];
+  for (const r of rows) {
+    if (!(r[n] instanceof Uint8Array)) continue;
+    out.push({ group: Object.fromEntries(query.groupBy.map((f, i) => [f, r[i] as Scalar])), bytes: r[n] as Buffer });
+  }
+  return out;
 }

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { applyUpdate } from './documentUpdate.js';
-import { assertForward, CheckpointMismatchError, withTieBreaker, type AggregateQuery, type AggregateRow, type ApplyBatch, type Change, type Checkpoint, type CollectionSpec, type Doc, type EnsureOptions, type Filter, type FindQuery, type ReadStore, type Scalar, type SortSpec, type UpdateChange } from './readStore.js';
+import { assertForward, CheckpointMismatchError, withTieBreaker, type AggregateQuery, type AggregateRow, type ApplyBatch, type Change, type Checkpoint, type CollectionSpec, type Doc, type EnsureOptions, type Filter, type FindQuery, type JoinBytesQuery, type JoinedBytes, type ReadStore, type Scalar, type SortSpec, type UpdateChange } from './readStore.js';
 import { BUSY_TIMEOUT_MS } from '../shared/sqliteWriteLock.js';
 import { SqliteGroupCommit } from '../shared/sqliteGroupCommit.js';
 import { emptyWriteAheadLog, eraseOnDelete } from '../shared/sqlitePurge.js';
@@ -12,7 +12,7 @@ import { planFastUpdate, pushCounterParams } from './sqliteUpdatePlans.js';
 import type { RenderedPage, RenderTemplate } from './renderedRows.js';
 import { renderedPageOfDocs } from './renderedPage.js';
 import { CANNOT_RENDER, renderedPageSql } from './sqliteRender.js';
-import { aggregateRow, aggregateSql } from './sqliteAggregate.js';
+import { aggregateRow, aggregateSql, joinBytesSql, joinedBytesOf } from './sqliteAggregate.js';
 import { SqliteScrub } from '../shared/sqliteScrub.js';
 import { CHECKPOINTS_DDL, READ_CHECKPOINT, toCheckpoint, WRITE_CHECKPOINT, type CheckpointRow } from './sqliteCheckpoints.js';
 import { ensureIndex, markForScrub, SCRUB_DDL, useIncrementalVacuum, type ScrubReport } from '../shared/sqliteScrubPass.js';
@@ -228,6 +228,13 @@ export class SqliteReadStore implements ReadStore {
     if (!t) return [];
     const { sql, params } = aggregateSql(t, query);
     return (this.stmt(sql).all(...params) as Record<string, Scalar>[]).map((r) => aggregateRow(query, r));
+  }
+
+  async joinBytes(collection: string, query: JoinBytesQuery): Promise<JoinedBytes[]> {
+    const t = this.table(collection);
+    if (!t) return [];
+    const { sql, params } = joinBytesSql(t, query);
+    return joinedBytesOf(query, this.rawStmt(sql).all(...params) as unknown[][]);
   }
 
   async applyChanges(changes: readonly Change[], options?: { fence?: Fence; erasing?: boolean }): Promise<void> {

@@ -11,14 +11,16 @@ import { listTenants } from '../../queries/tenants/listTenants.js';
 import { listUsers } from '../../queries/users/listUsers.js';
 import { listDeliveries } from '../../queries/webhooks/webhookDeliveries.js';
 import { projections } from '../../projections/index.js';
-import type { AggregateQuery, CollectionSpec, Doc, FindQuery, ReadStore } from '../../src/readstore/readStore.js';
+import type { AggregateQuery, CollectionSpec, Doc, FindQuery, JoinBytesQuery, ReadStore } from '../../src/readstore/readStore.js';
 import { webhookEngineCollections } from '../../src/webhooks/deliveryDocs.js';
 import { IDEMPOTENCY_COLLECTION_SPEC } from '../../src/server/idempotency.js';
 
 /**
  * The hot list queries, run through their real query handlers against a store that records what
  * they ask. Both the index check (runs everywhere) and the MongoDB query-plan suite (explain())
- * use them, so a handler that changes its filter or sort is checked as it is.
+ * use them, so a handler that changes its filter or sort is checked as it is. A joinBytes (statistics)
+ * is recorded as the aggregate it is, a filter grouped: both stores read it with an unsorted match
+ * of its filter.
  */
 export type RecordedQuery = { label: string; collection: string } & ({ kind: 'find'; query: FindQuery } | { kind: 'aggregate'; query: AggregateQuery });
 
@@ -29,7 +31,7 @@ const window = { start: Date.parse('2026-01-01T00:00:00Z'), end: Date.parse('202
 /** Every page is asked twice: the first page, and the next one after a cursor (keyset bounds). */
 const firstAndNext = (cursor: (string | number | null)[]) => [{ limit: 50 }, { limit: 50, after: cursor }];
 
-export async function recordHotQueries(inner: Pick<ReadStore, 'find' | 'aggregate' | 'count'> | null = null): Promise<RecordedQuery[]> {
+export async function recordHotQueries(inner: Pick<ReadStore, 'find' | 'aggregate' | 'joinBytes' | 'count'> | null = null): Promise<RecordedQuery[]> {
   const out: RecordedQuery[] = [];
   let label = '';
   const store = {
@@ -40,6 +42,10 @@ export async function recordHotQueries(inner: Pick<ReadStore, 'find' | 'aggregat
     async aggregate(collection: string, query: AggregateQuery) {
       out.push({ label, collection, kind: 'aggregate', query });
       return inner ? inner.aggregate(collection, query) : [];
+    },
+    async joinBytes(collection: string, query: JoinBytesQuery) {
+      out.push({ label, collection, kind: 'aggregate', query: { ...(query.filter ? { filter: query.filter } : {}), groupBy: query.groupBy } });
+      return inner ? inner.joinBytes(collection, query) : [];
     },
     async count(collection: string, filter?: FindQuery['filter']) {
       return inner ? inner.count(collection, filter) : 0;

@@ -193,6 +193,36 @@ export function readStoreContract(name: string, make: () => Promise<ReadStore>) 
       expect(await store.aggregate(c, { groupBy: ['day'], limit: 1 })).toEqual([{ group: { day: '2026-01-01' }, count: 2, sum: {}, min: {}, max: {} }]);
     });
 
+    it('joinBytes joins each group\'s bytes whole (zero bytes, invalid UTF-8), groups in order, filtered; documents without bytes there left out (issue 38: a series\' days as one value)', async () => {
+      const parts: Record<string, Buffer> = {
+        j1: Buffer.from([0, 0, 0xc3, 0x28, 0xff]),
+        j2: Buffer.from([0xe2, 0x82, 0, 0xfe, 0xed, 0xfa, 0xce]),
+        j3: Buffer.from([0x80]),
+        j4: Buffer.from([7, 0]),
+      };
+      await store.applyChanges([
+        put({ _id: 'j1', key: 'j1', user: 'u', tag: 'b', bytes: parts.j1 }),
+        put({ _id: 'j2', key: 'j2', user: 'u', tag: 'b', bytes: parts.j2 }),
+        put({ _id: 'j3', key: 'j3', user: 'u', tag: 'b', bytes: parts.j3 }),
+        put({ _id: 'j4', key: 'j4', user: 'u', tag: 'a', bytes: parts.j4 }),
+        put({ _id: 'j5', key: 'j5', user: 'u', tag: 'a', bytes: 12 }),
+        put({ _id: 'j6', key: 'j6', user: 'u', tag: 'c' }),
+        put({ _id: 'j7', key: 'j7', user: 'x', tag: 'a', bytes: Buffer.from([1, 2, 3]) }),
+      ]);
+      const joined = await store.joinBytes(c, { filter: { user: 'u' }, groupBy: ['tag'], field: 'bytes' });
+      expect(joined.map((g) => g.group)).toEqual([{ tag: 'a' }, { tag: 'b' }]);
+      expect(Buffer.isBuffer(joined[0]!.bytes) && joined[0]!.bytes.equals(parts.j4!)).toBe(true);
+      // In no particular order within a group: the join is one of the orders of its parts.
+      const orders = [['j1', 'j2', 'j3'], ['j1', 'j3', 'j2'], ['j2', 'j1', 'j3'], ['j2', 'j3', 'j1'], ['j3', 'j1', 'j2'], ['j3', 'j2', 'j1']];
+      expect(orders.some((o) => Buffer.concat(o.map((k) => parts[k]!)).equals(joined[1]!.bytes))).toBe(true);
+      const all = await store.joinBytes(c, { groupBy: ['user', 'tag'], field: 'bytes' });
+      expect(all.map((g) => g.group)).toEqual([{ user: 'u', tag: 'a' }, { user: 'u', tag: 'b' }, { user: 'x', tag: 'a' }]);
+      expect(await store.joinBytes(c, { filter: { user: 'nobody' }, groupBy: [], field: 'bytes' })).toEqual([]);
+      const [one] = await store.joinBytes(c, { filter: { user: 'x' }, groupBy: [], field: 'bytes' });
+      expect(one?.group).toEqual({});
+      expect(one?.bytes.equals(Buffer.from([1, 2, 3]))).toBe(true);
+    });
+
     it('pages over NULL and missing sort keys in both directions: nulls first ascending, last descending, none skipped or repeated', async () => {
       const ts: (number | null | undefined)[] = [3, null, 1, undefined, 2, null, 1, undefined, 3, 2];
       await store.applyChanges(ts.map((t, i) => put({ _id: `n${i}`, key: `n${i}`, user: 'u', ...(t === undefined ? {} : { t }) })));

@@ -1,7 +1,9 @@
 import { hash } from 'node:crypto';
-import { addStat, packQuarters, QUARTER_MS, QUARTERS_PER_DAY, type Stat } from './rollupLayout.js';
+import { addStat, packHours, packQuarters, QUARTER_MS, QUARTERS_PER_DAY, type Stat } from './rollupLayout.js';
 
 export const SAMPLE_ROLLUPS = 'sample_rollups';
+
+const DAY_MS = 86_400_000;
 
 export type RollupView = 'all' | 'merged';
 
@@ -37,6 +39,8 @@ export type RollupDoc = {
   count: number;
   /** The day's quarter hours, packed (rollupLayout.ts). */
   quarters: Buffer;
+  /** The day's hours, packed the same way (rollupLayout.ts HOURS_FIELD). */
+  hours: Buffer;
 };
 
 const rollupId = (userId: string, type: string, day: string, view: RollupView, provider: string, source: string, unit: string): string =>
@@ -89,7 +93,8 @@ export function rollupDay(owner: { user_id: string; tenant_id: string; type: str
         last_ingested_at: last[view],
         ...(view === 'all' ? { flagged } : {}),
         count: quarters.reduce((n, q) => n + (q?.count ?? 0), 0),
-        quarters: packQuarters(quarters),
+        quarters: packQuarters(quarters, dayStart / DAY_MS),
+        hours: packHours(quarters, dayStart / DAY_MS),
       });
     }
   }

@@ -14,15 +14,27 @@
  * JavaScript costs less than reading the precomputed prefixes did.
  *
  * Layout: a bitmap of the quarters that hold samples (bit q of byte q >> 3; 12 bytes), the width
- * of each value in bytes (4 or 8; byte 12), 3 bytes of padding, then for each such quarter in
- * ascending order its count, sum, min and max, little-endian. `count` beside it is the day's count
+ * of each value in bytes (4 or 8; byte 12), the UTC day as a day number (days since 1970-01-01,
+ * signed 24-bit little-endian; bytes 13–15), then for each quarter marked present in ascending
+ * order its count, sum, min and max, little-endian. A field is as long as its bitmap and width say
+ * and names its day, so fields joined end to end (a series' days read as one value,
+ * ReadStore.joinBytes) are read without anything beside them. `count` beside it is the day's count
  * (coverage adds it up where the data is).
  */
 export const QUARTERS_PER_DAY = 96;
 export const QUARTER_MS = 900_000;
+export const HOURS_PER_DAY = 24;
+export const HOUR_MS = 3_600_000;
 
-/** The binary field and the day's count. */
+/** The binary fields and the day's count. */
 export const QUARTERS_FIELD = 'quarters';
+/**
+ * The same day's hours, each its four quarters added up, in the same layout (bits 0–23 of the
+ * bitmap): where every boundary of an answer falls on a whole UTC hour (the local days and hours of
+ * every zone whose offsets are whole hours, Europe/Berlin among them) the answer reads these, a
+ * quarter of the bytes and of the additions of a dense day.
+ */
+export const HOURS_FIELD = 'hours';
 export const DAY_COUNT_FIELD = 'count';
 
 export type Stat = { count: number; sum: number; min: number; max: number };
@@ -30,6 +42,9 @@ export type Stat = { count: number; sum: number; min: number; max: number };
 const HEADER_BYTES = 16;
 const BITMAP_BYTES = QUARTERS_PER_DAY / 8;
 const WIDTH_BYTE = 12;
+const DAY_BYTE = 13;
+/** A signed 24-bit day number: ±22,900 years around 1970. */
+const DAY_LIMIT = 2 ** 23;
 
 /** Adds `b` into `a` (a fresh accumulator when `a` is null). */
 export function addStat<T extends Stat>(a: T | null, b: Stat | null): T | null {
@@ -42,12 +57,29 @@ export function addStat<T extends Stat>(a: T | null, b: Stat | null): T | null {
   return a;
 }
 
-/** The packed field of a day's quarters (index q: quarter q; null or count 0: no samples). */
-export function packQuarters(quarters: readonly (Stat | null)[]): Buffer {
+/** The packed field of UTC day number `day`'s quarters (index q: quarter q; null or count 0: no samples). */
+export function packQuarters(quarters: readonly (Stat | null)[], day: number): Buffer {
   if (quarters.length !== QUARTERS_PER_DAY) throw new Error(`a day has ${QUARTERS_PER_DAY} quarters, not ${quarters.length}`);
+  return pack(quarters, day);
+}
+
+/** The packed field of the same day's hours (hour h: quarters 4h to 4h + 3 added up in time order). */
+export function packHours(quarters: readonly (Stat | null)[], day: number): Buffer {
+  if (quarters.length !== QUARTERS_PER_DAY) throw new Error(`a day has ${QUARTERS_PER_DAY} quarters, not ${quarters.length}`);
+  const per = QUARTERS_PER_DAY / HOURS_PER_DAY;
+  const hours = Array.from({ length: HOURS_PER_DAY }, (_, h) => {
+    let hour: Stat | null = null;
+    for (let q = h * per; q < (h + 1) * per; q++) if (quarters[q]?.count) hour = addStat(hour, quarters[q]!);
+    return hour;
+  });
+  return pack(hours, day);
+}
+
+function pack(slots: readonly (Stat | null)[], day: number): Buffer {
+  if (!Number.isInteger(day) || day < -DAY_LIMIT || day >= DAY_LIMIT) throw new Error(`day number ${day} does not fit a packed field`);
   const present: Stat[] = [];
   const bitmap = new Uint8Array(BITMAP_BYTES);
-  quarters.forEach((s, q) => {
+  slots.forEach((s, q) => {
     if (!s || s.count === 0) return;
     bitmap[q >> 3]! |= 1 << (q & 7);
     present.push(s);
@@ -57,6 +89,7 @@ export function packQuarters(quarters: readonly (Stat | null)[]): Buffer {
   const out = Buffer.alloc(HEADER_BYTES + values.length * width);
   out.set(bitmap, 0);
   out[WIDTH_BYTE] = width;
+  out.writeIntLE(day, DAY_BYTE, 3);
   values.forEach((v, i) => (width === 4 ? out.writeFloatLE(v, HEADER_BYTES + i * 4) : out.writeDoubleLE(v, HEADER_BYTES + i * 8)));
   return out;
 }
@@ -64,54 +97,107 @@ export function packQuarters(quarters: readonly (Stat | null)[]): Buffer {
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /**
- * Adds a packed field's quarters into accumulators: `pieces` are triples (from, to, slot), ascending
- * and disjoint quarter ranges [from, to); the present quarters inside one are added up, in time
- * order, and their total added into `stats[4·slot..4·slot+3]` (count, sum, min, max; a count of 0
- * there means empty, whatever the other three hold). Quarters outside every piece are skipped.
- * Throws on a value that is not a packed field.
+ * Packed fields joined end to end (one field is a run of one): where each begins, the day it names,
+ * and its quarters added into accumulators. The values are read through two views of the whole run
+ * (every field's length is a multiple of 16 bytes, so each field's values are aligned where the run
+ * is), not through a view or an object per field: a year of a series is one run of 365 fields.
  */
-export function addQuarters(field: unknown, pieces: readonly number[], stats: Float64Array): void {
-  const width = field instanceof Uint8Array && field.byteLength >= HEADER_BYTES ? field[WIDTH_BYTE]! : 0;
-  if (!(field instanceof Uint8Array) || (width !== 4 && width !== 8) || (field.byteLength - HEADER_BYTES) % (4 * width) !== 0) throw new Error('not a packed quarters field');
-  const n = (field.byteLength - HEADER_BYTES) / (4 * width);
-  const values = floats(field, width, n * 4);
-  if (n === QUARTERS_PER_DAY) {
-    if (presentQuarters(field) !== n) throw new Error('packed quarters field: bitmap and values disagree');
-    // A dense day (every quarter holds samples): quarter q's values are the q-th.
-    for (let p = 0; p < pieces.length; p += 3) addRun(values, pieces[p]!, pieces[p + 1]!, stats, 4 * pieces[p + 2]!);
-    return;
+export class PackedRun {
+  private readonly bytes: Uint8Array;
+  private readonly f32: Float32Array | null;
+  private readonly f64: Float64Array | null;
+
+  /** `slots`: how many a day of these fields has (QUARTERS_PER_DAY, or HOURS_PER_DAY for the hours field). Throws on what is not bytes. */
+  constructor(
+    bytes: unknown,
+    private readonly slots: number = QUARTERS_PER_DAY,
+  ) {
+    if (!(bytes instanceof Uint8Array)) throw new Error('not a packed quarters field');
+    // Views need the run on an 8-byte boundary: a store may hand back a slice of a larger buffer.
+    this.bytes = bytes.byteOffset % 8 === 0 ? bytes : new Uint8Array(bytes);
+    const whole = this.bytes.byteLength % 8 === 0;
+    this.f32 = LITTLE_ENDIAN ? new Float32Array(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength >> 2) : null;
+    this.f64 = LITTLE_ENDIAN && whole ? new Float64Array(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength >> 3) : null;
   }
-  let k = 0;
-  let p = 0;
-  let run = -1;
-  for (let byte = 0; byte < BITMAP_BYTES; byte++) {
-    let bits = field[byte]!;
-    while (bits !== 0) {
-      const q = byte * 8 + 31 - Math.clz32(bits & -bits);
-      bits &= bits - 1;
-      if (k >= n) throw new Error('packed quarters field: bitmap and values disagree');
-      while (p < pieces.length && q >= pieces[p + 1]!) {
-        if (run >= 0) addRun(values, run, k, stats, 4 * pieces[p + 2]!);
-        run = -1;
-        p += 3;
-      }
-      if (p < pieces.length && q >= pieces[p]! && run < 0) run = k;
-      k++;
+
+  get byteLength(): number {
+    return this.bytes.byteLength;
+  }
+
+  /** Where the field beginning at `at` ends (the next one's start). Throws on what is not a packed field. */
+  endOf(at: number): number {
+    const b = this.bytes;
+    const width = at + HEADER_BYTES <= b.byteLength ? b[at + WIDTH_BYTE]! : 0;
+    if (width !== 4 && width !== 8) throw new Error('not a packed quarters field');
+    const end = at + HEADER_BYTES + presentQuarters(b, at) * 4 * width;
+    if (end > b.byteLength) throw new Error('packed quarters field: bitmap and values disagree');
+    return end;
+  }
+
+  /** The UTC day number the field beginning at `at` names. */
+  dayAt(at: number): number {
+    const b = this.bytes;
+    const v = b[at + DAY_BYTE]! | (b[at + DAY_BYTE + 1]! << 8) | (b[at + DAY_BYTE + 2]! << 16);
+    return v >= DAY_LIMIT ? v - 2 * DAY_LIMIT : v;
+  }
+
+  /**
+   * Adds the quarters (or hours) of the field beginning at `at` into accumulators: `pieces` are
+   * triples (from, to, slot), ascending and disjoint ranges [from, to) of the day's quarters (hours);
+   * the present ones inside one are added up, in time order, and their total added into
+   * `stats[4·slot..4·slot+3]` (count, sum, min, max; a count of 0 there means empty, whatever the
+   * other three hold). Those outside every piece are skipped.
+   */
+  addQuarters(at: number, pieces: readonly number[], stats: Float64Array): void {
+    const field = this.bytes;
+    this.endOf(at);
+    const n = presentQuarters(field, at);
+    const { values, base } = this.values(at, field[at + WIDTH_BYTE] as 4 | 8, n);
+    if (n === this.slots) {
+      // A dense day (every quarter, or hour, holds samples): quarter q's values are the q-th.
+      for (let p = 0; p < pieces.length; p += 3) addRun(values, base + 4 * pieces[p]!, base + 4 * pieces[p + 1]!, stats, 4 * pieces[p + 2]!);
+      return;
     }
+    let k = base;
+    let p = 0;
+    let run = -1;
+    for (let byte = 0; byte < BITMAP_BYTES; byte++) {
+      let bits = field[at + byte]!;
+      while (bits !== 0) {
+        const q = byte * 8 + 31 - Math.clz32(bits & -bits);
+        bits &= bits - 1;
+        while (p < pieces.length && q >= pieces[p + 1]!) {
+          if (run >= 0) addRun(values, run, k, stats, 4 * pieces[p + 2]!);
+          run = -1;
+          p += 3;
+        }
+        if (p < pieces.length && q >= pieces[p]! && run < 0) run = k;
+        k += 4;
+      }
+    }
+    if (run >= 0) addRun(values, run, k, stats, 4 * pieces[p + 2]!);
   }
-  if (k !== n) throw new Error('packed quarters field: bitmap and values disagree');
-  if (run >= 0) addRun(values, run, k, stats, 4 * pieces[p + 2]!);
+
+  /** The values of the field at `at` (`n` present quarters): a view of the run and the index of its first value, or a copy where native order is not little-endian. */
+  private values(at: number, width: 4 | 8, n: number): { values: Float32Array | Float64Array; base: number } {
+    const start = at + HEADER_BYTES;
+    const view = width === 4 ? this.f32 : this.f64;
+    if (view) return { values: view, base: start / width };
+    const data = new DataView(this.bytes.buffer, this.bytes.byteOffset + start, n * 4 * width);
+    const out = width === 4 ? new Float32Array(n * 4) : new Float64Array(n * 4);
+    for (let i = 0; i < n * 4; i++) out[i] = width === 4 ? data.getFloat32(i * 4, true) : data.getFloat64(i * 8, true);
+    return { values: out, base: 0 };
+  }
 }
 
-/** Adds the values of the k-th to (end - 1)-th present quarters, in order, into the accumulator at `at`. */
+/** Adds the quarters whose values begin at indexes from, from + 4, … before end of `values`, in order, into the accumulator at `at`. */
 function addRun(values: Float32Array | Float64Array, from: number, end: number, stats: Float64Array, at: number): void {
   if (from >= end) return;
   let count = 0;
   let sum = 0;
-  let min = values[4 * from + 2]!;
-  let max = values[4 * from + 3]!;
-  for (let k = from; k < end; k++) {
-    const v = 4 * k;
+  let min = values[from + 2]!;
+  let max = values[from + 3]!;
+  for (let v = from; v < end; v += 4) {
     count += values[v]!;
     sum += values[v + 1]!;
     if (values[v + 2]! < min) min = values[v + 2]!;
@@ -129,19 +215,9 @@ function addRun(values: Float32Array | Float64Array, from: number, end: number, 
   stats[at] = stats[at]! + count;
 }
 
-/** How many quarters the bitmap marks present. */
-function presentQuarters(field: Uint8Array): number {
+/** How many quarters the bitmap of the field at `at` marks present. */
+function presentQuarters(field: Uint8Array, at: number): number {
   let n = 0;
-  for (let byte = 0; byte < BITMAP_BYTES; byte++) for (let bits = field[byte]!; bits !== 0; bits &= bits - 1) n++;
+  for (let byte = at; byte < at + BITMAP_BYTES; byte++) for (let bits = field[byte]!; bits !== 0; bits &= bits - 1) n++;
   return n;
-}
-
-/** The `count` values after the header: a view where the bytes are aligned and native order is theirs, a copy otherwise. */
-function floats(bytes: Uint8Array, width: 4 | 8, count: number): Float32Array | Float64Array {
-  const start = bytes.byteOffset + HEADER_BYTES;
-  if (LITTLE_ENDIAN && start % width === 0) return width === 4 ? new Float32Array(bytes.buffer, start, count) : new Float64Array(bytes.buffer, start, count);
-  const view = new DataView(bytes.buffer, start, count * width);
-  const out = width === 4 ? new Float32Array(count) : new Float64Array(count);
-  for (let i = 0; i < count; i++) out[i] = width === 4 ? view.getFloat32(i * 4, true) : view.getFloat64(i * 8, true);
-  return out;
 }

@@ -7,6 +7,7 @@ import { InvalidTimeWindowError } from '../../../src/shared/timeWindow.js';
 import { tempDir } from '../../support/tmp.js';
 import { quantity } from '../../server/records/pipelineFixtures.js';
 import { samplesProjection } from '../../../projections/records/samplesProjection.js';
+import { PackedRun } from '../../../projections/records/sampleRollups/rollupLayout.js';
 import { ingested, project, USER } from '../../projections/records/harness.js';
 
 const row = (start_date: string, value: number, over: Partial<StatsRow> = {}): StatsRow => ({
@@ -231,7 +232,7 @@ describe('sampleStats: the read behind the statistics (spec Reads rule 2; Merged
 
 describe('sampleStats: the rollups answer what bucketing every sample answers, in any zone and in any order a store reads them (issue 38; Reads rule 2; Merged view)', () => {
   let store: SqliteReadStore;
-  /** find answering in reverse order: MongoDB promises no order without a sort. */
+  /** joinBytes answering its groups, and the days joined in each, in reverse order: a store promises no order within a group. */
   let reversed: ReadStore;
   let position = 0;
   let total = 0;
@@ -241,7 +242,15 @@ describe('sampleStats: the rollups answer what bucketing every sample answers, i
   beforeAll(async () => {
     store = new SqliteReadStore({ path: join(tempDir(), 'read-rollups.sqlite') });
     await store.ensureCollections(samplesProjection.collections);
-    reversed = { find: async (c: string, q: Parameters<ReadStore['find']>[1]) => (await store.find(c, q)).reverse() } as unknown as ReadStore;
+    const fieldsReversed = (bytes: Buffer): Buffer => {
+      const run = new PackedRun(bytes);
+      const fields: Buffer[] = [];
+      for (let at = 0; at < run.byteLength; at = run.endOf(at)) fields.unshift(bytes.subarray(at, run.endOf(at)));
+      return Buffer.concat(fields);
+    };
+    reversed = {
+      joinBytes: async (c: string, q: Parameters<ReadStore['joinBytes']>[1]) => (await store.joinBytes(c, q)).reverse().map(({ group, bytes }) => ({ group, bytes: fieldsReversed(bytes) })),
+    } as unknown as ReadStore;
     // Twelve days around Berlin's change of 2026-03-29 and Lord Howe's of 2026-04-05: one stream
     // every 7 minutes except every third hour, a lower ranked one every 11 minutes (hidden in the
     // merged view where the first has a reading within 5 minutes), heart rates with fractions
@@ -295,6 +304,15 @@ describe('sampleStats: the rollups answer what bucketing every sample answers, i
         }
       }
     }
+  });
+
+  it('refuses a store\'s join that holds a day twice or a day outside the window, rather than count it twice', async () => {
+    const q = { userId: USER, type: 'heart_rate', window: statsWindow('2026-03-28', '2026-03-30', 'day', 'Asia/Kathmandu'), interval: 'day' as const, tz: 'Asia/Kathmandu', view: 'all' as const };
+    const doubled = { joinBytes: async (c: string, jq: Parameters<ReadStore['joinBytes']>[1]) => (await store.joinBytes(c, jq)).map(({ group, bytes }) => ({ group, bytes: Buffer.concat([bytes, bytes]) })) } as unknown as ReadStore;
+    await expect(sampleStats(doubled, q)).rejects.toThrow(/outside the window or twice/);
+    // Every day of the twelve, whatever the window asked for.
+    const wide = { joinBytes: async (c: string, jq: Parameters<ReadStore['joinBytes']>[1]) => store.joinBytes(c, { ...jq, filter: { ...jq.filter, day: { $gte: '2026-03-01' } } }) } as unknown as ReadStore;
+    await expect(sampleStats(wide, q)).rejects.toThrow(/outside the window or twice/);
   });
 
   it('over 10000 days of Berlin (27 years of daylight-saving changes) counts every sample once', async () => {
