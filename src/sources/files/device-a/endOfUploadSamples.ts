@@ -1,6 +1,5 @@
 import { heavierFlow } from '../../derivations/menstrualCycles.js';
 import { nightRuns } from '../../derivations/sleepSessions.js';
-import type { Prov } from './upload.js';
 
 /**
  * What an upload keeps of its sleep-analysis and menstrual-flow samples for the records built at
@@ -11,8 +10,11 @@ import type { Prov } from './upload.js';
  * stored once and numbered; flow samples reduced as they come to the one flow a day keeps.
  */
 
+/** A sample's provenance (upload.ts `Prov`): grouped by `key`, never by identity. */
+type Keyed = { key: string };
+
 /** A sleep-analysis sample as the night builder reads it. */
-export type SleepMember = { group: string; prov: Prov; start: number; end: number; id: string; value: string; tz: string | null };
+export type SleepMember<P extends Keyed = Keyed> = { group: string; prov: P; start: number; end: number; id: string; value: string; tz: string | null };
 
 type Column = Float64Array | Uint32Array | Uint8Array;
 
@@ -60,7 +62,7 @@ function hashOf(s: string): { hash: number; narrow: boolean } {
  * about 110 bytes a sample with a 41-character id, where a list of objects and a Set took about
  * 310 (docs/memory.md).
  */
-export class SleepSamples {
+export class SleepSamples<P extends Keyed> {
   private count = 0;
   private start = new Float64Array(INITIAL);
   private end = new Float64Array(INITIAL);
@@ -76,7 +78,7 @@ export class SleepSamples {
   /** Open addressing by id hash: sample index + 1, 0 for free; at most half full. */
   private slots = new Uint32Array(INITIAL * 2);
   /** Sources in order of their first sample: the nights come source by source in that order. */
-  private readonly provs = new Numbered<string, Prov>();
+  private readonly provs = new Numbered<string, P>();
   private readonly phases = new Numbered<string, string>();
   private readonly zones = new Numbered<string | null, string | null>();
 
@@ -85,7 +87,7 @@ export class SleepSamples {
   }
 
   /** Keeps a sample unless one with its id was kept before; false for a repeat. */
-  add(prov: Prov, start: number, end: number, id: string, value: string, tz: string | null): boolean {
+  add(prov: P, start: number, end: number, id: string, value: string, tz: string | null): boolean {
     const { hash, narrow } = hashOf(id);
     const mask = this.slots.length - 1;
     let slot = hash & mask;
@@ -119,7 +121,7 @@ export class SleepSamples {
   }
 
   /** Sample i as the night builder reads it. */
-  memberOf(i: number): SleepMember {
+  memberOf(i: number): SleepMember<P> {
     const prov = this.provs.values[this.group[i]!]!;
     return { group: prov.key, prov, start: this.start[i]!, end: this.end[i]!, id: this.idOf(i), value: this.phases.values[this.phase[i]!]!, tz: this.zones.values[this.zone[i]!]! };
   }
@@ -193,23 +195,23 @@ export class SleepSamples {
 export type FlowDay = { value: string; tz: string | null };
 
 /** A source's flow days, by local date. */
-export type FlowSource = { prov: Prov; days: Map<string, FlowDay> };
+export type FlowSource<P extends Keyed> = { prov: P; days: Map<string, FlowDay> };
 
 /**
  * The menstrual-flow samples of one upload reduced as they come: per source, in the order of its
  * first sample, the flow each local date keeps. At most one entry per source and day, however
  * many samples a day has.
  */
-export class FlowDays {
-  private readonly sources = new Map<string, FlowSource>();
+export class FlowDays<P extends Keyed> {
+  private readonly sources = new Map<string, FlowSource<P>>();
 
-  add(prov: Prov, date: string, value: string, tz: string | null): void {
+  add(prov: P, date: string, value: string, tz: string | null): void {
     let source = this.sources.get(prov.key);
     if (!source) this.sources.set(prov.key, (source = { prov, days: new Map() }));
     if (heavierFlow(value, source.days.get(date)?.value)) source.days.set(date, { value, tz });
   }
 
-  bySource(): IterableIterator<FlowSource> {
+  bySource(): IterableIterator<FlowSource<P>> {
     return this.sources.values();
   }
 }

@@ -3,7 +3,7 @@ import { cyclesOf } from '../../derivations/menstrualCycles.js';
 import { asleepOf, NO_NIGHT_VITALS, phaseTotals } from '../../derivations/sleepSessions.js';
 import type { FlowDays, SleepMember, SleepSamples } from './endOfUploadSamples.js';
 import { sha32 } from './lineFields.js';
-import { provenanceOf } from './upload.js';
+import { type Prov, provenanceOf } from './upload.js';
 import { SLEEP_PHASES } from './vocabulary.js';
 
 /** Records that need the whole upload: sleep sessions from sleep-analysis samples, menstrual cycles from flow samples. */
@@ -17,19 +17,19 @@ const DAY_MS = 86_400_000;
  * bedtime (a tie keeps the order of sources, then of time). Each session is built when it is
  * yielded: an export's nights are never all in memory at once, only one small entry per night.
  */
-export function* sleepSessions(samples: SleepSamples): Generator<SleepSessionRecord> {
+export function* sleepSessions(samples: SleepSamples<Prov>): Generator<SleepSessionRecord> {
   const { order, nights } = samples.nights(SLEEP_GAP_MS);
   const byBedtime = nights.map((n) => ({ ...n, bedtime: new Date(samples.memberOf(order[n.from]!).start).toISOString() }));
   byBedtime.sort((a, b) => (a.bedtime < b.bedtime ? -1 : a.bedtime > b.bedtime ? 1 : 0));
   for (const n of byBedtime) {
-    const night: SleepMember[] = [];
+    const night: SleepMember<Prov>[] = [];
     for (let k = n.from; k < n.to; k++) night.push(samples.memberOf(order[k]!));
     yield sleepSessionOf(night);
   }
 }
 
 /** The session of one night's samples, in time order. */
-export function sleepSessionOf(night: SleepMember[]): SleepSessionRecord {
+export function sleepSessionOf(night: SleepMember<Prov>[]): SleepSessionRecord {
   const stretches = night.map((m) => ({ phase: SLEEP_PHASES[m.value]!, start: m.start, end: m.end }));
   const ms = phaseTotals(stretches);
   let end = -Infinity;
@@ -70,7 +70,7 @@ const dayNumber = (date: string) => Date.UTC(Number(date.slice(0, 4)), Number(da
  * (endOfUploadSamples.ts: flow "none" is not a flow day; several samples on one day keep the
  * heaviest), in order of their start.
  */
-export function menstrualCycles(flow: FlowDays): MenstrualCycleRecord[] {
+export function menstrualCycles(flow: FlowDays<Prov>): MenstrualCycleRecord[] {
   const out: MenstrualCycleRecord[] = [];
   for (const { prov: p, days } of flow.bySource()) {
     const dates = [...days.keys()].sort();

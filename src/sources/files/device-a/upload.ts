@@ -59,8 +59,8 @@ export class Upload {
   private last: Prov | null = null;
   /** Per catalog type (a fixed vocabulary, so a Map), then per unit as sent (bounded). */
   private readonly converters = new Map<QuantityType, BoundedCache<((v: number) => number) | null>>();
-  readonly sleep = new SleepSamples();
-  readonly flow = new FlowDays();
+  readonly sleep = new SleepSamples<Prov>();
+  readonly flow = new FlowDays<Prov>();
 
   /**
    * `vendorOf` names the vendor of a line with no known bundle id (the Health app's export.xml carries

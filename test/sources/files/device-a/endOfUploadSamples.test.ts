@@ -34,26 +34,26 @@ const provOf = (key: string): Prov => ({
 });
 
 /** The plain list as the upload kept it before: the first sample of each id, in the order they came. */
-function plainList(samples: readonly SleepMember[]): SleepMember[] {
+function plainList(samples: readonly SleepMember<Prov>[]): SleepMember<Prov>[] {
   const seen = new Set<string>();
   return samples.filter((m) => !seen.has(m.id) && (seen.add(m.id), true));
 }
 
 /** The sessions the plain list gave: every night built, then all sorted by bedtime. */
-function plainSessions(list: SleepMember[]): SleepSessionRecord[] {
+function plainSessions(list: SleepMember<Prov>[]): SleepSessionRecord[] {
   return sleepNights(list, GAP)
     .map(sleepSessionOf)
     .sort((a, b) => (a.bedtime_start < b.bedtime_start ? -1 : a.bedtime_start > b.bedtime_start ? 1 : 0));
 }
 
-function compactStore(samples: readonly SleepMember[]): SleepSamples {
-  const store = new SleepSamples();
+function compactStore(samples: readonly SleepMember<Prov>[]): SleepSamples<Prov> {
+  const store = new SleepSamples<Prov>();
   for (const m of samples) store.add(m.prov, m.start, m.end, m.id, m.value, m.tz);
   return store;
 }
 
 /** The store's nights as lists of samples, in the order it gives them. */
-function compactNights(store: SleepSamples): SleepMember[][] {
+function compactNights(store: SleepSamples<Prov>): SleepMember<Prov>[][] {
   const { order, nights } = store.nights(GAP);
   return nights.map((n) => Array.from(order.subarray(n.from, n.to), (i) => store.memberOf(i)));
 }
@@ -75,7 +75,7 @@ const sampleArb = fc
     value: fc.constantFrom(...PHASES),
     tz: fc.constantFrom(null, 'Europe/Berlin', 'America/New_York'),
   })
-  .map((r): SleepMember => ({ group: r.prov.key, prov: r.prov, start: r.start, end: r.start + r.length, id: r.id, value: r.value, tz: r.tz }));
+  .map((r): SleepMember<Prov> => ({ group: r.prov.key, prov: r.prov, start: r.start, end: r.start + r.length, id: r.id, value: r.value, tz: r.tz }));
 
 describe('sleep samples kept compactly (contracts §3: one night per source, samples less than 2 h apart)', () => {
   it('keep each id once, the first sent, and give every id back as it was sent', () => {
@@ -131,7 +131,7 @@ describe('menstrual-flow samples reduced as they come (contracts §3: several sa
     });
     fc.assert(
       fc.property(fc.array(flowArb, { maxLength: 300 }), (samples) => {
-        const flow = new FlowDays();
+        const flow = new FlowDays<Prov>();
         for (const m of samples) flow.add(m.prov, m.date, m.value, m.tz);
         const compact = [...flow.bySource()].map((s) => ({ key: s.prov.key, days: [...s.days] }));
         expect(compact).toEqual(plainFlowDays(samples));
@@ -150,9 +150,9 @@ describe.skipIf(!healthkit)('sleep sessions of the real export.xml files: the co
 
   it.each(files)('%s: the decoder’s sessions equal those built from the samples it kept, as a plain list', async (file) => {
     // Every sample the decoder hands the store, as the plain list received them before.
-    const sent: SleepMember[] = [];
+    const sent: SleepMember<Prov>[] = [];
     const add = SleepSamples.prototype.add;
-    vi.spyOn(SleepSamples.prototype, 'add').mockImplementation(function (this: SleepSamples, prov, start, end, id, value, tz) {
+    vi.spyOn(SleepSamples.prototype, 'add').mockImplementation(function (this: SleepSamples<Prov>, prov, start, end, id, value, tz) {
       sent.push({ group: prov.key, prov, start, end, id, value, tz });
       return add.call(this, prov, start, end, id, value, tz);
     });
