@@ -39,20 +39,31 @@ export function sleepNights<T extends SleepSample>(samples: readonly T[], gapMs:
   const nights: T[][] = [];
   for (const group of groupsOf(samples, (s) => s.group)) {
     group.sort((a, b) => a.start - b.start || a.end - b.end || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    let night: T[] = [];
-    let lastEnd = -Infinity;
-    for (const s of group) {
-      if (night.length && s.start - lastEnd >= gapMs) {
-        nights.push(night);
-        night = [];
-        lastEnd = -Infinity;
-      }
-      night.push(s);
-      lastEnd = Math.max(lastEnd, s.end);
-    }
-    if (night.length) nights.push(night);
+    for (const run of nightRuns(group.length, (k) => group[k]!.start, (k) => group[k]!.end, gapMs)) nights.push(group.slice(run.from, run.to));
   }
   return nights;
+}
+
+/**
+ * Where the nights of one source's `count` samples, already in time order, begin and end (`to`
+ * excluded): a new night where a sample starts `gapMs` or more after every earlier one of the
+ * night ended. Samples are read by position, so a caller keeping them in columns (device-a's
+ * upload) cuts the same nights without an object per sample.
+ */
+export function nightRuns(count: number, startAt: (k: number) => number, endAt: (k: number) => number, gapMs: number): { from: number; to: number }[] {
+  const runs: { from: number; to: number }[] = [];
+  let from = 0;
+  let lastEnd = -Infinity;
+  for (let k = 0; k < count; k++) {
+    if (k > from && startAt(k) - lastEnd >= gapMs) {
+      runs.push({ from, to: k });
+      from = k;
+      lastEnd = -Infinity;
+    }
+    lastEnd = Math.max(lastEnd, endAt(k));
+  }
+  if (count > from) runs.push({ from, to: count });
+  return runs;
 }
 
 /** Items by key, in the order each key first appears. */

@@ -1,8 +1,9 @@
 import type { MenstrualCycleRecord, SleepPhase, SleepSessionRecord } from '../../../../commands/ingestion/records.js';
-import { cyclesOf, heavierFlow } from '../../derivations/menstrualCycles.js';
-import { asleepOf, groupsOf, NO_NIGHT_VITALS, phaseTotals, sleepNights } from '../../derivations/sleepSessions.js';
+import { cyclesOf } from '../../derivations/menstrualCycles.js';
+import { asleepOf, NO_NIGHT_VITALS, phaseTotals } from '../../derivations/sleepSessions.js';
+import type { FlowDays, SleepMember, SleepSamples } from './endOfUploadSamples.js';
 import { sha32 } from './lineFields.js';
-import { type FlowMember, provenanceOf, type SleepMember } from './upload.js';
+import { type Prov, provenanceOf } from './upload.js';
 import { SLEEP_PHASES } from './vocabulary.js';
 
 /** Records that need the whole upload: sleep sessions from sleep-analysis samples, menstrual cycles from flow samples. */
@@ -11,14 +12,24 @@ import { SLEEP_PHASES } from './vocabulary.js';
 const SLEEP_GAP_MS = 2 * 60 * 60 * 1000;
 const DAY_MS = 86_400_000;
 
-/** One night per source: consecutive samples less than 2 h apart (contracts.md §3). */
-export function sleepSessions(members: SleepMember[]): SleepSessionRecord[] {
-  return sleepNights(members, SLEEP_GAP_MS)
-    .map(sleepSession)
-    .sort((a, b) => (a.bedtime_start < b.bedtime_start ? -1 : a.bedtime_start > b.bedtime_start ? 1 : 0));
+/**
+ * One night per source: consecutive samples less than 2 h apart (contracts.md §3), in order of
+ * bedtime (a tie keeps the order of sources, then of time). Each session is built when it is
+ * yielded: an export's nights are never all in memory at once, only one small entry per night.
+ */
+export function* sleepSessions(samples: SleepSamples<Prov>): Generator<SleepSessionRecord> {
+  const { order, nights } = samples.nights(SLEEP_GAP_MS);
+  const byBedtime = nights.map((n) => ({ ...n, bedtime: new Date(samples.memberOf(order[n.from]!).start).toISOString() }));
+  byBedtime.sort((a, b) => (a.bedtime < b.bedtime ? -1 : a.bedtime > b.bedtime ? 1 : 0));
+  for (const n of byBedtime) {
+    const night: SleepMember<Prov>[] = [];
+    for (let k = n.from; k < n.to; k++) night.push(samples.memberOf(order[k]!));
+    yield sleepSessionOf(night);
+  }
 }
 
-function sleepSession(night: SleepMember[]): SleepSessionRecord {
+/** The session of one night's samples, in time order. */
+export function sleepSessionOf(night: SleepMember<Prov>[]): SleepSessionRecord {
   const stretches = night.map((m) => ({ phase: SLEEP_PHASES[m.value]!, start: m.start, end: m.end }));
   const ms = phaseTotals(stretches);
   let end = -Infinity;
@@ -55,22 +66,18 @@ function sleepSession(night: SleepMember[]): SleepSessionRecord {
 const dayNumber = (date: string) => Date.UTC(Number(date.slice(0, 4)), Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10))) / DAY_MS;
 
 /**
- * Menstrual cycles per source (derivations/menstrualCycles.ts). Flow "none" is not a flow day;
- * several samples on one day keep the heaviest flow.
+ * Menstrual cycles per source (derivations/menstrualCycles.ts) from the flow each day keeps
+ * (endOfUploadSamples.ts: flow "none" is not a flow day; several samples on one day keep the
+ * heaviest), in order of their start.
  */
-export function menstrualCycles(members: FlowMember[]): MenstrualCycleRecord[] {
+export function menstrualCycles(flow: FlowDays<Prov>): MenstrualCycleRecord[] {
   const out: MenstrualCycleRecord[] = [];
-  for (const group of groupsOf(members, (m) => m.prov.key)) {
-    const days = new Map<string, FlowMember>();
-    for (const m of group) {
-      if (heavierFlow(m.value, days.get(m.date)?.value)) days.set(m.date, m);
-    }
+  for (const { prov: p, days } of flow.bySource()) {
     const dates = [...days.keys()].sort();
     const dateOf = new Map(dates.map((d) => [dayNumber(d), d]));
     for (const c of cyclesOf(dates.map(dayNumber))) {
       const start = dateOf.get(c.start)!;
       const first = days.get(start)!;
-      const p = first.prov;
       const flow: Record<string, string> = {};
       for (const n of c.days) flow[dateOf.get(n)!] = days.get(dateOf.get(n)!)!.value;
       out.push({

@@ -50,12 +50,9 @@ export function categoryLine(up: Upload, o: Json): CategoryRecord {
   const md = metadataOf(o);
   md.original_value = o.value;
   if (ct.type === 'sleep_analysis') {
-    if (!up.sleepUuids.has(uuid)) {
-      up.sleepUuids.add(uuid);
-      up.sleep.push({ group: p.key, prov: p, start: t.start, end: t.end, id: uuid, value, tz: md.timezone as string | null });
-    }
+    up.sleep.add(p, t.start, t.end, uuid, value, md.timezone as string | null);
   } else if (ct.type === 'menstrual_flow' && value !== 'none') {
-    up.flow.push({ prov: p, date: localDate(t.start, md.timezone as string | null), value, uuid, tz: md.timezone as string | null });
+    up.flow.add(p, localDate(t.start, md.timezone as string | null), value, md.timezone as string | null);
   }
   return {
     kind: 'category',

@@ -4,6 +4,7 @@ import { boundedCache, type BoundedCache } from '../../../shared/boundedCache.js
 import type { Json } from '../../shared/recordError.js';
 import { healthKitDeviceKind, isBodyWorn, vendorOf } from '../../shared/vendors.js';
 import type { Metadata } from '../../../../commands/ingestion/records.js';
+import { FlowDays, SleepSamples } from './endOfUploadSamples.js';
 import { fail, strOrNull, type Times } from './lineFields.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -46,11 +47,6 @@ function deviceLabel(model: string | null, productType: string | null): string |
   return model ?? productType;
 }
 
-/** A sleep-analysis sample kept for the nights (sleep sessions come at the end of the upload). */
-export type SleepMember = { group: string; prov: Prov; start: number; end: number; id: string; value: string; tz: string | null };
-/** A menstrual-flow sample kept for the cycles. */
-export type FlowMember = { prov: Prov; date: string; value: string; uuid: string; tz: string | null };
-
 /** What one upload remembers while it streams: provenances, unit converters, and the samples the end of the upload needs. */
 export class Upload {
   /**
@@ -63,10 +59,8 @@ export class Upload {
   private last: Prov | null = null;
   /** Per catalog type (a fixed vocabulary, so a Map), then per unit as sent (bounded). */
   private readonly converters = new Map<QuantityType, BoundedCache<((v: number) => number) | null>>();
-  readonly sleep: SleepMember[] = [];
-  /** A sample sent twice in one upload counts once in its night. */
-  readonly sleepUuids = new Set<string>();
-  readonly flow: FlowMember[] = [];
+  readonly sleep = new SleepSamples<Prov>();
+  readonly flow = new FlowDays<Prov>();
 
   /**
    * `vendorOf` names the vendor of a line with no known bundle id (the Health app's export.xml carries
