@@ -31,8 +31,8 @@ export const samplesProjection: Projection = withMergedView(records, samplesKind
   {
     name: SAMPLE_ROLLUPS,
     // 3: a packed field names its day (joined fields read alone, ReadStore.joinBytes), and the day's
-    // hours are packed beside its quarters; 2: a day's
-    // statistics packed into `quarters` (issue 38); 1 (undeclared) had a column per stat group.
+    // hours are packed beside its quarters; 2: a day's statistics packed into `quarters` (issue 38);
+    // 1 (undeclared) had a column per stat group.
     version: 3,
     // Statistics read a window's rows with one range of the first (user, type, view, day), and group them by series.
     indexes: [{ fields: [['user_id', 1], ['type', 1], ['view', 1], ['day', 1], ['_id', 1]] }, { fields: [['user_id', 1], ['view', 1], ['day', 1]] }],

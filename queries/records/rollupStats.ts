@@ -25,8 +25,9 @@ type Day = { dayMs: number; pieces: number[] };
  * one value (ReadStore.joinBytes: its packed fields joined, each naming its day), not as a document
  * and a Buffer per day: a year of days read ~730 of each per request, and collecting them cost more
  * than adding them up (issue 38). Each present quarter (hour) of a day is visited once (a day's
- * pieces, the quarters of each interval it holds, are consecutive runs). The same read and the same arithmetic on every store; days are added in ascending order
- * whatever order the store joined them in, so a sum is the same on every store and every time.
+ * pieces, the quarters of each interval it holds, are consecutive runs). The same read and the
+ * same arithmetic on every store; days are added in ascending order whatever order the store
+ * joined them in, so a sum is the same on every store and every time.
  * `intervals` must be ascending, contiguous and quarter-aligned (quarterAligned). Answers in
  * order of interval, provider, source, unit.
  */
