@@ -35,6 +35,16 @@ const mtimeOf = (path) => {
 export const outDirOf = (root) => join(root, 'dist');
 const outputOf = (root, source) => join(outDirOf(root), relative(root, source)).replace(/\.ts$/, '.js');
 
+/**
+ * The compiled file of one of the service's sources (a path), or null for a file the build does not
+ * hold (outside SOURCE_DIRS, e.g. a test's own module).
+ */
+export function compiledFileOf(source, root = ROOT) {
+  const rel = relative(root, source);
+  if (!rel.endsWith('.ts') || rel.endsWith('.d.ts') || !SOURCE_DIRS.some((d) => rel.startsWith(`${d}/`))) return null;
+  return outputOf(root, source);
+}
+
 /** The sources of the package at `root` whose compiled file is missing or older than they are. */
 export function staleSources(root = ROOT) {
   const stale = [];

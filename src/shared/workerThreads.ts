@@ -17,16 +17,29 @@ export function siblingModule(callerUrl: string, name: string): URL {
 
 /**
  * The file a worker thread starts on to run `entry`: the entry itself in a build; from source,
- * `tsxThreadEntry.mjs`, which registers tsx in the thread before loading the entry named in
- * `workerData.entry` (pass both on).
+ * `sourceThreadEntry.mjs`, which loads the compiled file of the entry named in `workerData.entry`
+ * after compiling what changed (pass both on).
  */
 export function threadEntry(entry: URL): { filename: string; entry: string } {
-  const filename = entry.pathname.endsWith('.ts') ? new URL('./tsxThreadEntry.mjs', import.meta.url).href : entry.href;
+  const filename = entry.pathname.endsWith('.ts') ? new URL('./sourceThreadEntry.mjs', import.meta.url).href : entry.href;
   return { filename, entry: entry.href };
 }
 
-/** Starts a worker thread on a module of this project, from source or from a build. */
-export function startWorker(entry: URL, options: WorkerOptions & { workerData?: Record<string, unknown> } = {}): Worker {
+/**
+ * Set by the first thread from sources once the build is current, so that this process's later
+ * threads skip the look at every source's time (~50 ms): they run the code as of that build, as
+ * this process's main thread runs the modules it loaded then.
+ */
+const sourceBuildDone = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Starts a worker thread on a module of this project, from source or from a build. `loadsTypeScript`
+ * (tests only): the thread will import a TypeScript module of its own (a test's stand-in), so from
+ * sources it runs wholly through tsx rather than on the compiled entry.
+ */
+export function startWorker(entry: URL, options: WorkerOptions & { workerData?: Record<string, unknown>; loadsTypeScript?: boolean } = {}): Worker {
+  const { loadsTypeScript, ...workerOptions } = options;
   const t = threadEntry(entry);
-  return new Worker(new URL(t.filename), { ...options, workerData: { ...options.workerData, entry: t.entry } });
+  const fromSources = t.filename !== t.entry ? { sourceBuildDone, loadsTypeScript: loadsTypeScript === true } : {};
+  return new Worker(new URL(t.filename), { ...workerOptions, workerData: { ...workerOptions.workerData, entry: t.entry, ...fromSources } });
 }

@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-/** tsx by path, so the CLI also starts from a working directory outside the package. */
-const tsx = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
+/** By path, so the CLI also starts from a working directory outside the package. */
+const cli = join(root, 'scripts/cli.mjs');
 
 export type CliRun = { code: number; stdout: string; stderr: string; lines: string[] };
 
@@ -12,14 +12,15 @@ export type CliRun = { code: number; stdout: string; stderr: string; lines: stri
 const FOREIGN = ['DATA_DIR', 'EVENTSTORE_URL', 'MONGODB_URL', 'ADMIN_API_KEY', 'SEALING_KEY', 'LOG_LEVEL'];
 
 /**
- * Runs the CLI (tsx on src/cli/main.ts: the code `npm run cli` runs compiled, scripts/cli.mjs) as a child process in `cwd` with
- * the test runner's environment less FOREIGN, plus `env`: as a user's shell would run it.
+ * Runs the CLI as `npm run cli` does (scripts/cli.mjs: compiles what changed, then runs the compiled
+ * src/cli/main.ts) as a child process in `cwd` with the test runner's environment less FOREIGN, plus
+ * `env`: as a user's shell would run it.
  */
 export function runCliIn(cwd: string, env: Record<string, string>, ...args: string[]): Promise<CliRun> {
   const base: NodeJS.ProcessEnv = { ...process.env };
   for (const k of FOREIGN) delete base[k];
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--import', tsx, join(root, 'src/cli/main.ts'), ...args], { cwd, env: { ...base, ...env }, timeout: 20_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [cli, ...args], { cwd, env: { ...base, ...env }, timeout: 20_000 }, (err, stdout, stderr) => {
       if (err && typeof err.code !== 'number') return reject(err);
       resolve({ code: err ? (err.code as number) : 0, stdout, stderr, lines: stdout.split('\n').filter((l) => l.length > 0) });
     });

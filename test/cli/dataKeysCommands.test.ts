@@ -28,7 +28,7 @@ function reseal(dataDir: string, env: Record<string, string>): Promise<{ code: n
   const all: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, ...env };
   for (const k of ['EVENTSTORE_URL', 'MONGODB_URL', 'LOG_LEVEL']) delete all[k];
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'datakeys', 'reseal'], { cwd: root, env: all, timeout: 20_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, ['scripts/cli.mjs', 'datakeys', 'reseal'], { cwd: root, env: all, timeout: 20_000 }, (err, stdout, stderr) => {
       if (err && typeof err.code !== 'number') return reject(err);
       resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
     });

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../bench/support/service.js';
+import { freePort, npmStartArgs } from '../../bench/support/service.js';
 import { tempDir } from '../support/tmp.js';
 import { Receiver } from '../webhooks/receiver.js';
 
@@ -21,7 +21,7 @@ type Service = { base: string; child: ChildProcess; exited: Promise<void> };
 
 async function startService(dataDir: string): Promise<Service> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, npmStartArgs(), {
     cwd: ROOT,
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'error', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', PROJECTOR_THREAD: 'false' },
     stdio: ['ignore', 'ignore', 'inherit'],

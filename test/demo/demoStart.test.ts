@@ -3,6 +3,7 @@ import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { npmStartArgs } from '../../bench/support/service.js';
 import { startDemoSandbox } from '../../src/demo/demoConnections.js';
 import { CONNECTED_PROVIDERS } from '../../src/catalog/providers.js';
 import { tempDir } from '../support/tmp.js';
@@ -28,7 +29,7 @@ afterAll(() => {
 function startDemo(args: string[], env: Record<string, string> = {}): Promise<{ out: string; stop: () => Promise<void>; child: ReturnType<typeof spawn>; output: () => string }> {
   const e: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env };
   for (const k of ['EVENTSTORE_URL', 'MONGODB_URL', 'ADMIN_API_KEY', 'SEALING_KEY', 'DEMO']) if (!(k in env)) delete e[k];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: root, env: e, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...npmStartArgs(), ...args], { cwd: root, env: e, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let out = '';
   let err = '';

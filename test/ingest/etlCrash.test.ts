@@ -14,13 +14,13 @@ import { EventOpener } from '../../src/crypto/recordSealing.js';
 import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
 import { tempDir } from '../support/tmp.js';
 import { deviceAForm, fixtureB, parsePayload, sleep, type Coverage } from './uploadHelpers.js';
-import { freePort } from '../../bench/support/service.js';
+import { freePort, npmStartArgs } from '../../bench/support/service.js';
 
 /**
  * Issue acceptance: "Kill the service during ETL: after restart every accepted upload is fully
  * normalised exactly once."
  *
- * The real service is started as `npm start` starts it (`node --import tsx src/main.ts`, the
+ * The real service is started as `npm start` starts it (scripts/start.mjs, the compiled service on the
  * embedded SQLite default under a temporary DATA_DIR), fed device uploads over HTTP (contracts.md
  * §3), killed with SIGKILL between two appends of one ETL job (its ingest stream holds some of
  * its events, not all), and started again on the same DATA_DIR, with two ETL threads. Then every
@@ -76,7 +76,7 @@ async function startService(dataDir: string, extraEnv: Record<string, string> = 
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ADMIN_API_KEY: ADMIN_KEY, ...extraEnv };
   delete env.EVENTSTORE_URL;
   delete env.MONGODB_URL;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, npmStartArgs(), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   started.push(child);
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (s: string) => (stderr += s));

@@ -14,7 +14,7 @@ import { httpCall } from '../support/httpCall.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 import { SqliteWorkQueue } from '../../src/workqueue/sqliteWorkQueue.js';
-import { freePort } from '../../bench/support/service.js';
+import { freePort, npmStartArgs } from '../../bench/support/service.js';
 import { Receiver } from '../webhooks/receiver.js';
 import { DELIVERIES, type DeliveryDoc } from '../../src/webhooks/deliveryDocs.js';
 import { connectOura, gatedOura, pullAttempts } from './syncPulls.js';
@@ -74,7 +74,7 @@ function startService(dataDir: string, port: number, instance: string, extra: Re
     ...extra,
   };
   for (const k of ['EVENTSTORE_URL', 'MONGODB_URL', 'SEALING_KEY', 'DEMO']) delete env[k];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, npmStartArgs(), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (s: string) => (output += s));
   child.stderr!.setEncoding('utf8').on('data', (s: string) => (output += s));

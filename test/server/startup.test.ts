@@ -4,18 +4,18 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/tmp.js';
-import { freePort } from '../../bench/support/service.js';
+import { freePort, npmStartArgs } from '../../bench/support/service.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 
 type Running = { child: ChildProcess; stdout: () => string; stderr: () => string; base: string };
 
-/** Starts the service the way `npm start` does (tsx on src/main.ts) and waits until it answers. */
+/** Starts the service the way `npm start` does (scripts/start.mjs: the compiled src/main.ts) and waits until it answers. */
 async function start(dataDir: string, port: number): Promise<Running> {
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' };
   for (const k of ['EVENTSTORE_URL', 'MONGODB_URL', 'ADMIN_API_KEY', 'SEALING_KEY', 'PUBLIC_BASE_URL']) delete env[k];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, npmStartArgs(), { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));

@@ -67,6 +67,7 @@ export class EtlThreadHandle {
     const workerData: EtlThreadData = { config, ...(parsersModule ? { parsersModule } : {}) };
     this.worker = startWorker(siblingModule(import.meta.url, 'etlThread'), {
       workerData,
+      loadsTypeScript: parsersModule !== undefined,
       // Parsers stream: a job needs little heap, and the cap is the attempt's memory bound (contracts §18).
       resourceLimits: { maxOldGenerationSizeMb: config.etlLimits.memoryMb, maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
     });
