@@ -3,12 +3,33 @@ import type { TestProject } from 'vitest/node';
 /** KurrentDB 26.0, the current long-term-support release. */
 export const KURRENTDB_IMAGE = 'docker.kurrent.io/kurrent-lts/kurrentdb:26.0.3';
 
+type Backends = { eventstoreUrl: string; mongodbUrl: string; stops: (() => Promise<unknown>)[] };
+
+/**
+ * The run's backends, shared by the projects of vitest.config.ts: each project calls this setup,
+ * and the containers must start once and stop after the last project's teardown.
+ */
+const run = globalThis as { wellstreamBackends?: Promise<Backends>; wellstreamBackendUsers?: number };
+
 /**
  * Decides once per run whether the production backends can be tested: explicit
  * EVENTSTORE_URL / MONGODB_URL, or containers started through a reachable Docker engine.
  * Without either, the backend suites skip with one line saying why.
  */
 export default async function setup(project: TestProject) {
+  run.wellstreamBackends ??= startBackends();
+  run.wellstreamBackendUsers = (run.wellstreamBackendUsers ?? 0) + 1;
+  const { eventstoreUrl, mongodbUrl, stops } = await run.wellstreamBackends;
+  project.provide('eventstoreUrl', eventstoreUrl);
+  project.provide('mongodbUrl', mongodbUrl);
+  return async () => {
+    run.wellstreamBackendUsers! -= 1;
+    if (run.wellstreamBackendUsers! > 0) return;
+    for (const stop of stops) await stop();
+  };
+}
+
+async function startBackends(): Promise<Backends> {
   let eventstoreUrl = process.env.EVENTSTORE_URL ?? '';
   let mongodbUrl = process.env.MONGODB_URL ?? '';
   let reason = '';
@@ -46,11 +67,7 @@ export default async function setup(project: TestProject) {
     const missing = [!eventstoreUrl && 'KurrentDB', !mongodbUrl && 'MongoDB'].filter(Boolean).join(' and ');
     console.log(`[backends] ${missing} contract suites skipped: no Docker engine and no EVENTSTORE_URL/MONGODB_URL (${reason || 'not set'})`);
   }
-  project.provide('eventstoreUrl', eventstoreUrl);
-  project.provide('mongodbUrl', mongodbUrl);
-  return async () => {
-    for (const stop of stops) await stop();
-  };
+  return { eventstoreUrl, mongodbUrl, stops };
 }
 
 declare module 'vitest' {

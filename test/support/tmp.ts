@@ -2,9 +2,23 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** A fresh directory per test file, removed when the process exits. */
+/** The directories made by the test file running now (a process runs several files in turn: vitest.config.ts). */
+const made = new Set<string>();
+let exitHook = false;
+
+/** A fresh directory, removed after the test file that made it (test/support/fileTeardown.ts) or when the process exits. */
 export function tempDir(prefix = 'wellstream-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  made.add(dir);
+  if (!exitHook) {
+    exitHook = true;
+    process.once('exit', removeTempDirs);
+  }
   return dir;
+}
+
+/** Removes every directory tempDir made so far. */
+export function removeTempDirs(): void {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+  made.clear();
 }
