@@ -84,7 +84,8 @@ export async function etlJobOf(eventStore: EventStore, stream: string, tier: Etl
 /**
  * Runs ETL jobs from the work queue (issue 26). An attempt records `etl.job_started` on the upload
  * stream at the revision it read (the run's records and outcome are checked against it, so a run
- * overtaken by a later attempt stops appending), has the payload normalised on the pool's threads
+ * overtaken by a later attempt stops appending; a small job's start goes with its outcome instead,
+ * docs/deferred-etl-start.md), has the payload normalised on the pool's threads
  * and records the outcome at the revision its start left: `etl.job_succeeded` (and `data.written`),
  * `etl.job_discarded`, `etl.job_failed` (the queue retries at its `next_attempt_at`) or
  * `etl.job_parked` (the queue dead-letters the job). Leases, renewals and take-overs are the
@@ -92,9 +93,9 @@ export async function etlJobOf(eventStore: EventStore, stream: string, tier: Etl
  * taken again; the record events being deterministic, each record is stored once.
  */
 export function etlJobHandler(options: EtlJobOptions): JobHandler & { close(): Promise<void> } {
-  // The jobs of one claim start, and their runs end, in the same turns: their `etl.job_started`
-  // and outcomes go as one multi-stream append a turn (coalescedAppends.ts, issue 37). The store
-  // stays its owner's to close.
+  // The jobs of one claim start, and their runs end, in the same turns: their outcomes (with a
+  // small job's start) go as one multi-stream append a turn (coalescedAppends.ts, issue 37). The
+  // store stays its owner's to close.
   const o = { ...options, eventStore: new CoalescedAppends(options.eventStore) };
   const runner = o.pool ?? { run: (task) => runEtlTask(o, task), close: async () => {} };
   return {
