@@ -1,3 +1,4 @@
+import type { EventStore } from '../../src/eventstore/eventStore.js';
 import type { DataWritten, UploadAccepted, UploadEvent, UploadFinished, UploadState } from './upload.js';
 
 export const MAX_ETL_ATTEMPTS = 5;
@@ -75,4 +76,14 @@ function finished(a: UploadAccepted['data'], status: UploadFinished['data']['sta
       at: now.toISOString(),
     },
   };
+}
+
+/**
+ * Appended at the revision the claim left: a worker whose lease was taken over by another
+ * fails here with a ConcurrencyError and its result is dropped (the other run writes the same
+ * deterministic record events).
+ */
+export async function finishEtlJob(eventStore: EventStore, stream: string, state: UploadState, revision: number, outcome: EtlOutcome, now = new Date()) {
+  const events = decideFinishEtlJob(state, outcome, now);
+  return eventStore.appendToStream(stream, events, { expectedRevision: revision });
 }

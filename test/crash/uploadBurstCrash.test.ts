@@ -19,8 +19,7 @@ import { Receiver } from '../webhooks/receiver.js';
  *
  * The service runs as `npm start` runs it. Each round sends a burst of one-line device-a uploads
  * from many users, INFLIGHT at once, and SIGKILLs the service while requests are in flight: after
- * the k-th 202, or (after the k-th 202) the moment an ETL job of the burst is claimed on the work
- * queue (a small job's start reaches the log only with its outcome, docs/deferred-etl-start.md),
+ * the k-th 202, or (after the k-th 202) the moment the log shows an ETL job of the burst started,
  * or its record appended, and the job not finished. The
  * restarted service must hold every acknowledged upload, `done`, its record readable once; then
  * every upload of the burst is sent again with the same Upload-Id and body: the acknowledged ones
@@ -36,18 +35,15 @@ const BURST = 48;
 const INFLIGHT = 16;
 /**
  * Where each round's kill lands: after the k-th 202 (requests in flight, acceptances mid-group), or
- * inside the ETL: a job of the burst claimed (running on the work queue) and not finished, or its
- * record appended and the job not finished (the narrowest window: a job run again must not write
- * its record twice).
+ * inside the ETL: a job of the burst started (claimed) and not finished, or its record appended
+ * and the job not finished (the narrowest window: a job run again must not write its record twice).
  */
 type Kill = 'after-202' | 'etl-started' | 'etl-appended';
 const ROUNDS: readonly Kill[] = ['after-202', 'etl-started', 'after-202', 'etl-appended'];
 const FINISHED = `('etl.job_succeeded', 'etl.job_unreadable', 'etl.job_failed')`;
 /** The upload stream (`upload-<user>-<hash>`) whose ETL job has not finished, by the kill's point. */
 const UNFINISHED: Record<Exclude<Kill, 'after-202'>, string> = {
-  // The work queue's file is attached as `queue`: a claimed job is `running` there, keyed by its upload stream.
-  'etl-started': `SELECT s.stream FROM events s JOIN queue.jobs j ON j.key = s.stream AND j.kind = 'etl' AND j.state = 'running'
-    WHERE s.position > ? AND s.type = 'upload.accepted'
+  'etl-started': `SELECT s.stream FROM events s WHERE s.position > ? AND s.type = 'etl.job_started'
     AND NOT EXISTS (SELECT 1 FROM events f WHERE f.stream = s.stream AND f.position > s.position AND f.type IN ${FINISHED})`,
   // A job's records go to its ingest stream, `ingest-<user>-<hash of the upload stream>`.
   'etl-appended': `SELECT 'upload-' || substr(i.stream, 8) AS stream FROM events i WHERE i.position > ? AND i.type = 'samples.ingested'
@@ -191,7 +187,6 @@ describe('a burst of concurrent one-line uploads killed mid-group (issue 37 acce
             ? (async () => {
                 const log = new Database(join(dataDir, 'events.sqlite'), { readonly: true, fileMustExist: true });
                 try {
-                  log.prepare('ATTACH DATABASE ? AS queue').run(join(dataDir, 'jobs.sqlite'));
                   const from = (log.prepare('SELECT max(position) AS p FROM events').get() as { p: number }).p;
                   const unfinished = log.prepare<[number], { stream: string }>(UNFINISHED[kind]);
                   while (s.child.exitCode === null && s.child.signalCode === null) {

@@ -24,9 +24,8 @@ export type EtlTask = {
   jobStream: string;
   upload: UploadAccepted['data'];
   /**
-   * The job stream's revision as of the claim (a bulk job's: its `etl.job_started`; a small job's,
-   * whose start goes with its outcome: the revision it read): once the stream shows a later
-   * `etl.job_started`, another worker took the job over (attempt numbers repeat across take-overs).
+   * Revision of the claim's `etl.job_started` on the job stream: once the stream shows a later
+   * claim, another worker took the job over (attempt numbers repeat across take-overs).
    */
   claimRevision?: number;
 };

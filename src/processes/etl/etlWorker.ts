@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { decideFinishEtlJob, type EtlOutcome, type EtlTally } from '../../../commands/ingestion/finishEtlJob.js';
+import { decideFinishEtlJob, finishEtlJob, type EtlTally } from '../../../commands/ingestion/finishEtlJob.js';
 import { ingestStream } from '../../../commands/ingestion/ingestedEvents.js';
 import { loadState } from '../../../commands/shared/commandHandler.js';
 import { DomainError } from '../../../commands/shared/domainError.js';
@@ -84,8 +84,7 @@ export async function etlJobOf(eventStore: EventStore, stream: string, tier: Etl
 /**
  * Runs ETL jobs from the work queue (issue 26). An attempt records `etl.job_started` on the upload
  * stream at the revision it read (the run's records and outcome are checked against it, so a run
- * overtaken by a later attempt stops appending; a small job's start goes with its outcome instead,
- * docs/deferred-etl-start.md), has the payload normalised on the pool's threads
+ * overtaken by a later attempt stops appending), has the payload normalised on the pool's threads
  * and records the outcome at the revision its start left: `etl.job_succeeded` (and `data.written`),
  * `etl.job_discarded`, `etl.job_failed` (the queue retries at its `next_attempt_at`) or
  * `etl.job_parked` (the queue dead-letters the job). Leases, renewals and take-overs are the
@@ -93,9 +92,9 @@ export async function etlJobOf(eventStore: EventStore, stream: string, tier: Etl
  * taken again; the record events being deterministic, each record is stored once.
  */
 export function etlJobHandler(options: EtlJobOptions): JobHandler & { close(): Promise<void> } {
-  // The jobs of one claim start, and their runs end, in the same turns: their outcomes (with a
-  // small job's start) go as one multi-stream append a turn (coalescedAppends.ts, issue 37). The
-  // store stays its owner's to close.
+  // The jobs of one claim start, and their runs end, in the same turns: their `etl.job_started`
+  // and outcomes go as one multi-stream append a turn (coalescedAppends.ts, issue 37). The store
+  // stays its owner's to close.
   const o = { ...options, eventStore: new CoalescedAppends(options.eventStore) };
   const runner = o.pool ?? { run: (task) => runEtlTask(o, task), close: async () => {} };
   return {
@@ -118,11 +117,7 @@ export function etlJobHandlers(o: EtlJobOptions & { threads: number; bulkThreads
   return { handlers: [small, { ...small, kind: ETL_BULK_JOB, concurrency: o.bulkThreads }], close: () => small.close() };
 }
 
-/**
- * An attempt's start: the upload's state as of the start, the revision its outcome is appended at,
- * and the start's events when they are to go with the outcome (a small job) rather than before it.
- */
-type Started = { state: UploadState; revision: number; deferred: UploadEvent[] };
+type Started = { state: UploadState; revision: number };
 
 /**
  * What a stopped run is known to have stored: its last checkpoint's tallies. Records it stored
@@ -138,23 +133,20 @@ async function runEtlAttempt(o: EtlJobOptions, runner: EtlRunner, { job, lease, 
   const log = o.log?.child({ job: stream, attempt: job.attempts });
   let started: Started | null;
   try {
-    started = await start(o.eventStore, stream, lease().holder, lease().expiresAt, job.attempts, job.kind === ETL_JOB);
+    started = await start(o.eventStore, stream, lease().holder, lease().expiresAt, job.attempts);
   } catch (err) {
     // The upload was erased (its user deleted, or its provider's data): nothing left to do.
     if (err instanceof StreamDeletedError) return;
     throw err;
   }
   if (!started) return;
-  const { state, revision, deferred } = started;
+  const { state, revision } = started;
   const upload = state.accepted!;
-  // Renewed first: a runner that lost the job meanwhile records no outcome. The outcome goes at
-  // the revision the start left (or, a small job's start going with it, the revision it read), so
-  // a run overtaken by a later attempt that recorded anything meanwhile is refused.
-  const record = async (events: UploadEvent[]) => {
+  // Renewed first: a runner that lost the job meanwhile records no outcome.
+  const finish = async (outcome: Parameters<typeof finishEtlJob>[4]) => {
     await renew();
-    return o.eventStore.appendToStream(stream, [...deferred, ...events], { expectedRevision: revision });
+    return finishEtlJob(o.eventStore, stream, state, revision, outcome);
   };
-  const finish = (outcome: EtlOutcome) => record(decideFinishEtlJob(state, outcome, new Date()));
   try {
     const user = (await loadState(o.eventStore, userStream(upload.user_id), userState)).state;
     if (user.status !== 'active') {
@@ -182,7 +174,8 @@ async function runEtlAttempt(o: EtlJobOptions, runner: EtlRunner, { job, lease, 
     const message = err instanceof Error ? err.message : String(err);
     log?.warn({ err: message }, 'etl job failed');
     const [recorded] = decideFinishEtlJob(state, { kind: 'failed', error: message }, new Date());
-    await record([recorded!]);
+    await renew();
+    await o.eventStore.appendToStream(stream, [recorded!], { expectedRevision: revision });
     if (recorded!.type === 'etl.job_parked') throw new JobParked(message);
     const retryAt = recorded!.type === 'etl.job_failed' ? Date.parse(recorded!.data.next_attempt_at) : null;
     throw new JobRetry(message, retryAt);
@@ -190,17 +183,11 @@ async function runEtlAttempt(o: EtlJobOptions, runner: EtlRunner, { job, lease, 
 }
 
 /**
- * The attempt's start at the revision read. Answers null when the job has nothing left to do
- * (done, or erased). A parked job runs again only when an operator replayed its dead letter: the
- * replay is recorded as `etl.job_retried` before the start.
- *
- * A bulk job's start is appended now (`deferred` empty): it runs for long, and its `running`
- * state, attempt and lease are what users and the sweep of lost attempts read meanwhile. A small
- * job's start is handed back unappended (`deferred`) and goes in its outcome's append
- * (docs/deferred-etl-start.md): the work queue's claim has already counted the attempt durably,
- * and the run ends within a turn or two.
+ * Records the attempt's start at the revision read. Answers null when the job has nothing left to
+ * do (done, or erased). A parked job runs again only when an operator replayed its dead letter:
+ * the replay is recorded as `etl.job_retried` before the start.
  */
-async function start(eventStore: EventStore, stream: string, worker: string, leaseUntil: number, attempt: number, defer: boolean): Promise<Started | null> {
+async function start(eventStore: EventStore, stream: string, worker: string, leaseUntil: number, attempt: number): Promise<Started | null> {
   for (let round = 0; ; round++) {
     const { state, revision } = await loadState(eventStore, stream, uploadState);
     if (!state.accepted || revision === null || state.status === 'done') return null;
@@ -212,12 +199,11 @@ async function start(eventStore: EventStore, stream: string, worker: string, lea
       type: 'etl.job_started',
       data: { user_id: a.user_id, tenant_id: a.tenant_id, attempt, worker, started_at: now.toISOString(), lease_until: new Date(leaseUntil).toISOString() },
     });
-    let next = state;
-    for (const e of events) next = uploadState.evolve(next, e as never);
-    if (defer) return { state: next, revision, deferred: events };
     try {
       const r = await eventStore.appendToStream(stream, events, { expectedRevision: revision });
-      return { state: next, revision: r.nextExpectedRevision, deferred: [] };
+      let next = state;
+      for (const e of events) next = uploadState.evolve(next, e as never);
+      return { state: next, revision: r.nextExpectedRevision };
     } catch (err) {
       if (!(err instanceof ConcurrencyError) || round >= 4) throw err;
     }

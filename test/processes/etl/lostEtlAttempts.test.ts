@@ -3,8 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadState, uploadStream } from '../../../commands/ingestion/upload.js';
 import type { EtlRunner } from '../../../src/processes/etl/etlPool.js';
 import { endLostEtlAttempts, sweepEtlJobs } from '../../../src/processes/etl/etlSweep.js';
-import { BULK_UPLOAD_BYTES } from '../../../src/processes/etl/etlTask.js';
-import { ETL_BULK_JOB, ETL_JOB, etlJobHandler } from '../../../src/processes/etl/etlWorker.js';
+import { ETL_JOB, etlJobHandler } from '../../../src/processes/etl/etlWorker.js';
 import { JobRunner } from '../../../src/processes/jobs/jobRunner.js';
 import type { Claimed } from '../../../src/workqueue/workQueue.js';
 import { loadState } from '../../../commands/shared/commandHandler.js';
@@ -18,9 +17,7 @@ import { Receiver } from '../../webhooks/receiver.js';
  * stream. The ETL sweep ends such an attempt: parked (`etl.job_parked`, `upload.finished` with
  * status parked), so the Upload resource (contracts §12) and its webhook end, once.
  * "A process dies" is a claim whose holder never renews nor writes again: what SIGKILL looks like
- * to the queue. An attempt that recorded its start before it died is a bulk job's (a small job
- * records its start only with its outcome, docs/deferred-etl-start.md): those are sent at the bulk
- * size and claimed in the bulk lane.
+ * to the queue.
  */
 const SWEEP_GRACE_MS = 30_000;
 let t: TestApp;
@@ -40,14 +37,7 @@ afterAll(async () => {
 });
 
 /** Normalisation that never ends: the attempt is still under way when its process "dies". */
-const neverEndingRuns: string[] = [];
-const neverEnding: EtlRunner = {
-  run: (task) => {
-    neverEndingRuns.push(task.jobStream);
-    return new Promise(() => {});
-  },
-  close: async () => {},
-};
+const neverEnding: EtlRunner = { run: () => new Promise(() => {}), close: async () => {} };
 
 async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 30_000;
@@ -57,10 +47,7 @@ async function until(condition: () => boolean | Promise<boolean>): Promise<void>
   }
 }
 
-type Sent = { tenant: TenantHandle; userId: string; uploadId: string; stream: string; path: string; kind: string };
-
-/** One device-b upload with a webhook for its `upload.finished`; `bulk`: of BULK_UPLOAD_BYTES or more, a bulk-lane job. */
-async function uploadWithWebhook(size: 'small' | 'bulk'): Promise<Sent> {
+async function uploadWithWebhook(): Promise<{ tenant: TenantHandle; userId: string; uploadId: string; stream: string; path: string }> {
   const tenant = await t.createTenant(`lost-${randomUUID().slice(0, 8)}`);
   const path = `/${randomUUID()}`;
   const res = await t.call('POST', '/v1/webhooks', { key: tenant.apiKey, body: { url: r.url(path), event_types: ['upload.finished'] } });
@@ -69,46 +56,42 @@ async function uploadWithWebhook(size: 'small' | 'bulk'): Promise<Sent> {
   const user = await t.createUser(tenant.apiKey);
   const { token } = await t.mintToken(tenant.apiKey, user.id, { scopes: ['upload'] });
   const uploadId = `lost-${randomUUID()}`;
-  const body = size === 'bulk' ? Buffer.concat([fixtureB(), Buffer.alloc(BULK_UPLOAD_BYTES, ' ')]) : fixtureB();
-  expectStatus(await postUpload(t, 'device-b', token, uploadId, requestFor('device-b', body)), 202);
+  expectStatus(await postUpload(t, 'device-b', token, uploadId, requestFor('device-b', fixtureB())), 202);
   const stream = uploadStream(user.id, 'device-b', uploadId);
-  const kind = size === 'bulk' ? ETL_BULK_JOB : ETL_JOB;
-  await until(async () => (await t.ctx.jobs.queue.findLive(kind, stream)) !== null);
-  return { tenant, userId: user.id, uploadId, stream, path, kind };
+  await until(async () => (await t.ctx.jobs.queue.findLive(ETL_JOB, stream)) !== null);
+  return { tenant, userId: user.id, uploadId, stream, path };
 }
-
-/** The real ETL handler, for jobs of `kind`, over normalisation that never ends. */
-const neverEndingHandler = (kind: string) => ({ ...etlJobHandler({ eventStore: t.ctx.eventStore, rawStore: t.ctx.rawStore, parsers: {}, dataKeys: t.ctx.dataKeys, pool: neverEnding }), kind });
 
 /** Starts an attempt of the real ETL handler under `claimed`, then "dies": nothing renews it again. */
 function startDoomedAttempt(claimed: Claimed): void {
-  void neverEndingHandler(claimed.job.kind).run({ job: claimed.job, lease: () => claimed.lease, signal: new AbortController().signal, renew: async () => {} });
+  const handler = etlJobHandler({ eventStore: t.ctx.eventStore, rawStore: t.ctx.rawStore, parsers: {}, dataKeys: t.ctx.dataKeys, pool: neverEnding });
+  void handler.run({ job: claimed.job, lease: () => claimed.lease, signal: new AbortController().signal, renew: async () => {} });
 }
 
 const etlTypesOf = async (stream: string) => (await t.ctx.eventStore.readStream(stream)).map((e) => e.type).filter((type) => type.startsWith('etl.') || type === 'upload.finished');
 
 describe('an ETL job lost with its process on its last attempt (issue 26)', () => {
   it('is dead-lettered by the queue and the sweep ends its upload as parked: the Upload resource says so and upload.finished is delivered once', async () => {
-    const u = await uploadWithWebhook('bulk');
+    const u = await uploadWithWebhook();
     const queue = t.ctx.jobs.queue;
     // Four processes die holding the job before they record anything; each claim hands the last one back (the attempt counts).
     for (let attempt = 1; attempt <= 4; attempt++) {
-      const [claimed] = await queue.claim({ kinds: [u.kind], n: 1, holder: `dies-${attempt}`, leaseMs: 20 });
+      const [claimed] = await queue.claim({ kinds: [ETL_JOB], n: 1, holder: `dies-${attempt}`, leaseMs: 20 });
       expect(claimed!.job.attempts).toBe(attempt);
       await new Promise((res) => setTimeout(res, 30));
     }
     // The fifth dies while its attempt runs: etl.job_started is on the stream, the outcome never comes.
-    const [last] = await queue.claim({ kinds: [u.kind], n: 1, holder: 'dies-5', leaseMs: 50 });
+    const [last] = await queue.claim({ kinds: [ETL_JOB], n: 1, holder: 'dies-5', leaseMs: 50 });
     expect(last!.job.attempts).toBe(5);
     startDoomedAttempt(last!);
     await until(async () => (await etlTypesOf(u.stream)).includes('etl.job_started'));
     // A surviving process claims after the lease ran out: the queue dead-letters the spent job.
     const survivor = new JobRunner({ queue, holder: 'survivor', leaseMs: 400, pollMs: 20 });
-    survivor.register(neverEndingHandler(u.kind));
+    survivor.register(etlJobHandler({ eventStore: t.ctx.eventStore, rawStore: t.ctx.rawStore, parsers: {}, dataKeys: t.ctx.dataKeys, pool: neverEnding }));
     runners.push(survivor);
     await new Promise((res) => setTimeout(res, 60));
     survivor.start();
-    await until(async () => (await queue.deadLetters({ kind: u.kind })).some((j) => j.key === u.stream));
+    await until(async () => (await queue.deadLetters({ kind: ETL_JOB })).some((j) => j.key === u.stream));
     // Its work here is done: left running, it would claim the next test's job before that test does.
     await survivor.stop();
     await t.ctx.projectors.waitForIdle();
@@ -138,9 +121,9 @@ describe('an ETL job lost with its process on its last attempt (issue 26)', () =
   });
 
   it('leaves an attempt alone while its job is live, however old the recorded lease; ends a lost earlier attempt as failed, due again', async () => {
-    const u = await uploadWithWebhook('bulk');
+    const u = await uploadWithWebhook();
     const queue = t.ctx.jobs.queue;
-    const [held] = await queue.claim({ kinds: [u.kind], n: 1, holder: 'alive', leaseMs: 60_000 });
+    const [held] = await queue.claim({ kinds: [ETL_JOB], n: 1, holder: 'alive', leaseMs: 60_000 });
     startDoomedAttempt(held!);
     await until(async () => (await etlTypesOf(u.stream)).includes('etl.job_started'));
     await t.ctx.projectors.waitForIdle();
@@ -156,7 +139,7 @@ describe('an ETL job lost with its process on its last attempt (issue 26)', () =
   });
 
   it('contracts §19 (issue 35): a job whose every process died before it recorded a start is dead-lettered by lease expiry; the sweep parks its Upload (upload.finished with parked) instead of queueing it again', async () => {
-    const u = await uploadWithWebhook('small');
+    const u = await uploadWithWebhook();
     const queue = t.ctx.jobs.queue;
     // Five processes die holding the job before they record anything: the upload stream never hears of them.
     for (let attempt = 1; attempt <= 5; attempt++) {
@@ -188,59 +171,29 @@ describe('an ETL job lost with its process on its last attempt (issue 26)', () =
   });
 
   it('contracts §19 (issue 35): a first attempt that recorded its start, then four that died before they could, end parked, not failed and queued again', async () => {
-    const u = await uploadWithWebhook('bulk');
+    const u = await uploadWithWebhook();
     const queue = t.ctx.jobs.queue;
-    const [first] = await queue.claim({ kinds: [u.kind], n: 1, holder: 'dies-started', leaseMs: 50 });
+    const [first] = await queue.claim({ kinds: [ETL_JOB], n: 1, holder: 'dies-started', leaseMs: 50 });
     startDoomedAttempt(first!);
     await until(async () => (await etlTypesOf(u.stream)).includes('etl.job_started'));
     await new Promise((res) => setTimeout(res, 60));
     for (let attempt = 2; attempt <= 5; attempt++) {
-      const [claimed] = await queue.claim({ kinds: [u.kind], n: 1, holder: `dies-early-${attempt}`, leaseMs: 20 });
+      const [claimed] = await queue.claim({ kinds: [ETL_JOB], n: 1, holder: `dies-early-${attempt}`, leaseMs: 20 });
       expect(claimed!.job.attempts).toBe(attempt);
       await new Promise((res) => setTimeout(res, 30));
     }
-    expect(await queue.claim({ kinds: [u.kind], n: 1, holder: 'survivor', leaseMs: 20 })).toEqual([]);
+    expect(await queue.claim({ kinds: [ETL_JOB], n: 1, holder: 'survivor', leaseMs: 20 })).toEqual([]);
     await t.ctx.projectors.waitForIdle();
     const later = Date.now() + SWEEP_GRACE_MS + 1_000;
     expect(await endLostEtlAttempts(t.ctx.readStore, t.ctx.eventStore, queue, later)).toBe(1);
     expect(await etlTypesOf(u.stream)).toEqual(['etl.job_started', 'etl.job_parked', 'upload.finished']);
     await t.ctx.projectors.waitForIdle();
     expect(await sweepEtlJobs(t.ctx.readStore, t.ctx.eventStore, queue, later)).toBe(0);
-    expect(await queue.findLive(u.kind, u.stream)).toBeNull();
-  });
-
-  it('contracts §19 (issue 35): a small job whose last attempt dies while it runs (its start not yet recorded) is parked by the sweep, the parked event counting the work queue\'s five attempts', async () => {
-    const u = await uploadWithWebhook('small');
-    const queue = t.ctx.jobs.queue;
-    for (let attempt = 1; attempt <= 4; attempt++) {
-      await queue.claim({ kinds: [ETL_JOB], n: 1, holder: `dies-${attempt}`, leaseMs: 20 });
-      await new Promise((res) => setTimeout(res, 30));
-    }
-    const [last] = await queue.claim({ kinds: [ETL_JOB], n: 1, holder: 'dies-5', leaseMs: 50 });
-    expect(last!.job.attempts).toBe(5);
-    startDoomedAttempt(last!);
-    // The attempt runs (its normalisation never ends) with nothing on the upload stream: the queue's claim counted it.
-    await until(() => neverEndingRuns.includes(u.stream));
-    expect(await etlTypesOf(u.stream)).toEqual([]);
-    await new Promise((res) => setTimeout(res, 60));
-    expect(await queue.claim({ kinds: [ETL_JOB], n: 1, holder: 'survivor', leaseMs: 20 })).toEqual([]);
-    expect((await queue.deadLetters({ kind: ETL_JOB })).find((j) => j.key === u.stream)).toMatchObject({ state: 'dead', attempts: 5 });
-    await t.ctx.projectors.waitForIdle();
-
-    const later = Date.now() + SWEEP_GRACE_MS + 1_000;
-    expect(await endLostEtlAttempts(t.ctx.readStore, t.ctx.eventStore, queue, later)).toBe(0);
-    expect(await sweepEtlJobs(t.ctx.readStore, t.ctx.eventStore, queue, later)).toBe(0);
-    const events = (await t.ctx.eventStore.readStream(u.stream)).filter((e) => e.type.startsWith('etl.') || e.type === 'upload.finished');
-    expect(events.map((e) => e.type)).toEqual(['etl.job_parked', 'upload.finished']);
-    expect(events[0]!.data).toMatchObject({ attempt: 5 });
-    await t.ctx.projectors.waitForIdle();
-    expect((await t.call('GET', `/v1/users/${u.userId}/uploads/device-b/${u.uploadId}`, { key: u.tenant.apiKey })).json()).toMatchObject({ status: 'parked' });
-    await until(() => r.at(u.path).length >= 1);
-    expect(JSON.parse(r.at(u.path)[0]!.body)).toMatchObject({ type: 'upload.finished', data: { upload_id: u.uploadId, status: 'parked' } });
+    expect(await queue.findLive(ETL_JOB, u.stream)).toBeNull();
   });
 
   it('an upload retried after its job was dead-lettered is queued again by the sweep, not parked by the old dead letter', async () => {
-    const u = await uploadWithWebhook('small');
+    const u = await uploadWithWebhook();
     const queue = t.ctx.jobs.queue;
     const [claimed] = await queue.claim({ kinds: [ETL_JOB], n: 1, holder: 'parks', leaseMs: 60_000 });
     await queue.park(claimed!.lease, { error: 'poison' });
