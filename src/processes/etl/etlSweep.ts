@@ -33,12 +33,15 @@ async function deadEtlJobSince(queue: WorkQueue, stream: string, since: number):
  * Parks an upload whose queue job was dead-lettered (issue 35): `etl.job_parked` and, for a user's
  * upload, `upload.finished` with status `parked`, whatever the upload's own count of attempts (the
  * queue counts attempts that died before they could record anything, which the stream never saw).
+ * The parked event carries the dead job's count, so the upload's history says how many attempts
+ * were made (the stream's own count is 0 when none of them recorded a start).
  * At the revision read: of two sweeps, or a replayed job starting meanwhile, one outcome stands.
  */
-async function parkGivenUp(eventStore: EventStore, stream: string, state: UploadState, revision: number, now: number): Promise<boolean> {
+async function parkGivenUp(eventStore: EventStore, stream: string, state: UploadState, revision: number, dead: Job, now: number): Promise<boolean> {
   const error = 'the work queue gave up on the job: every attempt stopped before it finished (their processes stopped or their leases ran out)';
+  const counted = { ...state, attempt: Math.max(state.attempt, dead.attempts) };
   try {
-    await eventStore.appendToStream(stream, decideFinishEtlJob(state, { kind: 'failed', error, final: true }, new Date(now)), { expectedRevision: revision });
+    await eventStore.appendToStream(stream, decideFinishEtlJob(counted, { kind: 'failed', error, final: true }, new Date(now)), { expectedRevision: revision });
     return true;
   } catch (err) {
     if (err instanceof StreamDeletedError || err instanceof ConcurrencyError) return false;
@@ -66,9 +69,10 @@ export async function sweepEtlJobs(readStore: ReadStore, eventStore: EventStore,
     if (await hasLiveEtlJob(queue, doc._id)) continue;
     // Dead-lettered since the upload fell due (each attempt's process died before it recorded a
     // start): parked, not enqueued again, or a job that kills its process would run forever.
-    if (doc.next_attempt_at !== null && (await deadEtlJobSince(queue, doc._id, Date.parse(doc.next_attempt_at)))) {
+    const dead = doc.next_attempt_at === null ? null : await deadEtlJobSince(queue, doc._id, Date.parse(doc.next_attempt_at));
+    if (dead) {
       const { state, revision } = await loadState(eventStore, doc._id, uploadState);
-      if (state.status === 'pending' && state.accepted && revision !== null) await parkGivenUp(eventStore, doc._id, state, revision, now);
+      if (state.status === 'pending' && state.accepted && revision !== null) await parkGivenUp(eventStore, doc._id, state, revision, dead, now);
       continue;
     }
     // In the lane of its size: a bulk upload's job never lands on a thread shared with small ones.

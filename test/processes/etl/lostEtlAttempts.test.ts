@@ -138,7 +138,7 @@ describe('an ETL job lost with its process on its last attempt (issue 26)', () =
     expect(r.at(u.path)).toHaveLength(0);
   });
 
-  it('contracts §19 (issue 35): a job whose every process died before it recorded a start is dead-lettered by lease expiry; the sweep parks its Upload (upload.finished with parked) instead of queueing it again', async () => {
+  it('contracts §19 (issue 35): a job whose every process died before it recorded a start is dead-lettered by lease expiry; the sweep parks its Upload (upload.finished with parked, the parked event counting the five attempts) instead of queueing it again', async () => {
     const u = await uploadWithWebhook();
     const queue = t.ctx.jobs.queue;
     // Five processes die holding the job before they record anything: the upload stream never hears of them.
@@ -159,6 +159,8 @@ describe('an ETL job lost with its process on its last attempt (issue 26)', () =
     expect(await sweepEtlJobs(t.ctx.readStore, t.ctx.eventStore, queue, later)).toBe(0);
     expect(await queue.findLive(ETL_JOB, u.stream)).toBeNull();
     expect(await etlTypesOf(u.stream)).toEqual(['etl.job_parked', 'upload.finished']);
+    // The upload's history counts the five attempts the queue made, though none reached the stream.
+    expect((await t.ctx.eventStore.readStream(u.stream)).find((e) => e.type === 'etl.job_parked')!.data).toMatchObject({ attempt: 5 });
     await t.ctx.projectors.waitForIdle();
     // A second sweep finds the upload parked: nothing more.
     expect(await sweepEtlJobs(t.ctx.readStore, t.ctx.eventStore, queue, later + 60_000)).toBe(0);
