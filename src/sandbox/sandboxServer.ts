@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { PROVIDER_DESCRIPTORS } from '../sources/registry.js';
 import type { ProviderDescriptor } from '../sources/shared/providerDescriptor.js';
-import { SANDBOX_DATA } from './data/index.js';
+import { sandboxData } from './data/index.js';
 import { garminControlPush } from './data/garmin.js';
 import { FailurePlan, type Failure } from './failures.js';
 import { SANDBOX_CLIENTS } from './sandboxClients.js';
@@ -56,7 +56,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const servers: Server[] = [];
   const urls: Record<string, string> = {};
 
-  const data = options.data ?? SANDBOX_DATA;
+  const data = options.data ?? sandboxData();
   const issue = (provider: string, scope: string, user: string): IssuedToken => {
     const t: IssuedToken = {
       provider,

@@ -1,4 +1,4 @@
-import { SANDBOX_DATA } from '../../src/sandbox/data/index.js';
+import { sandboxData } from '../../src/sandbox/data/index.js';
 import { fetchGet, consentThroughSandbox } from '../../src/sandbox/consentBrowser.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/sandboxServer.js';
 import { sandboxSettings } from '../../src/sandbox/sandboxSettings.js';
@@ -20,7 +20,7 @@ export async function gatedOura(): Promise<GatedSandbox> {
   let open!: () => void;
   const gate = new Promise<void>((resolve) => (open = resolve));
   let requests = 0;
-  const oura = SANDBOX_DATA.oura!;
+  const oura = sandboxData().oura!;
   const sandbox = await startSandbox({
     data: {
       oura: async (ctx) => {

@@ -21,16 +21,19 @@ export function garminUserIdOf(sandboxUser: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
-export const garminData: DataHandler = ({ method, path, query, token, pushUrl }) => {
-  if (method === 'GET' && path === GARMIN_USER_ID_PATH) return { status: 200, body: { userId: garminUserIdOf(token.user) } };
-  const type = BACKFILL_TYPE.get(path);
-  if (method === 'GET' && type) return backfill(type, query, garminUserIdOf(token.user), pushUrl);
-  return null;
-};
+/** A Garmin API with its own memory of the backfill spans asked for (one per sandbox). */
+export function garminSandbox(): DataHandler {
+  /** Spans already asked for, per user and type: Garmin answers a repeated request with 409. */
+  const askedSpans = new Set<string>();
+  return ({ method, path, query, token, pushUrl }) => {
+    if (method === 'GET' && path === GARMIN_USER_ID_PATH) return { status: 200, body: { userId: garminUserIdOf(token.user) } };
+    const type = BACKFILL_TYPE.get(path);
+    if (method === 'GET' && type) return backfill(askedSpans, type, query, garminUserIdOf(token.user), pushUrl);
+    return null;
+  };
+}
 
 const BACKFILL_TYPE = new Map(Object.entries(BACKFILL_PATH).map(([type, path]) => [path, type as SummaryType]));
-/** Spans already asked for, per user and type: Garmin answers a repeated request with 409. */
-const askedSpans = new Set<string>();
 
 /**
  * Garmin's Backfill API: 202 at once, then the window's summaries are pushed to the registered
@@ -38,7 +41,7 @@ const askedSpans = new Set<string>();
  * with no address registered nothing is pushed. At most 90 days per request (400), a span asked
  * for again is 409.
  */
-function backfill(type: SummaryType, query: URLSearchParams, userId: string, pushUrl: string | null) {
+function backfill(askedSpans: Set<string>, type: SummaryType, query: URLSearchParams, userId: string, pushUrl: string | null) {
   const from = Number(query.get('summaryStartTimeInSeconds'));
   const to = Number(query.get('summaryEndTimeInSeconds'));
   if (!Number.isInteger(from) || !Number.isInteger(to) || from >= to) return { status: 400, body: { errorMessage: 'summaryStartTimeInSeconds and summaryEndTimeInSeconds: epoch seconds, start before end' } };

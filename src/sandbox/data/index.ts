@@ -1,11 +1,11 @@
 import type { DataHandler } from '../sandboxTypes.js';
 import { dexcomData } from './dexcom.js';
 import { fitbitData } from './fitbit.js';
-import { garminData } from './garmin.js';
+import { garminSandbox } from './garmin.js';
 import { googleData } from './google.js';
-import { fitbitSubscriptions, withingsSubscriptions } from './notificationSubscriptions.js';
+import { notificationSubscriptions } from './notificationSubscriptions.js';
 import { ouraData } from './oura.js';
-import { polarData } from './polar.js';
+import { polarSandbox } from './polar.js';
 import { whoopData } from './whoop.js';
 import { stravaData } from './strava.js';
 import { withingsData } from './withings.js';
@@ -21,15 +21,22 @@ const either =
     return null;
   };
 
-/** Every provider's data API in the sandbox, one file per provider beside this one. */
-export const SANDBOX_DATA: Partial<Record<string, DataHandler>> = {
-  fitbit: either(fitbitSubscriptions, fitbitData),
-  garmin: garminData,
-  oura: ouraData,
-  polar: polarData,
-  whoop: whoopData,
-  strava: stravaData,
-  withings: either(withingsSubscriptions, withingsData),
-  dexcom: dexcomData,
-  google: googleData,
-};
+/**
+ * Every provider's data API in the sandbox, one file per provider beside this one. Made anew for
+ * each sandbox: the APIs that remember what they were asked (registrations, subscriptions, backfill
+ * spans) remember it for that sandbox alone.
+ */
+export function sandboxData(): Partial<Record<string, DataHandler>> {
+  const subscriptions = notificationSubscriptions();
+  return {
+    fitbit: either(subscriptions.fitbit, fitbitData),
+    garmin: garminSandbox(),
+    oura: ouraData,
+    polar: polarSandbox(),
+    whoop: whoopData,
+    strava: stravaData,
+    withings: either(subscriptions.withings, withingsData),
+    dexcom: dexcomData,
+    google: googleData,
+  };
+}

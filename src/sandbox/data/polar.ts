@@ -231,7 +231,7 @@ function continuousHeartRate(user: string, date: string, nowMs: number) {
 const LIST_KEY: Record<Kind, string> = { exercise: 'exercises', activity: 'activity-log', 'physical-information': 'physical-informations' };
 const ITEM_PATH: Record<Kind, string> = { exercise: 'exercises', activity: 'activities', 'physical-information': 'physical-informations' };
 
-/** A Polar data API with its own registrations and transactions (tests make one each for isolation). */
+/** A Polar data API with its own registrations and transactions (one per sandbox). */
 export function polarSandbox(): DataHandler {
   const users = new Map<number, UserState>();
   const transactions = new Map<number, Transaction>();
@@ -351,4 +351,3 @@ function userInfo(userId: number, memberId: string, registered: number) {
   };
 }
 
-export const polarData: DataHandler = polarSandbox();

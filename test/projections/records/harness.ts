@@ -59,13 +59,11 @@ export async function project(store: ReadStore, projection: Projection, events: 
   return all;
 }
 
-let dir: string | null = null;
-let stores = 0;
-
 /** A real embedded read store holding the projection's collections, fed through evolve. */
 export async function projectionHarness(projection: Projection) {
-  dir ??= tempDir('wellstream-proj-');
-  const store: ReadStore = new SqliteReadStore({ path: join(dir, `read-${++stores}.db`) });
+  // A directory per store: one kept across calls would outlive the test file that made it (removed
+  // when that file ends, while a later file of the same process still held it).
+  const store: ReadStore = new SqliteReadStore({ path: join(tempDir('wellstream-proj-'), 'read.db') });
   await store.ensureCollections(projection.collections);
   return {
     store,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SANDBOX_DATA } from '../../../../src/sandbox/data/index.js';
+import { sandboxData } from '../../../../src/sandbox/data/index.js';
 import { startSandbox, type Sandbox } from '../../../../src/sandbox/sandboxServer.js';
 import { sandboxSettings } from '../../../../src/sandbox/sandboxSettings.js';
 import type { DataHandler } from '../../../../src/sandbox/sandboxTypes.js';
@@ -13,7 +13,8 @@ import { eventually } from '../../../webhooks/receiver.js';
  * deregistration hook, which deletes it (`DELETE /v3/users/{user-id}`) with the last token.
  */
 const calls: { method: string; path: string }[] = [];
-const polar = SANDBOX_DATA.polar!;
+const data = sandboxData();
+const polar = data.polar!;
 const seen: DataHandler = (ctx) => {
   calls.push({ method: ctx.method, path: ctx.path });
   return polar(ctx);
@@ -23,7 +24,7 @@ let sandbox: Sandbox;
 let t: TestApp;
 let tenant: TenantHandle;
 beforeAll(async () => {
-  sandbox = await startSandbox({ data: { ...SANDBOX_DATA, polar: seen } });
+  sandbox = await startSandbox({ data: { ...data, polar: seen } });
   t = await startTestApp(sandboxSettings(sandbox, ['polar']), { syncPolling: false });
   tenant = await t.createTenant('polar-deregistration');
 }, 60_000);
