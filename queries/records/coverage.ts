@@ -158,11 +158,7 @@ export type CoverageReport = {
   days: CoverageDay[];
 };
 
-type Entry = { date: string; provider: string; last: string; counts: Map<string, number> };
-
 const entryKey = (date: string, provider: string) => `${date}\u0000${provider}`;
-/** Metric counts are kept per collection, so the merged view can replace one collection's counts. */
-const countKey = (collection: string, metric: string) => `${collection}\u0000${metric}`;
 const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /** Days in the window: from the day of start, up to and including the day holding the instant before end. */
@@ -194,22 +190,23 @@ export async function coverageReport(
   for (const c of collections) flagged += c.flagged ? await c.flagged(readStore, q.userId) : await readStore.count(c.collection, { user_id: q.userId, excluded: true });
 
   const days = dayCondition(q.window);
-  const entries = new Map<string, Entry>();
-  const add = (c: CoverageCollection, r: CountRow) => {
+  // Each day is built as its groups come, in the form it is answered: nothing per group outlives it.
+  const entries = new Map<string, CoverageDay>();
+  const add = (r: CountRow) => {
     const k = entryKey(r.date, r.provider);
-    let e = entries.get(k);
-    if (!e) entries.set(k, (e = { date: r.date, provider: r.provider, last: '', counts: new Map() }));
-    const ck = countKey(c.collection, r.metric);
-    e.counts.set(ck, (e.counts.get(ck) ?? 0) + r.count);
-    if (r.last > e.last) e.last = r.last;
+    let d = entries.get(k);
+    if (!d) entries.set(k, (d = { provider: r.provider, date: r.date, records: 0, metrics: {}, last_synced_at: '' }));
+    // A metric is listed once it counts a record: one whose records the merged view all hides is left out.
+    if (r.count > 0) {
+      d.metrics[r.metric] = (d.metrics[r.metric] ?? 0) + r.count;
+      d.records += r.count;
+    }
+    if (r.last > d.last_synced_at) d.last_synced_at = r.last;
   };
   const countQuery: CountQuery = { userId: q.userId, view: q.view, providerFilter, days };
   // Each group is folded into its day as it is read: the groups of a long window (tens of
   // thousands for years of samples) are never all alive at once (issue 38, docs/memory.md).
-  for (const c of collections) {
-    const fold = (r: CountRow) => add(c, r);
-    await (c.counters ? c.counters(readStore, countQuery, fold) : rowCounts(readStore, c, countQuery, fold));
-  }
+  for (const c of collections) await (c.counters ? c.counters(readStore, countQuery, add) : rowCounts(readStore, c, countQuery, add));
 
   const sorted = [...entries.values()].sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : a.provider < b.provider ? -1 : a.provider > b.provider ? 1 : 0));
   const truncated = sorted.length > maxDays;
@@ -221,16 +218,6 @@ export async function coverageReport(
     rejected_records: rejected,
     flagged_records: flagged,
     truncated,
-    days: kept.map((e) => {
-      const metrics: Record<string, number> = {};
-      let records = 0;
-      for (const [ck, n] of e.counts) {
-        if (n === 0) continue;
-        const name = ck.slice(ck.indexOf('\u0000') + 1);
-        metrics[name] = (metrics[name] ?? 0) + n;
-        records += n;
-      }
-      return { provider: e.provider, date: e.date, records, metrics, last_synced_at: e.last };
-    }),
+    days: kept,
   };
 }
