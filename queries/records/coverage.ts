@@ -1,6 +1,6 @@
 import { UNFINISHED } from '../../commands/sync/syncRun.js';
 import { SYNC_RUNS } from '../../projections/sync/syncRunsProjection.js';
-import type { Filter, ReadStore } from '../../src/readstore/readStore.js';
+import type { AggregateRow, Filter, ReadStore } from '../../src/readstore/readStore.js';
 import { REJECTED_RECORDS } from '../../projections/ingestion/rejectedRecordsProjection.js';
 import { SAMPLE_ROLLUPS } from '../../projections/records/sampleRollups/dayRollup.js';
 import { DAY_COUNT_FIELD } from '../../projections/records/sampleRollups/rollupLayout.js';
@@ -44,8 +44,8 @@ export type CoverageCollection = {
   metricField?: string;
   /** The kind has a merged view (its rows carry the `hidden` flag). */
   merged?: boolean;
-  /** Counts kept by the kind's projection, read instead of the rows. */
-  counters?: (readStore: ReadStore, q: CountQuery) => Promise<CountRow[]>;
+  /** Counts kept by the kind's projection, read instead of the rows: each handed to `add` as it is read. */
+  counters?: (readStore: ReadStore, q: CountQuery, add: (row: CountRow) => void) => Promise<void>;
   /** The user's records left out by their quality flags, from what the projection keeps; default: rows with `excluded`. */
   flagged?: (readStore: ReadStore, userId: string) => Promise<number>;
 };
@@ -60,24 +60,34 @@ const rowKey = (date: unknown, provider: unknown, metric: unknown) => `${date}\u
  * view, with the day's count): one row per series and day instead of one per
  * sample. `last_synced_at` is taken from the full view, whichever view counts.
  */
-async function sampleCounters(readStore: ReadStore, q: CountQuery): Promise<CountRow[]> {
-  const read = (view: View) =>
-    readStore.aggregate(SAMPLE_ROLLUPS, {
-      filter: { user_id: q.userId, view, ...q.providerFilter, ...(q.days ? { day: q.days } : {}) },
-      groupBy: ['day', 'provider', 'type'],
-      sum: [DAY_COUNT_FIELD, FLAGGED],
-      max: ['last_ingested_at'],
-    });
-  const all = await read('all');
-  const listed = q.view === 'merged' ? new Map((await read('merged')).map((r) => [rowKey(r.group.day, r.group.provider, r.group.type), r.sum[DAY_COUNT_FIELD] ?? 0])) : null;
-  return all.map((r) => ({
-    date: String(r.group.day),
-    provider: String(r.group.provider),
-    metric: String(r.group.type),
-    // The `all` rollup leaves flagged samples out of its statistics and counts them beside.
-    count: listed ? (listed.get(rowKey(r.group.day, r.group.provider, r.group.type)) ?? 0) : (r.sum[DAY_COUNT_FIELD] ?? 0) + (r.sum[FLAGGED] ?? 0),
-    last: String(r.max.last_ingested_at ?? ''),
-  }));
+async function sampleCounters(readStore: ReadStore, q: CountQuery, add: (row: CountRow) => void): Promise<void> {
+  const read = (view: View, each: (r: AggregateRow) => void) =>
+    readStore.aggregateEach(
+      SAMPLE_ROLLUPS,
+      {
+        filter: { user_id: q.userId, view, ...q.providerFilter, ...(q.days ? { day: q.days } : {}) },
+        groupBy: ['day', 'provider', 'type'],
+        sum: [DAY_COUNT_FIELD, FLAGGED],
+        max: ['last_ingested_at'],
+      },
+      each,
+    );
+  let listed: Map<string, number> | null = null;
+  if (q.view === 'merged') {
+    const counts = new Map<string, number>();
+    await read('merged', (r) => counts.set(rowKey(r.group.day, r.group.provider, r.group.type), r.sum[DAY_COUNT_FIELD] ?? 0));
+    listed = counts;
+  }
+  await read('all', (r) =>
+    add({
+      date: String(r.group.day),
+      provider: String(r.group.provider),
+      metric: String(r.group.type),
+      // The `all` rollup leaves flagged samples out of its statistics and counts them beside.
+      count: listed ? (listed.get(rowKey(r.group.day, r.group.provider, r.group.type)) ?? 0) : (r.sum[DAY_COUNT_FIELD] ?? 0) + (r.sum[FLAGGED] ?? 0),
+      last: String(r.max.last_ingested_at ?? ''),
+    }),
+  );
 }
 const FLAGGED = 'flagged';
 
@@ -88,26 +98,32 @@ async function flaggedSamples(readStore: ReadStore, userId: string): Promise<num
 }
 
 /** Any other kind: its rows grouped by day, provider and metric, through the `(user_id, day)` index. */
-async function rowCounts(readStore: ReadStore, c: CoverageCollection, q: CountQuery): Promise<CountRow[]> {
-  const read = (filter: Filter) =>
-    readStore.aggregate(c.collection, {
-      filter: { user_id: q.userId, ...q.providerFilter, ...(q.days ? { [c.dayField]: q.days } : {}), ...filter },
-      groupBy: [c.dayField, 'provider', ...(c.metricField ? [c.metricField] : [])],
-      max: ['ingested_at'],
-    });
+async function rowCounts(readStore: ReadStore, c: CoverageCollection, q: CountQuery, add: (row: CountRow) => void): Promise<void> {
+  const read = (filter: Filter, each: (r: AggregateRow) => void) =>
+    readStore.aggregateEach(
+      c.collection,
+      {
+        filter: { user_id: q.userId, ...q.providerFilter, ...(q.days ? { [c.dayField]: q.days } : {}), ...filter },
+        groupBy: [c.dayField, 'provider', ...(c.metricField ? [c.metricField] : [])],
+        max: ['ingested_at'],
+      },
+      each,
+    );
   const metricOf = (g: Record<string, unknown>) => (c.metricField ? String(g[c.metricField]) : c.collection);
-  const all = await read({});
-  const listed = q.view === 'merged' && c.merged ? new Map((await read(mergedFilter('merged'))).map((r) => [rowKey(r.group[c.dayField], r.group.provider, metricOf(r.group)), r.count])) : null;
-  const out: CountRow[] = [];
-  for (const r of all) {
+  let listed: Map<string, number> | null = null;
+  if (q.view === 'merged' && c.merged) {
+    const counts = new Map<string, number>();
+    await read(mergedFilter('merged'), (r) => counts.set(rowKey(r.group[c.dayField], r.group.provider, metricOf(r.group)), r.count));
+    listed = counts;
+  }
+  await read({}, (r) => {
     const date = r.group[c.dayField];
     const provider = r.group.provider;
-    if (typeof date !== 'string' || typeof provider !== 'string') continue;
+    if (typeof date !== 'string' || typeof provider !== 'string') return;
     const metric = metricOf(r.group);
     const last = r.max.ingested_at;
-    out.push({ date, provider, metric, count: listed ? (listed.get(rowKey(date, provider, metric)) ?? 0) : r.count, last: typeof last === 'string' ? last : '' });
-  }
-  return out;
+    add({ date, provider, metric, count: listed ? (listed.get(rowKey(date, provider, metric)) ?? 0) : r.count, last: typeof last === 'string' ? last : '' });
+  });
 }
 
 /**
@@ -142,11 +158,7 @@ export type CoverageReport = {
   days: CoverageDay[];
 };
 
-type Entry = { date: string; provider: string; last: string; counts: Map<string, number> };
-
 const entryKey = (date: string, provider: string) => `${date}\u0000${provider}`;
-/** Metric counts are kept per collection, so the merged view can replace one collection's counts. */
-const countKey = (collection: string, metric: string) => `${collection}\u0000${metric}`;
 const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /** Days in the window: from the day of start, up to and including the day holding the instant before end. */
@@ -178,20 +190,23 @@ export async function coverageReport(
   for (const c of collections) flagged += c.flagged ? await c.flagged(readStore, q.userId) : await readStore.count(c.collection, { user_id: q.userId, excluded: true });
 
   const days = dayCondition(q.window);
-  const entries = new Map<string, Entry>();
-  const add = (c: CoverageCollection, r: CountRow) => {
+  // Each day is built as its groups come, in the form it is answered: nothing per group outlives it.
+  const entries = new Map<string, CoverageDay>();
+  const add = (r: CountRow) => {
     const k = entryKey(r.date, r.provider);
-    let e = entries.get(k);
-    if (!e) entries.set(k, (e = { date: r.date, provider: r.provider, last: '', counts: new Map() }));
-    const ck = countKey(c.collection, r.metric);
-    e.counts.set(ck, (e.counts.get(ck) ?? 0) + r.count);
-    if (r.last > e.last) e.last = r.last;
+    let d = entries.get(k);
+    if (!d) entries.set(k, (d = { provider: r.provider, date: r.date, records: 0, metrics: {}, last_synced_at: '' }));
+    // A metric is listed once it counts a record: one whose records the merged view all hides is left out.
+    if (r.count > 0) {
+      d.metrics[r.metric] = (d.metrics[r.metric] ?? 0) + r.count;
+      d.records += r.count;
+    }
+    if (r.last > d.last_synced_at) d.last_synced_at = r.last;
   };
   const countQuery: CountQuery = { userId: q.userId, view: q.view, providerFilter, days };
-  for (const c of collections) {
-    const rows = c.counters ? await c.counters(readStore, countQuery) : await rowCounts(readStore, c, countQuery);
-    for (const r of rows) add(c, r);
-  }
+  // Each group is folded into its day as it is read: the groups of a long window (tens of
+  // thousands for years of samples) are never all alive at once (issue 38, docs/memory.md).
+  for (const c of collections) await (c.counters ? c.counters(readStore, countQuery, add) : rowCounts(readStore, c, countQuery, add));
 
   const sorted = [...entries.values()].sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : a.provider < b.provider ? -1 : a.provider > b.provider ? 1 : 0));
   const truncated = sorted.length > maxDays;
@@ -203,16 +218,6 @@ export async function coverageReport(
     rejected_records: rejected,
     flagged_records: flagged,
     truncated,
-    days: kept.map((e) => {
-      const metrics: Record<string, number> = {};
-      let records = 0;
-      for (const [ck, n] of e.counts) {
-        if (n === 0) continue;
-        const name = ck.slice(ck.indexOf('\u0000') + 1);
-        metrics[name] = (metrics[name] ?? 0) + n;
-        records += n;
-      }
-      return { provider: e.provider, date: e.date, records, metrics, last_synced_at: e.last };
-    }),
+    days: kept,
   };
 }

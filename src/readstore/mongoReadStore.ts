@@ -151,15 +151,21 @@ export class MongoReadStore implements ReadStore {
   }
 
   async aggregate(collection: string, query: AggregateQuery): Promise<AggregateRow[]> {
-    const pipeline = aggregatePipeline(query);
-    const rows = await this.coll(collection).aggregate(pipeline, { allowDiskUse: true }).toArray();
-    return rows.map((r) => ({
-      group: Object.fromEntries(query.groupBy.map((f, i) => [f, (r._id as Document)[`g${i}`] ?? null])),
-      count: Number(r.n),
-      sum: Object.fromEntries((query.sum ?? []).map((f, i) => [f, Number(r[`s${i}`] ?? 0)])),
-      min: Object.fromEntries((query.min ?? []).map((f, i) => [f, (r[`lo${i}`] as Scalar) ?? null])),
-      max: Object.fromEntries((query.max ?? []).map((f, i) => [f, (r[`hi${i}`] as Scalar) ?? null])),
-    }));
+    const rows: AggregateRow[] = [];
+    await this.aggregateEach(collection, query, (row) => rows.push(row));
+    return rows;
+  }
+
+  async aggregateEach(collection: string, query: AggregateQuery, each: (row: AggregateRow) => void): Promise<void> {
+    for await (const r of this.coll(collection).aggregate(aggregatePipeline(query), { allowDiskUse: true })) {
+      each({
+        group: Object.fromEntries(query.groupBy.map((f, i) => [f, (r._id as Document)[`g${i}`] ?? null])),
+        count: Number(r.n),
+        sum: Object.fromEntries((query.sum ?? []).map((f, i) => [f, Number(r[`s${i}`] ?? 0)])),
+        min: Object.fromEntries((query.min ?? []).map((f, i) => [f, (r[`lo${i}`] as Scalar) ?? null])),
+        max: Object.fromEntries((query.max ?? []).map((f, i) => [f, (r[`hi${i}`] as Scalar) ?? null])),
+      });
+    }
   }
 
   /**

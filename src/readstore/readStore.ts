@@ -208,6 +208,13 @@ export interface ReadStore {
   count(collection: string, filter?: Filter): Promise<number>;
   aggregate(collection: string, query: AggregateQuery): Promise<AggregateRow[]>;
   /**
+   * aggregate's rows in the same order, each handed to `each` as it is read, none kept: a caller
+   * that folds the groups (a coverage report over years: tens of thousands of them) holds only
+   * what it folds them into, where the whole answer would be alive at once and outlive young
+   * collections (issue 38). `each` runs synchronously and must not call the store.
+   */
+  aggregateEach(collection: string, query: AggregateQuery, each: (row: AggregateRow) => void): Promise<void>;
+  /**
    * The bytes of `query.field` of each group's documents joined into one value, in no particular
    * order: each value must be able to say where it ends and whose it is (a packed rollup field names
    * its day). Documents without bytes there are left out, and so are groups with none. A long

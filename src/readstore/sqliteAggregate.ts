@@ -20,15 +20,22 @@ export function aggregateSql(t: SqliteTable, query: AggregateQuery): { sql: stri
   return { sql, params };
 }
 
-/** One row of aggregateSql's statement as the port's AggregateRow. */
-export function aggregateRow(query: AggregateQuery, r: Record<string, Scalar>): AggregateRow {
-  return {
-    group: Object.fromEntries(query.groupBy.map((f, i) => [f, r[`g${i}`] ?? null])),
-    count: Number(r.n),
-    sum: Object.fromEntries((query.sum ?? []).map((f, i) => [f, Number(r[`s${i}`] ?? 0)])),
-    min: Object.fromEntries((query.min ?? []).map((f, i) => [f, r[`lo${i}`] ?? null])),
-    max: Object.fromEntries((query.max ?? []).map((f, i) => [f, r[`hi${i}`] ?? null])),
-  };
+/**
+ * One row of aggregateSql's statement, read raw (its columns in the statement's order), as the
+ * port's AggregateRow. Built field by field: no pairs of entries per row to collect.
+ */
+export function aggregateRow(query: AggregateQuery, r: readonly unknown[]): AggregateRow {
+  let i = 0;
+  const group: Record<string, Scalar> = {};
+  for (const f of query.groupBy) group[f] = (r[i++] ?? null) as Scalar;
+  const count = Number(r[i++]);
+  const sum: Record<string, number> = {};
+  for (const f of query.sum ?? []) sum[f] = Number(r[i++] ?? 0);
+  const min: Record<string, Scalar> = {};
+  for (const f of query.min ?? []) min[f] = (r[i++] ?? null) as Scalar;
+  const max: Record<string, Scalar> = {};
+  for (const f of query.max ?? []) max[f] = (r[i++] ?? null) as Scalar;
+  return { group, count, sum, min, max };
 }
 
 /**

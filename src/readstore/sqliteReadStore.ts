@@ -224,10 +224,16 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async aggregate(collection: string, query: AggregateQuery): Promise<AggregateRow[]> {
+    const rows: AggregateRow[] = [];
+    await this.aggregateEach(collection, query, (row) => rows.push(row));
+    return rows;
+  }
+
+  async aggregateEach(collection: string, query: AggregateQuery, each: (row: AggregateRow) => void): Promise<void> {
     const t = this.table(collection);
-    if (!t) return [];
+    if (!t) return;
     const { sql, params } = aggregateSql(t, query);
-    return (this.stmt(sql).all(...params) as Record<string, Scalar>[]).map((r) => aggregateRow(query, r));
+    for (const r of this.rawStmt(sql).iterate(...params) as IterableIterator<unknown[]>) each(aggregateRow(query, r));
   }
 
   async joinBytes(collection: string, query: JoinBytesQuery): Promise<JoinedBytes[]> {

@@ -178,7 +178,7 @@ export function readStoreContract(name: string, make: () => Promise<ReadStore>) 
       expect((await store.listCheckpoints()).find((x) => x.projection === proj)?.status).toBe('rebuilding');
     });
 
-    it('aggregate groups with count, sum, min and max, in group order, filtered and limited', async () => {
+    it('aggregate groups with count, sum, min and max, in group order, filtered and limited; aggregateEach hands over the same rows one at a time', async () => {
       await store.applyChanges([
         put({ _id: 'a1', key: 'a1', user: 'u', day: '2026-01-02', t: 3, v: 10 }),
         put({ _id: 'a2', key: 'a2', user: 'u', day: '2026-01-01', t: 1, v: 5 }),
@@ -191,6 +191,12 @@ export function readStoreContract(name: string, make: () => Promise<ReadStore>) 
         { group: { day: '2026-01-02' }, count: 2, sum: { v: 11 }, min: { t: 2 }, max: { t: 3 } },
       ]);
       expect(await store.aggregate(c, { groupBy: ['day'], limit: 1 })).toEqual([{ group: { day: '2026-01-01' }, count: 2, sum: {}, min: {}, max: {} }]);
+      // aggregateEach hands over the same rows one at a time, in the same order (issue 38: a fold holds no list of groups).
+      const handed: unknown[] = [];
+      await store.aggregateEach(c, { filter: { user: 'u' }, groupBy: ['day'], sum: ['v'], min: ['t'], max: ['t'] }, (row) => handed.push(row));
+      expect(handed).toEqual(rows);
+      await store.aggregateEach('never_declared', { groupBy: ['day'] }, (row) => handed.push(row));
+      expect(handed).toHaveLength(2);
     });
 
     it('joinBytes joins each group\'s bytes whole (zero bytes, invalid UTF-8), groups in order, filtered; documents without bytes there left out (issue 38: a series\' days as one value)', async () => {

@@ -86,4 +86,18 @@ describe('coverageReport (spec Coverage report; Reads rule 3)', () => {
     const r = await report({ window: { start: Date.parse('2026-11-02T00:00:00Z'), end: Date.parse('2026-11-03T00:00:00Z') } });
     expect(r.days.map((d) => d.date)).toEqual(['2026-11-02', '2026-11-02']);
   });
+
+  it('folds each group into its day as it is read, never asking for a whole list of groups (issue 38: years of groups alive at once grew the main thread by 100 MB)', async () => {
+    // A store whose list-returning aggregate fails for anything grouped (one total still answers): the
+    // report must come out of aggregateEach alone, the same in both views.
+    const aggregate: SqliteReadStore['aggregate'] = (collection, query) =>
+      query.groupBy.length ? Promise.reject(new Error('coverage asked for a whole list of groups')) : store.aggregate(collection, query);
+    const streamed = new Proxy(store, { get: (target, name) => (name === 'aggregate' ? aggregate : Reflect.get(target, name, target)) });
+    for (const view of ['all', 'merged'] as const) {
+      const whole = await report({ view });
+      const folded = await coverageReport(streamed, { userId: U, window: { start: null, end: null }, view });
+      expect(folded).toEqual(whole);
+      expect(folded.days.length).toBeGreaterThan(0);
+    }
+  });
 });
