@@ -11,7 +11,7 @@ import { listTenants } from '../../queries/tenants/listTenants.js';
 import { listUsers } from '../../queries/users/listUsers.js';
 import { listDeliveries } from '../../queries/webhooks/webhookDeliveries.js';
 import { projections } from '../../projections/index.js';
-import type { AggregateQuery, CollectionSpec, Doc, FindQuery, JoinBytesQuery, ReadStore } from '../../src/readstore/readStore.js';
+import type { AggregateQuery, AggregateRow, CollectionSpec, Doc, FindQuery, JoinBytesQuery, ReadStore } from '../../src/readstore/readStore.js';
 import { webhookEngineCollections } from '../../src/webhooks/deliveryDocs.js';
 import { IDEMPOTENCY_COLLECTION_SPEC } from '../../src/server/idempotency.js';
 
@@ -31,7 +31,7 @@ const window = { start: Date.parse('2026-01-01T00:00:00Z'), end: Date.parse('202
 /** Every page is asked twice: the first page, and the next one after a cursor (keyset bounds). */
 const firstAndNext = (cursor: (string | number | null)[]) => [{ limit: 50 }, { limit: 50, after: cursor }];
 
-export async function recordHotQueries(inner: Pick<ReadStore, 'find' | 'aggregate' | 'joinBytes' | 'count'> | null = null): Promise<RecordedQuery[]> {
+export async function recordHotQueries(inner: Pick<ReadStore, 'find' | 'aggregate' | 'aggregateEach' | 'joinBytes' | 'count'> | null = null): Promise<RecordedQuery[]> {
   const out: RecordedQuery[] = [];
   let label = '';
   const store = {
@@ -42,6 +42,10 @@ export async function recordHotQueries(inner: Pick<ReadStore, 'find' | 'aggregat
     async aggregate(collection: string, query: AggregateQuery) {
       out.push({ label, collection, kind: 'aggregate', query });
       return inner ? inner.aggregate(collection, query) : [];
+    },
+    async aggregateEach(collection: string, query: AggregateQuery, each: (row: AggregateRow) => void) {
+      out.push({ label, collection, kind: 'aggregate', query });
+      if (inner) await inner.aggregateEach(collection, query, each);
     },
     async joinBytes(collection: string, query: JoinBytesQuery) {
       out.push({ label, collection, kind: 'aggregate', query: { ...(query.filter ? { filter: query.filter } : {}), groupBy: query.groupBy } });
