@@ -126,12 +126,18 @@ export class PackedRun {
 
   /** Where the field beginning at `at` ends (the next one's start). Throws on what is not a packed field. */
   endOf(at: number): number {
+    const { width, present } = this.header(at);
+    return at + HEADER_BYTES + present * 4 * width;
+  }
+
+  /** The value width and the count of present quarters of the field at `at`, checked against the run's length. */
+  private header(at: number): { width: 4 | 8; present: number } {
     const b = this.bytes;
     const width = at + HEADER_BYTES <= b.byteLength ? b[at + WIDTH_BYTE]! : 0;
     if (width !== 4 && width !== 8) throw new Error('not a packed quarters field');
-    const end = at + HEADER_BYTES + presentQuarters(b, at) * 4 * width;
-    if (end > b.byteLength) throw new Error('packed quarters field: bitmap and values disagree');
-    return end;
+    const present = presentQuarters(b, at);
+    if (at + HEADER_BYTES + present * 4 * width > b.byteLength) throw new Error('packed quarters field: bitmap and values disagree');
+    return { width, present };
   }
 
   /** The UTC day number the field beginning at `at` names. */
@@ -150,9 +156,8 @@ export class PackedRun {
    */
   addQuarters(at: number, pieces: readonly number[], stats: Float64Array): void {
     const field = this.bytes;
-    this.endOf(at);
-    const n = presentQuarters(field, at);
-    const { values, base } = this.values(at, field[at + WIDTH_BYTE] as 4 | 8, n);
+    const { width, present: n } = this.header(at);
+    const { values, base } = this.values(at, width, n);
     if (n === this.slots) {
       // A dense day (every quarter, or hour, holds samples): quarter q's values are the q-th.
       for (let p = 0; p < pieces.length; p += 3) addRun(values, base + 4 * pieces[p]!, base + 4 * pieces[p + 1]!, stats, 4 * pieces[p + 2]!);
