@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -19,10 +20,14 @@ function testFiles(dir: string): string[] {
 
 const ownProcess = testFiles('test').filter((f) => NEEDS_OWN_PROCESS.test(readFileSync(f, 'utf8')));
 
+/** Every process a test starts stops itself once its parent is gone (test/support/exitWithParent.mjs). */
+const exitWithParent = `--import=${pathToFileURL(resolve('test/support/exitWithParent.mjs')).href}`;
+
 export default defineConfig({
   test: {
     globalSetup: ['test/support/globalSetup.ts'],
     setupFiles: ['test/support/fileTeardown.ts'],
+    env: { NODE_OPTIONS: [process.env.NODE_OPTIONS, exitWithParent].filter(Boolean).join(' ') },
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: 'forks',
