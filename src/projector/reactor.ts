@@ -116,6 +116,8 @@ export class ReactorRuntime {
       if (busy) return;
       busy = true;
       try {
+        // The store hands over what it read in one synchronous run: take all of it, not only the first.
+        await null;
         while (waiting.length && this.running.get(r.name) === state) {
           const batch = waiting.splice(0, Math.max(1, r.together ?? 1)).filter((e) => e.globalPosition > state.position);
           if (!batch.length) continue;

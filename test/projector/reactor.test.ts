@@ -123,6 +123,91 @@ describe('ReactorRuntime delivery from its checkpoint', () => {
   });
 });
 
+describe('ReactorRuntime: events handled together (Reactor.together)', () => {
+  /** The read store, counting the checkpoint writes of one reactor. */
+  function counting(readStore: SqliteReadStore, projection: string) {
+    const writes = { n: 0 };
+    const counted = new Proxy(readStore, {
+      get(target, prop, receiver) {
+        if (prop === 'applyBatch') return (batch: { projection: string }) => (batch.projection === projection && writes.n++, target.applyBatch(batch as never));
+        const v = Reflect.get(target, prop, receiver);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    return { counted, writes };
+  }
+
+  it('starts the handlers of every event waiting (up to `together`) before any of them finished, and moves the checkpoint once, past the last', async () => {
+    const { eventStore, readStore } = stores();
+    for (let i = 1; i <= 5; i++) await eventStore.appendToStream('pings', [ping(i)]);
+    const started: number[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { counted, writes } = counting(readStore, 'reactor:together');
+    const runtime = new ReactorRuntime(eventStore, counted, [
+      defineReactor({
+        name: 'together',
+        eventTypes: ['Ping'],
+        together: 4,
+        handle: async (e: RecordedEvent) => {
+          started.push(e.globalPosition);
+          await gate;
+        },
+      }),
+    ]);
+    await runtime.start();
+    // One at a time, the second would wait for the first, which waits for the gate.
+    await until(() => started.length === 4);
+    expect(started).toEqual([1, 2, 3, 4]);
+    expect(await readStore.getCheckpoint('reactor:together')).toBeNull();
+    release();
+    await until(async () => (await readStore.getCheckpoint('reactor:together'))?.position === 5);
+    expect(started).toEqual([1, 2, 3, 4, 5]);
+    // Past 4 for the first four together, past 5 for the last.
+    expect(writes.n).toBe(2);
+    await runtime.stop();
+    await eventStore.close();
+    await readStore.close();
+  });
+
+  it('an event of a batch that kept failing (no dead letters) leaves the checkpoint before the batch: after the restart every event of it is handled again, in order', async () => {
+    const { eventStore, readStore } = stores();
+    for (let i = 1; i <= 3; i++) await eventStore.appendToStream('pings', [ping(i)]);
+    let failures = 0;
+    const handled: number[] = [];
+    const runtime = new ReactorRuntime(
+      eventStore,
+      readStore,
+      [
+        defineReactor({
+          name: 'flaky-together',
+          eventTypes: ['Ping'],
+          together: 10,
+          handle: async (e: RecordedEvent) => {
+            if (e.globalPosition === 2 && failures < REACTOR_ATTEMPTS) {
+              failures++;
+              throw new Error('not yet');
+            }
+            handled.push(e.globalPosition);
+          },
+        }),
+      ],
+      undefined,
+      undefined,
+      undefined,
+      1,
+    );
+    await runtime.start();
+    await until(async () => (await readStore.getCheckpoint('reactor:flaky-together'))?.position === 3);
+    expect(failures).toBe(REACTOR_ATTEMPTS);
+    // The first run handled 1 and 3 (2 kept failing) and never moved the checkpoint; the second all three.
+    expect(handled).toEqual([1, 3, 1, 2, 3]);
+    await runtime.stop();
+    await eventStore.close();
+    await readStore.close();
+  });
+});
+
 describe('ReactorRuntime and store failures (contracts §19)', () => {
   it('contracts §19: a handler failing with SQLITE_BUSY many times more than REACTOR_ATTEMPTS is retried until the store answers, and the event is never dead-lettered', async () => {
     const { eventStore, readStore } = stores();
