@@ -134,7 +134,10 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const webhooks = new WebhookEngine({
     eventStore,
     readStore,
-    recordsReadable: (position, timeoutMs) => projectors.waitForIdle(position, timeoutMs, recordViews),
+    recordsReadable: async (position, timeoutMs) => {
+      await projectors.waitForIdle(position, timeoutMs, recordViews);
+      return Math.max(position, projectors.readableThrough(recordViews));
+    },
     secrets: webhookSecrets,
     allowPrivateTargets: config.webhookAllowPrivateTargets,
     scheduleSeconds: config.webhookRetryScheduleSeconds,
