@@ -134,10 +134,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const webhooks = new WebhookEngine({
     eventStore,
     readStore,
-    recordsReadable: async (position, timeoutMs) => {
-      await projectors.waitForIdle(position, timeoutMs, recordViews);
-      return Math.max(position, projectors.readableThrough(recordViews));
-    },
+    recordsReadable: (position, timeoutMs) => projectors.waitForIdle(position, timeoutMs, recordViews),
     secrets: webhookSecrets,
     allowPrivateTargets: config.webhookAllowPrivateTargets,
     scheduleSeconds: config.webhookRetryScheduleSeconds,

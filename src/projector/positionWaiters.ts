@@ -35,11 +35,6 @@ export class PositionWaiters {
     private readonly observe?: () => Promise<number>,
   ) {}
 
-  /** The projection has applied every event of its types up to here (as far as this process knows). */
-  readableThrough(): number {
-    return Math.max(this.position, this.clearThrough);
-  }
-
   advance(position: number): void {
     if (position > this.position) this.position = position;
     const ready = this.waiters.filter((w) => this.position >= w.target);

@@ -143,22 +143,9 @@ export class ProjectorRuntime {
    */
   async waitForIdle(position?: number, timeoutMs = 30_000, names?: readonly string[]): Promise<void> {
     const target = position ?? (await this.eventStore.headPosition());
-    await Promise.all(this.waitersOf(names).map((w) => w.waitFor(target, timeoutMs)));
-  }
-
-  /**
-   * The position up to which the named projections have all applied every event of theirs, as
-   * far as their waits know (without reading anything): after a `waitForIdle(position)`, that
-   * position or later.
-   */
-  readableThrough(names: readonly string[]): number {
-    const waiters = this.waitersOf(names);
-    return waiters.length ? Math.min(...waiters.map((w) => w.readableThrough())) : 0;
-  }
-
-  private waitersOf(names?: readonly string[]): PositionWaiters[] {
     const all: [string, PositionWaiters][] = [...[...this.runners].map(([n, r]) => [n, r.waiters] as [string, PositionWaiters]), ...(this.thread?.waiters ?? [])];
-    return (names ? all.filter(([n]) => names.includes(n)) : all).map(([, w]) => w);
+    const selected = names ? all.filter(([n]) => names.includes(n)) : all;
+    await Promise.all(selected.map(([, w]) => w.waitFor(target, timeoutMs)));
   }
 
   async status(): Promise<ProjectionStatus[]> {

@@ -12,11 +12,8 @@ export const ANNOUNCING_RECORDS: ReadonlySet<string> = new Set(['upload.finished
 const WAIT_MS = 30_000;
 const AGAIN_MS = 1_000;
 
-/**
- * Resolves once every record view has applied the log up to `position`, with how far all of them
- * have when known (`position` or later); rejects after `timeoutMs`.
- */
-export type RecordsReadable = (position: number, timeoutMs: number) => Promise<number | void>;
+/** Resolves once every record view has applied the log up to `position`; rejects after `timeoutMs`. */
+export type RecordsReadable = (position: number, timeoutMs: number) => Promise<void>;
 
 /**
  * Holds back deliveries that announce records until every record view has applied the log up to
@@ -74,12 +71,10 @@ export class RecordsReadableGate {
     // A loop, not Math.min(...): the held list has no size a spread could take for granted.
     const target = this.held.reduce((min, d) => Math.min(min, d.id), Infinity);
     this.readable(target, WAIT_MS).then(
-      (through) => {
+      () => {
         if (generation !== this.generation) return;
         this.waiting = false;
-        // Not only the earliest: every held delivery the views have passed meanwhile goes now, so
-        // a burst's deliveries leave in groups rather than one event's at a time, a wait each.
-        this.readableAt = Math.max(this.readableAt, target, typeof through === 'number' ? through : 0);
+        this.readableAt = Math.max(this.readableAt, target);
         const ready = this.held.filter((d) => d.id <= this.readableAt);
         this.held = this.held.filter((d) => d.id > this.readableAt);
         this.release(ready);

@@ -9,7 +9,6 @@ import { LeaseKeeper, type LeaseSettings } from '../../projector/leaseKeeper.js'
 import { storedPosition } from '../../projector/storedPosition.js';
 import type { Fence } from '../../readstore/leases.js';
 import { DeliveryWorker } from './deliveryWorker.js';
-import type { RecordsReadable } from './recordsReadableGate.js';
 import { DEFAULT_LIMITS, type WorkerLimits } from './deliveryLimits.js';
 import { DeliveryRetention, DAY_MS } from './deliveryRetention.js';
 import { DeliveryWrites } from './deliveryWrites.js';
@@ -31,7 +30,7 @@ export type WebhookEngineOptions = {
    * `timeoutMs`): deliveries that announce records wait for it (deliveryWorker.ts, contracts §17).
    * Absent, nothing waits.
    */
-  recordsReadable?: RecordsReadable;
+  recordsReadable?: (position: number, timeoutMs: number) => Promise<void>;
   scheduleSeconds?: readonly number[];
   /** WEBHOOK_DELIVERY_RETENTION_DAYS: deliveries older than this are purged (deliveryRetention.ts). Default 30. */
   retentionDays?: number;
