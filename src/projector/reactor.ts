@@ -1,4 +1,4 @@
-import { concatMap, defer, type Subscription } from 'rxjs';
+import type { Subscription } from 'rxjs';
 import type { Logger } from 'pino';
 import type { Event, EventStore, RecordedEvent } from '../eventstore/eventStore.js';
 import { CheckpointMismatchError, type ReadStore } from '../readstore/readStore.js';
@@ -15,6 +15,14 @@ export type Reactor<E extends Event = Event> = {
   name: string;
   eventTypes: readonly E['type'][];
   handle: (event: RecordedEvent<E>) => Promise<void>;
+  /**
+   * Events handled at once, at most (default 1: one after another, the checkpoint moved past
+   * each). A reactor whose handling of one event does not depend on another's having finished
+   * takes the events that arrived while it was busy together: their handlers start in log order
+   * in one turn (writes asked for in one turn share a store's group commit) and the checkpoint
+   * moves once, past the last of them, when every one is handled.
+   */
+  together?: number;
 };
 
 export function defineReactor<E extends Event>(r: Reactor<E>): Reactor {
@@ -86,38 +94,55 @@ export class ReactorRuntime {
     // run registered is dropped. Registered after, the first of them was dropped and the next one
     // moved the checkpoint past it.
     this.running.set(r.name, state);
-    const sub = this.eventStore
-      .subscribeToAll({ after: state.position, filter: { eventTypes: r.eventTypes } })
-      .pipe(
-        concatMap((event) =>
-          defer(async () => {
-            if (this.running.get(r.name) !== state || event.globalPosition <= state.position) return;
-            const work = this.handleWithRetry(r, event, state);
-            this.inFlight.add(work);
-            try {
-              await work;
-            } finally {
-              this.inFlight.delete(work);
-            }
-          }),
-        ),
-      )
-      .subscribe({
-        error: (err) => {
-          if (this.running.get(r.name) !== state) return;
-          this.running.delete(r.name);
-          if (err instanceof LeaseLostError) {
-            this.log?.warn({ reactor: r.name }, 'reactor lease lost; leaving it to its new holder');
-            return;
+    const stop = (err: unknown) => {
+      if (this.running.get(r.name) !== state) return;
+      this.running.delete(r.name);
+      state.sub?.unsubscribe();
+      if (err instanceof LeaseLostError) {
+        this.log?.warn({ reactor: r.name }, 'reactor lease lost; leaving it to its new holder');
+        return;
+      }
+      this.log?.error({ err, reactor: r.name }, 'reactor stopped on an error; restarting from its checkpoint');
+      setTimeout(() => {
+        // Not if the lease went meanwhile: a handler must not run in a process that lost it.
+        if (this.keeper && !this.keeper.isHeld(checkpointName(r))) return;
+        void this.run(r, state.fence).catch((e: unknown) => this.log?.error({ err: e, reactor: r.name }, 'reactor restart failed'));
+      }, 2000);
+    };
+    // Events that arrive while a batch is handled wait here, in log order, and are taken together next.
+    const waiting: RecordedEvent[] = [];
+    let busy = false;
+    const drain = async () => {
+      if (busy) return;
+      busy = true;
+      try {
+        // The store hands over what it read in one synchronous run: take all of it, not only the first.
+        await null;
+        while (waiting.length && this.running.get(r.name) === state) {
+          const batch = waiting.splice(0, Math.max(1, r.together ?? 1)).filter((e) => e.globalPosition > state.position);
+          if (!batch.length) continue;
+          const work = this.handleBatch(r, batch, state);
+          this.inFlight.add(work);
+          try {
+            await work;
+          } finally {
+            this.inFlight.delete(work);
           }
-          this.log?.error({ err, reactor: r.name }, 'reactor stopped on an error; restarting from its checkpoint');
-          setTimeout(() => {
-            // Not if the lease went meanwhile: a handler must not run in a process that lost it.
-            if (this.keeper && !this.keeper.isHeld(checkpointName(r))) return;
-            void this.run(r, state.fence).catch((e: unknown) => this.log?.error({ err: e, reactor: r.name }, 'reactor restart failed'));
-          }, 2000);
-        },
-      });
+        }
+      } catch (err) {
+        stop(err);
+      } finally {
+        busy = false;
+      }
+    };
+    const sub = this.eventStore.subscribeToAll({ after: state.position, filter: { eventTypes: r.eventTypes } }).subscribe({
+      next: (event) => {
+        if (this.running.get(r.name) !== state) return;
+        waiting.push(event);
+        void drain();
+      },
+      error: stop,
+    });
     // Halted (or failed) while subscribing: nothing else will end this subscription.
     if (this.running.get(r.name) !== state) sub.unsubscribe();
     else state.sub = sub;
@@ -131,30 +156,51 @@ export class ReactorRuntime {
     await Promise.allSettled([...this.inFlight]);
   }
 
-  private async handleWithRetry(r: Reactor, event: RecordedEvent, state: Running): Promise<void> {
+  /** Handles `batch` (each event with its own attempts), then moves the checkpoint past its last event. */
+  private async handleBatch(r: Reactor, batch: readonly RecordedEvent[], state: Running): Promise<void> {
+    const outcomes = await Promise.allSettled(batch.map((event) => this.withAttempts(r, state, event, (attempt) => this.handleOne(r, event, attempt))));
+    const failed = outcomes.find((o) => o.status === 'rejected');
+    if (failed) throw failed.reason;
+    const last = batch[batch.length - 1]!;
+    const moved = await this.withAttempts(r, state, last, async () => {
+      await this.readStore.applyBatch({
+        projection: checkpointName(r),
+        expectedPosition: state.position,
+        position: last.globalPosition,
+        mode: 'live',
+        lastEventAt: last.createdAt.toISOString(),
+        changes: [],
+        fence: state.fence,
+      });
+      return true;
+    });
+    if (moved) state.position = last.globalPosition;
+  }
+
+  /** The handler; on its last attempt (with dead letters) the event is set aside instead. */
+  private async handleOne(r: Reactor, event: RecordedEvent, attempt: number): Promise<true> {
+    try {
+      await r.handle(event);
+    } catch (err) {
+      if (attempt < REACTOR_ATTEMPTS || !this.deadLetter || transientKind(err)) throw err;
+      // Its last attempt: the event is set aside and the checkpoint moves past it.
+      await this.deadLetter(r, event, err instanceof Error ? err.message : String(err));
+      this.log?.error({ err, reactor: r.name, position: event.globalPosition, type: event.type }, 'reactor handler kept failing; event dead-lettered');
+    }
+    return true;
+  }
+
+  /**
+   * Runs `step` until it succeeds: a store failing for a while is waited out with back-off and no
+   * attempt spent; any other failure is tried REACTOR_ATTEMPTS times. Undefined once the reactor
+   * is halted or its run replaced (nothing more is done for it then).
+   */
+  private async withAttempts<T>(r: Reactor, state: Running, event: RecordedEvent, step: (attempt: number) => Promise<T>): Promise<T | undefined> {
     const wanted = () => !this.stopped && this.running.get(r.name) === state;
     for (let attempt = 1, stalls = 0; ; ) {
-      if (!wanted()) return;
+      if (!wanted()) return undefined;
       try {
-        try {
-          await r.handle(event);
-        } catch (err) {
-          if (attempt < REACTOR_ATTEMPTS || !this.deadLetter || transientKind(err)) throw err;
-          // Its last attempt: the event is set aside and the checkpoint moves past it.
-          await this.deadLetter(r, event, err instanceof Error ? err.message : String(err));
-          this.log?.error({ err, reactor: r.name, position: event.globalPosition, type: event.type }, 'reactor handler kept failing; event dead-lettered');
-        }
-        await this.readStore.applyBatch({
-          projection: checkpointName(r),
-          expectedPosition: state.position,
-          position: event.globalPosition,
-          mode: 'live',
-          lastEventAt: event.createdAt.toISOString(),
-          changes: [],
-          fence: state.fence,
-        });
-        state.position = event.globalPosition;
-        return;
+        return await step(attempt);
       } catch (err) {
         if (err instanceof LeaseLostError || err instanceof CheckpointMismatchError) throw err;
         const kind = transientKind(err);

@@ -28,6 +28,9 @@ export async function jobFor(event: { type: string; streamName: string; data: un
   }
 }
 
+/** Events whose jobs are enqueued at once, at most: one queue write of that many jobs stays short. */
+export const FED_TOGETHER = 100;
+
 /**
  * Turns the events that ask for background work into queue jobs (issue 26): an accepted upload
  * or a retried ETL job into an `etl` job, a deletion request into a `deletion` job. A reactor,
@@ -40,6 +43,10 @@ export function jobFeederReactor(deps: { queue: WorkQueue; eventStore: EventStor
   return defineReactor<Fed>({
     name: 'job-feeder',
     eventTypes: ['upload.accepted', 'etl.job_retried', 'user.deletion_requested', 'deletion.requested'],
+    // Each event's job is keyed and enqueued on its own: the events that arrived while the last
+    // enqueues were being made durable are enqueued together, in one of the queue's group commits,
+    // and the checkpoint moves once for them (a burst of uploads: one commit for many, not one each).
+    together: FED_TOGETHER,
     handle: async (event) => {
       const job = await jobFor(event, deps.eventStore);
       if (!job) return;
