@@ -80,14 +80,14 @@ export class SqliteReadStore implements ReadStore {
    * error undoes its own changes and checkpoint only, and each caller is answered after the commit.
    * The dozen projections of a thread, woken together by the shared tail, so commit once per turn.
    */
-  private write<T>(run: () => T): Promise<T> {
+  private write<T>(run: () => T, options?: { deferred?: boolean }): Promise<T> {
     const done = this.commits.write(() => {
       try {
         return run();
       } finally {
         this.ownWrites++;
       }
-    });
+    }, options);
     this.pending.add(done);
     const settled = () => this.pending.delete(done);
     done.then(settled, settled);
@@ -281,7 +281,7 @@ export class SqliteReadStore implements ReadStore {
       }
       this.applyAll(batch.changes, batch.erasing);
       this.writeCheckpoint(batch.projection, batch.position, batch.mode, batch.lastEventAt ?? cp?.last_event_at ?? null);
-    });
+    }, { deferred: batch.deferCommit === true });
   }
 
   async getCheckpoint(projection: string): Promise<Checkpoint | null> {

@@ -54,6 +54,70 @@ describe('group commit of SQLite writes (issue 27)', () => {
     db.close();
   });
 
+  it('deferred writes (a rebuild’s batches) share one transaction that other connections do not see until a write that is not deferred commits it', async () => {
+    const path = join(tempDir(), 'g.sqlite');
+    const db = open(path);
+    const other = open(path);
+    const commits = new SqliteGroupCommit(db);
+    const insert = db.prepare<[string, number]>('INSERT INTO t (k, v) VALUES (?, ?)');
+    const seen = () => other.prepare('SELECT count(*) FROM t').pluck().get();
+    await commits.write(() => insert.run('a', 1), { deferred: true });
+    await commits.write(() => insert.run('b', 1), { deferred: true });
+    // Answered, visible to this connection, not committed.
+    expect(db.prepare('SELECT count(*) FROM t').pluck().get()).toBe(2);
+    expect(seen()).toBe(0);
+    await commits.write(() => insert.run('c', 1));
+    expect(seen()).toBe(3);
+    other.close();
+    db.close();
+  });
+
+  it('deferred writes are committed after a bounded number of groups, and at close', async () => {
+    const path = join(tempDir(), 'g.sqlite');
+    const db = open(path);
+    const other = open(path);
+    const commits = new SqliteGroupCommit(db);
+    const insert = db.prepare<[string, number]>('INSERT INTO t (k, v) VALUES (?, ?)');
+    const seen = () => other.prepare('SELECT count(*) FROM t').pluck().get() as number;
+    let written = 0;
+    // Each awaited write is a group of its own: the transaction cannot stay open for ever.
+    while (seen() === 0) {
+      await commits.write(() => insert.run(`k-${written}`, 1), { deferred: true });
+      written++;
+      expect(written).toBeLessThan(100);
+    }
+    expect(written).toBeGreaterThan(1);
+    await commits.write(() => insert.run('last', 1), { deferred: true });
+    expect(seen()).toBe(written);
+    commits.close();
+    expect(seen()).toBe(written + 1);
+    other.close();
+    db.close();
+  });
+
+  it('a deferred write that fails leaves the deferred writes before it standing; one whose group SQLite rolls back takes the open transaction with it', async () => {
+    const path = join(tempDir(), 'g.sqlite');
+    const db = open(path);
+    const commits = new SqliteGroupCommit(db);
+    const insert = db.prepare<[string, number]>('INSERT INTO t (k, v) VALUES (?, ?)');
+    await commits.write(() => insert.run('a', 1), { deferred: true });
+    await expect(commits.write(() => insert.run('a', 2), { deferred: true })).rejects.toThrow(/UNIQUE/);
+    await commits.write(() => insert.run('b', 1));
+    expect(db.prepare('SELECT k FROM t ORDER BY k').pluck().all()).toEqual(['a', 'b']);
+    await commits.write(() => insert.run('c', 1), { deferred: true });
+    // ROLLBACK inside the group ends the whole transaction, as an I/O error does.
+    await expect(
+      commits.write(() => {
+        db.exec('ROLLBACK');
+        throw new Error('disk I/O error');
+      }, { deferred: true }),
+    ).rejects.toThrow(/I\/O/);
+    expect(db.inTransaction).toBe(false);
+    await commits.write(() => insert.run('d', 1));
+    expect(db.prepare('SELECT k FROM t ORDER BY k').pluck().all()).toEqual(['a', 'b', 'd']);
+    db.close();
+  });
+
   it('the work queue answers writes made together each on its own: a renewal refused for a lost lease does not undo the enqueues beside it', async () => {
     const queue = new SqliteWorkQueue({ path: join(tempDir(), 'jobs.sqlite') });
     await queue.enqueue({ kind: 'etl', key: 'first' }, 0);
