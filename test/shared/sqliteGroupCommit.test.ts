@@ -95,6 +95,24 @@ describe('group commit of SQLite writes (issue 27)', () => {
     db.close();
   });
 
+  it('deferred writes are committed once no write followed for a while, so a writer that stops does not hold the write lock', async () => {
+    const path = join(tempDir(), 'g.sqlite');
+    const db = open(path);
+    const other = open(path);
+    const commits = new SqliteGroupCommit(db, () => {}, 5);
+    const insert = db.prepare<[string, number]>('INSERT INTO t (k, v) VALUES (?, ?)');
+    await commits.write(() => insert.run('a', 1), { deferred: true });
+    for (let turns = 0; db.inTransaction; turns++) {
+      expect(turns).toBeLessThan(1000);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    expect(other.prepare('SELECT count(*) FROM t').pluck().get()).toBe(1);
+    other.exec('BEGIN IMMEDIATE');
+    other.exec('COMMIT');
+    other.close();
+    db.close();
+  });
+
   it('a deferred write that fails leaves the deferred writes before it standing; one whose group SQLite rolls back takes the open transaction with it', async () => {
     const path = join(tempDir(), 'g.sqlite');
     const db = open(path);
