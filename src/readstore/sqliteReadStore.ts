@@ -8,7 +8,7 @@ import { filterSql, keysetBranches, orderSql, whereSql, type KeysetBranch } from
 import type { Fence, LeaseStore } from './leases.js';
 import { checkFence, LEASES_DDL, SqliteLeases } from './sqliteLeases.js';
 import { columnValue, extendsShape, extensionSql, SqliteTable, tableName } from './sqliteTable.js';
-import { planFastUpdate, pushCounterParams } from './sqliteUpdatePlans.js';
+import { pushCounterParams, UpdatePlans } from './sqliteUpdatePlans.js';
 import type { RenderedPage, RenderTemplate } from './renderedRows.js';
 import { renderedPageOfDocs } from './renderedPage.js';
 import { CANNOT_RENDER, renderedPageSql } from './sqliteRender.js';
@@ -33,10 +33,8 @@ export class SqliteReadStore implements ReadStore {
   private readonly scrubber: SqliteScrub;
   private readonly stmtCache = new Map<string, Database.Statement>();
   private readonly tables = new Map<string, SqliteTable>();
-  /** Statement plans of update shapes (fastUpdate); null: that shape takes the slow path. */
-  private readonly plans = new Map<string, { sql: string } | null>();
-  /** The shape planOf answered last, and its plan. */
-  private lastShape: { t: SqliteTable; upsert: boolean; fields: readonly string[]; marks: readonly string[]; others: readonly (readonly string[] | undefined)[]; plan: { sql: string } | null } | null = null;
+  /** Statement plans of update shapes (fastUpdate). */
+  private readonly plans = new UpdatePlans(STATEMENT_CACHE);
   private readonly commits: SqliteGroupCommit;
   /** Writes asked for and not yet answered: close lets them finish first. */
   private readonly pending = new Set<Promise<unknown>>();
@@ -135,7 +133,6 @@ export class SqliteReadStore implements ReadStore {
     if (reshaped.length || extended) {
       this.stmtCache.clear();
       this.plans.clear();
-      this.lastShape = null;
     }
     return reshaped;
   }
@@ -150,7 +147,6 @@ export class SqliteReadStore implements ReadStore {
     });
     this.stmtCache.clear();
     this.plans.clear();
-    this.lastShape = null;
   }
 
   async get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null> {
@@ -375,7 +371,7 @@ export class SqliteReadStore implements ReadStore {
     if (c.unset?.length) return false;
     const set = c.set ?? {};
     const setFields = Object.keys(set);
-    const plan = this.planOf(t, c, set, setFields);
+    const plan = this.plans.of(t, c, set, setFields);
     if (!plan) return false;
     if (!c.upsert) {
       if (!plan.sql) return true;
@@ -398,35 +394,6 @@ export class SqliteReadStore implements ReadStore {
     pushCounterParams(c, params);
     this.stmt(plan.sql).run(...params);
     return true;
-  }
-
-  /**
-   * The plan of an update's shape. Consecutive updates mostly share one (a batch's record
-   * upserts): the shape last planned is compared field by field first, which spares writing and
-   * hashing its text for every row (4 µs a record upsert; BENCHMARKS.md, issue 38, h12/rebuild).
-   */
-  private planOf(t: SqliteTable, c: UpdateChange, set: Readonly<Record<string, unknown>>, setFields: readonly string[]): { sql: string } | null {
-    const last = this.lastShape;
-    const others = [c.inc, c.min, c.max, c.setOnInsert];
-    if (last && last.t === t && last.upsert === !!c.upsert && last.fields.length === setFields.length && others.every((o, i) => sameKeys(o, last.others[i]))) {
-      let same = true;
-      for (let i = 0; same && i < setFields.length; i++) same = setFields[i] === last.fields[i] && fieldMark(t, setFields[i]!, set[setFields[i]!]) === last.marks[i];
-      if (same) return last.plan;
-    }
-    const marks = setFields.map((f) => fieldMark(t, f, set[f]));
-    let shape = `${c.upsert ? 'u' : 'n'}|${t.spec.name}|`;
-    setFields.forEach((f, i) => (shape += `${f}${marks[i]},`));
-    others.forEach((o, i) => {
-      if (o) shape += `|${'ilho'[i]}${Object.keys(o).join(',')}`;
-    });
-    let plan = this.plans.get(shape);
-    if (plan === undefined) {
-      plan = planFastUpdate(t, c);
-      if (this.plans.size > STATEMENT_CACHE) this.plans.clear();
-      this.plans.set(shape, plan);
-    }
-    this.lastShape = { t, upsert: !!c.upsert, fields: setFields, marks, others: others.map((o) => (o ? Object.keys(o) : undefined)), plan };
-    return plan;
   }
 
   /** The shape of a collection: declared in this process, or as the process that created it declared it. */
@@ -462,16 +429,4 @@ export class SqliteReadStore implements ReadStore {
     }
     return s;
   }
-}
-
-/** How an update's plan treats a set field: absent (undefined), in its column alone, or (also) in `doc`. */
-function fieldMark(t: SqliteTable, f: string, v: unknown): string {
-  return v === undefined ? '_' : t.isColumn(f) && t.holdsAll(f, v) ? '=' : '~';
-}
-
-/** Whether `o` is absent where `keys` is, or has exactly those fields in that order. */
-function sameKeys(o: Readonly<Record<string, unknown>> | undefined, keys: readonly string[] | undefined): boolean {
-  if (!o || !keys) return !o && !keys;
-  const mine = Object.keys(o);
-  return mine.length === keys.length && mine.every((k, i) => k === keys[i]);
 }

@@ -127,7 +127,7 @@ export class SqliteTable {
    * `encode({ _id: id, ...layers[0], ...layers[1], … })` without building that document: each
    * field in the place the spread would give it, with the value of the last layer that has it.
    * An upsert's row is its `setOnInsert` and `set` merged so; spreading a record's ~27 fields into
-   * a new object cost 6 µs a row, a tenth of a rebuild's CPU (BENCHMARKS.md, issue 38, h12/rebuild).
+   * a new object cost 6 µs a row, a tenth of a rebuild's CPU (docs/rebuild.md).
    */
   encodeMerged(id: unknown, layers: readonly (Readonly<Record<string, unknown>> | undefined)[]): unknown[] {
     const values: unknown[] = new Array(this.columns.length + 2).fill(null);

@@ -50,7 +50,7 @@ export class SqliteGroupCommit {
    * transaction open for the next groups, committed with the next write that is not deferred, after
    * MAX_DEFERRED_GROUPS groups, once no write came for DEFERRED_IDLE_MS, or at close. For writes that a crash redoes from the start anyway
    * (a rebuild's batches): each commit rewrites every page its transaction touched, and a rebuild's
-   * random record keys touch most of their index in every batch (BENCHMARKS.md, issue 38, h12/rebuild).
+   * random record keys touch most of their index in every batch (docs/rebuild.md).
    * A deferred write's effects are lost with its transaction when a later write of the same
    * transaction fails so that SQLite rolls it all back (I/O, full disk).
    */
