@@ -15,6 +15,17 @@ function open(path: string): Database.Database {
   return db;
 }
 
+/** A group commit on one connection to a new file, and another connection to watch what it committed. */
+function twoConnections(deferredIdleMs?: number) {
+  const path = join(tempDir(), 'g.sqlite');
+  const db = open(path);
+  const other = open(path);
+  const commits = new SqliteGroupCommit(db, () => {}, deferredIdleMs);
+  const insert = db.prepare<[string, number]>('INSERT INTO t (k, v) VALUES (?, ?)');
+  const seen = () => other.prepare('SELECT count(*) FROM t').pluck().get() as number;
+  return { db, other, commits, insert, seen };
+}
+
 describe('group commit of SQLite writes (issue 27)', () => {
   it('writes asked for in one turn commit as one group, in order, each seeing the ones before; a failing one leaves the others standing', async () => {
     const db = open(join(tempDir(), 'g.sqlite'));
@@ -55,12 +66,7 @@ describe('group commit of SQLite writes (issue 27)', () => {
   });
 
   it('deferred writes (a rebuild’s batches) share one transaction that other connections do not see until a write that is not deferred commits it', async () => {
-    const path = join(tempDir(), 'g.sqlite');
-    const db = open(path);
-    const other = open(path);
-    const commits = new SqliteGroupCommit(db);
-    const insert = db.prepare<[string, number]>('INSERT INTO t (k, v) VALUES (?, ?)');
-    const seen = () => other.prepare('SELECT count(*) FROM t').pluck().get();
+    const { db, other, commits, insert, seen } = twoConnections();
     await commits.write(() => insert.run('a', 1), { deferred: true });
     await commits.write(() => insert.run('b', 1), { deferred: true });
     // Answered, visible to this connection, not committed.
@@ -73,12 +79,7 @@ describe('group commit of SQLite writes (issue 27)', () => {
   });
 
   it('deferred writes are committed after a bounded number of groups, and at close', async () => {
-    const path = join(tempDir(), 'g.sqlite');
-    const db = open(path);
-    const other = open(path);
-    const commits = new SqliteGroupCommit(db);
-    const insert = db.prepare<[string, number]>('INSERT INTO t (k, v) VALUES (?, ?)');
-    const seen = () => other.prepare('SELECT count(*) FROM t').pluck().get() as number;
+    const { db, other, commits, insert, seen } = twoConnections();
     let written = 0;
     // Each awaited write is a group of its own: the transaction cannot stay open for ever.
     while (seen() === 0) {
@@ -96,17 +97,13 @@ describe('group commit of SQLite writes (issue 27)', () => {
   });
 
   it('deferred writes are committed once no write followed for a while, so a writer that stops does not hold the write lock', async () => {
-    const path = join(tempDir(), 'g.sqlite');
-    const db = open(path);
-    const other = open(path);
-    const commits = new SqliteGroupCommit(db, () => {}, 5);
-    const insert = db.prepare<[string, number]>('INSERT INTO t (k, v) VALUES (?, ?)');
+    const { db, other, commits, insert, seen } = twoConnections(5);
     await commits.write(() => insert.run('a', 1), { deferred: true });
     for (let turns = 0; db.inTransaction; turns++) {
       expect(turns).toBeLessThan(1000);
       await new Promise((r) => setTimeout(r, 2));
     }
-    expect(other.prepare('SELECT count(*) FROM t').pluck().get()).toBe(1);
+    expect(seen()).toBe(1);
     other.exec('BEGIN IMMEDIATE');
     other.exec('COMMIT');
     other.close();
