@@ -47,12 +47,13 @@ export class SqliteGroupCommit {
   /**
    * Runs `body` in the next group's transaction; resolves with its value once that group is
    * durable. `deferred`: resolves once it ran, and a group of deferred writes alone leaves its
-   * transaction open for the next groups, committed with the next write that is not deferred, after
-   * MAX_DEFERRED_GROUPS groups, once no write came for DEFERRED_IDLE_MS, or at close. For writes that a crash redoes from the start anyway
-   * (a rebuild's batches): each commit rewrites every page its transaction touched, and a rebuild's
-   * random record keys touch most of their index in every batch (docs/rebuild.md).
-   * A deferred write's effects are lost with its transaction when a later write of the same
-   * transaction fails so that SQLite rolls it all back (I/O, full disk).
+   * transaction open for the next groups, committed with the next write that is not deferred,
+   * after MAX_DEFERRED_GROUPS groups, once no write came for DEFERRED_IDLE_MS, or at close. For
+   * writes that a crash redoes from the start anyway (a rebuild's batches): each commit rewrites
+   * every page its transaction touched, and a rebuild's random record keys touch most of their
+   * index in every batch (docs/rebuild.md). A deferred write's effects are lost with its
+   * transaction when a later write of the same transaction fails so that SQLite rolls it all back
+   * (I/O, full disk).
    */
   write<T>(body: () => T, options: { deferred?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
