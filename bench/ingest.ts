@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- ingest [--lines=1000000] [--parts=10] [--keep]`: N device-a (HealthKit) lines —
+ * `npm run bench -- ingest [--lines=1000000] [--parts=10] [--keep] [--rebuild-of=DATA_DIR]`: N device-a (HealthKit) lines —
  * heart rate from two sources and steps — uploaded as `parts` gzip uploads to the service
  * started as `npm start` starts it, timed from the first request to every record queryable.
  *
@@ -12,7 +12,8 @@
  *   requested every 100 ms during the whole ingest;
  * - bytes per sample in DATA_DIR, by file (raw payloads, events, read models), and peak RSS;
  * - `npm run cli -- projections rebuild` of the read models afterwards, timed (wall and CPU), and
- *   the digest of every read model before and after it (a rebuild must equal the live state).
+ *   the digest of every read model before and after it (a rebuild must equal the live state);
+ *   `--rebuild-of=DATA_DIR` runs only that, on a DATA_DIR a run kept (rebuilt in place).
  */
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -135,6 +136,13 @@ export default async function main(args: string[]) {
   const n = arg('lines', 1_000_000);
   const parts = arg('parts', 10);
   const keep = args.includes('--keep');
+  const kept = args.find((a) => a.startsWith('--rebuild-of='))?.slice('--rebuild-of='.length);
+  if (kept) {
+    // The rebuild alone, on a DATA_DIR an earlier run kept (--keep): rebuilt in place.
+    console.log(`machine: ${machine()}`);
+    printRebuild(await rebuildAndCompare(kept));
+    return;
+  }
   const dir = mkdtempSync(join(tmpdir(), 'wellstream-bench-ingest-'));
   try {
     console.log(`machine: ${machine()}`);
@@ -155,7 +163,6 @@ export default async function main(args: string[]) {
 
     const svcDir = join(dir, 'svc');
     const svc = await startService(svcDir);
-    let rebuildS = 0;
     let cpuUsPerRecord: number | null = null;
     const stages: Record<string, number> = {};
     const latencies: number[] = [];
@@ -233,27 +240,7 @@ export default async function main(args: string[]) {
     for (const f of files) byGroup.set(group(f.path), (byGroup.get(group(f.path)) ?? 0) + f.bytes);
     const total = files.reduce((s, f) => s + f.bytes, 0);
 
-    // The read models as the live projectors left them, then rebuilt from the events: equal, document by document.
-    const digestOf = async () => {
-      const ctx = await createContext(loadConfig({ DATA_DIR: svcDir, LOG_LEVEL: 'warn' } as NodeJS.ProcessEnv), { log: createLogger('warn'), runBackground: 'none' });
-      try {
-        return await readModelDigest(ctx.readStore);
-      } finally {
-        await ctx.close();
-      }
-    };
-    const live = await digestOf();
-    const c0 = childrenCpuMs();
-    const t1 = performance.now();
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'projections', 'rebuild'], {
-      env: { ...process.env, DATA_DIR: svcDir, LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
-    rebuildS = (performance.now() - t1) / 1000;
-    const c1 = childrenCpuMs();
-    if (run.status !== 0) throw new Error(`rebuild exited ${run.status}`);
-    const rebuilt = await digestOf();
-
+    const rebuild = await rebuildAndCompare(svcDir);
     const rawMs = rawInserts(dir, lines, userId!);
     const raw1Ms = rawSingleIndex(dir, lines, userId!);
     const s = (ms: number) => (ms / 1000).toFixed(1);
@@ -272,12 +259,42 @@ export default async function main(args: string[]) {
     console.log(`peak resident memory of the service: ${(runtime!.max_rss_bytes / 2 ** 20).toFixed(0)} MiB`);
     console.log(`\nDATA_DIR: ${(total / 2 ** 20).toFixed(0)} MiB = **${Math.round(total / n)} bytes per sample**`);
     for (const [g, b] of [...byGroup].sort((a, b) => b[1] - a[1])) console.log(`- ${g}: ${Math.round(b / n)} B/sample (${(b / 2 ** 20).toFixed(0)} MiB)`);
-    console.log(`\nrebuild of every read model (npm run cli -- projections rebuild): ${rebuildS.toFixed(1)} s${c0 !== null && c1 !== null ? `, ${((c1 - c0) / 1000).toFixed(1)} s of CPU` : ''}`);
-    console.log(`live state:    ${live.hash} (${live.docs} documents)`);
-    console.log(`rebuilt state: ${rebuilt.hash} (${rebuilt.docs} documents): ${live.hash === rebuilt.hash ? 'IDENTICAL' : 'DIFFERENT'}`);
-    if (live.hash !== rebuilt.hash) process.exitCode = 1;
+    printRebuild(rebuild);
     if (keep) console.log(`\nkept: ${svcDir}`);
   } finally {
     if (!keep) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+type RebuildRun = { seconds: number; cpuSeconds: number | null; live: { hash: string; docs: number }; rebuilt: { hash: string; docs: number } };
+
+/** The read models as the live projectors left them, then rebuilt from the events by the CLI, digested before and after. */
+async function rebuildAndCompare(svcDir: string): Promise<RebuildRun> {
+  const digestOf = async () => {
+    const ctx = await createContext(loadConfig({ DATA_DIR: svcDir, LOG_LEVEL: 'warn' } as NodeJS.ProcessEnv), { log: createLogger('warn'), runBackground: 'none' });
+    try {
+      return await readModelDigest(ctx.readStore);
+    } finally {
+      await ctx.close();
+    }
+  };
+  const live = await digestOf();
+  const c0 = childrenCpuMs();
+  const t1 = performance.now();
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'projections', 'rebuild'], {
+    env: { ...process.env, DATA_DIR: svcDir, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const seconds = (performance.now() - t1) / 1000;
+  const c1 = childrenCpuMs();
+  if (run.status !== 0) throw new Error(`rebuild exited ${run.status}`);
+  return { seconds, cpuSeconds: c0 !== null && c1 !== null ? (c1 - c0) / 1000 : null, live, rebuilt: await digestOf() };
+}
+
+/** Equal, document by document, or the run fails. */
+function printRebuild({ seconds, cpuSeconds, live, rebuilt }: RebuildRun): void {
+  console.log(`\nrebuild of every read model (npm run cli -- projections rebuild): ${seconds.toFixed(1)} s${cpuSeconds !== null ? `, ${cpuSeconds.toFixed(1)} s of CPU` : ''}`);
+  console.log(`live state:    ${live.hash} (${live.docs} documents)`);
+  console.log(`rebuilt state: ${rebuilt.hash} (${rebuilt.docs} documents): ${live.hash === rebuilt.hash ? 'IDENTICAL' : 'DIFFERENT'}`);
+  if (live.hash !== rebuilt.hash) process.exitCode = 1;
 }

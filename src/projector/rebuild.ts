@@ -83,7 +83,7 @@ export async function rebuildOne(
       changes.push(resolvedChange(letter, 'applied_by_rebuild', now, letter.position));
     }
     const erasing = candidates.slice(0, n).some(isErasureEvent);
-    await readStore.applyBatch({ projection: p.name, expectedPosition: position, position: last.globalPosition, mode: 'rebuilding', lastEventAt: last.createdAt.toISOString(), changes, erasing });
+    await readStore.applyBatch({ projection: p.name, expectedPosition: position, position: last.globalPosition, mode: 'rebuilding', lastEventAt: last.createdAt.toISOString(), changes, erasing, deferCommit: true });
     position = last.globalPosition;
     return n;
   };

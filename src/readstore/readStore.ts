@@ -142,6 +142,12 @@ export type ApplyBatch = {
    * docs/erasure.md "Physical deletion"; MongoDB has nothing to note).
    */
   erasing?: boolean;
+  /**
+   * The batch need not be durable when it is answered: a rebuild's, which a crash starts again
+   * from the first event. The embedded store commits several such batches in one transaction
+   * (SqliteGroupCommit); MongoDB writes each as it comes.
+   */
+  deferCommit?: boolean;
 };
 
 /** Grouped counts and sums, computed where the data is (coverage reports, statistics). */

@@ -8,7 +8,7 @@ import { filterSql, keysetBranches, orderSql, whereSql, type KeysetBranch } from
 import type { Fence, LeaseStore } from './leases.js';
 import { checkFence, LEASES_DDL, SqliteLeases } from './sqliteLeases.js';
 import { columnValue, extendsShape, extensionSql, SqliteTable, tableName } from './sqliteTable.js';
-import { planFastUpdate, pushCounterParams } from './sqliteUpdatePlans.js';
+import { pushCounterParams, UpdatePlans } from './sqliteUpdatePlans.js';
 import type { RenderedPage, RenderTemplate } from './renderedRows.js';
 import { renderedPageOfDocs } from './renderedPage.js';
 import { CANNOT_RENDER, renderedPageSql } from './sqliteRender.js';
@@ -33,8 +33,8 @@ export class SqliteReadStore implements ReadStore {
   private readonly scrubber: SqliteScrub;
   private readonly stmtCache = new Map<string, Database.Statement>();
   private readonly tables = new Map<string, SqliteTable>();
-  /** Statement plans of update shapes (fastUpdate); null: that shape takes the slow path. */
-  private readonly plans = new Map<string, { sql: string } | null>();
+  /** Statement plans of update shapes (fastUpdate). */
+  private readonly plans = new UpdatePlans(STATEMENT_CACHE);
   private readonly commits: SqliteGroupCommit;
   /** Writes asked for and not yet answered: close lets them finish first. */
   private readonly pending = new Set<Promise<unknown>>();
@@ -78,14 +78,14 @@ export class SqliteReadStore implements ReadStore {
    * error undoes its own changes and checkpoint only, and each caller is answered after the commit.
    * The dozen projections of a thread, woken together by the shared tail, so commit once per turn.
    */
-  private write<T>(run: () => T): Promise<T> {
+  private write<T>(run: () => T, options?: { deferred?: boolean }): Promise<T> {
     const done = this.commits.write(() => {
       try {
         return run();
       } finally {
         this.ownWrites++;
       }
-    });
+    }, options);
     this.pending.add(done);
     const settled = () => this.pending.delete(done);
     done.then(settled, settled);
@@ -277,7 +277,7 @@ export class SqliteReadStore implements ReadStore {
       }
       this.applyAll(batch.changes, batch.erasing);
       this.writeCheckpoint(batch.projection, batch.position, batch.mode, batch.lastEventAt ?? cp?.last_event_at ?? null);
-    });
+    }, { deferred: batch.deferCommit === true });
   }
 
   async getCheckpoint(projection: string): Promise<Checkpoint | null> {
@@ -371,20 +371,7 @@ export class SqliteReadStore implements ReadStore {
     if (c.unset?.length) return false;
     const set = c.set ?? {};
     const setFields = Object.keys(set);
-    let shape = `${c.upsert ? 'u' : 'n'}|${t.spec.name}|`;
-    for (const f of setFields) {
-      const v = set[f];
-      shape += `${f}${v === undefined ? '_' : t.isColumn(f) && t.holdsAll(f, v) ? '=' : '~'},`;
-    }
-    for (const [tag, o] of [['i', c.inc], ['l', c.min], ['h', c.max], ['o', c.setOnInsert]] as const) {
-      if (o) shape += `|${tag}${Object.keys(o).join(',')}`;
-    }
-    let plan = this.plans.get(shape);
-    if (plan === undefined) {
-      plan = planFastUpdate(t, c);
-      if (this.plans.size > STATEMENT_CACHE) this.plans.clear();
-      this.plans.set(shape, plan);
-    }
+    const plan = this.plans.of(t, c, set, setFields);
     if (!plan) return false;
     if (!c.upsert) {
       if (!plan.sql) return true;
@@ -403,8 +390,7 @@ export class SqliteReadStore implements ReadStore {
     }
     // The document as inserted when new (what applyUpdate(null, c) gives, for top-level fields);
     // on conflict the set fields are taken from it (`excluded`), so only counters bind again.
-    const doc: Doc = { _id: c.id, ...c.setOnInsert, ...set, ...c.inc, ...c.min, ...c.max };
-    const params = t.encode(doc);
+    const params = t.encodeMerged(c.id, [c.setOnInsert, set, c.inc, c.min, c.max]);
     pushCounterParams(c, params);
     this.stmt(plan.sql).run(...params);
     return true;

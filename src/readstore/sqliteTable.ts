@@ -117,15 +117,46 @@ export class SqliteTable {
     const keys = Object.keys(doc);
     for (let k = 0; k < keys.length; k++) {
       const f = keys[k]!;
-      if (f === '_id') continue;
-      const v = doc[f];
-      const i = this.columnIndex.get(f);
-      if (i !== undefined) values[i + 1] = columnValue(v);
-      else if (v instanceof Uint8Array) throw new Error(`collection ${this.spec.name}: bytes in ${f}, which is not a declared column (the JSON column cannot hold them)`);
-      if (v !== undefined && (i === undefined || !this.holdsAll(f, v))) rest[f] = v;
+      if (f !== '_id') this.encodeField(values, rest, f, doc[f]);
     }
     values[values.length - 1] = JSON.stringify(rest);
     return values;
+  }
+
+  /**
+   * `encode({ _id: id, ...layers[0], ...layers[1], … })` without building that document: each
+   * field in the place the spread would give it, with the value of the last layer that has it.
+   * An upsert's row is its `setOnInsert` and `set` merged so; spreading a record's ~27 fields into
+   * a new object cost 6 µs a row, a tenth of a rebuild's CPU (docs/rebuild.md).
+   */
+  encodeMerged(id: unknown, layers: readonly (Readonly<Record<string, unknown>> | undefined)[]): unknown[] {
+    const values: unknown[] = new Array(this.columns.length + 2).fill(null);
+    values[0] = id;
+    const rest: Record<string, unknown> = {};
+    for (let l = 0; l < layers.length; l++) {
+      const layer = layers[l];
+      if (!layer) continue;
+      const keys = Object.keys(layer);
+      for (let k = 0; k < keys.length; k++) {
+        const f = keys[k]!;
+        // Placed already by an earlier layer that has it.
+        if (l > 0 && lastLayerWith(layers, f, 0, l) !== -1) continue;
+        const last = lastLayerWith(layers, f, l + 1, layers.length);
+        const v = last === -1 ? layer[f] : layers[last]![f];
+        if (f === '_id') values[0] = v;
+        else this.encodeField(values, rest, f, v);
+      }
+    }
+    values[values.length - 1] = JSON.stringify(rest);
+    return values;
+  }
+
+  /** One field into its column, and into the rest of the document unless the column alone holds it. */
+  private encodeField(values: unknown[], rest: Record<string, unknown>, f: string, v: unknown): void {
+    const i = this.columnIndex.get(f);
+    if (i !== undefined) values[i + 1] = columnValue(v);
+    else if (v instanceof Uint8Array) throw new Error(`collection ${this.spec.name}: bytes in ${f}, which is not a declared column (the JSON column cannot hold them)`);
+    if (v !== undefined && (i === undefined || !this.holdsAll(f, v))) rest[f] = v;
   }
 
   /** The document of a row read with `selectList` (raw mode: values in column order). */
@@ -183,6 +214,15 @@ export class SqliteTable {
     if (this.booleanSet.has(field)) return typeof v === 'boolean' || typeof v === 'string';
     return columnHoldsAll(v);
   }
+}
+
+/** The last of `layers[from..to)` that has `f` as its own field, or -1. */
+function lastLayerWith(layers: readonly (Readonly<Record<string, unknown>> | undefined)[], f: string, from: number, to: number): number {
+  for (let l = to - 1; l >= from; l--) {
+    const layer = layers[l];
+    if (layer !== undefined && Object.hasOwn(layer, f)) return l;
+  }
+  return -1;
 }
 
 export function tableName(collection: string): string {

@@ -63,3 +63,62 @@ export function pushCounterParams(c: UpdateChange, params: unknown[]): void {
   if (c.min) for (const v of Object.values(c.min)) params.push(v, v);
   if (c.max) for (const v of Object.values(c.max)) params.push(v, v);
 }
+
+/** Null: that shape takes the read-modify-write path. */
+type Plan = { sql: string } | null;
+
+/** The plans of the update shapes a store has met (SqliteReadStore.fastUpdate), at most `limit` of them at a time. */
+export class UpdatePlans {
+  private readonly plans = new Map<string, Plan>();
+  /** The shape `of` answered last, and its plan. */
+  private last: { t: SqliteTable; upsert: boolean; fields: readonly string[]; marks: readonly string[]; others: readonly (readonly string[] | undefined)[]; plan: Plan } | null = null;
+
+  constructor(private readonly limit: number) {}
+
+  /** Forgets every plan (the tables' shapes changed). */
+  clear(): void {
+    this.plans.clear();
+    this.last = null;
+  }
+
+  /**
+   * The plan of an update's shape. Consecutive updates mostly share one (a batch's record
+   * upserts): the shape last planned is compared field by field first, which spares writing and
+   * hashing its text for every row (4 µs a record upsert; docs/rebuild.md).
+   */
+  of(t: SqliteTable, c: UpdateChange, set: Readonly<Record<string, unknown>>, setFields: readonly string[]): { sql: string } | null {
+    const last = this.last;
+    const others = [c.inc, c.min, c.max, c.setOnInsert];
+    if (last && last.t === t && last.upsert === !!c.upsert && last.fields.length === setFields.length && others.every((o, i) => sameKeys(o, last.others[i]))) {
+      let same = true;
+      for (let i = 0; same && i < setFields.length; i++) same = setFields[i] === last.fields[i] && fieldMark(t, setFields[i]!, set[setFields[i]!]) === last.marks[i];
+      if (same) return last.plan;
+    }
+    const marks = setFields.map((f) => fieldMark(t, f, set[f]));
+    let shape = `${c.upsert ? 'u' : 'n'}|${t.spec.name}|`;
+    setFields.forEach((f, i) => (shape += `${f}${marks[i]},`));
+    others.forEach((o, i) => {
+      if (o) shape += `|${'ilho'[i]}${Object.keys(o).join(',')}`;
+    });
+    let plan = this.plans.get(shape);
+    if (plan === undefined) {
+      plan = planFastUpdate(t, c);
+      if (this.plans.size > this.limit) this.plans.clear();
+      this.plans.set(shape, plan);
+    }
+    this.last = { t, upsert: !!c.upsert, fields: setFields, marks, others: others.map((o) => (o ? Object.keys(o) : undefined)), plan };
+    return plan;
+  }
+}
+
+/** How an update's plan treats a set field: absent (undefined), in its column alone, or (also) in `doc`. */
+function fieldMark(t: SqliteTable, f: string, v: unknown): string {
+  return v === undefined ? '_' : t.isColumn(f) && t.holdsAll(f, v) ? '=' : '~';
+}
+
+/** Whether `o` is absent where `keys` is, or has exactly those fields in that order. */
+function sameKeys(o: Readonly<Record<string, unknown>> | undefined, keys: readonly string[] | undefined): boolean {
+  if (!o || !keys) return !o && !keys;
+  const mine = Object.keys(o);
+  return mine.length === keys.length && mine.every((k, i) => k === keys[i]);
+}

@@ -4,7 +4,20 @@ import { isBusy, nextPause } from './sqliteWriteLock.js';
 /** How long a queued write waits for another connection's write lock before it fails. */
 const BUSY_GIVE_UP_MS = 60_000;
 
-type Queued = { body: () => unknown; queuedAt: number; resolve: (value: unknown) => void; reject: (err: unknown) => void };
+/**
+ * Groups of deferred writes one transaction may hold before it commits: a rebuild's batches of
+ * ~20,000 changes, so about 160,000 changes and a couple of seconds of the write lock.
+ */
+const MAX_DEFERRED_GROUPS = 8;
+
+/**
+ * A transaction deferred writes left open is committed once no write was asked for this long,
+ * so that a writer that stops (a rebuild that failed in-process) does not hold the write lock
+ * from other connections. Longer than the gaps between a rebuild's batches (a few hundred ms).
+ */
+const DEFERRED_IDLE_MS = 2000;
+
+type Queued = { body: () => unknown; queuedAt: number; deferred: boolean; resolve: (value: unknown) => void; reject: (err: unknown) => void };
 
 /**
  * Group commit for one SQLite connection: writes asked for in the same turn of the event loop
@@ -19,25 +32,42 @@ export class SqliteGroupCommit {
   private queue: Queued[] = [];
   private busyPause = 0;
   private closed = false;
+  /** Groups run in the transaction left open for deferred writes (0: none is open). */
+  private deferredGroups = 0;
+  private lastWriteAt = 0;
+  private idleTimer: NodeJS.Timeout | null = null;
 
-  /** `onCommit` hears the values of a committed group's writes that succeeded, in order. */
+  /** `onCommit` hears the values of a committed group's writes that succeeded, in order (a group of deferred writes once it ran). */
   constructor(
     private readonly db: Database.Database,
     private readonly onCommit: (values: unknown[]) => void = () => {},
+    private readonly deferredIdleMs = DEFERRED_IDLE_MS,
   ) {}
 
-  /** Runs `body` in the next group's transaction; resolves with its value once that group is durable. */
-  write<T>(body: () => T): Promise<T> {
+  /**
+   * Runs `body` in the next group's transaction; resolves with its value once that group is
+   * durable. `deferred`: resolves once it ran, and a group of deferred writes alone leaves its
+   * transaction open for the next groups, committed with the next write that is not deferred,
+   * after MAX_DEFERRED_GROUPS groups, once no write came for DEFERRED_IDLE_MS, or at close. For
+   * writes that a crash redoes from the start anyway (a rebuild's batches): each commit rewrites
+   * every page its transaction touched, and a rebuild's random record keys touch most of their
+   * index in every batch (docs/rebuild.md). A deferred write's effects are lost with its
+   * transaction when a later write of the same transaction fails so that SQLite rolls it all back
+   * (I/O, full disk).
+   */
+  write<T>(body: () => T, options: { deferred?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.closed) return reject(new Error('the database is closed'));
-      this.queue.push({ body, queuedAt: Date.now(), resolve: resolve as (v: unknown) => void, reject });
+      this.lastWriteAt = Date.now();
+      this.queue.push({ body, queuedAt: this.lastWriteAt, deferred: options.deferred === true, resolve: resolve as (v: unknown) => void, reject });
       if (this.queue.length === 1) setImmediate(() => this.commit());
     });
   }
 
-  /** Refuses writes from now on and fails those still waiting. */
+  /** Refuses writes from now on, fails those still waiting, and commits deferred writes. */
   close(): void {
     this.closed = true;
+    this.endDeferred();
     const group = this.queue;
     this.queue = [];
     for (const w of group) w.reject(new Error('the database is closed'));
@@ -48,7 +78,10 @@ export class SqliteGroupCommit {
     this.queue = [];
     if (group.length === 0) return;
     const outcomes: ({ ok: unknown } | { err: unknown })[] = [];
+    const defer = group.every((w) => w.deferred) && this.deferredGroups < MAX_DEFERRED_GROUPS;
     try {
+      // Within a transaction left open, better-sqlite3 runs this one as a savepoint.
+      if (defer && !this.db.inTransaction) this.db.exec('BEGIN IMMEDIATE');
       this.db
         .transaction(() => {
           outcomes.length = 0;
@@ -64,7 +97,14 @@ export class SqliteGroupCommit {
           }
         })
         .immediate();
+      if (defer) {
+        this.deferredGroups++;
+        this.commitWhenIdle();
+      } else this.endDeferred();
     } catch (err) {
+      // A transaction still open here is the one deferred writes began: what it held goes with it.
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.deferredGroups = 0;
       if (isBusy(err) && !this.closed && Date.now() - group[0]!.queuedAt < BUSY_GIVE_UP_MS) {
         this.queue = [...group, ...this.queue];
         this.busyPause = nextPause(this.busyPause);
@@ -84,5 +124,35 @@ export class SqliteGroupCommit {
       } else w.reject(o.err);
     });
     this.onCommit(values);
+  }
+
+  /** Commits the transaction deferred writes left open, if any. */
+  private endDeferred(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+    if (this.deferredGroups === 0) return;
+    this.deferredGroups = 0;
+    if (this.db.inTransaction) this.db.exec('COMMIT');
+  }
+
+  private commitWhenIdle(): void {
+    if (this.idleTimer) return;
+    const check = () => {
+      this.idleTimer = null;
+      if (this.deferredGroups === 0 || this.closed) return;
+      const idleFor = Date.now() - this.lastWriteAt;
+      // A group is queued or was asked for lately: it commits or defers again itself.
+      if (this.queue.length > 0 || idleFor < this.deferredIdleMs) {
+        this.idleTimer = setTimeout(check, Math.max(1, this.deferredIdleMs - idleFor)).unref();
+        return;
+      }
+      try {
+        this.endDeferred();
+      } catch {
+        // The deferred writes are lost with their transaction, as in a crash; the writer's next batch finds its checkpoint where it was.
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      }
+    };
+    this.idleTimer = setTimeout(check, this.deferredIdleMs).unref();
   }
 }

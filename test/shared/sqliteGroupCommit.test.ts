@@ -15,6 +15,17 @@ function open(path: string): Database.Database {
   return db;
 }
 
+/** A group commit on one connection to a new file, and another connection to watch what it committed. */
+function twoConnections(deferredIdleMs?: number) {
+  const path = join(tempDir(), 'g.sqlite');
+  const db = open(path);
+  const other = open(path);
+  const commits = new SqliteGroupCommit(db, () => {}, deferredIdleMs);
+  const insert = db.prepare<[string, number]>('INSERT INTO t (k, v) VALUES (?, ?)');
+  const seen = () => other.prepare('SELECT count(*) FROM t').pluck().get() as number;
+  return { db, other, commits, insert, seen };
+}
+
 describe('group commit of SQLite writes (issue 27)', () => {
   it('writes asked for in one turn commit as one group, in order, each seeing the ones before; a failing one leaves the others standing', async () => {
     const db = open(join(tempDir(), 'g.sqlite'));
@@ -51,6 +62,74 @@ describe('group commit of SQLite writes (issue 27)', () => {
     await Promise.all(writes);
     expect(db.prepare('SELECT k FROM t ORDER BY k').pluck().all()).toEqual(['a', 'b']);
     other.close();
+    db.close();
+  });
+
+  it('deferred writes (a rebuild’s batches) share one transaction that other connections do not see until a write that is not deferred commits it', async () => {
+    const { db, other, commits, insert, seen } = twoConnections();
+    await commits.write(() => insert.run('a', 1), { deferred: true });
+    await commits.write(() => insert.run('b', 1), { deferred: true });
+    // Answered, visible to this connection, not committed.
+    expect(db.prepare('SELECT count(*) FROM t').pluck().get()).toBe(2);
+    expect(seen()).toBe(0);
+    await commits.write(() => insert.run('c', 1));
+    expect(seen()).toBe(3);
+    other.close();
+    db.close();
+  });
+
+  it('deferred writes are committed after a bounded number of groups, and at close', async () => {
+    const { db, other, commits, insert, seen } = twoConnections();
+    let written = 0;
+    // Each awaited write is a group of its own: the transaction cannot stay open for ever.
+    while (seen() === 0) {
+      await commits.write(() => insert.run(`k-${written}`, 1), { deferred: true });
+      written++;
+      expect(written).toBeLessThan(100);
+    }
+    expect(written).toBeGreaterThan(1);
+    await commits.write(() => insert.run('last', 1), { deferred: true });
+    expect(seen()).toBe(written);
+    commits.close();
+    expect(seen()).toBe(written + 1);
+    other.close();
+    db.close();
+  });
+
+  it('deferred writes are committed once no write followed for a while, so a writer that stops does not hold the write lock', async () => {
+    const { db, other, commits, insert, seen } = twoConnections(5);
+    await commits.write(() => insert.run('a', 1), { deferred: true });
+    for (let turns = 0; db.inTransaction; turns++) {
+      expect(turns).toBeLessThan(1000);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    expect(seen()).toBe(1);
+    other.exec('BEGIN IMMEDIATE');
+    other.exec('COMMIT');
+    other.close();
+    db.close();
+  });
+
+  it('a deferred write that fails leaves the deferred writes before it standing; one whose group SQLite rolls back takes the open transaction with it', async () => {
+    const path = join(tempDir(), 'g.sqlite');
+    const db = open(path);
+    const commits = new SqliteGroupCommit(db);
+    const insert = db.prepare<[string, number]>('INSERT INTO t (k, v) VALUES (?, ?)');
+    await commits.write(() => insert.run('a', 1), { deferred: true });
+    await expect(commits.write(() => insert.run('a', 2), { deferred: true })).rejects.toThrow(/UNIQUE/);
+    await commits.write(() => insert.run('b', 1));
+    expect(db.prepare('SELECT k FROM t ORDER BY k').pluck().all()).toEqual(['a', 'b']);
+    await commits.write(() => insert.run('c', 1), { deferred: true });
+    // ROLLBACK inside the group ends the whole transaction, as an I/O error does.
+    await expect(
+      commits.write(() => {
+        db.exec('ROLLBACK');
+        throw new Error('disk I/O error');
+      }, { deferred: true }),
+    ).rejects.toThrow(/I\/O/);
+    expect(db.inTransaction).toBe(false);
+    await commits.write(() => insert.run('d', 1));
+    expect(db.prepare('SELECT k FROM t ORDER BY k').pluck().all()).toEqual(['a', 'b', 'd']);
     db.close();
   });
 
