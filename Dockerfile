@@ -10,8 +10,9 @@ RUN npm run build && npm prune --omit=dev
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 DATA_DIR=/data
-# Two malloc arenas instead of one per thread, as `npm start` sets (docs/memory.md).
-ENV MALLOC_ARENA_MAX=2
+# Two malloc arenas instead of one per thread, and a fixed mmap threshold (freed large blocks go
+# back to the system), as `npm start` sets (docs/memory.md).
+ENV MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
