@@ -178,7 +178,7 @@ export class ReactorRuntime {
   }
 
   /** The handler; on its last attempt (with dead letters) the event is set aside instead. */
-  private async handleOne(r: Reactor, event: RecordedEvent, attempt: number): Promise<true> {
+  private async handleOne(r: Reactor, event: RecordedEvent, attempt: number): Promise<void> {
     try {
       await r.handle(event);
     } catch (err) {
@@ -187,7 +187,6 @@ export class ReactorRuntime {
       await this.deadLetter(r, event, err instanceof Error ? err.message : String(err));
       this.log?.error({ err, reactor: r.name, position: event.globalPosition, type: event.type }, 'reactor handler kept failing; event dead-lettered');
     }
-    return true;
   }
 
   /**
