@@ -75,6 +75,8 @@ export class DeliveryWorker {
   /** Aborted when the engine's lease is lost: attempts in flight stop and record nothing. */
   private cut = new AbortController();
   private readonly gate: RecordsReadableGate;
+  /** Told each delivery that leaves memory (answered's waits). */
+  private readonly untracked = new Set<(id: string) => void>();
 
   constructor(private readonly deps: WorkerDeps) {
     this.health = new EndpointHealth(deps);
@@ -121,6 +123,46 @@ export class DeliveryWorker {
     this.refillTimer = this.safetyTimer = null;
     await this.polling;
     await Promise.allSettled([...this.attempts]);
+  }
+
+  /**
+   * New deliveries whose rows are not stored yet (the dispatcher's batch, before it is stored):
+   * those that fit in memory are sent at once; answers the others, to be offered once their rows
+   * are stored (a refill from the store would not find them yet). An endpoint's deliveries are
+   * taken in order, up to the first that does not fit.
+   */
+  sendBeforeStored(docs: readonly DeliveryDoc[]): DeliveryDoc[] {
+    const later: DeliveryDoc[] = [];
+    const full = new Set<string>();
+    for (const d of docs) {
+      if (full.has(d.endpoint_id) || this.overflowing.has(d.endpoint_id) || !this.track(d)) {
+        full.add(d.endpoint_id);
+        later.push(d);
+      }
+    }
+    this.pump();
+    return later;
+  }
+
+  /**
+   * Resolves once none of the deliveries `ids` is in memory any more (each attempt ended and its
+   * outcome was handed to the writes, or it was parked), or after `answersWaitMs`, whichever comes first.
+   */
+  answered(ids: readonly string[]): Promise<void> {
+    const open = new Set(ids.filter((id) => this.tracked.has(id)));
+    if (open.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.untracked.delete(watch);
+        resolve();
+      };
+      const watch = (id: string) => {
+        if (open.delete(id) && open.size === 0) done();
+      };
+      const timer = setTimeout(done, this.deps.limits.answersWaitMs);
+      this.untracked.add(watch);
+    });
   }
 
   /** New deliveries, due now (the dispatcher's fast path). Those beyond the bound wait for a poll. */
@@ -177,6 +219,7 @@ export class DeliveryWorker {
 
   private untrack(d: DeliveryDoc): void {
     if (!this.tracked.delete(d._id)) return;
+    for (const watch of this.untracked) watch(d._id);
     const n = (this.trackedPer.get(d.endpoint_id) ?? 1) - 1;
     if (n <= 0) this.trackedPer.delete(d.endpoint_id);
     else this.trackedPer.set(d.endpoint_id, n);

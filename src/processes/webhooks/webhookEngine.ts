@@ -3,7 +3,7 @@ import type { Agent } from 'undici';
 import { disableWebhookEndpoint } from '../../../commands/webhooks/disableWebhookEndpoint.js';
 import type { EventStore } from '../../eventstore/eventStore.js';
 import type { ReadStore } from '../../readstore/readStore.js';
-import { webhookEngineCollections } from '../../webhooks/deliveryDocs.js';
+import { DELIVERIES, webhookEngineCollections } from '../../webhooks/deliveryDocs.js';
 import { DeliveryDispatcher, DISPATCHER_CHECKPOINT } from './deliveryDispatcher.js';
 import { LeaseKeeper, type LeaseSettings } from '../../projector/leaseKeeper.js';
 import { storedPosition } from '../../projector/storedPosition.js';
@@ -18,6 +18,7 @@ import { guardedAgent } from '../../shared/guardedAgent.js';
 import { PRIVATE_TARGETS_HINT } from '../../../commands/webhooks/webhookFields.js';
 import { RetrySchedule } from './retrySchedule.js';
 import type { WebhookSecrets } from '../../webhooks/secretSealing.js';
+
 
 export type WebhookEngineOptions = {
   eventStore: EventStore;
@@ -95,6 +96,14 @@ export class WebhookEngine {
       options.log,
       options.leases ? storedPosition(options.readStore, DISPATCHER_CHECKPOINT) : undefined,
     );
+    this.dispatcher.outbox = {
+      send: (deliveries) => {
+        this.writes.expect(DELIVERIES, deliveries.map((d) => d._id));
+        return this.worker.sendBeforeStored(deliveries);
+      },
+      answered: (ids) => this.worker.answered(ids),
+      store: (batch) => this.writes.store(batch),
+    };
     this.retention = new DeliveryRetention({ readStore: options.readStore, retentionMs: (options.retentionDays ?? 30) * DAY_MS, now, log: options.log });
   }
 
