@@ -19,7 +19,6 @@ import { PRIVATE_TARGETS_HINT } from '../../../commands/webhooks/webhookFields.j
 import { RetrySchedule } from './retrySchedule.js';
 import type { WebhookSecrets } from '../../webhooks/secretSealing.js';
 
-
 export type WebhookEngineOptions = {
   eventStore: EventStore;
   readStore: ReadStore;
