@@ -1,19 +1,14 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createWebhook } from '../../../commands/webhooks/createWebhook.js';
-import type { UserRegistered } from '../../../commands/users/user.js';
 import { SealingKeyring } from '../../../src/crypto/sealingKeys.js';
-import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
 import type { ApplyBatch, Change } from '../../../src/readstore/readStore.js';
-import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { DISPATCHER_CHECKPOINT } from '../../../src/processes/webhooks/deliveryDispatcher.js';
 import type { WorkerLimits } from '../../../src/processes/webhooks/deliveryLimits.js';
-import { WebhookEngine } from '../../../src/processes/webhooks/webhookEngine.js';
-import { DELIVERIES, type DeliveryDoc } from '../../../src/webhooks/deliveryDocs.js';
+import { DELIVERIES } from '../../../src/webhooks/deliveryDocs.js';
 import { WEBHOOK_SECRET_SEALING, WebhookSecrets } from '../../../src/webhooks/secretSealing.js';
 import { tempDir } from '../../support/tmp.js';
-import { eventually, Receiver } from '../../webhooks/receiver.js';
+import { eventually } from '../../webhooks/receiver.js';
+import { oneEndpointEngine } from './oneEndpointEngine.js';
 
 /**
  * docs/webhooks.md "What one delivery costs the store": the dispatcher sends a batch's deliveries
@@ -38,56 +33,38 @@ describe('a delivery answered before its batch is stored is written once, with i
    * found then).
    */
   async function start(limits: Partial<WorkerLimits>) {
-    const name = randomUUID();
-    const eventStore = new SqliteEventStore({ path: join(dir, `${name}-events.sqlite`), pollIntervalMs: 20 });
-    const readStore = new SqliteReadStore({ path: join(dir, `${name}-read.sqlite`) });
     const writes = new Map<string, Write[]>();
     const note = (via: Write['via'], changes: readonly Change[]) => {
       for (const c of changes) if (c.op === 'update' && c.collection === DELIVERIES) writes.set(c.id, [...(writes.get(c.id) ?? []), { via, change: c }]);
     };
     let failing: ((checkpoint: number) => void) | null = null;
-    const applyBatch = readStore.applyBatch.bind(readStore);
-    readStore.applyBatch = async (batch: ApplyBatch) => {
-      const creates = batch.changes.some((c) => c.op === 'update' && c.collection === DELIVERIES && c.upsert);
-      if (failing && batch.projection === DISPATCHER_CHECKPOINT && creates) {
-        const fail = failing;
-        failing = null;
-        fail((await readStore.getCheckpoint(DISPATCHER_CHECKPOINT))?.position ?? 0);
-        throw new Error('read store failed');
-      }
-      await applyBatch(batch);
-      note('batch', batch.changes);
-    };
-    const applyChanges = readStore.applyChanges.bind(readStore);
-    readStore.applyChanges = async (changes, options) => {
-      await applyChanges(changes, options);
-      note('changes', changes);
-    };
-    const r = await Receiver.start();
-    const engine = new WebhookEngine({ eventStore, readStore, secrets, allowPrivateTargets: true, limits });
-    await engine.start();
-    closing.push(async () => {
-      r.dropHanging();
-      await engine.stop();
-      await eventStore.close();
-      await readStore.close();
-      await r.close();
+    const engine = await oneEndpointEngine({
+      dir,
+      secrets,
+      limits,
+      watch: (readStore) => {
+        const applyBatch = readStore.applyBatch.bind(readStore);
+        readStore.applyBatch = async (batch: ApplyBatch) => {
+          const creates = batch.changes.some((c) => c.op === 'update' && c.collection === DELIVERIES && c.upsert);
+          if (failing && batch.projection === DISPATCHER_CHECKPOINT && creates) {
+            const fail = failing;
+            failing = null;
+            fail((await readStore.getCheckpoint(DISPATCHER_CHECKPOINT))?.position ?? 0);
+            throw new Error('read store failed');
+          }
+          await applyBatch(batch);
+          note('batch', batch.changes);
+        };
+        const applyChanges = readStore.applyChanges.bind(readStore);
+        readStore.applyChanges = async (changes, options) => {
+          await applyChanges(changes, options);
+          note('changes', changes);
+        };
+      },
     });
-    const tenantId = randomUUID();
-    const endpointId = randomUUID();
-    const made = await createWebhook(eventStore, secrets, { tenantId, endpointId, url: r.url('/hook'), eventTypes: ['user.created'], at: new Date().toISOString(), by: 'test' }, { allowPrivateTargets: true });
-    r.trust('/hook', made.secret);
-    const register = async (n: number) => {
-      const events: UserRegistered[] = Array.from({ length: n }, (_, i) => ({
-        type: 'user.registered',
-        data: { user_id: randomUUID(), tenant_id: tenantId, external_ref: `u${i}`, created_at: new Date().toISOString() },
-      }));
-      await eventStore.appendToStream(`users-${randomUUID()}`, events);
-      return eventStore.headPosition();
-    };
-    const stored = () => readStore.find<DeliveryDoc>(DELIVERIES, { filter: { endpoint_id: endpointId } });
+    closing.push(engine.close);
     const failNextBatch = () => new Promise<number>((resolve) => (failing = resolve));
-    return { r, writes, register, stored, failNextBatch };
+    return { ...engine, writes, failNextBatch };
   }
 
   it('answered within the wait: each row is created done, attempts 1, and never updated after', async () => {
