@@ -11,7 +11,7 @@ import {
 import type { EventStore, RecordedEvent } from '../../eventstore/eventStore.js';
 import { PositionWaiters } from '../../projector/positionWaiters.js';
 import { LeaseLostError, type Fence } from '../../readstore/leases.js';
-import { CheckpointMismatchError, type ApplyBatch, type Change, type PositionedChange, type ReadStore } from '../../readstore/readStore.js';
+import { CheckpointMismatchError, type Change, type PositionedChange, type ReadStore } from '../../readstore/readStore.js';
 import { DELIVERIES, DISPATCH_ENDPOINTS, deliveryKey, subjectOf, type DeliveryDoc, type DispatchEndpointDoc } from '../../webhooks/deliveryDocs.js';
 import type { EndpointDirectory } from './endpointDirectory.js';
 import { testPayload, toWebhookEvent, WEBHOOK_SOURCE_TYPES, type Enrichment, type WebhookPayload } from '../../webhooks/eventCatalog.js';
@@ -24,23 +24,9 @@ const RESTART_MS = 1000;
 export const DISPATCHED_TYPES: readonly string[] = [...new Set<string>([...WEBHOOK_SOURCE_TYPES, ...WEBHOOK_ENDPOINT_EVENT_TYPES])];
 
 export type Committed = {
-  /** The batch's deliveries not sent yet (all of them without an outbox). */
   deliveries: DeliveryDoc[];
   /** Endpoints that stopped taking deliveries in the batch (disabled or deleted). */
   stopped: string[];
-};
-
-/**
- * Where a batch's deliveries go before it is stored, and how it is stored (the engine's worker and
- * outcome writes): a delivery answered quickly has its row written once, with its outcome.
- */
-export type DispatchOutbox = {
-  /** Starts the deliveries that can start now; answers those to hand over once the batch is stored. */
-  send(deliveries: readonly DeliveryDoc[]): DeliveryDoc[];
-  /** Resolves once the deliveries `ids` were answered (or parked), or after a short bound. */
-  answered(ids: readonly string[]): Promise<void>;
-  /** Stores the batch with its deliveries' outcomes so far, in one transaction with its checkpoint. */
-  store(batch: Omit<ApplyBatch, 'fence'>): Promise<void>;
 };
 
 /**
@@ -82,11 +68,6 @@ export class DeliveryDispatcher {
 
   /** The lease the dispatcher writes under (several service processes); its batches are fenced by it. */
   fence: Fence | undefined;
-  /**
-   * Sends each batch's deliveries before the batch is stored and stores their outcomes with it
-   * (the engine's); absent, the batch is stored and its deliveries handed over after.
-   */
-  outbox: DispatchOutbox | undefined;
 
   /** Loads the endpoints as of the checkpoint; the subscription starts with `run`. */
   async load(): Promise<void> {
@@ -235,29 +216,17 @@ export class DeliveryDispatcher {
     }
     const last = events[events.length - 1]!;
     for (const state of changedEndpoints.values()) push(last.globalPosition, { op: 'put', collection: DISPATCH_ENDPOINTS, doc: { _id: state.id, state } });
-    const batch = {
+    await this.readStore.applyBatch({
       projection: DISPATCHER_CHECKPOINT,
       expectedPosition: this.position,
       position: last.globalPosition,
-      mode: 'live' as const,
+      mode: 'live',
       lastEventAt: last.createdAt.toISOString(),
       changes,
-    };
-    let later = deliveries;
-    if (this.outbox) {
-      // At least once: the attempts start before their rows are stored, and the checkpoint moves
-      // past their events only with those rows. A crash or a failed batch in between reads the
-      // events again and sends them again; nothing is lost.
-      if (deliveries.length) {
-        const waiting = new Set((later = this.outbox.send(deliveries)));
-        await this.outbox.answered(deliveries.filter((d) => !waiting.has(d)).map((d) => d._id));
-      }
-      await this.outbox.store(batch);
-    } else {
-      await this.readStore.applyBatch({ ...batch, fence: this.fence });
-    }
+      fence: this.fence,
+    });
     this.position = last.globalPosition;
-    return { deliveries: later, stopped: [...stopped] };
+    return { deliveries, stopped: [...stopped] };
   }
 
   async stop(): Promise<void> {

@@ -25,12 +25,6 @@ export type WorkerLimits = {
    * `pending` to its outcome in one write (the spec names the states, not how long each is shown).
    */
   runningAfterMs: number;
-  /**
-   * How long a dispatcher batch waits, at most, for the answers to the deliveries it sent before
-   * storing them: those answered by then have their rows written once, with their outcomes. Short:
-   * the dispatcher's checkpoint (and the webhook routes' answers, which wait for it) waits as long.
-   */
-  answersWaitMs: number;
 };
 
-export const DEFAULT_LIMITS: WorkerLimits = { perEndpoint: 16, total: 256, queuedPerEndpoint: 1_000, queued: 50_000, runningAfterMs: 1_000, answersWaitMs: 100 };
+export const DEFAULT_LIMITS: WorkerLimits = { perEndpoint: 16, total: 256, queuedPerEndpoint: 1_000, queued: 50_000, runningAfterMs: 1_000 };

@@ -2,18 +2,17 @@ import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { ReadStore, Scalar } from '../../readstore/readStore.js';
-import { DELIVERIES, type DeliveryDoc } from '../../webhooks/deliveryDocs.js';
+import { DELIVERIES, type AttemptRecord, type DeliveryDoc } from '../../webhooks/deliveryDocs.js';
 import type { DeliveryWrites } from './deliveryWrites.js';
 import type { EndpointDirectory } from './endpointDirectory.js';
 import { SealingKeyError } from '../../crypto/sealingKeys.js';
 import { postDelivery, type AttemptResult } from './httpSender.js';
-import type { RetrySchedule } from './retrySchedule.js';
+import { MAX_ATTEMPTS, type RetrySchedule } from './retrySchedule.js';
 import { WakeTimers } from './wakeTimers.js';
 import { RecordsReadableGate, type RecordsReadable } from './recordsReadableGate.js';
-import { DEFAULT_LIMITS, UNSEALABLE_ERROR, type WorkerLimits } from './deliveryLimits.js';
+import { ATTEMPTS_KEPT, DEFAULT_LIMITS, UNSEALABLE_ERROR, type WorkerLimits } from './deliveryLimits.js';
 import { EndpointHealth } from './endpointHealth.js';
-import { AnswerWaits } from './answerWaits.js';
-import { attemptOutcome } from './attemptOutcome.js';
+
 
 export type WorkerDeps = {
   readStore: ReadStore;
@@ -76,7 +75,6 @@ export class DeliveryWorker {
   /** Aborted when the engine's lease is lost: attempts in flight stop and record nothing. */
   private cut = new AbortController();
   private readonly gate: RecordsReadableGate;
-  private readonly answers = new AnswerWaits();
 
   constructor(private readonly deps: WorkerDeps) {
     this.health = new EndpointHealth(deps);
@@ -125,43 +123,19 @@ export class DeliveryWorker {
     await Promise.allSettled([...this.attempts]);
   }
 
-  /**
-   * New deliveries whose rows are not stored yet (the dispatcher's batch): those that fit in memory
-   * are sent at once; answers the others, to be offered once their rows are stored (a refill from
-   * the store would not find them yet).
-   */
-  sendBeforeStored(docs: readonly DeliveryDoc[]): DeliveryDoc[] {
-    const later = this.takeIn(docs);
-    this.pump();
-    return later;
-  }
-
-  /** Resolves once none of the deliveries `ids` is in memory any more, or after `answersWaitMs`. */
-  answered(ids: readonly string[]): Promise<void> {
-    return this.answers.until(new Set(ids.filter((id) => this.tracked.has(id))), this.deps.limits.answersWaitMs);
-  }
-
   /** New deliveries, due now (the dispatcher's fast path). Those beyond the bound wait for a poll. */
   offer(docs: readonly DeliveryDoc[]): void {
+    let overflow = false;
     // An endpoint with older due deliveries still in the store takes new ones from the store too,
     // in their order, so a backlog is never overtaken for good.
-    const rest = this.takeIn(docs);
-    for (const d of rest) this.overflowing.add(d.endpoint_id);
-    if (rest.length) this.requestRefill();
-    this.pump();
-  }
-
-  /** Tracks what fits in memory, each endpoint's deliveries in order up to the first that does not; answers the rest. */
-  private takeIn(docs: readonly DeliveryDoc[]): DeliveryDoc[] {
-    const rest: DeliveryDoc[] = [];
-    const full = new Set<string>();
     for (const d of docs) {
-      if (full.has(d.endpoint_id) || this.overflowing.has(d.endpoint_id) || !this.track(d)) {
-        full.add(d.endpoint_id);
-        rest.push(d);
+      if (this.overflowing.has(d.endpoint_id) || !this.track(d)) {
+        this.overflowing.add(d.endpoint_id);
+        overflow = true;
       }
     }
-    return rest;
+    if (overflow) this.requestRefill();
+    this.pump();
   }
 
   /** The endpoint was disabled or deleted: its queued and stored pending deliveries are parked. */
@@ -203,7 +177,6 @@ export class DeliveryWorker {
 
   private untrack(d: DeliveryDoc): void {
     if (!this.tracked.delete(d._id)) return;
-    this.answers.left(d._id);
     const n = (this.trackedPer.get(d.endpoint_id) ?? 1) - 1;
     if (n <= 0) this.trackedPer.delete(d.endpoint_id);
     else this.trackedPer.set(d.endpoint_id, n);
@@ -292,9 +265,38 @@ export class DeliveryWorker {
   }
 
   private record(d: DeliveryDoc, r: AttemptResult, startedAt: number): void {
-    const { set, retryAt } = attemptOutcome({ ...this.deps, health: this.health }, d, r, startedAt, this.deps.now());
-    if (retryAt !== null) this.wakeAt(retryAt);
-    this.deps.writes.set(DELIVERIES, d._id, set);
+    const { writes, now, schedule, endpoints } = this.deps;
+    const attempt = d.attempts + 1;
+    const entry: AttemptRecord = {
+      // At most 8 attempts per delivery: this numbering is unique within the endpoint.
+      id: d.id * MAX_ATTEMPTS + (attempt - 1),
+      attempt,
+      started_at: new Date(startedAt).toISOString(),
+      duration_ms: r.durationMs,
+      status_code: r.statusCode,
+      error: r.error,
+      response_body_excerpt: r.excerpt,
+    };
+    const history = [...d.attempt_history, entry].slice(-ATTEMPTS_KEPT);
+    const set: Partial<DeliveryDoc> = { attempts: attempt, last_status_code: r.statusCode, last_error: r.error, attempt_history: history };
+    const at = now();
+    if (r.ok) {
+      Object.assign(set, { status: 'done', delivered_at: new Date(at).toISOString(), next_attempt_at: null });
+      this.health.succeeded(d.endpoint_id, new Date(at).toISOString());
+    } else {
+      this.health.failed(d.endpoint_id, entry.started_at);
+      const ep = endpoints.get(d.endpoint_id);
+      const active = ep?.status === 'active';
+      const next = active ? schedule.nextAttemptAt(attempt, at, r.retryAfterSeconds) : null;
+      if (next === null) {
+        Object.assign(set, { status: 'parked', next_attempt_at: null });
+        if (active && attempt >= MAX_ATTEMPTS) this.health.exhausted(d.endpoint_id, at);
+      } else {
+        Object.assign(set, { status: 'pending', next_attempt_at: new Date(next).toISOString() });
+        this.wakeAt(next);
+      }
+    }
+    writes.set(DELIVERIES, d._id, set);
   }
 
   /** Wakes for a retry due at `at` on the engine's clock. */

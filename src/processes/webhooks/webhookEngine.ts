@@ -3,7 +3,7 @@ import type { Agent } from 'undici';
 import { disableWebhookEndpoint } from '../../../commands/webhooks/disableWebhookEndpoint.js';
 import type { EventStore } from '../../eventstore/eventStore.js';
 import type { ReadStore } from '../../readstore/readStore.js';
-import { DELIVERIES, webhookEngineCollections } from '../../webhooks/deliveryDocs.js';
+import { webhookEngineCollections } from '../../webhooks/deliveryDocs.js';
 import { DeliveryDispatcher, DISPATCHER_CHECKPOINT } from './deliveryDispatcher.js';
 import { LeaseKeeper, type LeaseSettings } from '../../projector/leaseKeeper.js';
 import { storedPosition } from '../../projector/storedPosition.js';
@@ -95,14 +95,6 @@ export class WebhookEngine {
       options.log,
       options.leases ? storedPosition(options.readStore, DISPATCHER_CHECKPOINT) : undefined,
     );
-    this.dispatcher.outbox = {
-      send: (deliveries) => {
-        this.writes.expect(DELIVERIES, deliveries.map((d) => d._id));
-        return this.worker.sendBeforeStored(deliveries);
-      },
-      answered: (ids) => this.worker.answered(ids),
-      store: (batch) => this.writes.store(batch),
-    };
     this.retention = new DeliveryRetention({ readStore: options.readStore, retentionMs: (options.retentionDays ?? 30) * DAY_MS, now, log: options.log });
   }
 

@@ -293,9 +293,7 @@ describe('retries, parking and replay (spec "Webhook delivery"; contracts §5)',
     const res = await t.call('POST', `/v1/webhooks/${endpoint.id}/deliveries/${test.id}/replay`, { key: tenant.apiKey });
     expectStatus(res, 202);
     const replay = res.json() as Delivery;
-    // Sent before its row is stored, the new delivery may be answered already when the route reads it.
-    expect(replay).toMatchObject({ event_id: test.event_id, event_type: 'webhook.test', replay_of: test.id, payload: test.payload });
-    expect(replay.attempt_history.map((a) => a.status_code)).toEqual(replay.attempts ? [204] : []);
+    expect(replay).toMatchObject({ event_id: test.event_id, event_type: 'webhook.test', replay_of: test.id, payload: test.payload, attempts: 0, attempt_history: [] });
     expect(replay.id).not.toBe(test.id);
     await eventually(async () => (await delivery(tenant, endpoint.id, replay.id)).status === 'done');
     expect(r.at(path).at(-1)!.headers['webhook-id']).toBe(test.event_id);

@@ -113,8 +113,7 @@ describe('delivery outcomes are fenced by the webhooks lease (issue 26, point 2:
     await eventually(async () => rx.held.length === before + 1);
     const held = rx.held[before]!;
     const closed = new Promise<void>((resolve) => held.res.on('close', () => resolve()));
-    // Its row is stored once the batch's short wait for answers is over (still unanswered: pending).
-    const running = await eventually(() => deliveryOf(endpointId));
+    const running = await deliveryOf(endpointId);
     fail.now = true;
     // The request is cut off from the sender's side once the keeper's renewal is refused.
     await closed;

@@ -1,12 +1,17 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createWebhook } from '../../../commands/webhooks/createWebhook.js';
+import type { UserRegistered } from '../../../commands/users/user.js';
+import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
 import type { Change, UpdateChange } from '../../../src/readstore/readStore.js';
+import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { SealingKeyring } from '../../../src/crypto/sealingKeys.js';
-import { DELIVERIES } from '../../../src/webhooks/deliveryDocs.js';
+import { DELIVERIES, type DeliveryDoc } from '../../../src/webhooks/deliveryDocs.js';
 import { WEBHOOK_SECRET_SEALING, WebhookSecrets } from '../../../src/webhooks/secretSealing.js';
+import { WebhookEngine } from '../../../src/processes/webhooks/webhookEngine.js';
 import { tempDir } from '../../support/tmp.js';
-import { eventually } from '../../webhooks/receiver.js';
-import { oneEndpointEngine } from './oneEndpointEngine.js';
+import { eventually, Receiver } from '../../webhooks/receiver.js';
 
 /**
  * Spec "Webhook delivery" states `pending`, `running`, `done`, `parked` (docs/webhooks.md
@@ -23,21 +28,38 @@ describe('a delivery is stored as running only while its answer is slow in comin
 
   /** An engine on stores of its own, and the delivery-document changes its outcome writes made. */
   async function start(runningAfterMs: number) {
+    const name = randomUUID();
+    const eventStore = new SqliteEventStore({ path: join(dir, `${name}-events.sqlite`), pollIntervalMs: 20 });
+    const readStore = new SqliteReadStore({ path: join(dir, `${name}-read.sqlite`) });
     const outcomes: UpdateChange[] = [];
-    const engine = await oneEndpointEngine({
-      dir,
-      secrets,
-      limits: { runningAfterMs, perEndpoint: 64 },
-      watch: (readStore) => {
-        const applyChanges = readStore.applyChanges.bind(readStore);
-        readStore.applyChanges = (changes: readonly Change[], options) => {
-          for (const c of changes) if (c.op === 'update' && c.collection === DELIVERIES) outcomes.push(c);
-          return applyChanges(changes, options);
-        };
-      },
+    const applyChanges = readStore.applyChanges.bind(readStore);
+    readStore.applyChanges = (changes: readonly Change[], options) => {
+      for (const c of changes) if (c.op === 'update' && c.collection === DELIVERIES) outcomes.push(c);
+      return applyChanges(changes, options);
+    };
+    const r = await Receiver.start();
+    const engine = new WebhookEngine({ eventStore, readStore, secrets, allowPrivateTargets: true, limits: { runningAfterMs, perEndpoint: 64 } });
+    await engine.start();
+    closing.push(async () => {
+      r.dropHanging();
+      await engine.stop();
+      await eventStore.close();
+      await readStore.close();
+      await r.close();
     });
-    closing.push(engine.close);
-    return { ...engine, outcomes };
+    const tenantId = randomUUID();
+    const endpointId = randomUUID();
+    const made = await createWebhook(eventStore, secrets, { tenantId, endpointId, url: r.url('/hook'), eventTypes: ['user.created'], at: new Date().toISOString(), by: 'test' }, { allowPrivateTargets: true });
+    r.trust('/hook', made.secret);
+    const register = (n: number) => {
+      const events: UserRegistered[] = Array.from({ length: n }, (_, i) => ({
+        type: 'user.registered',
+        data: { user_id: randomUUID(), tenant_id: tenantId, external_ref: `u${i}`, created_at: new Date().toISOString() },
+      }));
+      return eventStore.appendToStream(`users-${randomUUID()}`, events);
+    };
+    const stored = () => readStore.find<DeliveryDoc>(DELIVERIES, { filter: { endpoint_id: endpointId } });
+    return { r, outcomes, register, stored };
   }
 
   it('answered before runningAfterMs: one outcome write per delivery, pending → done, never running', async () => {
