@@ -43,7 +43,13 @@ function parseOptions(args: string[]): Options {
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
-type RunResult = { label: string; deliveries: number; seconds: number; perSecond: number; p50: number; p99: number };
+/** `cpuUs`: this process's CPU (all its threads: the engine, the store, the projections) per delivery, µs. */
+type RunResult = { label: string; deliveries: number; seconds: number; perSecond: number; p50: number; p99: number; cpuUs: number };
+
+const cpuUsSince = (from: NodeJS.CpuUsage, deliveries: number) => {
+  const used = process.cpuUsage(from);
+  return (used.user + used.system) / Math.max(1, deliveries);
+};
 
 async function addEndpoints(ctx: AppContext, tenantId: string, urls: string[]): Promise<void> {
   for (const url of urls) {
@@ -86,20 +92,24 @@ async function engineRun(ctx: AppContext, receiver: ReceiverProcess, label: stri
   receiver.reset();
   const expected = o.events * (o.endpoints + (extraAnswer ? extraUrls.length : 0));
   const reached = receiver.reached(expected);
+  const cpu = process.cpuUsage();
   const started = Date.now();
   await appendUsers(ctx, tenantId, o.events, perSecond);
   const { at } = await reached;
+  const cpuUs = cpuUsSince(cpu, expected);
   const report = await receiver.report();
   const sorted = report.latencies.sort((a, b) => a - b);
   const seconds = (at - started) / 1000;
-  return { label, deliveries: report.count, seconds, perSecond: report.count / seconds, p50: pct(sorted, 50), p99: pct(sorted, 99) };
+  return { label, deliveries: report.count, seconds, perSecond: report.count / seconds, p50: pct(sorted, 50), p99: pct(sorted, 99), cpuUs };
 }
 
 async function rawRun(receiver: ReceiverProcess, o: Options): Promise<RunResult> {
   const bodies = Array.from({ length: o.events }, (_, i) => JSON.stringify({ id: randomUUID(), type: 'user.created', timestamp: '', test: false, data: { user_id: randomUUID(), external_ref: `bench-${i}` } }));
+  const cpu = process.cpuUsage();
   const r = await rawPosts(receiver, bodies, o.endpoints);
+  const cpuUs = cpuUsSince(cpu, r.deliveries);
   const times = r.latencies.sort((a, b) => a - b);
-  return { label: `raw undici POSTs of the same bodies, ${r.inFlight} in flight`, deliveries: r.deliveries, seconds: r.seconds, perSecond: r.perSecond, p50: pct(times, 50), p99: pct(times, 99) };
+  return { label: `raw undici POSTs of the same bodies, ${r.inFlight} in flight`, deliveries: r.deliveries, seconds: r.seconds, perSecond: r.perSecond, p50: pct(times, 50), p99: pct(times, 99), cpuUs };
 }
 
 export default async function main(args: string[]): Promise<void> {
@@ -125,10 +135,11 @@ export default async function main(args: string[]): Promise<void> {
   }
   console.log(`machine: ${os.cpus()[0]?.model ?? 'cpu'}, ${os.cpus().length} cores, Node ${process.version}, ${new Date().toISOString()}`);
   console.log(`${o.events} events × ${o.endpoints} endpoints = ${o.events * o.endpoints} deliveries per run; receiver in a child process answering 204\n`);
-  console.log('| run | deliveries | seconds | deliveries/s | latency p50 ms | latency p99 ms |');
-  console.log('|---|---:|---:|---:|---:|---:|');
-  for (const r of results) console.log(`| ${r.label} | ${r.deliveries} | ${r.seconds.toFixed(2)} | ${Math.round(r.perSecond)} | ${r.p50.toFixed(0)} | ${r.p99.toFixed(0)} |`);
+  console.log('| run | deliveries | seconds | deliveries/s | latency p50 ms | latency p99 ms | CPU µs per delivery |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  for (const r of results) console.log(`| ${r.label} | ${r.deliveries} | ${r.seconds.toFixed(2)} | ${Math.round(r.perSecond)} | ${r.p50.toFixed(0)} | ${r.p99.toFixed(0)} | ${Math.round(r.cpuUs)} |`);
   console.log('\nEngine runs: latency from the event\'s time in the log to its arrival at the receiver. Raw run: per request, send to answer.');
+  console.log('CPU: this process, all its threads (the engine, the stores, the projections; not the receiver), from the first append to the last delivery, per delivery.');
   process.exit(0);
 }
 
