@@ -7,6 +7,9 @@ import type { Change, Doc, PositionedChange, ReadStore } from '../../../src/read
 import { deriveBatch, pushChanges } from '../../../src/projector/batchChanges.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { tempDir } from '../../support/tmp.js';
+import type { QuantityRecord } from '../../../commands/ingestion/records.js';
+import { findQuantityType } from '../../../src/catalog/quantityCatalog.js';
+import { quantity } from '../../server/records/pipelineFixtures.js';
 import { decodeBlock, SAMPLE_BLOCKS, type SampleBlockDoc } from '../../../projections/records/sampleBlocks/sampleBlock.js';
 import type { SampleDoc } from '../../../projections/records/samplesProjection.js';
 
@@ -38,6 +41,18 @@ export function ingested<R extends NormalizedRecord>(kind: RecordKind, position:
     createdAt: new Date(INGESTED_AT),
   };
 }
+
+/** A quantity record of a catalog type (its storage unit) starting at `start` (epoch ms), `minutes` long, of a given stream, as the property tests draw them. */
+export const drawnQuantity = (r: { key: string; type: string; value: number; start: number; minutes: number }, stream: Partial<QuantityRecord>): QuantityRecord =>
+  quantity({
+    external_id: r.key,
+    type: r.type,
+    value: r.value,
+    unit: findQuantityType(r.type)!.unit,
+    start_date: new Date(r.start).toISOString(),
+    end_date: new Date(r.start + r.minutes * 60_000).toISOString(),
+    ...stream,
+  });
 
 /** An event of the user's own stream (a source order set, a provider's data erased) at a chosen position. */
 export const userEventAt = (position: number, type: string, data: Record<string, unknown>): RecordedEvent => ({

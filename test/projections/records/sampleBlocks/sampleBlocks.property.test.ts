@@ -6,15 +6,13 @@ import { BLOCK_SAMPLES, decodeBlock, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBloc
 import { samplesProjection } from '../../../../projections/records/samplesProjection.js';
 import { SAMPLE_ROLLUPS } from '../../../../projections/records/sampleRollups/dayRollup.js';
 import { SAMPLE_SOURCE_ORDERS } from '../../../../projections/records/sampleRollups/samplesDerivation.js';
-import { findQuantityType } from '../../../../src/catalog/quantityCatalog.js';
 import type { RecordedEvent } from '../../../../src/eventstore/eventStore.js';
 import type { SourcePriorities } from '../../../../src/merge/sourceRanking.js';
 import type { Projection } from '../../../../src/projector/projection.js';
 import type { ReadStore } from '../../../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../../../src/readstore/sqliteReadStore.js';
-import { quantity } from '../../../server/records/pipelineFixtures.js';
 import { tempDir } from '../../../support/tmp.js';
-import { ingested, project, rebuildInto, storedSamples, USER, userEventAt } from '../harness.js';
+import { drawnQuantity, ingested, project, rebuildInto, storedSamples, USER, userEventAt } from '../harness.js';
 import { perSampleProjection } from './perSampleModel.js';
 
 /**
@@ -55,17 +53,7 @@ const prioritiesArb: fc.Arbitrary<SourcePriorities> = fc.dictionary(fc.constantF
 
 const userOf = (r: Raw) => (r.user === 0 ? USER : OTHER_USER);
 const record = (r: Raw): QuantityRecord =>
-  quantity({
-    external_id: r.key,
-    type: r.type,
-    value: r.value,
-    unit: findQuantityType(r.type)!.unit,
-    start_date: new Date(r.start).toISOString(),
-    end_date: new Date(r.start + r.minutes * MIN).toISOString(),
-    ...STREAMS[r.stream]!,
-    metadata: r.meta ? { HKTimeZone: 'Europe/Berlin', original_value: r.value } : {},
-    source_name: r.meta ? 'Apple Watch' : null,
-  });
+  drawnQuantity(r, { ...STREAMS[r.stream]!, metadata: r.meta ? { HKTimeZone: 'Europe/Berlin', original_value: r.value } : {}, source_name: r.meta ? 'Apple Watch' : null });
 
 let position = 0;
 /** Records of one user and stream per event, as the ETL appends them. */
