@@ -152,5 +152,6 @@ export function liveRowsOf(dataDir: string, userId: string): { table: string; ro
 /** The markers of `markers` that no file holds. */
 export function missingFrom(dir: string, markers: Markers): string[] {
   const found = new Set(scanFiles(dir, markers).map((f) => f.marker));
-  return [...markers.texts, ...markers.uuids, ...markers.values.flatMap((v) => [String(v), `${v} (REAL)`])].filter((m) => !found.has(m));
+  // A value is stored as a REAL column (one row per record) or as text (samples packed in blocks, docs/sample-blocks.md).
+  return [...markers.texts, ...markers.uuids, ...markers.values.map(String)].filter((m) => !found.has(m) && !found.has(`${m} (REAL)`));
 }

@@ -12,9 +12,8 @@ import { recordsMatch } from '../../../src/merge/matchRules.js';
 import { compareStreams, sourceOrderFor, type SourcePriorities } from '../../../src/merge/sourceRanking.js';
 import type { ReadStore } from '../../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
-import { quantity } from '../../server/records/pipelineFixtures.js';
 import { tempDir } from '../../support/tmp.js';
-import { ingested, project, sequenceOf, TENANT, USER } from './harness.js';
+import { drawnQuantity, ingested, project, rebuildInto, TENANT, USER } from './harness.js';
 
 /**
  * Spec "Merged view", "Sample statistics", "Coverage report"; contracts §6. The samples projection
@@ -61,17 +60,7 @@ const prioritiesArb: fc.Arbitrary<SourcePriorities> = fc.dictionary(
   { maxKeys: 3 },
 );
 
-const record = (r: Raw): QuantityRecord =>
-  quantity({
-    external_id: r.key,
-    type: r.type,
-    value: r.value,
-    unit: findQuantityType(r.type)!.unit,
-    start_date: new Date(r.start).toISOString(),
-    end_date: new Date(r.start + r.minutes * MIN).toISOString(),
-    ...STREAMS[r.stream]!,
-    device: null,
-  });
+const record = (r: Raw): QuantityRecord => drawnQuantity(r, { ...STREAMS[r.stream]!, device: null });
 
 let position = 0;
 /** Records of one stream per event, as the ETL appends them. */
@@ -168,11 +157,10 @@ async function freshStore(): Promise<ReadStore> {
   return store;
 }
 
-/** What `projections rebuild` does: every event through evolve alone, then the derivation over all rows. */
+/** What `projections rebuild` does (harness.ts rebuildInto). */
 async function rebuilt(history: readonly RecordedEvent[]): Promise<ReadStore> {
   const store = await freshStore();
-  for (const e of history) await store.applyChanges(samplesProjection.evolve(e, sequenceOf(samplesProjection, e)));
-  for await (const chunk of samplesProjection.derive!.rebuildAll(store)) await store.applyChanges(chunk);
+  await rebuildInto(store, samplesProjection, history);
   return store;
 }
 

@@ -1,0 +1,242 @@
+import type { QuantityRecord } from '../../../commands/ingestion/records.js';
+import type { Doc } from '../../../src/readstore/readStore.js';
+import { dateOfDayNumber, pad2, type RecordDocBase } from '../recordDoc.js';
+
+/** A stored quantity sample, as the per-sample rows had it and decodeBlock answers it (also exported by samplesProjection.ts). */
+export type SampleDoc = Omit<QuantityRecord, 'kind'> & RecordDocBase;
+
+/** One doc per block of quantity samples (docs/sample-blocks.md). */
+export const SAMPLE_BLOCKS = 'sample_blocks';
+/** One small row per sample: where a sample with a given record key (and integer id) is stored. */
+export const SAMPLE_KEYS = 'sample_keys';
+/** The most samples one block holds: a day with more is cut into several blocks of one key. */
+export const BLOCK_SAMPLES = 1000;
+
+/**
+ * A block: the samples of one (user, type, provider, source, UTC day of start_date), at most
+ * BLOCK_SAMPLES, its key fields as plain fields (the store filters and indexes them) and its
+ * samples packed into `data` (encodeBlock).
+ */
+export type SampleBlockDoc = Doc & {
+  user_id: string;
+  tenant_id: string;
+  type: string;
+  provider: string;
+  source: string;
+  /** UTC date (YYYY-MM-DD) of every sample's start_date. */
+  day: string;
+  /** start_date of the first and the last sample (ISO strings, as the samples carry them). */
+  start_min: string;
+  start_max: string;
+  count: number;
+  data: string;
+};
+
+/** A sample_keys row: `_id` is the record key, `id` the sample's integer id, `block` its block's `_id`. */
+export type SampleKeyDoc = Doc & { user_id: string; provider: string; id: number; block: string };
+
+/**
+ * The packed samples (a JSON string: one layout for SQLite's text column and MongoDB's string,
+ * and JSON.parse is the fastest decoder JavaScript has). Columnar:
+ * - `o`: the field names in the order the first sample has them (decoded docs keep that order);
+ * - `s`: start instants (ms) as the first then deltas, `e`: end minus start, `i`: ids as the
+ *   first then deltas, when every start/end is the canonical `toISOString()` form (else `S`/`E`:
+ *   the strings);
+ * - `k`: the record keys (`_id`), concatenated when all are 22 characters long (recordKey), else an array;
+ * - `c`: fields with one value in every sample (provenance, unit, tenant, ingestion time), once;
+ * - `f`: the other fields, one array each; `a`: field → indexes of the samples that lack it
+ *   (absent is not null: a row stored without a field reads back without it).
+ */
+type Packed = {
+  o: string[];
+  s?: number[];
+  e?: number[];
+  S?: string[];
+  E?: string[];
+  i: number[];
+  k: string | string[];
+  c: Record<string, unknown>;
+  f: Record<string, unknown[]>;
+  a?: Record<string, number[]>;
+};
+
+const KEY_LENGTH = 22;
+/** Fields with a column of their own in Packed, not in `c`/`f`. */
+const OWN = new Set(['start_date', 'end_date', 'id', '_id']);
+
+/** The order blocks keep their samples in, and decodeBlock answers them in. */
+export const bySampleStart = (a: SampleDoc, b: SampleDoc): number => (a.start_date < b.start_date ? -1 : a.start_date > b.start_date ? 1 : a.id - b.id);
+
+const DAY_MS = 86_400_000;
+let isoDay = NaN;
+let isoPrefix = '';
+
+/**
+ * `new Date(ms).toISOString()` by arithmetic, the date part kept from the last call (a block's
+ * samples share their day): a page decodes thousands of times, and a Date per time cost most of
+ * a block's decoding (profiled on the page of 1,000).
+ */
+export function isoOf(ms: number): string {
+  const day = Math.floor(ms / DAY_MS);
+  if (day !== isoDay) {
+    const date = dateOfDayNumber(day);
+    if (date.length !== 10) return new Date(ms).toISOString();
+    isoDay = day;
+    isoPrefix = `${date}T`;
+  }
+  let r = ms - day * DAY_MS;
+  const milli = r % 1000;
+  r = (r - milli) / 1000;
+  const sec = r % 60;
+  r = (r - sec) / 60;
+  const min = r % 60;
+  return `${isoPrefix}${pad2((r - min) / 60)}:${pad2(min)}:${pad2(sec)}.${milli < 10 ? `00${milli}` : milli < 100 ? `0${milli}` : milli}Z`;
+}
+
+/** Epoch ms of an ISO time when the time is exactly what toISOString writes for it, else NaN. */
+function canonicalMs(iso: unknown): number {
+  if (typeof iso !== 'string' || iso.length !== 24) return NaN;
+  const ms = Date.parse(iso);
+  return Number.isInteger(ms) && isoOf(ms) === iso ? ms : NaN;
+}
+
+/** Whether every sample has the same value of `field` as JSON (arrays and objects by content; decoded ones are often one shared object). */
+function constantField(docs: readonly Record<string, unknown>[], field: string): boolean {
+  const first = docs[0]![field];
+  let firstJson: string | null = null;
+  for (let j = 1; j < docs.length; j++) {
+    const v = docs[j]![field];
+    if (v === first) continue;
+    if (v === null || first === null || typeof v !== 'object' || typeof first !== 'object') return false;
+    firstJson ??= JSON.stringify(first);
+    if (JSON.stringify(v) !== firstJson) return false;
+  }
+  return true;
+}
+
+/**
+ * Packs samples (already sorted by bySampleStart, as blocks keep them) into a block's `data`.
+ * Every field of every sample reads back from decodeBlock as it was: numbers exactly, nulls as
+ * nulls, absent fields absent.
+ */
+export function encodeBlock(samples: readonly SampleDoc[]): string {
+  const n = samples.length;
+  const docs = samples as unknown as readonly Record<string, unknown>[];
+  const order: string[] = [];
+  const seen = new Set<string>();
+  for (const d of docs) for (const f in d) if (!seen.has(f) && d[f] !== undefined) seen.add(f), order.push(f);
+
+  const packed: Packed = { o: order, i: [], k: '', c: {}, f: {} };
+  const starts = docs.map((d) => canonicalMs(d.start_date));
+  const ends = docs.map((d) => canonicalMs(d.end_date));
+  const timed = starts.every((ms, j) => !Number.isNaN(ms) && !Number.isNaN(ends[j]!));
+  if (timed) {
+    packed.s = starts.map((ms, j) => (j === 0 ? ms : ms - starts[j - 1]!));
+    packed.e = ends.map((ms, j) => ms - starts[j]!);
+  } else {
+    packed.S = docs.map((d) => d.start_date as string);
+    packed.E = docs.map((d) => d.end_date as string);
+  }
+  packed.i = docs.map((d, j) => (j === 0 ? (d.id as number) : (d.id as number) - (docs[j - 1]!.id as number)));
+  const keys = docs.map((d) => d._id as string);
+  packed.k = keys.every((k) => k.length === KEY_LENGTH) ? keys.join('') : keys;
+
+  const absent: Record<string, number[]> = {};
+  for (const field of order) {
+    for (let j = 0; j < n; j++) if (docs[j]![field] === undefined) (absent[field] ??= []).push(j);
+    if (OWN.has(field)) continue;
+    const constant = !absent[field] && constantField(docs, field);
+    if (constant) packed.c[field] = docs[0]![field];
+    else packed.f[field] = docs.map((d) => (d[field] === undefined ? null : d[field]));
+  }
+  if (Object.keys(absent).length) packed.a = absent;
+  return JSON.stringify(packed);
+}
+
+/** The block's samples as the rows of the per-sample model had them (every field), sorted by (start_date, id). */
+export function decodeBlock(doc: Pick<SampleBlockDoc, 'data'>): SampleDoc[] {
+  return decodeData(doc.data);
+}
+
+/**
+ * A block's samples column by column, each sample's doc built only when asked for: a reader that
+ * orders, filters or cuts a page on start, id or a flag decodes only the samples it answers.
+ * Indexes are positions in the block's (start_date, id) order, 0 to n - 1.
+ */
+export type BlockColumns = {
+  n: number;
+  start: (j: number) => string;
+  id: (j: number) => number;
+  key: (j: number) => string;
+  /** The sample's value of any other field (undefined where the sample lacks it). */
+  field: (name: string, j: number) => unknown;
+  /** The whole sample, as decodeBlock answers it. */
+  doc: (j: number) => SampleDoc;
+};
+
+/**
+ * blockColumns of a block's `data`. A value stored once for the whole block (`c`: metadata,
+ * quality, provenance) is one object shared by its samples: readers and the projection never
+ * change a decoded sample's nested values (the projection sets top-level flags only).
+ */
+export function blockColumns(data: string): BlockColumns {
+  const p = JSON.parse(data) as Packed;
+  const n = p.i.length;
+  const ids = new Array<number>(n);
+  for (let j = 0, id = 0; j < n; j++) ids[j] = id = j === 0 ? p.i[0]! : id + p.i[j]!;
+  const startMs = p.s ? new Array<number>(n) : null;
+  if (startMs) for (let j = 0, t = 0; j < n; j++) startMs[j] = t = j === 0 ? p.s![0]! : t + p.s![j]!;
+  const start = startMs ? (j: number) => isoOf(startMs[j]!) : (j: number) => p.S![j]!;
+  const end = startMs ? (j: number) => isoOf(startMs[j]! + p.e![j]!) : (j: number) => p.E![j]!;
+  const keys = p.k;
+  const key = typeof keys === 'string' ? (j: number) => keys.slice(j * KEY_LENGTH, (j + 1) * KEY_LENGTH) : (j: number) => keys[j]!;
+  const absent = p.a ? new Map(Object.entries(p.a).map(([f, js]) => [f, new Set(js)])) : null;
+  // Every sample starts as a copy of one object with the fields in their order (constants set):
+  // a spread of it is one allocation with the final shape, where setting field by field on `{}`
+  // re-shaped each sample.
+  const proto: Record<string, unknown> = {};
+  const varying: string[] = [];
+  for (const f of p.o) {
+    if (OWN.has(f)) proto[f] = null;
+    else if (f in p.c) proto[f] = p.c[f];
+    else {
+      proto[f] = null;
+      varying.push(f);
+    }
+  }
+  const columns = varying.map((f) => p.f[f]!);
+  const field = (name: string, j: number): unknown => {
+    if (absent?.get(name)?.has(j)) return undefined;
+    switch (name) {
+      case 'start_date':
+        return start(j);
+      case 'end_date':
+        return end(j);
+      case 'id':
+        return ids[j];
+      case '_id':
+        return key(j);
+    }
+    return name in p.c ? p.c[name] : p.f[name]?.[j];
+  };
+  const doc = (j: number): SampleDoc => {
+    const d: Record<string, unknown> = { ...proto };
+    d.start_date = start(j);
+    d.end_date = end(j);
+    d.id = ids[j];
+    d._id = key(j);
+    for (let v = 0; v < varying.length; v++) d[varying[v]!] = columns[v]![j];
+    // Rare (a row stored without a field): removed after, so the common samples keep one shape.
+    if (absent) for (const [f, js] of absent) if (js.has(j)) delete d[f];
+    return d as SampleDoc;
+  };
+  return { n, start, id: (j) => ids[j]!, key, field, doc };
+}
+
+/** decodeBlock of a block's `data` alone. */
+export function decodeData(data: string): SampleDoc[] {
+  const block = blockColumns(data);
+  const out: SampleDoc[] = new Array(block.n);
+  for (let j = 0; j < block.n; j++) out[j] = block.doc(j);
+  return out;
+}
