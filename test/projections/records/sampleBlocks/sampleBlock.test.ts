@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { bySampleStart, decodeBlock, encodeBlock } from '../../../../projections/records/sampleBlocks/sampleBlock.js';
+import type { SampleDoc } from '../../../../projections/records/samplesProjection.js';
+import { recordKey } from '../../../../projections/records/recordIds.js';
+
+const USER = '00000000-0000-4000-8000-0000000000aa';
+
+/** A stored sample row as the per-sample model held it: every field the samples projection writes. */
+const row = (i: number, o: Partial<SampleDoc> = {}): SampleDoc => ({
+  external_id: `hr-${i}`,
+  type: 'heart_rate',
+  value: 60 + i,
+  unit: 'count/min',
+  start_date: new Date(Date.parse('2026-11-01T08:00:00.000Z') + i * 5_000).toISOString(),
+  end_date: new Date(Date.parse('2026-11-01T08:00:00.000Z') + i * 5_000).toISOString(),
+  source_name: 'Apple Watch',
+  source_bundle_id: 'com.apple.health.1A2B',
+  device_model: 'Watch',
+  product_type: 'Watch7,1',
+  was_user_entered: false,
+  metadata: { HKTimeZone: 'Europe/Berlin' },
+  provider: 'device-a',
+  source: 'apple',
+  device: 'Apple Watch (Watch7,1)',
+  body_worn: true,
+  user_id: USER,
+  tenant_id: '00000000-0000-4000-8000-0000000000bb',
+  day: '2026-11-01',
+  ingested_at: '2026-11-02T10:00:00.000Z',
+  quality: [],
+  excluded: false,
+  hidden: false,
+  id: 10_000 + i,
+  _id: recordKey(USER, 'device-a', `hr-${i}`),
+  ...o,
+});
+
+const roundTrip = (samples: SampleDoc[]) => decodeBlock({ data: encodeBlock(samples) });
+
+describe('sample blocks: decodeBlock(encodeBlock(samples)) gives back every field of every sample (issue 38; the API answers stay byte-identical)', () => {
+  it('keeps every field of uniform samples, in the order the rows had them', () => {
+    const samples = Array.from({ length: 50 }, (_, i) => row(i));
+    const back = roundTrip(samples);
+    expect(back).toEqual(samples);
+    expect(Object.keys(back[7]!)).toEqual(Object.keys(samples[7]!));
+  });
+
+  it('keeps fields that differ per sample: values exactly (fractions, negatives, large), booleans, nulls, metadata, quality, flags', () => {
+    const samples = [
+      row(0, { value: 0.1 + 0.2, metadata: {}, quality: ['implausible_value'], excluded: true }),
+      row(1, { value: -1e-300, source_name: null, device: null, was_user_entered: true, hidden: true }),
+      row(2, { value: 9_007_199_254_740_991, metadata: { HKTimeZone: 'UTC', original_value: 1.5, original_unit: 'kcal', nested: { a: [1, null, 'x'] } } }),
+      row(3, { value: 1 / 3, end_date: '2026-11-01T09:00:00.123Z', product_type: null, body_worn: false, provider: 'device-b', source: 'garmin' }),
+    ];
+    expect(roundTrip(samples)).toEqual(samples);
+  });
+
+  it('keeps absent fields absent and null ones null (a row stored without quality reads back without it)', () => {
+    const a = row(0);
+    const b = row(1, { device_model: null });
+    delete a.quality;
+    delete (b as Partial<SampleDoc>).hidden;
+    const back = roundTrip([a, b]);
+    expect('quality' in back[0]!).toBe(false);
+    expect(back[1]!.quality).toEqual([]);
+    expect('hidden' in back[1]!).toBe(false);
+    expect(back[0]!.hidden).toBe(false);
+    expect(back[1]!.device_model).toBeNull();
+    expect(back).toEqual([a, b]);
+  });
+
+  it('keeps start and end times that are not in toISOString form as written, and keys of any length', () => {
+    const samples = [row(0, { start_date: '2026-11-01T08:00:00Z', end_date: '2026-11-01T08:00:01Z', _id: 'short' }), row(1)];
+    const back = roundTrip(samples);
+    expect(back).toEqual(samples);
+  });
+
+  it('keeps ids that are not in start order and intervals of any length, the samples sorted by (start_date, id)', () => {
+    const samples = [row(0, { id: 50_007 }), row(0, { id: 20_001, external_id: 'x', _id: recordKey(USER, 'device-a', 'x'), end_date: '2026-11-02T08:00:00.000Z' }), row(5, { id: 10_001 })].sort(bySampleStart);
+    expect(samples.map((s) => s.id)).toEqual([20_001, 50_007, 10_001]);
+    expect(roundTrip(samples)).toEqual(samples);
+  });
+
+  it('gives every decoded sample its own metadata object (changing one leaves its neighbours alone)', () => {
+    const back = roundTrip([row(0), row(1)]);
+    back[0]!.metadata.HKTimeZone = 'UTC';
+    expect(back[1]!.metadata.HKTimeZone).toBe('Europe/Berlin');
+  });
+
+  it('packs a block of uniform samples into far fewer bytes than their rows as JSON', () => {
+    const samples = Array.from({ length: 1000 }, (_, i) => row(i, { value: 50 + (i % 40) }));
+    const packed = encodeBlock(samples).length;
+    expect(packed).toBeLessThan(JSON.stringify(samples).length / 5);
+  });
+});
