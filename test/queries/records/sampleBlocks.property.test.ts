@@ -1,0 +1,280 @@
+import fc from 'fast-check';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { QuantityRecord } from '../../../commands/ingestion/records.js';
+import { bySampleStart, encodeBlock, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc } from '../../../projections/records/sampleBlocks/sampleBlock.js';
+import type { SampleDoc } from '../../../projections/records/samplesProjection.js';
+import { utcDay } from '../../../projections/records/recordDoc.js';
+import { recordKey } from '../../../projections/records/recordIds.js';
+import { defineRecordProjection } from '../../../projections/records/recordProjection.js';
+import { getSample } from '../../../queries/records/getSample.js';
+import { listSamples, listSamplesJson, userHasSamplesOfType } from '../../../queries/records/listSamples.js';
+import { sampleChunks } from '../../../queries/records/sampleBlocks.js';
+import { mergedFilter, type View } from '../../../queries/records/view.js';
+import { windowFilter, type Window } from '../../../queries/records/window.js';
+import { findPage, findRenderedPage } from '../../../queries/shared/page.js';
+import type { CollectionSpec, Doc, ReadStore, Scalar } from '../../../src/readstore/readStore.js';
+import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
+import { QUANTITY_SAMPLE_JSON } from '../../../src/server/routes/samples.js';
+import { tempDir } from '../../support/tmp.js';
+
+/**
+ * Issue 38, "Reads from blocks": the API is unchanged (spec "Reads" rule 1, contracts §6 paging).
+ * The oracle is the per-sample model as it was: one row per sample in a collection declared by
+ * the record projection code the samples used (its index on (user_id, type, start_date, id)),
+ * paged by the generic keyset code (findPage, and the embedded store's SQL-written page). The
+ * same samples stored as blocks (the codec's encodeBlock, cut at random sizes, some of one key
+ * overlapping as re-sent records leave them) must give the same pages, the same bytes and the
+ * same cursors, for every limit, window, view and cursor.
+ */
+const ROWS = 'samples_rows';
+const ROWS_SPEC: CollectionSpec = defineRecordProjection<QuantityRecord>({
+  collection: ROWS,
+  eventType: 'samples.ingested',
+  indexes: [{ fields: [['user_id', 1], ['type', 1], ['start_date', 1], ['id', 1]] }],
+  columns: ['value', 'unit', 'end_date', 'source_name', 'source_bundle_id', 'device_model', 'product_type', 'was_user_entered'],
+  booleans: ['was_user_entered'],
+  day: (r) => utcDay(r.start_date),
+}).collections[0]!;
+const BLOCK_SPECS: CollectionSpec[] = [
+  { name: SAMPLE_BLOCKS, indexes: [{ fields: [['user_id', 1], ['type', 1], ['day', 1], ['start_min', 1], ['_id', 1]] }], columns: ['provider', 'source', 'start_max', 'tenant_id'] },
+  { name: SAMPLE_KEYS, indexes: [{ fields: [['user_id', 1], ['id', 1]] }], columns: ['provider', 'block'] },
+];
+
+const USERS = ['u-1', 'u-2'] as const;
+const TENANT = 't-1';
+const STREAMS = [
+  { provider: 'device-a', source: 'apple' },
+  { provider: 'device-a', source: 'garmin' },
+  { provider: 'device-b', source: 'apple' },
+  { provider: 'polar', source: 'polar' },
+] as const;
+const TYPES = ['heart_rate', 'step_count'] as const;
+const BASE = Date.parse('2026-03-27T22:00:00Z');
+const MIN = 60_000;
+
+type Raw = { user: number; stream: number; type: number; minute: number; ms: number; span: number; value: number; hidden: boolean; excluded: boolean; meta: number };
+
+// Starts on a minute grid across four UTC days, and often on a few minutes around a midnight
+// (BASE + 120 minutes): ties of start between sources and blocks, and blocks of two days, are common.
+const rawArb: fc.Arbitrary<Raw> = fc.record({
+  user: fc.integer({ min: 0, max: 9 }).map((u) => (u === 9 ? 1 : 0)),
+  stream: fc.integer({ min: 0, max: STREAMS.length - 1 }),
+  type: fc.integer({ min: 0, max: TYPES.length - 1 }),
+  minute: fc.oneof(fc.integer({ min: 0, max: 4 * 24 * 60 }), fc.integer({ min: 117, max: 123 })),
+  ms: fc.constantFrom(0, 0, 0, 500),
+  span: fc.constantFrom(0, 1, 5, 90),
+  value: fc.oneof(fc.integer({ min: 0, max: 220 }), fc.double({ min: 0, max: 1000, noNaN: true })),
+  hidden: fc.boolean(),
+  excluded: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
+  meta: fc.integer({ min: 0, max: 3 }),
+});
+
+/** A stored sample row as the projection wrote it: every field, optional ones present or absent. */
+function sampleDoc(r: Raw, i: number): SampleDoc {
+  const start = BASE + r.minute * MIN + r.ms;
+  const { provider, source } = STREAMS[r.stream]!;
+  const external = `ext-${i}`;
+  const doc: Record<string, unknown> = {
+    type: TYPES[r.type],
+    value: r.value,
+    unit: r.type === 0 ? 'count/min' : 'count',
+    start_date: new Date(start).toISOString(),
+    end_date: new Date(start + r.span * MIN).toISOString(),
+    source_name: r.meta === 1 ? null : 'Watch "7"',
+    source_bundle_id: 'com.apple.health',
+    device_model: r.meta === 2 ? null : 'Watch',
+    product_type: 'Watch7,1',
+    external_id: external,
+    was_user_entered: r.meta === 3,
+    metadata: r.meta === 0 ? {} : { HKTimeZone: 'Europe/Berlin', n: r.meta, note: 'ü 🫀' },
+    provider,
+    source,
+    device: r.meta === 2 ? null : 'Watch (Watch7,1)',
+    body_worn: r.stream !== 1,
+    _id: recordKey(USERS[r.user]!, provider, external),
+    id: 1_000_000 + i * 7 + (i % 3),
+    user_id: USERS[r.user],
+    tenant_id: TENANT,
+    day: utcDay(new Date(start).toISOString()),
+    ingested_at: '2026-11-02T10:00:00.000Z',
+    excluded: r.excluded,
+  };
+  // Rows stored before quality flags lack them; rows before the merged view lack `hidden`.
+  if (r.meta !== 1) doc.quality = r.excluded ? ['implausible_value'] : [];
+  if (r.meta !== 2 || r.hidden) doc.hidden = r.hidden;
+  return doc as SampleDoc;
+}
+
+/**
+ * The samples as blocks: per (user, type, provider, source, day), in start order, cut at the
+ * given sizes; a sample picked by `resent` goes to a block of its own key after the others (a
+ * re-sent record that left its block), so blocks of one key overlap.
+ */
+function blocksOf(samples: readonly SampleDoc[], cuts: readonly number[], resent: ReadonlySet<number>): { blocks: SampleBlockDoc[]; keys: Doc[] } {
+  const groups = new Map<string, SampleDoc[][]>();
+  samples.forEach((s, i) => {
+    const g = `${s.user_id}|${s.type}|${s.provider}|${s.source}|${s.day}`;
+    const lists = groups.get(g) ?? [[], []];
+    lists[resent.has(i) ? 1 : 0]!.push(s);
+    groups.set(g, lists);
+  });
+  const blocks: SampleBlockDoc[] = [];
+  const keys: Doc[] = [];
+  let cut = 0;
+  for (const [g, lists] of groups) {
+    for (const list of lists) {
+      list.sort(bySampleStart);
+      for (let at = 0; at < list.length; ) {
+        const size = Math.max(1, cuts[cut++ % cuts.length]!);
+        const members = list.slice(at, at + size);
+        at += size;
+        const first = members[0]!;
+        const block: SampleBlockDoc = {
+          _id: `${g}|${blocks.length}`,
+          user_id: first.user_id,
+          tenant_id: first.tenant_id,
+          type: first.type,
+          provider: first.provider,
+          source: first.source,
+          day: first.day,
+          start_min: first.start_date,
+          start_max: members[members.length - 1]!.start_date,
+          count: members.length,
+          data: encodeBlock(members),
+        };
+        blocks.push(block);
+        for (const s of members) keys.push({ _id: s._id, user_id: s.user_id, provider: s.provider, id: s.id, block: block._id });
+      }
+    }
+  }
+  return { blocks, keys };
+}
+
+let stores = 0;
+async function bothStores(samples: readonly SampleDoc[], cuts: readonly number[], resent: ReadonlySet<number>): Promise<ReadStore> {
+  const store = new SqliteReadStore({ path: join(tempDir('wellstream-blockreads-'), `read-${++stores}.db`) });
+  await store.ensureCollections([ROWS_SPEC, ...BLOCK_SPECS]);
+  const { blocks, keys } = blocksOf(samples, cuts, resent);
+  await store.applyChanges([
+    ...samples.map((doc) => ({ op: 'put' as const, collection: ROWS, doc: structuredClone(doc) as Doc })),
+    ...blocks.map((doc) => ({ op: 'put' as const, collection: SAMPLE_BLOCKS, doc })),
+    ...keys.map((doc) => ({ op: 'put' as const, collection: SAMPLE_KEYS, doc })),
+  ]);
+  return store;
+}
+
+/** Today's query of the per-sample rows (queries/records/listSamples.ts before blocks). */
+const rowsQuery = (userId: string, type: string, window: Window, view: View) => ({
+  filter: { user_id: userId, type, ...windowFilter('start_date', window), ...mergedFilter(view) },
+  sort: [['start_date', 1], ['id', 1]] as const,
+});
+
+const windowArb: fc.Arbitrary<Window> = fc.record({
+  start: fc.option(fc.integer({ min: -60, max: 4 * 24 * 60 + 60 }).map((m) => BASE + m * MIN), { nil: null }),
+  end: fc.option(fc.integer({ min: -60, max: 4 * 24 * 60 + 60 }).map((m) => BASE + m * MIN + 30_000), { nil: null }),
+});
+
+const caseArb = fc.record({
+  raws: fc.array(rawArb, { minLength: 0, maxLength: 160 }),
+  cuts: fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 5 }),
+  resent: fc.array(fc.integer({ min: 0, max: 159 }), { maxLength: 20 }),
+  queries: fc.array(fc.record({ user: fc.constantFrom(0, 1), type: fc.constantFrom(...TYPES), view: fc.constantFrom<View>('merged', 'all'), window: windowArb, limit: fc.integer({ min: 1, max: 40 }) }), {
+    minLength: 1,
+    maxLength: 4,
+  }),
+});
+
+describe('sample pages read from blocks equal the per-sample rows\' pages (issue 38; spec "Reads" rule 1, contracts §6)', () => {
+  it('every page, its JSON bytes and its cursor, walked to the end, for random multi-source data, windows, views and limits', async () => {
+    await fc.assert(
+      fc.asyncProperty(caseArb, async ({ raws, cuts, resent, queries }) => {
+        const samples = raws.map(sampleDoc);
+        const store = await bothStores(samples, cuts, new Set(resent));
+        for (const q of queries) {
+          const userId = USERS[q.user]!;
+          const list = { userId, type: q.type, window: q.window, view: q.view };
+          let after: Scalar[] | null = null;
+          for (let pages = 0; ; pages++) {
+            const want = await findPage<SampleDoc>(store, ROWS, rowsQuery(userId, q.type, q.window, q.view), { after, limit: q.limit });
+            const got = await listSamples(store, list, { after, limit: q.limit });
+            expect(got.items.map((s) => ({ ...s, primary: undefined }))).toEqual(want.items.map((s) => ({ ...s, primary: undefined })));
+            expect(got.next).toEqual(want.next);
+            const wantJson = await findRenderedPage(store, ROWS, rowsQuery(userId, q.type, q.window, q.view), QUANTITY_SAMPLE_JSON, { after, limit: q.limit });
+            expect(await listSamplesJson(store, list, QUANTITY_SAMPLE_JSON, { after, limit: q.limit })).toEqual(wantJson);
+            if (!want.next) break;
+            expect(pages).toBeLessThan(200);
+            after = want.next;
+          }
+        }
+        store.close?.();
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('a page after the cursor of any sample (a cursor written by the per-sample version) continues where the rows would', async () => {
+    await fc.assert(
+      fc.asyncProperty(caseArb, fc.nat(), async ({ raws, cuts, resent, queries }, pick) => {
+        fc.pre(raws.length > 0);
+        const samples = raws.map(sampleDoc);
+        const store = await bothStores(samples, cuts, new Set(resent));
+        const s = samples[pick % samples.length]!;
+        const after: Scalar[] = [s.start_date, s.id, s._id];
+        for (const q of queries) {
+          const list = { userId: s.user_id, type: s.type, window: q.window, view: q.view };
+          const want = await findPage<SampleDoc>(store, ROWS, rowsQuery(s.user_id, s.type, q.window, q.view), { after, limit: q.limit });
+          const got = await listSamples(store, list, { after, limit: q.limit });
+          expect(got.items.map((d) => d.id)).toEqual(want.items.map((d) => d.id));
+          expect(got.next).toEqual(want.next);
+        }
+        store.close?.();
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('by id: every sample of its own user, with its merged-view flag; another user\'s id and an unknown id are null', async () => {
+    await fc.assert(
+      fc.asyncProperty(caseArb, async ({ raws, cuts, resent }) => {
+        const samples = raws.map(sampleDoc);
+        const store = await bothStores(samples, cuts, new Set(resent));
+        for (const s of samples) {
+          expect(await getSample(store, s.user_id, s.id)).toEqual({ ...s, primary: s.hidden !== true });
+          expect(await getSample(store, s.user_id === USERS[0] ? USERS[1] : USERS[0], s.id)).toBeNull();
+        }
+        expect(await getSample(store, USERS[0], 7)).toBeNull();
+        for (const u of USERS) for (const t of TYPES) expect(await userHasSamplesOfType(store, u, t)).toBe(samples.some((s) => s.user_id === u && s.type === t));
+        store.close?.();
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it('statistics\' raw path reads the window\'s samples a view counts, in order, in chunks of any size', async () => {
+    await fc.assert(
+      fc.asyncProperty(caseArb, fc.integer({ min: 1, max: 50 }), fc.option(fc.constantFrom(...STREAMS.map((s) => s.provider)), { nil: undefined }), async ({ raws, cuts, resent, queries }, chunk, provider) => {
+        const samples = raws.map(sampleDoc);
+        const store = await bothStores(samples, cuts, new Set(resent));
+        for (const q of queries) {
+          const userId = USERS[q.user]!;
+          const start = new Date(q.window.start ?? BASE - 86_400_000).toISOString();
+          const end = new Date(q.window.end ?? BASE + 5 * 86_400_000).toISOString();
+          const keep = (s: SampleDoc) => s.excluded !== true && (q.view === 'all' || s.hidden !== true);
+          const got: number[] = [];
+          for await (const rows of sampleChunks(store, { userId, type: q.type, start, end, ...(provider ? { provider } : {}), keep }, chunk)) {
+            expect(rows.length).toBeLessThanOrEqual(chunk);
+            got.push(...rows.map((r) => r.id));
+          }
+          const want = samples
+            .filter((s) => s.user_id === userId && s.type === q.type && s.start_date >= start && s.start_date < end && (!provider || s.provider === provider) && keep(s))
+            .sort(bySampleStart)
+            .map((s) => s.id);
+          expect(got).toEqual(want);
+        }
+        store.close?.();
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
