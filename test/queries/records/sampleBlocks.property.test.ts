@@ -1,46 +1,32 @@
 import fc from 'fast-check';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { QuantityRecord } from '../../../commands/ingestion/records.js';
-import { bySampleStart, encodeBlock, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc } from '../../../projections/records/sampleBlocks/sampleBlock.js';
+import { bySampleStart } from '../../../projections/records/sampleBlocks/sampleBlock.js';
 import type { SampleDoc } from '../../../projections/records/samplesProjection.js';
 import { utcDay } from '../../../projections/records/recordDoc.js';
 import { recordKey } from '../../../projections/records/recordIds.js';
-import { defineRecordProjection } from '../../../projections/records/recordProjection.js';
 import { getSample } from '../../../queries/records/getSample.js';
 import { listSamples, listSamplesJson, userHasSamplesOfType } from '../../../queries/records/listSamples.js';
 import { sampleChunks } from '../../../queries/records/sampleBlocks.js';
-import { mergedFilter, type View } from '../../../queries/records/view.js';
-import { windowFilter, type Window } from '../../../queries/records/window.js';
+import type { View } from '../../../queries/records/view.js';
+import type { Window } from '../../../queries/records/window.js';
 import { findPage, findRenderedPage } from '../../../queries/shared/page.js';
-import type { CollectionSpec, Doc, ReadStore, Scalar } from '../../../src/readstore/readStore.js';
+import type { ReadStore, Scalar } from '../../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { QUANTITY_SAMPLE_JSON } from '../../../src/server/routes/samples.js';
+import { BLOCK_SPECS, bothModels, ROWS, ROWS_SPEC, rowsQuery } from '../../support/sampleBlockStores.js';
 import { tempDir } from '../../support/tmp.js';
 
 /**
  * Issue 38, "Reads from blocks": the API is unchanged (spec "Reads" rule 1, contracts §6 paging).
  * The oracle is the per-sample model as it was: one row per sample in a collection declared by
- * the record projection code the samples used (its index on (user_id, type, start_date, id)),
+ * the record projection code the samples used (its index on (user_id, type, start_date, id);
+ * test/support/sampleBlockStores.ts),
  * paged by the generic keyset code (findPage, and the embedded store's SQL-written page). The
  * same samples stored as blocks (the codec's encodeBlock, cut at random sizes, some of one key
  * overlapping as re-sent records leave them) must give the same pages, the same bytes and the
  * same cursors, for every limit, window, view and cursor.
  */
-const ROWS = 'samples_rows';
-const ROWS_SPEC: CollectionSpec = defineRecordProjection<QuantityRecord>({
-  collection: ROWS,
-  eventType: 'samples.ingested',
-  indexes: [{ fields: [['user_id', 1], ['type', 1], ['start_date', 1], ['id', 1]] }],
-  columns: ['value', 'unit', 'end_date', 'source_name', 'source_bundle_id', 'device_model', 'product_type', 'was_user_entered'],
-  booleans: ['was_user_entered'],
-  day: (r) => utcDay(r.start_date),
-}).collections[0]!;
-const BLOCK_SPECS: CollectionSpec[] = [
-  { name: SAMPLE_BLOCKS, indexes: [{ fields: [['user_id', 1], ['type', 1], ['day', 1], ['start_min', 1], ['_id', 1]] }], columns: ['provider', 'source', 'start_max', 'tenant_id'] },
-  { name: SAMPLE_KEYS, indexes: [{ fields: [['user_id', 1], ['id', 1]] }], columns: ['provider', 'block'] },
-];
-
 const USERS = ['u-1', 'u-2'] as const;
 const TENANT = 't-1';
 const STREAMS = [
@@ -106,69 +92,13 @@ function sampleDoc(r: Raw, i: number): SampleDoc {
   return doc as SampleDoc;
 }
 
-/**
- * The samples as blocks: per (user, type, provider, source, day), in start order, cut at the
- * given sizes; a sample picked by `resent` goes to a block of its own key after the others (a
- * re-sent record that left its block), so blocks of one key overlap.
- */
-function blocksOf(samples: readonly SampleDoc[], cuts: readonly number[], resent: ReadonlySet<number>): { blocks: SampleBlockDoc[]; keys: Doc[] } {
-  const groups = new Map<string, SampleDoc[][]>();
-  samples.forEach((s, i) => {
-    const g = `${s.user_id}|${s.type}|${s.provider}|${s.source}|${s.day}`;
-    const lists = groups.get(g) ?? [[], []];
-    lists[resent.has(i) ? 1 : 0]!.push(s);
-    groups.set(g, lists);
-  });
-  const blocks: SampleBlockDoc[] = [];
-  const keys: Doc[] = [];
-  let cut = 0;
-  for (const [g, lists] of groups) {
-    for (const list of lists) {
-      list.sort(bySampleStart);
-      for (let at = 0; at < list.length; ) {
-        const size = Math.max(1, cuts[cut++ % cuts.length]!);
-        const members = list.slice(at, at + size);
-        at += size;
-        const first = members[0]!;
-        const block: SampleBlockDoc = {
-          _id: `${g}|${blocks.length}`,
-          user_id: first.user_id,
-          tenant_id: first.tenant_id,
-          type: first.type,
-          provider: first.provider,
-          source: first.source,
-          day: first.day,
-          start_min: first.start_date,
-          start_max: members[members.length - 1]!.start_date,
-          count: members.length,
-          data: encodeBlock(members),
-        };
-        blocks.push(block);
-        for (const s of members) keys.push({ _id: s._id, user_id: s.user_id, provider: s.provider, id: s.id, block: block._id });
-      }
-    }
-  }
-  return { blocks, keys };
-}
-
 let stores = 0;
 async function bothStores(samples: readonly SampleDoc[], cuts: readonly number[], resent: ReadonlySet<number>): Promise<ReadStore> {
   const store = new SqliteReadStore({ path: join(tempDir('wellstream-blockreads-'), `read-${++stores}.db`) });
   await store.ensureCollections([ROWS_SPEC, ...BLOCK_SPECS]);
-  const { blocks, keys } = blocksOf(samples, cuts, resent);
-  await store.applyChanges([
-    ...samples.map((doc) => ({ op: 'put' as const, collection: ROWS, doc: structuredClone(doc) as Doc })),
-    ...blocks.map((doc) => ({ op: 'put' as const, collection: SAMPLE_BLOCKS, doc })),
-    ...keys.map((doc) => ({ op: 'put' as const, collection: SAMPLE_KEYS, doc })),
-  ]);
+  await store.applyChanges(bothModels(samples, cuts, resent));
   return store;
 }
-
-/** Today's query of the per-sample rows (queries/records/listSamples.ts before blocks). */
-const rowsQuery = (userId: string, type: string, window: Window, view: View) => ({
-  filter: { user_id: userId, type, ...windowFilter('start_date', window), ...mergedFilter(view) },
-  sort: [['start_date', 1], ['id', 1]] as const,
-});
 
 const windowArb: fc.Arbitrary<Window> = fc.record({
   start: fc.option(fc.integer({ min: -60, max: 4 * 24 * 60 + 60 }).map((m) => BASE + m * MIN), { nil: null }),

@@ -1,0 +1,89 @@
+import type { QuantityRecord } from '../../commands/ingestion/records.js';
+import { bySampleStart, encodeBlock, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
+import type { SampleDoc } from '../../projections/records/samplesProjection.js';
+import { utcDay } from '../../projections/records/recordDoc.js';
+import { defineRecordProjection } from '../../projections/records/recordProjection.js';
+import { mergedFilter, type View } from '../../queries/records/view.js';
+import { windowFilter, type Window } from '../../queries/records/window.js';
+import type { Change, CollectionSpec, Doc } from '../../src/readstore/readStore.js';
+
+/**
+ * The same samples in both models, for reads from blocks to be checked (and timed) against the
+ * per-sample model as it was before issue 38: its collection declared by the record projection
+ * code the samples used, and the blocks' collections as the samples projection declares them.
+ */
+export const ROWS = 'samples_rows';
+export const ROWS_SPEC: CollectionSpec = defineRecordProjection<QuantityRecord>({
+  collection: ROWS,
+  eventType: 'samples.ingested',
+  indexes: [{ fields: [['user_id', 1], ['type', 1], ['start_date', 1], ['id', 1]] }],
+  columns: ['value', 'unit', 'end_date', 'source_name', 'source_bundle_id', 'device_model', 'product_type', 'was_user_entered'],
+  booleans: ['was_user_entered'],
+  day: (r) => utcDay(r.start_date),
+}).collections[0]!;
+export const BLOCK_SPECS: CollectionSpec[] = [
+  { name: SAMPLE_BLOCKS, indexes: [{ fields: [['user_id', 1], ['type', 1], ['day', 1], ['start_min', 1], ['_id', 1]] }], columns: ['provider', 'source', 'start_max', 'tenant_id'] },
+  { name: SAMPLE_KEYS, indexes: [{ fields: [['user_id', 1], ['id', 1]] }], columns: ['provider', 'block'] },
+];
+
+/**
+ * The samples as blocks: per (user, type, provider, source, day), in start order, cut at the
+ * given sizes; a sample picked by `resent` goes to a block of its own key after the others (a
+ * re-sent record that left its block), so blocks of one key overlap.
+ */
+export function blocksOf(samples: readonly SampleDoc[], cuts: readonly number[], resent: ReadonlySet<number>): { blocks: SampleBlockDoc[]; keys: Doc[] } {
+  const groups = new Map<string, SampleDoc[][]>();
+  samples.forEach((s, i) => {
+    const g = `${s.user_id}|${s.type}|${s.provider}|${s.source}|${s.day}`;
+    const lists = groups.get(g) ?? [[], []];
+    lists[resent.has(i) ? 1 : 0]!.push(s);
+    groups.set(g, lists);
+  });
+  const blocks: SampleBlockDoc[] = [];
+  const keys: Doc[] = [];
+  let cut = 0;
+  for (const [g, lists] of groups) {
+    for (const list of lists) {
+      list.sort(bySampleStart);
+      for (let at = 0; at < list.length; ) {
+        const size = Math.max(1, cuts[cut++ % cuts.length]!);
+        const members = list.slice(at, at + size);
+        at += size;
+        const first = members[0]!;
+        const block: SampleBlockDoc = {
+          _id: `${g}|${blocks.length}`,
+          user_id: first.user_id,
+          tenant_id: first.tenant_id,
+          type: first.type,
+          provider: first.provider,
+          source: first.source,
+          day: first.day,
+          start_min: first.start_date,
+          start_max: members[members.length - 1]!.start_date,
+          count: members.length,
+          data: encodeBlock(members),
+        };
+        blocks.push(block);
+        for (const s of members) keys.push({ _id: s._id, user_id: s.user_id, provider: s.provider, id: s.id, block: block._id });
+      }
+    }
+  }
+  return { blocks, keys };
+}
+
+/** Today's query of the per-sample rows (queries/records/listSamples.ts before blocks). */
+export const rowsQuery = (userId: string, type: string, window: Window, view: View) => ({
+  filter: { user_id: userId, type, ...windowFilter('start_date', window), ...mergedFilter(view) },
+  sort: [['start_date', 1], ['id', 1]] as const,
+});
+
+
+/** The changes that store `samples` in both models: rows in ROWS, blocks (blocksOf) with their locators. */
+export function bothModels(samples: readonly SampleDoc[], cuts: readonly number[], resent: ReadonlySet<number> = new Set()): Change[] {
+  const { blocks, keys } = blocksOf(samples, cuts, resent);
+  return [
+    ...samples.map((doc): Change => ({ op: 'put', collection: ROWS, doc: structuredClone(doc) as Doc })),
+    ...blocks.map((doc): Change => ({ op: 'put', collection: SAMPLE_BLOCKS, doc })),
+    ...keys.map((doc): Change => ({ op: 'put', collection: SAMPLE_KEYS, doc })),
+  ];
+}
