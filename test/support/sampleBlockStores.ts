@@ -1,5 +1,5 @@
 import type { QuantityRecord } from '../../commands/ingestion/records.js';
-import { bySampleStart, encodeBlock, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
+import { BLOCK_SAMPLES, bySampleStart, encodeBlock, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
 import { utcDay } from '../../projections/records/recordDoc.js';
 import { defineRecordProjection } from '../../projections/records/recordProjection.js';
@@ -78,12 +78,13 @@ export const rowsQuery = (userId: string, type: string, window: Window, view: Vi
 });
 
 
-/** The changes that store `samples` in both models: rows in ROWS, blocks (blocksOf) with their locators. */
-export function bothModels(samples: readonly SampleDoc[], cuts: readonly number[], resent: ReadonlySet<number> = new Set()): Change[] {
+/** The changes that store `samples` as blocks (blocksOf; by default cut as the projection cuts them) with their locators. */
+export function blockChanges(samples: readonly SampleDoc[], cuts: readonly number[] = [BLOCK_SAMPLES], resent: ReadonlySet<number> = new Set()): Change[] {
   const { blocks, keys } = blocksOf(samples, cuts, resent);
-  return [
-    ...samples.map((doc): Change => ({ op: 'put', collection: ROWS, doc: structuredClone(doc) as Doc })),
-    ...blocks.map((doc): Change => ({ op: 'put', collection: SAMPLE_BLOCKS, doc })),
-    ...keys.map((doc): Change => ({ op: 'put', collection: SAMPLE_KEYS, doc })),
-  ];
+  return [...blocks.map((doc): Change => ({ op: 'put', collection: SAMPLE_BLOCKS, doc })), ...keys.map((doc): Change => ({ op: 'put', collection: SAMPLE_KEYS, doc }))];
+}
+
+/** The changes that store `samples` in both models: rows in ROWS, and blocks (blockChanges). */
+export function bothModels(samples: readonly SampleDoc[], cuts: readonly number[], resent: ReadonlySet<number> = new Set()): Change[] {
+  return [...samples.map((doc): Change => ({ op: 'put', collection: ROWS, doc: structuredClone(doc) as Doc })), ...blockChanges(samples, cuts, resent)];
 }
