@@ -10,7 +10,7 @@ import { listSamples, listSamplesJson, userHasSamplesOfType } from '../../../que
 import { sampleChunks } from '../../../queries/records/sampleBlocks.js';
 import type { View } from '../../../queries/records/view.js';
 import type { Window } from '../../../queries/records/window.js';
-import { findPage, findRenderedPage } from '../../../queries/shared/page.js';
+import { findPage, findRenderedPage, type Page } from '../../../queries/shared/page.js';
 import type { ReadStore, Scalar } from '../../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { QUANTITY_SAMPLE_JSON } from '../../../src/server/routes/samples.js';
@@ -126,7 +126,7 @@ describe('sample pages read from blocks equal the per-sample rows\' pages (issue
           const list = { userId, type: q.type, window: q.window, view: q.view };
           let after: Scalar[] | null = null;
           for (let pages = 0; ; pages++) {
-            const want = await findPage<SampleDoc>(store, ROWS, rowsQuery(userId, q.type, q.window, q.view), { after, limit: q.limit });
+            const want: Page<SampleDoc> = await findPage<SampleDoc>(store, ROWS, rowsQuery(userId, q.type, q.window, q.view), { after, limit: q.limit });
             const got = await listSamples(store, list, { after, limit: q.limit });
             expect(got.items.map((s) => ({ ...s, primary: undefined }))).toEqual(want.items.map((s) => ({ ...s, primary: undefined })));
             expect(got.next).toEqual(want.next);
