@@ -2,7 +2,7 @@ import type { ReadStore } from '../../src/readstore/readStore.js';
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
 import type { Page, PageRequest } from '../shared/page.js';
 import type { RenderedPage, RenderTemplate } from '../../src/readstore/renderedRows.js';
-import { templateRenderer } from '../shared/templateRenderer.js';
+import { renderPage } from '../shared/templateRenderer.js';
 import { hasSamplesOfType, samplePage, type SampleRange } from './sampleBlocks.js';
 import { withPrimary, type View } from './view.js';
 import type { Window } from './window.js';
@@ -38,8 +38,5 @@ export async function listSamples(readStore: ReadStore, q: ListSamples, page: Pa
  */
 export async function listSamplesJson(readStore: ReadStore, q: ListSamples, template: RenderTemplate, page: PageRequest): Promise<RenderedPage> {
   const { items, next } = await samplePage(readStore, rangeOf(q, page), page.limit);
-  const render = templateRenderer(template);
-  let json = '';
-  for (let i = 0; i < items.length; i++) json += (i ? ',' : '') + render(items[i]!);
-  return { json, count: items.length, next };
+  return { json: renderPage(template, items), count: items.length, next };
 }

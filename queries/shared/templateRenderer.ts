@@ -1,23 +1,26 @@
 import type { RenderTemplate } from '../../src/readstore/renderedRows.js';
 
 /**
- * `renderDoc` (src/readstore/renderedRows.ts) for many documents of one page: the keys' JSON
- * written once, and a string field's JSON reused while the field holds the same string as in the
- * document before (provenance, unit and type repeat through a page of samples read from blocks:
- * the page of 1,000 wrote ~19,000 JSON.stringify calls otherwise). Same bytes as renderDoc for
- * every document (test/queries/shared/templateRenderer.test.ts). One renderer serves one page:
- * it holds the last strings it wrote.
+ * `renderDoc` (src/readstore/renderedRows.ts) of each document of a page, joined by commas: the
+ * keys' JSON written once, and a field's JSON reused while the field holds the very value it held
+ * in the document before (provenance, unit and type repeat through a page of samples read from
+ * blocks, and a block's constant metadata may be one object: the page of 1,000 cost ~19,000
+ * JSON.stringify calls otherwise). The page is written in one synchronous pass, so a reused
+ * object cannot change between two documents. Same bytes as renderDoc for every document
+ * (test/queries/shared/templateRenderer.test.ts).
  */
-export function templateRenderer(template: RenderTemplate): (doc: Readonly<Record<string, unknown>>) => string {
+export function renderPage(template: RenderTemplate, docs: readonly Readonly<Record<string, unknown>>[]): string {
   const n = template.length;
   const fields = template.map((f) => f.field);
   const kinds = template.map((f) => f.as);
   const keys = template.map((f, i) => `${i ? ',' : '{'}${JSON.stringify(f.key)}:`);
   const missing = template.map((f) => f.missing ?? 'null');
-  const lastString: (string | undefined)[] = new Array(n).fill(undefined);
+  const lastValue: unknown[] = new Array(n).fill(undefined);
   const lastJson: string[] = new Array(n).fill('');
-  return (doc) => {
-    let out = '';
+  let page = '';
+  for (let d = 0; d < docs.length; d++) {
+    const doc = docs[d]!;
+    let out = d ? ',' : '';
     for (let i = 0; i < n; i++) {
       const v = doc[fields[i]!];
       const as = kinds[i];
@@ -25,15 +28,15 @@ export function templateRenderer(template: RenderTemplate): (doc: Readonly<Recor
       if (as === 'notTrue') json = v === true ? 'false' : 'true';
       else if (v === undefined) json = missing[i]!;
       else if (as === 'boolean') json = v === null ? 'null' : v ? 'true' : 'false';
-      else if (typeof v === 'string') {
-        if (v !== lastString[i]) {
-          lastString[i] = v;
-          lastJson[i] = JSON.stringify(v);
-        }
-        json = lastJson[i]!;
-      } else json = JSON.stringify(v);
+      else if (v === lastValue[i]) json = lastJson[i]!;
+      else {
+        json = JSON.stringify(v);
+        lastValue[i] = v;
+        lastJson[i] = json;
+      }
       out += keys[i] + json;
     }
-    return n ? `${out}}` : '{}';
-  };
+    page += n ? `${out}}` : `${out}{}`;
+  }
+  return page;
 }
