@@ -25,6 +25,8 @@ export type Projection<E extends Event = Event> = {
   sequenced?: (event: RecordedEvent<E>) => boolean;
   /** State that depends on other records than the event's own (the merged view, rollups). */
   derive?: Derivation;
+  /** Collections an earlier version of the projection wrote and this one does not: dropped on start. */
+  retired?: readonly string[];
 };
 
 /**
@@ -52,6 +54,15 @@ export type Derivation = {
   derive: (events: readonly RecordedEvent[], evolved: PositionedChange[], readStore: ReadStore) => AsyncIterable<Change[]>;
   /** After a rebuild replayed every event through evolve: the derived state of all the rows, in chunks. */
   rebuildAll: (readStore: ReadStore) => AsyncIterable<Change[]>;
+  /**
+   * A collection that is never stored: evolve's changes to it are what the batch says (a record
+   * upserted), and `derive` takes them out of `evolved` and writes what they mean to the state it
+   * reads (samples packed into blocks, docs/sample-blocks.md). Evolve stays pure; the stored
+   * state is a function of the events in log order, whatever the batches, because `derive` runs
+   * wherever evolve's changes are applied: live, on a dead letter's replay, and on every chunk of
+   * a rebuild's replay (rebuild.ts), which then needs no `rebuildAll`.
+   */
+  folds?: string;
 };
 
 export function defineProjection<E extends Event>(p: Projection<E>): Projection {

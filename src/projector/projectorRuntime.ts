@@ -88,6 +88,9 @@ export class ProjectorRuntime {
    */
   async init(): Promise<void> {
     const reshaped = new Set(await this.readStore.ensureCollections([...this.projections.flatMap((p) => p.collections), eventSequencesCollection, deadLettersCollection, projectionStallsCollection]));
+    // What a projection's earlier version stored elsewhere (its own version bump rebuilds it).
+    const retired = this.projections.flatMap((p) => p.retired ?? []);
+    if (retired.length) await this.readStore.dropCollections(retired);
     for (const p of this.projections) {
       // Record ids from an earlier version (log position × 10⁴) cannot be mixed with ids from the
       // sequence: such read models are rebuilt once, with every id from the sequence.

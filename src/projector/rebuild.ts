@@ -1,7 +1,7 @@
 import type { EventStore, RecordedEvent } from '../eventstore/eventStore.js';
 import { CheckpointMismatchError, type PositionedChange, type ReadStore } from '../readstore/readStore.js';
 import { LeaseLostError } from '../readstore/leases.js';
-import { pushChanges, weightOf } from './batchChanges.js';
+import { deriveBatch, pushChanges, weightOf } from './batchChanges.js';
 import { DEAD_LETTERS, deadLetterChange, deadLetterId, errorText, resolvedChange, type DeadLetterDoc } from './deadLetters.js';
 import { EventSequencer, sequenceMarker } from './eventSequences.js';
 import type { Projection } from './projection.js';
@@ -48,8 +48,11 @@ export async function rebuildOne(
   // Marking the checkpoint first makes live runners elsewhere stop writing before the drop.
   await readStore.setCheckpoint(p.name, 0, 'rebuilding');
   await readStore.dropCollections(p.collections.map((c) => c.name));
-  // Secondary indexes are built once at the end: cheaper than maintaining them row by row.
-  await readStore.ensureCollections(p.collections, { indexes: false });
+  // A derivation that folds evolve's changes (Derivation.folds) runs on every chunk of the replay,
+  // as live, and reads through the indexes. Otherwise secondary indexes are built once at the
+  // end: cheaper than maintaining them row by row.
+  const folding = p.derive?.folds !== undefined ? p.derive : null;
+  await readStore.ensureCollections(p.collections, { indexes: folding !== null });
   // Whatever ids the dropped rows had, the rebuilt ones come from the sequence.
   if (p.sequenced) await readStore.applyChanges([sequenceMarker(p.name)]);
   const sequencer = new EventSequencer(readStore, p);
@@ -77,6 +80,10 @@ export async function rebuildOne(
     }
     const last = candidates[n - 1]!;
     const changes: PositionedChange[] = [...numbered.through(last.globalPosition), ...evolved];
+    if (folding) {
+      const interim = (c: PositionedChange[]) => readStore.applyBatch({ projection: p.name, expectedPosition: position, position, mode: 'rebuilding', lastEventAt: null, changes: c, deferCommit: true });
+      await deriveBatch(readStore, folding, candidates.slice(0, n), changes, interim);
+    }
     const ids = candidates.slice(0, n).map((e) => deadLetterId(p.name, e.globalPosition));
     const now = new Date();
     for (const letter of await readStore.find<DeadLetterDoc>(DEAD_LETTERS, { filter: { _id: { $in: ids }, status: 'open' } })) {
@@ -132,7 +139,9 @@ export async function rebuildOne(
     for (let from = 0; from < batch.length; ) {
       // Every record makes at least one change: events past this weight cannot join the chunk.
       let to = from;
-      for (let weight = 0; to < batch.length && to - from < 1000 && weight < REBUILD_CHANGES; ) weight += weightOf(batch[to++]!);
+      // A folding derivation, as live, takes a barrier event alone and stops a chunk before one.
+      if (folding?.isBarrier(batch[from]!)) to++;
+      else for (let weight = 0; to < batch.length && to - from < 1000 && weight < REBUILD_CHANGES && !folding?.isBarrier(batch[to]!); ) weight += weightOf(batch[to++]!);
       const candidates = batch.slice(from, to);
       let applied: number;
       try {
@@ -153,7 +162,8 @@ export async function rebuildOne(
     readCount = Math.max(16, Math.min(1000, Math.floor((2 * REBUILD_CHANGES) / perEvent)));
   }
   await readStore.ensureCollections(p.collections);
-  if (p.derive) {
+  // A folding derivation kept the derived state through the replay.
+  if (p.derive && !folding) {
     for await (const chunk of p.derive.rebuildAll(readStore)) {
       let index = 0;
       const changes = chunk.map((c) => Object.assign(c, { position, index: index++ }) as PositionedChange);

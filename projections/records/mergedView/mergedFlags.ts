@@ -44,6 +44,38 @@ export type MergedKind = {
   extraFields?: readonly string[];
   /** State of the re-evaluated days beyond the flags (statistics rollups), decided from their members. */
   onDays?: (owner: { userId: string; partition: string }, days: readonly string[], members: readonly Member[], out: Change[]) => void;
+  /**
+   * How the kind's records are stored, when not one row per record in `collection` (rowSession):
+   * a session per derivation reads them, takes the batch's records and keeps the flags it is told.
+   */
+  session?: (readStore: ReadStore, kind: MergedKind) => MemberSession;
+};
+
+/** One partition of a user's records: how many, and the first and last start (ISO). */
+export type PartitionSpan = { partition: string; count: number; first: string; last: string };
+
+/**
+ * The stored records of a kind as one derivation sees them: the rows it loads (and, once `stage`
+ * took the batch's records, as they stand after the batch), and the flags it decides. Everything
+ * it writes goes to `out` of `flag` and `flush`.
+ */
+export type MemberSession = {
+  /**
+   * Takes the batch's records from `evolved` (upserts of the kind's collection; those of users in
+   * `erased` are not evaluated) and answers them as they will stand, then their stored rows as
+   * they stood before (a record sent again may have moved), for the days to re-evaluate.
+   */
+  stage: (evolved: Change[], erased: ReadonlySet<string>) => Promise<Doc[]>;
+  /** The records of a user's partition starting in [lo, hi) (epoch ms), without those of `erasedProvider`. */
+  load: (userId: string, partition: string, lo: number, hi: number, erasedProvider?: string) => Promise<Map<string, Doc>>;
+  partitions: (userId: string) => Promise<PartitionSpan[]>;
+  /** Start (ISO) of the partition's first record at or after `from` (epoch ms), or null. */
+  nextStart: (userId: string, partition: string, from: number) => Promise<string | null>;
+  users: () => Promise<string[]>;
+  /** The merged view's decision for a loaded row. */
+  flag: (row: Doc, hidden: boolean, out: Change[]) => void;
+  /** Writes what the flags and staged records changed since the last flush. */
+  flush: (out: Change[]) => void;
 };
 
 /**
@@ -62,27 +94,18 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
     const start = Date.parse(row[kind.startField] as string);
     return boundedInterval(start, kind.endField ? Date.parse(row[kind.endField] as string) : start + (kind.lengthMs ?? 0), rule.maxSpanMs);
   };
-  const fields = ['user_id', 'tenant_id', kind.startField, ...(kind.endField ? [kind.endField] : []), ...(kind.partitionField ? [kind.partitionField] : []), 'source', 'body_worn', 'provider', 'hidden', 'excluded', ...(kind.extraFields ?? [])];
   const orderOf = async (readStore: ReadStore, userId: string) => (await readStore.get<SourceOrderDoc>(kind.ordersCollection, userId))?.priorities;
+  const open = (readStore: ReadStore): MemberSession => (kind.session ?? rowSession)(readStore, kind);
 
   /** The stored records of a run of days and its margins: every record that can match one of them. */
-  const loadRows = async (readStore: ReadStore, userId: string, partition: string, run: readonly string[], rule: MergeRule, erasedProvider?: string): Promise<Map<string, Doc>> => {
+  const loadRows = (session: MemberSession, userId: string, partition: string, run: readonly string[], rule: MergeRule, erasedProvider?: string): Promise<Map<string, Doc>> => {
     const lo = dayStartMs(run[0]!) - rule.reachMs - rule.lookbackMs;
     const hi = dayStartMs(run[run.length - 1]!) + DAY_MS + rule.reachMs + rule.lookbackMs;
-    const rows = await readStore.find(kind.collection, {
-      filter: {
-        user_id: userId,
-        ...(kind.partitionField ? { [kind.partitionField]: partition } : {}),
-        [kind.startField]: { $gte: new Date(lo).toISOString(), $lt: new Date(hi).toISOString() },
-        ...(erasedProvider !== undefined ? { provider: { $ne: erasedProvider } } : {}),
-      },
-      fields,
-    });
-    return new Map(rows.map((r) => [r._id, r]));
+    return session.load(userId, partition, lo, hi, erasedProvider);
   };
 
   /** Decides the flags of the records starting on `days` (and what onDays derives) from `rows`. */
-  const evaluateDays = (rows: ReadonlyMap<string, Doc>, run: readonly string[], rule: MergeRule, owner: { userId: string; partition: string }, upserts: ReadonlyMap<string, UpdateChange> | null, out: Change[]) => {
+  const evaluateDays = (session: MemberSession, rows: ReadonlyMap<string, Doc>, run: readonly string[], rule: MergeRule, owner: { userId: string; partition: string }, out: Change[]) => {
     // The run is consecutive days: membership is a range of instants, no date formatting per row.
     const from = dayStartMs(run[0]!);
     const to = dayStartMs(run[run.length - 1]!) + DAY_MS;
@@ -95,23 +118,19 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
     const hidden = unlistedByMergedView(members, all, rule.rule, rule.order, rule.lookbackMs);
     for (const m of members) {
       m.hidden = hidden.has(m.key);
-      const up = upserts?.get(m.key);
-      if (up) up.set!.hidden = m.hidden;
-      else if ((m.row.hidden === true) !== m.hidden) out.push({ op: 'update', collection: kind.collection, id: m.key, set: { hidden: m.hidden } });
+      session.flag(m.row, m.hidden, out);
     }
     kind.onDays?.(owner, run, members, out);
   };
 
   /** Every day of the user's records of the selected partitions (all when `select` is null), window by window. */
-  async function* evaluateUser(readStore: ReadStore, userId: string, select: ((partition: string) => boolean) | null, priorities: SourcePriorities | undefined, erasedProvider?: string): AsyncGenerator<Change[]> {
-    const groups = await readStore.aggregate(kind.collection, { filter: { user_id: userId }, groupBy: kind.partitionField ? [kind.partitionField] : [], min: [kind.startField], max: [kind.startField] });
-    for (const g of groups) {
-      const partition = kind.partitionField ? String(g.group[kind.partitionField]) : '';
-      // An aggregate without groups answers one row even over no rows.
+  async function* evaluateUser(session: MemberSession, userId: string, select: ((partition: string) => boolean) | null, priorities: SourcePriorities | undefined, erasedProvider?: string): AsyncGenerator<Change[]> {
+    for (const g of await session.partitions(userId)) {
+      const partition = g.partition;
       if (g.count === 0 || (select && !select(partition))) continue;
       const rule = kind.rule(partition, priorities);
-      const first = utcDayOf(Date.parse(g.min[kind.startField] as string));
-      const last = utcDayOf(Date.parse(g.max[kind.startField] as string));
+      const first = utcDayOf(Date.parse(g.first));
+      const last = utcDayOf(Date.parse(g.last));
       // Windows sized so one holds about WINDOW_ROWS rows at the partition's average density.
       const spanDays = Math.round((dayStartMs(last) - dayStartMs(first)) / DAY_MS) + 1;
       const windowDays = Math.max(1, Math.min(MAX_WINDOW_DAYS, Math.floor((WINDOW_ROWS * spanDays) / Math.max(1, g.count))));
@@ -119,60 +138,49 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
       for (let start: number | null = dayStartMs(first); start !== null && start <= lastMs; ) {
         const run: string[] = [];
         for (let d = 0; d < windowDays && start + d * DAY_MS <= lastMs; d++) run.push(utcDayOf(start + d * DAY_MS));
-        const rows = await loadRows(readStore, userId, partition, run, rule, erasedProvider);
+        const rows = await loadRows(session, userId, partition, run, rule, erasedProvider);
         const changes: Change[] = [];
-        evaluateDays(rows, run, rule, { userId, partition }, null, changes);
+        evaluateDays(session, rows, run, rule, { userId, partition }, changes);
+        session.flush(changes);
         yield changes;
         // Days without a stored record hold nothing to evaluate: the next window starts at the
         // next record, so years between records cost one query, not one per window.
-        start = await nextDayWithRows(readStore, userId, partition, start + run.length * DAY_MS);
+        const next = await session.nextStart(userId, partition, start + run.length * DAY_MS);
+        start = next === null ? null : dayStartMs(utcDayOf(Date.parse(next)));
       }
     }
   }
 
-  /** Start of the first UTC day at or after `from` on which a record of the partition starts (any provider), or null. */
-  const nextDayWithRows = async (readStore: ReadStore, userId: string, partition: string, from: number): Promise<number | null> => {
-    const [next] = await readStore.find(kind.collection, {
-      filter: { user_id: userId, ...(kind.partitionField ? { [kind.partitionField]: partition } : {}), [kind.startField]: { $gte: new Date(from).toISOString() } },
-      sort: kind.startOrder ?? [[kind.startField, 1], ['id', 1]],
-      limit: 1,
-      fields: [kind.startField],
-    });
-    return next ? dayStartMs(utcDayOf(Date.parse(next[kind.startField] as string))) : null;
-  };
-
   return {
     isBarrier: (e) => e.type === PRIORITIES_SET || e.type === PROVIDER_DATA_ERASED,
+    folds: kind.session ? kind.collection : undefined,
 
     async *derive(events, evolved, readStore) {
+      const session = open(readStore);
       const only = events.length === 1 ? events[0]! : null;
       if (only?.type === PRIORITIES_SET) {
         const d = only.data as { user_id: string; priorities: SourcePriorities };
         const before = await orderOf(readStore, d.user_id);
         const changed = (p: string) => kind.rule(p, before).order.join('\u0000') !== kind.rule(p, d.priorities).order.join('\u0000');
-        yield* evaluateUser(readStore, d.user_id, changed, d.priorities);
+        yield* evaluateUser(session, d.user_id, changed, d.priorities);
         return;
       }
       if (only?.type === PROVIDER_DATA_ERASED) {
         // The batch's own deleteMany drops that provider's records; what remains is evaluated
         // without them (a worse source's record they hid is listed again).
         const d = only.data as ProviderDataErased['data'];
-        yield* evaluateUser(readStore, d.user_id, null, await orderOf(readStore, d.user_id), d.provider);
+        yield* evaluateUser(session, d.user_id, null, await orderOf(readStore, d.user_id), d.provider);
         return;
       }
       const erased = new Set(events.filter((e) => e.type === USER_ERASED).map((e) => (e.data as { user_id: string }).user_id));
-      const upserts = new Map<string, UpdateChange>();
-      for (const c of evolved) {
-        if (c.op !== 'update' || c.collection !== kind.collection || !c.set || !c.upsert) continue;
-        if (erased.has(c.set.user_id as string)) continue;
-        upserts.set(c.id, c);
-      }
-      if (!upserts.size) return;
+      const staged = await session.stage(evolved, erased);
+      if (!staged.length) return;
 
       // Days are counted from the epoch here; reach and lookback do not depend on the order.
       const touched = new Map<string, { userId: string; partition: string; days: Set<number> }>();
       const reach = new Map<string, MergeRule>();
-      const touch = (row: Doc) => {
+      // The batch's records where they will stand, and (a record sent again may have moved) where they stood.
+      for (const row of staged) {
         const userId = row.user_id as string;
         const partition = part(row);
         const k = `${userId}\u0000${partition}`;
@@ -183,12 +191,6 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
         // Bounded by the rule, whatever the row claims: a few days for anything but a state.
         const { start, end } = interval(row, r);
         for (let d = Math.floor((start - r.reachMs - r.lookbackMs) / DAY_MS), last = Math.floor((end + r.reachMs) / DAY_MS); d <= last; d++) t.days.add(d);
-      };
-      for (const c of upserts.values()) touch(c.set as Doc);
-      // A record sent again may have moved: the days it left are re-evaluated too.
-      const keys = [...upserts.keys()];
-      for (let i = 0; i < keys.length; i += 500) {
-        for (const old of await readStore.find(kind.collection, { filter: { _id: { $in: keys.slice(i, i + 500) } }, fields })) if (!erased.has(old.user_id as string)) touch(old);
       }
 
       const orders = new Map<string, SourcePriorities | undefined>();
@@ -197,31 +199,91 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
         if (!orders.has(userId)) orders.set(userId, await orderOf(readStore, userId));
         const rule = kind.rule(partition, orders.get(userId));
         for (const run of dayRuns([...days].sort((a, b) => a - b))) {
-          const rows = await loadRows(readStore, userId, partition, run, rule);
-          // The batch's own records as they will stand after it: added, replaced, or moved away.
-          // A row is a shallow copy of its upsert's fields: reading through to them with
-          // Object.create made every upsert a prototype, which V8 re-shapes (slow, profiled).
-          for (const [key, c] of upserts) {
-            const set = c.set!;
-            if (set.user_id !== userId) continue;
-            if (part(set as Doc) !== partition) {
-              rows.delete(key);
-              continue;
-            }
-            rows.set(key, { ...set, _id: key, hidden: rows.get(key)?.hidden ?? false });
-          }
-          evaluateDays(rows, run, rule, { userId, partition }, upserts, changes);
+          evaluateDays(session, await loadRows(session, userId, partition, run, rule), run, rule, { userId, partition }, changes);
         }
       }
+      session.flush(changes);
       yield changes;
     },
 
     async *rebuildAll(readStore) {
-      for (const u of await readStore.aggregate(kind.collection, { groupBy: ['user_id'] })) {
-        const userId = u.group.user_id as string;
-        yield* evaluateUser(readStore, userId, null, await orderOf(readStore, userId));
-      }
+      const session = open(readStore);
+      for (const userId of await session.users()) yield* evaluateUser(session, userId, null, await orderOf(readStore, userId));
     },
+  };
+}
+
+/**
+ * One row per record in `kind.collection`, the batch's records upserted by evolve: their rows
+ * are read as the batch leaves them (each a copy of its upsert's fields), and a batch record's
+ * flag goes into its own upsert rather than a second write.
+ */
+function rowSession(readStore: ReadStore, kind: MergedKind): MemberSession {
+  const fields = ['user_id', 'tenant_id', kind.startField, ...(kind.endField ? [kind.endField] : []), ...(kind.partitionField ? [kind.partitionField] : []), 'source', 'body_worn', 'provider', 'hidden', 'excluded', ...(kind.extraFields ?? [])];
+  const partitionFilter = (partition: string) => (kind.partitionField ? { [kind.partitionField]: partition } : {});
+  const upserts = new Map<string, UpdateChange>();
+  return {
+    async stage(evolved, erased) {
+      for (const c of evolved) {
+        if (c.op !== 'update' || c.collection !== kind.collection || !c.set || !c.upsert) continue;
+        if (erased.has(c.set.user_id as string)) continue;
+        upserts.set(c.id, c);
+      }
+      const rows: Doc[] = [...upserts.values()].map((c) => c.set as Doc);
+      const keys = [...upserts.keys()];
+      for (let i = 0; i < keys.length; i += 500) {
+        for (const old of await readStore.find(kind.collection, { filter: { _id: { $in: keys.slice(i, i + 500) } }, fields })) if (!erased.has(old.user_id as string)) rows.push(old);
+      }
+      return rows;
+    },
+    async load(userId, partition, lo, hi, erasedProvider) {
+      const found = await readStore.find(kind.collection, {
+        filter: {
+          user_id: userId,
+          ...partitionFilter(partition),
+          [kind.startField]: { $gte: new Date(lo).toISOString(), $lt: new Date(hi).toISOString() },
+          ...(erasedProvider !== undefined ? { provider: { $ne: erasedProvider } } : {}),
+        },
+        fields,
+      });
+      const rows = new Map(found.map((r) => [r._id, r]));
+      // The batch's own records as they will stand after it: added, replaced, or moved away.
+      // A row is a shallow copy of its upsert's fields: reading through to them with
+      // Object.create made every upsert a prototype, which V8 re-shapes (slow, profiled).
+      for (const [key, c] of upserts) {
+        const set = c.set!;
+        if (set.user_id !== userId) continue;
+        if ((kind.partitionField ? String(set[kind.partitionField]) : '') !== partition) {
+          rows.delete(key);
+          continue;
+        }
+        rows.set(key, { ...set, _id: key, hidden: rows.get(key)?.hidden ?? false });
+      }
+      return rows;
+    },
+    async partitions(userId) {
+      const groups = await readStore.aggregate(kind.collection, { filter: { user_id: userId }, groupBy: kind.partitionField ? [kind.partitionField] : [], min: [kind.startField], max: [kind.startField] });
+      // An aggregate without groups answers one row even over no rows.
+      return groups.map((g) => ({ partition: kind.partitionField ? String(g.group[kind.partitionField]) : '', count: g.count, first: g.min[kind.startField] as string, last: g.max[kind.startField] as string }));
+    },
+    async nextStart(userId, partition, from) {
+      const [next] = await readStore.find(kind.collection, {
+        filter: { user_id: userId, ...partitionFilter(partition), [kind.startField]: { $gte: new Date(from).toISOString() } },
+        sort: kind.startOrder ?? [[kind.startField, 1], ['id', 1]],
+        limit: 1,
+        fields: [kind.startField],
+      });
+      return next ? (next[kind.startField] as string) : null;
+    },
+    async users() {
+      return (await readStore.aggregate(kind.collection, { groupBy: ['user_id'] })).map((u) => u.group.user_id as string);
+    },
+    flag(row, hidden, out) {
+      const up = upserts.get(row._id);
+      if (up) up.set!.hidden = hidden;
+      else if ((row.hidden === true) !== hidden) out.push({ op: 'update', collection: kind.collection, id: row._id, set: { hidden } });
+    },
+    flush() {},
   };
 }
 

@@ -1,5 +1,9 @@
+import type { QuantityRecord } from '../../../commands/ingestion/records.js';
 import type { Doc } from '../../../src/readstore/readStore.js';
-import type { SampleDoc } from '../samplesProjection.js';
+import type { RecordDocBase } from '../recordDoc.js';
+
+/** A stored quantity sample, as the per-sample rows had it and decodeBlock answers it (also exported by samplesProjection.ts). */
+export type SampleDoc = Omit<QuantityRecord, 'kind'> & RecordDocBase;
 
 /** One doc per block of quantity samples (docs/sample-blocks.md). */
 export const SAMPLE_BLOCKS = 'sample_blocks';

@@ -3,9 +3,11 @@ import type { Change } from '../../../src/readstore/readStore.js';
 import type { MergedKind } from '../mergedView/mergedFlags.js';
 import { utcDayOf } from '../recordDoc.js';
 import { rollupDay, SAMPLE_ROLLUPS, type RollupSample } from './dayRollup.js';
+import { blockSession } from '../sampleBlocks/blockSession.js';
 
 const DAY_MS = 86_400_000;
 
+/** The samples evolve upserts: never stored, packed into blocks by the derivation (Derivation.folds). */
 export const SAMPLES = 'samples';
 /** The user's source order as the samples projection last saw it (`source_priorities.set`). */
 export const SAMPLE_SOURCE_ORDERS = 'sample_source_orders';
@@ -22,6 +24,7 @@ export const samplesKind: MergedKind = {
   rule: (type, priorities) => sampleMergeRule(type, priorities),
   ordersCollection: SAMPLE_SOURCE_ORDERS,
   extraFields: ['value', 'unit', 'ingested_at'],
+  session: (readStore, kind) => blockSession(readStore, kind.collection),
   onDays: (owner, days, members, out) => {
     const byDay = new Map<number, RollupSample[]>();
     let tenantId = '';

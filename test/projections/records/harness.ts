@@ -7,6 +7,8 @@ import type { Change, Doc, PositionedChange, ReadStore } from '../../../src/read
 import { deriveBatch, pushChanges } from '../../../src/projector/batchChanges.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { tempDir } from '../../support/tmp.js';
+import { decodeBlock, SAMPLE_BLOCKS, type SampleBlockDoc } from '../../../projections/records/sampleBlocks/sampleBlock.js';
+import type { SampleDoc } from '../../../projections/records/samplesProjection.js';
 
 export const USER = '00000000-0000-4000-8000-0000000000aa';
 export const TENANT = '00000000-0000-4000-8000-0000000000bb';
@@ -75,4 +77,35 @@ export async function projectionHarness(projection: Projection) {
     all: <T extends Doc = Doc>(collection: string) => store.find<T>(collection, { sort: [['_id', 1]] }),
     close: () => store.close(),
   };
+}
+
+/**
+ * What `projections rebuild` does (src/projector/rebuild.ts) into an empty `store`: every event
+ * through evolve; a derivation that folds evolve's changes runs on each chunk of events (here: all
+ * events between two barriers, so chunks differ from the live batches), any other once over all
+ * rows at the end.
+ */
+export async function rebuildInto(store: ReadStore, projection: Projection, history: readonly RecordedEvent[]): Promise<void> {
+  const derive = projection.derive;
+  if (!derive?.folds) {
+    for (const e of history) await store.applyChanges(projection.evolve(e, sequenceOf(projection, e)));
+    if (derive) for await (const chunk of derive.rebuildAll(store)) await store.applyChanges(chunk);
+    return;
+  }
+  for (let from = 0; from < history.length; ) {
+    let to = from + 1;
+    if (!derive.isBarrier(history[from]!)) while (to < history.length && !derive.isBarrier(history[to]!)) to++;
+    const chunk = history.slice(from, to);
+    const changes: PositionedChange[] = [];
+    for (const e of chunk) pushChanges(projection, e, changes, sequenceOf(projection, e));
+    await deriveBatch(store, derive, chunk, changes, (c) => store.applyChanges(c));
+    await store.applyChanges(changes);
+    from = to;
+  }
+}
+
+/** Every stored sample, decoded from its block, in key order. */
+export async function storedSamples(store: ReadStore): Promise<SampleDoc[]> {
+  const blocks = await store.find<SampleBlockDoc>(SAMPLE_BLOCKS, { sort: [['_id', 1]] });
+  return blocks.flatMap((b) => decodeBlock(b)).sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
 }

@@ -14,7 +14,7 @@ import type { ReadStore } from '../../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { quantity } from '../../server/records/pipelineFixtures.js';
 import { tempDir } from '../../support/tmp.js';
-import { ingested, project, sequenceOf, TENANT, USER } from './harness.js';
+import { ingested, project, rebuildInto, TENANT, USER } from './harness.js';
 
 /**
  * Spec "Merged view", "Sample statistics", "Coverage report"; contracts §6. The samples projection
@@ -168,11 +168,10 @@ async function freshStore(): Promise<ReadStore> {
   return store;
 }
 
-/** What `projections rebuild` does: every event through evolve alone, then the derivation over all rows. */
+/** What `projections rebuild` does (harness.ts rebuildInto). */
 async function rebuilt(history: readonly RecordedEvent[]): Promise<ReadStore> {
   const store = await freshStore();
-  for (const e of history) await store.applyChanges(samplesProjection.evolve(e, sequenceOf(samplesProjection, e)));
-  for await (const chunk of samplesProjection.derive!.rebuildAll(store)) await store.applyChanges(chunk);
+  await rebuildInto(store, samplesProjection, history);
   return store;
 }
 

@@ -6,7 +6,7 @@ import type { RecordedEvent } from '../../../src/eventstore/eventStore.js';
 import { sampleMergeRule } from '../../../src/merge/sampleMergeRule.js';
 import type { Change, ReadStore } from '../../../src/readstore/readStore.js';
 import { quantity } from '../../server/records/pipelineFixtures.js';
-import { ingested, projectionHarness, sequenceOf, TENANT, USER } from './harness.js';
+import { ingested, projectionHarness, rebuildInto, storedSamples, TENANT, USER } from './harness.js';
 
 /**
  * Issue 20, finding 2: the merged-view derivation's scans are clamped by rule, not by data. A
@@ -76,7 +76,7 @@ describe('merged view: spans clamped by rule (issue 20)', () => {
     expect(await queriesDuring(h.store, () => h.apply(later))).toBeLessThan(10);
     // A whole-user pass walks only the windows that hold records: two here, whatever lies between.
     expect(await queriesDuring(h.store, () => h.apply(priorities(3, { activity: ['garmin', 'apple'] })))).toBeLessThan(12);
-    const rows = await h.all<{ _id: string; external_id: string; hidden: boolean }>('samples');
+    const rows = await storedSamples(h.store);
     // Nine thousand years claimed, 36 hours assumed: it overlaps nothing of 2026. Ending in 9999,
     // long after it was received, it is flagged `future` and left out itself (contracts §15).
     expect(rows.map((r) => [r.external_id, r.hidden]).sort()).toEqual([
@@ -97,12 +97,11 @@ describe('merged view: spans clamped by rule (issue 20)', () => {
       ingested_at: received,
     });
     await h.apply(long, inside);
-    const flags = async (store: ReadStore) => Object.fromEntries((await store.find('samples', { fields: ['external_id', 'hidden'] })).map((r) => [r.external_id, r.hidden]));
+    const flags = async (store: ReadStore) => Object.fromEntries((await storedSamples(store)).map((r) => [r.external_id, r.hidden]));
     expect(await flags(h.store)).toEqual({ long: false, inside: true, beyond: false });
 
     const fresh = await projectionHarness(samplesProjection);
-    for (const e of [long, inside]) await fresh.store.applyChanges(samplesProjection.evolve(e, sequenceOf(samplesProjection, e)));
-    for await (const chunk of samplesProjection.derive!.rebuildAll(fresh.store)) await fresh.store.applyChanges(chunk);
+    await rebuildInto(fresh.store, samplesProjection, [long, inside]);
     expect(await flags(fresh.store)).toEqual(await flags(h.store));
     await fresh.close();
     await h.close();

@@ -1,0 +1,228 @@
+import { hash } from 'node:crypto';
+import type { Change, Doc, ReadStore, UpdateChange } from '../../../src/readstore/readStore.js';
+import type { MemberSession } from '../mergedView/mergedFlags.js';
+import { utcDayOf } from '../recordDoc.js';
+import { BLOCK_SAMPLES, bySampleStart, decodeBlock, encodeBlock, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc, type SampleDoc, type SampleKeyDoc } from './sampleBlock.js';
+
+const DAY_MS = 86_400_000;
+/** Ids per `$in` query. */
+const CHUNK = 500;
+
+/**
+ * The samples of one (user, type, provider, source, UTC day): stored as blocks `<base>.0`,
+ * `<base>.1`, … of BLOCK_SAMPLES samples each in (start, id) order. The cut depends only on the
+ * group's samples, never on the order they came in, so a rebuild stores the blocks the live
+ * projection stored.
+ */
+type Group = {
+  base: string;
+  owner: Pick<SampleBlockDoc, 'user_id' | 'tenant_id' | 'type' | 'provider' | 'source' | 'day'>;
+  samples: SampleDoc[];
+  /** The stored blocks, in order: each one's samples as decoded (objects compared by identity). */
+  stored: SampleDoc[][];
+  dirty: boolean;
+};
+
+/** `_id` prefix of a group's blocks: 16 characters of SHA-256 of its stream and type, then its day. */
+const groupBase = (userId: string, type: string, provider: string, source: string, day: string): string =>
+  `${hash('sha256', `${userId}\u0000${type}\u0000${provider}\u0000${source}`, 'base64url').slice(0, 16)}.${day}`;
+const groupKey = (userId: string, type: string, provider: string, source: string, day: string) => `${userId}\u0000${type}\u0000${provider}\u0000${source}\u0000${day}`;
+const dayKey = (userId: string, type: string, day: string) => `${userId}\u0000${type}\u0000${day}`;
+
+/**
+ * The samples projection's records as the merged view's derivation sees them (mergedFlags.ts),
+ * stored as blocks (docs/sample-blocks.md): the blocks of every UTC day it reads are decoded
+ * whole and kept until `flush`, the batch's records (evolve's upserts of `folded`, taken out of
+ * the batch) are moved into the blocks they belong to, flags are set on the decoded samples, and
+ * `flush` writes each changed block whole, once, with the locator rows of the samples whose block
+ * changed.
+ */
+export function blockSession(readStore: ReadStore, folded: string): MemberSession {
+  const groups = new Map<string, Group>();
+  /** Groups of each loaded (user, type, day). */
+  const days = new Map<string, Group[]>();
+  /** Where each decoded sample is: its group, and the block it was stored in (none: new). */
+  const where = new Map<string, { group: Group; sample: SampleDoc }>();
+  const storedIn = new Map<SampleDoc, string>();
+  const changed = new Set<SampleDoc>();
+
+  const groupOf = (owner: Group['owner']): Group => {
+    const k = groupKey(owner.user_id, owner.type, owner.provider, owner.source, owner.day);
+    let g = groups.get(k);
+    if (!g) {
+      g = { base: groupBase(owner.user_id, owner.type, owner.provider, owner.source, owner.day), owner: { ...owner }, samples: [], stored: [], dirty: false };
+      groups.set(k, g);
+      const dk = dayKey(owner.user_id, owner.type, owner.day);
+      days.get(dk)!.push(g);
+    }
+    return g;
+  };
+
+  /** Decodes every block of the user's type on `wanted` days not loaded yet. */
+  const ensureDays = async (userId: string, type: string, wanted: readonly string[]): Promise<void> => {
+    const missing = wanted.filter((d) => !days.has(dayKey(userId, type, d)));
+    if (!missing.length) return;
+    for (const d of missing) days.set(dayKey(userId, type, d), []);
+    // Consecutive days as one range of the (user, type, day) index; scattered ones by list.
+    const sorted = [...missing].sort();
+    const consecutive = Date.parse(sorted[sorted.length - 1]!) - Date.parse(sorted[0]!) === (sorted.length - 1) * DAY_MS;
+    const dayFilter = consecutive ? { $gte: sorted[0]!, $lte: sorted[sorted.length - 1]! } : { $in: sorted };
+    const blocks = await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { user_id: userId, type, day: dayFilter }, sort: [['day', 1], ['start_min', 1], ['_id', 1]] });
+    // Blocks in `_id` order within a group: `<base>.<i>` sorts by i while i < 10; compare numerically.
+    blocks.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : blockIndex(a._id) - blockIndex(b._id)));
+    for (const b of blocks) {
+      const g = groupOf({ user_id: b.user_id, tenant_id: b.tenant_id, type: b.type, provider: b.provider, source: b.source, day: b.day });
+      const samples = decodeBlock(b);
+      g.stored.push(samples);
+      for (const s of samples) {
+        g.samples.push(s);
+        storedIn.set(s, b._id);
+        where.set(s._id, { group: g, sample: s });
+      }
+    }
+  };
+
+  const daysBetween = (lo: number, hi: number): string[] => {
+    const out: string[] = [];
+    for (let d = Math.floor(lo / DAY_MS), last = Math.floor((hi - 1) / DAY_MS); d <= last; d++) out.push(utcDayOf(d * DAY_MS));
+    return out;
+  };
+
+  const remove = (g: Group, s: SampleDoc) => {
+    const i = g.samples.indexOf(s);
+    if (i >= 0) g.samples.splice(i, 1);
+    g.dirty = true;
+  };
+
+  return {
+    async stage(evolved, erased) {
+      // The batch's upserts of the folded collection, in log order, merged per record: a later
+      // one replaces the fields (each carries all of them), the first one's id stays.
+      const batch = new Map<string, { set: Record<string, unknown>; id: number }>();
+      let kept = 0;
+      for (const c of evolved) {
+        if (c.collection !== folded) {
+          evolved[kept++] = c;
+          continue;
+        }
+        const up = c as UpdateChange;
+        if (up.op !== 'update' || !up.set || erased.has(up.set.user_id as string)) continue;
+        const before = batch.get(up.id);
+        batch.set(up.id, { set: up.set, id: before?.id ?? (up.setOnInsert!.id as number) });
+      }
+      evolved.length = kept;
+      if (!batch.size) return [];
+
+      // Where the records sent before are: their blocks' days are loaded, so each leaves its old block.
+      const keys = [...batch.keys()];
+      const located: SampleKeyDoc[] = [];
+      for (let i = 0; i < keys.length; i += CHUNK) located.push(...(await readStore.find<SampleKeyDoc>(SAMPLE_KEYS, { filter: { _id: { $in: keys.slice(i, i + CHUNK) } } })));
+      const blockIds = [...new Set(located.map((k) => k.block))];
+      const need = new Map<string, { userId: string; type: string; days: Set<string> }>();
+      const want = (userId: string, type: string, day: string) => {
+        const k = `${userId}\u0000${type}`;
+        let n = need.get(k);
+        if (!n) need.set(k, (n = { userId, type, days: new Set() }));
+        n.days.add(day);
+      };
+      for (let i = 0; i < blockIds.length; i += CHUNK) {
+        for (const b of await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { _id: { $in: blockIds.slice(i, i + CHUNK) } }, fields: ['user_id', 'type', 'day'] })) want(b.user_id, b.type, b.day);
+      }
+      for (const { set } of batch.values()) want(set.user_id as string, set.type as string, utcDayOf(Date.parse(set.start_date as string)));
+      for (const n of need.values()) await ensureDays(n.userId, n.type, [...n.days]);
+
+      const staged: Doc[] = [];
+      for (const [key, { set, id }] of batch) {
+        const old = where.get(key);
+        if (old) {
+          remove(old.group, old.sample);
+          staged.push(old.sample);
+        }
+        const sample = { ...set, id: old?.sample.id ?? id, _id: key } as unknown as SampleDoc;
+        const g = groupOf({ user_id: sample.user_id, tenant_id: sample.tenant_id, type: sample.type, provider: sample.provider, source: sample.source, day: utcDayOf(Date.parse(sample.start_date)) });
+        g.samples.push(sample);
+        g.dirty = true;
+        changed.add(sample);
+        where.set(key, { group: g, sample });
+        staged.push(sample as unknown as Doc);
+      }
+      return staged;
+    },
+
+    async load(userId, type, lo, hi, erasedProvider) {
+      const wanted = daysBetween(lo, hi);
+      await ensureDays(userId, type, wanted);
+      const from = new Date(lo).toISOString();
+      const to = new Date(hi).toISOString();
+      const rows = new Map<string, Doc>();
+      for (const d of wanted) {
+        for (const g of days.get(dayKey(userId, type, d))!) {
+          if (g.owner.provider === erasedProvider) continue;
+          for (const s of g.samples) if (s.start_date >= from && s.start_date < to) rows.set(s._id, s as unknown as Doc);
+        }
+      }
+      return rows;
+    },
+
+    async partitions(userId) {
+      const spans = await readStore.aggregate(SAMPLE_BLOCKS, { filter: { user_id: userId }, groupBy: ['type'], sum: ['count'], min: ['start_min'], max: ['start_max'] });
+      return spans.map((g) => ({ partition: String(g.group.type), count: g.sum.count ?? 0, first: g.min.start_min as string, last: g.max.start_max as string }));
+    },
+
+    async nextStart(userId, type, from) {
+      const [next] = await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { user_id: userId, type, day: { $gte: utcDayOf(from) } }, sort: [['day', 1], ['start_min', 1], ['_id', 1]], limit: 1, fields: ['start_min'] });
+      return next ? next.start_min : null;
+    },
+
+    async users() {
+      return (await readStore.aggregate(SAMPLE_BLOCKS, { groupBy: ['user_id'] })).map((u) => u.group.user_id as string);
+    },
+
+    flag(row, hidden) {
+      if ((row.hidden === true) === hidden) return;
+      row.hidden = hidden;
+      changed.add(row as unknown as SampleDoc);
+      where.get(row._id)!.group.dirty = true;
+    },
+
+    flush(out) {
+      for (const g of groups.values()) if (g.dirty) writeGroup(g, out);
+      groups.clear();
+      days.clear();
+      where.clear();
+      storedIn.clear();
+      changed.clear();
+    },
+  };
+
+  /** The group's blocks as its samples now cut them: the blocks that changed put whole, the ones left over deleted. */
+  function writeGroup(g: Group, out: Change[]): void {
+    g.samples.sort(bySampleStart);
+    const count = Math.ceil(g.samples.length / BLOCK_SAMPLES);
+    for (let i = 0; i < count; i++) {
+      const chunk = g.samples.slice(i * BLOCK_SAMPLES, (i + 1) * BLOCK_SAMPLES);
+      const before = g.stored[i];
+      if (before && before.length === chunk.length && chunk.every((s, j) => s === before[j] && !changed.has(s))) continue;
+      const _id = `${g.base}.${i}`;
+      const tenant = chunk[0]!.tenant_id;
+      const doc: SampleBlockDoc = {
+        _id,
+        ...g.owner,
+        tenant_id: tenant,
+        start_min: chunk[0]!.start_date,
+        start_max: chunk[chunk.length - 1]!.start_date,
+        count: chunk.length,
+        data: encodeBlock(chunk),
+      };
+      out.push({ op: 'put', collection: SAMPLE_BLOCKS, doc });
+      for (const s of chunk) {
+        if (storedIn.get(s) === _id) continue;
+        const key: SampleKeyDoc = { _id: s._id, user_id: s.user_id, provider: s.provider, id: s.id, block: _id };
+        out.push({ op: 'put', collection: SAMPLE_KEYS, doc: key });
+      }
+    }
+    for (let i = count; i < g.stored.length; i++) out.push({ op: 'delete', collection: SAMPLE_BLOCKS, id: `${g.base}.${i}` });
+  }
+}
+
+const blockIndex = (id: string): number => Number(id.slice(id.lastIndexOf('.') + 1));
