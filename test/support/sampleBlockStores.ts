@@ -1,30 +1,19 @@
-import type { QuantityRecord } from '../../commands/ingestion/records.js';
 import { BLOCK_SAMPLES, bySampleStart, encodeBlock, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
-import type { SampleDoc } from '../../projections/records/samplesProjection.js';
-import { utcDay } from '../../projections/records/recordDoc.js';
-import { defineRecordProjection } from '../../projections/records/recordProjection.js';
+import { samplesProjection, type SampleDoc } from '../../projections/records/samplesProjection.js';
+import { SAMPLES } from '../../projections/records/sampleRollups/samplesDerivation.js';
 import { mergedFilter, type View } from '../../queries/records/view.js';
 import { windowFilter, type Window } from '../../queries/records/window.js';
 import type { Change, CollectionSpec, Doc } from '../../src/readstore/readStore.js';
+import { perSampleProjection } from '../projections/records/sampleBlocks/perSampleModel.js';
 
 /**
  * The same samples in both models, for reads from blocks to be checked (and timed) against the
- * per-sample model as it was before issue 38: its collection declared by the record projection
- * code the samples used, and the blocks' collections as the samples projection declares them.
+ * per-sample model as it was before issue 38 (its collection as the per-sample projection kept as
+ * the write side's oracle declares it), and the blocks' collections as the samples projection declares them.
  */
-export const ROWS = 'samples_rows';
-export const ROWS_SPEC: CollectionSpec = defineRecordProjection<QuantityRecord>({
-  collection: ROWS,
-  eventType: 'samples.ingested',
-  indexes: [{ fields: [['user_id', 1], ['type', 1], ['start_date', 1], ['id', 1]] }],
-  columns: ['value', 'unit', 'end_date', 'source_name', 'source_bundle_id', 'device_model', 'product_type', 'was_user_entered'],
-  booleans: ['was_user_entered'],
-  day: (r) => utcDay(r.start_date),
-}).collections[0]!;
-export const BLOCK_SPECS: CollectionSpec[] = [
-  { name: SAMPLE_BLOCKS, indexes: [{ fields: [['user_id', 1], ['type', 1], ['day', 1], ['start_min', 1], ['_id', 1]] }], columns: ['provider', 'source', 'start_max', 'tenant_id'] },
-  { name: SAMPLE_KEYS, indexes: [{ fields: [['user_id', 1], ['id', 1]] }], columns: ['provider', 'block'] },
-];
+export const ROWS = SAMPLES;
+export const ROWS_SPEC: CollectionSpec = perSampleProjection.collections.find((c) => c.name === SAMPLES)!;
+export const BLOCK_SPECS: CollectionSpec[] = samplesProjection.collections.filter((c) => c.name === SAMPLE_BLOCKS || c.name === SAMPLE_KEYS);
 
 /**
  * The samples as blocks: per (user, type, provider, source, day), in start order, cut at the
