@@ -1,6 +1,6 @@
 import type { QuantityRecord } from '../../../commands/ingestion/records.js';
 import type { Doc } from '../../../src/readstore/readStore.js';
-import type { RecordDocBase } from '../recordDoc.js';
+import { dateOfDayNumber, pad2, type RecordDocBase } from '../recordDoc.js';
 
 /** A stored quantity sample, as the per-sample rows had it and decodeBlock answers it (also exported by samplesProjection.ts). */
 export type SampleDoc = Omit<QuantityRecord, 'kind'> & RecordDocBase;
@@ -67,18 +67,51 @@ const OWN = new Set(['start_date', 'end_date', 'id', '_id']);
 /** The order blocks keep their samples in, and decodeBlock answers them in. */
 export const bySampleStart = (a: SampleDoc, b: SampleDoc): number => (a.start_date < b.start_date ? -1 : a.start_date > b.start_date ? 1 : a.id - b.id);
 
+const DAY_MS = 86_400_000;
+let isoDay = NaN;
+let isoPrefix = '';
+
+/**
+ * `new Date(ms).toISOString()` by arithmetic, the date part kept from the last call (a block's
+ * samples share their day): a page decodes thousands of times, and a Date per time cost most of
+ * a block's decoding (profiled on the page of 1,000).
+ */
+export function isoOf(ms: number): string {
+  const day = Math.floor(ms / DAY_MS);
+  if (day !== isoDay) {
+    const date = dateOfDayNumber(day);
+    if (date.length !== 10) return new Date(ms).toISOString();
+    isoDay = day;
+    isoPrefix = `${date}T`;
+  }
+  let r = ms - day * DAY_MS;
+  const milli = r % 1000;
+  r = (r - milli) / 1000;
+  const sec = r % 60;
+  r = (r - sec) / 60;
+  const min = r % 60;
+  return `${isoPrefix}${pad2((r - min) / 60)}:${pad2(min)}:${pad2(sec)}.${milli < 10 ? `00${milli}` : milli < 100 ? `0${milli}` : milli}Z`;
+}
+
 /** Epoch ms of an ISO time when the time is exactly what toISOString writes for it, else NaN. */
 function canonicalMs(iso: unknown): number {
   if (typeof iso !== 'string' || iso.length !== 24) return NaN;
   const ms = Date.parse(iso);
-  return Number.isFinite(ms) && new Date(ms).toISOString() === iso ? ms : NaN;
+  return Number.isInteger(ms) && isoOf(ms) === iso ? ms : NaN;
 }
 
-/** Equal as JSON values (a constant column holds one value for all; arrays and objects compare by content). */
-function sameValue(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
-  return JSON.stringify(a) === JSON.stringify(b);
+/** Whether every sample has the same value of `field` as JSON (arrays and objects by content; decoded ones are often one shared object). */
+function constantField(docs: readonly Record<string, unknown>[], field: string): boolean {
+  const first = docs[0]![field];
+  let firstJson: string | null = null;
+  for (let j = 1; j < docs.length; j++) {
+    const v = docs[j]![field];
+    if (v === first) continue;
+    if (v === null || first === null || typeof v !== 'object' || typeof first !== 'object') return false;
+    firstJson ??= JSON.stringify(first);
+    if (JSON.stringify(v) !== firstJson) return false;
+  }
+  return true;
 }
 
 /**
@@ -112,10 +145,8 @@ export function encodeBlock(samples: readonly SampleDoc[]): string {
   for (const field of order) {
     for (let j = 0; j < n; j++) if (docs[j]![field] === undefined) (absent[field] ??= []).push(j);
     if (OWN.has(field)) continue;
-    const first = docs[0]![field];
-    let constant = !absent[field];
-    for (let j = 1; constant && j < n; j++) constant = sameValue(docs[j]![field], first);
-    if (constant) packed.c[field] = first;
+    const constant = !absent[field] && constantField(docs, field);
+    if (constant) packed.c[field] = docs[0]![field];
     else packed.f[field] = docs.map((d) => (d[field] === undefined ? null : d[field]));
   }
   if (Object.keys(absent).length) packed.a = absent;
@@ -127,52 +158,50 @@ export function decodeBlock(doc: Pick<SampleBlockDoc, 'data'>): SampleDoc[] {
   return decodeData(doc.data);
 }
 
-/** decodeBlock of a block's `data` alone. */
+/**
+ * decodeBlock of a block's `data` alone. A value stored once for the whole block (`c`: metadata,
+ * quality, provenance) is one object shared by its samples: readers and the projection never
+ * change a decoded sample's nested values (the projection sets top-level flags only).
+ */
 export function decodeData(data: string): SampleDoc[] {
   const p = JSON.parse(data) as Packed;
   const n = p.i.length;
   const out: SampleDoc[] = new Array(n);
-  const keyAt = typeof p.k === 'string' ? (j: number) => (p.k as string).slice(j * KEY_LENGTH, (j + 1) * KEY_LENGTH) : (j: number) => (p.k as string[])[j]!;
-  const absent = p.a ? new Map(Object.entries(p.a).map(([f, js]) => [f, new Set(js)])) : null;
+  // Every sample starts as a copy of one object with the fields in their order (constants set):
+  // a spread of it is one allocation with the final shape, where setting field by field on `{}`
+  // re-shaped each sample.
+  const proto: Record<string, unknown> = {};
+  const varying: string[] = [];
+  for (const f of p.o) {
+    if (OWN.has(f)) proto[f] = null;
+    else if (f in p.c) proto[f] = p.c[f];
+    else {
+      proto[f] = null;
+      varying.push(f);
+    }
+  }
+  const columns = varying.map((f) => p.f[f]!);
+  const keys = p.k;
+  const absent = p.a ? Object.entries(p.a) : null;
   let start = 0;
   let id = 0;
   for (let j = 0; j < n; j++) {
     id = j === 0 ? p.i[0]! : id + p.i[j]!;
-    let startIso: string;
-    let endIso: string;
+    const d: Record<string, unknown> = { ...proto };
     if (p.s) {
       start = j === 0 ? p.s[0]! : start + p.s[j]!;
-      startIso = new Date(start).toISOString();
-      endIso = new Date(start + p.e![j]!).toISOString();
+      d.start_date = isoOf(start);
+      d.end_date = isoOf(start + p.e![j]!);
     } else {
-      startIso = p.S![j]!;
-      endIso = p.E![j]!;
+      d.start_date = p.S![j]!;
+      d.end_date = p.E![j]!;
     }
-    const d: Record<string, unknown> = {};
-    for (const field of p.o) {
-      if (absent?.get(field)?.has(j)) continue;
-      switch (field) {
-        case 'start_date':
-          d[field] = startIso;
-          break;
-        case 'end_date':
-          d[field] = endIso;
-          break;
-        case 'id':
-          d[field] = id;
-          break;
-        case '_id':
-          d[field] = keyAt(j);
-          break;
-        default:
-          // A constant object is one value for all samples: each doc gets its own copy, so a
-          // reader changing one sample's metadata does not change its neighbours'.
-          d[field] = field in p.c ? copyOf(p.c[field]) : p.f[field]![j];
-      }
-    }
+    d.id = id;
+    d._id = typeof keys === 'string' ? keys.slice(j * KEY_LENGTH, (j + 1) * KEY_LENGTH) : keys[j]!;
+    for (let v = 0; v < varying.length; v++) d[varying[v]!] = columns[v]![j];
     out[j] = d as SampleDoc;
   }
+  // Rare (a row stored without a field): removed after, so the common samples keep one shape.
+  if (absent) for (const [f, js] of absent) for (const j of js) delete (out[j] as Record<string, unknown>)[f];
   return out;
 }
-
-const copyOf = (v: unknown): unknown => (v !== null && typeof v === 'object' ? structuredClone(v) : v);

@@ -81,10 +81,17 @@ describe('sample blocks: decodeBlock(encodeBlock(samples)) gives back every fiel
     expect(roundTrip(samples)).toEqual(samples);
   });
 
-  it('gives every decoded sample its own metadata object (changing one leaves its neighbours alone)', () => {
+  it('gives every decoded sample its own top-level fields (a flag set on one leaves its neighbours alone)', () => {
     const back = roundTrip([row(0), row(1)]);
-    back[0]!.metadata.HKTimeZone = 'UTC';
-    expect(back[1]!.metadata.HKTimeZone).toBe('Europe/Berlin');
+    back[0]!.hidden = true;
+    expect(back[1]!.hidden).toBe(false);
+  });
+
+  it('writes times as toISOString does, across days, years and before 1970 (the times are stored as instants)', () => {
+    const times = ['1969-12-31T23:59:59.999Z', '2024-02-29T23:59:59.999Z', '2026-03-29T01:00:00.000Z', '2000-01-01T00:00:00.007Z', '2026-11-01T08:00:00.070Z'];
+    const samples = times.map((t, i) => row(i, { start_date: t, end_date: new Date(Date.parse(t) + 36 * 3_600_000 + 1).toISOString() })).sort(bySampleStart);
+    expect(roundTrip(samples)).toEqual(samples);
+    expect(encodeBlock(samples)).toContain('"s":[');
   });
 
   it('packs a block of uniform samples into far fewer bytes than their rows as JSON', () => {
