@@ -2,7 +2,7 @@ import { boundedInterval, unlistedByMergedView } from '../../src/merge/matchRule
 import { sampleMergeRule } from '../../src/merge/sampleMergeRule.js';
 import type { SourcePriorities } from '../../src/merge/sourceRanking.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
-import { SampleReader } from './sampleBlocks.js';
+import { readSamples } from './sampleBlocks.js';
 
 /** A preview reads the window's samples and every sample that can match them; above this it asks for a narrower window. */
 export const PREVIEW_MAX_ROWS = 20_000;
@@ -33,7 +33,7 @@ export async function previewSampleMerge(readStore: ReadStore, q: { userId: stri
   const rule = sampleMergeRule(q.type, q.priorities);
   const lo = q.start - rule.reachMs - rule.lookbackMs;
   const hi = q.end + rule.reachMs + rule.lookbackMs;
-  const rows = await new SampleReader(readStore, { userId: q.userId, type: q.type, start: new Date(lo).toISOString(), end: new Date(hi).toISOString() }).take(PREVIEW_MAX_ROWS + 1);
+  const rows = await readSamples(readStore, { userId: q.userId, type: q.type, start: new Date(lo).toISOString(), end: new Date(hi).toISOString() }, PREVIEW_MAX_ROWS + 1);
   if (rows.length > PREVIEW_MAX_ROWS) return { tooMany: true };
   const all = rows.map((r) => ({
     key: r._id,

@@ -1,6 +1,6 @@
 import type { Filter, ReadStore, Scalar } from '../../src/readstore/readStore.js';
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
-import { decodeBlock, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
+import { blockColumns, SAMPLE_BLOCKS, SAMPLE_KEYS, type BlockColumns, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
 import { utcDay } from '../../projections/records/recordDoc.js';
 
 /**
@@ -12,24 +12,24 @@ import { utcDay } from '../../projections/records/recordDoc.js';
  * with its `_id` tie-breaker), so a cursor written before blocks continues after them.
  */
 
-/** The keyset order of samples (a list's cursor holds these values of its last sample). */
-export const SAMPLE_ORDER = [['start_date', 1], ['id', 1], ['_id', 1]] as const;
-
-/** The cursor of a sample: its values of SAMPLE_ORDER. */
-export const sampleCursor = (s: SampleDoc): Scalar[] => [s.start_date, s.id, s._id];
-
-/** Samples of one user and type to read: start_date in [start, end) (ISO instants), after a cursor, the ones `keep` admits. */
+/** Samples of one user and type to read: start_date in [start, end) (ISO instants), after a cursor, without the ones `leaveOut` names. */
 export type SampleRange = {
   userId: string;
   type: string;
   start?: string | null;
   end?: string | null;
-  /** Values of SAMPLE_ORDER of the last sample seen: only samples after it. */
+  /** The cursor of the last sample seen, its (start_date, id, _id): only samples after it. */
   after?: readonly Scalar[] | null;
   /** Only blocks (and so samples) of this provider. */
   provider?: string;
-  keep?: (s: SampleDoc) => boolean;
+  /** Flags whose `true` leaves a sample out: `hidden` (the merged view), `excluded` (statistics). */
+  leaveOut?: readonly SampleFlag[];
 };
+
+export type SampleFlag = 'hidden' | 'excluded';
+
+/** A sample of a block read by column: sample j of `cols`. */
+export type SampleRef = { cols: BlockColumns; j: number };
 
 /** Blocks fetched per read at first; doubled each read up to BATCH_MAX (a page of 1,000 needs two or three). */
 const BATCH_FIRST = 4;
@@ -44,32 +44,36 @@ function cmp(a: Scalar | undefined, b: Scalar | undefined): number {
   return (a as string | number) < (b as string | number) ? -1 : 1;
 }
 
-/** (start_date, id, _id) of a against b. */
-function compareSamples(a: SampleDoc, b: SampleDoc): number {
-  if (a.start_date !== b.start_date) return a.start_date < b.start_date ? -1 : 1;
-  if (a.id !== b.id) return a.id < b.id ? -1 : 1;
-  return a._id === b._id ? 0 : a._id < b._id ? -1 : 1;
+/** (start_date, id, _id) of the next sample of run a against run b's. */
+function compareRuns(a: Run, b: Run): number {
+  const sa = a.starts[a.i]!;
+  const sb = b.starts[b.i]!;
+  if (sa !== sb) return sa < sb ? -1 : 1;
+  const ia = a.cols.id(a.idx[a.i]!);
+  const ib = b.cols.id(b.idx[b.i]!);
+  if (ia !== ib) return ia < ib ? -1 : 1;
+  const ka = a.cols.key(a.idx[a.i]!);
+  const kb = b.cols.key(b.idx[b.i]!);
+  return ka === kb ? 0 : ka < kb ? -1 : 1;
 }
 
-/** True when s sorts after the cursor's values. */
-function isAfter(s: SampleDoc, after: readonly Scalar[]): boolean {
-  return (cmp(s.start_date, after[0]) || cmp(s.id, after[1]) || cmp(s._id, after[2])) > 0;
-}
-
-type Run = { samples: SampleDoc[]; i: number };
+/** The samples of a block a run still has to give, in order: their indexes in the block's columns, and their starts. */
+type Run = { cols: BlockColumns; idx: number[]; starts: string[]; i: number };
 
 /**
  * The samples of a range in (start_date, id, _id) order, read block by block as they are taken:
  * the blocks come in (day, start_min) order through the (user_id, type, day, start_min, _id)
- * index, and a block is decoded only when a sample it may hold is next (its first start is at or
- * before the least start among the decoded ones left), so a page decodes the blocks it lists
- * from plus the few whose spans overlap them (another source's samples of the same minutes).
+ * index, and a block is parsed only when a sample it may hold is next (its first start is at or
+ * before the least start among the parsed ones left), so a page reads the blocks it lists from
+ * plus the few whose spans overlap them (another source's samples of the same minutes). Blocks
+ * are read by column (BlockColumns): a sample becomes a document only when a caller asks.
  */
 export class SampleReader {
   private readonly filter: Filter;
   private readonly lo: string | null;
   private readonly hi: string | null;
   private readonly after: readonly Scalar[] | null;
+  private readonly leaveOut: readonly SampleFlag[];
   private pending: SampleBlockDoc[] = [];
   private next = 0;
   private blockAfter: Scalar[] | undefined;
@@ -79,9 +83,10 @@ export class SampleReader {
 
   constructor(
     private readonly readStore: ReadStore,
-    private readonly range: SampleRange,
+    range: SampleRange,
   ) {
     this.after = range.after?.length ? range.after : null;
+    this.leaveOut = range.leaveOut ?? [];
     const cursorStart = this.after && typeof this.after[0] === 'string' ? this.after[0] : null;
     this.lo = range.start != null && (cursorStart === null || range.start > cursorStart) ? range.start : cursorStart;
     this.hi = range.end ?? null;
@@ -101,21 +106,21 @@ export class SampleReader {
   }
 
   /** Up to n more samples, in order; fewer only at the end of the range. */
-  async take(n: number): Promise<SampleDoc[]> {
-    const out: SampleDoc[] = [];
+  async take(n: number): Promise<SampleRef[]> {
+    const out: SampleRef[] = [];
     while (out.length < n) {
       let head = this.head();
-      // Open every block that may hold a sample at or before the least one decoded.
+      // Open every block that may hold a sample at or before the least one parsed.
       for (;;) {
         const block = await this.peekBlock();
-        if (!block || (head && block.start_min > head.samples[head.i]!.start_date)) break;
+        if (!block || (head && block.start_min > head.starts[head.i]!)) break;
         this.next++;
         this.open(block);
         head = this.head();
       }
       if (!head) break;
-      out.push(head.samples[head.i++]!);
-      if (head.i === head.samples.length) this.runs.splice(this.runs.indexOf(head), 1);
+      out.push({ cols: head.cols, j: head.idx[head.i++]! });
+      if (head.i === head.idx.length) this.runs.splice(this.runs.indexOf(head), 1);
     }
     return out;
   }
@@ -123,17 +128,25 @@ export class SampleReader {
   /** The run whose next sample is least. */
   private head(): Run | null {
     let best: Run | null = null;
-    for (const r of this.runs) if (!best || compareSamples(r.samples[r.i]!, best.samples[best.i]!) < 0) best = r;
+    for (const r of this.runs) if (!best || compareRuns(r, best) < 0) best = r;
     return best;
   }
 
   private open(block: SampleBlockDoc): void {
+    const cols = blockColumns(block.data);
     const { lo, hi, after } = this;
-    const keep = this.range.keep;
-    const samples = decodeBlock(block).filter(
-      (s) => (lo === null || s.start_date >= lo) && (hi === null || s.start_date < hi) && (after === null || isAfter(s, after)) && (!keep || keep(s)),
-    );
-    if (samples.length) this.runs.push({ samples, i: 0 });
+    const leaveOut = this.leaveOut;
+    const idx: number[] = [];
+    const starts: string[] = [];
+    samples: for (let j = 0; j < cols.n; j++) {
+      const start = cols.start(j);
+      if ((lo !== null && start < lo) || (hi !== null && start >= hi)) continue;
+      if (after !== null && (cmp(start, after[0]) || cmp(cols.id(j), after[1]) || cmp(cols.key(j), after[2])) <= 0) continue;
+      for (const f of leaveOut) if (cols.field(f, j) === true) continue samples;
+      idx.push(j);
+      starts.push(start);
+    }
+    if (idx.length) this.runs.push({ cols, idx, starts, i: 0 });
   }
 
   private async peekBlock(): Promise<SampleBlockDoc | null> {
@@ -151,22 +164,30 @@ export class SampleReader {
   }
 }
 
-/** Every sample of a range in order, `chunk` at a time (statistics' raw path, the merge preview). */
+/** The documents of samples read by column (as decodeBlock answers them). */
+export const docsOf = (refs: readonly SampleRef[]): SampleDoc[] => refs.map((r) => r.cols.doc(r.j));
+
+/** Up to `max` samples of a range, in order, as documents. */
+export async function readSamples(readStore: ReadStore, range: SampleRange, max: number): Promise<SampleDoc[]> {
+  return docsOf(await new SampleReader(readStore, range).take(max));
+}
+
+/** Every sample of a range in order, `chunk` at a time, as documents (statistics' raw path). */
 export async function* sampleChunks(readStore: ReadStore, range: SampleRange, chunk: number): AsyncGenerator<SampleDoc[]> {
   const reader = new SampleReader(readStore, range);
   for (;;) {
-    const rows = await reader.take(chunk);
-    if (rows.length) yield rows;
-    if (rows.length < chunk) return;
+    const refs = await reader.take(chunk);
+    if (refs.length) yield docsOf(refs);
+    if (refs.length < chunk) return;
   }
 }
 
 /** One page of a range: up to `limit` samples and the cursor after the last when more follow. */
-export async function samplePage(readStore: ReadStore, range: SampleRange, limit: number): Promise<{ items: SampleDoc[]; next: Scalar[] | null }> {
+export async function samplePage(readStore: ReadStore, range: SampleRange, limit: number): Promise<{ refs: SampleRef[]; next: Scalar[] | null }> {
   const rows = await new SampleReader(readStore, range).take(limit + 1);
-  const items = rows.length > limit ? rows.slice(0, limit) : rows;
-  const last = items[items.length - 1];
-  return { items, next: rows.length > limit && last ? sampleCursor(last) : null };
+  const refs = rows.length > limit ? rows.slice(0, limit) : rows;
+  const last = refs[refs.length - 1];
+  return { refs, next: rows.length > limit && last ? [last.cols.start(last.j), last.cols.id(last.j), last.cols.key(last.j)] : null };
 }
 
 /** A user's sample by its integer id: its locator row names its block. */
@@ -174,7 +195,10 @@ export async function sampleById(readStore: ReadStore, userId: string, id: numbe
   const [key] = await readStore.find<{ _id: string; block: string }>(SAMPLE_KEYS, { filter: { user_id: userId, id }, limit: 1, fields: ['block'] });
   if (!key) return null;
   const [block] = await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { _id: key.block, user_id: userId }, limit: 1 });
-  return (block && decodeBlock(block).find((s) => s.id === id)) ?? null;
+  if (!block) return null;
+  const cols = blockColumns(block.data);
+  for (let j = 0; j < cols.n; j++) if (cols.id(j) === id) return cols.doc(j);
+  return null;
 }
 
 /** True when the user has a sample of the type (a block holds at least one). */
@@ -215,7 +239,13 @@ export async function latestSampleEnd(readStore: ReadStore, q: { userId: string;
   const sort = [['day', 1], ['start_min', 1], ['_id', 1]] as const;
   for (;;) {
     const blocks = await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter, sort, limit: BATCH_MAX, after });
-    for (const b of blocks) for (const s of decodeBlock(b)) if (best === null || s.end_date > best) best = s.end_date;
+    for (const b of blocks) {
+      const cols = blockColumns(b.data);
+      for (let j = 0; j < cols.n; j++) {
+        const end = cols.field('end_date', j) as string;
+        if (best === null || end > best) best = end;
+      }
+    }
     if (blocks.length < BATCH_MAX) return best;
     const last = blocks[blocks.length - 1]!;
     after = [last.day, last.start_min, last._id];

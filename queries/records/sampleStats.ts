@@ -325,10 +325,6 @@ export async function sampleStats(
   return capBuckets(bucketer.buckets(), opts.maxBuckets);
 }
 
-/** Samples their quality flags leave out count in neither view (contracts §15), as in the rollups; the merged view counts the ones it lists. */
-const counted = (s: SampleDoc) => s.excluded !== true;
-const countedAndListed = (s: SampleDoc) => s.excluded !== true && s.hidden !== true;
-
 function readSamples(readStore: ReadStore, q: SampleStatsQuery, chunk: number): AsyncGenerator<SampleDoc[]> {
   return sampleChunks(
     readStore,
@@ -338,7 +334,8 @@ function readSamples(readStore: ReadStore, q: SampleStatsQuery, chunk: number): 
       ...(q.provider !== undefined ? { provider: q.provider } : {}),
       start: q.window.start.toUTC().toISO()!,
       end: q.window.end.toUTC().toISO()!,
-      keep: q.view === 'merged' ? countedAndListed : counted,
+      // Samples their quality flags leave out count in neither view (contracts §15), as in the rollups; the merged view counts the ones it lists.
+      leaveOut: q.view === 'merged' ? ['excluded', 'hidden'] : ['excluded'],
     },
     chunk,
   );

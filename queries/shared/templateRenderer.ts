@@ -1,7 +1,8 @@
 import type { RenderTemplate } from '../../src/readstore/renderedRows.js';
 
 /**
- * `renderDoc` (src/readstore/renderedRows.ts) of each document of a page, joined by commas: the
+ * `renderDoc` (src/readstore/renderedRows.ts) of each of a page's `count` documents, joined by
+ * commas, a document's fields read by `valueOf` (a block's columns, not a built document): the
  * keys' JSON written once, and a field's JSON reused while the field holds the very value it held
  * in the document before (provenance, unit and type repeat through a page of samples read from
  * blocks, and a block's constant metadata may be one object: the page of 1,000 cost ~19,000
@@ -9,7 +10,7 @@ import type { RenderTemplate } from '../../src/readstore/renderedRows.js';
  * object cannot change between two documents. Same bytes as renderDoc for every document
  * (test/queries/shared/templateRenderer.test.ts).
  */
-export function renderPage(template: RenderTemplate, docs: readonly Readonly<Record<string, unknown>>[]): string {
+export function renderPage(template: RenderTemplate, count: number, valueOf: (k: number, field: string) => unknown): string {
   const n = template.length;
   const fields = template.map((f) => f.field);
   const kinds = template.map((f) => f.as);
@@ -18,11 +19,10 @@ export function renderPage(template: RenderTemplate, docs: readonly Readonly<Rec
   const lastValue: unknown[] = new Array(n).fill(undefined);
   const lastJson: string[] = new Array(n).fill('');
   let page = '';
-  for (let d = 0; d < docs.length; d++) {
-    const doc = docs[d]!;
-    let out = d ? ',' : '';
+  for (let k = 0; k < count; k++) {
+    let out = k ? ',' : '';
     for (let i = 0; i < n; i++) {
-      const v = doc[fields[i]!];
+      const v = valueOf(k, fields[i]!);
       const as = kinds[i];
       let json: string;
       if (as === 'notTrue') json = v === true ? 'false' : 'true';
