@@ -88,9 +88,10 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
     return out;
   };
 
+  /** Samples that left their group in this session: dropped from it when it is read or written (a splice each would cost the group's length). */
+  const left = new Set<SampleDoc>();
   const remove = (g: Group, s: SampleDoc) => {
-    const i = g.samples.indexOf(s);
-    if (i >= 0) g.samples.splice(i, 1);
+    left.add(s);
     g.dirty = true;
   };
 
@@ -158,7 +159,7 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
       for (const d of wanted) {
         for (const g of days.get(dayKey(userId, type, d))!) {
           if (g.owner.provider === erasedProvider) continue;
-          for (const s of g.samples) if (s.start_date >= from && s.start_date < to) rows.set(s._id, s as unknown as Doc);
+          for (const s of g.samples) if (s.start_date >= from && s.start_date < to && !left.has(s)) rows.set(s._id, s as unknown as Doc);
         }
       }
       return rows;
@@ -192,11 +193,13 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
       where.clear();
       storedIn.clear();
       changed.clear();
+      left.clear();
     },
   };
 
   /** The group's blocks as its samples now cut them: the blocks that changed put whole, the ones left over deleted. */
   function writeGroup(g: Group, out: Change[]): void {
+    if (left.size) g.samples = g.samples.filter((s) => !left.has(s));
     g.samples.sort(bySampleStart);
     const count = Math.ceil(g.samples.length / BLOCK_SAMPLES);
     for (let i = 0; i < count; i++) {

@@ -159,14 +159,38 @@ export function decodeBlock(doc: Pick<SampleBlockDoc, 'data'>): SampleDoc[] {
 }
 
 /**
- * decodeBlock of a block's `data` alone. A value stored once for the whole block (`c`: metadata,
+ * A block's samples column by column, each sample's doc built only when asked for: a reader that
+ * orders, filters or cuts a page on start, id or a flag decodes only the samples it answers.
+ * Indexes are positions in the block's (start_date, id) order, 0 to n - 1.
+ */
+export type BlockColumns = {
+  n: number;
+  start: (j: number) => string;
+  id: (j: number) => number;
+  key: (j: number) => string;
+  /** The sample's value of any other field (undefined where the sample lacks it). */
+  field: (name: string, j: number) => unknown;
+  /** The whole sample, as decodeBlock answers it. */
+  doc: (j: number) => SampleDoc;
+};
+
+/**
+ * blockColumns of a block's `data`. A value stored once for the whole block (`c`: metadata,
  * quality, provenance) is one object shared by its samples: readers and the projection never
  * change a decoded sample's nested values (the projection sets top-level flags only).
  */
-export function decodeData(data: string): SampleDoc[] {
+export function blockColumns(data: string): BlockColumns {
   const p = JSON.parse(data) as Packed;
   const n = p.i.length;
-  const out: SampleDoc[] = new Array(n);
+  const ids = new Array<number>(n);
+  for (let j = 0, id = 0; j < n; j++) ids[j] = id = j === 0 ? p.i[0]! : id + p.i[j]!;
+  const startMs = p.s ? new Array<number>(n) : null;
+  if (startMs) for (let j = 0, t = 0; j < n; j++) startMs[j] = t = j === 0 ? p.s![0]! : t + p.s![j]!;
+  const start = startMs ? (j: number) => isoOf(startMs[j]!) : (j: number) => p.S![j]!;
+  const end = startMs ? (j: number) => isoOf(startMs[j]! + p.e![j]!) : (j: number) => p.E![j]!;
+  const keys = p.k;
+  const key = typeof keys === 'string' ? (j: number) => keys.slice(j * KEY_LENGTH, (j + 1) * KEY_LENGTH) : (j: number) => keys[j]!;
+  const absent = p.a ? new Map(Object.entries(p.a).map(([f, js]) => [f, new Set(js)])) : null;
   // Every sample starts as a copy of one object with the fields in their order (constants set):
   // a spread of it is one allocation with the final shape, where setting field by field on `{}`
   // re-shaped each sample.
@@ -181,27 +205,38 @@ export function decodeData(data: string): SampleDoc[] {
     }
   }
   const columns = varying.map((f) => p.f[f]!);
-  const keys = p.k;
-  const absent = p.a ? Object.entries(p.a) : null;
-  let start = 0;
-  let id = 0;
-  for (let j = 0; j < n; j++) {
-    id = j === 0 ? p.i[0]! : id + p.i[j]!;
-    const d: Record<string, unknown> = { ...proto };
-    if (p.s) {
-      start = j === 0 ? p.s[0]! : start + p.s[j]!;
-      d.start_date = isoOf(start);
-      d.end_date = isoOf(start + p.e![j]!);
-    } else {
-      d.start_date = p.S![j]!;
-      d.end_date = p.E![j]!;
+  const field = (name: string, j: number): unknown => {
+    if (absent?.get(name)?.has(j)) return undefined;
+    switch (name) {
+      case 'start_date':
+        return start(j);
+      case 'end_date':
+        return end(j);
+      case 'id':
+        return ids[j];
+      case '_id':
+        return key(j);
     }
-    d.id = id;
-    d._id = typeof keys === 'string' ? keys.slice(j * KEY_LENGTH, (j + 1) * KEY_LENGTH) : keys[j]!;
+    return name in p.c ? p.c[name] : p.f[name]?.[j];
+  };
+  const doc = (j: number): SampleDoc => {
+    const d: Record<string, unknown> = { ...proto };
+    d.start_date = start(j);
+    d.end_date = end(j);
+    d.id = ids[j];
+    d._id = key(j);
     for (let v = 0; v < varying.length; v++) d[varying[v]!] = columns[v]![j];
-    out[j] = d as SampleDoc;
-  }
-  // Rare (a row stored without a field): removed after, so the common samples keep one shape.
-  if (absent) for (const [f, js] of absent) for (const j of js) delete (out[j] as Record<string, unknown>)[f];
+    // Rare (a row stored without a field): removed after, so the common samples keep one shape.
+    if (absent) for (const [f, js] of absent) if (js.has(j)) delete d[f];
+    return d as SampleDoc;
+  };
+  return { n, start, id: (j) => ids[j]!, key, field, doc };
+}
+
+/** decodeBlock of a block's `data` alone. */
+export function decodeData(data: string): SampleDoc[] {
+  const block = blockColumns(data);
+  const out: SampleDoc[] = new Array(block.n);
+  for (let j = 0; j < block.n; j++) out[j] = block.doc(j);
   return out;
 }

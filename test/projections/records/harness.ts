@@ -39,6 +39,18 @@ export function ingested<R extends NormalizedRecord>(kind: RecordKind, position:
   };
 }
 
+/** An event of the user's own stream (a source order set, a provider's data erased) at a chosen position. */
+export const userEventAt = (position: number, type: string, data: Record<string, unknown>): RecordedEvent => ({
+  id: `evt-${position}`,
+  type,
+  data: { user_id: USER, tenant_id: TENANT, ...data },
+  metadata: {},
+  streamName: `user-${USER}`,
+  streamRevision: position,
+  globalPosition: position,
+  createdAt: new Date('2026-11-04T00:00:00.000Z'),
+});
+
 /**
  * The number the projector would hand evolve with an event (src/projector/eventSequences.ts):
  * here the test's own position stands in for it, small and unique like a sequence number.

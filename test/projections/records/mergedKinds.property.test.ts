@@ -16,7 +16,7 @@ import type { ReadStore } from '../../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { tempDir } from '../../support/tmp.js';
 import { category, daily, sleepSession, workout } from './fixtures.js';
-import { ingested, project, sequenceOf, TENANT, USER } from './harness.js';
+import { ingested, project, sequenceOf, TENANT, USER, userEventAt } from './harness.js';
 
 /**
  * Spec "Merged view" for the kinds besides samples: the flag each record projection keeps equals
@@ -113,16 +113,7 @@ const rawArb = fc.record({
 const prioritiesArb: fc.Arbitrary<SourcePriorities> = fc.dictionary(fc.constantFrom('sleep', 'workouts', 'sleep_analysis', 'activity', '*'), fc.shuffledSubarray(SOURCES, { minLength: 1 }), { maxKeys: 3 });
 
 let position = 0;
-const userEvent = (type: string, data: Record<string, unknown>): RecordedEvent => ({
-  id: `evt-${++position}`,
-  type,
-  data: { user_id: USER, tenant_id: TENANT, ...data },
-  metadata: {},
-  streamName: `user-${USER}`,
-  streamRevision: position,
-  globalPosition: position,
-  createdAt: new Date('2026-11-04T00:00:00.000Z'),
-});
+const userEvent = (type: string, data: Record<string, unknown>): RecordedEvent => userEventAt(++position, type, data);
 
 function events(k: Kind, raws: readonly Raw[]): RecordedEvent[] {
   const out: RecordedEvent[] = [];

@@ -1,39 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { bySampleStart, decodeBlock, encodeBlock } from '../../../../projections/records/sampleBlocks/sampleBlock.js';
+import { blockColumns, bySampleStart, decodeBlock, encodeBlock } from '../../../../projections/records/sampleBlocks/sampleBlock.js';
 import type { SampleDoc } from '../../../../projections/records/samplesProjection.js';
 import { recordKey } from '../../../../projections/records/recordIds.js';
+import { quantity } from '../../../server/records/pipelineFixtures.js';
+import { PROV } from '../fixtures.js';
+import { INGESTED_AT, TENANT, USER } from '../harness.js';
 
-const USER = '00000000-0000-4000-8000-0000000000aa';
 
 /** A stored sample row as the per-sample model held it: every field the samples projection writes. */
-const row = (i: number, o: Partial<SampleDoc> = {}): SampleDoc => ({
-  external_id: `hr-${i}`,
-  type: 'heart_rate',
-  value: 60 + i,
-  unit: 'count/min',
-  start_date: new Date(Date.parse('2026-11-01T08:00:00.000Z') + i * 5_000).toISOString(),
-  end_date: new Date(Date.parse('2026-11-01T08:00:00.000Z') + i * 5_000).toISOString(),
-  source_name: 'Apple Watch',
-  source_bundle_id: 'com.apple.health.1A2B',
-  device_model: 'Watch',
-  product_type: 'Watch7,1',
-  was_user_entered: false,
-  metadata: { HKTimeZone: 'Europe/Berlin' },
-  provider: 'device-a',
-  source: 'apple',
-  device: 'Apple Watch (Watch7,1)',
-  body_worn: true,
-  user_id: USER,
-  tenant_id: '00000000-0000-4000-8000-0000000000bb',
-  day: '2026-11-01',
-  ingested_at: '2026-11-02T10:00:00.000Z',
-  quality: [],
-  excluded: false,
-  hidden: false,
-  id: 10_000 + i,
-  _id: recordKey(USER, 'device-a', `hr-${i}`),
-  ...o,
-});
+function row(i: number, o: Partial<SampleDoc> = {}): SampleDoc {
+  const at = new Date(Date.parse('2026-11-01T08:00:00.000Z') + i * 5_000).toISOString();
+  const { kind: _kind, ...fields } = quantity({ external_id: `hr-${i}`, type: 'heart_rate', value: 60 + i, unit: 'count/min', start_date: at, end_date: at, ...WATCH, metadata: { HKTimeZone: 'Europe/Berlin' }, ...PROV });
+  return { ...fields, user_id: USER, tenant_id: TENANT, day: '2026-11-01', ingested_at: INGESTED_AT, quality: [], excluded: false, hidden: false, id: 10_000 + i, _id: recordKey(USER, 'device-a', `hr-${i}`), ...o };
+}
+const WATCH = { source_name: 'Apple Watch', source_bundle_id: 'com.apple.health.1A2B', device_model: 'Watch', product_type: 'Watch7,1' };
 
 const roundTrip = (samples: SampleDoc[]) => decodeBlock({ data: encodeBlock(samples) });
 
@@ -92,6 +72,22 @@ describe('sample blocks: decodeBlock(encodeBlock(samples)) gives back every fiel
     const samples = times.map((t, i) => row(i, { start_date: t, end_date: new Date(Date.parse(t) + 36 * 3_600_000 + 1).toISOString() })).sort(bySampleStart);
     expect(roundTrip(samples)).toEqual(samples);
     expect(encodeBlock(samples)).toContain('"s":[');
+  });
+
+  it('answers each sample column by column as its decoded doc has it (blockColumns, for readers that decode only what they answer)', () => {
+    const a = row(0, { source_name: null });
+    const b = row(1, { value: 1.25, hidden: true });
+    delete a.quality;
+    const data = encodeBlock([a, b]);
+    const block = blockColumns(data);
+    const docs = decodeBlock({ data });
+    expect(block.n).toBe(2);
+    for (let j = 0; j < 2; j++) {
+      expect(block.doc(j)).toEqual(docs[j]);
+      expect([block.start(j), block.id(j), block.key(j)]).toEqual([docs[j]!.start_date, docs[j]!.id, docs[j]!._id]);
+      for (const f of ['value', 'hidden', 'quality', 'source_name', 'end_date', 'metadata']) expect(block.field(f, j), f).toEqual((docs[j] as Record<string, unknown>)[f]);
+    }
+    expect(block.field('quality', 0)).toBeUndefined();
   });
 
   it('packs a block of uniform samples into far fewer bytes than their rows as JSON', () => {

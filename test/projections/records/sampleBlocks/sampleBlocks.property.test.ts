@@ -14,7 +14,7 @@ import type { ReadStore } from '../../../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../../../src/readstore/sqliteReadStore.js';
 import { quantity } from '../../../server/records/pipelineFixtures.js';
 import { tempDir } from '../../../support/tmp.js';
-import { ingested, project, rebuildInto, storedSamples, TENANT, USER } from '../harness.js';
+import { ingested, project, rebuildInto, storedSamples, USER, userEventAt } from '../harness.js';
 import { perSampleProjection } from './perSampleModel.js';
 
 /**
@@ -79,16 +79,7 @@ function events(raws: readonly Raw[]): RecordedEvent[] {
   }
   return out;
 }
-const userEvent = (type: string, data: Record<string, unknown>): RecordedEvent => ({
-  id: `evt-${++position}`,
-  type,
-  data: { user_id: USER, tenant_id: TENANT, ...data },
-  metadata: {},
-  streamName: `user-${USER}`,
-  streamRevision: position,
-  globalPosition: position,
-  createdAt: new Date('2026-11-04T00:00:00.000Z'),
-});
+const userEvent = (type: string, data: Record<string, unknown>): RecordedEvent => userEventAt(++position, type, data);
 const prioritiesSet = (priorities: SourcePriorities) => userEvent('source_priorities.set', { priorities, at: '2026-11-04T00:00:00.000Z', by: 'test' });
 const providerErased = (provider: string) => userEvent('provider_data.erased', { provider, job_id: 'job-1', erased_at: '2026-11-05T00:00:00.000Z' });
 
