@@ -37,5 +37,5 @@ export async function listSamples(readStore: ReadStore, q: ListSamples, page: Pa
  */
 export async function listSamplesJson(readStore: ReadStore, q: ListSamples, template: RenderTemplate, page: PageRequest): Promise<RenderedPage> {
   const { refs, next } = await samplePage(readStore, rangeOf(q, page), page.limit);
-  return { json: renderPage(template, refs.length, (k, field) => refs[k]!.cols.field(field, refs[k]!.j)), count: refs.length, next };
+  return { json: renderPage(template, refs.length, (k, field) => refs[k]!.cols.field(field, refs[k]!.j), (k) => refs[k]!.cols), count: refs.length, next };
 }
