@@ -206,9 +206,10 @@ export async function hasSamplesOfType(readStore: ReadStore, userId: string, typ
   return (await readStore.find(SAMPLE_BLOCKS, { filter: { user_id: userId, type }, limit: 1, fields: ['type'] })).length > 0;
 }
 
-/** How many samples of the user came through the provider (the locators: one a sample). */
+/** How many samples of the user came through the provider: their blocks' counts added up (a block holds one provider's samples). */
 export async function countProviderSamples(readStore: ReadStore, userId: string, provider: string): Promise<number> {
-  return readStore.count(SAMPLE_KEYS, { user_id: userId, provider });
+  const [row] = await readStore.aggregate(SAMPLE_BLOCKS, { filter: { user_id: userId, provider }, groupBy: [], sum: ['count'] });
+  return row?.sum.count ?? 0;
 }
 
 /** True when the user has a sample of the provider starting on the UTC day. */

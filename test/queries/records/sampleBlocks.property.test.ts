@@ -7,7 +7,7 @@ import { utcDay } from '../../../projections/records/recordDoc.js';
 import { recordKey } from '../../../projections/records/recordIds.js';
 import { getSample } from '../../../queries/records/getSample.js';
 import { listSamples, listSamplesJson, userHasSamplesOfType } from '../../../queries/records/listSamples.js';
-import { sampleChunks } from '../../../queries/records/sampleBlocks.js';
+import { countProviderSamples, hasSamplesOnDay, latestSampleEnd, sampleChunks, userSampleTypes } from '../../../queries/records/sampleBlocks.js';
 import type { View } from '../../../queries/records/view.js';
 import type { Window } from '../../../queries/records/window.js';
 import { findPage, findRenderedPage, type Page } from '../../../queries/shared/page.js';
@@ -168,7 +168,7 @@ describe('sample pages read from blocks equal the per-sample rows\' pages (issue
     );
   });
 
-  it('by id: every sample of its own user, with its merged-view flag; another user\'s id and an unknown id are null', async () => {
+  it('by id: every sample of its own user, with its merged-view flag; another user\'s id and an unknown id are null; types, provider counts, days and latest ends as the samples say', async () => {
     await fc.assert(
       fc.asyncProperty(caseArb, async ({ raws, cuts, resent }) => {
         const samples = raws.map(sampleDoc);
@@ -178,7 +178,24 @@ describe('sample pages read from blocks equal the per-sample rows\' pages (issue
           expect(await getSample(store, s.user_id === USERS[0] ? USERS[1] : USERS[0], s.id)).toBeNull();
         }
         expect(await getSample(store, USERS[0], 7)).toBeNull();
-        for (const u of USERS) for (const t of TYPES) expect(await userHasSamplesOfType(store, u, t)).toBe(samples.some((s) => s.user_id === u && s.type === t));
+        for (const u of USERS) {
+          const mine = samples.filter((s) => s.user_id === u);
+          for (const t of TYPES) expect(await userHasSamplesOfType(store, u, t)).toBe(mine.some((s) => s.type === t));
+          const types: string[] = [];
+          for await (const t of userSampleTypes(store, u)) types.push(t);
+          expect(types).toEqual([...new Set(mine.map((s) => s.type))].sort());
+          for (const { provider } of STREAMS) {
+            const theirs = mine.filter((s) => s.provider === provider);
+            expect(await countProviderSamples(store, u, provider), `${u} ${provider} count`).toBe(theirs.length);
+            const day = theirs[0]?.day ?? '2026-03-28';
+            expect(await hasSamplesOnDay(store, u, provider, day)).toBe(theirs.some((s) => s.day === day));
+            for (const type of TYPES) {
+              const ends = theirs.filter((s) => s.type === type && s.day >= '2026-03-28' && s.day <= '2026-03-29').map((s) => s.end_date);
+              const latest = await latestSampleEnd(store, { userId: u, type, provider, fromDay: '2026-03-28', toDay: '2026-03-29' });
+              expect(latest).toBe(ends.length ? ends.sort().at(-1) : null);
+            }
+          }
+        }
         store.close?.();
       }),
       { numRuns: 25 },
