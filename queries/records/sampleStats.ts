@@ -321,11 +321,11 @@ export async function sampleStats(
   }
   const chunk = Math.max(1, opts.chunk ?? 10_000);
   const bucketer = new IntervalBucketer(intervals);
-  for await (const rows of readSamples(readStore, q, chunk)) for (const row of rows) bucketer.add(row);
+  for await (const rows of countedSamples(readStore, q, chunk)) for (const row of rows) bucketer.add(row);
   return capBuckets(bucketer.buckets(), opts.maxBuckets);
 }
 
-function readSamples(readStore: ReadStore, q: SampleStatsQuery, chunk: number): AsyncGenerator<SampleDoc[]> {
+function countedSamples(readStore: ReadStore, q: SampleStatsQuery, chunk: number): AsyncGenerator<SampleDoc[]> {
   return sampleChunks(
     readStore,
     {
