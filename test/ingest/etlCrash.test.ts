@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config.js';
 import { dataKeysOf } from '../../src/app/dataKeysOf.js';
 import { EventOpener } from '../../src/crypto/recordSealing.js';
 import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
+import { decodeBlock, SAMPLE_BLOCKS, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
 import { tempDir } from '../support/tmp.js';
 import { deviceAForm, fixtureB, parsePayload, sleep, type Coverage } from './uploadHelpers.js';
 import { freePort, npmStartArgs } from '../../bench/support/service.js';
@@ -283,9 +284,9 @@ describe('a crash during ETL (issue acceptance; spec ETL job; contracts §3: the
         for (const j of jobs) expect(j, j.stream).toMatchObject({ accepted: 1, succeeded: 1, written: 1, parked: 0 });
         // The job cut short was started again after the restart.
         expect(jobs.find((j) => j.stream === killedDuring.job)!.started).toBeGreaterThanOrEqual(2);
-        // The read model holds one row per uuid.
+        // The read model holds one sample per uuid (packed in blocks, docs/sample-blocks.md).
         const stored = new Map<string, Set<string>>();
-        const samples = await readModels.find<{ _id: string; provider: string; external_id: string }>('samples', { filter: { user_id: userId } });
+        const samples = (await readModels.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { user_id: userId } })).flatMap((b) => decodeBlock(b));
         for (const d of samples) {
           let ids = stored.get(d.provider);
           if (!ids) stored.set(d.provider, (ids = new Set()));

@@ -6,6 +6,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INLINE_PAYLOAD_MAX_BYTES } from '../../src/rawstore/inlinePayload.js';
 import { rawNamespace } from '../../src/rawstore/rawNamespaces.js';
+import { SAMPLE_BLOCKS, SAMPLE_KEYS } from '../../projections/records/sampleBlocks/sampleBlock.js';
 import { startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 
 const fixture = readFileSync(fileURLToPath(new URL('../fixtures/device-a/healthkit-export.ndjson', import.meta.url)));
@@ -51,7 +52,8 @@ describe('user deletion erases the user’s ingested data (States: User, deletin
     });
   }
 
-  const recordCollections = ['samples', 'category_samples', 'sleep_sessions', 'workouts', 'ecg_recordings', 'heartbeat_series', 'etl_jobs', 'rejected_records'];
+  // Samples are stored as blocks and their locators (docs/sample-blocks.md).
+  const recordCollections = [SAMPLE_BLOCKS, 'category_samples', SAMPLE_KEYS, 'sleep_sessions', 'workouts', 'ecg_recordings', 'heartbeat_series', 'etl_jobs', 'rejected_records'];
 
   it('a done deletion job leaves no row and no raw payload of the user, and leaves another user with the same upload intact', async () => {
     const gone = await t.createUser(tenant.apiKey);
