@@ -1,33 +1,41 @@
-import type { Filter, ReadStore } from '../../src/readstore/readStore.js';
+import type { ReadStore } from '../../src/readstore/readStore.js';
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
-import { findPage, findRenderedPage, type Page, type PageRequest } from '../shared/page.js';
+import type { Page, PageRequest } from '../shared/page.js';
 import type { RenderedPage, RenderTemplate } from '../../src/readstore/renderedRows.js';
-import { mergedFilter, withPrimary, type View } from './view.js';
-import { windowFilter, type Window } from './window.js';
+import { renderPage } from '../shared/templateRenderer.js';
+import { docsOf, hasSamplesOfType, samplePage, type SampleRange } from './sampleBlocks.js';
+import { withPrimary, type View } from './view.js';
+import type { Window } from './window.js';
 
 export type ListSamples = { userId: string; type: string; window: Window; view: View };
 
 /** True when the user has samples of a type outside the catalog (spec "Reads" rule 1). */
 export async function userHasSamplesOfType(readStore: ReadStore, userId: string, type: string): Promise<boolean> {
-  return (await readStore.find('samples', { filter: { user_id: userId, type }, limit: 1 })).length > 0;
+  return hasSamplesOfType(readStore, userId, type);
 }
 
-
-const samplesQuery = (q: ListSamples) => ({
-  filter: { user_id: q.userId, type: q.type, ...windowFilter('start_date', q.window), ...mergedFilter(q.view) } satisfies Filter,
-  sort: [['start_date', 1], ['id', 1]] as const,
+const rangeOf = (q: ListSamples, page: PageRequest): SampleRange => ({
+  userId: q.userId,
+  type: q.type,
+  start: q.window.start !== null ? new Date(q.window.start).toISOString() : null,
+  end: q.window.end !== null ? new Date(q.window.end).toISOString() : null,
+  after: page.after ?? null,
+  // The merged view lists the samples no better ranked source's sample hides (view.ts).
+  ...(q.view === 'merged' ? { leaveOut: ['hidden'] as const } : {}),
 });
 
 /** Quantity samples of one type, oldest first (start_date, then id). */
 export async function listSamples(readStore: ReadStore, q: ListSamples, page: PageRequest): Promise<Page<SampleDoc & { primary: boolean }>> {
-  return withPrimary(await findPage<SampleDoc>(readStore, 'samples', samplesQuery(q), page));
+  const { refs, next } = await samplePage(readStore, rangeOf(q, page), page.limit);
+  return withPrimary({ items: docsOf(refs), next });
 }
 
 /**
  * The same page as listSamples written as its answer's JSON by `template` (the route's; `primary`
- * is the template's `notTrue` of `hidden`): for the REST page of up to 1,000 samples, which then
- * sends the stored rows' bytes instead of building, mapping and serialising documents.
+ * is the template's `notTrue` of `hidden`): for the REST page of up to 1,000 samples, written
+ * from the blocks' columns, without a document per sample.
  */
 export async function listSamplesJson(readStore: ReadStore, q: ListSamples, template: RenderTemplate, page: PageRequest): Promise<RenderedPage> {
-  return findRenderedPage(readStore, 'samples', samplesQuery(q), template, page);
+  const { refs, next } = await samplePage(readStore, rangeOf(q, page), page.limit);
+  return { json: renderPage(template, refs.length, (k, field) => refs[k]!.cols.field(field, refs[k]!.j), (k) => refs[k]!.cols), count: refs.length, next };
 }

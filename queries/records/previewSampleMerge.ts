@@ -1,7 +1,8 @@
 import { boundedInterval, unlistedByMergedView } from '../../src/merge/matchRules.js';
 import { sampleMergeRule } from '../../src/merge/sampleMergeRule.js';
 import type { SourcePriorities } from '../../src/merge/sourceRanking.js';
-import type { Doc, ReadStore } from '../../src/readstore/readStore.js';
+import type { ReadStore } from '../../src/readstore/readStore.js';
+import { readSamples } from './sampleBlocks.js';
 
 /** A preview reads the window's samples and every sample that can match them; above this it asks for a narrower window. */
 export const PREVIEW_MAX_ROWS = 20_000;
@@ -32,18 +33,14 @@ export async function previewSampleMerge(readStore: ReadStore, q: { userId: stri
   const rule = sampleMergeRule(q.type, q.priorities);
   const lo = q.start - rule.reachMs - rule.lookbackMs;
   const hi = q.end + rule.reachMs + rule.lookbackMs;
-  const rows = await readStore.find<Doc>('samples', {
-    filter: { user_id: q.userId, type: q.type, start_date: { $gte: new Date(lo).toISOString(), $lt: new Date(hi).toISOString() } },
-    sort: [['start_date', 1], ['id', 1]],
-    limit: PREVIEW_MAX_ROWS + 1,
-  });
+  const rows = await readSamples(readStore, { userId: q.userId, type: q.type, start: new Date(lo).toISOString(), end: new Date(hi).toISOString() }, PREVIEW_MAX_ROWS + 1);
   if (rows.length > PREVIEW_MAX_ROWS) return { tooMany: true };
   const all = rows.map((r) => ({
     key: r._id,
-    ...boundedInterval(Date.parse(r.start_date as string), Date.parse(r.end_date as string), rule.maxSpanMs),
-    source: r.source as string,
+    ...boundedInterval(Date.parse(r.start_date), Date.parse(r.end_date), rule.maxSpanMs),
+    source: r.source,
     body_worn: r.body_worn === true,
-    provider: r.provider as string,
+    provider: r.provider,
     excluded: r.excluded === true,
     row: r,
   }));
@@ -52,13 +49,13 @@ export async function previewSampleMerge(readStore: ReadStore, q: { userId: stri
   return {
     order: rule.order,
     records: members.map(({ key, row }) => ({
-      id: row.id as number,
-      start_date: row.start_date as string,
-      end_date: row.end_date as string,
-      value: row.value as number,
-      unit: row.unit as string,
-      provider: row.provider as string,
-      source: (row.source as string | undefined) ?? null,
+      id: row.id,
+      start_date: row.start_date,
+      end_date: row.end_date,
+      value: row.value,
+      unit: row.unit,
+      provider: row.provider,
+      source: row.source ?? null,
       shown_now: row.hidden !== true,
       shown: !hidden.has(key),
     })),

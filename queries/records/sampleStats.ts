@@ -1,13 +1,12 @@
 import { DateTime, FixedOffsetZone, InvalidZone, type Zone } from 'luxon';
-import type { Filter, ReadStore, Scalar } from '../../src/readstore/readStore.js';
-import { withTieBreaker } from '../../src/readstore/readStore.js';
-import { getPath } from '../../src/readstore/documentUpdate.js';
+import type { ReadStore } from '../../src/readstore/readStore.js';
 import { InvalidTimeWindowError, parseTimeParam } from '../../src/shared/timeWindow.js';
 import { canonicalTimeZone } from '../../src/shared/timeZones.js';
 import { offsetSegments } from '../../src/shared/zoneOffsets.js';
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
 import { dateOfDayNumber, pad2 } from '../../projections/records/recordDoc.js';
-import { mergedFilter, type View } from './view.js';
+import type { View } from './view.js';
+import { sampleChunks } from './sampleBlocks.js';
 import { quarterAligned, statsFromRollups, type Interval } from './rollupStats.js';
 
 /**
@@ -322,30 +321,22 @@ export async function sampleStats(
   }
   const chunk = Math.max(1, opts.chunk ?? 10_000);
   const bucketer = new IntervalBucketer(intervals);
-  for await (const rows of readSamples(readStore, q, chunk)) for (const row of rows) bucketer.add(row);
+  for await (const rows of countedSamples(readStore, q, chunk)) for (const row of rows) bucketer.add(row);
   return capBuckets(bucketer.buckets(), opts.maxBuckets);
 }
 
-/** The fields a statistics row needs. */
-const STATS_FIELDS = ['start_date', 'id', 'provider', 'source', 'unit', 'value'] as const;
-
-async function* readSamples(readStore: ReadStore, q: SampleStatsQuery, chunk: number): AsyncGenerator<SampleDoc[]> {
-  const filter: Filter = {
-    user_id: q.userId,
-    type: q.type,
-    ...(q.provider !== undefined ? { provider: q.provider } : {}),
-    start_date: { $gte: q.window.start.toUTC().toISO()!, $lt: q.window.end.toUTC().toISO()! },
-    ...mergedFilter(q.view),
-    // Samples their quality flags leave out count in neither view (contracts §15), as in the rollups.
-    excluded: { $ne: true },
-  };
-  const sort = withTieBreaker([['start_date', 1], ['id', 1]]);
-  let after: Scalar[] | undefined;
-  for (;;) {
-    const rows = await readStore.find<SampleDoc>('samples', { filter, sort, limit: chunk, after, fields: STATS_FIELDS });
-    if (rows.length) yield rows;
-    if (rows.length < chunk) return;
-    const last = rows[rows.length - 1]!;
-    after = sort.map(([f]) => (getPath(last, f) ?? null) as Scalar);
-  }
+function countedSamples(readStore: ReadStore, q: SampleStatsQuery, chunk: number): AsyncGenerator<SampleDoc[]> {
+  return sampleChunks(
+    readStore,
+    {
+      userId: q.userId,
+      type: q.type,
+      ...(q.provider !== undefined ? { provider: q.provider } : {}),
+      start: q.window.start.toUTC().toISO()!,
+      end: q.window.end.toUTC().toISO()!,
+      // Samples their quality flags leave out count in neither view (contracts §15), as in the rollups; the merged view counts the ones it lists.
+      leaveOut: q.view === 'merged' ? ['excluded', 'hidden'] : ['excluded'],
+    },
+    chunk,
+  );
 }

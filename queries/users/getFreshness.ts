@@ -1,6 +1,5 @@
 import type { Filter, ReadStore } from '../../src/readstore/readStore.js';
-import { userSampleTypes } from '../archive/sampleTypes.js';
-import { SAMPLES } from '../../projections/records/sampleRollups/samplesDerivation.js';
+import { latestSampleEnd, userSampleTypes } from '../records/sampleBlocks.js';
 import { recordProjections } from '../../projections/index.js';
 import type { EtlJobDoc } from '../../projections/ingestion/etlJobsProjection.js';
 import type { ProviderKind } from '../../src/catalog/providerFacts.js';
@@ -69,11 +68,10 @@ export function freshnessState(f: ProviderFacts, nowMs: number): FreshnessState 
 
 /**
  * The record collections whose records say how far a provider's data reaches, with the field
- * holding a record's end. Daily summaries (a day total ends at the next midnight, after "now")
+ * holding a record's end (quantity samples, stored in blocks, are read by latestSampleEnd). Daily summaries (a day total ends at the next midnight, after "now")
  * and menstrual cycles (dates, a cycle spans weeks) are left out.
  */
 export const RECORD_ENDS: readonly { collection: string; end: string }[] = [
-  { collection: 'samples', end: 'end_date' },
   { collection: 'category_samples', end: 'end_date' },
   { collection: 'sleep_sessions', end: 'bedtime_end' },
   { collection: 'workouts', end: 'end_date' },
@@ -104,8 +102,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /**
  * The end of the provider's latest record: the greatest end among its records that start on
  * `lastDay` (the last day an upload of it stored records, `data.written`) or the LOOKBACK_DAYS
- * before. Queries go by the `{user_id, day}` index of each record collection, or for samples (which
- * have none) by their `{user_id, type, start_date}` index, type by type.
+ * before. Queries go by the `{user_id, day}` index of each record collection, or for samples by
+ * their blocks' `{user_id, type, day}` index, type by type.
  */
 export async function latestRecordEnd(readStore: ReadStore, userId: string, provider: string, lastDay: string): Promise<string | null> {
   const from = isoDay(Date.parse(`${lastDay}T00:00:00Z`) - LOOKBACK_DAYS * DAY_MS);
@@ -116,18 +114,12 @@ export async function latestRecordEnd(readStore: ReadStore, userId: string, prov
     const ms = Date.parse(v);
     if (Number.isFinite(ms) && (best === null || ms > best)) best = ms;
   };
+  // Samples, per type: the blocks of the same days (a block's day is the UTC date of its samples' starts).
+  for await (const type of userSampleTypes(readStore, userId)) consider(await latestSampleEnd(readStore, { userId, type, provider, fromDay: from, toDay: lastDay }));
   for (const { collection, end } of RECORD_ENDS) {
     const columns = columnsOf.get(collection);
     if (!columns) continue; // projection not registered: no such records
-    if (collection === SAMPLES) {
-      // Samples have no (user_id, day) index: per type, the same days as a range of starts (a
-      // start is an RFC 3339 UTC time, which sorts after its date and before the next date).
-      const starts = { $gte: from, $lt: isoDay(Date.parse(`${lastDay}T00:00:00Z`) + DAY_MS) };
-      for await (const type of userSampleTypes(readStore, userId)) {
-        const rows = await readStore.aggregate(collection, { filter: { user_id: userId, type, start_date: starts, provider }, groupBy: [], max: [end] });
-        for (const r of rows) if (r.count > 0) consider(r.max[end]);
-      }
-    } else if (columns.has(end)) {
+    if (columns.has(end)) {
       const rows = await readStore.aggregate(collection, { filter, groupBy: [], max: [end] });
       for (const r of rows) if (r.count > 0) consider(r.max[end]);
     } else {

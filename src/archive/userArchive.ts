@@ -2,7 +2,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { ReadStore, Scalar } from '../readstore/readStore.js';
 import type { Page, PageRequest } from '../../queries/shared/page.js';
 import { listObservations } from '../../queries/archive/listObservations.js';
-import { userSampleTypes } from '../../queries/archive/sampleTypes.js';
+import { userSampleTypes } from '../../queries/records/sampleBlocks.js';
 import { listCategorySamples } from '../../queries/records/listCategorySamples.js';
 import { listDailySummaries } from '../../queries/records/listDailySummaries.js';
 import { listEcgRecordings } from '../../queries/records/listEcg.js';

@@ -4,6 +4,7 @@ import type { PageRequest } from '../../queries/shared/page.js';
 import type { Scalar } from '../../src/readstore/readStore.js';
 import { eventually } from '../webhooks/receiver.js';
 import { expectProblem, expectStatus, gate, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
+import { SAMPLE_BLOCKS } from '../../projections/records/sampleBlocks/sampleBlock.js';
 
 /**
  * Issue 20, finding 6: `GET /v1/me/archive` streams one archive per user at a time and at most
@@ -38,7 +39,7 @@ function holdArchives() {
   const store = t.ctx.readStore;
   const find = store.find.bind(store);
   vi.spyOn(store, 'find').mockImplementation(async (collection, query) => {
-    if (collection === 'samples' && query?.limit === 1) {
+    if (collection === SAMPLE_BLOCKS && query?.limit === 1) {
       held++;
       await g.promise;
     }

@@ -4,6 +4,7 @@ import { fixtureB, postUpload, requestFor } from '../ingest/uploadHelpers.js';
 import { RawConnection, type RawAnswer } from '../support/rawHttp.js';
 import { expectProblem, expectStatus, gate, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { eventually } from '../webhooks/receiver.js';
+import { SAMPLE_BLOCKS } from '../../projections/records/sampleBlocks/sampleBlock.js';
 
 /**
  * contracts §18 and issue 34 (findings 4 and 8): uploads and archives hold slots per instance
@@ -90,7 +91,7 @@ describe('slots per tenant as well as per instance (contracts §18)', { timeout:
     const aUsers = new Set<string>();
     vi.spyOn(readStore, 'find').mockImplementation(async (collection, query) => {
       const userId = (query?.filter as { user_id?: string } | undefined)?.user_id;
-      if (collection === 'samples' && query?.limit === 1 && userId && aUsers.has(userId)) {
+      if (collection === SAMPLE_BLOCKS && query?.limit === 1 && userId && aUsers.has(userId)) {
         held++;
         await hold.promise;
       }

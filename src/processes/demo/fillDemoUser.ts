@@ -9,6 +9,7 @@ import { externalRefState, externalRefStream } from '../../../commands/users/ext
 import { registerUser } from '../../../commands/users/registerUser.js';
 import { recordProjections } from '../../../projections/index.js';
 import type { EtlJobDoc } from '../../../projections/ingestion/etlJobsProjection.js';
+import { hasSamplesOnDay } from '../../../queries/records/sampleBlocks.js';
 import { getUser } from '../../../queries/users/getUser.js';
 import type { DataKeys } from '../../crypto/dataKeys.js';
 import type { EventStore } from '../../eventstore/eventStore.js';
@@ -56,8 +57,7 @@ export async function fillDemoUser(ctx: DemoFillContext, input: FillDemoUser) {
   const days = demoDays(input.days, now);
   const missing: string[] = [];
   for (const day of days) {
-    const present = await ctx.readStore.find('samples', { filter: { user_id: user.id, day, provider: DEMO_PROVIDER }, limit: 1 });
-    if (present.length === 0) missing.push(day);
+    if (!(await hasSamplesOnDay(ctx.readStore, user.id, DEMO_PROVIDER, day))) missing.push(day);
   }
   const anchor = user.created_at.slice(0, 10);
   const rowsWritten = missing.length ? await writeDays(ctx, { tenantId: input.tenantId, userId: user.id, persona: input.persona, days: missing, anchor }) : 0;

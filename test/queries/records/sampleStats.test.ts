@@ -9,6 +9,7 @@ import { quantity } from '../../server/records/pipelineFixtures.js';
 import { samplesProjection } from '../../../projections/records/samplesProjection.js';
 import { PackedRun } from '../../../projections/records/sampleRollups/rollupLayout.js';
 import { ingested, project, USER } from '../../projections/records/harness.js';
+import { decodeBlock, SAMPLE_BLOCKS, type SampleBlockDoc } from '../../../projections/records/sampleBlocks/sampleBlock.js';
 
 const row = (start_date: string, value: number, over: Partial<StatsRow> = {}): StatsRow => ({
   start_date,
@@ -277,10 +278,12 @@ describe('sampleStats: the rollups answer what bucketing every sample answers, i
 
   /** The brute force: every stored sample of the view, bucketed one by one. */
   async function bruteForce(q: Parameters<typeof sampleStats>[1]) {
-    const rows = await store.find<StatsRow & { _id: string }>('samples', {
-      filter: { user_id: q.userId, type: q.type, ...(q.provider ? { provider: q.provider } : {}), ...(q.view === 'merged' ? { hidden: { $ne: true } } : {}), excluded: { $ne: true } },
-      sort: [['start_date', 1]],
-    });
+    // Every block of the user's type decoded (issue 38: samples are stored in blocks), the view's counted samples kept.
+    const blocks = await store.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { user_id: q.userId, type: q.type, ...(q.provider ? { provider: q.provider } : {}) } });
+    const rows: StatsRow[] = blocks
+      .flatMap((b) => decodeBlock(b))
+      .filter((s) => s.excluded !== true && (q.view !== 'merged' || s.hidden !== true))
+      .sort((a, b) => (a.start_date < b.start_date ? -1 : a.start_date > b.start_date ? 1 : 0));
     return bucketSamples(rows, { interval: q.interval, tz: q.tz, window: q.window });
   }
   /** Sums may differ from the brute force's in their last bits (they are added per quarter, then per day). */

@@ -3,8 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordProjections } from '../../../projections/index.js';
 import { etlJobsProjection } from '../../../projections/ingestion/etlJobsProjection.js';
 import { freshnessState, getFreshness, LOOKBACK_DAYS, STALE_AFTER_MS, type ProviderFacts } from '../../../queries/users/getFreshness.js';
+import type { SampleDoc } from '../../../projections/records/samplesProjection.js';
 import type { Doc } from '../../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
+import { blockChanges } from '../../support/sampleBlockStores.js';
 import { tempDir } from '../../support/tmp.js';
 
 /**
@@ -38,6 +40,10 @@ const record = (collection: string, provider: string, fields: Record<string, unk
   doc: { _id: `${collection}-${++n}`, id: n, user_id: U, tenant_id: 't', provider, source: 'apple', body_worn: true, ingested_at: '2026-11-10T00:00:00.000Z', day, ...fields },
 });
 
+/** A quantity sample row as the samples projection's blocks hold it (its day: the UTC date of its start). */
+const sample = (provider: string, fields: { type: string; start_date: string; end_date: string }): SampleDoc =>
+  record('samples', provider, fields, fields.start_date.slice(0, 10)).doc as unknown as SampleDoc;
+
 beforeAll(async () => {
   store = new SqliteReadStore({ path: join(tempDir(), 'read.sqlite') });
   await store.ensureCollections([...etlJobsProjection.collections, ...recordProjections.flatMap((p) => p.collections)]);
@@ -54,17 +60,21 @@ beforeAll(async () => {
     // Another user's job.
     { collection: 'etl_jobs', doc: job({ provider: 'device-a', status: 'parked', user_id: 'someone-else', error: 'x' }) },
     // device-a records: the latest end is the sleep session's, which started on the 9th.
-    record('samples', 'device-a', { type: 'heart_rate', start_date: '2026-11-10T06:00:00.000Z', end_date: '2026-11-10T06:00:00.000Z' }, '2026-11-10'),
     record('sleep_sessions', 'device-a', { bedtime_start: '2026-11-09T22:00:00.000Z', bedtime_end: '2026-11-10T07:30:00.000Z' }, '2026-11-09'),
     record('workouts', 'device-a', { type: 'running', start_date: '2026-11-10T05:00:00.000Z', end_date: '2026-11-10T05:45:00.000Z' }, '2026-11-10'),
     // Older than the lookback from the last day: not looked at even with a later end.
     record('category_samples', 'device-a', { type: 'mindful_session', start_date: '2026-11-01T00:00:00.000Z', end_date: '2026-11-30T00:00:00.000Z' }, '2026-11-01'),
-    // Another provider's later record does not count for device-a.
-    record('samples', 'device-b', { type: 'heart_rate', start_date: '2026-11-10T09:00:00.000Z', end_date: '2026-11-10T09:00:00.000Z' }, '2026-11-10'),
     // A daily summary ends at the next midnight: not a measure of how far data reaches.
     record('daily_summaries', 'device-a', { date: '2026-11-10', day_start: '2026-11-10T00:00:00.000Z' }, '2026-11-10'),
   ];
   await store.applyChanges(puts.map((p) => ({ op: 'put' as const, collection: p.collection, doc: p.doc })));
+  // Quantity samples are stored in blocks (issue 38); the second is another provider's later record, which does not count for device-a.
+  await store.applyChanges(
+    blockChanges([
+      sample('device-a', { type: 'heart_rate', start_date: '2026-11-10T06:00:00.000Z', end_date: '2026-11-10T06:00:00.000Z' }),
+      sample('device-b', { type: 'heart_rate', start_date: '2026-11-10T09:00:00.000Z', end_date: '2026-11-10T09:00:00.000Z' }),
+    ]),
+  );
 });
 afterAll(async () => {
   await store?.close();
@@ -83,7 +93,7 @@ describe('getFreshness (contracts §6)', () => {
     const V = '33333333-3333-4333-8333-333333333333';
     await store.applyChanges([
       { op: 'put', collection: 'etl_jobs', doc: job({ provider: 'oura', status: 'done', user_id: V, finished_at: '2026-11-10T12:00:00.000Z', records: { quantity: 1 }, last_day: '2026-11-10' }) },
-      { op: 'put', collection: 'samples', doc: { ...record('samples', 'oura', { type: 'steps', start_date: '2026-11-10T02:00:00.000Z', end_date: '2026-11-11T02:00:00.000Z' }, '2026-11-10').doc, user_id: V } },
+      ...blockChanges([{ ...sample('oura', { type: 'steps', start_date: '2026-11-10T02:00:00.000Z', end_date: '2026-11-11T02:00:00.000Z' }), user_id: V }]),
     ]);
     const [o] = await getFreshness(store, V, at('2026-11-10T13:00:00.000Z'));
     expect(o).toMatchObject({ provider: 'oura', synced_through: '2026-11-10T12:00:00.000Z', last_received_at: '2026-11-10T12:00:00.000Z', lag_seconds: 3600 });

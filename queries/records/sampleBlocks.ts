@@ -1,0 +1,254 @@
+import type { Filter, ReadStore, Scalar } from '../../src/readstore/readStore.js';
+import type { SampleDoc } from '../../projections/records/samplesProjection.js';
+import { blockColumns, SAMPLE_BLOCKS, SAMPLE_KEYS, type BlockColumns, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
+import { utcDay } from '../../projections/records/recordDoc.js';
+
+/**
+ * Every read of quantity samples goes through here (issue 38, docs/sample-blocks-reads.md): the
+ * samples projection stores them in blocks (`sample_blocks`, one per user, type, provider,
+ * source and UTC day of start, at most 1,000 samples), and a reader asks for samples of one
+ * user and type in (start_date, id) order, as the per-sample rows' index gave them. The order
+ * and the keyset cursor are those of the rows: `[start_date, id, _id]` (the read store's sort
+ * with its `_id` tie-breaker), so a cursor written before blocks continues after them.
+ */
+
+/** Samples of one user and type to read: start_date in [start, end) (ISO instants), after a cursor, without the ones `leaveOut` names. */
+export type SampleRange = {
+  userId: string;
+  type: string;
+  start?: string | null;
+  end?: string | null;
+  /** The cursor of the last sample seen, its (start_date, id, _id): only samples after it. */
+  after?: readonly Scalar[] | null;
+  /** Only blocks (and so samples) of this provider. */
+  provider?: string;
+  /** Flags whose `true` leaves a sample out: `hidden` (the merged view), `excluded` (statistics). */
+  leaveOut?: readonly SampleFlag[];
+};
+
+export type SampleFlag = 'hidden' | 'excluded';
+
+/** A sample of a block read by column: sample j of `cols`. */
+export type SampleRef = { cols: BlockColumns; j: number };
+
+/** Blocks fetched per read at first; doubled each read up to BATCH_MAX (a page of 1,000 needs two or three). */
+const BATCH_FIRST = 4;
+const BATCH_MAX = 64;
+
+/** Store order of the same values: strings and numbers each in their natural order (a cursor holds a string, a number, a string). */
+function cmp(a: Scalar | undefined, b: Scalar | undefined): number {
+  if (a === b) return 0;
+  if (a === null || a === undefined) return -1;
+  if (b === null || b === undefined) return 1;
+  if (typeof a !== typeof b) return typeof a < typeof b ? -1 : 1;
+  return (a as string | number) < (b as string | number) ? -1 : 1;
+}
+
+/** (start_date, id, _id) of the next sample of run a against run b's. */
+function compareRuns(a: Run, b: Run): number {
+  const sa = a.starts[a.i]!;
+  const sb = b.starts[b.i]!;
+  if (sa !== sb) return sa < sb ? -1 : 1;
+  const ia = a.cols.id(a.idx[a.i]!);
+  const ib = b.cols.id(b.idx[b.i]!);
+  if (ia !== ib) return ia < ib ? -1 : 1;
+  const ka = a.cols.key(a.idx[a.i]!);
+  const kb = b.cols.key(b.idx[b.i]!);
+  return ka === kb ? 0 : ka < kb ? -1 : 1;
+}
+
+/** The samples of a block a run still has to give, in order: their indexes in the block's columns, and their starts. */
+type Run = { cols: BlockColumns; idx: number[]; starts: string[]; i: number };
+
+/**
+ * The samples of a range in (start_date, id, _id) order, read block by block as they are taken:
+ * the blocks come in (day, start_min) order through the (user_id, type, day, start_min, _id)
+ * index, and a block is parsed only when a sample it may hold is next (its first start is at or
+ * before the least start among the parsed ones left), so a page reads the blocks it lists from
+ * plus the few whose spans overlap them (another source's samples of the same minutes). Blocks
+ * are read by column (BlockColumns): a sample becomes a document only when a caller asks.
+ */
+export class SampleReader {
+  private readonly filter: Filter;
+  private readonly lo: string | null;
+  private readonly hi: string | null;
+  private readonly after: readonly Scalar[] | null;
+  private readonly leaveOut: readonly SampleFlag[];
+  private pending: SampleBlockDoc[] = [];
+  private next = 0;
+  private blockAfter: Scalar[] | undefined;
+  private batch = BATCH_FIRST;
+  private exhausted = false;
+  private readonly runs: Run[] = [];
+
+  constructor(
+    private readonly readStore: ReadStore,
+    range: SampleRange,
+  ) {
+    this.after = range.after?.length ? range.after : null;
+    this.leaveOut = range.leaveOut ?? [];
+    const cursorStart = this.after && typeof this.after[0] === 'string' ? this.after[0] : null;
+    this.lo = range.start != null && (cursorStart === null || range.start > cursorStart) ? range.start : cursorStart;
+    this.hi = range.end ?? null;
+    // A block's day is the UTC date of its samples' starts: a window of starts is a range of days,
+    // and a block whose last start is before the window's (or the cursor's) has nothing to list.
+    const day: Record<string, string> = {};
+    if (this.lo !== null) day.$gte = utcDay(this.lo);
+    if (this.hi !== null) day.$lte = utcDay(this.hi);
+    this.filter = {
+      user_id: range.userId,
+      type: range.type,
+      ...(range.provider !== undefined ? { provider: range.provider } : {}),
+      ...(Object.keys(day).length ? { day } : {}),
+      ...(this.lo !== null ? { start_max: { $gte: this.lo } } : {}),
+      ...(this.hi !== null ? { start_min: { $lt: this.hi } } : {}),
+    };
+  }
+
+  /** Up to n more samples, in order; fewer only at the end of the range. */
+  async take(n: number): Promise<SampleRef[]> {
+    const out: SampleRef[] = [];
+    while (out.length < n) {
+      let head = this.head();
+      // Open every block that may hold a sample at or before the least one parsed.
+      for (;;) {
+        const block = await this.peekBlock();
+        if (!block || (head && block.start_min > head.starts[head.i]!)) break;
+        this.next++;
+        this.open(block);
+        head = this.head();
+      }
+      if (!head) break;
+      out.push({ cols: head.cols, j: head.idx[head.i++]! });
+      if (head.i === head.idx.length) this.runs.splice(this.runs.indexOf(head), 1);
+    }
+    return out;
+  }
+
+  /** The run whose next sample is least. */
+  private head(): Run | null {
+    let best: Run | null = null;
+    for (const r of this.runs) if (!best || compareRuns(r, best) < 0) best = r;
+    return best;
+  }
+
+  private open(block: SampleBlockDoc): void {
+    const cols = blockColumns(block.data);
+    const { lo, hi, after } = this;
+    const leaveOut = this.leaveOut;
+    const idx: number[] = [];
+    const starts: string[] = [];
+    samples: for (let j = 0; j < cols.n; j++) {
+      const start = cols.start(j);
+      if ((lo !== null && start < lo) || (hi !== null && start >= hi)) continue;
+      if (after !== null && (cmp(start, after[0]) || cmp(cols.id(j), after[1]) || cmp(cols.key(j), after[2])) <= 0) continue;
+      for (const f of leaveOut) if (cols.field(f, j) === true) continue samples;
+      idx.push(j);
+      starts.push(start);
+    }
+    if (idx.length) this.runs.push({ cols, idx, starts, i: 0 });
+  }
+
+  private async peekBlock(): Promise<SampleBlockDoc | null> {
+    if (this.next < this.pending.length) return this.pending[this.next]!;
+    if (this.exhausted) return null;
+    const sort = [['day', 1], ['start_min', 1], ['_id', 1]] as const;
+    const blocks = await this.readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: this.filter, sort, limit: this.batch, after: this.blockAfter });
+    if (blocks.length < this.batch) this.exhausted = true;
+    this.batch = Math.min(BATCH_MAX, this.batch * 2);
+    this.pending = blocks;
+    this.next = 0;
+    const last = blocks[blocks.length - 1];
+    if (last) this.blockAfter = [last.day, last.start_min, last._id];
+    return blocks[0] ?? null;
+  }
+}
+
+/** The documents of samples read by column (as decodeBlock answers them). */
+export const docsOf = (refs: readonly SampleRef[]): SampleDoc[] => refs.map((r) => r.cols.doc(r.j));
+
+/** Up to `max` samples of a range, in order, as documents. */
+export async function readSamples(readStore: ReadStore, range: SampleRange, max: number): Promise<SampleDoc[]> {
+  return docsOf(await new SampleReader(readStore, range).take(max));
+}
+
+/** Every sample of a range in order, `chunk` at a time, as documents (statistics' raw path). */
+export async function* sampleChunks(readStore: ReadStore, range: SampleRange, chunk: number): AsyncGenerator<SampleDoc[]> {
+  const reader = new SampleReader(readStore, range);
+  for (;;) {
+    const refs = await reader.take(chunk);
+    if (refs.length) yield docsOf(refs);
+    if (refs.length < chunk) return;
+  }
+}
+
+/** One page of a range: up to `limit` samples and the cursor after the last when more follow. */
+export async function samplePage(readStore: ReadStore, range: SampleRange, limit: number): Promise<{ refs: SampleRef[]; next: Scalar[] | null }> {
+  const rows = await new SampleReader(readStore, range).take(limit + 1);
+  const refs = rows.length > limit ? rows.slice(0, limit) : rows;
+  const last = refs[refs.length - 1];
+  return { refs, next: rows.length > limit && last ? [last.cols.start(last.j), last.cols.id(last.j), last.cols.key(last.j)] : null };
+}
+
+/** A user's sample by its integer id: its locator row names its block. */
+export async function sampleById(readStore: ReadStore, userId: string, id: number): Promise<SampleDoc | null> {
+  const [key] = await readStore.find<{ _id: string; block: string }>(SAMPLE_KEYS, { filter: { user_id: userId, id }, limit: 1, fields: ['block'] });
+  if (!key) return null;
+  const [block] = await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { _id: key.block, user_id: userId }, limit: 1 });
+  if (!block) return null;
+  const cols = blockColumns(block.data);
+  for (let j = 0; j < cols.n; j++) if (cols.id(j) === id) return cols.doc(j);
+  return null;
+}
+
+/** True when the user has a sample of the type (a block holds at least one). */
+export async function hasSamplesOfType(readStore: ReadStore, userId: string, type: string): Promise<boolean> {
+  return (await readStore.find(SAMPLE_BLOCKS, { filter: { user_id: userId, type }, limit: 1, fields: ['type'] })).length > 0;
+}
+
+/** How many samples of the user came through the provider: their blocks' counts added up (a block holds one provider's samples). */
+export async function countProviderSamples(readStore: ReadStore, userId: string, provider: string): Promise<number> {
+  const [row] = await readStore.aggregate(SAMPLE_BLOCKS, { filter: { user_id: userId, provider }, groupBy: [], sum: ['count'] });
+  return row?.sum.count ?? 0;
+}
+
+/** True when the user has a sample of the provider starting on the UTC day. */
+export async function hasSamplesOnDay(readStore: ReadStore, userId: string, provider: string, day: string): Promise<boolean> {
+  return (await readStore.find(SAMPLE_BLOCKS, { filter: { user_id: userId, day, provider }, limit: 1, fields: ['day'] })).length > 0;
+}
+
+/**
+ * The quantity types a user has samples of, in order, one index seek per type (a skip scan over
+ * the blocks' (user_id, type, …) index): no type list is held whatever the number of samples.
+ */
+export async function* userSampleTypes(readStore: ReadStore, userId: string): AsyncGenerator<string> {
+  let last: string | null = null;
+  for (;;) {
+    const filter: Filter = last === null ? { user_id: userId } : { user_id: userId, type: { $gt: last } };
+    const [next] = await readStore.find<{ _id: string; type: string }>(SAMPLE_BLOCKS, { filter, sort: [['type', 1]], limit: 1, fields: ['type'] });
+    if (!next) return;
+    last = next.type;
+    yield next.type;
+  }
+}
+
+/** The latest end_date (as the rows' `max` compared them: as strings) among a provider's samples of one type starting on the days [fromDay, toDay]. */
+export async function latestSampleEnd(readStore: ReadStore, q: { userId: string; type: string; provider: string; fromDay: string; toDay: string }): Promise<string | null> {
+  let best: string | null = null;
+  let after: Scalar[] | undefined;
+  const filter: Filter = { user_id: q.userId, type: q.type, provider: q.provider, day: { $gte: q.fromDay, $lte: q.toDay } };
+  const sort = [['day', 1], ['start_min', 1], ['_id', 1]] as const;
+  for (;;) {
+    const blocks = await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter, sort, limit: BATCH_MAX, after });
+    for (const b of blocks) {
+      const cols = blockColumns(b.data);
+      for (let j = 0; j < cols.n; j++) {
+        const end = cols.field('end_date', j) as string;
+        if (best === null || end > best) best = end;
+      }
+    }
+    if (blocks.length < BATCH_MAX) return best;
+    const last = blocks[blocks.length - 1]!;
+    after = [last.day, last.start_min, last._id];
+  }
+}

@@ -1,0 +1,46 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { renderPage } from '../../../queries/shared/templateRenderer.js';
+import { renderDoc, type RenderedField, type RenderTemplate } from '../../../src/readstore/renderedRows.js';
+import { QUANTITY_SAMPLE_JSON } from '../../../src/server/routes/samples.js';
+
+/**
+ * Issue 38: the samples page written from blocks must be the bytes the page of rows was
+ * (spec "Reads" rule 1; src/readstore/renderedRows.ts: renderDoc is the meaning every writer matches).
+ */
+const FIELDS = ['a', 'b', 'c', 'd'] as const;
+const fieldArb: fc.Arbitrary<RenderedField> = fc.record(
+  { key: fc.string(), field: fc.constantFrom(...FIELDS), as: fc.constantFrom('string', 'value', 'boolean', 'notTrue'), missing: fc.constantFrom('null', '[]', '0') },
+  { requiredKeys: ['key', 'field', 'as'] },
+) as fc.Arbitrary<RenderedField>;
+// Values repeat often (the renderer reuses a string's JSON while it repeats) and change kind.
+const valueArb = fc.oneof(fc.constantFrom('x', 'x', 'ü "q" \\ \n', '', null, true, false, 0, 55.5, -1e21), fc.string(), fc.jsonValue(), fc.constant(undefined));
+const docArb = fc.record({ a: valueArb, b: valueArb, c: valueArb, d: valueArb }, { requiredKeys: [] });
+
+describe('a page written by renderPage equals renderDoc of each document, joined by commas (issue 38; renderedRows.ts)', () => {
+  it('random templates over random documents in sequence', () => {
+    fc.assert(
+      fc.property(fc.array(fieldArb, { maxLength: 6 }), fc.array(docArb, { maxLength: 30 }), fc.integer({ min: 1, max: 4 }), (template: RenderTemplate, docs, groups) => {
+        // One object shared by several documents, as a block's constant metadata may be.
+        const shared = { note: 'ü', n: [1, null] };
+        const page = docs.map((d, i) => (i % 3 === 2 ? { ...d, b: shared } : d)) as Record<string, unknown>[];
+        const want = page.map((d) => renderDoc(template, d)).join(',');
+        expect(renderPage(template, page.length, (k, f) => page[k]![f])).toBe(want);
+        // Documents in groups (the blocks they were read from): any grouping writes the same bytes.
+        expect(renderPage(template, page.length, (k, f) => page[k]![f], (k) => k % groups)).toBe(want);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('the samples route template over samples whose strings repeat and change', () => {
+    const docs = [
+      { id: 1, type: 'heart_rate', value: 55, unit: 'count/min', source_name: 'Watch', hidden: false, quality: [], metadata: {} },
+      { id: 2, type: 'heart_rate', value: 56.5, unit: 'count/min', source_name: 'Watch', hidden: true, metadata: { a: 'ü' } },
+      { id: 3, type: 'heart_rate', value: 57, unit: 'count/min', source_name: null, was_user_entered: true },
+      { id: 4, type: 'heart_rate', value: 58, unit: 'count/min', source_name: 'Watch "2"' },
+    ];
+    expect(renderPage(QUANTITY_SAMPLE_JSON, docs.length, (k, f) => (docs[k] as Record<string, unknown>)[f])).toBe(docs.map((d) => renderDoc(QUANTITY_SAMPLE_JSON, d)).join(','));
+    expect(renderPage(QUANTITY_SAMPLE_JSON, 0, () => undefined)).toBe('');
+  });
+});
