@@ -112,10 +112,15 @@ const doubleBE = (v: number) => {
 export function scanFiles(dir: string, markers: Markers): { marker: string; file: string }[] {
   const needles: { marker: string; bytes: Buffer }[] = [
     ...markers.texts.map((m) => ({ marker: m, bytes: Buffer.from(m) })),
-    ...markers.uuids.flatMap((u) => [
-      { marker: u, bytes: Buffer.from(u.toUpperCase()) },
-      { marker: u, bytes: Buffer.from(u.toLowerCase()) },
-    ]),
+    // A uuid's halves too: a block of samples (docs/sample-blocks.md) spans SQLite overflow pages,
+    // whose 4-byte links can cut a uuid in two; one half of 18 characters is then still whole, and
+    // still unique to its sample.
+    ...markers.uuids.flatMap((u) =>
+      [u, u.slice(0, 18), u.slice(-18)].flatMap((part) => [
+        { marker: u, bytes: Buffer.from(part.toUpperCase()) },
+        { marker: u, bytes: Buffer.from(part.toLowerCase()) },
+      ]),
+    ),
     ...markers.values.flatMap((v) => [
       { marker: String(v), bytes: Buffer.from(String(v)) },
       { marker: `${v} (REAL)`, bytes: doubleBE(v) },

@@ -18,11 +18,13 @@ describe('embedded read store: typed columns', () => {
     db.close();
     expect(schema.length).toBeGreaterThan(20);
     for (const { sql } of schema) expect(sql).not.toMatch(/json_extract/);
-    const samples = schema.find((s) => s.name === 'rm_samples')!.sql;
-    for (const f of ['user_id', 'type', 'start_date', 'id']) expect(samples).toContain(`"f_${f}"`);
+    const blocks = schema.find((s) => s.name === 'rm_sample_blocks')!.sql;
+    for (const f of ['user_id', 'type', 'day', 'start_min', 'start_max', 'provider', 'data']) expect(blocks).toContain(`"f_${f}"`);
+    const keys = schema.find((s) => s.name === 'rm_sample_keys')!.sql;
+    for (const f of ['user_id', 'id', 'block']) expect(keys).toContain(`"f_${f}"`);
   });
 
-  it('the samples page query of the merged and full views is an index range scan', async () => {
+  it('the samples page query (the blocks of a window of days after a cursor, docs/sample-blocks-reads.md) is an index range scan', async () => {
     const path = join(tempDir(), 'read.sqlite');
     const store = new SqliteReadStore({ path });
     await store.ensureCollections(projections.flatMap((p) => p.collections));
@@ -30,12 +32,12 @@ describe('embedded read store: typed columns', () => {
     const db = new Database(path, { readonly: true });
     const plan = db
       .prepare(
-        `EXPLAIN QUERY PLAN SELECT * FROM rm_samples WHERE "f_user_id" = ? AND "f_type" = ? AND "f_start_date" >= ? AND ("f_start_date", "f_id", _id) > (?, ?, ?) ORDER BY "f_start_date", "f_id", _id LIMIT 1000`,
+        `EXPLAIN QUERY PLAN SELECT * FROM rm_sample_blocks WHERE "f_user_id" = ? AND "f_type" = ? AND "f_day" >= ? AND "f_day" <= ? AND "f_start_max" >= ? AND ("f_day", "f_start_min", _id) > (?, ?, ?) ORDER BY "f_day", "f_start_min", _id LIMIT 64`,
       )
-      .all('u', 'heart_rate', '2026', '2026', 1, 'x') as { detail: string }[];
+      .all('u', 'heart_rate', '2026-01-01', '2026-02-01', '2026-01-01T00:00:00.000Z', '2026-01-01', '2026-01-01T00:00:00.000Z', 'x') as { detail: string }[];
     db.close();
     const text = plan.map((p) => p.detail).join('\n');
-    expect(text).toMatch(/SEARCH rm_samples USING INDEX/);
+    expect(text).toMatch(/SEARCH rm_sample_blocks USING INDEX/);
     expect(text).not.toMatch(/USE TEMP B-TREE FOR ORDER BY/);
   });
 
