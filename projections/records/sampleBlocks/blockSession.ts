@@ -43,6 +43,12 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
   const days = new Map<string, Group[]>();
   /** Where each decoded sample is: its group, and the block it was stored in (none: new). */
   const where = new Map<string, { group: Group; sample: SampleDoc }>();
+  /**
+   * Second copies of a record found while decoding: only a batch cut short on MongoDB, which
+   * applies a batch change by change, leaves one (its new block stored, its old block not yet
+   * rewritten). The batch runs again and a record it holds leaves every copy.
+   */
+  const copies = new Map<string, { group: Group; sample: SampleDoc }[]>();
   const storedIn = new Map<SampleDoc, string>();
   const changed = new Set<SampleDoc>();
 
@@ -77,6 +83,12 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
       for (const s of samples) {
         g.samples.push(s);
         storedIn.set(s, b._id);
+        const first = where.get(s._id);
+        if (first) {
+          const list = copies.get(s._id);
+          if (list) list.push(first);
+          else copies.set(s._id, [first]);
+        }
         where.set(s._id, { group: g, sample: s });
       }
     }
@@ -119,6 +131,7 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
       const located: SampleKeyDoc[] = [];
       for (let i = 0; i < keys.length; i += CHUNK) located.push(...(await readStore.find<SampleKeyDoc>(SAMPLE_KEYS, { filter: { _id: { $in: keys.slice(i, i + CHUNK) } } })));
       const blockIds = [...new Set(located.map((k) => k.block))];
+      const firstIds = new Map(located.map((k) => [k._id, k.id]));
       const need = new Map<string, { userId: string; type: string; days: Set<string> }>();
       const want = (userId: string, type: string, day: string) => {
         const k = `${userId}\u0000${type}`;
@@ -139,7 +152,13 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
           remove(old.group, old.sample);
           staged.push(old.sample);
         }
-        const sample = { ...set, id: old?.sample.id ?? id, _id: key } as unknown as SampleDoc;
+        for (const copy of copies.get(key) ?? []) {
+          remove(copy.group, copy.sample);
+          staged.push(copy.sample);
+        }
+        // A record its locator names but no block holds (MongoDB: its old block rewritten, its new
+        // one not yet stored when the batch was cut short) keeps the id the locator carries.
+        const sample = { ...set, id: old?.sample.id ?? firstIds.get(key) ?? id, _id: key } as unknown as SampleDoc;
         const g = groupOf({ user_id: sample.user_id, tenant_id: sample.tenant_id, type: sample.type, provider: sample.provider, source: sample.source, day: utcDayOf(Date.parse(sample.start_date)) });
         g.samples.push(sample);
         g.dirty = true;
@@ -187,10 +206,15 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
     },
 
     flush(out) {
-      for (const g of groups.values()) if (g.dirty) writeGroup(g, out);
+      // Every block before any locator: on MongoDB a batch cut short leaves a prefix of its
+      // changes, and a locator naming a new block would hide the old block's copy from the rerun.
+      const locators: Change[] = [];
+      for (const g of groups.values()) if (g.dirty) writeGroup(g, out, locators);
+      out.push(...locators);
       groups.clear();
       days.clear();
       where.clear();
+      copies.clear();
       storedIn.clear();
       changed.clear();
       left.clear();
@@ -198,7 +222,7 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
   };
 
   /** The group's blocks as its samples now cut them: the blocks that changed put whole, the ones left over deleted. */
-  function writeGroup(g: Group, out: Change[]): void {
+  function writeGroup(g: Group, out: Change[], locators: Change[]): void {
     if (left.size) g.samples = g.samples.filter((s) => !left.has(s));
     g.samples.sort(bySampleStart);
     const count = Math.ceil(g.samples.length / BLOCK_SAMPLES);
@@ -221,7 +245,7 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
       for (const s of chunk) {
         if (storedIn.get(s) === _id) continue;
         const key: SampleKeyDoc = { _id: s._id, user_id: s.user_id, provider: s.provider, id: s.id, block: _id };
-        out.push({ op: 'put', collection: SAMPLE_KEYS, doc: key });
+        locators.push({ op: 'put', collection: SAMPLE_KEYS, doc: key });
       }
     }
     for (let i = count; i < g.stored.length; i++) out.push({ op: 'delete', collection: SAMPLE_BLOCKS, id: `${g.base}.${i}` });
