@@ -57,6 +57,8 @@ export class WalCheckpointer {
   /** Ends the thread (a checkpoint under way finishes first). */
   async stop(): Promise<void> {
     this.stopping = true;
+    // Held until it ends: awaiting an unreferenced thread, a closing process would otherwise end first, exit code 0.
+    this.worker.ref();
     this.worker.postMessage('stop');
     await this.ended;
   }
