@@ -4,7 +4,6 @@ import type { EventStore } from '../eventstore/eventStore.js';
 import type { ReadStore } from '../readstore/readStore.js';
 import type { RawStore } from '../rawstore/rawStore.js';
 import { ensureDataDir } from './dataDir.js';
-import type { WalCheckpoints } from '../readstore/sqliteReadStore.js';
 
 /** Opens the configured backends: SQLite files under DATA_DIR, or KurrentDB + MongoDB. */
 export type OpenOptions = {
@@ -19,12 +18,6 @@ export type OpenOptions = {
    * commands and threads that are themselves off the HTTP thread write in-thread.
    */
   writerThread?: boolean;
-  /**
-   * Who checkpoints the embedded read store's write-ahead log (sqliteReadStore.ts): the service's
-   * HTTP thread leaves it to a thread of its own, and its projector thread to that one; CLI
-   * commands and tests keep SQLite's default (`inline`). docs/store-threads.md.
-   */
-  readWalCheckpoints?: WalCheckpoints;
 };
 
 export async function openStores(config: Config, options: OpenOptions = {}): Promise<{ eventStore: EventStore; readStore: ReadStore; rawStore: RawStore }> {
@@ -48,6 +41,6 @@ export async function openStores(config: Config, options: OpenOptions = {}): Pro
   return {
     rawStore: new FileRawStore(join(config.dataDir, 'raw')),
     eventStore: options.writerThread ? await ThreadedSqliteEventStore.open({ path: eventsPath }) : new SqliteEventStore({ path: eventsPath }),
-    readStore: new SqliteReadStore({ path: join(config.dataDir, 'readmodels.sqlite'), cacheMiB: options.readCacheMiB, walCheckpoints: options.readWalCheckpoints }),
+    readStore: new SqliteReadStore({ path: join(config.dataDir, 'readmodels.sqlite'), cacheMiB: options.readCacheMiB }),
   };
 }

@@ -20,8 +20,7 @@ const { config, names, maxChangesPerBatch, leased, suspects } = workerData as { 
 const port = parentPort!;
 const post = (m: ProjectorThreadMessage) => port.postMessage(m);
 const log = createLogger(config.logLevel).child({ thread: 'projector' });
-// Only the service starts this thread: its HTTP thread's read store checkpoints the file for both (stores.ts).
-const stores = await openStores(config, { readCacheMiB: config.projectorCacheMiB, readWalCheckpoints: 'elsewhere' });
+const stores = await openStores(config, { readCacheMiB: config.projectorCacheMiB });
 // Sealed record events are opened here, with this thread's own view of the data keys.
 const runtime = new ProjectorRuntime(
   new OpeningEventStore(stores.eventStore, new EventOpener(dataKeysOf(config, stores.eventStore))),

@@ -14,20 +14,11 @@ import { renderedPageOfDocs } from './renderedPage.js';
 import { CANNOT_RENDER, renderedPageSql } from './sqliteRender.js';
 import { aggregateRow, aggregateSql, joinBytesSql, joinedBytesOf } from './sqliteAggregate.js';
 import { SqliteScrub } from '../shared/sqliteScrub.js';
-import { WalCheckpointer } from '../shared/sqliteWalCheckpointer.js';
 import { CHECKPOINTS_DDL, READ_CHECKPOINT, toCheckpoint, WRITE_CHECKPOINT, type CheckpointRow } from './sqliteCheckpoints.js';
 import { ensureIndex, markForScrub, SCRUB_DDL, useIncrementalVacuum, type ScrubReport } from '../shared/sqliteScrubPass.js';
 
 
 const STATEMENT_CACHE = 2000;
-
-/**
- * Who checkpoints this connection's write-ahead log: `inline`, SQLite's default, the commit that
- * finds the log past 1,000 pages, on its own thread; `thread`, a checkpointer thread this store
- * starts (sqliteWalCheckpointer.ts: the service's HTTP thread); `elsewhere`, another connection of
- * the process that has one (the service's projector thread leaves them to the HTTP thread's).
- */
-export type WalCheckpoints = 'inline' | 'thread' | 'elsewhere';
 
 /**
  * Embedded read-model store: one table per collection with its declared fields as real columns
@@ -47,10 +38,9 @@ export class SqliteReadStore implements ReadStore {
   private readonly commits: SqliteGroupCommit;
   /** Writes asked for and not yet answered: close lets them finish first. */
   private readonly pending = new Set<Promise<unknown>>();
-  private readonly checkpointer: WalCheckpointer | null = null;
 
   /** `cacheMiB`: SQLite's page cache for this connection (the projector thread's wants more). */
-  constructor(options: { path: string; cacheMiB?: number; walCheckpoints?: WalCheckpoints }) {
+  constructor(options: { path: string; cacheMiB?: number }) {
     this.db = new Database(options.path);
     this.scrubber = new SqliteScrub(options.path, this.db);
     useIncrementalVacuum(this.db);
@@ -64,8 +54,6 @@ export class SqliteReadStore implements ReadStore {
     this.db.exec(LEASES_DDL);
     this.db.exec(SCRUB_DDL);
     this.commits = new SqliteGroupCommit(this.db);
-    if (options.walCheckpoints === 'elsewhere') this.db.pragma('wal_autocheckpoint = 0');
-    if (options.walCheckpoints === 'thread' && !this.db.memory) this.checkpointer = WalCheckpointer.start(options.path, this.db);
   }
 
   private leaseStore: SqliteLeases | null = null;
@@ -321,7 +309,6 @@ export class SqliteReadStore implements ReadStore {
     // A write asked for just before close (not awaited) still commits, as when writes ran at once.
     await Promise.allSettled([...this.pending]);
     this.commits.close();
-    await this.checkpointer?.stop();
     this.db.close();
   }
 
