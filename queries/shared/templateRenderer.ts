@@ -1,4 +1,4 @@
-import type { RenderTemplate } from '../../src/readstore/renderedRows.js';
+import { fieldJson, type RenderTemplate } from '../../src/readstore/renderedRows.js';
 
 /**
  * `renderDoc` (src/readstore/renderedRows.ts) of each of a page's `count` documents, joined by
@@ -35,7 +35,7 @@ export function renderPage(template: RenderTemplate, count: number, valueOf: (k:
     let piece = '{';
     for (let i = 0; i < n; i++) {
       piece += `${i ? ',' : ''}${JSON.stringify(template[i]!.key)}:`;
-      if (e.constant[i]) piece += fieldJson(template, i, e.values[i]);
+      if (e.constant[i]) piece += fieldJson(template[i]!, e.values[i]);
       else {
         pieces.push(piece);
         vars.push(i);
@@ -49,17 +49,8 @@ export function renderPage(template: RenderTemplate, count: number, valueOf: (k:
   for (let k = 0; k < count; k++) {
     const { pieces, vars } = plans.get(groupOf(k))!;
     let out = k ? `,${pieces[0]}` : pieces[0]!;
-    for (let v = 0; v < vars.length; v++) out += fieldJson(template, vars[v]!, valueOf(k, fields[vars[v]!]!)) + pieces[v + 1]!;
+    for (let v = 0; v < vars.length; v++) out += fieldJson(template[vars[v]!]!, valueOf(k, fields[vars[v]!]!)) + pieces[v + 1]!;
     page += out;
   }
   return page;
-}
-
-/** A field's JSON as renderDoc writes it. */
-function fieldJson(template: RenderTemplate, i: number, v: unknown): string {
-  const f = template[i]!;
-  if (f.as === 'notTrue') return v === true ? 'false' : 'true';
-  if (v === undefined) return f.missing ?? 'null';
-  if (f.as === 'boolean') return v === null ? 'null' : v ? 'true' : 'false';
-  return JSON.stringify(v);
 }

@@ -28,13 +28,15 @@ export function renderDoc(template: RenderTemplate, doc: Readonly<Record<string,
   let out = '{';
   for (let i = 0; i < template.length; i++) {
     const f = template[i]!;
-    const v = doc[f.field];
-    let json: string;
-    if (f.as === 'notTrue') json = v === true ? 'false' : 'true';
-    else if (v === undefined) json = f.missing ?? 'null';
-    else if (f.as === 'boolean') json = v === null ? 'null' : v ? 'true' : 'false';
-    else json = JSON.stringify(v);
-    out += `${i ? ',' : ''}${JSON.stringify(f.key)}:${json}`;
+    out += `${i ? ',' : ''}${JSON.stringify(f.key)}:${fieldJson(f, doc[f.field])}`;
   }
   return `${out}}`;
+}
+
+/** The JSON of one field's stored value `v` (undefined: missing) as the template's field writes it. */
+export function fieldJson(f: RenderedField, v: unknown): string {
+  if (f.as === 'notTrue') return v === true ? 'false' : 'true';
+  if (v === undefined) return f.missing ?? 'null';
+  if (f.as === 'boolean') return v === null ? 'null' : v ? 'true' : 'false';
+  return JSON.stringify(v);
 }
