@@ -35,6 +35,22 @@ export type SampleRef = { cols: BlockColumns; j: number };
 const BATCH_FIRST = 4;
 const BATCH_MAX = 64;
 
+/**
+ * The blocks of `filter` in the order of their (user_id, type, day, start_min, _id) index, read
+ * `first` at a time and then twice as many per read, up to BATCH_MAX, by keyset.
+ */
+async function* blocksInOrder(readStore: ReadStore, filter: Filter, first: number): AsyncGenerator<SampleBlockDoc> {
+  const sort = [['day', 1], ['start_min', 1], ['_id', 1]] as const;
+  let after: Scalar[] | undefined;
+  for (let limit = first; ; limit = Math.min(BATCH_MAX, limit * 2)) {
+    const blocks = await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter, sort, limit, after });
+    yield* blocks;
+    if (blocks.length < limit) return;
+    const last = blocks[blocks.length - 1]!;
+    after = [last.day, last.start_min, last._id];
+  }
+}
+
 /** Store order of the same values: strings and numbers each in their natural order (a cursor holds a string, a number, a string). */
 function cmp(a: Scalar | undefined, b: Scalar | undefined): number {
   if (a === b) return 0;
@@ -69,16 +85,13 @@ type Run = { cols: BlockColumns; idx: number[]; starts: string[]; i: number };
  * are read by column (BlockColumns): a sample becomes a document only when a caller asks.
  */
 export class SampleReader {
-  private readonly filter: Filter;
   private readonly lo: string | null;
   private readonly hi: string | null;
   private readonly after: readonly Scalar[] | null;
   private readonly leaveOut: readonly SampleFlag[];
-  private pending: SampleBlockDoc[] = [];
-  private next = 0;
-  private blockAfter: Scalar[] | undefined;
-  private batch = BATCH_FIRST;
-  private exhausted = false;
+  private blocks!: AsyncGenerator<SampleBlockDoc>;
+  /** The next block, read and not yet opened (undefined: not read yet; null: none left). */
+  private peeked: SampleBlockDoc | null | undefined;
   private readonly runs: Run[] = [];
 
   constructor(
@@ -95,7 +108,7 @@ export class SampleReader {
     const day: Record<string, string> = {};
     if (this.lo !== null) day.$gte = utcDay(this.lo);
     if (this.hi !== null) day.$lte = utcDay(this.hi);
-    this.filter = {
+    const filter: Filter = {
       user_id: range.userId,
       type: range.type,
       ...(range.provider !== undefined ? { provider: range.provider } : {}),
@@ -103,6 +116,7 @@ export class SampleReader {
       ...(this.lo !== null ? { start_max: { $gte: this.lo } } : {}),
       ...(this.hi !== null ? { start_min: { $lt: this.hi } } : {}),
     };
+    this.blocks = blocksInOrder(readStore, filter, BATCH_FIRST);
   }
 
   /** Up to n more samples, in order; fewer only at the end of the range. */
@@ -114,7 +128,7 @@ export class SampleReader {
       for (;;) {
         const block = await this.peekBlock();
         if (!block || (head && block.start_min > head.starts[head.i]!)) break;
-        this.next++;
+        this.peeked = undefined;
         this.open(block);
         head = this.head();
       }
@@ -150,17 +164,11 @@ export class SampleReader {
   }
 
   private async peekBlock(): Promise<SampleBlockDoc | null> {
-    if (this.next < this.pending.length) return this.pending[this.next]!;
-    if (this.exhausted) return null;
-    const sort = [['day', 1], ['start_min', 1], ['_id', 1]] as const;
-    const blocks = await this.readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: this.filter, sort, limit: this.batch, after: this.blockAfter });
-    if (blocks.length < this.batch) this.exhausted = true;
-    this.batch = Math.min(BATCH_MAX, this.batch * 2);
-    this.pending = blocks;
-    this.next = 0;
-    const last = blocks[blocks.length - 1];
-    if (last) this.blockAfter = [last.day, last.start_min, last._id];
-    return blocks[0] ?? null;
+    if (this.peeked === undefined) {
+      const r = await this.blocks.next();
+      this.peeked = r.done ? null : r.value;
+    }
+    return this.peeked;
   }
 }
 
@@ -235,20 +243,13 @@ export async function* userSampleTypes(readStore: ReadStore, userId: string): As
 /** The latest end_date (as the rows' `max` compared them: as strings) among a provider's samples of one type starting on the days [fromDay, toDay]. */
 export async function latestSampleEnd(readStore: ReadStore, q: { userId: string; type: string; provider: string; fromDay: string; toDay: string }): Promise<string | null> {
   let best: string | null = null;
-  let after: Scalar[] | undefined;
   const filter: Filter = { user_id: q.userId, type: q.type, provider: q.provider, day: { $gte: q.fromDay, $lte: q.toDay } };
-  const sort = [['day', 1], ['start_min', 1], ['_id', 1]] as const;
-  for (;;) {
-    const blocks = await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter, sort, limit: BATCH_MAX, after });
-    for (const b of blocks) {
-      const cols = blockColumns(b.data);
-      for (let j = 0; j < cols.n; j++) {
-        const end = cols.field('end_date', j) as string;
-        if (best === null || end > best) best = end;
-      }
+  for await (const b of blocksInOrder(readStore, filter, BATCH_MAX)) {
+    const cols = blockColumns(b.data);
+    for (let j = 0; j < cols.n; j++) {
+      const end = cols.field('end_date', j) as string;
+      if (best === null || end > best) best = end;
     }
-    if (blocks.length < BATCH_MAX) return best;
-    const last = blocks[blocks.length - 1]!;
-    after = [last.day, last.start_min, last._id];
   }
+  return best;
 }
