@@ -3,16 +3,14 @@ import type { SampleDoc } from '../../projections/records/samplesProjection.js';
 import type { Page, PageRequest } from '../shared/page.js';
 import type { RenderedPage, RenderTemplate } from '../../src/readstore/renderedRows.js';
 import { renderPage } from '../shared/templateRenderer.js';
-import { docsOf, hasSamplesOfType, samplePage, type SampleRange } from './sampleBlocks.js';
+import { docsOf, samplePage, type SampleRange } from './sampleBlocks.js';
 import { withPrimary, type View } from './view.js';
 import type { Window } from './window.js';
 
 export type ListSamples = { userId: string; type: string; window: Window; view: View };
 
 /** True when the user has samples of a type outside the catalog (spec "Reads" rule 1). */
-export async function userHasSamplesOfType(readStore: ReadStore, userId: string, type: string): Promise<boolean> {
-  return hasSamplesOfType(readStore, userId, type);
-}
+export { hasSamplesOfType as userHasSamplesOfType } from './sampleBlocks.js';
 
 const rangeOf = (q: ListSamples, page: PageRequest): SampleRange => ({
   userId: q.userId,
