@@ -99,16 +99,32 @@ const excludedBrute = (r: Raw): boolean => {
   return r.value < min || r.value > max;
 };
 
-/** Brute force: a record is listed unless it is flagged implausible or a better ranked stream has a matching record of its type that is not. */
+/**
+ * Brute force: a record is listed unless it is flagged implausible or a better ranked stream has a
+ * matching record of its type that is not. Every pair of records is compared; what depends on one
+ * record alone (flagged or not) or on two streams alone (which ranks better) is worked out once,
+ * not once per pair: the DST cases' 5,760 records are 33 million pairs (docs/decisions.md, "The test suite's time").
+ */
 function listedBrute(raws: readonly Raw[], priorities: SourcePriorities): Set<Raw> {
+  const excluded = new Set(raws.filter(excludedBrute));
+  const better = new Map<Raw['type'], boolean[][]>();
+  const ranksBetter = (type: Raw['type']) => {
+    let table = better.get(type);
+    if (!table) {
+      const order = sourceOrderFor(type, findQuantityType(type)!.group, priorities);
+      table = STREAMS.map((n) => STREAMS.map((r) => compareStreams(n, r, order) < 0));
+      better.set(type, table);
+    }
+    return table;
+  };
   const listed = new Set<Raw>();
   for (const r of raws) {
-    if (excludedBrute(r)) continue;
+    if (excluded.has(r)) continue;
     const t = findQuantityType(r.type)!;
-    const order = sourceOrderFor(r.type, t.group, priorities);
+    const better = ranksBetter(r.type);
     const iv = { start: r.start, end: r.start + r.minutes * MIN };
     const hidden = raws.some(
-      (n) => n !== r && n.type === r.type && !excludedBrute(n) && compareStreams(STREAMS[n.stream]!, STREAMS[r.stream]!, order) < 0 && recordsMatch(t.match, iv, { start: n.start, end: n.start + n.minutes * MIN }),
+      (n) => n !== r && n.type === r.type && !excluded.has(n) && better[n.stream]![r.stream]! && recordsMatch(t.match, iv, { start: n.start, end: n.start + n.minutes * MIN }),
     );
     if (!hidden) listed.add(r);
   }
