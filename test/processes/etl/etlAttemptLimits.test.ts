@@ -42,7 +42,9 @@ async function start(env: Record<string, string>): Promise<TestApp> {
   // The service's own runner stays off; this runner's pool loads the test parsers.
   await app.ctx.jobs.stop();
   pool = new EtlThreadPool(app.ctx.config, { parsersModule: new URL('./hostileParsers.ts', import.meta.url) });
-  runner = new JobRunner({ queue: app.ctx.jobs.queue, holder: 'limits-test', leaseMs: 10_000, pollMs: 20 });
+  // A lease far above the test's run: at load 15-20 a 10 s lease ran out before its renewal and the
+  // small job was claimed twice, which is not what these tests are about (one attempt per job).
+  runner = new JobRunner({ queue: app.ctx.jobs.queue, holder: 'limits-test', leaseMs: 60_000, pollMs: 20 });
   const etl = etlJobHandlers({ eventStore: app.ctx.eventStore, rawStore: app.ctx.rawStore, parsers: {}, dataKeys: app.ctx.dataKeys, pool, threads: 1, bulkThreads: 1 });
   for (const h of etl.handlers) runner.register(h);
   return app;
