@@ -2,11 +2,12 @@ import type { ReadStore } from '../../../src/readstore/readStore.js';
 import { decodeData, type SampleDoc } from './sampleBlock.js';
 
 /**
- * Samples kept decoded between the projection's batches, at most this many. A live batch of the
- * ingest bench (two events of a thousand records) reads two days of a user's type, about 9,000
- * samples; twice that keeps the days the next batch reads again.
+ * Samples kept decoded between the projection's batches, at most this many (about 400 bytes of
+ * heap each). A live batch of the ingest bench (one or two events of a thousand records) reads two
+ * days of a user's heart rate and steps, about 9,000 samples, and the ETL runs a small and a bulk
+ * job at once, whose batches alternate: room for both, twice over.
  */
-export const DECODED_SAMPLES = 20_000;
+export const DECODED_SAMPLES = 40_000;
 
 /**
  * The blocks the samples projection decoded or wrote in its last batches, by `_id`, each with the
