@@ -117,6 +117,7 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
     async stage(evolved, erased) {
       // The batch's upserts of the folded collection, in log order, merged per record: a later
       // one replaces the fields (each carries all of them), the first one's id stays.
+      for (const userId of erased) decoded.forget(userId);
       const batch = new Map<string, { set: Record<string, unknown>; id: number }>();
       let kept = 0;
       for (const c of evolved) {
@@ -177,6 +178,7 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
 
     async load(userId, type, lo, hi, erasedProvider) {
       const wanted = daysBetween(lo, hi);
+      if (erasedProvider !== undefined) decoded.forget(userId, erasedProvider);
       await ensureDays(userId, type, wanted);
       const from = new Date(lo).toISOString();
       const to = new Date(hi).toISOString();

@@ -56,6 +56,21 @@ export class DecodedBlocks {
     }
   }
 
+  /**
+   * Lets go of the kept blocks of a user (of one provider only, when given): an erasure's batch
+   * deletes their blocks, and no health value of an erased user stays in memory until it would
+   * have been let go of anyway (docs/erasure.md).
+   */
+  forget(userId: string, provider?: string): void {
+    for (const [id, e] of this.entries) {
+      const s = e.samples[0];
+      if (s && s.user_id === userId && (provider === undefined || s.provider === provider)) {
+        this.entries.delete(id);
+        this.samples -= e.samples.length;
+      }
+    }
+  }
+
   get size(): number {
     return this.samples;
   }

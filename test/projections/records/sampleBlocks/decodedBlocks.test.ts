@@ -31,7 +31,7 @@ const all = (store: ReadStore, collection: string) => store.find(collection, { s
 const state = async (store: ReadStore) => Object.fromEntries(await Promise.all([SAMPLE_BLOCKS, SAMPLE_KEYS, SAMPLE_ROLLUPS].map(async (c) => [c, await all(store, c)] as const)));
 
 describe('decoded blocks kept between batches (issue 38)', () => {
-  const samples = decodeData(encodeBlock([hr('a', BASE, 60), hr('b', BASE + MIN, 61)].map((r, j) => ({ ...r, _id: `key-${j}`.padEnd(22, 'x'), id: j + 1 }) as unknown as SampleDoc)));
+  const samples = decodeData(encodeBlock([hr('a', BASE, 60), hr('b', BASE + MIN, 61)].map((r, j) => ({ ...r, user_id: 'u-1', _id: `key-${j}`.padEnd(22, 'x'), id: j + 1 }) as unknown as SampleDoc)));
   const data = encodeBlock(samples);
 
   it('answers the kept samples only for the data they were kept with, and each only once', () => {
@@ -55,6 +55,19 @@ describe('decoded blocks kept between batches (issue 38)', () => {
     expect(kept.size).toBe(2);
     expect(kept.take('b.0', data)).not.toBe(samples);
     expect(kept.take('b.1', data)).toBe(samples);
+  });
+
+  it("lets go of an erased user's blocks, or of one erased provider's only", () => {
+    const kept = new DecodedBlocks();
+    const other = samples.map((s) => ({ ...s, provider: 'device-b' }));
+    kept.keep('a.0', data, samples);
+    kept.keep('b.0', data, other);
+    kept.forget('u-1', 'device-b');
+    expect(kept.size).toBe(2);
+    kept.forget('someone else');
+    expect(kept.size).toBe(2);
+    kept.forget('u-1');
+    expect(kept.size).toBe(0);
   });
 
   it('a batch whose changes were never stored (failed, rolled back) leaves nothing the next batch reads', async () => {
