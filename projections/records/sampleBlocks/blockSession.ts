@@ -2,7 +2,8 @@ import { hash } from 'node:crypto';
 import type { Change, Doc, ReadStore, UpdateChange } from '../../../src/readstore/readStore.js';
 import type { MemberSession } from '../mergedView/mergedFlags.js';
 import { utcDayOf } from '../recordDoc.js';
-import { BLOCK_SAMPLES, bySampleStart, decodeBlock, encodeBlock, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc, type SampleDoc, type SampleKeyDoc } from './sampleBlock.js';
+import { decodedBlocksOf } from './decodedBlocks.js';
+import { BLOCK_SAMPLES, bySampleStart, encodeBlock, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc, type SampleDoc, type SampleKeyDoc } from './sampleBlock.js';
 
 const DAY_MS = 86_400_000;
 /** Ids per `$in` query. */
@@ -20,6 +21,8 @@ type Group = {
   samples: SampleDoc[];
   /** The stored blocks, in order: each one's samples as decoded (objects compared by identity). */
   stored: SampleDoc[][];
+  /** Each stored block's `data`, as read. */
+  data: string[];
   dirty: boolean;
 };
 
@@ -51,12 +54,14 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
   const copies = new Map<string, { group: Group; sample: SampleDoc }[]>();
   const storedIn = new Map<SampleDoc, string>();
   const changed = new Set<SampleDoc>();
+  /** Blocks decoded by the batches before this one (decodedBlocks.ts). */
+  const decoded = decodedBlocksOf(readStore);
 
   const groupOf = (owner: Group['owner']): Group => {
     const k = groupKey(owner.user_id, owner.type, owner.provider, owner.source, owner.day);
     let g = groups.get(k);
     if (!g) {
-      g = { base: groupBase(owner.user_id, owner.type, owner.provider, owner.source, owner.day), owner: { ...owner }, samples: [], stored: [], dirty: false };
+      g = { base: groupBase(owner.user_id, owner.type, owner.provider, owner.source, owner.day), owner: { ...owner }, samples: [], stored: [], data: [], dirty: false };
       groups.set(k, g);
       const dk = dayKey(owner.user_id, owner.type, owner.day);
       days.get(dk)!.push(g);
@@ -78,8 +83,9 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
     blocks.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : blockIndex(a._id) - blockIndex(b._id)));
     for (const b of blocks) {
       const g = groupOf({ user_id: b.user_id, tenant_id: b.tenant_id, type: b.type, provider: b.provider, source: b.source, day: b.day });
-      const samples = decodeBlock(b);
+      const samples = decoded.take(b._id, b.data);
       g.stored.push(samples);
+      g.data.push(b.data);
       for (const s of samples) {
         g.samples.push(s);
         storedIn.set(s, b._id);
@@ -111,6 +117,7 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
     async stage(evolved, erased) {
       // The batch's upserts of the folded collection, in log order, merged per record: a later
       // one replaces the fields (each carries all of them), the first one's id stays.
+      for (const userId of erased) decoded.forget(userId);
       const batch = new Map<string, { set: Record<string, unknown>; id: number }>();
       let kept = 0;
       for (const c of evolved) {
@@ -171,6 +178,7 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
 
     async load(userId, type, lo, hi, erasedProvider) {
       const wanted = daysBetween(lo, hi);
+      if (erasedProvider !== undefined) decoded.forget(userId, erasedProvider);
       await ensureDays(userId, type, wanted);
       const from = new Date(lo).toISOString();
       const to = new Date(hi).toISOString();
@@ -209,7 +217,10 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
       // Every block before any locator: on MongoDB a batch cut short leaves a prefix of its
       // changes, and a locator naming a new block would hide the old block's copy from the rerun.
       const locators: Change[] = [];
-      for (const g of groups.values()) if (g.dirty) writeGroup(g, out, locators);
+      for (const g of groups.values()) {
+        if (g.dirty) writeGroup(g, out, locators);
+        else for (let i = 0; i < g.stored.length; i++) decoded.keep(`${g.base}.${i}`, g.data[i]!, g.stored[i]!);
+      }
       out.push(...locators);
       groups.clear();
       days.clear();
@@ -229,8 +240,11 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
     for (let i = 0; i < count; i++) {
       const chunk = g.samples.slice(i * BLOCK_SAMPLES, (i + 1) * BLOCK_SAMPLES);
       const before = g.stored[i];
-      if (before && before.length === chunk.length && chunk.every((s, j) => s === before[j] && !changed.has(s))) continue;
       const _id = `${g.base}.${i}`;
+      if (before && before.length === chunk.length && chunk.every((s, j) => s === before[j] && !changed.has(s))) {
+        decoded.keep(_id, g.data[i]!, before);
+        continue;
+      }
       const tenant = chunk[0]!.tenant_id;
       const doc: SampleBlockDoc = {
         _id,
@@ -242,6 +256,7 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
         data: encodeBlock(chunk),
       };
       out.push({ op: 'put', collection: SAMPLE_BLOCKS, doc });
+      decoded.keep(_id, doc.data, chunk);
       for (const s of chunk) {
         if (storedIn.get(s) === _id) continue;
         const key: SampleKeyDoc = { _id: s._id, user_id: s.user_id, provider: s.provider, id: s.id, block: _id };

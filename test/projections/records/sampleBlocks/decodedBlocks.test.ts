@@ -1,0 +1,92 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { QuantityRecord } from '../../../../commands/ingestion/records.js';
+import { DecodedBlocks } from '../../../../projections/records/sampleBlocks/decodedBlocks.js';
+import { decodeData, encodeBlock, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleDoc } from '../../../../projections/records/sampleBlocks/sampleBlock.js';
+import { samplesProjection } from '../../../../projections/records/samplesProjection.js';
+import { SAMPLE_ROLLUPS } from '../../../../projections/records/sampleRollups/dayRollup.js';
+import { deriveBatch, pushChanges } from '../../../../src/projector/batchChanges.js';
+import type { PositionedChange, ReadStore } from '../../../../src/readstore/readStore.js';
+import { SqliteReadStore } from '../../../../src/readstore/sqliteReadStore.js';
+import { tempDir } from '../../../support/tmp.js';
+import { drawnQuantity, ingested, project, sequenceOf } from '../harness.js';
+
+/**
+ * The projection keeps the blocks its last batches decoded or wrote (decodedBlocks.ts), so that
+ * consecutive live batches do not decode the same days again. What it keeps must never stand in
+ * for what the store holds (docs/sample-blocks.md "Costs and limits").
+ */
+const BASE = Date.parse('2026-03-27T00:00:00Z');
+const MIN = 60_000;
+const stream = { provider: 'device-a', source: 'apple', body_worn: true, device: 'Apple Watch (Watch7,1)', metadata: {}, source_name: null } as const;
+const hr = (key: string, start: number, value: number): QuantityRecord => drawnQuantity({ key, type: 'heart_rate', value, start, minutes: 1 }, stream);
+
+let stores = 0;
+async function storeFor(): Promise<ReadStore> {
+  const store = new SqliteReadStore({ path: join(tempDir('wellstream-decoded-blocks-'), `read-${++stores}.db`) });
+  await store.ensureCollections(samplesProjection.collections);
+  return store;
+}
+const all = (store: ReadStore, collection: string) => store.find(collection, { sort: [['_id', 1]] });
+const state = async (store: ReadStore) => Object.fromEntries(await Promise.all([SAMPLE_BLOCKS, SAMPLE_KEYS, SAMPLE_ROLLUPS].map(async (c) => [c, await all(store, c)] as const)));
+
+describe('decoded blocks kept between batches (issue 38)', () => {
+  const samples = decodeData(encodeBlock([hr('a', BASE, 60), hr('b', BASE + MIN, 61)].map((r, j) => ({ ...r, user_id: 'u-1', _id: `key-${j}`.padEnd(22, 'x'), id: j + 1 }) as unknown as SampleDoc)));
+  const data = encodeBlock(samples);
+
+  it('answers the kept samples only for the data they were kept with, and each only once', () => {
+    const kept = new DecodedBlocks();
+    kept.keep('b.0', data, samples);
+    expect(kept.take('b.0', data)).toBe(samples);
+    // Taken: the batch that took them may set flags on them.
+    const again = kept.take('b.0', data);
+    expect(again).not.toBe(samples);
+    expect(again).toEqual(samples);
+    kept.keep('b.0', data, samples);
+    const other = encodeBlock(samples.slice(1));
+    expect(kept.take('b.0', other)).toEqual(samples.slice(1));
+    expect(kept.size).toBe(0);
+  });
+
+  it('holds at most its bound of samples, letting go of the blocks kept first', () => {
+    const kept = new DecodedBlocks(3);
+    kept.keep('b.0', data, samples);
+    kept.keep('b.1', data, samples);
+    expect(kept.size).toBe(2);
+    expect(kept.take('b.0', data)).not.toBe(samples);
+    expect(kept.take('b.1', data)).toBe(samples);
+  });
+
+  it("lets go of an erased user's blocks, or of one erased provider's only", () => {
+    const kept = new DecodedBlocks();
+    const other = samples.map((s) => ({ ...s, provider: 'device-b' }));
+    kept.keep('a.0', data, samples);
+    kept.keep('b.0', data, other);
+    kept.forget('u-1', 'device-b');
+    expect(kept.size).toBe(2);
+    kept.forget('someone else');
+    expect(kept.size).toBe(2);
+    kept.forget('u-1');
+    expect(kept.size).toBe(0);
+  });
+
+  it('a batch whose changes were never stored (failed, rolled back) leaves nothing the next batch reads', async () => {
+    const first = ingested('quantity', 1, [hr('a', BASE + 10 * MIN, 61), hr('b', BASE + 20 * MIN, 62), hr('c', BASE + 30 * MIN, 63)]);
+    const lost = ingested('quantity', 2, [hr('a', BASE + 86_400_000 + 10 * MIN, 71), hr('c', BASE + 30 * MIN, 99), hr('x', BASE + 25 * MIN, 50)]);
+    const next = ingested('quantity', 2, [hr('b', BASE + 20 * MIN, 72), hr('e', BASE + 40 * MIN, 75)]);
+
+    const expected = await storeFor();
+    await project(expected, samplesProjection, [first, next]);
+
+    const store = await storeFor();
+    await project(store, samplesProjection, [first]);
+    // The derivation runs (and keeps what it wrote), the batch is then dropped.
+    const changes: PositionedChange[] = [];
+    pushChanges(samplesProjection, lost, changes, sequenceOf(samplesProjection, lost));
+    await deriveBatch(store, samplesProjection.derive!, [lost], changes, async () => {});
+    await project(store, samplesProjection, [next]);
+    expect(await state(store)).toEqual(await state(expected));
+    await store.close();
+    await expected.close();
+  });
+});
