@@ -19,6 +19,12 @@
  *   The CPU is then counted until the last delivery.
  * - `--idle=N`: after the burst, N uploads one at a time, each followed by polling its GET every
  *   2 ms until `done`: 202 → readable p50/p99.
+ * - `--history=N`: before the burst (outside the timed part, before the endpoints exist), each user
+ *   uploads N heart rates of 2026-11-01 between 00:00 and 20:00 UTC, once, and the bench waits until
+ *   they are readable; the burst's uploads then start at 20:00 (upload i at i seconds after) and the
+ *   idle ones at 22:00, so each joins a day already holding N samples of its user, as a phone's
+ *   line joins its day (docs/sample-blocks.md: a day's size is what a block write reads). Without
+ *   it (0), upload i is minute i of November, as before.
  * - A 429 (the tenant's upload slots, 4 by default: contracts §18; or the ETL queue's back-pressure)
  *   is retried after its Retry-After and counted. The environment reaches the service, so
  *   `UPLOADS_IN_FLIGHT_PER_TENANT=8` lets 6 in flight through without them.
@@ -33,8 +39,8 @@ import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { json, machine, startService, type RunningService } from './support/service.js';
-import { heartRateLine, inFlight, percentile, uploadOneLiners, waitForEtlJobs, type Accepted } from './support/deviceUploads.js';
-import { cpuSplit, printCpuSplit, processCpu } from './support/threadCpu.js';
+import { heartRateAt, heartRateLine, inFlight, percentile, uploadOneLiners, waitForEtlJobs, type Accepted } from './support/deviceUploads.js';
+import { cpuSplit, printCpuSplit, printIoSplit, processCpu } from './support/threadCpu.js';
 import { rawPosts, ReceiverProcess, type Arrival, type RawPostsResult } from './support/webhookReceiver.js';
 
 type AuthHeaders = Record<string, string>;
@@ -45,6 +51,11 @@ const SETUP_IN_FLIGHT = 8;
 /** How often the idle run asks whether its upload is readable. */
 const IDLE_POLL_MS = 2;
 const TIMEOUT_MS = 30 * 60_000;
+/** `--history`: the day every user's samples go to, the span its history fills, where the burst and the idle uploads start. */
+const HISTORY_DAY = Date.parse('2026-11-01T00:00:00.000Z');
+const HISTORY_SPAN_MS = 20 * 3_600_000;
+const BURST_AT = HISTORY_DAY + HISTORY_SPAN_MS;
+const IDLE_AT = HISTORY_DAY + 22 * 3_600_000;
 
 export default async function main(args: string[]) {
   const arg = (name: string, dflt: number) => Number(args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
@@ -53,6 +64,9 @@ export default async function main(args: string[]) {
   const inflight = arg('inflight', 6);
   const endpoints = arg('endpoints', 0);
   const idle = arg('idle', 0);
+  const history = arg('history', 0);
+  const burstLine = history > 0 ? (i: number) => heartRateAt(BURST_AT + i * 1000, i) : heartRateLine;
+  const idleLine = history > 0 ? (k: number) => heartRateAt(IDLE_AT + k * 1000, k) : heartRateLine;
   const dir = mkdtempSync(join(tmpdir(), 'wellstream-bench-uploads-'));
   const receiver = endpoints > 0 ? await ReceiverProcess.start() : null;
   const svc = await startService(dir, receiver ? { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } : {});
@@ -64,6 +78,7 @@ export default async function main(args: string[]) {
     const setup0 = performance.now();
     const benchUsers = await createUsers(svc, tk, users);
     console.log(`${users} users and their upload tokens created in ${((performance.now() - setup0) / 1000).toFixed(1)} s (${SETUP_IN_FLIGHT} requests in flight)`);
+    if (history > 0) await uploadHistory(svc, tk, benchUsers, history);
     for (let e = 0; e < endpoints; e++) {
       await json(await fetch(`${svc.base}/v1/webhooks`, { method: 'POST', headers: tk, body: JSON.stringify({ url: receiver!.hook(e), event_types: ['data.written'] }) }));
     }
@@ -74,7 +89,7 @@ export default async function main(args: string[]) {
     const t0 = performance.now();
     const firstAt = Date.now();
     const allDelivered = receiver ? withTimeout(receiver.reached(uploads * endpoints), 'deliveries') : null;
-    const burst = await uploadOneLiners(`${svc.base}/v1/ingest/device-a`, (i) => benchUsers[i % users]!.token, uploads, inflight, 'u', { retry429: true });
+    const burst = await uploadOneLiners(`${svc.base}/v1/ingest/device-a`, (i) => benchUsers[i % users]!.token, uploads, inflight, 'u', { retry429: true, line: burstLine });
     const acceptedMs = performance.now() - t0;
     await waitForEtlJobs(svc.base, tk, t0);
     const doneMs = performance.now() - t0;
@@ -93,6 +108,7 @@ export default async function main(args: string[]) {
     const raw = rawDurableUploads(join(dir, 'raw-limit'), uploads);
     console.log(`| raw limit: one at a time, payload file fsynced + renamed + directory fsynced, then one fsynced SQLite row (per second) | ${Math.round(uploads / (raw.ms / 1000))} |`);
     console.log(`\n429s answered and retried during the burst: ${burst.tooMany}`);
+    if (cpu0 && cpu1) printIoSplit(`service bytes written by thread, ${cpuUntil}`, cpu0, cpu1, uploads, 'upload');
     if (cpu) {
       printCpuSplit(`service CPU by thread, from the first upload (${(cpu0!.ageMs / 1000).toFixed(1)} s after the service started) ${cpuUntil}`, cpu, uploads, 'upload');
       // Node 20 names no thread; which worker is which follows from when they start (src/processes/etl/etlPool.ts).
@@ -124,7 +140,7 @@ export default async function main(args: string[]) {
       rows.push(cpuRow(cpu.totalMs / uploads, raw, null, uploads, 0));
     }
     if (idle > 0) {
-      const idleMs = await idleUploads(svc.base, tk, benchUsers, idle);
+      const idleMs = await idleUploads(svc.base, tk, benchUsers, idle, idleLine);
       const rawP99 = percentile(raw.latencies, 99);
       rows.push({ measure: `idle upload → readable, p50 / p99 ms (${idle} one at a time, polled every ${IDLE_POLL_MS} ms)`, figure: `${percentile(idleMs, 50).toFixed(1)} / ${percentile(idleMs, 99).toFixed(1)}`, bare: `${rawP99.toFixed(1)} (p99 durable write)`, ratio: times(percentile(idleMs, 99) / rawP99) });
     }
@@ -173,6 +189,30 @@ async function createUsers(svc: RunningService, tk: AuthHeaders, n: number): Pro
     const { token } = await json<{ token: string }>(await fetch(`${svc.base}/v1/users/${user.id}/tokens`, { method: 'POST', headers: tk, body: '{"scopes":["upload"]}' }));
     return { id: user.id, token };
   });
+}
+
+/**
+ * `--history`: one upload per user of `n` heart rates spread over HISTORY_SPAN_MS of HISTORY_DAY,
+ * SETUP_IN_FLIGHT at a time, then waits until every one is readable (its GET `done`).
+ */
+async function uploadHistory(svc: RunningService, tk: AuthHeaders, benchUsers: BenchUser[], n: number): Promise<void> {
+  const t0 = performance.now();
+  const step = HISTORY_SPAN_MS / n;
+  const body = () => gzipSync(Array.from({ length: n }, (_, j) => heartRateAt(HISTORY_DAY + Math.floor(j * step), j)).join('\n'));
+  const accepted = await inFlight(benchUsers.length, SETUP_IN_FLIGHT, async (k): Promise<Accepted> => {
+    for (;;) {
+      const res = await fetch(`${svc.base}/v1/ingest/device-a`, { method: 'POST', headers: { authorization: `Bearer ${benchUsers[k]!.token}`, 'upload-id': `history-${k}`, 'content-type': 'application/gzip' }, body: body() });
+      if (res.status === 429) {
+        await res.arrayBuffer();
+        await new Promise((r) => setTimeout(r, Number(res.headers.get('retry-after') ?? 1) * 1000));
+        continue;
+      }
+      if (res.status !== 202) throw new Error(`history upload answered ${res.status}: ${await res.text()}`);
+      return { at: Date.now(), uploadId: ((await res.json()) as { upload_id: string }).upload_id };
+    }
+  });
+  await waitReadable(svc.base, tk, accepted, (k) => benchUsers[k]!.id, SETUP_IN_FLIGHT);
+  console.log(`history: ${n.toLocaleString('en')} heart rates of ${new Date(HISTORY_DAY).toISOString().slice(0, 10)} per user (${(n * benchUsers.length).toLocaleString('en')} in all) uploaded and readable in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
 
 const uploadUrl = (base: string, userId: string, uploadId: string) => `${base}/v1/users/${userId}/uploads/device-a/${encodeURIComponent(uploadId)}`;
@@ -232,11 +272,11 @@ const dataWrittenBody = (userId: string, i: number) =>
  * until its GET says `done`: each upload's 202 → readable in ms. The polling is load on the
  * service too (a GET every 2 ms on the same two cores), so this is an upper bound.
  */
-async function idleUploads(base: string, tk: AuthHeaders, benchUsers: BenchUser[], n: number): Promise<number[]> {
+async function idleUploads(base: string, tk: AuthHeaders, benchUsers: BenchUser[], n: number, line: (k: number) => string): Promise<number[]> {
   const out: number[] = [];
   for (let k = 0; k < n; k++) {
     const user = benchUsers[k % benchUsers.length]!;
-    const { accepted } = await uploadOneLiners(`${base}/v1/ingest/device-a`, () => user.token, 1, 1, `idle-${k}`, { retry429: true });
+    const { accepted } = await uploadOneLiners(`${base}/v1/ingest/device-a`, () => user.token, 1, 1, `idle-${k}`, { retry429: true, line: () => line(k) });
     const t = performance.now();
     for (;;) {
       const status = await uploadStatus(base, tk, user.id, accepted[0]!.uploadId);

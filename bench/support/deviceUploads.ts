@@ -46,7 +46,8 @@ export type Accepted = { at: number; uploadId: string };
  * One-line device-a uploads (`uploads` of them, `inflight` at a time) to `url`, upload i with
  * `tokenFor(i)` and Upload-Id `<tag>-<i>`; answers the wall time, each POST's latency (its last
  * attempt's) and each upload's 202. A 429 throws, unless `retry429`: then the upload is sent again
- * after the answer's Retry-After (as a client would), and `tooMany` counts those 429s.
+ * after the answer's Retry-After (as a client would), and `tooMany` counts those 429s. `line`:
+ * upload i's line (default `heartRateLine(i)`, minute i of November 2026).
  */
 export async function uploadOneLiners(
   url: string,
@@ -54,7 +55,7 @@ export async function uploadOneLiners(
   uploads: number,
   inflight: number,
   tag: string,
-  o: { retry429?: boolean } = {},
+  o: { retry429?: boolean; line?: (i: number) => string } = {},
 ): Promise<{ ms: number; latencies: number[]; accepted: Accepted[]; tooMany: number }> {
   const latencies: number[] = [];
   const accepted: Accepted[] = new Array<Accepted>(uploads);
@@ -66,7 +67,7 @@ export async function uploadOneLiners(
       const res = await fetch(url, {
         method: 'POST',
         headers: { authorization: `Bearer ${tokenFor(i)}`, 'upload-id': `${tag}-${i}`, 'content-type': 'application/gzip' },
-        body: gzipSync(heartRateLine(i)),
+        body: gzipSync((o.line ?? heartRateLine)(i)),
       });
       if (res.status === 429 && o.retry429) {
         tooMany++;

@@ -1,10 +1,26 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** One thread's name (comm), CPU time so far (user + system, ms) and start (ms after the process's). */
-type ThreadCpu = { name: string; ms: number; startMs: number };
+/**
+ * Bytes written so far, from /proc's `io`: `wchar` passed to write calls (any file, pipe or
+ * socket), `writeBytes` of file pages the thread dirtied (what goes to the disk, before
+ * overwrites in the page cache merge).
+ */
+type Io = { wchar: number; writeBytes: number };
 
-/** CPU time (user + system) so far of a process (all threads, ended ones included) and of each of its live threads, from /proc. */
-export type ProcessCpu = { pid: number; totalMs: number; ageMs: number; threads: Map<number, ThreadCpu> };
+/** One thread's name (comm), CPU time so far (user + system, ms), start (ms after the process's) and bytes written. */
+type ThreadCpu = { name: string; ms: number; startMs: number; io: Io | null };
+
+/** CPU time (user + system) so far of a process (all threads, ended ones included) and of each of its live threads, from /proc; bytes written likewise. */
+export type ProcessCpu = { pid: number; totalMs: number; ageMs: number; threads: Map<number, ThreadCpu>; io: Io | null };
+
+function readIo(path: string): Io | null {
+  try {
+    const f = Object.fromEntries(readFileSync(path, 'utf8').trim().split('\n').map((l) => l.split(': ') as [string, string]));
+    return { wchar: Number(f.wchar), writeBytes: Number(f.write_bytes) };
+  } catch {
+    return null;
+  }
+}
 
 // /proc/<pid>/stat after the command name: utime and stime are fields 14 and 15 (11 and 12 here),
 // starttime field 22 (19 here), all in clock ticks of 10 ms (USER_HZ is 100 on Linux).
@@ -26,13 +42,13 @@ export function processCpu(pid: number | undefined): ProcessCpu | null {
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
       try {
         const f = statFields(`/proc/${pid}/task/${tid}/stat`);
-        threads.set(Number(tid), { name: readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim(), ms: (f[11]! + f[12]!) * TICK_MS, startMs: (f[19]! - start) * TICK_MS });
+        threads.set(Number(tid), { name: readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim(), ms: (f[11]! + f[12]!) * TICK_MS, startMs: (f[19]! - start) * TICK_MS, io: readIo(`/proc/${pid}/task/${tid}/io`) });
       } catch {
         /* the thread ended between the listing and the read: the process total still counts it */
       }
     }
     const ageMs = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 1000 - start * TICK_MS;
-    return { pid, totalMs: statCpuMs(`/proc/${pid}/stat`), ageMs, threads };
+    return { pid, totalMs: statCpuMs(`/proc/${pid}/stat`), ageMs, threads, io: readIo(`/proc/${pid}/io`) };
   } catch {
     return null;
   }
@@ -93,4 +109,27 @@ export function printCpuSplit(title: string, split: CpuSplit, per: number, unit:
     console.log(`| ${r.name} | ${r.threads || ''} | ${r.ms.toFixed(0)} | ${(r.ms / per).toFixed(2)} | ${((100 * r.ms) / (split.totalMs || 1)).toFixed(0)} % |`);
   }
   console.log(`| **all threads** | | **${split.totalMs.toFixed(0)}** | **${(split.totalMs / per).toFixed(2)}** | |`);
+}
+
+/**
+ * Bytes written between two readings, per thread role (as `cpuSplit` groups them), printed per
+ * unit of work: `wchar` (every write call) and `write_bytes` (file pages dirtied). Nothing when
+ * /proc's io files cannot be read.
+ */
+export function printIoSplit(title: string, before: ProcessCpu, after: ProcessCpu, per: number, unit: string, libuvPool = Number(process.env.UV_THREADPOOL_SIZE ?? 4)): void {
+  if (!before.io || !after.io) return;
+  const tids = [...new Set([...before.threads.keys(), ...after.threads.keys()])].sort((a, b) => a - b);
+  const byRole = new Map<string, Io>();
+  for (const [tid, t] of after.threads) {
+    if (!t.io) continue;
+    const b = before.threads.get(tid)?.io;
+    const role = roleOf(after.pid, tids, tid, t, libuvPool, before.threads.has(tid));
+    const row = byRole.get(role) ?? { wchar: 0, writeBytes: 0 };
+    byRole.set(role, { wchar: row.wchar + t.io.wchar - (b?.wchar ?? 0), writeBytes: row.writeBytes + t.io.writeBytes - (b?.writeBytes ?? 0) });
+  }
+  const kb = (bytes: number) => (bytes / per / 1024).toFixed(1);
+  console.log(`\n| ${title} | KiB written per ${unit} (write calls, \`wchar\`) | KiB of file pages dirtied per ${unit} (\`write_bytes\`) |`);
+  console.log('|---|---:|---:|');
+  for (const [name, io] of [...byRole].sort((a, b) => b[1].wchar - a[1].wchar)) if (io.wchar || io.writeBytes) console.log(`| ${name} | ${kb(io.wchar)} | ${kb(io.writeBytes)} |`);
+  console.log(`| **the process** | **${kb(after.io.wchar - before.io.wchar)}** | **${kb(after.io.writeBytes - before.io.writeBytes)}** |`);
 }

@@ -151,59 +151,75 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
     }
   }
 
+  /**
+   * Stages `records` (the batch's upserts of one user) in `session` and decides the flags of the
+   * days they can affect, into `out`; false when nothing was staged (the session has nothing to flush).
+   */
+  async function evaluateBatch(session: MemberSession, records: Change[], erased: ReadonlySet<string>, readStore: ReadStore, orders: Map<string, SourcePriorities | undefined>, out: Change[]): Promise<boolean> {
+    const staged = await session.stage(records, erased);
+    if (!staged.length) return false;
+
+    // Days are counted from the epoch here; reach and lookback do not depend on the order.
+    const touched = new Map<string, { userId: string; partition: string; days: Set<number> }>();
+    const reach = new Map<string, MergeRule>();
+    // The batch's records where they will stand, and (a record sent again may have moved) where they stood.
+    for (const row of staged) {
+      const userId = row.user_id as string;
+      const partition = part(row);
+      const k = `${userId}\u0000${partition}`;
+      let t = touched.get(k);
+      if (!t) touched.set(k, (t = { userId, partition, days: new Set() }));
+      let r = reach.get(partition);
+      if (!r) reach.set(partition, (r = kind.rule(partition, undefined)));
+      // Bounded by the rule, whatever the row claims: a few days for anything but a state.
+      const { start, end } = interval(row, r);
+      for (let d = Math.floor((start - r.reachMs - r.lookbackMs) / DAY_MS), last = Math.floor((end + r.reachMs) / DAY_MS); d <= last; d++) t.days.add(d);
+    }
+
+    for (const { userId, partition, days } of touched.values()) {
+      if (!orders.has(userId)) orders.set(userId, await orderOf(readStore, userId));
+      const rule = kind.rule(partition, orders.get(userId));
+      for (const run of dayRuns([...days].sort((a, b) => a - b))) {
+        evaluateDays(session, await loadRows(session, userId, partition, run, rule), run, rule, { userId, partition }, out);
+      }
+    }
+    return true;
+  }
+
   return {
     isBarrier: (e) => e.type === PRIORITIES_SET || e.type === PROVIDER_DATA_ERASED,
     folds: kind.session ? kind.collection : undefined,
 
     async *derive(events, evolved, readStore) {
-      const session = open(readStore);
       const only = events.length === 1 ? events[0]! : null;
       if (only?.type === PRIORITIES_SET) {
         const d = only.data as { user_id: string; priorities: SourcePriorities };
         const before = await orderOf(readStore, d.user_id);
         const changed = (p: string) => kind.rule(p, before).order.join('\u0000') !== kind.rule(p, d.priorities).order.join('\u0000');
-        yield* evaluateUser(session, d.user_id, changed, d.priorities);
+        yield* evaluateUser(open(readStore), d.user_id, changed, d.priorities);
         return;
       }
       if (only?.type === PROVIDER_DATA_ERASED) {
         // The batch's own deleteMany drops that provider's records; what remains is evaluated
         // without them (a worse source's record they hid is listed again).
         const d = only.data as ProviderDataErased['data'];
-        yield* evaluateUser(session, d.user_id, null, await orderOf(readStore, d.user_id), d.provider);
+        yield* evaluateUser(open(readStore), d.user_id, null, await orderOf(readStore, d.user_id), d.provider);
         return;
       }
       const erased = new Set(events.filter((e) => e.type === USER_ERASED).map((e) => (e.data as { user_id: string }).user_id));
-      const staged = await session.stage(evolved, erased);
-      if (!staged.length) return;
-
-      // Days are counted from the epoch here; reach and lookback do not depend on the order.
-      const touched = new Map<string, { userId: string; partition: string; days: Set<number> }>();
-      const reach = new Map<string, MergeRule>();
-      // The batch's records where they will stand, and (a record sent again may have moved) where they stood.
-      for (const row of staged) {
-        const userId = row.user_id as string;
-        const partition = part(row);
-        const k = `${userId}\u0000${partition}`;
-        let t = touched.get(k);
-        if (!t) touched.set(k, (t = { userId, partition, days: new Set() }));
-        let r = reach.get(partition);
-        if (!r) reach.set(partition, (r = kind.rule(partition, undefined)));
-        // Bounded by the rule, whatever the row claims: a few days for anything but a state.
-        const { start, end } = interval(row, r);
-        for (let d = Math.floor((start - r.reachMs - r.lookbackMs) / DAY_MS), last = Math.floor((end + r.reachMs) / DAY_MS); d <= last; d++) t.days.add(d);
-      }
-
-      const orders = new Map<string, SourcePriorities | undefined>();
+      // One user at a time, each in a session of its own: a session holds what it loaded (a
+      // block session: every decoded day) until its flush, and users share nothing the merged
+      // view reads. Staged together, a batch of a few hundred phones' one-line uploads, each
+      // joining a day of thousands of samples, held all their days at once and ran the
+      // projector thread out of heap (BENCHMARKS.md, issue 37, H14-D). One chunk at the end
+      // still: the batch's changes go into its own transaction, after its evolved ones.
       const changes: Change[] = [];
-      for (const { userId, partition, days } of touched.values()) {
-        if (!orders.has(userId)) orders.set(userId, await orderOf(readStore, userId));
-        const rule = kind.rule(partition, orders.get(userId));
-        for (const run of dayRuns([...days].sort((a, b) => a - b))) {
-          evaluateDays(session, await loadRows(session, userId, partition, run, rule), run, rule, { userId, partition }, changes);
-        }
+      const orders = new Map<string, SourcePriorities | undefined>();
+      for (const records of recordsByUser(evolved, kind.collection, kind.session !== undefined)) {
+        const session = open(readStore);
+        if (await evaluateBatch(session, records, erased, readStore, orders, changes)) session.flush(changes);
       }
-      session.flush(changes);
-      yield changes;
+      if (changes.length) yield changes;
     },
 
     async *rebuildAll(readStore) {
@@ -285,6 +301,32 @@ function rowSession(readStore: ReadStore, kind: MergedKind): MemberSession {
     },
     flush() {},
   };
+}
+
+/**
+ * The batch's changes of `collection` (a kind's record upserts) per user (`set.user_id`), each
+ * user's in log order. A folded collection's changes are taken out of `evolved` (never stored:
+ * the session writes what they mean); any other's stay in it, and the lists share their objects
+ * (rowSession sets a batch record's flag in its own upsert).
+ */
+function recordsByUser(evolved: Change[], collection: string, folded: boolean): Change[][] {
+  const byUser = new Map<string, Change[]>();
+  let kept = 0;
+  for (const c of evolved) {
+    if (c.collection !== collection) {
+      evolved[kept++] = c;
+      continue;
+    }
+    if (!folded) evolved[kept++] = c;
+    const userId = c.op === 'update' ? (c.set?.user_id as string | undefined) : undefined;
+    // A folded change that is no upsert with fields is dropped, as the session's stage dropped it.
+    if (userId === undefined) continue;
+    const list = byUser.get(userId);
+    if (list) list.push(c);
+    else byUser.set(userId, [c]);
+  }
+  evolved.length = kept;
+  return [...byUser.values()];
 }
 
 /** Consecutive days (counted from the epoch, sorted) as runs of UTC dates. */
