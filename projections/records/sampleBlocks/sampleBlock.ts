@@ -29,8 +29,16 @@ export type SampleBlockDoc = Doc & {
   start_min: string;
   start_max: string;
   count: number;
+  /**
+   * How many of its samples the merged view lists (`hidden` not true; listedCount): a reader of the
+   * merged view skips a block with none (the hidden source's blocks) without reading its `data`.
+   */
+  listed: number;
   data: string;
 };
+
+/** A block's `listed`: its samples whose `hidden` is not true. */
+export const listedCount = (samples: readonly SampleDoc[]): number => samples.reduce((n, s) => (s.hidden === true ? n : n + 1), 0);
 
 /** A sample_keys row: `_id` is the record key, `id` the sample's integer id, `block` its block's `_id`. */
 export type SampleKeyDoc = Doc & { user_id: string; provider: string; id: number; block: string };
@@ -93,8 +101,11 @@ export function isoOf(ms: number): string {
   return `${isoPrefix}${pad2((r - min) / 60)}:${pad2(min)}:${pad2(sec)}.${milli < 10 ? `00${milli}` : milli < 100 ? `0${milli}` : milli}Z`;
 }
 
-/** Epoch ms of an ISO time when the time is exactly what toISOString writes for it, else NaN. */
-function canonicalMs(iso: unknown): number {
+/**
+ * Epoch ms of an ISO time when the time is exactly what toISOString writes for it (24 characters:
+ * years 0000-9999, so two such times order as their ms do), else NaN.
+ */
+export function canonicalMs(iso: unknown): number {
   if (typeof iso !== 'string' || iso.length !== 24) return NaN;
   const ms = Date.parse(iso);
   return Number.isInteger(ms) && isoOf(ms) === iso ? ms : NaN;
@@ -166,10 +177,16 @@ export function decodeBlock(doc: Pick<SampleBlockDoc, 'data'>): SampleDoc[] {
 export type BlockColumns = {
   n: number;
   start: (j: number) => string;
+  /** Start instants (epoch ms) by index, when the block stores its starts as instants (every start canonical, see isoOf), else null. */
+  startMs: readonly number[] | null;
   id: (j: number) => number;
   key: (j: number) => string;
   /** The sample's value of any other field (undefined where the sample lacks it). */
   field: (name: string, j: number) => unknown;
+  /** JSON.stringify of field(name, j) (undefined where the sample lacks the field), written from the column (a start is its ISO text in quotes). */
+  json: (name: string, j: number) => string | undefined;
+  /** True when every sample of the block holds one value of the field (stored once in `c`, or absent from all). */
+  constant: (name: string) => boolean;
   /** The whole sample, as decodeBlock answers it. */
   doc: (j: number) => SampleDoc;
 };
@@ -230,7 +247,20 @@ export function blockColumns(data: string): BlockColumns {
     if (absent) for (const [f, js] of absent) if (js.has(j)) delete d[f];
     return d as SampleDoc;
   };
-  return { n, start, id: (j) => ids[j]!, key, field, doc };
+  // Canonical ISO instants (isoOf) never need JSON escapes: their JSON is the text in quotes.
+  const quoted = (ms: number) => `"${isoOf(ms)}"`;
+  const json = (name: string, j: number): string | undefined => {
+    if (absent?.get(name)?.has(j)) return undefined;
+    if (startMs) {
+      if (name === 'start_date') return quoted(startMs[j]!);
+      if (name === 'end_date') return quoted(startMs[j]! + p.e![j]!);
+    }
+    const v = field(name, j);
+    return v === undefined ? undefined : JSON.stringify(v);
+  };
+  const present = new Set(p.o);
+  const constant = (name: string) => Object.hasOwn(p.c, name) || !present.has(name);
+  return { n, start, startMs, id: (j) => ids[j]!, key, field, json, constant, doc };
 }
 
 /** decodeBlock of a block's `data` alone. */
