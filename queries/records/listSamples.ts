@@ -39,7 +39,7 @@ export async function listSamplesJson(readStore: ReadStore, q: ListSamples, temp
   const json = renderPage(template, refs.length, (k, field) => refs[k]!.cols.field(field, refs[k]!.j), {
     groupOf: (k) => refs[k]!.cols,
     constant: (cols, field) => (cols as BlockColumns).constant(field),
-    jsonOf: (k, field) => refs[k]!.cols.json(field, refs[k]!.j),
+    writeJson: (k, field, out) => refs[k]!.cols.writeJson(field, refs[k]!.j, out),
   });
   return { json, count: refs.length, next };
 }

@@ -6,13 +6,14 @@ import { fieldJson, type RenderTemplate } from '../../src/readstore/renderedRows
  * - `constant(g, field)`: true when every document of group g holds one value of the field (a
  *   block's provenance, unit, type, metadata, flags stored once): the renderer then takes it from
  *   the group's first document instead of comparing every document's;
- * - `jsonOf(k, field)`: JSON.stringify of the field's value (undefined where missing), when the
- *   caller writes it more cheaply than from the value (a block's start as its ISO text in quotes).
+ * - `writeJson(k, field, out)`: JSON.stringify of the field's value pushed onto `out` (in as many
+ *   pieces as the caller likes), or false, nothing pushed, where it is missing: when the caller
+ *   writes it more cheaply than from the value (a block's start from pieces made once).
  */
 export type PageShape = {
   groupOf?: (k: number) => unknown;
   constant?: (group: unknown, field: string) => boolean;
-  jsonOf?: (k: number, field: string) => string | undefined;
+  writeJson?: (k: number, field: string, out: string[]) => boolean;
 };
 
 /**
@@ -66,8 +67,8 @@ export function renderPage(template: RenderTemplate, count: number, valueOf: (k:
   }
   // A varying field written from its JSON where the caller gives it (fieldJson's `string` and
   // `value`: the value's JSON, or `missing` where it is missing), else from its value.
-  const jsonOf = shape.jsonOf;
-  const fromJson = template.map((f) => jsonOf !== undefined && (f.as === 'string' || f.as === 'value'));
+  const writeJson = shape.writeJson;
+  const fromJson = template.map((f) => writeJson !== undefined && (f.as === 'string' || f.as === 'value'));
   const parts: string[] = [];
   let plan: { pieces: string[]; vars: number[] } | undefined;
   let planGroup: unknown = undefined;
@@ -80,8 +81,9 @@ export function renderPage(template: RenderTemplate, count: number, valueOf: (k:
     for (let v = 0; v < vars.length; v++) {
       const i = vars[v]!;
       const f = template[i]!;
-      if (fromJson[i]) parts.push(jsonOf!(k, fields[i]!) ?? f.missing ?? 'null');
-      else parts.push(fieldJson(f, valueOf(k, fields[i]!)));
+      if (fromJson[i]) {
+        if (!writeJson!(k, fields[i]!, parts)) parts.push(f.missing ?? 'null');
+      } else parts.push(fieldJson(f, valueOf(k, fields[i]!)));
       parts.push(pieces[v + 1]!);
     }
   }
