@@ -48,7 +48,7 @@ export function renderPage(template: RenderTemplate, count: number, valueOf: (k:
     for (let i = 0; i < n; i++) if (e.constant[i] && valueOf(k, fields[i]!) !== e.values[i]) e.constant[i] = false;
   }
   // Each group's fragments: what comes before, between and after its varying fields.
-  const plans = new Map<unknown, { pieces: string[]; vars: number[] }>();
+  const plans = new Map<unknown, Plan>();
   for (const [g, e] of groups) {
     const pieces: string[] = [];
     const vars: number[] = [];
@@ -63,29 +63,42 @@ export function renderPage(template: RenderTemplate, count: number, valueOf: (k:
       }
     }
     pieces.push(`${piece}}`);
-    plans.set(g, { pieces, vars });
+    plans.set(g, { pieces, vars, joins: new Map() });
   }
   // A varying field written from its JSON where the caller gives it (fieldJson's `string` and
   // `value`: the value's JSON, or `missing` where it is missing), else from its value.
   const writeJson = shape.writeJson;
   const fromJson = template.map((f) => writeJson !== undefined && (f.as === 'string' || f.as === 'value'));
+  // A document's last fragment, the comma and the next one's first fragment are one part (joins).
   const parts: string[] = [];
-  let plan: { pieces: string[]; vars: number[] } | undefined;
+  let plan: Plan | undefined;
   let planGroup: unknown = undefined;
   for (let k = 0; k < count; k++) {
     const g = groupOf(k);
+    const prev = plan;
     if (plan === undefined || g !== planGroup) (plan = plans.get(g)!), (planGroup = g);
     const { pieces, vars } = plan;
-    if (k) parts.push(',');
-    parts.push(pieces[0]!);
+    if (prev === undefined) parts.push(pieces[0]!);
+    else {
+      let join = prev.joins.get(plan);
+      if (join === undefined) prev.joins.set(plan, (join = `${tail(prev)},${pieces[0]!}`));
+      parts.push(join);
+    }
     for (let v = 0; v < vars.length; v++) {
       const i = vars[v]!;
       const f = template[i]!;
       if (fromJson[i]) {
         if (!writeJson!(k, fields[i]!, parts)) parts.push(f.missing ?? 'null');
       } else parts.push(fieldJson(f, valueOf(k, fields[i]!)));
-      parts.push(pieces[v + 1]!);
+      if (v + 1 < vars.length) parts.push(pieces[v + 1]!);
     }
   }
+  if (plan) parts.push(tail(plan));
   return parts.join('');
 }
+
+/** A group's fragments: before, between and after its varying fields (`vars`, template indexes); `joins`: its last fragment, a comma and another plan's first. */
+type Plan = { pieces: string[]; vars: number[]; joins: Map<Plan, string> };
+
+/** What a document of the plan ends with after its last varying field (none: its one fragment is all of it, written first). */
+const tail = (p: Plan): string => (p.vars.length ? p.pieces[p.pieces.length - 1]! : '');
