@@ -27,7 +27,10 @@ const records = defineRecordsProjection<QuantityRecord>({
       // or a time; erasure filters (user, provider), which the first field narrows to one user's blocks.
       indexes: [{ fields: [['user_id', 1], ['type', 1], ['day', 1], ['start_min', 1], ['_id', 1]] }],
       // `data` as a column of its own: in the JSON rest every quote of it would be escaped.
-      columns: ['tenant_id', 'provider', 'source', 'start_max', 'count', 'data'],
+      columns: ['tenant_id', 'provider', 'source', 'start_max', 'count', 'listed', 'data'],
+      // 2: a block carries `listed` (the merged view skips blocks with none); a store of version 1
+      // (undeclared) is rebuilt from the log on first start, as blocks without it cannot be filtered.
+      version: 2,
     },
     {
       name: SAMPLE_KEYS,

@@ -1,5 +1,6 @@
 import type { ReadStore } from '../../src/readstore/readStore.js';
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
+import type { BlockColumns } from '../../projections/records/sampleBlocks/sampleBlock.js';
 import type { Page, PageRequest } from '../shared/page.js';
 import type { RenderedPage, RenderTemplate } from '../../src/readstore/renderedRows.js';
 import { renderPage } from '../shared/templateRenderer.js';
@@ -35,5 +36,10 @@ export async function listSamples(readStore: ReadStore, q: ListSamples, page: Pa
  */
 export async function listSamplesJson(readStore: ReadStore, q: ListSamples, template: RenderTemplate, page: PageRequest): Promise<RenderedPage> {
   const { refs, next } = await samplePage(readStore, rangeOf(q, page), page.limit);
-  return { json: renderPage(template, refs.length, (k, field) => refs[k]!.cols.field(field, refs[k]!.j), (k) => refs[k]!.cols), count: refs.length, next };
+  const json = renderPage(template, refs.length, (k, field) => refs[k]!.cols.field(field, refs[k]!.j), {
+    groupOf: (k) => refs[k]!.cols,
+    constant: (cols, field) => (cols as BlockColumns).constant(field),
+    writeJson: (k, field, out) => refs[k]!.cols.writeJson(field, refs[k]!.j, out),
+  });
+  return { json, count: refs.length, next };
 }

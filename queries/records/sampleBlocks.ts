@@ -1,6 +1,6 @@
 import type { Filter, ReadStore, Scalar } from '../../src/readstore/readStore.js';
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
-import { blockColumns, SAMPLE_BLOCKS, SAMPLE_KEYS, type BlockColumns, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
+import { blockColumns, canonicalMs, isoOf, SAMPLE_BLOCKS, SAMPLE_KEYS, type BlockColumns, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
 import { utcDay } from '../../projections/records/recordDoc.js';
 
 /**
@@ -60,11 +60,33 @@ function cmp(a: Scalar | undefined, b: Scalar | undefined): number {
   return (a as string | number) < (b as string | number) ? -1 : 1;
 }
 
+/**
+ * A start as the reader compares it: epoch ms where the ISO text is canonical (canonicalMs; such
+ * texts order as their ms do), else the text. Comparing numbers spares a page the ISO string of
+ * every start of the blocks it opens; a text and a number compare as texts.
+ */
+type StartKey = number | string;
+const startKey = (iso: string): StartKey => {
+  const ms = canonicalMs(iso);
+  return Number.isNaN(ms) ? iso : ms;
+};
+function cmpStart(a: StartKey, b: StartKey): number {
+  if (typeof a !== typeof b) {
+    a = typeof a === 'number' ? isoOf(a) : a;
+    b = typeof b === 'number' ? isoOf(b) : b;
+  }
+  return a === b ? 0 : a < b ? -1 : 1;
+}
+
+/** The samples of a block a run still has to give, in order: their indexes in the block's columns (the block's start instants when it has them). */
+type Run = { cols: BlockColumns; ms: readonly number[] | null; idx: number[]; i: number };
+
+const runStart = (r: Run): StartKey => (r.ms ? r.ms[r.idx[r.i]!]! : r.cols.start(r.idx[r.i]!));
+
 /** (start_date, id, _id) of the next sample of run a against run b's. */
 function compareRuns(a: Run, b: Run): number {
-  const sa = a.starts[a.i]!;
-  const sb = b.starts[b.i]!;
-  if (sa !== sb) return sa < sb ? -1 : 1;
+  const s = cmpStart(runStart(a), runStart(b));
+  if (s) return s;
   const ia = a.cols.id(a.idx[a.i]!);
   const ib = b.cols.id(b.idx[b.i]!);
   if (ia !== ib) return ia < ib ? -1 : 1;
@@ -73,25 +95,26 @@ function compareRuns(a: Run, b: Run): number {
   return ka === kb ? 0 : ka < kb ? -1 : 1;
 }
 
-/** The samples of a block a run still has to give, in order: their indexes in the block's columns, and their starts. */
-type Run = { cols: BlockColumns; idx: number[]; starts: string[]; i: number };
-
 /**
  * The samples of a range in (start_date, id, _id) order, read block by block as they are taken:
  * the blocks come in (day, start_min) order through the (user_id, type, day, start_min, _id)
  * index, and a block is parsed only when a sample it may hold is next (its first start is at or
  * before the least start among the parsed ones left), so a page reads the blocks it lists from
  * plus the few whose spans overlap them (another source's samples of the same minutes). Blocks
- * are read by column (BlockColumns): a sample becomes a document only when a caller asks.
+ * are read by column (BlockColumns): a sample becomes a document only when a caller asks. A
+ * block whose samples all carry a flag the range leaves out (the merged view's hidden source)
+ * gives nothing, without a look at its samples.
  */
 export class SampleReader {
-  private readonly lo: string | null;
-  private readonly hi: string | null;
+  private readonly lo: StartKey | null;
+  private readonly hi: StartKey | null;
   private readonly after: readonly Scalar[] | null;
+  private readonly afterStart: StartKey | null;
   private readonly leaveOut: readonly SampleFlag[];
   private blocks!: AsyncGenerator<SampleBlockDoc>;
-  /** The next block, read and not yet opened (undefined: not read yet; null: none left). */
+  /** The next block, read and not yet opened (undefined: not read yet; null: none left), and its start_min as a StartKey. */
   private peeked: SampleBlockDoc | null | undefined;
+  private peekedStart: StartKey = '';
   private readonly runs: Run[] = [];
 
   constructor(
@@ -101,20 +124,25 @@ export class SampleReader {
     this.after = range.after?.length ? range.after : null;
     this.leaveOut = range.leaveOut ?? [];
     const cursorStart = this.after && typeof this.after[0] === 'string' ? this.after[0] : null;
-    this.lo = range.start != null && (cursorStart === null || range.start > cursorStart) ? range.start : cursorStart;
-    this.hi = range.end ?? null;
+    const lo = range.start != null && (cursorStart === null || range.start > cursorStart) ? range.start : cursorStart;
+    const hi = range.end ?? null;
+    this.lo = lo === null ? null : startKey(lo);
+    this.hi = hi === null ? null : startKey(hi);
+    this.afterStart = cursorStart === null ? null : startKey(cursorStart);
     // A block's day is the UTC date of its samples' starts: a window of starts is a range of days,
     // and a block whose last start is before the window's (or the cursor's) has nothing to list.
     const day: Record<string, string> = {};
-    if (this.lo !== null) day.$gte = utcDay(this.lo);
-    if (this.hi !== null) day.$lte = utcDay(this.hi);
+    if (lo !== null) day.$gte = utcDay(lo);
+    if (hi !== null) day.$lte = utcDay(hi);
     const filter: Filter = {
       user_id: range.userId,
       type: range.type,
       ...(range.provider !== undefined ? { provider: range.provider } : {}),
       ...(Object.keys(day).length ? { day } : {}),
-      ...(this.lo !== null ? { start_max: { $gte: this.lo } } : {}),
-      ...(this.hi !== null ? { start_min: { $lt: this.hi } } : {}),
+      ...(lo !== null ? { start_max: { $gte: lo } } : {}),
+      ...(hi !== null ? { start_min: { $lt: hi } } : {}),
+      // A block none of whose samples the merged view lists is not read at all.
+      ...(this.leaveOut.includes('hidden') ? { listed: { $gt: 0 } } : {}),
     };
     this.blocks = blocksInOrder(readStore, filter, BATCH_FIRST);
   }
@@ -127,7 +155,7 @@ export class SampleReader {
       // Open every block that may hold a sample at or before the least one parsed.
       for (;;) {
         const block = await this.peekBlock();
-        if (!block || (head && block.start_min > head.starts[head.i]!)) break;
+        if (!block || (head && cmpStart(this.peekedStart, runStart(head)) > 0)) break;
         this.peeked = undefined;
         this.open(block);
         head = this.head();
@@ -148,25 +176,33 @@ export class SampleReader {
 
   private open(block: SampleBlockDoc): void {
     const cols = blockColumns(block.data);
-    const { lo, hi, after } = this;
-    const leaveOut = this.leaveOut;
-    const idx: number[] = [];
-    const starts: string[] = [];
-    samples: for (let j = 0; j < cols.n; j++) {
-      const start = cols.start(j);
-      if ((lo !== null && start < lo) || (hi !== null && start >= hi)) continue;
-      if (after !== null && (cmp(start, after[0]) || cmp(cols.id(j), after[1]) || cmp(cols.key(j), after[2])) <= 0) continue;
-      for (const f of leaveOut) if (cols.field(f, j) === true) continue samples;
-      idx.push(j);
-      starts.push(start);
+    // A flag held by every sample of the block: true leaves the whole block out, anything else none of it.
+    const flags: SampleFlag[] = [];
+    for (const f of this.leaveOut) {
+      if (!cols.constant(f)) flags.push(f);
+      else if (cols.n && cols.field(f, 0) === true) return;
     }
-    if (idx.length) this.runs.push({ cols, idx, starts, i: 0 });
+    const { lo, hi, after, afterStart } = this;
+    const ms = cols.startMs;
+    const idx: number[] = [];
+    samples: for (let j = 0; j < cols.n; j++) {
+      const start: StartKey = ms ? ms[j]! : cols.start(j);
+      if ((lo !== null && cmpStart(start, lo) < 0) || (hi !== null && cmpStart(start, hi) >= 0)) continue;
+      if (after !== null) {
+        const s = afterStart !== null ? cmpStart(start, afterStart) : cmp(cols.start(j), after[0]);
+        if ((s || cmp(cols.id(j), after[1]) || cmp(cols.key(j), after[2])) <= 0) continue;
+      }
+      for (const f of flags) if (cols.field(f, j) === true) continue samples;
+      idx.push(j);
+    }
+    if (idx.length) this.runs.push({ cols, ms, idx, i: 0 });
   }
 
   private async peekBlock(): Promise<SampleBlockDoc | null> {
     if (this.peeked === undefined) {
       const r = await this.blocks.next();
       this.peeked = r.done ? null : r.value;
+      if (this.peeked) this.peekedStart = startKey(this.peeked.start_min);
     }
     return this.peeked;
   }

@@ -1,8 +1,6 @@
 import type { Doc, FindQuery, ReadStore, Scalar, SortSpec } from '../../src/readstore/readStore.js';
 import { withTieBreaker } from '../../src/readstore/readStore.js';
 import { getPath } from '../../src/readstore/documentUpdate.js';
-import type { RenderedPage, RenderTemplate } from '../../src/readstore/renderedRows.js';
-import { renderedPageOfDocs } from '../../src/readstore/renderedPage.js';
 
 /** A page of a keyset-ordered list. `next` holds the keyset values to continue after, or null at the end. */
 export type Page<T> = { items: T[]; next: Scalar[] | null };
@@ -22,23 +20,4 @@ export async function findPage<T extends Doc>(
   const last = items[items.length - 1];
   const next = rows.length > page.limit && last ? sort.map(([f]) => (getPath(last, f) ?? null) as Scalar) : null;
   return { items, next };
-}
-
-/**
- * A page like findPage written as JSON by a template (renderedRows.ts): its items' JSON objects
- * joined by commas, by the store where it can (ReadStore.findRenderedPage), otherwise from its
- * documents with renderDoc, the same bytes.
- */
-export async function findRenderedPage(
-  readStore: ReadStore,
-  collection: string,
-  query: Omit<FindQuery, 'limit' | 'after' | 'sort' | 'fields'> & { sort: SortSpec },
-  template: RenderTemplate,
-  page: PageRequest,
-): Promise<RenderedPage> {
-  const sort = withTieBreaker(query.sort);
-  const find = { ...query, sort, after: page.after ?? undefined };
-  if (readStore.findRenderedPage) return readStore.findRenderedPage(collection, { ...find, limit: page.limit }, template);
-  const docs = await readStore.find(collection, { ...find, limit: page.limit + 1 });
-  return renderedPageOfDocs(template, docs, page.limit, sort);
 }

@@ -1,5 +1,4 @@
 import type { Fence, LeaseStore } from './leases.js';
-import type { RenderedPage, RenderTemplate } from './renderedRows.js';
 
 /**
  * Read-model store port. Documents live in named collections, keyed by a string `_id`.
@@ -204,13 +203,6 @@ export interface ReadStore {
   dropCollections(names: readonly string[]): Promise<void>;
   get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null>;
   find<T extends Doc = Doc>(collection: string, query?: FindQuery): Promise<T[]>;
-  /**
-   * A page of find's documents written as JSON by a template (renderedRows.ts): the first
-   * `query.limit` of them, byte for byte what `renderedPageOfDocs` writes of find's documents, and
-   * the sort values of the last when more follow. Optional: a store without it is read with find
-   * and renderDoc (findRenderedPage, queries/shared/page.ts).
-   */
-  findRenderedPage?(collection: string, query: FindQuery & { limit: number }, template: RenderTemplate): Promise<RenderedPage>;
   count(collection: string, filter?: Filter): Promise<number>;
   aggregate(collection: string, query: AggregateQuery): Promise<AggregateRow[]>;
   /**

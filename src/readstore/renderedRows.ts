@@ -1,10 +1,9 @@
 /**
  * Rows read as the JSON an answer sends, not as documents (issue 27: a page of 1,000 samples spent
- * most of its time building 1,000 documents, mapping them to answers and serialising those; issue
- * 38: the page arrives as one string, not as a string per row). A
+ * most of its time building 1,000 documents, mapping them to answers and serialising those). A
  * template names, in answer order, each key and the stored top-level field it is written from;
- * an adapter that can write the JSON where the rows are (the embedded store, in SQL) does, and
- * `renderDoc` is the meaning every adapter must match byte for byte.
+ * `renderDoc` is the meaning every writer of such a page must match byte for byte (the samples
+ * page from blocks' columns: queries/shared/templateRenderer.ts).
  *
  * - `string`: a string or null, as JSON.
  * - `value`: any JSON value stored (number, string, object, array, boolean, null), as JSON.

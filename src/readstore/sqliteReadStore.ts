@@ -1,17 +1,14 @@
 import Database from 'better-sqlite3';
 import { applyUpdate } from './documentUpdate.js';
-import { assertForward, CheckpointMismatchError, withTieBreaker, type AggregateQuery, type AggregateRow, type ApplyBatch, type Change, type Checkpoint, type CollectionSpec, type Doc, type EnsureOptions, type Filter, type FindQuery, type JoinBytesQuery, type JoinedBytes, type ReadStore, type Scalar, type SortSpec, type UpdateChange } from './readStore.js';
+import { assertForward, CheckpointMismatchError, withTieBreaker, type AggregateQuery, type AggregateRow, type ApplyBatch, type Change, type Checkpoint, type CollectionSpec, type Doc, type EnsureOptions, type Filter, type FindQuery, type JoinBytesQuery, type JoinedBytes, type ReadStore, type Scalar, type UpdateChange } from './readStore.js';
 import { BUSY_TIMEOUT_MS } from '../shared/sqliteWriteLock.js';
 import { SqliteGroupCommit } from '../shared/sqliteGroupCommit.js';
 import { emptyWriteAheadLog, eraseOnDelete } from '../shared/sqlitePurge.js';
-import { filterSql, keysetBranches, orderSql, whereSql, type KeysetBranch } from './sqliteQuery.js';
+import { filterSql, keysetBranches, orderSql, whereSql } from './sqliteQuery.js';
 import type { Fence, LeaseStore } from './leases.js';
 import { checkFence, LEASES_DDL, SqliteLeases } from './sqliteLeases.js';
 import { columnValue, extendsShape, extensionSql, SqliteTable, tableName } from './sqliteTable.js';
 import { pushCounterParams, UpdatePlans } from './sqliteUpdatePlans.js';
-import type { RenderedPage, RenderTemplate } from './renderedRows.js';
-import { renderedPageOfDocs } from './renderedPage.js';
-import { CANNOT_RENDER, renderedPageSql } from './sqliteRender.js';
 import { aggregateRow, aggregateSql, joinBytesSql, joinedBytesOf } from './sqliteAggregate.js';
 import { SqliteScrub } from '../shared/sqliteScrub.js';
 import { CHECKPOINTS_DDL, READ_CHECKPOINT, toCheckpoint, WRITE_CHECKPOINT, type CheckpointRow } from './sqliteCheckpoints.js';
@@ -164,36 +161,6 @@ export class SqliteReadStore implements ReadStore {
     const out: T[] = [];
     this.scan(t, query, projection?.selectList ?? t.selectList, (r) => out.push(decode(r) as T));
     return out;
-  }
-
-  /**
-   * A page of find's rows written as JSON by a template (renderedRows.ts) in one statement: SQLite
-   * writes each row (compileRender) and joins them, so the page reaches JavaScript as one string,
-   * neither a document nor a string per row (issue 38; not a blob: a buffer a page is memory outside
-   * the heap, whose growth made V8 mark and compact every few dozen pages). A second statement, in
-   * the same read transaction, reads the sort values of the page's last row and whether another
-   * follows. A page SQL cannot write exactly (a row holding CANNOT_RENDER) or whose cursor splits
-   * into several ranges (a null sort value) is written from its documents: the same bytes.
-   */
-  async findRenderedPage(collection: string, query: FindQuery & { limit: number }, template: RenderTemplate): Promise<RenderedPage> {
-    const t = this.table(collection);
-    if (!t) return { json: '', count: 0, next: null };
-    const sort = withTieBreaker(query.sort);
-    const branches = query.after ? keysetBranches(t, sort, query.after) : [null];
-    const page = branches.length === 1 && query.limit > 0 ? this.renderedPage(t, query, sort, branches[0]!, template) : null;
-    if (page && !page.json.includes(CANNOT_RENDER)) return page;
-    const docs = await this.find(collection, { ...query, limit: query.limit + 1 });
-    return renderedPageOfDocs(template, docs, query.limit, sort);
-  }
-
-  private renderedPage(t: SqliteTable, query: FindQuery & { limit: number }, sort: SortSpec, branch: KeysetBranch | null, template: RenderTemplate): RenderedPage {
-    const sql = renderedPageSql(t, template, query.filter ?? {}, sort, branch);
-    return this.db.transaction((): RenderedPage => {
-      const [json, count] = this.rawStmt(sql.page).get(...sql.params, query.limit) as [string | null, number];
-      // Fewer rows than asked: none follows. Otherwise the last one's sort values, and whether another follows it.
-      const last = count < query.limit ? [] : (this.rawStmt(sql.last).all(...sql.params, query.limit - 1) as Scalar[][]);
-      return { json: json ?? '', count, next: last.length === 2 ? last[0]! : null };
-    })();
   }
 
   /** The rows of a find in order, read with `selectList`: after a cursor, the ranges that follow it (keysetBranches), read until the page is full. */

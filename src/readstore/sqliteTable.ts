@@ -55,11 +55,6 @@ export class SqliteTable {
     return this.columnSet.has(field);
   }
 
-  /** A declared boolean column (0/1; a number there is also kept in `doc`). */
-  isBoolean(field: string): boolean {
-    return this.booleanSet.has(field);
-  }
-
   /** The SQL expression of a field: its column, `_id`, or a JSON path into `doc`. */
   expr(field: string): string {
     if (field === '_id') return '_id';

@@ -19,8 +19,6 @@ export const LAYERS: readonly LayerGroup[] = [
       'src/readstore/documentUpdate.ts',
       // The meaning of a rendering template (rows read as answer JSON), for adapters and queries alike.
       'src/readstore/renderedRows.ts',
-      // A page of documents written by a template: what a rendered page means, and the fallback every adapter may use.
-      'src/readstore/renderedPage.ts',
       // The meaning of runs of days added up (statistics), and the fallback every adapter may use.
       'src/readstore/dayRuns.ts',
       'src/readstore/leases.ts',

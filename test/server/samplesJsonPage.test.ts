@@ -83,16 +83,5 @@ describe('GET /v1/users/{id}/samples written by the route template from the samp
       expect(pages).toBe(view === 'all' ? 6 : 4);
       await store.close();
     });
-
-    it(`view=${view}: a store without findRenderedPage (MongoDB) answers the same bytes`, async () => {
-      const store = await storeWith(sampleDocs());
-      const plain: ReadStore = { ...Object.fromEntries(['find', 'get'].map((m) => [m, (store as unknown as Record<string, Function>)[m]!.bind(store)])) } as unknown as ReadStore;
-      const q = { userId: 'u1', type: 'heart_rate', window: { start: null, end: null }, view };
-      const viaStore = await listSamplesJson(store, q, QUANTITY_SAMPLE_JSON, { limit: 1000 });
-      const viaDocs = await listSamplesJson(plain, q, QUANTITY_SAMPLE_JSON, { limit: 1000 });
-      expect(plain.findRenderedPage).toBeUndefined();
-      expect(viaDocs).toEqual(viaStore);
-      await store.close();
-    });
   }
 });

@@ -1,4 +1,4 @@
-import { BLOCK_SAMPLES, bySampleStart, encodeBlock, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
+import { BLOCK_SAMPLES, bySampleStart, encodeBlock, listedCount, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
 import { samplesProjection, type SampleDoc } from '../../projections/records/samplesProjection.js';
 import { SAMPLES } from '../../projections/records/sampleRollups/samplesDerivation.js';
 import { mergedFilter, type View } from '../../queries/records/view.js';
@@ -50,6 +50,7 @@ export function blocksOf(samples: readonly SampleDoc[], cuts: readonly number[],
           start_min: first.start_date,
           start_max: members[members.length - 1]!.start_date,
           count: members.length,
+          listed: listedCount(members),
           data: encodeBlock(members),
         };
         blocks.push(block);

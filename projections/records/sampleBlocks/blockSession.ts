@@ -3,7 +3,7 @@ import type { Change, Doc, ReadStore, UpdateChange } from '../../../src/readstor
 import type { MemberSession } from '../mergedView/mergedFlags.js';
 import { utcDayOf } from '../recordDoc.js';
 import { decodedBlocksOf } from './decodedBlocks.js';
-import { BLOCK_SAMPLES, bySampleStart, encodeBlock, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc, type SampleDoc, type SampleKeyDoc } from './sampleBlock.js';
+import { BLOCK_SAMPLES, bySampleStart, encodeBlock, listedCount, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc, type SampleDoc, type SampleKeyDoc } from './sampleBlock.js';
 
 const DAY_MS = 86_400_000;
 /** Ids per `$in` query. */
@@ -253,6 +253,7 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
         start_min: chunk[0]!.start_date,
         start_max: chunk[chunk.length - 1]!.start_date,
         count: chunk.length,
+        listed: listedCount(chunk),
         data: encodeBlock(chunk),
       };
       out.push({ op: 'put', collection: SAMPLE_BLOCKS, doc });

@@ -29,8 +29,16 @@ export type SampleBlockDoc = Doc & {
   start_min: string;
   start_max: string;
   count: number;
+  /**
+   * How many of its samples the merged view lists (`hidden` not true; listedCount): a reader of the
+   * merged view skips a block with none (the hidden source's blocks) without reading its `data`.
+   */
+  listed: number;
   data: string;
 };
+
+/** A block's `listed`: its samples whose `hidden` is not true. */
+export const listedCount = (samples: readonly SampleDoc[]): number => samples.reduce((n, s) => (s.hidden === true ? n : n + 1), 0);
 
 /** A sample_keys row: `_id` is the record key, `id` the sample's integer id, `block` its block's `_id`. */
 export type SampleKeyDoc = Doc & { user_id: string; provider: string; id: number; block: string };
@@ -93,8 +101,43 @@ export function isoOf(ms: number): string {
   return `${isoPrefix}${pad2((r - min) / 60)}:${pad2(min)}:${pad2(sec)}.${milli < 10 ? `00${milli}` : milli < 100 ? `0${milli}` : milli}Z`;
 }
 
-/** Epoch ms of an ISO time when the time is exactly what toISOString writes for it, else NaN. */
-function canonicalMs(iso: unknown): number {
+/** `HH:MM:` of each minute of a day, `SS.` of each second, `mmmZ"` of each millisecond: the pieces of pushIsoJson, made once. */
+const MINUTE_TEXT: string[] = [];
+const SECOND_TEXT = Array.from({ length: 60 }, (_, s) => `${pad2(s)}.`);
+const MILLI_TEXT = Array.from({ length: 1000 }, (_, m) => `${String(m).padStart(3, '0')}Z"`);
+let jsonDay = NaN;
+let jsonPrefix = '';
+
+/**
+ * The JSON of `isoOf(ms)` (the text in quotes: a canonical instant needs no escapes) pushed onto
+ * `out` as four pieces, none of them made for this instant: `"YYYY-MM-DDT` (kept from the last
+ * call), `HH:MM:`, `SS.`, `mmmZ"`. A page of 1,000 samples writes 2,000 instants; as strings each
+ * was a chain of half a dozen short-lived strings (profiled: a large share of the page's garbage).
+ */
+export function pushIsoJson(ms: number, out: string[]): void {
+  const day = Math.floor(ms / DAY_MS);
+  if (day !== jsonDay) {
+    const date = dateOfDayNumber(day);
+    if (date.length !== 10) {
+      out.push(JSON.stringify(new Date(ms).toISOString()));
+      return;
+    }
+    jsonDay = day;
+    jsonPrefix = `"${date}T`;
+  }
+  const r = ms - day * DAY_MS;
+  const milli = r % 1000;
+  const secs = (r - milli) / 1000;
+  const sec = secs % 60;
+  const minute = (secs - sec) / 60;
+  out.push(jsonPrefix, (MINUTE_TEXT[minute] ??= `${pad2(Math.floor(minute / 60))}:${pad2(minute % 60)}:`), SECOND_TEXT[sec]!, MILLI_TEXT[milli]!);
+}
+
+/**
+ * Epoch ms of an ISO time when the time is exactly what toISOString writes for it (24 characters:
+ * years 0000-9999, so two such times order as their ms do), else NaN.
+ */
+export function canonicalMs(iso: unknown): number {
   if (typeof iso !== 'string' || iso.length !== 24) return NaN;
   const ms = Date.parse(iso);
   return Number.isInteger(ms) && isoOf(ms) === iso ? ms : NaN;
@@ -166,10 +209,19 @@ export function decodeBlock(doc: Pick<SampleBlockDoc, 'data'>): SampleDoc[] {
 export type BlockColumns = {
   n: number;
   start: (j: number) => string;
+  /** Start instants (epoch ms) by index, when the block stores its starts as instants (every start canonical, see isoOf), else null. */
+  startMs: readonly number[] | null;
   id: (j: number) => number;
   key: (j: number) => string;
   /** The sample's value of any other field (undefined where the sample lacks it). */
   field: (name: string, j: number) => unknown;
+  /**
+   * JSON.stringify of field(name, j) pushed onto `out` (maybe as several pieces: an instant's, by
+   * pushIsoJson), or false, nothing pushed, where the sample lacks the field.
+   */
+  writeJson: (name: string, j: number, out: string[]) => boolean;
+  /** True when every sample of the block holds one value of the field (stored once in `c`, or absent from all). */
+  constant: (name: string) => boolean;
   /** The whole sample, as decodeBlock answers it. */
   doc: (j: number) => SampleDoc;
 };
@@ -230,7 +282,20 @@ export function blockColumns(data: string): BlockColumns {
     if (absent) for (const [f, js] of absent) if (js.has(j)) delete d[f];
     return d as SampleDoc;
   };
-  return { n, start, id: (j) => ids[j]!, key, field, doc };
+  const writeJson = (name: string, j: number, out: string[]): boolean => {
+    if (absent?.get(name)?.has(j)) return false;
+    if (startMs && name === 'start_date') pushIsoJson(startMs[j]!, out);
+    else if (startMs && name === 'end_date') pushIsoJson(startMs[j]! + p.e![j]!, out);
+    else {
+      const v = field(name, j);
+      if (v === undefined) return false;
+      out.push(JSON.stringify(v));
+    }
+    return true;
+  };
+  const present = new Set(p.o);
+  const constant = (name: string) => Object.hasOwn(p.c, name) || !present.has(name);
+  return { n, start, startMs, id: (j) => ids[j]!, key, field, writeJson, constant, doc };
 }
 
 /** decodeBlock of a block's `data` alone. */

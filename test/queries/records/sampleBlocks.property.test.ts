@@ -10,7 +10,7 @@ import { listSamples, listSamplesJson, userHasSamplesOfType } from '../../../que
 import { countProviderSamples, hasSamplesOnDay, latestSampleEnd, sampleChunks, userSampleTypes } from '../../../queries/records/sampleBlocks.js';
 import type { View } from '../../../queries/records/view.js';
 import type { Window } from '../../../queries/records/window.js';
-import { findPage, findRenderedPage, type Page } from '../../../queries/shared/page.js';
+import { findPage, type Page } from '../../../queries/shared/page.js';
 import type { ReadStore, Scalar } from '../../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { QUANTITY_SAMPLE_JSON } from '../../../src/server/routes/samples.js';
@@ -18,6 +18,7 @@ import { samplesProjection } from '../../../projections/records/samplesProjectio
 import { ingested, project, USER as HARNESS_USER } from '../../projections/records/harness.js';
 import { perSampleProjection } from '../../projections/records/sampleBlocks/perSampleModel.js';
 import { quantity } from '../../server/records/pipelineFixtures.js';
+import { renderedRowsPage } from '../../support/renderedRowsPage.js';
 import { BLOCK_SPECS, bothModels, ROWS, ROWS_SPEC, rowsQuery } from '../../support/sampleBlockStores.js';
 import { tempDir } from '../../support/tmp.js';
 
@@ -26,7 +27,7 @@ import { tempDir } from '../../support/tmp.js';
  * The oracle is the per-sample model as it was: one row per sample in a collection declared by
  * the record projection code the samples used (its index on (user_id, type, start_date, id);
  * test/support/sampleBlockStores.ts),
- * paged by the generic keyset code (findPage, and the embedded store's SQL-written page). The
+ * paged by the generic keyset code (findPage; its JSON by renderDoc, renderedRowsPage). The
  * same samples stored as blocks (the codec's encodeBlock, cut at random sizes, some of one key
  * overlapping as re-sent records leave them) must give the same pages, the same bytes and the
  * same cursors, for every limit, window, view and cursor.
@@ -134,7 +135,7 @@ describe('sample pages read from blocks equal the per-sample rows\' pages (issue
             const got = await listSamples(store, list, { after, limit: q.limit });
             expect(got.items.map((s) => ({ ...s, primary: undefined }))).toEqual(want.items.map((s) => ({ ...s, primary: undefined })));
             expect(got.next).toEqual(want.next);
-            const wantJson = await findRenderedPage(store, ROWS, rowsQuery(userId, q.type, q.window, q.view), QUANTITY_SAMPLE_JSON, { after, limit: q.limit });
+            const wantJson = await renderedRowsPage(store, ROWS, rowsQuery(userId, q.type, q.window, q.view), QUANTITY_SAMPLE_JSON, { after, limit: q.limit });
             expect(await listSamplesJson(store, list, QUANTITY_SAMPLE_JSON, { after, limit: q.limit })).toEqual(wantJson);
             if (!want.next) break;
             expect(pages).toBeLessThan(200);
@@ -277,7 +278,7 @@ describe('end to end: pages read from the samples projection\'s blocks equal the
             const got = await listSamples(blocks, { userId: HARNESS_USER, type: 'heart_rate', window, view }, { after, limit });
             expect(got.items.map(({ primary: _p, ...s }) => s)).toEqual(want.items);
             expect(got.next).toEqual(want.next);
-            const wantJson = await findRenderedPage(rows, ROWS, rowsQuery(HARNESS_USER, 'heart_rate', window, view), QUANTITY_SAMPLE_JSON, { after, limit });
+            const wantJson = await renderedRowsPage(rows, ROWS, rowsQuery(HARNESS_USER, 'heart_rate', window, view), QUANTITY_SAMPLE_JSON, { after, limit });
             expect(await listSamplesJson(blocks, { userId: HARNESS_USER, type: 'heart_rate', window, view }, QUANTITY_SAMPLE_JSON, { after, limit })).toEqual(wantJson);
             if (!want.next) break;
             after = want.next;

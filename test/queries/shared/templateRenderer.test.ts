@@ -27,7 +27,12 @@ describe('a page written by renderPage equals renderDoc of each document, joined
         const want = page.map((d) => renderDoc(template, d)).join(',');
         expect(renderPage(template, page.length, (k, f) => page[k]![f])).toBe(want);
         // Documents in groups (the blocks they were read from): any grouping writes the same bytes.
-        expect(renderPage(template, page.length, (k, f) => page[k]![f], (k) => k % groups)).toBe(want);
+        expect(renderPage(template, page.length, (k, f) => page[k]![f], { groupOf: (k) => k % groups })).toBe(want);
+        // With what the caller knows (a block's columns): which fields are one value per group, and a field's JSON.
+        const oneValue = (g: unknown, f: string) => page.every((d, k) => k % groups !== g || d[f] === page.find((_, k0) => k0 % groups === g)![f]);
+        const writeJson = (k: number, f: string, out: string[]) => page[k]![f] !== undefined && out.push(JSON.stringify(page[k]![f])) > 0;
+        expect(renderPage(template, page.length, (k, f) => page[k]![f], { groupOf: (k) => k % groups, constant: oneValue, writeJson })).toBe(want);
+        expect(renderPage(template, page.length, (k, f) => page[k]![f], { groupOf: (k) => k % groups, constant: () => false, writeJson })).toBe(want);
       }),
       { numRuns: 500 },
     );

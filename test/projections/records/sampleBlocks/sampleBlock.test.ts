@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { blockColumns, bySampleStart, decodeBlock, encodeBlock } from '../../../../projections/records/sampleBlocks/sampleBlock.js';
+import { blockColumns, bySampleStart, decodeBlock, encodeBlock, pushIsoJson } from '../../../../projections/records/sampleBlocks/sampleBlock.js';
 import type { SampleDoc } from '../../../../projections/records/samplesProjection.js';
 import { recordKey } from '../../../../projections/records/recordIds.js';
 import { quantity } from '../../../server/records/pipelineFixtures.js';
@@ -74,6 +74,16 @@ describe('sample blocks: decodeBlock(encodeBlock(samples)) gives back every fiel
     expect(encodeBlock(samples)).toContain('"s":[');
   });
 
+  it('writes an instant\'s JSON (pushIsoJson, the page\'s start and end) as JSON.stringify of its toISOString, in any order of days, every minute, second and millisecond', () => {
+    const at = [Date.parse('2026-03-29T00:00:00.000Z'), -1, 0, Date.parse('2024-02-29T23:59:59.999Z'), Date.parse('9999-12-31T23:59:59.999Z'), Date.parse('0000-01-01T00:00:00.000Z'), Date.parse('+010000-01-01T00:00:00.000Z')];
+    for (let i = 0; i < 20_000; i++) at.push(Date.parse('2026-03-28T00:00:00Z') + Math.floor(((i * 7919) % 20_011) * 8_640.7) + (i % 3) * 86_400_000);
+    for (const ms of at) {
+      const out: string[] = [];
+      pushIsoJson(ms, out);
+      expect(out.join('')).toBe(JSON.stringify(new Date(ms).toISOString()));
+    }
+  });
+
   it('answers each sample column by column as its decoded doc has it (blockColumns, for readers that decode only what they answer)', () => {
     const a = row(0, { source_name: null });
     const b = row(1, { value: 1.25, hidden: true });
@@ -86,8 +96,16 @@ describe('sample blocks: decodeBlock(encodeBlock(samples)) gives back every fiel
       expect(block.doc(j)).toEqual(docs[j]);
       expect([block.start(j), block.id(j), block.key(j)]).toEqual([docs[j]!.start_date, docs[j]!.id, docs[j]!._id]);
       for (const f of ['value', 'hidden', 'quality', 'source_name', 'end_date', 'metadata']) expect(block.field(f, j), f).toEqual((docs[j] as Record<string, unknown>)[f]);
+      // Each field's JSON as JSON.stringify writes its value; nothing for a field the sample lacks.
+      for (const f of ['value', 'hidden', 'quality', 'source_name', 'start_date', 'end_date', 'metadata', 'no_such_field']) {
+        const out: string[] = [];
+        const v = (docs[j] as Record<string, unknown>)[f];
+        expect(block.writeJson(f, j, out), f).toBe(v !== undefined);
+        expect(out.join(''), f).toBe(v === undefined ? '' : JSON.stringify(v));
+      }
     }
     expect(block.field('quality', 0)).toBeUndefined();
+    expect([block.constant('type'), block.constant('value'), block.constant('no_such_field'), block.constant('quality')]).toEqual([true, false, true, false]);
   });
 
   it('packs a block of uniform samples into far fewer bytes than their rows as JSON', () => {

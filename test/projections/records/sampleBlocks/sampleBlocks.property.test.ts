@@ -95,6 +95,7 @@ async function expectConsistentBlocks(store: ReadStore): Promise<void> {
     expect(samples.length).toBe(b.count);
     expect(b.count).toBeGreaterThan(0);
     expect(b.count).toBeLessThanOrEqual(BLOCK_SAMPLES);
+    expect(b.listed, 'listed: the samples the merged view lists').toBe(samples.filter((s) => s.hidden !== true).length);
     expect([b.start_min, b.start_max]).toEqual([samples[0]!.start_date, samples[samples.length - 1]!.start_date]);
     for (const s of samples) {
       expect([s.user_id, s.type, s.provider, s.source, s.day, s.tenant_id]).toEqual([b.user_id, b.type, b.provider, b.source, b.day, b.tenant_id]);

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SAMPLE_BLOCKS, SAMPLE_KEYS } from '../../../../projections/records/sampleBlocks/sampleBlock.js';
+import { decodeBlock, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc } from '../../../../projections/records/sampleBlocks/sampleBlock.js';
 import { samplesProjection } from '../../../../projections/records/samplesProjection.js';
 import { SAMPLE_ROLLUPS } from '../../../../projections/records/sampleRollups/dayRollup.js';
 import { SqliteEventStore } from '../../../../src/eventstore/sqliteEventStore.js';
@@ -99,5 +99,29 @@ describe('samples as blocks through the projector (issue 38)', () => {
     const raw = new (await import('better-sqlite3')).default(path, { readonly: true });
     expect(raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'rm_samples'").all()).toEqual([]);
     raw.close();
+  });
+
+  it('a read store whose blocks lack `listed` (sample_blocks version 1) is rebuilt on first start: every block then counts the samples the merged view lists', async () => {
+    await seed();
+    const path = join(tempDir('wellstream-blocks-listed-'), 'read.sqlite');
+    const old = new SqliteReadStore({ path });
+    // The version before: blocks declared without a version and without `listed`, and stored without it.
+    const before: Projection = {
+      ...samplesProjection,
+      collections: samplesProjection.collections.map((c) => (c.name === SAMPLE_BLOCKS ? { ...c, version: undefined, columns: c.columns!.filter((f) => f !== 'listed') } : c)),
+    };
+    await runLive(old, before);
+    const blocks = (await all(old, SAMPLE_BLOCKS)) as SampleBlockDoc[];
+    await old.applyChanges(blocks.map(({ listed: _listed, ...doc }) => ({ op: 'put', collection: SAMPLE_BLOCKS, doc })));
+    expect((await all(old, SAMPLE_BLOCKS)).every((b) => !('listed' in b))).toBe(true);
+    await old.close();
+
+    const upgraded = new SqliteReadStore({ path });
+    await runLive(upgraded, samplesProjection);
+    const after = (await all(upgraded, SAMPLE_BLOCKS)) as SampleBlockDoc[];
+    expect(after).toEqual(blocks);
+    expect(after.some((b) => b.listed < b.count)).toBe(true);
+    for (const b of after) expect(b.listed).toBe(decodeBlock(b).filter((s) => s.hidden !== true).length);
+    await upgraded.close();
   });
 });
