@@ -4,21 +4,13 @@ import type { Config } from '../config.js';
 import type { EventStore } from '../eventstore/eventStore.js';
 import type { ReadStore } from '../readstore/readStore.js';
 import { storedPosition } from './storedPosition.js';
-import { siblingModule, startWorker } from '../shared/workerThreads.js';
+import { THREAD_YOUNG_GENERATION_MB, siblingModule, startWorker } from '../shared/workerThreads.js';
 import { PositionWaiters } from './positionWaiters.js';
 import type { Projection } from './projection.js';
 import { DEFAULT_RETRY, type Suspect } from './runner.js';
 
 /** Old-generation heap of the projector thread. */
 const PROJECTOR_THREAD_HEAP_MB = 160;
-/**
- * Young generation of the projector thread, in MiB (a third of it is each semi-space). A batch's
- * objects (its events' records, the decoded samples of the days it touches, the changes) live
- * for the batch only; in the 16 MiB the other threads get (THREAD_YOUNG_GENERATION_MB) they
- * outlived two scavenges, were promoted and cost mark-compacts: 41 % of the projector's time in
- * the garbage collector in a 300k ingest (issue 38, BENCHMARKS.md).
- */
-const PROJECTOR_YOUNG_GENERATION_MB = 64;
 
 export type ProjectorThreadMessage =
   | { kind: 'ready' }
@@ -78,7 +70,7 @@ export class ProjectorThread {
     const worker = startWorker(this.entry, {
       workerData: { config: this.config, names: this.projections.map((p) => p.name), maxChangesPerBatch: this.maxChangesPerBatch, leased: this.leased, suspects },
       // The runners' buffers are bounded (20,000 records); a cap makes V8 collect instead of growing.
-      resourceLimits: { maxOldGenerationSizeMb: PROJECTOR_THREAD_HEAP_MB, maxYoungGenerationSizeMb: PROJECTOR_YOUNG_GENERATION_MB },
+      resourceLimits: { maxOldGenerationSizeMb: PROJECTOR_THREAD_HEAP_MB, maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
     });
     this.worker = worker;
     this.inFlight.clear();
