@@ -1,34 +1,19 @@
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { QuantityRecord } from '../../../../commands/ingestion/records.js';
 import { DecodedBlocks } from '../../../../projections/records/sampleBlocks/decodedBlocks.js';
-import { decodeData, encodeBlock, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleDoc } from '../../../../projections/records/sampleBlocks/sampleBlock.js';
+import { decodeData, encodeBlock, type SampleDoc } from '../../../../projections/records/sampleBlocks/sampleBlock.js';
 import { samplesProjection } from '../../../../projections/records/samplesProjection.js';
-import { SAMPLE_ROLLUPS } from '../../../../projections/records/sampleRollups/dayRollup.js';
 import { deriveBatch, pushChanges } from '../../../../src/projector/batchChanges.js';
-import type { PositionedChange, ReadStore } from '../../../../src/readstore/readStore.js';
-import { SqliteReadStore } from '../../../../src/readstore/sqliteReadStore.js';
-import { tempDir } from '../../../support/tmp.js';
-import { drawnQuantity, ingested, project, sequenceOf } from '../harness.js';
+import type { PositionedChange } from '../../../../src/readstore/readStore.js';
+import { BASE, blockState, hr, MIN, samplesStore } from './blockStoreHarness.js';
+import { ingested, project, sequenceOf } from '../harness.js';
 
 /**
  * The projection keeps the blocks its last batches decoded or wrote (decodedBlocks.ts), so that
  * consecutive live batches do not decode the same days again. What it keeps must never stand in
  * for what the store holds (docs/sample-blocks.md "Costs and limits").
  */
-const BASE = Date.parse('2026-03-27T00:00:00Z');
-const MIN = 60_000;
-const stream = { provider: 'device-a', source: 'apple', body_worn: true, device: 'Apple Watch (Watch7,1)', metadata: {}, source_name: null } as const;
-const hr = (key: string, start: number, value: number): QuantityRecord => drawnQuantity({ key, type: 'heart_rate', value, start, minutes: 1 }, stream);
-
-let stores = 0;
-async function storeFor(): Promise<ReadStore> {
-  const store = new SqliteReadStore({ path: join(tempDir('wellstream-decoded-blocks-'), `read-${++stores}.db`) });
-  await store.ensureCollections(samplesProjection.collections);
-  return store;
-}
-const all = (store: ReadStore, collection: string) => store.find(collection, { sort: [['_id', 1]] });
-const state = async (store: ReadStore) => Object.fromEntries(await Promise.all([SAMPLE_BLOCKS, SAMPLE_KEYS, SAMPLE_ROLLUPS].map(async (c) => [c, await all(store, c)] as const)));
+const storeFor = () => samplesStore('wellstream-decoded-blocks-');
+const state = blockState;
 
 describe('decoded blocks kept between batches (issue 38)', () => {
   const samples = decodeData(encodeBlock([hr('a', BASE, 60), hr('b', BASE + MIN, 61)].map((r, j) => ({ ...r, user_id: 'u-1', _id: `key-${j}`.padEnd(22, 'x'), id: j + 1 }) as unknown as SampleDoc)));

@@ -1,14 +1,9 @@
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { QuantityRecord } from '../../../../commands/ingestion/records.js';
-import { SAMPLE_BLOCKS, SAMPLE_KEYS } from '../../../../projections/records/sampleBlocks/sampleBlock.js';
 import { samplesProjection } from '../../../../projections/records/samplesProjection.js';
-import { SAMPLE_ROLLUPS } from '../../../../projections/records/sampleRollups/dayRollup.js';
 import type { RecordedEvent } from '../../../../src/eventstore/eventStore.js';
-import type { Change, ReadStore } from '../../../../src/readstore/readStore.js';
-import { SqliteReadStore } from '../../../../src/readstore/sqliteReadStore.js';
-import { tempDir } from '../../../support/tmp.js';
-import { drawnQuantity, ingested, project } from '../harness.js';
+import type { Change } from '../../../../src/readstore/readStore.js';
+import { BASE, blockState, hr, MIN, samplesStore } from './blockStoreHarness.js';
+import { ingested, project } from '../harness.js';
 
 /**
  * MongoDB applies a batch change by change (src/readstore/mongoReadStore.ts: no multi-document
@@ -18,19 +13,8 @@ import { drawnQuantity, ingested, project } from '../harness.js';
  * it stores in one piece: no copy left in the old block, every id kept (contracts §13: a record
  * sent again updates, never duplicates; docs/sample-blocks.md, "Crashes on MongoDB").
  */
-const BASE = Date.parse('2026-03-27T00:00:00Z');
-const MIN = 60_000;
-const stream = { provider: 'device-a', source: 'apple', body_worn: true, device: 'Apple Watch (Watch7,1)', metadata: {}, source_name: null } as const;
-const hr = (key: string, start: number, value: number): QuantityRecord => drawnQuantity({ key, type: 'heart_rate', value, start, minutes: 1 }, stream);
-
-let stores = 0;
-async function storeFor(): Promise<ReadStore> {
-  const store = new SqliteReadStore({ path: join(tempDir('wellstream-blocks-replay-'), `read-${++stores}.db`) });
-  await store.ensureCollections(samplesProjection.collections);
-  return store;
-}
-const all = (store: ReadStore, collection: string) => store.find(collection, { sort: [['_id', 1]] });
-const state = async (store: ReadStore) => Object.fromEntries(await Promise.all([SAMPLE_BLOCKS, SAMPLE_KEYS, SAMPLE_ROLLUPS].map(async (c) => [c, await all(store, c)] as const)));
+const storeFor = () => samplesStore('wellstream-blocks-replay-');
+const state = blockState;
 
 describe('samples as blocks: a batch run again over any prefix of its own changes stores what it stores whole (issue 38; contracts §13)', () => {
   it('records moved to another day and records revalued: one copy each, first ids kept, after every prefix', async () => {
