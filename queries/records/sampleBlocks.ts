@@ -118,7 +118,7 @@ export class SampleReader {
   private readonly runs: Run[] = [];
 
   constructor(
-    private readonly readStore: ReadStore,
+    readStore: ReadStore,
     range: SampleRange,
   ) {
     this.after = range.after?.length ? range.after : null;

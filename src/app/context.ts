@@ -33,8 +33,6 @@ import { removeStaleTemporaryFiles, temporaryFilesErasureHook } from '../sources
 import { importTempDir } from '../processes/etl/etlTask.js';
 import { providerGrants } from '../sources/providerGrants.js';
 import { tenantNameClaimsReactor } from '../processes/tenantNameClaims.js';
-import type { ReadStore } from '../readstore/readStore.js';
-import type { RawStore } from '../rawstore/rawStore.js';
 import { sha256Hex } from '../shared/secrets.js';
 import { resolveAdminKey, resolveSealingKey } from './dataDir.js';
 import { createLogger } from './logger.js';

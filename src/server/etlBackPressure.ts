@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import type { ReadStore } from '../readstore/readStore.js';
 import type { AppContext } from './appContext.js';
 import { problems } from './problems.js';
 

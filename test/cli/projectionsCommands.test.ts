@@ -17,7 +17,7 @@ import type { Checkpoint, Doc } from '../../src/readstore/readStore.js';
 import { newSecret, sha256Hex } from '../../src/shared/secrets.js';
 import { adminAuditEntry } from '../support/auditEntries.js';
 import { tempDir } from '../support/tmp.js';
-import { jsonLines, runCli } from './cliProcess.js';
+import { runCli } from './cliProcess.js';
 
 /** Checkpoints as `projections status` reports them: a projection never checkpointed is at 0. */
 type Dump = { collections: Record<string, Doc[]>; checkpoints: Record<string, number>; statuses: Record<string, Checkpoint['status'] | 'new'> };

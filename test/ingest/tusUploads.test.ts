@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UploadResource } from '../../queries/ingestion/uploads.js';
-import { expectProblem, expectStatus, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
+import { expectProblem, startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 import { exportXml, zipOf } from '../sources/files/apple-health/exportFixtures.js';
 import { waitForEtl } from './uploadHelpers.js';
 import { TUS, tusMetadata as meta, tusRequests } from './tusHelpers.js';

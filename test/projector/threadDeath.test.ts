@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStores } from '../../src/app/stores.js';
 import { loadConfig } from '../../src/config.js';

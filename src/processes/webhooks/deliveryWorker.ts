@@ -10,7 +10,7 @@ import { postDelivery, type AttemptResult } from './httpSender.js';
 import { MAX_ATTEMPTS, type RetrySchedule } from './retrySchedule.js';
 import { WakeTimers } from './wakeTimers.js';
 import { RecordsReadableGate, type RecordsReadable } from './recordsReadableGate.js';
-import { ATTEMPTS_KEPT, DEFAULT_LIMITS, UNSEALABLE_ERROR, type WorkerLimits } from './deliveryLimits.js';
+import { ATTEMPTS_KEPT, UNSEALABLE_ERROR, type WorkerLimits } from './deliveryLimits.js';
 import { EndpointHealth } from './endpointHealth.js';
 
 

@@ -1,5 +1,5 @@
 import type { Bundle, OperationOutcome, Patient } from 'fhir/r4.js';
-import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z, ZodError } from 'zod';
 import type { UserDoc } from '../../../projections/users/usersProjection.js';

@@ -16,7 +16,7 @@ import type { ReadStore } from '../../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { tempDir } from '../../support/tmp.js';
 import { category, daily, sleepSession, workout } from './fixtures.js';
-import { ingested, project, sequenceOf, TENANT, USER, userEventAt } from './harness.js';
+import { ingested, project, sequenceOf, USER, userEventAt } from './harness.js';
 
 /**
  * Spec "Merged view" for the kinds besides samples: the flag each record projection keeps equals

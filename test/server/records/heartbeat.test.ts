@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { heartbeats } from '../../projections/records/fixtures.js';
 import { expectProblem, startTestApp, type TenantHandle, type TestApp, type UserBody } from '../../support/server.js';
-import { allPages, APPLE_WATCH, expectListRefusals, getPage, ingest, INGESTED_AT } from './recordsHelper.js';
+import { allPages, APPLE_WATCH, expectListRefusals, getPage, ingest } from './recordsHelper.js';
 
 type Rr = { series_id: number; timestamp: string; rr_ms: number | null; preceded_by_gap: boolean } & Record<string, unknown>;
 type Hrv = { series_id: number; start_date: string; end_date: string; beats: number; rmssd_ms: number | null; sdnn_ms: number | null } & Record<string, unknown>;

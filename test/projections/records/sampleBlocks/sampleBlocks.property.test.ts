@@ -51,7 +51,6 @@ const rawArb = fc.record({
 });
 const prioritiesArb: fc.Arbitrary<SourcePriorities> = fc.dictionary(fc.constantFrom('heart_rate', 'activity', 'body', '*'), fc.shuffledSubarray(SOURCES, { minLength: 1 }), { maxKeys: 3 });
 
-const userOf = (r: Raw) => (r.user === 0 ? USER : OTHER_USER);
 const record = (r: Raw): QuantityRecord =>
   drawnQuantity(r, { ...STREAMS[r.stream]!, metadata: r.meta ? { HKTimeZone: 'Europe/Berlin', original_value: r.value } : {}, source_name: r.meta ? 'Apple Watch' : null });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DAMAGED_DOCTYPE, decode, exportXml, gzip, ofKind, zipOf } from './exportFixtures.js';
+import { decode, exportXml, ofKind } from './exportFixtures.js';
 
 /** Contracts §13 "Apple exports" and issue 21 Deliver 2 (apple-health): decoding rules. */
 

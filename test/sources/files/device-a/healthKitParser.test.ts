@@ -61,7 +61,6 @@ const PHONE = {
   device_model: 'iPhone',
   product_type: 'iPhone15,2',
 };
-const HEALTH_APP = { source_name: 'Health', source_bundle_id: 'com.apple.Health', device_model: 'iPhone', product_type: 'iPhone15,2' };
 const WITHINGS = { source_name: 'Withings', source_bundle_id: 'com.withings.wiScaleNG', device_model: 'Body+', product_type: null };
 const OURA = { source_name: 'Oura', source_bundle_id: 'com.ouraring.oura', device_model: null, product_type: null };
 const WATCH_PROV = { provider: 'device-a', source: 'apple', device: 'Watch (Watch7,1)', body_worn: true };

@@ -6,7 +6,7 @@ import { SANDBOX_CLIENTS } from '../../../../src/sandbox/sandboxClients.js';
 import { CONTROL_PATH, sandboxUserOf, type Sandbox } from '../../../../src/sandbox/sandboxServer.js';
 import { connectedProviderUser, connectThroughSandbox, type SandboxedApp, startSandboxedApp } from '../../../connections/consentFlow.js';
 import { waitForEtl } from '../../../ingest/uploadHelpers.js';
-import { expectProblem, expectStatus, type TenantHandle, type TestApp } from '../../../support/server.js';
+import { expectStatus, type TenantHandle, type TestApp } from '../../../support/server.js';
 
 /**
  * POST /inbound/garmin/{secret} end to end over HTTP (issue 11 "Connectors for real providers",

@@ -3,7 +3,7 @@ import type { NormalizedRecord } from '../../../../commands/ingestion/records.js
 import { ProviderCallError } from '../../../../src/sources/shared/oauthClient.js';
 import { ouraConnector } from '../../../../src/sources/providers/oura/pull.js';
 import type { Sandbox } from '../../../../src/sandbox/sandboxServer.js';
-import { grantedSandbox, parseAll, runPull, sandboxGrant } from '../../shared/sandboxPull.js';
+import { grantedSandbox, parseAll, runPull } from '../../shared/sandboxPull.js';
 
 /**
  * Oura API v2 pulled from the sandbox over HTTP (issue 11 "Connectors for real providers" and
