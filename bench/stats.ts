@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { DateTime } from 'luxon';
-import { decodeData } from '../projections/records/sampleBlocks/sampleBlock.js';
+import { decodeBlock } from '../projections/records/sampleBlocks/sampleBlock.js';
 import { benchUploader, cpuMsOf, json, machine, startService } from './support/service.js';
 
 const SOURCES = [
@@ -85,7 +85,7 @@ function bruteForce(db: Database.Database, user: string, start: DateTime, end: D
     .pluck(true)
     .iterate(user, start.toUTC().toISODate()!, end.toUTC().toISODate()!) as IterableIterator<string>;
   function* samplesOf(): Generator<[number, string, string, string, number]> {
-    for (const data of blocks) for (const s of decodeData(data)) yield [Date.parse(s.start_date), s.provider, s.source, s.unit, s.value];
+    for (const data of blocks) for (const s of decodeBlock(data)) yield [Date.parse(s.start_date), s.provider, s.source, s.unit, s.value];
   }
   const acc = new Map<string, { n: number; sum: number; min: number; max: number }>();
   let samples = 0;

@@ -292,7 +292,7 @@ describe('a crash during ETL (issue acceptance; spec ETL job; contracts §3: the
         expect(jobs.find((j) => j.stream === killedDuring.job)!.started).toBeGreaterThanOrEqual(2);
         // The read model holds one sample per uuid (packed in blocks, docs/sample-blocks.md).
         const stored = new Map<string, Set<string>>();
-        const samples = (await readModels.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { user_id: userId } })).flatMap((b) => decodeBlock(b));
+        const samples = (await readModels.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { user_id: userId } })).flatMap((b) => decodeBlock(b.data));
         for (const d of samples) {
           let ids = stored.get(d.provider);
           if (!ids) stored.set(d.provider, (ids = new Set()));

@@ -1,5 +1,5 @@
 import type { ReadStore } from '../../../src/readstore/readStore.js';
-import { decodeData, type SampleDoc } from './sampleBlock.js';
+import { decodeBlock, type SampleDoc } from './sampleBlock.js';
 
 /**
  * Samples kept decoded between the projection's batches, at most this many (about 400 bytes of
@@ -36,7 +36,7 @@ export class DecodedBlocks {
       this.samples -= e.samples.length;
       if (e.data === data) return e.samples;
     }
-    return decodeData(data);
+    return decodeBlock(data);
   }
 
   /** Block `id` as a batch leaves it: `samples` encode to `data`, and nobody changes them any more. */

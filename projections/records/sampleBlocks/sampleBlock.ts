@@ -196,11 +196,6 @@ export function encodeBlock(samples: readonly SampleDoc[]): string {
   return JSON.stringify(packed);
 }
 
-/** The block's samples as the rows of the per-sample model had them (every field), sorted by (start_date, id). */
-export function decodeBlock(doc: Pick<SampleBlockDoc, 'data'>): SampleDoc[] {
-  return decodeData(doc.data);
-}
-
 /**
  * A block's samples column by column, each sample's doc built only when asked for: a reader that
  * orders, filters or cuts a page on start, id or a flag decodes only the samples it answers.
@@ -298,8 +293,8 @@ export function blockColumns(data: string): BlockColumns {
   return { n, start, startMs, id: (j) => ids[j]!, key, field, writeJson, constant, doc };
 }
 
-/** decodeBlock of a block's `data` alone. */
-export function decodeData(data: string): SampleDoc[] {
+/** A block's samples (its `data`) as the rows of the per-sample model had them (every field), sorted by (start_date, id). */
+export function decodeBlock(data: string): SampleDoc[] {
   const block = blockColumns(data);
   const out: SampleDoc[] = new Array(block.n);
   for (let j = 0; j < block.n; j++) out[j] = block.doc(j);

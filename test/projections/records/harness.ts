@@ -134,5 +134,5 @@ export async function rebuildInto(store: ReadStore, projection: Projection, hist
 /** Every stored sample, decoded from its block, in key order. */
 export async function storedSamples(store: ReadStore): Promise<SampleDoc[]> {
   const blocks = await store.find<SampleBlockDoc>(SAMPLE_BLOCKS, { sort: [['_id', 1]] });
-  return blocks.flatMap((b) => decodeBlock(b)).sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+  return blocks.flatMap((b) => decodeBlock(b.data)).sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
 }

@@ -281,7 +281,7 @@ describe('sampleStats: the rollups answer what bucketing every sample answers, i
     // Every block of the user's type decoded (issue 38: samples are stored in blocks), the view's counted samples kept.
     const blocks = await store.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { user_id: q.userId, type: q.type, ...(q.provider ? { provider: q.provider } : {}) } });
     const rows: StatsRow[] = blocks
-      .flatMap((b) => decodeBlock(b))
+      .flatMap((b) => decodeBlock(b.data))
       .filter((s) => s.excluded !== true && (q.view !== 'merged' || s.hidden !== true))
       .sort((a, b) => (a.start_date < b.start_date ? -1 : a.start_date > b.start_date ? 1 : 0));
     return bucketSamples(rows, { interval: q.interval, tz: q.tz, window: q.window });

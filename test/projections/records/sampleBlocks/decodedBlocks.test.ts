@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DecodedBlocks } from '../../../../projections/records/sampleBlocks/decodedBlocks.js';
-import { decodeData, encodeBlock, type SampleDoc } from '../../../../projections/records/sampleBlocks/sampleBlock.js';
+import { decodeBlock, encodeBlock, type SampleDoc } from '../../../../projections/records/sampleBlocks/sampleBlock.js';
 import { samplesProjection } from '../../../../projections/records/samplesProjection.js';
 import { deriveBatch, pushChanges } from '../../../../src/projector/batchChanges.js';
 import type { PositionedChange } from '../../../../src/readstore/readStore.js';
@@ -16,7 +16,7 @@ const storeFor = () => samplesStore('wellstream-decoded-blocks-');
 const state = blockState;
 
 describe('decoded blocks kept between batches (issue 38)', () => {
-  const samples = decodeData(encodeBlock([hr('a', BASE, 60), hr('b', BASE + MIN, 61)].map((r, j) => ({ ...r, user_id: 'u-1', _id: `key-${j}`.padEnd(22, 'x'), id: j + 1 }) as unknown as SampleDoc)));
+  const samples = decodeBlock(encodeBlock([hr('a', BASE, 60), hr('b', BASE + MIN, 61)].map((r, j) => ({ ...r, user_id: 'u-1', _id: `key-${j}`.padEnd(22, 'x'), id: j + 1 }) as unknown as SampleDoc)));
   const data = encodeBlock(samples);
 
   it('answers the kept samples only for the data they were kept with, and each only once', () => {

@@ -15,7 +15,7 @@ function row(i: number, o: Partial<SampleDoc> = {}): SampleDoc {
 }
 const WATCH = { source_name: 'Apple Watch', source_bundle_id: 'com.apple.health.1A2B', device_model: 'Watch', product_type: 'Watch7,1' };
 
-const roundTrip = (samples: SampleDoc[]) => decodeBlock({ data: encodeBlock(samples) });
+const roundTrip = (samples: SampleDoc[]) => decodeBlock(encodeBlock(samples));
 
 describe('sample blocks: decodeBlock(encodeBlock(samples)) gives back every field of every sample (issue 38; the API answers stay byte-identical)', () => {
   it('keeps every field of uniform samples, in the order the rows had them', () => {
@@ -90,7 +90,7 @@ describe('sample blocks: decodeBlock(encodeBlock(samples)) gives back every fiel
     delete a.quality;
     const data = encodeBlock([a, b]);
     const block = blockColumns(data);
-    const docs = decodeBlock({ data });
+    const docs = decodeBlock(data);
     expect(block.n).toBe(2);
     for (let j = 0; j < 2; j++) {
       expect(block.doc(j)).toEqual(docs[j]);

@@ -90,7 +90,7 @@ async function expectConsistentBlocks(store: ReadStore): Promise<void> {
   const blocks = (await all(store, SAMPLE_BLOCKS)) as SampleBlockDoc[];
   const holder = new Map<string, { block: string; id: number; user: string; provider: string }>();
   for (const b of blocks) {
-    const samples = decodeBlock(b);
+    const samples = decodeBlock(b.data);
     expect(samples.length).toBe(b.count);
     expect(b.count).toBeGreaterThan(0);
     expect(b.count).toBeLessThanOrEqual(BLOCK_SAMPLES);

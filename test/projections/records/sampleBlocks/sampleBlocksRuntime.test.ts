@@ -121,7 +121,7 @@ describe('samples as blocks through the projector (issue 38)', () => {
     const after = (await all(upgraded, SAMPLE_BLOCKS)) as SampleBlockDoc[];
     expect(after).toEqual(blocks);
     expect(after.some((b) => b.listed < b.count)).toBe(true);
-    for (const b of after) expect(b.listed).toBe(decodeBlock(b).filter((s) => s.hidden !== true).length);
+    for (const b of after) expect(b.listed).toBe(decodeBlock(b.data).filter((s) => s.hidden !== true).length);
     await upgraded.close();
   });
 });
