@@ -5,15 +5,15 @@ import { userTokensStream } from '../../commands/users/userTokens.js';
 import { StreamDeletedError } from '../../src/eventstore/eventStore.js';
 import { newSecret, sha256Hex } from '../../src/shared/secrets.js';
 import { addUserRoute, USER_ROUTE } from '../support/fastifyProbe.js';
-import { expectStatus, expectUnauthorized, tenantApp, type TenantHandle, type TestApp, type UserBody } from '../support/server.js';
+import { expectStatus, expectUnauthorized, tenantApp, type TenantHandle, type TestApp } from '../support/server.js';
 
 vi.mock('fastify', async (importOriginal) => (await import('../support/fastifyProbe.js')).probedFastify(await importOriginal()));
 
-let t: TestApp, tenant: TenantHandle, user: UserBody;
+let t: TestApp, tenant: TenantHandle;
 
 beforeAll(async () => {
   addUserRoute();
-  ({ t, tenant, user } = await tenantApp('token-stream'));
+  ({ t, tenant } = await tenantApp('token-stream'));
 });
 afterAll(async () => {
   await t?.close();

@@ -192,7 +192,7 @@ describe('healthKitParser: the fixture upload (contracts §3)', async () => {
 
   it('derives provenance: source from the bundle id, device from model and product type, body_worn from the device kind (spec "Merged view": ranking)', () => {
     expect(find(1)).toMatchObject(WATCH_PROV); // Apple Watch
-    expect(find(8)).toMatchObject(PHONE_PROV); // iPhone
+    expect(find(8)).toMatchObject({ ...PHONE_PROV, ...PHONE }); // iPhone
     expect(find(17)).toMatchObject({ ...WITHINGS_PROV, ...WITHINGS }); // scale app
     expect(find(25)).toMatchObject({ ...OURA_PROV, ...OURA }); // ring, no device fields
   });
