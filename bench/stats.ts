@@ -18,8 +18,9 @@
  * (of the same --days), starts the service on it without uploading again: the requests are then timed
  * (and profiled with BENCH_NODE_ARGS) without the ~2 minutes of ingest in front of them.
  *
- * Next to the pages, the bare limit of the same run: a bare node:http server (a child process) sending
- * the very bytes of the last page the service answered, timed with the same client.
+ * Next to the pages, the HTTP path of a small authenticated read (GET /v1/users/{id}) and the bare
+ * limit of the same run: a bare node:http server (a child process) sending the very bytes of the
+ * last page the service answered, timed with the same client.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -209,6 +210,9 @@ export default async function main(args: string[]) {
         );
         console.log(`| view=${view} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${cpuCell(r.cpu)} | ${rawPage.toFixed(1)} |`);
       }
+      // The fixed cost of an authenticated read in the same run: the user's own small document.
+      const fixed = await timed(reps, async () => json(await fetch(`${svc.base}/v1/users/${user.id}`, { headers: tk })), pid);
+      console.log(`| GET /v1/users/{id} (the HTTP path of a small authenticated read) | ${fixed.p50.toFixed(1)} | ${fixed.p99.toFixed(1)} | ${cpuCell(fixed.cpu)} | |`);
       if (lastPage) {
         const bare = await bareServer(dir, lastPage);
         try {
