@@ -27,8 +27,8 @@ export type PageShape = {
  * fragments. A page of 1,000 samples was ~57,000 strings, most of them garbage for a service
  * whose young generation is 4 MiB (npm start's flags). The parts are joined into pieces of a few KB
  * (writePage) and the pieces once at the end (one flat string, not a rope of thousands of
- * concatenations). The page is written in one
- * synchronous pass, so a value cannot change between the look and the write.
+ * concatenations). The page is written in one synchronous pass, so a value cannot change between
+ * the look and the write.
  */
 export function renderPage(template: RenderTemplate, count: number, valueOf: (k: number, field: string) => unknown, shape: PageShape = {}): string {
   const pieces: string[] = [];
@@ -38,9 +38,10 @@ export function renderPage(template: RenderTemplate, count: number, valueOf: (k:
 
 /**
  * renderPage's text handed to `write` in consecutive pieces of a few KB (their concatenation is
- * renderPage's string), rather than joined into one string: the HTTP route writes them straight into its answer's bytes
- * (src/server/answerBytes.ts), so a page never exists as one ~600 KB string (V8's large-object
- * space: old generation, the mark-compacts that made the page's p99) and the parts list stays short.
+ * renderPage's string), rather than joined into one string: the HTTP route writes them straight
+ * into its answer's bytes (src/server/answerBytes.ts), so a page never exists as one ~600 KB
+ * string (V8's large-object space: old generation, the mark-compacts that made the page's p99) and
+ * the parts list stays short.
  */
 export function writePage(template: RenderTemplate, count: number, valueOf: (k: number, field: string) => unknown, shape: PageShape, write: (s: string) => void): void {
   const n = template.length;
