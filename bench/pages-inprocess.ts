@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- pages-inprocess [--days=30] [--reps=300]`: the REST page of 1,000 samples
- * (listSamplesJson with the route's template, and the answer's body as the route writes it, as
- * bytes: what sending it costs the string) in one thread, without HTTP, read from blocks (issue
+ * (readSamplesPage with the route's template, its answer's body written into the route's kept
+ * buffer as the route writes it: src/server/answerBytes.ts) in one thread, without HTTP, read from blocks (issue
  * 38). Beside it, in the same store and run, the bare limits: the raw keyset page of the same
  * samples as one row each (better-sqlite3, `SELECT *`, nothing decoded) and the raw read of the
  * blocks the page needs. CPU ms per page, p50/p99, and a digest of the answer (the page of rows,
@@ -19,7 +19,8 @@ import Database from 'better-sqlite3';
 import { BLOCK_SAMPLES } from '../projections/records/sampleBlocks/sampleBlock.js';
 import type { SampleDoc } from '../projections/records/samplesProjection.js';
 import { recordKey } from '../projections/records/recordIds.js';
-import { listSamplesJson } from '../queries/records/listSamples.js';
+import { listSamplesJson, readSamplesPage } from '../queries/records/listSamples.js';
+import { AnswerBytes } from '../src/server/answerBytes.js';
 import type { View } from '../queries/records/view.js';
 import type { Scalar } from '../src/readstore/readStore.js';
 import type { RenderedPage } from '../src/readstore/renderedRows.js';
@@ -75,26 +76,23 @@ function daySamples(dayStart: number, firstId: number): SampleDoc[] {
   return out;
 }
 
-type Timed = { p50: number; p99: number; cpu: number; cpuP99: number; last: RenderedPage };
+type Timed = { p50: number; p99: number; cpu: number; cpuP99: number };
 
-async function timed(reps: number, f: () => Promise<RenderedPage>): Promise<Timed> {
+async function timed(reps: number, f: () => Promise<void>): Promise<Timed> {
   for (let i = 0; i < 20; i++) await f();
   const ms: number[] = [];
   const cpuMs: number[] = [];
-  let last!: RenderedPage;
   const cpu0 = process.cpuUsage();
   for (let i = 0; i < reps; i++) {
     const c = process.cpuUsage();
     const t = performance.now();
-    last = await f();
-    // The route's body, made bytes as sending it does (a page written as many pieces is joined here at the latest).
-    Buffer.byteLength(`{"data":[${last.json}],"next_cursor":null}`);
+    await f();
     ms.push(performance.now() - t);
     const dc = process.cpuUsage(c);
     cpuMs.push((dc.user + dc.system) / 1000);
   }
   const cpu = process.cpuUsage(cpu0);
-  return { p50: pct(ms, 50), p99: pct(ms, 99), cpu: (cpu.user + cpu.system) / 1000 / reps, cpuP99: pct(cpuMs, 99), last };
+  return { p50: pct(ms, 50), p99: pct(ms, 99), cpu: (cpu.user + cpu.system) / 1000 / reps, cpuP99: pct(cpuMs, 99) };
 }
 
 const digest = (p: RenderedPage) => createHash('sha256').update(p.json).update(JSON.stringify(p.next)).digest('hex').slice(0, 12);
@@ -133,8 +131,19 @@ export default async function main(args: string[]) {
     for (const view of ['all', 'merged'] as View[]) {
       const window = { start: Date.parse(pageStart), end: null };
       const page = { after: null as Scalar[] | null, limit: 1000 };
-      const r = await timed(reps, () => listSamplesJson(store, { userId: USER, type: 'heart_rate', window, view }, QUANTITY_SAMPLE_JSON, page));
-      console.log(`| view=${view} | ${r.cpu.toFixed(2)} | ${r.cpuP99.toFixed(2)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${digest(r.last)} |`);
+      const q = { userId: USER, type: 'heart_rate', window, view };
+      // The route's work: the page read, its body written into a kept buffer (answerBytes.ts), the buffer handed back as the answer's `finish` does.
+      const r = await timed(reps, async () => {
+        const read = await readSamplesPage(store, q, QUANTITY_SAMPLE_JSON, page);
+        const out = new AnswerBytes();
+        out.write('{"data":[');
+        read.write((s) => out.write(s));
+        out.write('],"next_cursor":null}');
+        out.release();
+      });
+      // The digest of the page as text, comparable with earlier runs' (listSamplesJson: the same pieces, joined).
+      const last = await listSamplesJson(store, q, QUANTITY_SAMPLE_JSON, page);
+      console.log(`| view=${view} | ${r.cpu.toFixed(2)} | ${r.cpuP99.toFixed(2)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${digest(last)} |`);
     }
     console.log(`\nraw keyset page of the rows (better-sqlite3, SELECT * … LIMIT 1000): ${rawRows.toFixed(2)} ms; raw read of 4 blocks from the page's day: ${rawBlocks.toFixed(2)} ms`);
   } finally {

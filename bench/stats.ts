@@ -13,9 +13,18 @@
  *
  * `--stats=0` leaves out the statistics (the pages and the priorities change only): with `--days=30
  * --priorities=0` a loop over the pages takes seconds instead of minutes.
+ *
+ * `--keep=<dir>` keeps the loaded service's data in <dir> and, when <dir> already holds a run's data
+ * (of the same --days), starts the service on it without uploading again: the requests are then timed
+ * (and profiled with BENCH_NODE_ARGS) without the ~2 minutes of ingest in front of them.
+ *
+ * Next to the pages, the HTTP path of a small authenticated read (GET /v1/users/{id}) and the bare
+ * limit of the same run: a bare node:http server (a child process) sending the very bytes of the
+ * last page the service answered, timed with the same client.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -118,18 +127,22 @@ export default async function main(args: string[]) {
   // --priorities=0 leaves out the source-order change (minutes on a loaded machine).
   const priorities = arg('priorities', 1) !== 0;
   const statistics = arg('stats', 1) !== 0;
-  const dir = mkdtempSync(join(tmpdir(), 'wellstream-bench-stats-'));
+  const keep = args.find((a) => a.startsWith('--keep='))?.slice('--keep='.length);
+  if (keep) mkdirSync(keep, { recursive: true });
+  const dir = keep ?? mkdtempSync(join(tmpdir(), 'wellstream-bench-stats-'));
+  const kept = join(dir, 'bench.json');
   try {
     console.log(`machine: ${machine()}`);
-    const bodies = uploads(days, 10);
     const svcDir = join(dir, 'svc');
+    const reused = keep && existsSync(kept) ? (JSON.parse(readFileSync(kept, 'utf8')) as { days: number; tk: { authorization: string; 'content-type': string }; userId: string }) : null;
+    if (reused && reused.days !== days) throw new Error(`${dir} holds a run of --days=${reused.days}`);
     const svc = await startService(svcDir);
     try {
-      const { tk, userId, token: uploadToken } = await benchUploader(svc);
+      const { tk, userId, token: uploadToken } = reused ? { ...reused, token: '' } : await benchUploader(svc);
       const user = { id: userId };
       const token = { token: uploadToken };
       const t0 = performance.now();
-      for (const [p, body] of bodies.entries()) {
+      for (const [p, body] of reused ? [] : uploads(days, 10).entries()) {
         const form = new FormData();
         form.append('file', new Blob([body], { type: 'application/gzip' }), `hr-${p}.ndjson.gz`);
         const res = await fetch(`${svc.base}/v1/ingest/device-a`, { method: 'POST', headers: { authorization: `Bearer ${token.token}`, 'upload-id': `stats-${p}` }, body: form });
@@ -144,7 +157,9 @@ export default async function main(args: string[]) {
         if (page.data.length === 2) break;
       }
       // Merged flags and rollups are written in the transaction that stores the samples: they are current the moment the samples are queryable.
-      console.log(`${total} samples queryable (merged flags and rollups included) after ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+      if (reused) console.log(`${total} samples of ${dir} (kept from an earlier run)\n`);
+      else console.log(`${total} samples queryable (merged flags and rollups included) after ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+      if (keep && !reused) writeFileSync(kept, JSON.stringify({ days, tk, userId }));
 
       const db = new Database(join(svcDir, 'readmodels.sqlite'), { readonly: true });
       const stats = (qs: Record<string, string>) => async () => json<{ truncated: boolean; buckets: { count: number }[] }>(await fetch(`${svc.base}/v1/users/${user.id}/samples/stats?${new URLSearchParams({ type: 'heart_rate', ...qs })}`, { headers: tk }));
@@ -159,7 +174,8 @@ export default async function main(args: string[]) {
         for (const tz of ['Europe/Berlin', 'Asia/Kathmandu']) {
           const brute = bruteForce(db, user.id, DateTime.fromISO(w.start, { zone: tz }), DateTime.fromISO(w.end, { zone: tz }), interval);
           for (const view of ['all', 'merged']) {
-            const r = await timed(view === 'merged' ? Math.max(3, Math.floor(reps / 4)) : reps, stats({ start: w.start, end: w.end, interval, tz, view }), pid);
+            // Both views the same number of requests: the CPU column's resolution is /proc's 10 ms over `reps`.
+            const r = await timed(reps, stats({ start: w.start, end: w.end, interval, tz, view }), pid);
             const body = r.last as { truncated: boolean; buckets: { count: number }[] };
             const counted = body.buckets.reduce((n, b) => n + b.count, 0);
             console.log(`| ${label} | ${view} | ${tz} | ${r.p50.toFixed(0)} | ${r.p99.toFixed(0)} | ${cpuCell(r.cpu)} | ${body.buckets.length}${body.truncated ? ' (truncated)' : ''} | ${counted} | ${brute.ms.toFixed(0)} (${brute.buckets} buckets, ${brute.samples} samples) | ${(brute.ms / r.p50).toFixed(0)}× |`);
@@ -180,9 +196,31 @@ export default async function main(args: string[]) {
       console.log(`\nload average before the pages: ${loadavg().map((l) => l.toFixed(2)).join(', ')}`);
       console.log('\n| a page of 1,000 samples | p50 ms | p99 ms | service CPU ms / request | raw read of the blocks of the page (better-sqlite3 + JSON.parse) ms |');
       console.log('|---|---:|---:|---:|---:|');
+      let lastPage = null as { bytes: Buffer; type: string } | null;
       for (const view of ['all', 'merged']) {
-        const r = await timed(reps, async () => json(await fetch(`${svc.base}/v1/users/${user.id}/samples?${new URLSearchParams({ type: 'heart_rate', start: pageStart, limit: '1000', view })}`, { headers: tk })), pid);
+        const r = await timed(
+          reps,
+          async () => {
+            const res = await fetch(`${svc.base}/v1/users/${user.id}/samples?${new URLSearchParams({ type: 'heart_rate', start: pageStart, limit: '1000', view })}`, { headers: tk });
+            if (!res.ok) throw new Error(`${res.status} ${await res.text()}`);
+            lastPage = { bytes: Buffer.from(await res.arrayBuffer()), type: res.headers.get('content-type') ?? '' };
+            return JSON.parse(lastPage.bytes.toString('utf8'));
+          },
+          pid,
+        );
         console.log(`| view=${view} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${cpuCell(r.cpu)} | ${rawPage.toFixed(1)} |`);
+      }
+      // The fixed cost of an authenticated read in the same run: the user's own small document.
+      const fixed = await timed(reps, async () => json(await fetch(`${svc.base}/v1/users/${user.id}`, { headers: tk })), pid);
+      console.log(`| GET /v1/users/{id} (the HTTP path of a small authenticated read) | ${fixed.p50.toFixed(1)} | ${fixed.p99.toFixed(1)} | ${cpuCell(fixed.cpu)} | |`);
+      if (lastPage) {
+        const bare = await bareServer(dir, lastPage);
+        try {
+          const r = await timed(reps, async () => JSON.parse(Buffer.from(await (await fetch(bare.base, { headers: tk })).arrayBuffer()).toString('utf8')), bare.pid);
+          console.log(`| bare limit: node:http sending the last page's ${lastPage.bytes.length} bytes | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${cpuCell(r.cpu)} | |`);
+        } finally {
+          bare.stop();
+        }
       }
       // A new order re-evaluates the merged flags and rollups of every heart-rate sample of the
       // user before the PUT answers (read-your-writes); the second PUT turns it back.
@@ -198,6 +236,19 @@ export default async function main(args: string[]) {
       await svc.stop();
     }
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (!keep) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** A bare node:http server in a child process answering every request with `page`'s bytes (the HTTP path's floor). */
+async function bareServer(dir: string, page: { bytes: Buffer; type: string }): Promise<{ base: string; pid: number | undefined; stop: () => void }> {
+  const file = join(dir, 'bare-page.json');
+  writeFileSync(file, page.bytes);
+  const code = `const b=require('fs').readFileSync(${JSON.stringify(file)});require('http').createServer((q,s)=>{s.writeHead(200,{'content-type':${JSON.stringify(page.type)},'content-length':b.length});s.end(b)}).listen(0,'127.0.0.1',function(){console.log(this.address().port)})`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+    child.once('error', reject);
+  });
+  return { base: `http://127.0.0.1:${port}/`, pid: child.pid, stop: () => child.kill('SIGTERM') };
 }

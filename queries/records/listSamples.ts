@@ -3,7 +3,7 @@ import type { SampleDoc } from '../../projections/records/samplesProjection.js';
 import type { BlockColumns } from '../../projections/records/sampleBlocks/sampleBlock.js';
 import type { Page, PageRequest } from '../shared/page.js';
 import type { RenderedPage, RenderTemplate } from '../../src/readstore/renderedRows.js';
-import { renderPage } from '../shared/templateRenderer.js';
+import { writePage } from '../shared/templateRenderer.js';
 import { docsOf, samplePage, type SampleRange } from './sampleBlocks.js';
 import { withPrimary, type View } from './view.js';
 import type { Window } from './window.js';
@@ -35,11 +35,29 @@ export async function listSamples(readStore: ReadStore, q: ListSamples, page: Pa
  * from the blocks' columns, without a document per sample.
  */
 export async function listSamplesJson(readStore: ReadStore, q: ListSamples, template: RenderTemplate, page: PageRequest): Promise<RenderedPage> {
+  const read = await readSamplesPage(readStore, q, template, page);
+  const pieces: string[] = [];
+  read.write((s) => pieces.push(s));
+  return { json: pieces.join(''), count: read.count, next: read.next };
+}
+
+/** A page read and ready to be written: `write` hands its JSON (listSamplesJson's) to `out` in pieces, synchronously. */
+export type SamplesPageJson = { count: number; next: RenderedPage['next']; write: (out: (s: string) => void) => void };
+
+/** listSamplesJson's page, read now and written when the caller has somewhere to write it (the route: its answer's bytes). */
+export async function readSamplesPage(readStore: ReadStore, q: ListSamples, template: RenderTemplate, page: PageRequest): Promise<SamplesPageJson> {
   const { refs, next } = await samplePage(readStore, rangeOf(q, page), page.limit);
-  const json = renderPage(template, refs.length, (k, field) => refs[k]!.cols.field(field, refs[k]!.j), {
-    groupOf: (k) => refs[k]!.cols,
-    constant: (cols, field) => (cols as BlockColumns).constant(field),
-    writeJson: (k, field, out) => refs[k]!.cols.writeJson(field, refs[k]!.j, out),
-  });
-  return { json, count: refs.length, next };
+  const write = (out: (s: string) => void) =>
+    writePage(
+      template,
+      refs.length,
+      (k, field) => refs[k]!.cols.field(field, refs[k]!.j),
+      {
+        groupOf: (k) => refs[k]!.cols,
+        constant: (cols, field) => (cols as BlockColumns).constant(field),
+        writeJson: (k, field, parts) => refs[k]!.cols.writeJson(field, refs[k]!.j, parts),
+      },
+      out,
+    );
+  return { count: refs.length, next, write };
 }

@@ -25,11 +25,25 @@ export type PageShape = {
  * document of its group in the page is written once per group, joined with the keys around it
  * into the group's fragments, so a sample's JSON is its few varying values between those
  * fragments. A page of 1,000 samples was ~57,000 strings, most of them garbage for a service
- * whose young generation is 4 MiB (npm start's flags). The page's parts are joined once at the
- * end (one flat string, not a rope of thousands of concatenations). The page is written in one
- * synchronous pass, so a value cannot change between the look and the write.
+ * whose young generation is 4 MiB (npm start's flags). The parts are joined into pieces of a few KB
+ * (writePage) and the pieces once at the end (one flat string, not a rope of thousands of
+ * concatenations). The page is written in one synchronous pass, so a value cannot change between
+ * the look and the write.
  */
 export function renderPage(template: RenderTemplate, count: number, valueOf: (k: number, field: string) => unknown, shape: PageShape = {}): string {
+  const pieces: string[] = [];
+  writePage(template, count, valueOf, shape, (s) => pieces.push(s));
+  return pieces.join('');
+}
+
+/**
+ * renderPage's text handed to `write` in consecutive pieces of a few KB (their concatenation is
+ * renderPage's string), rather than joined into one string: the HTTP route writes them straight
+ * into its answer's bytes (src/server/answerBytes.ts), so a page never exists as one ~600 KB
+ * string (V8's large-object space: old generation, the mark-compacts that made the page's p99) and
+ * the parts list stays short.
+ */
+export function writePage(template: RenderTemplate, count: number, valueOf: (k: number, field: string) => unknown, shape: PageShape, write: (s: string) => void): void {
   const n = template.length;
   const fields = template.map((f) => f.field);
   const groupOf = shape.groupOf ?? (() => null);
@@ -74,6 +88,10 @@ export function renderPage(template: RenderTemplate, count: number, valueOf: (k:
   let plan: Plan | undefined;
   let planGroup: unknown = undefined;
   for (let k = 0; k < count; k++) {
+    if (parts.length >= PIECE_PARTS) {
+      write(parts.join(''));
+      parts.length = 0;
+    }
     const g = groupOf(k);
     const prev = plan;
     if (plan === undefined || g !== planGroup) (plan = plans.get(g)!), (planGroup = g);
@@ -94,8 +112,15 @@ export function renderPage(template: RenderTemplate, count: number, valueOf: (k:
     }
   }
   if (plan) parts.push(tail(plan));
-  return parts.join('');
+  if (parts.length) write(parts.join(''));
 }
+
+/**
+ * Parts (a sample is 11 to 17) joined into one piece: ~20-30 samples, a few KB, a string that stays
+ * in the young generation. Joined per piece, a page cost less than joined whole (measured with the
+ * pieces written into one buffer: 0.4 against 1.3 ms for 900 KB of text).
+ */
+const PIECE_PARTS = 256;
 
 /** A group's fragments: before, between and after its varying fields (`vars`, template indexes); `joins`: its last fragment, a comma and another plan's first. */
 type Plan = { pieces: string[]; vars: number[]; joins: Map<Plan, string> };

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { userHasSamplesOfType } from '../../../queries/records/listSamples.js';
 import { formatWithOffset, sampleStats, statsWindow } from '../../../queries/records/sampleStats.js';
 import { findQuantityType } from '../../catalog/quantityCatalog.js';
+import { answerBytesOnSend } from '../answerBytes.js';
 import { compiledSerializerCompiler } from '../compiledSerializer.js';
 import { problems } from '../problems.js';
 import { TimeParam, withProblems } from '../schemas.js';
@@ -46,6 +47,8 @@ export const sampleStatsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       config: { auth: 'tenant' },
       // Up to 50,000 buckets: written by a compiled serializer (compiledSerializer.ts).
       serializerCompiler: compiledSerializerCompiler,
+      // … and sent as bytes written once (answerBytes.ts: a year of days in both views is ~100 KB).
+      onSend: answerBytesOnSend,
       schema: {
         summary: 'Statistics of one quantity type per hour or local day, one series per provider, source and unit',
         tags: ['records'],

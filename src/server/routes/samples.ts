@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { SampleDoc } from '../../../projections/records/samplesProjection.js';
-import { listSamplesJson, userHasSamplesOfType } from '../../../queries/records/listSamples.js';
+import { readSamplesPage, userHasSamplesOfType } from '../../../queries/records/listSamples.js';
+import { AnswerBytes, sendAnswerBytes } from '../answerBytes.js';
 import { findQuantityType } from '../../catalog/quantityCatalog.js';
 import { problems } from '../problems.js';
 import { RecordProvenance, sampleFieldsOf, SampleOrigin } from './recordSchemas.js';
@@ -79,11 +80,16 @@ export const samplesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
       }
       const scope = cursorScope('samples', user.id, { type: q.type, start: q.start, end: q.end, view: q.view });
       const after = q.cursor ? cursors.decode(q.cursor, scope) : null;
-      const page = await listSamplesJson(ctx.readStore, { userId: user.id, type: q.type, window, view: q.view }, QUANTITY_SAMPLE_JSON, { after, limit: q.limit });
-      // Pages of up to 1,000 samples, written from the stored rows (QUANTITY_SAMPLE_JSON): a string with
-      // a JSON content type is sent as it is, past the response serializer (the schema types the object form).
-      const body = `{"data":[${page.json}],"next_cursor":${JSON.stringify(page.next ? cursors.encode(page.next, scope) : null)}}`;
-      return reply.type('application/json; charset=utf-8').send(body as never);
+      const page = await readSamplesPage(ctx.readStore, { userId: user.id, type: q.type, window, view: q.view }, QUANTITY_SAMPLE_JSON, { after, limit: q.limit });
+      // Pages of up to 1,000 samples, written from the stored rows (QUANTITY_SAMPLE_JSON) straight into
+      // the answer's bytes (answerBytes.ts): sent as they are, past the response serializer (the
+      // schema types the object form).
+      const next = JSON.stringify(page.next ? cursors.encode(page.next, scope) : null);
+      const out = new AnswerBytes();
+      out.write('{"data":[');
+      page.write((s) => out.write(s));
+      out.write(`],"next_cursor":${next}}`);
+      return sendAnswerBytes(reply.type('application/json; charset=utf-8'), out);
     },
   );
 };

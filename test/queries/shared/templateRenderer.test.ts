@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { renderPage } from '../../../queries/shared/templateRenderer.js';
+import { renderPage, writePage } from '../../../queries/shared/templateRenderer.js';
 import { renderDoc, type RenderedField, type RenderTemplate } from '../../../src/readstore/renderedRows.js';
 import { QUANTITY_SAMPLE_JSON } from '../../../src/server/routes/samples.js';
 
@@ -47,5 +47,17 @@ describe('a page written by renderPage equals renderDoc of each document, joined
     ];
     expect(renderPage(QUANTITY_SAMPLE_JSON, docs.length, (k, f) => (docs[k] as Record<string, unknown>)[f])).toBe(docs.map((d) => renderDoc(QUANTITY_SAMPLE_JSON, d)).join(','));
     expect(renderPage(QUANTITY_SAMPLE_JSON, 0, () => undefined)).toBe('');
+  });
+
+  it('writePage hands a page of 1,000 over in pieces of a few KB whose concatenation is renderPage\'s page (the route writes them into its answer\'s bytes)', () => {
+    const docs = Array.from({ length: 1000 }, (_, i) => ({ id: 1000 + i, type: 'heart_rate', value: 55 + (i % 60), unit: 'count/min', start_date: `2026-03-01T00:${String(i % 60).padStart(2, '0')}:00.000Z`, source_name: i % 7 ? 'Watch' : 'Watch "ü"', hidden: i % 2 === 0, metadata: { n: i } }));
+    const valueOf = (k: number, f: string) => (docs[k] as Record<string, unknown>)[f];
+    const groupOf = (k: number) => Math.floor(k / 100);
+    const pieces: string[] = [];
+    writePage(QUANTITY_SAMPLE_JSON, docs.length, valueOf, { groupOf }, (s) => pieces.push(s));
+    expect(pieces.join('')).toBe(docs.map((d) => renderDoc(QUANTITY_SAMPLE_JSON, d)).join(','));
+    expect(pieces.join('')).toBe(renderPage(QUANTITY_SAMPLE_JSON, docs.length, valueOf, { groupOf }));
+    expect(pieces.length).toBeGreaterThan(10);
+    expect(Math.max(...pieces.map((s) => s.length))).toBeLessThan(64 * 1024);
   });
 });
