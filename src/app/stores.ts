@@ -20,11 +20,12 @@ export type OpenOptions = {
   writerThread?: boolean;
   /**
    * The read store's connection on the service's HTTP thread (docs/store-threads.md "The HTTP
-   * thread's read-store connection"): its commits are spaced (SqliteGroupCommit `spacingMs`), since
-   * during a burst of small uploads the in-thread projections, the reactors' checkpoints and the
-   * webhook engine's writes arrive a turn or two apart and each commit rewrites every page it
-   * touched; and its savepoints' journals stay in memory (`temp_store = MEMORY`), since the webhook
-   * engine's batches of deliveries spilled them to temporary files, 80 KiB per upload.
+   * thread's read-store connection"): its savepoints' journals stay in memory (`temp_store =
+   * MEMORY`), since during a burst of small uploads the writes that change more than 64 KiB of
+   * pages spilled them to temporary files, ~65 KiB per one-line upload; and its commits are spaced
+   * (SqliteGroupCommit `spacingMs`), since there the in-thread projections, the reactors'
+   * checkpoints and the webhook engine's writes arrive a turn or two apart and each commit rewrites
+   * every page it touched.
    */
   httpThreadReadStore?: boolean;
 };
