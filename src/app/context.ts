@@ -73,7 +73,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const mode = options.runBackground === undefined || options.runBackground === true ? 'all' : options.runBackground === false ? 'none' : options.runBackground;
   // The service's event store writes and work queue on threads of their own (issue 37); a CLI command's in its thread.
   const storeThreads = mode === 'all';
-  const stores = await openStores(config, { readCacheMiB: options.readCacheMiB, writerThread: storeThreads });
+  const stores = await openStores(config, { readCacheMiB: options.readCacheMiB, writerThread: storeThreads, httpThreadReadStore: storeThreads });
   const { readStore, rawStore } = stores;
   const admin = resolveAdminKey(config.dataDir, config.adminApiKey);
   const sealingKey = resolveSealingKey(config.dataDir, config.sealingKey);

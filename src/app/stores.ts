@@ -18,7 +18,20 @@ export type OpenOptions = {
    * commands and threads that are themselves off the HTTP thread write in-thread.
    */
   writerThread?: boolean;
+  /**
+   * The read store's connection on the service's HTTP thread (docs/store-threads.md "The HTTP
+   * thread's read-store connection"): its savepoints' journals stay in memory (`temp_store =
+   * MEMORY`), since during a burst of small uploads the writes that change more than 64 KiB of
+   * pages spilled them to temporary files, ~65 KiB per one-line upload; and its commits are spaced
+   * (SqliteGroupCommit `spacingMs`), since there the in-thread projections, the reactors'
+   * checkpoints and the webhook engine's writes arrive a turn or two apart and each commit rewrites
+   * every page it touched.
+   */
+  httpThreadReadStore?: boolean;
 };
+
+/** SqliteGroupCommit's spacing of the HTTP thread's read-store commits (OpenOptions.httpThreadReadStore). */
+export const READ_COMMIT_SPACING_MS = 4;
 
 export async function openStores(config: Config, options: OpenOptions = {}): Promise<{ eventStore: EventStore; readStore: ReadStore; rawStore: RawStore }> {
   if (config.backend.kind === 'production') {
@@ -41,6 +54,6 @@ export async function openStores(config: Config, options: OpenOptions = {}): Pro
   return {
     rawStore: new FileRawStore(join(config.dataDir, 'raw')),
     eventStore: options.writerThread ? await ThreadedSqliteEventStore.open({ path: eventsPath }) : new SqliteEventStore({ path: eventsPath }),
-    readStore: new SqliteReadStore({ path: join(config.dataDir, 'readmodels.sqlite'), cacheMiB: options.readCacheMiB }),
+    readStore: new SqliteReadStore({ path: join(config.dataDir, 'readmodels.sqlite'), cacheMiB: options.readCacheMiB, ...(options.httpThreadReadStore ? { commitSpacingMs: READ_COMMIT_SPACING_MS, tempInMemory: true } : {}) }),
   };
 }

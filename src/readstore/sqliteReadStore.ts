@@ -36,8 +36,13 @@ export class SqliteReadStore implements ReadStore {
   /** Writes asked for and not yet answered: close lets them finish first. */
   private readonly pending = new Set<Promise<unknown>>();
 
-  /** `cacheMiB`: SQLite's page cache for this connection (the projector thread's wants more). */
-  constructor(options: { path: string; cacheMiB?: number }) {
+  /**
+   * `cacheMiB`: SQLite's page cache for this connection (the projector thread's wants more).
+   * `commitSpacingMs`: SqliteGroupCommit's spacing of commits. `tempInMemory`: savepoint journals
+   * (each write of a group runs in one) and temporary tables in memory, never spilled to a file.
+   * Both for the service's HTTP thread (stores.ts).
+   */
+  constructor(options: { path: string; cacheMiB?: number; commitSpacingMs?: number; tempInMemory?: boolean }) {
     this.db = new Database(options.path);
     this.scrubber = new SqliteScrub(options.path, this.db);
     useIncrementalVacuum(this.db);
@@ -46,11 +51,12 @@ export class SqliteReadStore implements ReadStore {
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     this.db.pragma(`cache_size = -${(options.cacheMiB ?? 16) * 1024}`);
     eraseOnDelete(this.db);
+    if (options.tempInMemory) this.db.pragma('temp_store = MEMORY');
     this.db.exec(CHECKPOINTS_DDL);
     this.db.exec('CREATE TABLE IF NOT EXISTS _collections (name TEXT PRIMARY KEY, spec TEXT NOT NULL, signature TEXT NOT NULL)');
     this.db.exec(LEASES_DDL);
     this.db.exec(SCRUB_DDL);
-    this.commits = new SqliteGroupCommit(this.db);
+    this.commits = new SqliteGroupCommit(this.db, undefined, undefined, options.commitSpacingMs);
   }
 
   private leaseStore: SqliteLeases | null = null;

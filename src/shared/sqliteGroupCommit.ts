@@ -37,11 +37,21 @@ export class SqliteGroupCommit {
   private lastWriteAt = 0;
   private idleTimer: NodeJS.Timeout | null = null;
 
-  /** `onCommit` hears the values of a committed group's writes that succeeded, in order (a group of deferred writes once it ran). */
+  /** When the last group began (performance.now()), for `spacingMs`. */
+  private lastCommitAt = -Infinity;
+
+  /**
+   * `onCommit` hears the values of a committed group's writes that succeeded, in order (a group of
+   * deferred writes once it ran). `spacingMs`: a group asked for within that long of the previous
+   * one's start waits out the rest, so that writes arriving one after another in a burst share a
+   * commit (and its pages) instead of each turn committing its own; a write after a quiet spell
+   * still commits in the next turn. 0 (the default): every turn's writes commit in the next turn.
+   */
   constructor(
     private readonly db: Database.Database,
     private readonly onCommit: (values: unknown[]) => void = () => {},
     private readonly deferredIdleMs = DEFERRED_IDLE_MS,
+    private readonly spacingMs = 0,
   ) {}
 
   /**
@@ -60,7 +70,7 @@ export class SqliteGroupCommit {
       if (this.closed) return reject(new Error('the database is closed'));
       this.lastWriteAt = Date.now();
       this.queue.push({ body, queuedAt: this.lastWriteAt, deferred: options.deferred === true, resolve: resolve as (v: unknown) => void, reject });
-      if (this.queue.length === 1) setImmediate(() => this.commit());
+      if (this.queue.length === 1) this.scheduleCommit();
     });
   }
 
@@ -73,7 +83,14 @@ export class SqliteGroupCommit {
     for (const w of group) w.reject(new Error('the database is closed'));
   }
 
+  private scheduleCommit(): void {
+    const wait = this.spacingMs > 0 ? this.lastCommitAt + this.spacingMs - performance.now() : 0;
+    if (wait >= 1) setTimeout(() => this.commit(), wait);
+    else setImmediate(() => this.commit());
+  }
+
   private commit(): void {
+    this.lastCommitAt = performance.now();
     const group = this.queue;
     this.queue = [];
     if (group.length === 0) return;

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SqliteGroupCommit } from '../../src/shared/sqliteGroupCommit.js';
 import { BUSY_TIMEOUT_MS } from '../../src/shared/sqliteWriteLock.js';
 import { SqliteWorkQueue } from '../../src/workqueue/sqliteWorkQueue.js';
@@ -63,6 +63,41 @@ describe('group commit of SQLite writes (issue 27)', () => {
     expect(db.prepare('SELECT k FROM t ORDER BY k').pluck().all()).toEqual(['a', 'b']);
     other.close();
     db.close();
+  });
+
+  it('with a spacing, writes asked for in the turns after a commit wait out the spacing and commit together; a write after a quiet spell commits in the next turn', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'performance'] });
+    try {
+      const { db, other, insert, seen } = twoConnections();
+      const groups: unknown[][] = [];
+      const commits = new SqliteGroupCommit(db, (values) => groups.push(values), undefined, 50);
+      const first = commits.write(() => (insert.run('a', 1), 'a'));
+      await vi.advanceTimersByTimeAsync(0);
+      await first;
+      expect(groups).toEqual([['a']]);
+      // Three writes in three turns, all within the spacing of the first commit: one group at its end.
+      const later: Promise<unknown>[] = [];
+      for (const k of ['b', 'c', 'd']) {
+        await vi.advanceTimersByTimeAsync(5);
+        later.push(commits.write(() => (insert.run(k, 1), k)));
+      }
+      await vi.advanceTimersByTimeAsync(30);
+      expect(seen()).toBe(1);
+      await vi.advanceTimersByTimeAsync(10);
+      await Promise.all(later);
+      expect(groups).toEqual([['a'], ['b', 'c', 'd']]);
+      expect(seen()).toBe(4);
+      // Quiet for longer than the spacing: the next write is not held back.
+      await vi.advanceTimersByTimeAsync(100);
+      const lone = commits.write(() => (insert.run('e', 1), 'e'));
+      await vi.advanceTimersByTimeAsync(0);
+      await lone;
+      expect(groups).toEqual([['a'], ['b', 'c', 'd'], ['e']]);
+      other.close();
+      db.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('deferred writes (a rebuild’s batches) share one transaction that other connections do not see until a write that is not deferred commits it', async () => {
