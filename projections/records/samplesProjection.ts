@@ -3,7 +3,7 @@ import type { Projection } from '../../src/projector/projection.js';
 import { withMergedView } from './mergedView/mergedFlags.js';
 import { utcDay } from './recordDoc.js';
 import { defineRecordsProjection, recordUpsert } from './recordProjection.js';
-import { SAMPLE_BLOCKS, SAMPLE_KEYS } from './sampleBlocks/sampleBlock.js';
+import { SAMPLE_BLOCKS, SAMPLE_KEYS, userLocators } from './sampleBlocks/sampleBlock.js';
 import { SAMPLE_ROLLUPS } from './sampleRollups/dayRollup.js';
 import { DAY_COUNT_FIELD, HOURS_FIELD, QUARTERS_FIELD } from './sampleRollups/rollupLayout.js';
 import { SAMPLES, samplesKind } from './sampleRollups/samplesDerivation.js';
@@ -15,7 +15,8 @@ export type { SampleDoc } from './sampleBlocks/sampleBlock.js';
  * per record (the record's fields, its owner fields and day, its id when first stored), as every
  * record kind does; the merged view's derivation takes those upserts and packs the samples into
  * blocks (sampleBlocks/blockSession.ts, docs/sample-blocks.md). Erasure deletes blocks and
- * locators by user, or by user and provider: every block holds one provider's samples.
+ * locators by user, or by user and provider: every block holds one provider's samples, and a
+ * locator's `_id` starts with its user's tag (userLocators).
  */
 const records = defineRecordsProjection<QuantityRecord>({
   name: SAMPLES,
@@ -34,11 +35,18 @@ const records = defineRecordsProjection<QuantityRecord>({
     },
     {
       name: SAMPLE_KEYS,
-      // GET …/samples/{id} names the user and the id.
-      indexes: [{ fields: [['user_id', 1], ['id', 1]] }],
+      // GET …/samples/{id} names the id (unique over all users; the block it names is checked
+      // for the user). The ingest finds locators by `_id`, an erasure by a range of it.
+      indexes: [{ fields: [['id', 1]] }],
       columns: ['provider', 'block'],
+      // 2: `_id` is the user's tag and the record key, no `user_id` (sampleBlock.ts, locatorId); a
+      // store of version 1 (undeclared) is rebuilt from the log on first start.
+      version: 2,
     },
   ],
+  erasedRowsIn: {
+    [SAMPLE_KEYS]: (userId, provider) => (provider === undefined ? userLocators(userId) : { ...userLocators(userId), provider }),
+  },
   evolve: (event, sequence) =>
     event.data.records.map((r, i) => {
       const { kind: _kind, ...fields } = r;

@@ -1,5 +1,6 @@
+import { hash } from 'node:crypto';
 import type { QuantityRecord } from '../../../commands/ingestion/records.js';
-import type { Doc } from '../../../src/readstore/readStore.js';
+import type { Doc, Filter } from '../../../src/readstore/readStore.js';
 import { dateOfDayNumber, pad2, type RecordDocBase } from '../recordDoc.js';
 
 /** A stored quantity sample, as the per-sample rows had it and decodeBlock answers it (also exported by samplesProjection.ts). */
@@ -7,7 +8,7 @@ export type SampleDoc = Omit<QuantityRecord, 'kind'> & RecordDocBase;
 
 /** One doc per block of quantity samples (docs/sample-blocks.md). */
 export const SAMPLE_BLOCKS = 'sample_blocks';
-/** One small row per sample: where a sample with a given record key (and integer id) is stored. */
+/** One small row per sample, the locator: where a sample with a given record key (and integer id) is stored. */
 export const SAMPLE_KEYS = 'sample_keys';
 /** The most samples one block holds: a day with more is cut into several blocks of one key. */
 export const BLOCK_SAMPLES = 1000;
@@ -40,8 +41,39 @@ export type SampleBlockDoc = Doc & {
 /** A block's `listed`: its samples whose `hidden` is not true. */
 export const listedCount = (samples: readonly SampleDoc[]): number => samples.reduce((n, s) => (s.hidden === true ? n : n + 1), 0);
 
-/** A sample_keys row: `_id` is the record key, `id` the sample's integer id, `block` its block's `_id`. */
-export type SampleKeyDoc = Doc & { user_id: string; provider: string; id: number; block: string };
+/**
+ * A sample_keys row (the locator): `_id` is `locatorId(user, record key)`, `id` the sample's
+ * integer id, `block` its block's `_id`. No `user_id`: the `_id`'s first characters name the user
+ * (an erasure deletes a range of `_id`s, `userLocators`), and a read by id checks the user on the
+ * block it names (ids are unique over all users: recordIds.ts). `provider` stays for a provider's
+ * erasure, a filter within the user's range. docs/sample-blocks.md "Layout".
+ */
+export type SampleKeyDoc = Doc & { provider: string; id: number; block: string };
+
+/** Characters of a locator's user tag: 72 bits of SHA-256, collisions need about 2^36 users. */
+const USER_TAG = 12;
+let tagOf = '';
+let tagValue = '';
+/** The user tag every locator `_id` of the user starts with (base64url, fixed length). */
+export const userTag = (userId: string): string => {
+  if (userId !== tagOf) {
+    tagValue = hash('sha256', `locator\u0000${userId}`, 'base64url').slice(0, USER_TAG);
+    tagOf = userId;
+  }
+  return tagValue;
+};
+/** The locator `_id` of a sample: its user's tag, then its record key. */
+export const locatorId = (userId: string, key: string): string => userTag(userId) + key;
+/** The record key a locator `_id` ends with. */
+export const keyOfLocator = (locator: string): string => locator.slice(USER_TAG);
+/**
+ * The user's locators: the `_id`s that start with the user's tag. The tag has a fixed length and
+ * every character of a locator `_id` (base64url) sorts before `~`, so the range holds exactly them.
+ */
+export const userLocators = (userId: string): Filter => {
+  const tag = userTag(userId);
+  return { _id: { $gte: tag, $lt: `${tag}~` } };
+};
 
 /**
  * The packed samples (a JSON string: one layout for SQLite's text column and MongoDB's string,
