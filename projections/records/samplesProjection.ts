@@ -39,7 +39,7 @@ const records = defineRecordsProjection<QuantityRecord>({
       // for the user). The ingest finds locators by `_id`, an erasure by a range of it.
       indexes: [{ fields: [['id', 1]] }],
       columns: ['provider', 'block'],
-      // 2: `_id` is the user's tag and the record key, no `user_id` (sampleBlock.ts, locatorId); a
+      // 2: `_id` is the user's tag and the record key's first 16 characters, no `user_id` (sampleBlock.ts, locatorId); a
       // store of version 1 (undeclared) is rebuilt from the log on first start.
       version: 2,
     },

@@ -42,7 +42,8 @@ export type SampleBlockDoc = Doc & {
 export const listedCount = (samples: readonly SampleDoc[]): number => samples.reduce((n, s) => (s.hidden === true ? n : n + 1), 0);
 
 /**
- * A sample_keys row (the locator): `_id` is `locatorId(user, record key)`, `id` the sample's
+ * A sample_keys row (the locator): `_id` is `locatorId(user, record key)` (the user's tag and the
+ * key's first characters), `id` the sample's
  * integer id, `block` its block's `_id`. No `user_id`: the `_id`'s first characters name the user
  * (an erasure deletes a range of `_id`s, `userLocators`), and a read by id checks the user on the
  * block it names (ids are unique over all users: recordIds.ts). `provider` stays for a provider's
@@ -62,10 +63,15 @@ export const userTag = (userId: string): string => {
   }
   return tagValue;
 };
-/** The locator `_id` of a sample: its user's tag, then its record key. */
-export const locatorId = (userId: string, key: string): string => userTag(userId) + key;
-/** The record key a locator `_id` ends with. */
-export const keyOfLocator = (locator: string): string => locator.slice(USER_TAG);
+/**
+ * Characters of the record key a locator keeps. The key (22 characters, 128 bits: recordIds.ts)
+ * is unique over the store; after the user's tag a locator needs it unique among one user's
+ * records, which 96 bits are (collisions need about 2^48 records of one user; a block's `_id` is
+ * unique by 96 bits over the whole store). Six bytes less in the row and in its key index.
+ */
+const LOCATOR_KEY = 16;
+/** The locator `_id` of a sample: its user's tag, then the first LOCATOR_KEY characters of its record key. */
+export const locatorId = (userId: string, key: string): string => userTag(userId) + key.slice(0, LOCATOR_KEY);
 /**
  * The user's locators: the `_id`s that start with the user's tag. The tag has a fixed length and
  * every character of a locator `_id` (base64url) sorts before `~`, so the range holds exactly them.

@@ -102,7 +102,7 @@ async function expectConsistentBlocks(store: ReadStore): Promise<void> {
     }
   }
   const keys = (await all(store, SAMPLE_KEYS)) as SampleKeyDoc[];
-  // A locator's `_id` is its user's tag and the record key (locatorId).
+  // A locator's `_id` is its user's tag and the record key's first characters (locatorId).
   const expected = Object.fromEntries([...holder].map(([key, h]) => [locatorId(h.user, key), { block: h.block, id: h.id, provider: h.provider }]));
   expect(Object.fromEntries(keys.map((k) => [k._id, { block: k.block, id: k.id, provider: k.provider }]))).toEqual(expected);
 }
