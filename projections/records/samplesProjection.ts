@@ -29,9 +29,11 @@ const records = defineRecordsProjection<QuantityRecord>({
       indexes: [{ fields: [['user_id', 1], ['type', 1], ['day', 1], ['start_min', 1], ['_id', 1]] }],
       // `data` as a column of its own: in the JSON rest every quote of it would be escaped.
       columns: ['tenant_id', 'provider', 'source', 'start_max', 'count', 'listed', 'data'],
-      // 2: a block carries `listed` (the merged view skips blocks with none); a store of version 1
-      // (undeclared) is rebuilt from the log on first start, as blocks without it cannot be filtered.
-      version: 2,
+      // 3: `data` packs a field of objects by key (the samples' metadata; sampleBlock.ts `g`), which
+      // an older reader cannot decode. 2: a block carries `listed` (the merged view skips blocks
+      // with none); a store of version 1 (undeclared) is rebuilt from the log on first start, as
+      // blocks without it cannot be filtered.
+      version: 3,
     },
     {
       name: SAMPLE_KEYS,
