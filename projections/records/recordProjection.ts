@@ -31,6 +31,13 @@ const isErasure = (event: RecordedEvent<RecordsIngested | Erasure>): event is Re
 export const erasedRows = (event: RecordedEvent<Erasure>): Filter =>
   event.type === PROVIDER_DATA_ERASED ? { user_id: event.data.user_id, provider: event.data.provider } : { user_id: event.data.user_id };
 
+/** erasedRows, or the collection's own filter of the erased user's (and provider's) rows. */
+const erasedRowsOf = (event: RecordedEvent<Erasure>, own: ((userId: string, provider: string | undefined) => Filter) | undefined): Filter => {
+  if (!own) return erasedRows(event);
+  const provider = event.type === PROVIDER_DATA_ERASED ? event.data.provider : undefined;
+  return own(event.data.user_id, provider);
+};
+
 /**
  * The upsert that stores the `index`-th record of an ingested batch: keyed by its natural key
  * (`recordKey(user, provider, external_id)`), `set` to its own `fields` (which carry its
@@ -71,13 +78,19 @@ export function recordUpsert<R extends NormalizedRecord>(
  * the projection's sequence (their records' ids come from it); the erasures are handled here for
  * every collection in `collections`: on `user.erased` each deletes the user's rows, on
  * `provider_data.erased` the user's rows of that provider (so every row must carry `user_id` and
- * `provider`, and every collection should be indexed by `user_id` first).
+ * `provider`, and every collection should be indexed by `user_id` first, unless `erasedRowsIn`
+ * says how its rows are found).
  */
 export function defineRecordsProjection<R extends NormalizedRecord>(p: {
   name: string;
   eventType: string;
   collections: readonly CollectionSpec[];
   evolve: (event: IngestedEvent<R>, sequence: number) => readonly Change[];
+  /**
+   * Collections whose rows find their owner another way than by `user_id` and `provider` fields
+   * (the samples' locators, sampleBlock.ts): the filter of an erasure's rows there.
+   */
+  erasedRowsIn?: Readonly<Record<string, (userId: string, provider: string | undefined) => Filter>>;
 }): Projection {
   return defineProjection<RecordsIngested<R> | Erasure>({
     name: p.name,
@@ -86,7 +99,7 @@ export function defineRecordsProjection<R extends NormalizedRecord>(p: {
     sequenced: (event) => event.type === p.eventType,
     evolve: (event, sequence) =>
       isErasure(event)
-        ? p.collections.map((c): Change => ({ op: 'deleteMany', collection: c.name, filter: erasedRows(event) }))
+        ? p.collections.map((c): Change => ({ op: 'deleteMany', collection: c.name, filter: erasedRowsOf(event, p.erasedRowsIn?.[c.name]) }))
         : p.evolve(event as IngestedEvent<R>, sequence),
   });
 }

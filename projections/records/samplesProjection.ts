@@ -3,7 +3,7 @@ import type { Projection } from '../../src/projector/projection.js';
 import { withMergedView } from './mergedView/mergedFlags.js';
 import { utcDay } from './recordDoc.js';
 import { defineRecordsProjection, recordUpsert } from './recordProjection.js';
-import { SAMPLE_BLOCKS, SAMPLE_KEYS } from './sampleBlocks/sampleBlock.js';
+import { SAMPLE_BLOCKS, SAMPLE_KEYS, userLocators } from './sampleBlocks/sampleBlock.js';
 import { SAMPLE_ROLLUPS } from './sampleRollups/dayRollup.js';
 import { DAY_COUNT_FIELD, HOURS_FIELD, QUARTERS_FIELD } from './sampleRollups/rollupLayout.js';
 import { SAMPLES, samplesKind } from './sampleRollups/samplesDerivation.js';
@@ -15,7 +15,8 @@ export type { SampleDoc } from './sampleBlocks/sampleBlock.js';
  * per record (the record's fields, its owner fields and day, its id when first stored), as every
  * record kind does; the merged view's derivation takes those upserts and packs the samples into
  * blocks (sampleBlocks/blockSession.ts, docs/sample-blocks.md). Erasure deletes blocks and
- * locators by user, or by user and provider: every block holds one provider's samples.
+ * locators by user, or by user and provider: every block holds one provider's samples, and a
+ * locator's `_id` starts with its user's tag (userLocators).
  */
 const records = defineRecordsProjection<QuantityRecord>({
   name: SAMPLES,
@@ -28,17 +29,26 @@ const records = defineRecordsProjection<QuantityRecord>({
       indexes: [{ fields: [['user_id', 1], ['type', 1], ['day', 1], ['start_min', 1], ['_id', 1]] }],
       // `data` as a column of its own: in the JSON rest every quote of it would be escaped.
       columns: ['tenant_id', 'provider', 'source', 'start_max', 'count', 'listed', 'data'],
-      // 2: a block carries `listed` (the merged view skips blocks with none); a store of version 1
-      // (undeclared) is rebuilt from the log on first start, as blocks without it cannot be filtered.
-      version: 2,
+      // 3: `data` packs a field of objects by key (the samples' metadata; sampleBlock.ts `g`), which
+      // an older reader cannot decode. 2: a block carries `listed` (the merged view skips blocks
+      // with none); a store of version 1 (undeclared) is rebuilt from the log on first start, as
+      // blocks without it cannot be filtered.
+      version: 3,
     },
     {
       name: SAMPLE_KEYS,
-      // GET …/samples/{id} names the user and the id.
-      indexes: [{ fields: [['user_id', 1], ['id', 1]] }],
+      // GET …/samples/{id} names the id (unique over all users; the block it names is checked
+      // for the user). The ingest finds locators by `_id`, an erasure by a range of it.
+      indexes: [{ fields: [['id', 1]] }],
       columns: ['provider', 'block'],
+      // 2: `_id` is the user's tag and the record key's first 16 characters, no `user_id` (sampleBlock.ts, locatorId); a
+      // store of version 1 (undeclared) is rebuilt from the log on first start.
+      version: 2,
     },
   ],
+  erasedRowsIn: {
+    [SAMPLE_KEYS]: (userId, provider) => (provider === undefined ? userLocators(userId) : { ...userLocators(userId), provider }),
+  },
   evolve: (event, sequence) =>
     event.data.records.map((r, i) => {
       const { kind: _kind, ...fields } = r;

@@ -1,6 +1,6 @@
 import type { Filter, ReadStore, Scalar } from '../../src/readstore/readStore.js';
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
-import { blockColumns, canonicalMs, isoOf, SAMPLE_BLOCKS, SAMPLE_KEYS, type BlockColumns, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
+import { blockColumns, canonicalMs, isoOf, SAMPLE_BLOCKS, SAMPLE_KEYS, userLocators, type BlockColumns, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
 import { utcDay } from '../../projections/records/recordDoc.js';
 
 /**
@@ -234,9 +234,12 @@ export async function samplePage(readStore: ReadStore, range: SampleRange, limit
   return { refs, next: rows.length > limit && last ? [last.cols.start(last.j), last.cols.id(last.j), last.cols.key(last.j)] : null };
 }
 
-/** A user's sample by its integer id: its locator row names its block. */
+/**
+ * A user's sample by its integer id: its locator row (found through the `id` index, among the
+ * user's locators: the `_id`s starting with the user's tag) names its block.
+ */
 export async function sampleById(readStore: ReadStore, userId: string, id: number): Promise<SampleDoc | null> {
-  const [key] = await readStore.find<{ _id: string; block: string }>(SAMPLE_KEYS, { filter: { user_id: userId, id }, limit: 1, fields: ['block'] });
+  const [key] = await readStore.find<{ _id: string; block: string }>(SAMPLE_KEYS, { filter: { id, ...userLocators(userId) }, limit: 1, fields: ['block'] });
   if (!key) return null;
   const [block] = await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { _id: key.block, user_id: userId }, limit: 1 });
   if (!block) return null;

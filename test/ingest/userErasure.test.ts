@@ -6,7 +6,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INLINE_PAYLOAD_MAX_BYTES } from '../../src/rawstore/inlinePayload.js';
 import { rawNamespace } from '../../src/rawstore/rawNamespaces.js';
-import { SAMPLE_BLOCKS, SAMPLE_KEYS } from '../../projections/records/sampleBlocks/sampleBlock.js';
+import { SAMPLE_BLOCKS, SAMPLE_KEYS, userLocators } from '../../projections/records/sampleBlocks/sampleBlock.js';
 import { startTestApp, type TenantHandle, type TestApp } from '../support/server.js';
 
 const fixture = readFileSync(fileURLToPath(new URL('../fixtures/device-a/healthkit-export.ndjson', import.meta.url)));
@@ -53,6 +53,8 @@ describe('user deletion erases the user’s ingested data (States: User, deletin
   }
 
   // Samples are stored as blocks and their locators (docs/sample-blocks.md).
+  // A locator names its user by its `_id`'s first characters (sampleBlock.ts), not a user_id field.
+  const ownedBy = (collection: string, userId: string) => (collection === SAMPLE_KEYS ? userLocators(userId) : { user_id: userId });
   const recordCollections = [SAMPLE_BLOCKS, 'category_samples', SAMPLE_KEYS, 'sleep_sessions', 'workouts', 'ecg_recordings', 'heartbeat_series', 'etl_jobs', 'rejected_records'];
 
   it('a done deletion job leaves no row and no raw payload of the user, and leaves another user with the same upload intact', async () => {
@@ -60,13 +62,13 @@ describe('user deletion erases the user’s ingested data (States: User, deletin
     const kept = await t.createUser(tenant.apiKey);
     await uploadFor(gone.id, 'same-bytes');
     await uploadFor(kept.id, 'same-bytes');
-    for (const c of recordCollections.slice(0, 2)) expect(await t.ctx.readStore.count(c, { user_id: gone.id }), c).toBeGreaterThan(0);
+    for (const c of recordCollections.slice(0, 3)) expect(await t.ctx.readStore.count(c, ownedBy(c, gone.id)), c).toBeGreaterThan(0);
     expect(existsSync(join(t.dataDir, 'raw', rawNamespace(gone.id, 'device-a', 0)))).toBe(true);
 
     const job = await t.waitForDeletion(tenant.apiKey, await t.deleteUser(tenant.apiKey, gone.id));
     expect(job.status).toBe('done');
     await t.ctx.projectors.waitForIdle();
-    for (const c of recordCollections) expect(await t.ctx.readStore.count(c, { user_id: gone.id }), c).toBe(0);
+    for (const c of recordCollections) expect(await t.ctx.readStore.count(c, ownedBy(c, gone.id)), c).toBe(0);
     expect(existsSync(join(t.dataDir, 'raw', rawNamespace(gone.id, 'device-a', 0)))).toBe(false);
 
     // The other user's identical upload is a separate object and untouched.

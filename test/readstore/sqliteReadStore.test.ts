@@ -5,6 +5,8 @@ import { projections } from '../../projections/index.js';
 import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
 import { rollupDay, SAMPLE_ROLLUPS } from '../../projections/records/sampleRollups/dayRollup.js';
 import { statsFromRollups } from '../../queries/records/rollupStats.js';
+import { sampleById } from '../../queries/records/sampleBlocks.js';
+import { SAMPLE_KEYS, userLocators } from '../../projections/records/sampleBlocks/sampleBlock.js';
 import { tempDir } from '../support/tmp.js';
 
 describe('embedded read store: typed columns', () => {
@@ -21,7 +23,9 @@ describe('embedded read store: typed columns', () => {
     const blocks = schema.find((s) => s.name === 'rm_sample_blocks')!.sql;
     for (const f of ['user_id', 'type', 'day', 'start_min', 'start_max', 'provider', 'data']) expect(blocks).toContain(`"f_${f}"`);
     const keys = schema.find((s) => s.name === 'rm_sample_keys')!.sql;
-    for (const f of ['user_id', 'id', 'block']) expect(keys).toContain(`"f_${f}"`);
+    for (const f of ['id', 'block', 'provider']) expect(keys).toContain(`"f_${f}"`);
+    // The locator's `_id` names its user (sampleBlock.ts, userTag): no user_id column.
+    expect(keys).not.toContain('"f_user_id"');
   });
 
   it('the samples page query (the blocks of a window of days after a cursor, docs/sample-blocks-reads.md) is an index range scan', async () => {
@@ -76,6 +80,30 @@ describe('embedded read store: typed columns', () => {
     // groups then come in order, so nothing sorts them again.
     expect(text.match(/TEMP B-TREE/g)).toEqual(['TEMP B-TREE']);
     expect(text).toMatch(/USE TEMP B-TREE FOR GROUP BY/);
+  });
+
+  it('a read by sample id finds its locator through the id index, not by scanning the user\'s locators (docs/sample-blocks.md)', async () => {
+    const path = join(tempDir(), 'read.sqlite');
+    const store = new SqliteReadStore({ path });
+    await store.ensureCollections(projections.flatMap((p) => p.collections));
+    const statements: string[] = [];
+    const prepare = Database.prototype.prepare;
+    Database.prototype.prepare = function (this: Database.Database, sql: string) {
+      if (sql.includes(`rm_${SAMPLE_KEYS}`)) statements.push(sql);
+      return prepare.call(this, sql);
+    } as typeof prepare;
+    try {
+      expect(await sampleById(store, 'u', 10_001)).toBeNull();
+    } finally {
+      Database.prototype.prepare = prepare;
+    }
+    await store.close();
+    expect(statements).toHaveLength(1);
+    const db = new Database(path, { readonly: true });
+    const range = userLocators('u')._id as { $gte: string; $lt: string };
+    const plan = db.prepare(`EXPLAIN QUERY PLAN ${statements[0]}`).all(10_001, range.$gte, range.$lt, 1) as { detail: string }[];
+    db.close();
+    expect(plan.map((p) => p.detail).join('\n')).toMatch(new RegExp(`SEARCH rm_${SAMPLE_KEYS} USING INDEX rm_${SAMPLE_KEYS}_ix0 \\(f_id=\\?\\)`));
   });
 
   it('a collection whose declared shape changed is recreated empty and reported, so its projection rebuilds', async () => {

@@ -1,4 +1,4 @@
-import { BLOCK_SAMPLES, bySampleStart, encodeBlock, listedCount, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
+import { BLOCK_SAMPLES, bySampleStart, encodeBlock, listedCount, locatorId, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
 import { samplesProjection, type SampleDoc } from '../../projections/records/samplesProjection.js';
 import { SAMPLES } from '../../projections/records/sampleRollups/samplesDerivation.js';
 import { mergedFilter, type View } from '../../queries/records/view.js';
@@ -54,7 +54,7 @@ export function blocksOf(samples: readonly SampleDoc[], cuts: readonly number[],
           data: encodeBlock(members),
         };
         blocks.push(block);
-        for (const s of members) keys.push({ _id: s._id, user_id: s.user_id, provider: s.provider, id: s.id, block: block._id });
+        for (const s of members) keys.push({ _id: locatorId(s.user_id, s._id), provider: s.provider, id: s.id, block: block._id });
       }
     }
   }

@@ -3,7 +3,7 @@ import type { Change, Doc, ReadStore, UpdateChange } from '../../../src/readstor
 import type { MemberSession } from '../mergedView/mergedFlags.js';
 import { utcDayOf } from '../recordDoc.js';
 import { decodedBlocksOf } from './decodedBlocks.js';
-import { BLOCK_SAMPLES, bySampleStart, encodeBlock, listedCount, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc, type SampleDoc, type SampleKeyDoc } from './sampleBlock.js';
+import { BLOCK_SAMPLES, bySampleStart, encodeBlock, listedCount, locatorId, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc, type SampleDoc, type SampleKeyDoc } from './sampleBlock.js';
 
 const DAY_MS = 86_400_000;
 /** Ids per `$in` query. */
@@ -134,11 +134,13 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
       if (!batch.size) return [];
 
       // Where the records sent before are: their blocks' days are loaded, so each leaves its old block.
-      const keys = [...batch.keys()];
+      // A locator's `_id` is derived from the user and the record key (locatorId).
+      const keyOf = new Map([...batch].map(([key, { set }]) => [locatorId(set.user_id as string, key), key]));
+      const keys = [...keyOf.keys()];
       const located: SampleKeyDoc[] = [];
       for (let i = 0; i < keys.length; i += CHUNK) located.push(...(await readStore.find<SampleKeyDoc>(SAMPLE_KEYS, { filter: { _id: { $in: keys.slice(i, i + CHUNK) } } })));
       const blockIds = [...new Set(located.map((k) => k.block))];
-      const firstIds = new Map(located.map((k) => [k._id, k.id]));
+      const firstIds = new Map(located.map((k) => [keyOf.get(k._id)!, k.id]));
       const need = new Map<string, { userId: string; type: string; days: Set<string> }>();
       const want = (userId: string, type: string, day: string) => {
         const k = `${userId}\u0000${type}`;
@@ -260,7 +262,7 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
       decoded.keep(_id, doc.data, chunk);
       for (const s of chunk) {
         if (storedIn.get(s) === _id) continue;
-        const key: SampleKeyDoc = { _id: s._id, user_id: s.user_id, provider: s.provider, id: s.id, block: _id };
+        const key: SampleKeyDoc = { _id: locatorId(g.owner.user_id, s._id), provider: s.provider, id: s.id, block: _id };
         locators.push({ op: 'put', collection: SAMPLE_KEYS, doc: key });
       }
     }

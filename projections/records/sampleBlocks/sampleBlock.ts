@@ -1,5 +1,6 @@
+import { hash } from 'node:crypto';
 import type { QuantityRecord } from '../../../commands/ingestion/records.js';
-import type { Doc } from '../../../src/readstore/readStore.js';
+import type { Doc, Filter } from '../../../src/readstore/readStore.js';
 import { dateOfDayNumber, pad2, type RecordDocBase } from '../recordDoc.js';
 
 /** A stored quantity sample, as the per-sample rows had it and decodeBlock answers it (also exported by samplesProjection.ts). */
@@ -7,7 +8,7 @@ export type SampleDoc = Omit<QuantityRecord, 'kind'> & RecordDocBase;
 
 /** One doc per block of quantity samples (docs/sample-blocks.md). */
 export const SAMPLE_BLOCKS = 'sample_blocks';
-/** One small row per sample: where a sample with a given record key (and integer id) is stored. */
+/** One small row per sample, the locator: where a sample with a given record key (and integer id) is stored. */
 export const SAMPLE_KEYS = 'sample_keys';
 /** The most samples one block holds: a day with more is cut into several blocks of one key. */
 export const BLOCK_SAMPLES = 1000;
@@ -40,8 +41,45 @@ export type SampleBlockDoc = Doc & {
 /** A block's `listed`: its samples whose `hidden` is not true. */
 export const listedCount = (samples: readonly SampleDoc[]): number => samples.reduce((n, s) => (s.hidden === true ? n : n + 1), 0);
 
-/** A sample_keys row: `_id` is the record key, `id` the sample's integer id, `block` its block's `_id`. */
-export type SampleKeyDoc = Doc & { user_id: string; provider: string; id: number; block: string };
+/**
+ * A sample_keys row (the locator): `_id` is `locatorId(user, record key)` (the user's tag and the
+ * key's first characters), `id` the sample's
+ * integer id, `block` its block's `_id`. No `user_id`: the `_id`'s first characters name the user
+ * (an erasure deletes a range of `_id`s, `userLocators`), and a read by id checks the user on the
+ * block it names (ids are unique over all users: recordIds.ts). `provider` stays for a provider's
+ * erasure, a filter within the user's range. docs/sample-blocks.md "Layout".
+ */
+export type SampleKeyDoc = Doc & { provider: string; id: number; block: string };
+
+/** Characters of a locator's user tag: 72 bits of SHA-256, collisions need about 2^36 users. */
+const USER_TAG = 12;
+let tagOf = '';
+let tagValue = '';
+/** The user tag every locator `_id` of the user starts with (base64url, fixed length). */
+export const userTag = (userId: string): string => {
+  if (userId !== tagOf) {
+    tagValue = hash('sha256', `locator\u0000${userId}`, 'base64url').slice(0, USER_TAG);
+    tagOf = userId;
+  }
+  return tagValue;
+};
+/**
+ * Characters of the record key a locator keeps. The key (22 characters, 128 bits: recordIds.ts)
+ * is unique over the store; after the user's tag a locator needs it unique among one user's
+ * records, which 96 bits are (collisions need about 2^48 records of one user; a block's `_id` is
+ * unique by 96 bits over the whole store). Six bytes less in the row and in its key index.
+ */
+const LOCATOR_KEY = 16;
+/** The locator `_id` of a sample: its user's tag, then the first LOCATOR_KEY characters of its record key. */
+export const locatorId = (userId: string, key: string): string => userTag(userId) + key.slice(0, LOCATOR_KEY);
+/**
+ * The user's locators: the `_id`s that start with the user's tag. The tag has a fixed length and
+ * every character of a locator `_id` (base64url) sorts before `~`, so the range holds exactly them.
+ */
+export const userLocators = (userId: string): Filter => {
+  const tag = userTag(userId);
+  return { _id: { $gte: tag, $lt: `${tag}~` } };
+};
 
 /**
  * The packed samples (a JSON string: one layout for SQLite's text column and MongoDB's string,
@@ -53,7 +91,12 @@ export type SampleKeyDoc = Doc & { user_id: string; provider: string; id: number
  * - `k`: the record keys (`_id`), concatenated when all are 22 characters long (recordKey), else an array;
  * - `c`: fields with one value in every sample (provenance, unit, tenant, ingestion time), once;
  * - `f`: the other fields, one array each; `a`: field → indexes of the samples that lack it
- *   (absent is not null: a row stored without a field reads back without it).
+ *   (absent is not null: a row stored without a field reads back without it);
+ * - `g`: a field of `f` whose values are all plain objects with the same keys in the same order
+ *   (a sample's `metadata`: a HealthKit line's time zone, original value and unit), packed by key
+ *   the same way instead: `o` its keys, `c` the keys of one value in every sample, `f` the others'
+ *   arrays. As an array of objects it repeated every key and constant in every sample (105 of a
+ *   block's 182 bytes per sample in the 1M ingest, BENCHMARKS.md, issue 38, H15-D).
  */
 type Packed = {
   o: string[];
@@ -66,7 +109,49 @@ type Packed = {
   c: Record<string, unknown>;
   f: Record<string, unknown[]>;
   a?: Record<string, number[]>;
+  g?: Record<string, PackedObjects>;
 };
+
+/** The values of one field, objects of the same keys, packed by key (Packed `g`). */
+type PackedObjects = { o: string[]; c: Record<string, unknown>; f: Record<string, unknown[]> };
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
+
+/** `values` packed by key when every one is a plain object with the same keys in the same order and none undefined, else null. */
+function packObjects(values: readonly unknown[]): PackedObjects | null {
+  const first = values[0];
+  if (!isPlainObject(first)) return null;
+  const keys = Object.keys(first);
+  // `__proto__` as a key (JSON.parse makes it an own property) would be set as the prototype by unpackObjects.
+  if (keys.includes('__proto__')) return null;
+  for (const v of values) {
+    if (!isPlainObject(v)) return null;
+    const ks = Object.keys(v);
+    if (ks.length !== keys.length) return null;
+    for (let i = 0; i < ks.length; i++) if (ks[i] !== keys[i] || v[ks[i]!] === undefined) return null;
+  }
+  const docs = values as readonly Record<string, unknown>[];
+  const packed: PackedObjects = { o: keys, c: {}, f: {} };
+  for (const k of keys) {
+    if (constantField(docs, k)) packed.c[k] = first[k];
+    else packed.f[k] = docs.map((d) => d[k]);
+  }
+  return packed;
+}
+
+/** The objects packObjects packed, one per sample, with their keys in their order. */
+function unpackObjects(g: PackedObjects, n: number): Record<string, unknown>[] {
+  const proto: Record<string, unknown> = {};
+  for (const k of g.o) proto[k] = k in g.c ? g.c[k] : null;
+  const varying = g.o.filter((k) => !(k in g.c));
+  const out = new Array<Record<string, unknown>>(n);
+  for (let j = 0; j < n; j++) {
+    const o: Record<string, unknown> = { ...proto };
+    for (const k of varying) o[k] = g.f[k]![j];
+    out[j] = o;
+  }
+  return out;
+}
 
 const KEY_LENGTH = 22;
 /** Fields with a column of their own in Packed, not in `c`/`f`. */
@@ -190,7 +275,12 @@ export function encodeBlock(samples: readonly SampleDoc[]): string {
     if (OWN.has(field)) continue;
     const constant = !absent[field] && constantField(docs, field);
     if (constant) packed.c[field] = docs[0]![field];
-    else packed.f[field] = docs.map((d) => (d[field] === undefined ? null : d[field]));
+    else {
+      const values = docs.map((d) => (d[field] === undefined ? null : d[field]));
+      const objects = absent[field] ? null : packObjects(values);
+      if (objects) (packed.g ??= {})[field] = objects;
+      else packed.f[field] = values;
+    }
   }
   if (Object.keys(absent).length) packed.a = absent;
   return JSON.stringify(packed);
@@ -229,6 +319,8 @@ export type BlockColumns = {
 export function blockColumns(data: string): BlockColumns {
   const p = JSON.parse(data) as Packed;
   const n = p.i.length;
+  // Fields packed by key become arrays of objects again: every reader below reads `f` alone.
+  if (p.g) for (const f in p.g) p.f[f] = unpackObjects(p.g[f]!, n);
   const ids = new Array<number>(n);
   for (let j = 0, id = 0; j < n; j++) ids[j] = id = j === 0 ? p.i[0]! : id + p.i[j]!;
   const startMs = p.s ? new Array<number>(n) : null;

@@ -9,10 +9,12 @@ import { heartbeatSeriesProjection } from '../../../projections/records/heartbea
 import { menstrualCyclesProjection } from '../../../projections/records/menstrualCyclesProjection.js';
 import { nutritionProjection } from '../../../projections/records/nutritionProjection.js';
 import { observationsProjection } from '../../../projections/records/observationsProjection.js';
+import { SAMPLE_KEYS, userLocators } from '../../../projections/records/sampleBlocks/sampleBlock.js';
 import { samplesProjection } from '../../../projections/records/samplesProjection.js';
 import { sleepProjection } from '../../../projections/records/sleepProjection.js';
 import { workoutsProjection } from '../../../projections/records/workoutsProjection.js';
 import type { RecordedEvent } from '../../../src/eventstore/eventStore.js';
+import type { Filter } from '../../../src/readstore/readStore.js';
 import type { Projection } from '../../../src/projector/projection.js';
 import { category, cycle, daily, ecg, heartbeats, iso, nutrition, observation, point, PROV, sleepSession, workout } from './fixtures.js';
 import { ingested, projectionHarness, TENANT, USER } from './harness.js';
@@ -88,10 +90,12 @@ describe('record projections on user.erased', () => {
     // The samples projection keeps each user's source order too.
     if (p.eventTypes.includes('source_priorities.set')) await h.apply(prioritiesSet(12, USER), prioritiesSet(13, OTHER));
 
-    const count = async (userId: string) => Object.fromEntries(await Promise.all(p.collections.map(async (col) => [col.name, await h.store.count(col.name, { user_id: userId })] as const)));
+    // A row names its user by user_id; a samples' locator by its `_id`'s first characters (sampleBlock.ts).
+    const owned = (collection: string, userId: string): Filter => (collection === SAMPLE_KEYS ? userLocators(userId) : { user_id: userId });
+    const count = async (userId: string) => Object.fromEntries(await Promise.all(p.collections.map(async (col) => [col.name, await h.store.count(col.name, owned(col.name, userId))] as const)));
     const before = await count(USER);
     const others = await count(OTHER);
-    // Every collection held rows of both users (so the deletion is not vacuous), each row with its user_id.
+    // Every collection held rows of both users (so the deletion is not vacuous), each row naming its user.
     for (const col of p.collections) {
       expect(before[col.name], col.name).toBeGreaterThan(0);
       expect(others[col.name], col.name).toBeGreaterThan(0);
@@ -99,7 +103,7 @@ describe('record projections on user.erased', () => {
     }
 
     const changes = await h.apply(erased(20, USER));
-    expect(changes).toEqual(p.collections.map((col) => ({ op: 'deleteMany', collection: col.name, filter: { user_id: USER } })));
+    expect(changes).toEqual(p.collections.map((col) => ({ op: 'deleteMany', collection: col.name, filter: owned(col.name, USER) })));
     expect(await count(USER)).toEqual(Object.fromEntries(p.collections.map((col) => [col.name, 0])));
     expect(await count(OTHER)).toEqual(others);
     await h.close();

@@ -35,6 +35,32 @@ describe('sample blocks: decodeBlock(encodeBlock(samples)) gives back every fiel
     expect(roundTrip(samples)).toEqual(samples);
   });
 
+  it('keeps metadata objects of the same keys, packed by key: key order, nulls, nested values and the values of each sample; and writes each key once per block', () => {
+    const samples = Array.from({ length: 40 }, (_, i) =>
+      row(i, { metadata: { HKTimeZone: 'Europe/Berlin', timezone: i % 7 ? 'Europe/Berlin' : null, original_value: 50 + (i % 9) / 4, original_unit: 'count/min', nested: { a: [i, null] } } }),
+    );
+    const data = encodeBlock(samples);
+    const back = decodeBlock(data);
+    expect(back).toEqual(samples);
+    for (const j of [0, 7, 39]) expect(Object.keys(back[j]!.metadata as object)).toEqual(Object.keys(samples[j]!.metadata as object));
+    // A key is named in the field's key list and again with its constant or its column, not once per sample.
+    for (const k of ['original_unit', 'original_value', 'HKTimeZone']) expect(data.split(`"${k}"`).length - 1, k).toBe(2);
+    const cols = blockColumns(data);
+    expect(cols.field('metadata', 7)).toEqual(samples[7]!.metadata);
+    const out: string[] = [];
+    cols.writeJson('metadata', 8, out);
+    expect(out.join('')).toBe(JSON.stringify(samples[8]!.metadata));
+  });
+
+  it('keeps metadata of different keys or key orders as it was (packed per sample then)', () => {
+    const samples = [row(0, { metadata: { a: 1, b: 2 } }), row(1, { metadata: { b: 2, a: 1 } }), row(2, { metadata: { a: 1 } }), row(3, { metadata: { a: 1, b: 3 } })];
+    const back = roundTrip(samples);
+    expect(back).toEqual(samples);
+    for (let j = 0; j < samples.length; j++) expect(Object.keys(back[j]!.metadata as object)).toEqual(Object.keys(samples[j]!.metadata as object));
+    const proto = [row(0, { metadata: JSON.parse('{"__proto__": {"x": 1}, "k": 1}') }), row(1, { metadata: JSON.parse('{"__proto__": {"x": 2}, "k": 1}') })];
+    expect(JSON.stringify(roundTrip(proto).map((s) => s.metadata))).toBe(JSON.stringify(proto.map((s) => s.metadata)));
+  });
+
   it('keeps absent fields absent and null ones null (a row stored without quality reads back without it)', () => {
     const a = row(0);
     const b = row(1, { device_model: null });

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { QuantityRecord } from '../../../../commands/ingestion/records.js';
-import { BLOCK_SAMPLES, decodeBlock, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc, type SampleKeyDoc } from '../../../../projections/records/sampleBlocks/sampleBlock.js';
+import { BLOCK_SAMPLES, decodeBlock, locatorId, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc, type SampleKeyDoc } from '../../../../projections/records/sampleBlocks/sampleBlock.js';
 import { samplesProjection } from '../../../../projections/records/samplesProjection.js';
 import { SAMPLE_ROLLUPS } from '../../../../projections/records/sampleRollups/dayRollup.js';
 import { SAMPLE_SOURCE_ORDERS } from '../../../../projections/records/sampleRollups/samplesDerivation.js';
@@ -102,7 +102,9 @@ async function expectConsistentBlocks(store: ReadStore): Promise<void> {
     }
   }
   const keys = (await all(store, SAMPLE_KEYS)) as SampleKeyDoc[];
-  expect(Object.fromEntries(keys.map((k) => [k._id, { block: k.block, id: k.id, user: k.user_id, provider: k.provider }]))).toEqual(Object.fromEntries(holder));
+  // A locator's `_id` is its user's tag and the record key's first characters (locatorId).
+  const expected = Object.fromEntries([...holder].map(([key, h]) => [locatorId(h.user, key), { block: h.block, id: h.id, provider: h.provider }]));
+  expect(Object.fromEntries(keys.map((k) => [k._id, { block: k.block, id: k.id, provider: k.provider }]))).toEqual(expected);
 }
 
 describe('samples stored as blocks equal the per-sample model (issue 38; spec "Merged view", "Sample statistics"; contracts §15)', () => {
