@@ -259,7 +259,7 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
         data: encodeBlock(chunk),
       };
       out.push({ op: 'put', collection: SAMPLE_BLOCKS, doc });
-      decoded.keep(_id, doc.data, chunk);
+      decoded.keepWritten(_id, doc.data, chunk);
       for (const s of chunk) {
         if (storedIn.get(s) === _id) continue;
         const key: SampleKeyDoc = { _id: locatorId(g.owner.user_id, s._id), provider: s.provider, id: s.id, block: _id };

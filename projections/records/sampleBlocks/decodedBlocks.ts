@@ -2,12 +2,14 @@ import type { ReadStore } from '../../../src/readstore/readStore.js';
 import { decodeBlock, type SampleDoc } from './sampleBlock.js';
 
 /**
- * Samples kept decoded between the projection's batches, at most this many (about 400 bytes of
- * heap each). A live batch of the ingest bench (one or two events of a thousand records) reads two
- * days of a user's heart rate and steps, about 9,000 samples, and the ETL runs a small and a bulk
- * job at once, whose batches alternate: room for both, twice over.
+ * Samples kept decoded between the projection's batches, at most this many (400-800 bytes of heap
+ * each, with their metadata). A live batch of the ingest bench (one or two events of a thousand
+ * records) reads two days of a user's heart rate and steps, about 9,000 samples: room for one
+ * batch's days and the next one's. 40,000 (room for a small and a bulk job's batches alternating,
+ * twice over) kept about 30 MiB live in the projector thread for no shorter ingest (BENCHMARKS.md,
+ * issue 38, the 1M ingest's peak RSS).
  */
-export const DECODED_SAMPLES = 40_000;
+export const DECODED_SAMPLES = 16_000;
 
 /**
  * The blocks the samples projection decoded or wrote in its last batches, by `_id`, each with the
@@ -39,13 +41,22 @@ export class DecodedBlocks {
     return decodeBlock(data);
   }
 
+  /**
+   * Block `id` as a batch wrote it, its samples kept as compact copies (compactCopies): the batch
+   * built them from the events' records, about 1.5 KB of heap each, and the kept ones outlive the
+   * batch in the old generation (issue 38: the 1M ingest's peak RSS, BENCHMARKS.md).
+   */
+  keepWritten(id: string, data: string, samples: readonly SampleDoc[]): void {
+    if (samples.length > this.maxSamples) {
+      this.drop(id);
+      return;
+    }
+    this.keep(id, data, compactCopies(samples));
+  }
+
   /** Block `id` as a batch leaves it: `samples` encode to `data`, and nobody changes them any more. */
   keep(id: string, data: string, samples: SampleDoc[]): void {
-    const before = this.entries.get(id);
-    if (before) {
-      this.entries.delete(id);
-      this.samples -= before.samples.length;
-    }
+    this.drop(id);
     if (samples.length > this.maxSamples) return;
     this.entries.set(id, { data, samples });
     this.samples += samples.length;
@@ -71,9 +82,40 @@ export class DecodedBlocks {
     }
   }
 
+  private drop(id: string): void {
+    const before = this.entries.get(id);
+    if (before) {
+      this.entries.delete(id);
+      this.samples -= before.samples.length;
+    }
+  }
+
   get size(): number {
     return this.samples;
   }
+}
+
+/**
+ * Copies of a block's samples that take less heap: each a fresh object of its fields (a sample a
+ * batch built from an event's record is an object grown field by field, about 700 B more than a
+ * copy of it), and a text field with one value in the whole block (provenance, owner, unit, type,
+ * day) one string for all, as decodeBlock answers it; an instant's end_date is its start_date's
+ * string. About 1,550 B a sample becomes about 500 (measured on the ingest bench's records); a
+ * decode of the written data instead (about 400 B) cost the live projector 10-15 % more CPU.
+ */
+function compactCopies(samples: readonly SampleDoc[]): SampleDoc[] {
+  const out = samples.map((s) => ({ ...s }) as Record<string, unknown>);
+  const first = out[0];
+  if (!first) return [];
+  for (const f in first) {
+    const v = first[f];
+    if (typeof v !== 'string' || f === '_id' || f === 'start_date' || f === 'end_date') continue;
+    let same = true;
+    for (let j = 1; j < out.length && same; j++) same = out[j]![f] === v;
+    if (same) for (const d of out) d[f] = v;
+  }
+  for (const d of out) if (d.end_date === d.start_date) d.end_date = d.start_date;
+  return out as unknown as SampleDoc[];
 }
 
 const perStore = new WeakMap<ReadStore, DecodedBlocks>();

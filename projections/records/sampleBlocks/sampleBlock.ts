@@ -183,7 +183,13 @@ export function isoOf(ms: number): string {
   const sec = r % 60;
   r = (r - sec) / 60;
   const min = r % 60;
-  return `${isoPrefix}${pad2((r - min) / 60)}:${pad2(min)}:${pad2(sec)}.${milli < 10 ? `00${milli}` : milli < 100 ? `0${milli}` : milli}Z`;
+  const iso = `${isoPrefix}${pad2((r - min) / 60)}:${pad2(min)}:${pad2(sec)}.${milli < 10 ? `00${milli}` : milli < 100 ? `0${milli}` : milli}Z`;
+  // The template is a tree of V8 cons strings (about 330 bytes of heap); reading a character
+  // flattens it into one string of 24 (about 50 bytes once the collector drops the tree). Decoded
+  // samples are kept between the projection's batches (decodedBlocks.ts), and two such trees per
+  // sample were over half of a kept sample's heap (issue 38, BENCHMARKS.md "the 1M ingest's peak RSS").
+  iso.charCodeAt(0);
+  return iso;
 }
 
 /** `HH:MM:` of each minute of a day, `SS.` of each second, `mmmZ"` of each millisecond: the pieces of pushIsoJson, made once. */
@@ -361,7 +367,8 @@ export function blockColumns(data: string): BlockColumns {
   const doc = (j: number): SampleDoc => {
     const d: Record<string, unknown> = { ...proto };
     d.start_date = start(j);
-    d.end_date = end(j);
+    // An instant (most samples of a day's series: end = start) is one string for both fields.
+    d.end_date = startMs && p.e![j] === 0 ? d.start_date : end(j);
     d.id = ids[j];
     d._id = key(j);
     for (let v = 0; v < varying.length; v++) d[varying[v]!] = columns[v]![j];

@@ -33,6 +33,20 @@ describe('decoded blocks kept between batches (issue 38)', () => {
     expect(kept.size).toBe(0);
   });
 
+  it('keeps a written block as copies of its samples equal to what its data decodes to, and nothing over its bound', () => {
+    const kept = new DecodedBlocks(3);
+    kept.keep('b.0', data, samples);
+    kept.keepWritten('b.0', data, samples);
+    const taken = kept.take('b.0', data);
+    expect(taken).not.toBe(samples);
+    expect(taken.every((s, j) => s !== samples[j])).toBe(true);
+    expect(taken).toEqual(decodeBlock(data));
+    const four = encodeBlock([...samples, ...samples.map((s) => ({ ...s, _id: s._id.replace('key', 'kez'), id: s.id + 2 }))]);
+    kept.keep('b.0', data, samples);
+    kept.keepWritten('b.0', four, decodeBlock(four));
+    expect(kept.size).toBe(0);
+  });
+
   it('holds at most its bound of samples, letting go of the blocks kept first', () => {
     const kept = new DecodedBlocks(3);
     kept.keep('b.0', data, samples);
