@@ -9,6 +9,33 @@ import { sampleById } from '../../queries/records/sampleBlocks.js';
 import { SAMPLE_KEYS, userLocators } from '../../projections/records/sampleBlocks/sampleBlock.js';
 import { tempDir } from '../support/tmp.js';
 
+/**
+ * The statements `read` prepares on table `rm_<collection>` of a store with every projection's
+ * collections, and how SQLite plans the first with `params` (EXPLAIN QUERY PLAN's details, joined).
+ */
+async function planOf(collection: string, read: (store: SqliteReadStore) => Promise<unknown>, params: (string | number)[]): Promise<{ statements: string[]; plan: string }> {
+  const path = join(tempDir(), 'read.sqlite');
+  const store = new SqliteReadStore({ path });
+  await store.ensureCollections(projections.flatMap((p) => p.collections));
+  const statements: string[] = [];
+  const prepare = Database.prototype.prepare;
+  Database.prototype.prepare = function (this: Database.Database, sql: string) {
+    if (sql.includes(`rm_${collection}`)) statements.push(sql);
+    return prepare.call(this, sql);
+  } as typeof prepare;
+  try {
+    await read(store);
+  } finally {
+    Database.prototype.prepare = prepare;
+  }
+  await store.close();
+  if (!statements.length) return { statements, plan: '' };
+  const db = new Database(path, { readonly: true });
+  const plan = db.prepare(`EXPLAIN QUERY PLAN ${statements[0]}`).all(...params) as { detail: string }[];
+  db.close();
+  return { statements, plan: plan.map((p) => p.detail).join('\n') };
+}
+
 describe('embedded read store: typed columns', () => {
   it('stores index fields and declared columns as real columns; no index or table uses json_extract', async () => {
     const path = join(tempDir(), 'read.sqlite');
@@ -55,26 +82,12 @@ describe('embedded read store: typed columns', () => {
   });
 
   it('the statistics read of a window\'s rollups is one index range scan of the window\'s days, sorted only to group them by series (issue 38)', async () => {
-    const path = join(tempDir(), 'read.sqlite');
-    const store = new SqliteReadStore({ path });
-    await store.ensureCollections(projections.flatMap((p) => p.collections));
-    const statements: string[] = [];
-    const prepare = Database.prototype.prepare;
-    Database.prototype.prepare = function (this: Database.Database, sql: string) {
-      if (sql.includes(`rm_${SAMPLE_ROLLUPS}`)) statements.push(sql);
-      return prepare.call(this, sql);
-    } as typeof prepare;
-    try {
-      await statsFromRollups(store, { userId: 'u', type: 'heart_rate', view: 'all' }, [{ start: Date.parse('2026-01-01T00:00:00Z'), end: Date.parse('2027-01-01T00:00:00Z') }]);
-    } finally {
-      Database.prototype.prepare = prepare;
-    }
-    await store.close();
+    const { statements, plan: text } = await planOf(
+      SAMPLE_ROLLUPS,
+      (store) => statsFromRollups(store, { userId: 'u', type: 'heart_rate', view: 'all' }, [{ start: Date.parse('2026-01-01T00:00:00Z'), end: Date.parse('2027-01-01T00:00:00Z') }]),
+      ['u', 'heart_rate', 'all', '2026-01-01', '2026-12-31'],
+    );
     expect(statements).toHaveLength(1);
-    const db = new Database(path, { readonly: true });
-    const plan = db.prepare(`EXPLAIN QUERY PLAN ${statements[0]}`).all('u', 'heart_rate', 'all', '2026-01-01', '2026-12-31') as { detail: string }[];
-    db.close();
-    const text = plan.map((p) => p.detail).join('\n');
     expect(text).toMatch(new RegExp(`SEARCH rm_${SAMPLE_ROLLUPS} USING INDEX rm_${SAMPLE_ROLLUPS}_ix0 \\(f_user_id=\\? AND f_type=\\? AND f_view=\\? AND f_day>\\? AND f_day<\\?\\)`));
     // The window's rows go through one sorter to be grouped by series (ReadStore.joinBytes); the
     // groups then come in order, so nothing sorts them again.
@@ -83,27 +96,10 @@ describe('embedded read store: typed columns', () => {
   });
 
   it('a read by sample id finds its locator through the id index, not by scanning the user\'s locators (docs/sample-blocks.md)', async () => {
-    const path = join(tempDir(), 'read.sqlite');
-    const store = new SqliteReadStore({ path });
-    await store.ensureCollections(projections.flatMap((p) => p.collections));
-    const statements: string[] = [];
-    const prepare = Database.prototype.prepare;
-    Database.prototype.prepare = function (this: Database.Database, sql: string) {
-      if (sql.includes(`rm_${SAMPLE_KEYS}`)) statements.push(sql);
-      return prepare.call(this, sql);
-    } as typeof prepare;
-    try {
-      expect(await sampleById(store, 'u', 10_001)).toBeNull();
-    } finally {
-      Database.prototype.prepare = prepare;
-    }
-    await store.close();
-    expect(statements).toHaveLength(1);
-    const db = new Database(path, { readonly: true });
     const range = userLocators('u')._id as { $gte: string; $lt: string };
-    const plan = db.prepare(`EXPLAIN QUERY PLAN ${statements[0]}`).all(10_001, range.$gte, range.$lt, 1) as { detail: string }[];
-    db.close();
-    expect(plan.map((p) => p.detail).join('\n')).toMatch(new RegExp(`SEARCH rm_${SAMPLE_KEYS} USING INDEX rm_${SAMPLE_KEYS}_ix0 \\(f_id=\\?\\)`));
+    const { statements, plan } = await planOf(SAMPLE_KEYS, async (store) => expect(await sampleById(store, 'u', 10_001)).toBeNull(), [10_001, range.$gte, range.$lt, 1]);
+    expect(statements).toHaveLength(1);
+    expect(plan).toMatch(new RegExp(`SEARCH rm_${SAMPLE_KEYS} USING INDEX rm_${SAMPLE_KEYS}_ix0 \\(f_id=\\?\\)`));
   });
 
   it('a collection whose declared shape changed is recreated empty and reported, so its projection rebuilds', async () => {
