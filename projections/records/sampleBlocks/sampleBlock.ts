@@ -141,9 +141,10 @@ function packObjects(values: readonly unknown[]): PackedObjects | null {
 
 /** The objects packObjects packed, one per sample, with their keys in their order. */
 function unpackObjects(g: PackedObjects, n: number): Record<string, unknown>[] {
+  // Own keys only: a provider may name a metadata key `toString` or `constructor`.
   const proto: Record<string, unknown> = {};
-  for (const k of g.o) proto[k] = k in g.c ? g.c[k] : null;
-  const varying = g.o.filter((k) => !(k in g.c));
+  for (const k of g.o) proto[k] = Object.hasOwn(g.c, k) ? g.c[k] : null;
+  const varying = g.o.filter((k) => !Object.hasOwn(g.c, k));
   const out = new Array<Record<string, unknown>>(n);
   for (let j = 0; j < n; j++) {
     const o: Record<string, unknown> = { ...proto };
@@ -343,7 +344,7 @@ export function blockColumns(data: string): BlockColumns {
   const varying: string[] = [];
   for (const f of p.o) {
     if (OWN.has(f)) proto[f] = null;
-    else if (f in p.c) proto[f] = p.c[f];
+    else if (Object.hasOwn(p.c, f)) proto[f] = p.c[f];
     else {
       proto[f] = null;
       varying.push(f);
@@ -362,7 +363,7 @@ export function blockColumns(data: string): BlockColumns {
       case '_id':
         return key(j);
     }
-    return name in p.c ? p.c[name] : p.f[name]?.[j];
+    return Object.hasOwn(p.c, name) ? p.c[name] : p.f[name]?.[j];
   };
   const doc = (j: number): SampleDoc => {
     const d: Record<string, unknown> = { ...proto };

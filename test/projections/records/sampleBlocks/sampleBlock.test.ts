@@ -61,6 +61,13 @@ describe('sample blocks: decodeBlock(encodeBlock(samples)) gives back every fiel
     expect(JSON.stringify(roundTrip(proto).map((s) => s.metadata))).toBe(JSON.stringify(proto.map((s) => s.metadata)));
   });
 
+  it('keeps metadata keys that name an Object.prototype member (toString, constructor, valueOf) as sent, varying or constant (a provider names its keys)', () => {
+    const samples = [0, 1, 2].map((i) => row(i, { metadata: { toString: `t${i}`, constructor: i, valueOf: 'same', hasOwnProperty: null } }));
+    const back = roundTrip(samples);
+    expect(back.map((s) => s.metadata)).toEqual(samples.map((s) => s.metadata));
+    expect(JSON.stringify(back.map((s) => s.metadata))).toBe(JSON.stringify(samples.map((s) => s.metadata)));
+  });
+
   it('keeps absent fields absent and null ones null (a row stored without quality reads back without it)', () => {
     const a = row(0);
     const b = row(1, { device_model: null });
