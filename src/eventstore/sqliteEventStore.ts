@@ -340,6 +340,7 @@ export class SqliteEventStore implements EventStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.scrubber.close();
     this.commits.close();
     this.channel?.close();
     this.tail.close();

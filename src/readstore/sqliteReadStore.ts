@@ -281,6 +281,7 @@ export class SqliteReadStore implements ReadStore {
   async close(): Promise<void> {
     // A write asked for just before close (not awaited) still commits, as when writes ran at once.
     await Promise.allSettled([...this.pending]);
+    await this.scrubber.close();
     this.commits.close();
     this.db.close();
   }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { scrubInterrupted, scrubPass, type ScrubReport } from './sqliteScrubPass.js';
+import type { Worker } from 'node:worker_threads';
 import { siblingModule, startWorker } from './workerThreads.js';
 
 /**
@@ -20,6 +21,8 @@ export class SqliteScrub {
   private running: Promise<ScrubReport> | null = null;
   private next: Promise<ScrubReport> | null = null;
   private readonly holder = `${process.pid}-${randomUUID()}`;
+  private worker: Worker | null = null;
+  private closed = false;
 
   /**
    * `db`: the store's own connection, which tells whether anything is due (and, for a database
@@ -31,6 +34,7 @@ export class SqliteScrub {
   ) {}
 
   run(): Promise<ScrubReport> {
+    if (this.closed) return Promise.reject(new Error(`scrubbing ${this.path}: the store is closed`));
     if (this.next) return this.next;
     if (!this.running) {
       this.running = this.scrub().finally(() => {
@@ -53,14 +57,30 @@ export class SqliteScrub {
       // Nothing deleted by an erasure since the last scrub (whose end emptied the log): nothing to do.
       return { tables: [], transactions: 0, longestHoldMs: 0, longestHoldIn: '' };
     }
+    if (this.closed) throw new Error(`scrubbing ${this.path}: the store is closed`);
     const worker = startWorker(siblingModule(import.meta.url, 'sqliteScrubThread'), { workerData: { path: this.path, holder: this.holder } });
+    this.worker = worker;
     const outcome = await new Promise<{ ok: true; report: ScrubReport } | { ok: false; message: string }>((resolve, reject) => {
       worker.once('message', resolve);
       worker.once('error', reject);
       worker.once('exit', (code) => resolve({ ok: false, message: `the scrub's thread exited (${code}) before it answered` }));
     });
     await worker.terminate();
+    this.worker = null;
     if (!outcome.ok) throw new Error(`scrubbing ${this.path} failed: ${outcome.message}`);
     return outcome.report;
+  }
+
+  /**
+   * Stops a running scrub and waits until its thread has ended, so that nothing opens or writes
+   * the file after its store closed (a test's teardown met the scrub thread's files in a directory
+   * it was removing). A scrub stopped half-way is finished at the next start (scrubInterrupted,
+   * context.ts), as after a crash; its caller hears that it failed.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    const worker = this.worker;
+    if (worker) await worker.terminate();
+    await Promise.allSettled([this.running, this.next].filter((p) => p !== null));
   }
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -205,6 +205,30 @@ describe('a scrub leaves no byte of an erasure’s deleted rows in the file (con
     expect(db.prepare('SELECT * FROM rows ORDER BY _id').all()).toEqual(live);
     expect(leftIn(path, gone)).toEqual([]);
     db.close();
+  });
+
+  it('close stops a running scrub and waits for its thread: afterwards nothing in the process holds the file, and no scrub starts (a closed store leaves no writer behind)', async () => {
+    if (!existsSync('/proc/self/fd')) return console.log('skipped: no /proc/self/fd to see which files the process holds');
+    const { path, db } = fileAfterDeletion();
+    const held = () =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`).startsWith(path);
+        } catch {
+          return false;
+        }
+      }).length;
+    const own = held();
+    const scrub = new SqliteScrub(path, db);
+    const running = scrub.run();
+    // The scrub's thread has opened the file (its own connection) before close is called.
+    for (let i = 0; i < 500 && held() === own; i++) await new Promise((r) => setTimeout(r, 2));
+    expect(held()).toBeGreaterThan(own);
+    await scrub.close();
+    db.close();
+    expect(held()).toBe(0);
+    await running.catch(() => undefined);
+    await expect(scrub.run()).rejects.toThrow(/closed/);
   });
 
   it('a scrub that cannot be done says why, and the next call tries again', async () => {

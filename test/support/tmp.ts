@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -22,6 +22,15 @@ export function removeTempDirs(): void {
   // Retried: a service thread still winding down after its close resolved (a SQLite WAL or journal
   // file created and removed as a connection ends) can make one pass meet a file it did not list
   // (ENOTEMPTY, seen once in a clean-clone run of test/server/admin.test.ts).
-  for (const dir of made) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  for (const dir of made) {
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+    } catch (e) {
+      const list = (d: string): string[] => { try { return readdirSync(d, { recursive: true }) as string[]; } catch { return []; } };
+      // What was still there names the writer that outlived its close.
+      console.error(`could not remove ${dir}; it still holds ${JSON.stringify(list(dir))}`);
+      throw e;
+    }
+  }
   made.clear();
 }
