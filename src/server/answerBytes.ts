@@ -63,8 +63,13 @@ export class AnswerBytes {
  * the answer is written. The reply's status and headers are the caller's, set before.
  */
 export function sendAnswerBytes(reply: FastifyReply, out: AnswerBytes): FastifyReply {
-  reply.raw.once('finish', () => out.release());
+  releaseWhenWritten(reply, out);
   return reply.send(out.bytes());
+}
+
+/** `out`'s buffer back to the pool once the answer is written (`finish`), never before. */
+function releaseWhenWritten(reply: FastifyReply, out: AnswerBytes): void {
+  reply.raw.once('finish', () => out.release());
 }
 
 /** A first buffer holds a page of 1,000 samples with room to spare (~600 KB measured). */
@@ -89,6 +94,6 @@ export const answerBytesOnSend: onSendHookHandler = (_request, reply, payload, d
   if (typeof payload !== 'string') return done(null, payload);
   const out = new AnswerBytes();
   out.write(payload);
-  reply.raw.once('finish', () => out.release());
+  releaseWhenWritten(reply, out);
   done(null, out.bytes());
 };

@@ -26,9 +26,14 @@ export function removeTempDirs(): void {
     try {
       rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     } catch (e) {
-      const list = (d: string): string[] => { try { return readdirSync(d, { recursive: true }) as string[]; } catch { return []; } };
       // What was still there names the writer that outlived its close.
-      console.error(`could not remove ${dir}; it still holds ${JSON.stringify(list(dir))}`);
+      let left: string[] = [];
+      try {
+        left = readdirSync(dir, { recursive: true }) as string[];
+      } catch {
+        // gone meanwhile
+      }
+      console.error(`could not remove ${dir}; it still holds ${JSON.stringify(left)}`);
       throw e;
     }
   }

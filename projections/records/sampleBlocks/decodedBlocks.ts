@@ -32,13 +32,8 @@ export class DecodedBlocks {
 
   /** The samples of block `id` stored with `data`: the kept ones when they are of that data, else decoded. The caller owns them. */
   take(id: string, data: string): SampleDoc[] {
-    const e = this.entries.get(id);
-    if (e) {
-      this.entries.delete(id);
-      this.samples -= e.samples.length;
-      if (e.data === data) return e.samples;
-    }
-    return decodeBlock(data);
+    const e = this.remove(id);
+    return e?.data === data ? e.samples : decodeBlock(data);
   }
 
   /**
@@ -48,7 +43,7 @@ export class DecodedBlocks {
    */
   keepWritten(id: string, data: string, samples: readonly SampleDoc[]): void {
     if (samples.length > this.maxSamples) {
-      this.drop(id);
+      this.remove(id);
       return;
     }
     this.keep(id, data, compactCopies(samples));
@@ -56,14 +51,13 @@ export class DecodedBlocks {
 
   /** Block `id` as a batch leaves it: `samples` encode to `data`, and nobody changes them any more. */
   keep(id: string, data: string, samples: SampleDoc[]): void {
-    this.drop(id);
+    this.remove(id);
     if (samples.length > this.maxSamples) return;
     this.entries.set(id, { data, samples });
     this.samples += samples.length;
-    for (const [oldest, e] of this.entries) {
+    for (const oldest of this.entries.keys()) {
       if (this.samples <= this.maxSamples) break;
-      this.entries.delete(oldest);
-      this.samples -= e.samples.length;
+      this.remove(oldest);
     }
   }
 
@@ -75,19 +69,18 @@ export class DecodedBlocks {
   forget(userId: string, provider?: string): void {
     for (const [id, e] of this.entries) {
       const s = e.samples[0];
-      if (s && s.user_id === userId && (provider === undefined || s.provider === provider)) {
-        this.entries.delete(id);
-        this.samples -= e.samples.length;
-      }
+      if (s && s.user_id === userId && (provider === undefined || s.provider === provider)) this.remove(id);
     }
   }
 
-  private drop(id: string): void {
-    const before = this.entries.get(id);
-    if (before) {
+  /** Takes block `id`'s entry out (answered, if there was one). */
+  private remove(id: string): { data: string; samples: SampleDoc[] } | undefined {
+    const e = this.entries.get(id);
+    if (e) {
       this.entries.delete(id);
-      this.samples -= before.samples.length;
+      this.samples -= e.samples.length;
     }
+    return e;
   }
 
   get size(): number {
