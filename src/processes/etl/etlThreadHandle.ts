@@ -62,6 +62,8 @@ export class EtlThreadHandle {
   private failure: { cause: 'memory' | 'crash'; message: string } | null = null;
   private readonly startTimer: NodeJS.Timeout;
   private readonly closeWaiters: (() => void)[] = [];
+  /** Settles when the thread has exited (its stores' connections closed with it). */
+  private readonly exited: Promise<void>;
 
   constructor(config: Config, parsersModule?: string) {
     const workerData: EtlThreadData = { config, ...(parsersModule ? { parsersModule } : {}) };
@@ -77,6 +79,7 @@ export class EtlThreadHandle {
       this.failure ??= err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? { cause: 'memory', message: err.message } : { cause: 'crash', message: err.message };
     });
     this.worker.on('exit', (code) => this.onExit(code));
+    this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
     this.startTimer = setTimeout(() => this.died({ cause: 'crash', message: `the ETL thread did not start within ${START_WAIT_MS / 1000} s` }), START_WAIT_MS).unref();
   }
 
@@ -103,18 +106,23 @@ export class EtlThreadHandle {
 
   /** Asks the thread to close its stores, then ends it. Jobs still on it are told they were collateral. */
   async close(): Promise<void> {
-    if (this.ended) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, CLOSE_WAIT_MS).unref();
-      this.closeWaiters.push(() => {
-        clearTimeout(timer);
-        resolve();
+    if (!this.ended) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, CLOSE_WAIT_MS).unref();
+        this.closeWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+        // Held until it answers: a process whose last work is this close waits for the stores to close.
+        this.worker.ref();
+        this.worker.postMessage({ type: 'close' } satisfies EtlThreadRequest);
       });
-      // Held until it answers: a process whose last work is this close waits for the stores to close.
-      this.worker.ref();
-      this.worker.postMessage({ type: 'close' } satisfies EtlThreadRequest);
-    });
-    this.end();
+      this.end();
+    }
+    // Until the thread has exited, its connections may still write the data directory (a test's
+    // teardown met the record ledger's log files there after the service closed). Bounded: a
+    // decoder stuck in native code ends only when that call returns.
+    await Promise.race([this.exited, new Promise<void>((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref())]);
   }
 
   private send(job: InFlight): void {
