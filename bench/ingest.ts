@@ -28,6 +28,7 @@ import { createLogger } from '../src/app/logger.js';
 import { loadConfig } from '../src/config.js';
 import { readModelDigest } from './support/readModelDigest.js';
 import { childrenCpuMs, cpuMsOf, json, machine, startService } from './support/service.js';
+import { type CpuSplit, cpuSplit, keepEnded, printCpuSplit, processCpu } from './support/threadCpu.js';
 
 type Line = Record<string, unknown> & { uuid: string; start_date: string; type: string; value: number; source_name: string };
 
@@ -129,6 +130,7 @@ export default async function main(args: string[]) {
     const svcDir = join(dir, 'svc');
     const svc = await startService(svcDir);
     let cpuUsPerRecord: number | null = null;
+    let threads: CpuSplit | null = null;
     const stages: Record<string, number> = {};
     const latencies: number[] = [];
     let runtime: { event_loop_delay_ms: { p50: number; p99: number; max: number }; max_rss_bytes: number };
@@ -154,6 +156,8 @@ export default async function main(args: string[]) {
       })();
 
       const cpu0 = cpuMsOf(svc.child.pid);
+      const split0 = processCpu(svc.child.pid);
+      let seen = split0;
       const t0 = performance.now();
       for (const [p, body] of bodies.entries()) {
         const form = new FormData();
@@ -175,6 +179,7 @@ export default async function main(args: string[]) {
         (await json<{ days: { records: number }[] }>(await fetch(`${svc.base}/v1/users/${user.id}/coverage?view=all&start=2025-01-01&end=2027-01-01`, { headers: tk }))).days.reduce((s, d) => s + d.records, 0);
       for (;;) {
         await new Promise((r) => setTimeout(r, 100));
+        seen = keepEnded(seen, processCpu(svc.child.pid));
         if (!stages.etl) {
           if (await jobs('parked')) throw new Error('an ETL job was parked');
           if ((await jobs('running')) === 0 && (await jobs('pending')) === 0) stages.etl = performance.now() - t0;
@@ -193,6 +198,8 @@ export default async function main(args: string[]) {
       stages.queryable = performance.now() - t0;
       const cpu1 = cpuMsOf(svc.child.pid);
       if (cpu0 !== null && cpu1 !== null) cpuUsPerRecord = ((cpu1 - cpu0) * 1000) / n;
+      seen = keepEnded(seen, processCpu(svc.child.pid));
+      if (split0 && seen) threads = cpuSplit(split0, seen);
       probing = false;
       await prober;
       runtime = await json(await fetch(`${svc.base}/v1/admin/runtime`, { headers: { authorization: admin.authorization } }));
@@ -218,6 +225,7 @@ export default async function main(args: string[]) {
     console.log(`| raw better-sqlite3 inserts of the same rows, JSON column and one (user, type, start) index (issue 27's limit) | ${s(raw1Ms)} | ${rate(raw1Ms)} |`);
     console.log(`\nend to end / raw inserts: **${((raw1Ms / stages.queryable!) * 100).toFixed(0)} %** of the single-index table's rate (the samples are blocks since issue 38: no read-model shape of one row per sample to compare with)`);
     if (cpuUsPerRecord !== null) console.log(`\nservice CPU time, all threads, from the first upload to all queryable: ${cpuUsPerRecord.toFixed(1)} µs per record`);
+    if (threads) printCpuSplit('thread, first upload to all queryable (ended threads up to their last reading, sampled every 100 ms)', threads, n / 1e6, 'M records');
     console.log(`\nduring the ingest: event-loop delay p50 ${runtime!.event_loop_delay_ms.p50} ms, p99 ${runtime!.event_loop_delay_ms.p99} ms, max ${runtime!.event_loop_delay_ms.max} ms`);
     console.log(`GET /v1/users/{id} every 100 ms: ${latencies.length} requests, p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms`);
     console.log(`peak resident memory of the service: ${(runtime!.max_rss_bytes / 2 ** 20).toFixed(0)} MiB`);

@@ -55,6 +55,19 @@ export function processCpu(pid: number | undefined): ProcessCpu | null {
 }
 
 /**
+ * `now` with the last reading of every thread `seen` had and `now` has not (a thread that ended
+ * meanwhile, e.g. a finished job's ETL thread), so sampling every second keeps what ended threads
+ * used up to their last sample; null readings are skipped.
+ */
+export function keepEnded(seen: ProcessCpu | null, now: ProcessCpu | null): ProcessCpu | null {
+  if (!now) return seen;
+  if (!seen) return now;
+  const threads = new Map(now.threads);
+  for (const [tid, t] of seen.threads) if (!threads.has(tid)) threads.set(tid, t);
+  return { ...now, threads };
+}
+
+/**
  * What each thread is, for a Node 20 process, where every thread is called `node`: Node creates
  * its own threads at start-up in a fixed order after the main thread (V8's platform: the
  * delayed-task thread, then `--v8-pool-size` workers, 4 by default, for GC and compilation; the
