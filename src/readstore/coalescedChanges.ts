@@ -44,7 +44,8 @@ function fold(earlier: Change, later: UpdateChange & { set: Record<string, unkno
 function isPlainSet(c: Change): c is UpdateChange & { set: Record<string, unknown> } {
   if (c.op !== 'update' || !c.set || c.upsert || c.setOnInsert || c.unset?.length || c.inc || c.min || c.max) return false;
   // A dotted path sets inside a value another field of the run may replace: order would matter.
-  for (const k in c.set) if (k.includes('.')) return false;
+  // An `_id` set would move a folded put to another row.
+  for (const k in c.set) if (k.includes('.') || k === '_id') return false;
   return true;
 }
 

@@ -60,13 +60,14 @@ describe('a batch\'s plain updates of one document are written once (coalescedCh
     expect(docs).toEqual([{ _id: 'a', status: 'done', n: 1, at: 't1' }]);
   });
 
-  it('leaves alone what order or kind would change: counters, unsets, upserts, dotted paths, other documents and deletions in between', () => {
+  it('leaves alone what order or kind would change: counters, unsets, upserts, dotted paths, `_id`, other documents and deletions in between', () => {
     const put: Change = { op: 'put', collection: 'jobs', doc: { _id: 'a', n: 1 } };
     const kept: Change[][] = [
       [put, { op: 'update', collection: 'jobs', id: 'a', inc: { n: 1 } }],
       [put, { op: 'update', collection: 'jobs', id: 'a', set: { s: 1 }, unset: ['n'] }],
       [put, { op: 'update', collection: 'jobs', id: 'a', set: { s: 1 }, upsert: true }],
       [put, { op: 'update', collection: 'jobs', id: 'a', set: { 'o.x': 1 } }],
+      [put, { op: 'update', collection: 'jobs', id: 'a', set: { _id: 'b' } }],
       [put, { op: 'update', collection: 'jobs', id: 'b', set: { s: 1 } }],
       [put, { op: 'update', collection: 'other', id: 'a', set: { s: 1 } }],
       [put, { op: 'delete', collection: 'jobs', id: 'a' }, { op: 'update', collection: 'jobs', id: 'a', set: { s: 1 } }],
