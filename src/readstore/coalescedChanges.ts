@@ -3,9 +3,9 @@ import type { Change, UpdateChange } from './readStore.js';
 /**
  * A batch's changes with each run of plain `set` updates of one document folded into the change
  * before it, so the document is written once: a one-line upload's job row is updated by its
- * start, its success and its `data.written` in one batch of `etl_jobs` (issue 37), and each
- * statement moved the row's index entries again. Only where the result is the same as applying
- * them one after another:
+ * success and its `data.written`, appended together, in one batch of `etl_jobs` (issue 37), and
+ * each statement moved the row's index entries again. Only where the result is the same as
+ * applying them one after another:
  *
  * - the later change is an update with top-level `set` fields only (no `setOnInsert`, `unset`,
  *   counters or upsert) of the same collection and id as the change right before it;
