@@ -53,7 +53,8 @@ export async function openStores(config: Config, options: OpenOptions = {}): Pro
   const { FileRawStore } = await import('../rawstore/fileRawStore.js');
   return {
     rawStore: new FileRawStore(join(config.dataDir, 'raw')),
-    eventStore: options.writerThread ? await ThreadedSqliteEventStore.open({ path: eventsPath }) : new SqliteEventStore({ path: eventsPath }),
+    // The writer thread's groups spilled their savepoints' journals to temporary files (docs/store-threads.md).
+    eventStore: options.writerThread ? await ThreadedSqliteEventStore.open({ path: eventsPath, tempInMemory: true }) : new SqliteEventStore({ path: eventsPath }),
     readStore: new SqliteReadStore({ path: join(config.dataDir, 'readmodels.sqlite'), cacheMiB: options.readCacheMiB, ...(options.httpThreadReadStore ? { commitSpacingMs: READ_COMMIT_SPACING_MS, tempInMemory: true } : {}) }),
   };
 }

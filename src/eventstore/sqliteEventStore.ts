@@ -27,6 +27,12 @@ export type SqliteEventStoreOptions = {
    * connections in this process (worker threads) wake it at once.
    */
   pollIntervalMs?: number;
+  /**
+   * `temp_store = MEMORY`: the journals of the group commit's savepoints stay in memory instead of
+   * spilling to a temporary file past 64 KiB (docs/store-threads.md "Savepoint journals in
+   * memory"). The service's connections (its writer thread's and the HTTP thread's reader).
+   */
+  tempInMemory?: boolean;
 };
 
 /**
@@ -61,6 +67,7 @@ export class SqliteEventStore implements EventStore {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    if (options.tempInMemory) this.db.pragma('temp_store = MEMORY');
     eraseOnDelete(this.db);
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS events (${EVENTS_COLUMNS});

@@ -109,6 +109,10 @@ export class SqliteWorkQueue implements WorkQueue {
     // An acknowledged enqueue or outcome is on disk.
     this.db.pragma('synchronous = FULL');
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    // The savepoints of a turn's writes (a group of claims or outcomes in one) spilled their journals
+    // to temporary files past 64 KiB; a queue's transactions are small, so they stay in memory
+    // (docs/store-threads.md "Savepoint journals in memory").
+    this.db.pragma('temp_store = MEMORY');
     eraseOnDelete(this.db);
     this.db.exec(SCHEMA);
     const has = new Set((this.db.pragma('table_info(jobs)') as { name: string }[]).map((c) => c.name));
