@@ -78,21 +78,18 @@ export function ledgerOf(ledger: RecordLedger, dataKey: Buffer, upload: UploadAc
     digest.copy(fp, CLUSTER_BYTES, 0, FINGERPRINT_BYTES - CLUSTER_BYTES);
     return fp;
   };
-  // The fingerprints a record was noted under (and its older form where the ledger holds such rows), so that its commit does not compute them again.
-  const noted = new WeakMap<NormalizedRecord, Buffer>();
-  const older = new WeakMap<NormalizedRecord, Buffer>();
-  const fingerprints = (records: readonly NormalizedRecord[], identities?: readonly string[]) =>
-    records.map((r, i) => {
-      let fp = noted.get(r);
-      if (!fp) {
-        const digest = createHmac('sha256', key)
-          .update(scope + (identities?.[i] ?? recordIdentity(r)))
-          .digest();
-        noted.set(r, (fp = clustered(blockKey(r), digest)));
-        if (ledger.unclusteredRows) older.set(r, digest.subarray(0, FINGERPRINT_BYTES));
-      }
-      return fp;
-    });
+  /** A record's fingerprint (and, where the ledger holds rows of the older form, that form too: the same HMAC's first 20 bytes). */
+  const fingerprintOf = (r: NormalizedRecord, identity: string): { fp: Buffer; older: Buffer } => {
+    const digest = createHmac('sha256', key).update(scope + identity).digest();
+    return { fp: clustered(blockKey(r), digest), older: digest.subarray(0, FINGERPRINT_BYTES) };
+  };
+  /**
+   * The fingerprints this job claimed and has not committed yet, by record, so that the commit
+   * does not compute them again; taken out at the commit. A Map, not a WeakMap: it holds only the
+   * records between their note and their batch's append (a WeakMap of every record noted cost
+   * more per record, in its lookups and in the collector's ephemeron passes, than the HMAC).
+   */
+  const claimed = new Map<NormalizedRecord, Buffer>();
   const inBatches = async <T>(fps: readonly Buffer[], call: (from: number, to: number) => Promise<T[] | void>): Promise<T[]> => {
     const out: T[] = [];
     for (let i = 0; i < fps.length; i += MAX_LEDGER_BATCH) out.push(...((await call(i, Math.min(i + MAX_LEDGER_BATCH, fps.length))) ?? []));
@@ -105,16 +102,26 @@ export function ledgerOf(ledger: RecordLedger, dataKey: Buffer, upload: UploadAc
      * One answer per record, in order: true when another upload's append stored it; the rest are
      * claimed as this job's. `identities`, when given, are the records' `recordIdentity`s.
      */
-    known: (records: readonly NormalizedRecord[], identities?: readonly string[]): Promise<boolean[]> => {
-      const fps = fingerprints(records, identities);
-      return note(fps, ledger.unclusteredRows ? records.map((r) => older.get(r)!) : undefined);
+    known: async (records: readonly NormalizedRecord[], identities?: readonly string[]): Promise<boolean[]> => {
+      const both = records.map((r, i) => fingerprintOf(r, identities?.[i] ?? recordIdentity(r)));
+      const fps = both.map((f) => f.fp);
+      const answers = await note(fps, ledger.unclusteredRows ? both.map((f) => f.older) : undefined);
+      records.forEach((r, i) => {
+        if (!answers[i]) claimed.set(r, fps[i]!);
+      });
+      return answers;
     },
     /**
      * These records (claimed by this job) are durably in the log: from now on other uploads count
      * them `unchanged`; so are every record of these blocks (`blockFingerprint`), the same.
      */
     stored: async (records: readonly NormalizedRecord[], blocks: readonly Buffer[] = []): Promise<void> => {
-      const fps = [...fingerprints(records), ...blocks];
+      const fps = records.map((r) => {
+        const fp = claimed.get(r) ?? fingerprintOf(r, recordIdentity(r)).fp;
+        claimed.delete(r);
+        return fp;
+      });
+      fps.push(...blocks);
       await inBatches(fps, (from, to) => ledger.commit(tag, fps.slice(from, to)));
     },
     /**
