@@ -38,8 +38,9 @@ const SOURCES = [
   { type: 'HKQuantityTypeIdentifierStepCount', unit: 'count', source_name: 'iPhone', source_bundle_id: 'com.apple.health.9F8E7D', device_model: 'iPhone', product_type: 'iPhone15,2' },
 ] as const;
 
-function makeLines(n: number): Line[] {
-  const base = Date.parse('2025-11-01T00:00:00.000Z');
+/** `n` lines, one a minute from 2025-11-01 (plus `offsetDays`), of the three SOURCES in turn. */
+export function makeLines(n: number, offsetDays = 0): Line[] {
+  const base = Date.parse('2025-11-01T00:00:00.000Z') + offsetDays * 86_400_000;
   const lines: Line[] = [];
   for (let i = 0; i < n; i++) {
     const s = SOURCES[i % 3]!;

@@ -11,6 +11,13 @@ import { checkNote, type RecordLedger } from './recordLedger.js';
 export type LedgerDoc = { _id: string; fp?: string; job: string; committed?: boolean };
 
 export const RECORD_LEDGER = '_record_ledger';
+/**
+ * The document that says whether the collection held rows before fingerprints were clustered
+ * (the port's `unclusteredRows`), written by the first connection of this version. No row's `_id`
+ * is it: a row's is base64, which has no `!`.
+ */
+export const FINGERPRINT_FORM_ID = '!fingerprint-form';
+type FormDoc = { _id: string; unclustered: boolean };
 const DUPLICATE_KEY = 11000;
 
 const claimId = (fp: string, tag: string) => `${fp}.${tag}`;
@@ -26,9 +33,11 @@ export class MongoRecordLedger implements RecordLedger {
   readonly backend = 'mongodb' as const;
   private readonly rows: Collection<LedgerDoc>;
 
+  /** `unclusteredRows` as `connect` reads it from the collection (tests give it). */
   constructor(
     db: Db,
     private readonly handle?: MongoHandle,
+    readonly unclusteredRows = false,
   ) {
     this.rows = db.collection<LedgerDoc>(RECORD_LEDGER);
   }
@@ -36,7 +45,8 @@ export class MongoRecordLedger implements RecordLedger {
   static async connect(options: { url: string; database: string }): Promise<MongoRecordLedger> {
     // One client per process, shared with the read and raw stores (src/readstore/mongoConnection.ts).
     const handle = await acquireMongoClient(options.url);
-    const ledger = new MongoRecordLedger(handle.client.db(options.database), handle);
+    const db = handle.client.db(options.database);
+    const ledger = new MongoRecordLedger(db, handle, await unclusteredRowsOf(db.collection<LedgerDoc>(RECORD_LEDGER)));
     await ledger.ensureIndexes();
     return ledger;
   }
@@ -45,13 +55,15 @@ export class MongoRecordLedger implements RecordLedger {
     await this.rows.createIndex({ fp: 1 }, { name: 'fp' });
   }
 
-  async note(job: Buffer, fingerprints: readonly Buffer[]): Promise<boolean[]> {
-    checkNote(job, fingerprints);
+  async note(job: Buffer, fingerprints: readonly Buffer[], unclustered?: readonly Buffer[]): Promise<boolean[]> {
+    checkNote(job, fingerprints, unclustered);
     if (fingerprints.length === 0) return [];
     const tag = job.toString('base64');
     const ids = fingerprints.map((fp) => fp.toString('base64'));
+    const older = this.unclusteredRows && unclustered ? unclustered.map((fp) => fp.toString('base64')) : null;
     const unique = [...new Set(ids)];
-    const found = await this.rows.find({ $or: [{ fp: { $in: unique } }, { _id: { $in: unique } }] }, { projection: { fp: 1, job: 1, committed: 1 } }).toArray();
+    const asked = older ? [...new Set([...unique, ...older])] : unique;
+    const found = await this.rows.find({ $or: [{ fp: { $in: asked } }, { _id: { $in: asked } }] }, { projection: { fp: 1, job: 1, committed: 1 } }).toArray();
     const mine = new Set<string>();
     const committed = new Set<string>();
     for (const d of found) {
@@ -59,8 +71,14 @@ export class MongoRecordLedger implements RecordLedger {
       if (d.job === tag) mine.add(fp);
       else if (d.fp === undefined || d.committed === true) committed.add(fp);
     }
+    // A fingerprint is judged by the rows of both its forms (the port's `note`); only its current form is claimed.
     const known = new Map(unique.map((fp) => [fp, !mine.has(fp) && committed.has(fp)]));
-    const claim = unique.filter((fp) => !mine.has(fp) && !committed.has(fp));
+    if (older)
+      ids.forEach((fp, i) => {
+        const old = older[i]!;
+        if (!mine.has(fp) && !committed.has(fp) && !mine.has(old) && committed.has(old)) known.set(fp, true);
+      });
+    const claim = unique.filter((fp) => !mine.has(fp) && !known.get(fp));
     if (claim.length > 0) {
       try {
         await this.rows.insertMany(claim.map((fp) => ({ _id: claimId(fp, tag), fp, job: tag, committed: false })), { ordered: false });
@@ -82,6 +100,26 @@ export class MongoRecordLedger implements RecordLedger {
   async close(): Promise<void> {
     await this.handle?.release();
   }
+}
+
+/**
+ * Whether the collection holds rows of unclustered fingerprints, as the first connection of this
+ * version found it (it holds rows then: all of them are of the older form), remembered in a
+ * document of its own so that later rows do not count.
+ */
+export async function unclusteredRowsOf(rows: Collection<LedgerDoc>): Promise<boolean> {
+  const forms = rows as unknown as Collection<FormDoc>;
+  const known = await forms.findOne({ _id: FINGERPRINT_FORM_ID });
+  if (known) return known.unclustered;
+  const unclustered = (await rows.findOne({}, { projection: { _id: 1 } })) !== null;
+  try {
+    await forms.insertOne({ _id: FINGERPRINT_FORM_ID, unclustered });
+  } catch (err) {
+    // Another connection wrote it first: its answer holds.
+    if (!onlyDuplicates(err)) throw err;
+    return (await forms.findOne({ _id: FINGERPRINT_FORM_ID }))!.unclustered;
+  }
+  return unclustered;
 }
 
 /** A bulk insert refused only for keys already present (unordered: every other row was written). */

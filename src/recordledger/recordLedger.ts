@@ -17,6 +17,14 @@
 export interface RecordLedger {
   readonly backend: 'sqlite' | 'mongodb';
   /**
+   * Whether the ledger may hold rows written before fingerprints were clustered (issue 38: the
+   * caller's fingerprints now begin with a prefix shared by records of one block key, so that a
+   * batch touches a few pages of the index instead of one per record). Such rows match only the
+   * fingerprints of their older form, which `note` then takes as `unclustered`. A ledger created
+   * since holds none, and its callers compute no older form.
+   */
+  readonly unclusteredRows: boolean;
+  /**
    * Answers, in order, true for the fingerprints another job committed (their records are in the
    * log) and `job` never claimed; the others are claimed as `job`'s, uncommitted, and answer false.
    * A job's own claims answer false again, so a run resumed after a crash decides as the first
@@ -24,8 +32,13 @@ export interface RecordLedger {
    * never undone); another job's claim that is not committed counts for nothing (that job may
    * still park: issue 35), so two uploads of the same records at once may both write them. The
    * same fingerprint twice in one call answers false twice. At most MAX_LEDGER_BATCH a call.
+   *
+   * `unclustered` (only where `unclusteredRows`): the same records' fingerprints in their older
+   * form, one per fingerprint. A fingerprint is then judged by the rows of both forms together
+   * (this job's claim of either answers false, else another job's commit of either true), and only
+   * its current form is ever claimed.
    */
-  note(job: Buffer, fingerprints: readonly Buffer[]): Promise<boolean[]>;
+  note(job: Buffer, fingerprints: readonly Buffer[], unclustered?: readonly Buffer[]): Promise<boolean[]>;
   /**
    * Marks `job`'s claims of these fingerprints committed: called once the records they stand for
    * are durably appended to the log, so that from then on other jobs count them `unchanged`.
@@ -42,8 +55,11 @@ export const FINGERPRINT_BYTES = 20;
 export const JOB_TAG_BYTES = 16;
 
 /** The port's input rules, shared by the adapters. */
-export function checkNote(job: Buffer, fingerprints: readonly Buffer[]): void {
+export function checkNote(job: Buffer, fingerprints: readonly Buffer[], unclustered?: readonly Buffer[]): void {
   if (job.length !== JOB_TAG_BYTES) throw new RangeError(`a job tag is ${JOB_TAG_BYTES} bytes, not ${job.length}`);
   if (fingerprints.length > MAX_LEDGER_BATCH) throw new RangeError(`at most ${MAX_LEDGER_BATCH} fingerprints a call, not ${fingerprints.length}`);
   for (const fp of fingerprints) if (fp.length !== FINGERPRINT_BYTES) throw new RangeError(`a fingerprint is ${FINGERPRINT_BYTES} bytes, not ${fp.length}`);
+  if (!unclustered) return;
+  if (unclustered.length !== fingerprints.length) throw new RangeError(`one older fingerprint per fingerprint: ${unclustered.length} for ${fingerprints.length}`);
+  for (const fp of unclustered) if (fp.length !== FINGERPRINT_BYTES) throw new RangeError(`a fingerprint is ${FINGERPRINT_BYTES} bytes, not ${fp.length}`);
 }

@@ -17,6 +17,7 @@ import { checkNote, JOB_TAG_BYTES, type RecordLedger } from './recordLedger.js';
  */
 export class SqliteRecordLedger implements RecordLedger {
   readonly backend = 'sqlite' as const;
+  readonly unclusteredRows: boolean;
   private readonly db: Database.Database;
   private readonly claimsOf: Database.Statement<[Buffer], { job: Buffer; committed: number }>;
   private readonly insert: Database.Statement<[Buffer, Buffer]>;
@@ -32,7 +33,7 @@ export class SqliteRecordLedger implements RecordLedger {
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     eraseOnDelete(this.db);
     this.db.exec('CREATE TABLE IF NOT EXISTS claims (fp BLOB NOT NULL, job BLOB NOT NULL, committed INTEGER NOT NULL, PRIMARY KEY (fp, job)) WITHOUT ROWID');
-    this.migrate();
+    this.unclusteredRows = this.migrate();
     this.claimsOf = this.db.prepare('SELECT job, committed FROM claims WHERE fp = ?');
     this.insert = this.db.prepare('INSERT OR IGNORE INTO claims (fp, job, committed) VALUES (?, ?, 0)');
     this.markCommitted = this.db.prepare('UPDATE claims SET committed = 1 WHERE fp = ? AND job = ?');
@@ -43,29 +44,47 @@ export class SqliteRecordLedger implements RecordLedger {
    * Rows of the earlier versions (`fingerprints`: one per fingerprint, its first job's) become
    * committed claims, as they counted before. Those of the first version (user_version 0) named
    * their job in the clear (its upload stream, hence its user): they get a tag that names nobody.
+   * A file that holds rows when it reaches version 3 holds unclustered fingerprints (the port's
+   * `unclusteredRows`), for good: that is remembered in `meta`. Answers whether it does.
    */
-  private migrate(): void {
-    if (this.db.pragma('user_version', { simple: true }) === 2) return;
-    this.db.transaction(() => {
-      const old = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'fingerprints'").get();
-      if (old) {
-        this.db
-          .prepare("INSERT OR IGNORE INTO claims (fp, job, committed) SELECT fp, CASE WHEN typeof(job) = 'text' THEN ? ELSE job END, 1 FROM fingerprints")
-          .run(Buffer.alloc(JOB_TAG_BYTES));
-        this.db.exec('DROP TABLE fingerprints');
-      }
-      this.db.pragma('user_version = 2');
-    })();
+  private migrate(): boolean {
+    this.db.exec('CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID');
+    const version = () => this.db.pragma('user_version', { simple: true }) as number;
+    if (version() < 3) {
+      this.db
+        .transaction(() => {
+          // Another connection to the file may have migrated it meanwhile.
+          if (version() >= 3) return;
+          const old = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'fingerprints'").get();
+          if (old) {
+            this.db
+              .prepare("INSERT OR IGNORE INTO claims (fp, job, committed) SELECT fp, CASE WHEN typeof(job) = 'text' THEN ? ELSE job END, 1 FROM fingerprints")
+              .run(Buffer.alloc(JOB_TAG_BYTES));
+            this.db.exec('DROP TABLE fingerprints');
+          }
+          if (this.db.prepare('SELECT 1 FROM claims LIMIT 1').get()) this.db.exec("INSERT OR IGNORE INTO meta (name, value) VALUES ('unclustered_rows', 1)");
+          this.db.pragma('user_version = 3');
+        })
+        .immediate();
+    }
+    return this.db.prepare("SELECT 1 FROM meta WHERE name = 'unclustered_rows'").get() !== undefined;
   }
 
-  async note(job: Buffer, fingerprints: readonly Buffer[]): Promise<boolean[]> {
-    checkNote(job, fingerprints);
+  async note(job: Buffer, fingerprints: readonly Buffer[], unclustered?: readonly Buffer[]): Promise<boolean[]> {
+    checkNote(job, fingerprints, unclustered);
     if (fingerprints.length === 0) return [];
+    const older = this.unclusteredRows ? unclustered : undefined;
     return this.writes.write(() =>
-      fingerprints.map((fp) => {
+      fingerprints.map((fp, i) => {
         const claims = this.claimsOf.all(fp);
         if (claims.some((c) => job.equals(c.job))) return false;
         if (claims.some((c) => c.committed === 1)) return true;
+        if (older) {
+          // The older form's rows: this job's own claim of it (a run resumed across the upgrade)
+          // answers false as before; another job's commit, true (nothing claimed then, as for any known record).
+          const before = this.claimsOf.all(older[i]!);
+          if (!before.some((c) => job.equals(c.job)) && before.some((c) => c.committed === 1)) return true;
+        }
         this.insert.run(fp, job);
         return false;
       }),

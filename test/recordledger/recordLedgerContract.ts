@@ -12,6 +12,11 @@ export type OpenLedger = () => Promise<{
   another(): Promise<RecordLedger>;
   rows(): Promise<{ fp: Buffer; job: Buffer }[]>;
   close(): Promise<void>;
+  /**
+   * Another ledger (closed with this one), holding these rows as an earlier version wrote them,
+   * before fingerprints were clustered: it answers `unclusteredRows`.
+   */
+  withOlderRows(rows: { fp: Buffer; job: Buffer; committed: boolean }[]): Promise<RecordLedger>;
 }>;
 
 const fp = () => randomBytes(FINGERPRINT_BYTES);
@@ -117,6 +122,32 @@ export function recordLedgerContract(name: string, open: OpenLedger) {
         } finally {
           await other.close();
         }
+      }));
+
+    it('issue 38: a ledger created by this version holds no rows of the older form, and says so', () =>
+      withLedger(async ({ ledger }) => {
+        expect(ledger.unclusteredRows).toBe(false);
+      }));
+
+    it("issue 38: rows written before fingerprints were clustered still count: another job's commit of a record's older form answers true, this job's own claim of it false, and only the current form is claimed", () =>
+      withLedger(async ({ withOlderRows }) => {
+        const [theirs, mine, later] = [job(), job(), job()];
+        // Older forms: `a` committed by another job, `b` claimed by `mine` (a run resumed across the upgrade), `c` only claimed.
+        const [a, b, c, d] = [fp(), fp(), fp(), fp()];
+        const [na, nb, nc, nd] = [fp(), fp(), fp(), fp()];
+        const ledger = await withOlderRows([
+          { fp: a, job: theirs, committed: true },
+          { fp: b, job: mine, committed: false },
+          { fp: b, job: theirs, committed: true },
+          { fp: c, job: theirs, committed: false },
+        ]);
+        expect(ledger.unclusteredRows).toBe(true);
+        expect(await ledger.note(mine, [na, nb, nc, nd], [a, b, c, d])).toEqual([true, false, false, false]);
+        // The current forms of what `mine` writes are claimed, and count once committed.
+        await ledger.commit(mine, [nb, nc, nd]);
+        expect(await ledger.note(later, [na, nb, nc, nd], [a, b, c, d])).toEqual([true, true, true, true]);
+        // Without the older forms only the current ones answer.
+        expect(await ledger.note(job(), [na, nb])).toEqual([false, true]);
       }));
 
     it('a row is only the fingerprint and job tag it was given: nothing names a user, a job or a value (erasure by the data key, docs/erasure.md)', () =>

@@ -1,6 +1,5 @@
 import type { NormalizedRecord, ParseItem } from '../../../commands/ingestion/records.js';
-import { recordDay } from './recordDay.js';
-import { recordIdentity, type JobLedger } from './recordLedger.js';
+import { blockKey, recordIdentity, type JobLedger } from './recordLedger.js';
 
 /** Records of one block at most: a day of per-minute heart rate is two blocks, a checkpoint waits for at most this many. */
 export const BLOCK_RECORDS = 1_000;
@@ -12,15 +11,6 @@ export const BLOCK_RECORDS = 1_000;
 export const MIN_BLOCK_RECORDS = 8;
 /** Records of complete blocks decided together: one note of their fingerprints, one of the records of those that differ. */
 export const DECIDE_RECORDS = 500;
-
-/**
- * What puts records in one block: kind, type, source and the UTC day they count for. Each is part
- * of the record's identity (recordLedger.ts), so two records of one identity always have one key.
- */
-export function blockKey(r: NormalizedRecord): string {
-  const type = r.kind === 'observation' ? r.code : 'type' in r ? r.type : '';
-  return `${r.kind}\u0000${type}\u0000${r.source}\u0000${recordDay(r) ?? ''}`;
-}
 
 type Block = { key: string; records: NormalizedRecord[]; identities: string[]; fp?: Buffer };
 
@@ -96,7 +86,7 @@ export class RecordBlocks {
     this.completeRecords = 0;
     if (blocks.length === 0) return [];
     const whole = blocks.filter((b) => b.records.length >= MIN_BLOCK_RECORDS);
-    const answers = await this.ledger.knownBlocks(whole.map((b) => (b.fp = this.ledger.blockFingerprint(b.identities))));
+    const answers = await this.ledger.knownBlocks(whole.map((b) => (b.fp = this.ledger.blockFingerprint(b.key, b.identities))));
     const known = new Map(whole.map((b, i) => [b, answers[i]!]));
     const out: Decided[] = [];
     const records: NormalizedRecord[] = [];

@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { NormalizedRecord } from '../../../commands/ingestion/records.js';
 import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
 import { FINGERPRINT_BYTES, JOB_TAG_BYTES, MAX_LEDGER_BATCH, type RecordLedger } from '../../recordledger/recordLedger.js';
+import { recordDay } from './recordDay.js';
 
 /**
  * What makes two records the same stored record (contracts §13 `unchanged`). For samples the
@@ -15,6 +16,26 @@ export function recordIdentity(r: NormalizedRecord): string {
   return JSON.stringify(rest);
 }
 
+/**
+ * What puts records in one block (recordBlocks.ts) and their fingerprints in one cluster of the
+ * ledger (`ledgerOf`): kind, type, source and the UTC day they count for. Each is part of the
+ * record's identity, so two records of one identity always have one key.
+ */
+export function blockKey(r: NormalizedRecord): string {
+  const type = r.kind === 'observation' ? r.code : 'type' in r ? r.type : '';
+  return `${r.kind}\u0000${type}\u0000${r.source}\u0000${recordDay(r) ?? ''}`;
+}
+
+/**
+ * Bytes a fingerprint begins with, the same for every record of one block key (`ledgerOf`); the
+ * rest is the record's (or block's) own HMAC, truncated to 16 bytes: two identities of one key
+ * share a fingerprint only if those 128 bits collide (for a million records of one key, a chance
+ * of about 2^-89), as they had to share 160 bits before.
+ */
+export const CLUSTER_BYTES = 4;
+/** Clusters a job remembers (a key a day per type and source): forgotten all at once past this many. */
+const CLUSTERS_CACHED = 4096;
+
 /** One job's view of the ledger (`ledgerOf`). */
 export type JobLedger = ReturnType<typeof ledgerOf>;
 
@@ -25,6 +46,14 @@ export type JobLedger = ReturnType<typeof ledgerOf>;
  * can match or read them; a later generation has another key, so its uploads match none of them.
  * The user and provider are in each fingerprint's input too: one ledger serves every user.
  *
+ * A fingerprint begins with CLUSTER_BYTES of an HMAC of the record's `blockKey` (issue 38): the
+ * records of one type, source and day sit together in the ledger's index, so a batch of them reads
+ * and writes a few of its pages, not one page per record wherever its HMAC falls (the ledger's
+ * lookups and commits were two thirds of an ETL thread's CPU, and grew with the ledger). The
+ * rows so cluster by (user, provider, kind, type, source, day) among themselves, as they did by
+ * job; they still name nothing, and match nothing once the key is gone. A ledger holding rows of
+ * the older form (the HMAC's first 20 bytes: `unclusteredRows`) is asked with both forms.
+ *
  * A block of records (recordBlocks.ts) has a fingerprint of the same kind under the same key: the
  * scope, then `block`, then its records' identities one a line. A record's input continues after
  * the scope with its identity, a JSON array or object, so no block's input is ever a record's.
@@ -33,42 +62,78 @@ export function ledgerOf(ledger: RecordLedger, dataKey: Buffer, upload: UploadAc
   const key = createHmac('sha256', dataKey).update('record-ledger').digest();
   const tag = createHmac('sha256', key).update(`job\u0000${job}`).digest().subarray(0, JOB_TAG_BYTES);
   const scope = `${upload.user_id}\u0000${upload.provider}\u0000`;
-  const fingerprintOf = (identity: string) => createHmac('sha256', key).update(scope + identity).digest().subarray(0, FINGERPRINT_BYTES);
-  // The fingerprint a record was noted under, so that its commit does not compute it again.
-  const noted = new WeakMap<NormalizedRecord, Buffer>();
-  const fingerprints = (records: readonly NormalizedRecord[], identities?: readonly string[]) =>
-    records.map((r, i) => {
-      let fp = noted.get(r);
-      if (!fp) noted.set(r, (fp = fingerprintOf(identities?.[i] ?? recordIdentity(r))));
-      return fp;
-    });
-  const inBatches = async <T>(fps: readonly Buffer[], call: (part: Buffer[]) => Promise<T[] | void>): Promise<T[]> => {
+  const clusters = new Map<string, Buffer>();
+  const clusterOf = (blockKey: string): Buffer => {
+    let c = clusters.get(blockKey);
+    if (!c) {
+      if (clusters.size >= CLUSTERS_CACHED) clusters.clear();
+      clusters.set(blockKey, (c = createHmac('sha256', key).update(`${scope}cluster\u0000${blockKey}`).digest().subarray(0, CLUSTER_BYTES)));
+    }
+    return c;
+  };
+  /** The clustered fingerprint of an HMAC `digest` of the records of `blockKey`. */
+  const clustered = (blockKey: string, digest: Buffer): Buffer => {
+    const fp = Buffer.allocUnsafe(FINGERPRINT_BYTES);
+    clusterOf(blockKey).copy(fp, 0);
+    digest.copy(fp, CLUSTER_BYTES, 0, FINGERPRINT_BYTES - CLUSTER_BYTES);
+    return fp;
+  };
+  /** A record's fingerprint (and, where the ledger holds rows of the older form, that form too: the same HMAC's first 20 bytes). */
+  const fingerprintOf = (r: NormalizedRecord, identity: string): { fp: Buffer; older: Buffer } => {
+    const digest = createHmac('sha256', key).update(scope + identity).digest();
+    return { fp: clustered(blockKey(r), digest), older: digest.subarray(0, FINGERPRINT_BYTES) };
+  };
+  /**
+   * The fingerprints this job claimed and has not committed yet, by record, so that the commit
+   * does not compute them again; taken out at the commit. A Map, not a WeakMap: it holds only the
+   * records between their note and their batch's append (a WeakMap of every record noted cost
+   * more per record, in its lookups and in the collector's ephemeron passes, than the HMAC).
+   */
+  const claimed = new Map<NormalizedRecord, Buffer>();
+  const inBatches = async <T>(fps: readonly Buffer[], call: (from: number, to: number) => Promise<T[] | void>): Promise<T[]> => {
     const out: T[] = [];
-    for (let i = 0; i < fps.length; i += MAX_LEDGER_BATCH) out.push(...((await call(fps.slice(i, i + MAX_LEDGER_BATCH))) ?? []));
+    for (let i = 0; i < fps.length; i += MAX_LEDGER_BATCH) out.push(...((await call(i, Math.min(i + MAX_LEDGER_BATCH, fps.length))) ?? []));
     return out;
   };
-  const note = (fps: readonly Buffer[]): Promise<boolean[]> => inBatches(fps, (part) => ledger.note(tag, part));
+  const note = (fps: readonly Buffer[], unclustered?: readonly Buffer[]): Promise<boolean[]> =>
+    inBatches(fps, (from, to) => ledger.note(tag, fps.slice(from, to), unclustered?.slice(from, to)));
   return {
     /**
      * One answer per record, in order: true when another upload's append stored it; the rest are
      * claimed as this job's. `identities`, when given, are the records' `recordIdentity`s.
      */
-    known: (records: readonly NormalizedRecord[], identities?: readonly string[]): Promise<boolean[]> =>
-      note(fingerprints(records, identities)),
+    known: async (records: readonly NormalizedRecord[], identities?: readonly string[]): Promise<boolean[]> => {
+      const both = records.map((r, i) => fingerprintOf(r, identities?.[i] ?? recordIdentity(r)));
+      const fps = both.map((f) => f.fp);
+      const answers = await note(fps, ledger.unclusteredRows ? both.map((f) => f.older) : undefined);
+      records.forEach((r, i) => {
+        if (!answers[i]) claimed.set(r, fps[i]!);
+      });
+      return answers;
+    },
     /**
      * These records (claimed by this job) are durably in the log: from now on other uploads count
      * them `unchanged`; so are every record of these blocks (`blockFingerprint`), the same.
      */
     stored: async (records: readonly NormalizedRecord[], blocks: readonly Buffer[] = []): Promise<void> => {
-      await inBatches([...fingerprints(records), ...blocks], (part) => ledger.commit(tag, part));
+      const fps = records.map((r) => {
+        const fp = claimed.get(r) ?? fingerprintOf(r, recordIdentity(r)).fp;
+        claimed.delete(r);
+        return fp;
+      });
+      fps.push(...blocks);
+      await inBatches(fps, (from, to) => ledger.commit(tag, fps.slice(from, to)));
     },
-    /** The fingerprint of a block: its records' identities, in order. */
-    blockFingerprint: (identities: readonly string[]): Buffer => {
+    /**
+     * The fingerprint of a block whose `blockKey` is `ofKey`: its records' identities, in order. Blocks have no
+     * older form to ask for: a block not found goes record by record, which asks for both.
+     */
+    blockFingerprint: (ofKey: string, identities: readonly string[]): Buffer => {
       const h = createHmac('sha256', key).update(`${scope}block`);
       for (const id of identities) h.update(`\n${id}`);
-      return h.digest().subarray(0, FINGERPRINT_BYTES);
+      return clustered(ofKey, h.digest());
     },
     /** As `known`, for blocks' fingerprints: true when another upload committed the block (every record of it was in the log). */
-    knownBlocks: note,
+    knownBlocks: (fps: readonly Buffer[]): Promise<boolean[]> => note(fps),
   };
 }

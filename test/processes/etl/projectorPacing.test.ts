@@ -15,7 +15,9 @@ function fakes(lead: number, maxWaitMs = 1_000) {
   };
   const pacing = new ProjectorPacing(positions, {
     lead,
+    // One look every 10 ms of fake time: these tests count looks against the wait's bound (the pauses' growth has its own test).
     pollMs: 10,
+    maxPollMs: 10,
     maxWaitMs,
     now: () => state.clock,
     sleep: async (ms) => {
@@ -81,5 +83,33 @@ describe('projector pacing of bulk ETL jobs (contracts §18)', () => {
     const { state, append } = fakes(0);
     for (let i = 0; i < 10; i++) await append();
     expect(state.sleeps).toBe(0);
+  });
+});
+
+describe('projector pacing looks less often the longer it waits (issue 38)', () => {
+  it('issue 38: a waiting job looks again after pollMs, then twice as long each time up to maxPollMs, and a new wait starts at pollMs again', async () => {
+    const pauses: number[] = [];
+    const state = { head: 0, applied: 0, clock: 0 };
+    const pacing = new ProjectorPacing(
+      { head: async () => state.head, reached: async (position) => state.applied >= position },
+      {
+        lead: 1,
+        pollMs: 10,
+        maxPollMs: 40,
+        maxWaitMs: 60_000,
+        now: () => state.clock,
+        sleep: async (ms) => {
+          pauses.push(ms);
+          state.clock += ms;
+          // The projector reaches what the job waits for (the head before its previous append) after the sixth look of a wait.
+          if (pauses.length % 6 === 0) state.applied = state.head - 1;
+        },
+      },
+    );
+    for (let i = 0; i < 4; i++) {
+      await pacing.beforeAppend();
+      state.head++;
+    }
+    expect(pauses).toEqual([10, 20, 40, 40, 40, 40, 10, 20, 40, 40, 40, 40]);
   });
 });

@@ -1,11 +1,19 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { NormalizedRecord } from '../../../commands/ingestion/records.js';
 import { ingestStream } from '../../../commands/ingestion/ingestedEvents.js';
 import { eventSealer } from '../../../src/crypto/recordSealing.js';
 import type { EventStore } from '../../../src/eventstore/eventStore.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
 import { runEtlJob, type EtlKeys } from '../../../src/processes/etl/runEtlJob.js';
-import type { RecordLedger } from '../../../src/recordledger/recordLedger.js';
+import { CLUSTER_BYTES, ledgerOf, recordIdentity } from '../../../src/processes/etl/recordLedger.js';
+import { MongoRecordLedger, RECORD_LEDGER, unclusteredRowsOf, type LedgerDoc } from '../../../src/recordledger/mongoRecordLedger.js';
+import { FINGERPRINT_BYTES, JOB_TAG_BYTES, type RecordLedger } from '../../../src/recordledger/recordLedger.js';
+import { SqliteRecordLedger } from '../../../src/recordledger/sqliteRecordLedger.js';
+import { tempDir } from '../../support/tmp.js';
+import { memoryMongo } from '../../workqueue/memoryMongo.js';
 import { appleHealthImport } from '../../../src/sources/files/apple-health/appleHealthDecoder.js';
 import { exportXml, zipOf } from '../../sources/files/apple-health/exportFixtures.js';
 import { appleUpload, crashingAfter, ledgerBackends, rawStoreOf } from './etlRunFakes.js';
@@ -120,5 +128,93 @@ describe.each(ledgerBackends)('unchanged through the ETL run, ledger on %s (cont
     const shared = randomBytes(32);
     await run(store, ledger, payload, 'u2', 1, shared);
     expect(await run(store, ledger, payload, 'u3', 1, shared)).toMatchObject({ records: { quantity: 300 }, unchanged: 0 });
+  });
+});
+
+type OlderRow = { fp: Buffer; job: Buffer };
+
+/**
+ * What the previous version left in the ledger after storing `payload` for user u1 under `key`:
+ * each record's fingerprint in its older form (the first 20 bytes of its HMAC, before fingerprints
+ * were clustered: issue 38), committed by one job.
+ */
+async function olderRowsOf(payload: Buffer, key: Buffer): Promise<OlderRow[]> {
+  const ledgerKey = createHmac('sha256', key).update('record-ledger').digest();
+  const job = randomBytes(JOB_TAG_BYTES);
+  const raw = rawStoreOf(payload);
+  const rows: OlderRow[] = [];
+  const source = { size: payload.length, read: (s: number, e: number) => raw.readRange('export', s, e) };
+  for await (const item of appleHealthImport.decode(source as never, { provider: 'apple-health', receivedAt: upload('u1').accepted_at, dataType: null })) {
+    if (!('record' in item)) continue;
+    const fp = createHmac('sha256', ledgerKey).update(`u1\u0000apple-health\u0000${recordIdentity(item.record)}`).digest().subarray(0, FINGERPRINT_BYTES);
+    rows.push({ fp, job });
+  }
+  return rows;
+}
+
+/** A ledger holding `rows` as the previous version wrote them (committed), on each backend. */
+const upgradedLedgers: [string, (rows: OlderRow[]) => Promise<RecordLedger>][] = [
+  [
+    'embedded SQLite',
+    async (rows) => {
+      const path = join(tempDir(), `ledger-${randomUUID()}.sqlite`);
+      const db = new Database(path);
+      db.exec('CREATE TABLE claims (fp BLOB NOT NULL, job BLOB NOT NULL, committed INTEGER NOT NULL, PRIMARY KEY (fp, job)) WITHOUT ROWID');
+      const insert = db.prepare('INSERT INTO claims VALUES (?, ?, 1)');
+      for (const r of rows) insert.run(r.fp, r.job);
+      db.pragma('user_version = 2');
+      db.close();
+      return new SqliteRecordLedger(path);
+    },
+  ],
+  [
+    'MongoDB adapter on the in-memory stand-in',
+    async (rows) => {
+      const { db } = memoryMongo();
+      const docs = db.collection<LedgerDoc>(RECORD_LEDGER);
+      await docs.insertMany(rows.map((r) => ({ _id: `${r.fp.toString('base64')}.${r.job.toString('base64')}`, fp: r.fp.toString('base64'), job: r.job.toString('base64'), committed: true })));
+      return new MongoRecordLedger(db, undefined, await unclusteredRowsOf(docs));
+    },
+  ],
+];
+
+describe.each(upgradedLedgers)('issue 38: a ledger filled before fingerprints were clustered, on %s', (_name, openLedger) => {
+  it('an upload of the same export after the upgrade counts every record unchanged, and so does the next one', async () => {
+    const store = new SqliteEventStore({ path: ':memory:' });
+    const payload = await exportZip(1200);
+    const key = randomBytes(32);
+    const ledger = await openLedger(await olderRowsOf(payload, key));
+    closing.push(async () => {
+      await ledger.close();
+      await store.close();
+    });
+    expect(ledger.unclusteredRows).toBe(true);
+    const run = (n: number) => runEtlJob(store, rawStoreOf(payload), appleHealthImport, job('u1', n), upload('u1'), undefined, keysOf(key), { ledger, checkpointItems: 500 });
+    expect(await run(1)).toMatchObject({ records: {}, unchanged: 1200 });
+    expect(await run(2)).toMatchObject({ records: {}, unchanged: 1200 });
+  });
+});
+
+describe('issue 38: fingerprints cluster by block key', () => {
+  it('the fingerprints of records of one kind, type, source and day begin with the same bytes, so the ledger holds them together; other keys begin otherwise', async () => {
+    const noted: Buffer[] = [];
+    const spy: RecordLedger = { backend: 'sqlite', unclusteredRows: false, note: async (_job, fps) => (noted.push(...fps), fps.map(() => false)), commit: async () => {}, close: async () => {} };
+    const key = randomBytes(32);
+    const jobLedger = ledgerOf(spy, key, upload('u1'), job('u1', 1));
+    const sample = (type: string, source: string, at: string, value: number): NormalizedRecord =>
+      ({ kind: 'quantity', external_id: `${type}-${at}`, type, value, unit: 'count/min', start_date: at, end_date: at, source, metadata: {} }) as unknown as NormalizedRecord;
+    const records = [
+      sample('heart_rate', 'apple', '2026-01-01T08:00:00.000Z', 60),
+      sample('heart_rate', 'apple', '2026-01-01T23:59:00.000Z', 61),
+      sample('heart_rate', 'apple', '2026-01-02T08:00:00.000Z', 60),
+      sample('heart_rate', 'polar', '2026-01-01T08:00:00.000Z', 60),
+      sample('step_count', 'apple', '2026-01-01T08:00:00.000Z', 60),
+    ];
+    await jobLedger.known(records);
+    const prefix = (fp: Buffer) => fp.subarray(0, CLUSTER_BYTES).toString('hex');
+    expect(noted).toHaveLength(5);
+    expect(prefix(noted[0]!)).toBe(prefix(noted[1]!));
+    expect(noted[0]!.equals(noted[1]!)).toBe(false);
+    expect(new Set([noted[0]!, noted[2]!, noted[3]!, noted[4]!].map(prefix)).size).toBe(4);
   });
 });
