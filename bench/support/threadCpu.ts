@@ -54,16 +54,29 @@ export function processCpu(pid: number | undefined): ProcessCpu | null {
   }
 }
 
+/** Added to an id Linux reused (pid_max is at most 2^22). */
+const REUSED_TID = 2 ** 22;
+
 /**
  * `now` with the last reading of every thread `seen` had and `now` has not (a thread that ended
- * meanwhile, e.g. a finished job's ETL thread), so sampling every second keeps what ended threads
+ * meanwhile, e.g. a finished job's ETL thread), so sampling often keeps what ended threads
  * used up to their last sample; null readings are skipped.
  */
 export function keepEnded(seen: ProcessCpu | null, now: ProcessCpu | null): ProcessCpu | null {
   if (!now) return seen;
   if (!seen) return now;
   const threads = new Map(now.threads);
-  for (const [tid, t] of seen.threads) if (!threads.has(tid)) threads.set(tid, t);
+  for (const [tid, t] of seen.threads) {
+    const current = threads.get(tid);
+    if (!current) threads.set(tid, t);
+    else if (current.startMs !== t.startMs) {
+      // Linux gave an ended thread's id to a new one: the ended one keeps its reading under a
+      // number above every real id (so it sorts with the later threads and names no start-up role).
+      let key = tid + REUSED_TID;
+      while (threads.has(key)) key += REUSED_TID;
+      threads.set(key, t);
+    }
+  }
   return { ...now, threads };
 }
 
@@ -101,7 +114,9 @@ export function cpuSplit(before: ProcessCpu, after: ProcessCpu, libuvPool = Numb
   const tids = [...new Set([...before.threads.keys(), ...after.threads.keys()])].sort((a, b) => a - b);
   let live = 0;
   for (const [tid, t] of after.threads) {
-    const ms = t.ms - (before.threads.get(tid)?.ms ?? 0);
+    // A thread that reuses the id of one read before counts from zero.
+    const b = before.threads.get(tid);
+    const ms = t.ms - (b && b.startMs === t.startMs ? b.ms : 0);
     live += ms;
     const role = roleOf(after.pid, tids, tid, t, libuvPool, before.threads.has(tid));
     const row = byRole.get(role) ?? { threads: 0, ms: 0 };
