@@ -1,5 +1,6 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import v8 from 'node:v8';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 
 /**
@@ -7,6 +8,8 @@ import { Worker, type WorkerOptions } from 'node:worker_threads';
  * default V8 grows each isolate's semi-spaces to 16 MiB when it allocates as fast as these
  * threads do, and keeps them committed; capped here, each worker's committed heap of a 50 MiB
  * import fell from 81-90 to 65 MB, for about twice as many collections (BENCHMARKS.md, issue 21).
+ * Under `npm start` it holds only since issue 38's GC round (leaveYoungGenerationToThreadLimits):
+ * before, the main thread's `--max-semi-space-size=4` capped every thread at 4 MiB semi-spaces.
  */
 export const THREAD_YOUNG_GENERATION_MB = 16;
 
@@ -33,11 +36,25 @@ export function threadEntry(entry: URL): { filename: string; entry: string } {
 const sourceBuildDone = new Int32Array(new SharedArrayBuffer(4));
 
 /**
+ * Lets each worker thread's `resourceLimits.maxYoungGenerationSizeMb` decide its young generation.
+ * `node --max-semi-space-size` (npm start's and the Docker image's, meant for the main thread) is a
+ * process-wide V8 flag, and V8 lets it win over an isolate's own limit: every thread started under
+ * it got the main thread's 4 MiB semi-spaces, whatever its `resourceLimits` asked
+ * (THREAD_YOUNG_GENERATION_MB held in tests only, which run node without the flag). V8 reads the flag when it
+ * creates an isolate's heap, so once the main thread is running, clearing it changes nothing there
+ * and leaves the threads started after to their limits (docs/memory.md, "Young generations").
+ */
+function leaveYoungGenerationToThreadLimits(): void {
+  v8.setFlagsFromString('--max-semi-space-size=0');
+}
+
+/**
  * Starts a worker thread on a module of this project, from source or from a build. `loadsTypeScript`
  * (tests only): the thread will import a TypeScript module of its own (a test's stand-in), so from
  * sources it runs wholly through tsx rather than on the compiled entry.
  */
 export function startWorker(entry: URL, options: WorkerOptions & { workerData?: Record<string, unknown>; loadsTypeScript?: boolean } = {}): Worker {
+  leaveYoungGenerationToThreadLimits();
   const { loadsTypeScript, ...workerOptions } = options;
   const t = threadEntry(entry);
   const fromSources = t.filename !== t.entry ? { sourceBuildDone, loadsTypeScript: loadsTypeScript === true } : {};
