@@ -4,14 +4,17 @@ import v8 from 'node:v8';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 
 /**
- * Young generation of the service's long-lived worker threads (projector, ETL), in MiB. By
- * default V8 grows each isolate's semi-spaces to 16 MiB when it allocates as fast as these
- * threads do, and keeps them committed; capped here, each worker's committed heap of a 50 MiB
- * import fell from 81-90 to 65 MB, for about twice as many collections (BENCHMARKS.md, issue 21).
- * Under `npm start` it holds only since issue 38's GC round (leaveYoungGenerationToThreadLimits):
- * before, the main thread's `--max-semi-space-size=4` capped every thread at 4 MiB semi-spaces.
+ * Young generation of the service's long-lived worker threads (projector, ETL, stores), in MiB:
+ * two 4 MiB semi-spaces and V8's new large-object space of the same size. By default V8 grows each
+ * isolate's semi-spaces to 16 MiB when it allocates as fast as these threads do, and keeps them
+ * committed; capped at 16 MiB (5.3 MiB semi-spaces), each worker's committed heap of a 50 MiB import
+ * fell from 81-90 to 65 MB, for about twice as many collections (BENCHMARKS.md, issue 21). Under
+ * `npm start` the threads ran with 4 MiB semi-spaces all the same until issue 38's GC round (the
+ * main thread's `--max-semi-space-size=4` won over this; leaveYoungGenerationToThreadLimits): given
+ * their 5.3 MiB back, the ETL threads scavenged half as often for no less CPU of theirs or V8's
+ * and ~6 MB more each, so 12 keeps what production ran with, now in tests too.
  */
-export const THREAD_YOUNG_GENERATION_MB = 16;
+export const THREAD_YOUNG_GENERATION_MB = 12;
 
 /** The module `name` beside the caller's module (`import.meta.url`): `.ts` from source, `.js` in a build. */
 export function siblingModule(callerUrl: string, name: string): URL {
