@@ -9,17 +9,6 @@ import { PositionWaiters } from './positionWaiters.js';
 import type { Projection } from './projection.js';
 import { DEFAULT_RETRY, type Suspect } from './runner.js';
 
-/**
- * Old-generation cap of the projector thread. V8 also reads it as the size of the machine: under
- * 256 MB it grows the heap by at most 1.3 times the live data before marking it again, at 1,024 by
- * 1.6 (2,048 and more: up to 4). In the ingest the projector promotes ~14 MB every 0.3-0.5 s
- * (what outlives a batch's young collections), so at the former 160 MB cap V8 marked its ~25 MB
- * live heap that often (162 mark-compacts in a 300k ingest) and TurboFan compiled its per-batch
- * closures again after them; at 1,024, 85 (docs/memory.md, "The threads' heaps").
- * Its memory is bounded by its buffers (20,000 records), not by this cap.
- */
-const PROJECTOR_THREAD_HEAP_MB = 1024;
-
 export type ProjectorThreadMessage =
   | { kind: 'ready' }
   | { kind: 'stopped' }
@@ -77,7 +66,8 @@ export class ProjectorThread {
     const suspects = [...this.suspects.values()];
     const worker = startWorker(this.entry, {
       workerData: { config: this.config, names: this.projections.map((p) => p.name), maxChangesPerBatch: this.maxChangesPerBatch, leased: this.leased, suspects },
-      resourceLimits: { maxOldGenerationSizeMb: PROJECTOR_THREAD_HEAP_MB, maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
+      // The cap also sets how far V8 lets the heap grow between markings (PROJECTOR_HEAP_MB, docs/memory.md).
+      resourceLimits: { maxOldGenerationSizeMb: this.config.projectorHeapMb, maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
     });
     this.worker = worker;
     this.inFlight.clear();
