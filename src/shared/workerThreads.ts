@@ -12,7 +12,8 @@ import { Worker, type WorkerOptions } from 'node:worker_threads';
  * `npm start` the threads ran with 4 MiB semi-spaces all the same until issue 38's GC round (the
  * main thread's `--max-semi-space-size=4` won over this; leaveYoungGenerationToThreadLimits): given
  * their 5.3 MiB back, the ETL threads scavenged half as often for no less CPU of theirs or V8's
- * and ~6 MB more each, so 12 keeps what production ran with, now in tests too.
+ * and ~6 MB more committed each (single 300k ingests), so 12 keeps what production ran with, now
+ * in tests too.
  */
 export const THREAD_YOUNG_GENERATION_MB = 12;
 
@@ -42,10 +43,10 @@ const sourceBuildDone = new Int32Array(new SharedArrayBuffer(4));
  * Lets each worker thread's `resourceLimits.maxYoungGenerationSizeMb` decide its young generation.
  * `node --max-semi-space-size` (npm start's and the Docker image's, meant for the main thread) is a
  * process-wide V8 flag, and V8 lets it win over an isolate's own limit: every thread started under
- * it got the main thread's 4 MiB semi-spaces, whatever its `resourceLimits` asked
- * (THREAD_YOUNG_GENERATION_MB held in tests only, which run node without the flag). V8 reads the flag when it
- * creates an isolate's heap, so once the main thread is running, clearing it changes nothing there
- * and leaves the threads started after to their limits (docs/memory.md, "Young generations").
+ * it got the main thread's 4 MiB semi-spaces, whatever its `resourceLimits` asked (tests run node
+ * without the flag, so there the limits held). V8 reads the flag when it creates an isolate's heap:
+ * once the main thread runs, clearing it changes nothing there and leaves the threads started
+ * after to their limits (docs/memory.md, "The threads' heaps").
  */
 function leaveYoungGenerationToThreadLimits(): void {
   v8.setFlagsFromString('--max-semi-space-size=0');
