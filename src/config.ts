@@ -21,8 +21,8 @@ const PROJECTOR_CACHE_MIB_DEFAULT = 16;
  * The projector thread's old-generation cap, MB. V8 also reads it as the machine's size: the heap
  * grows by at most 1.3 times the live data before it is marked again up to 256 MB, 1.6 at 1,024,
  * up to 4 from 2,048. At 1,024 the projector marked its heap half as often in a 300k ingest and
- * V8's threads spent 16-24 % less CPU, but the peak resident memory rose in three pairs of four
- * (by up to 35 MiB); the default keeps the memory (docs/memory.md, "The threads' heaps").
+ * V8's threads spent 16-28 % less CPU, but the peak resident memory rose (by up to 35 MiB in
+ * 300k ingests, 59 in a 1M one); the default keeps the memory (docs/memory.md, "The threads' heaps").
  */
 const PROJECTOR_HEAP_MB_DEFAULT = 160;
 
