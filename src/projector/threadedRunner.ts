@@ -9,9 +9,6 @@ import { PositionWaiters } from './positionWaiters.js';
 import type { Projection } from './projection.js';
 import { DEFAULT_RETRY, type Suspect } from './runner.js';
 
-/** Old-generation heap of the projector thread. */
-const PROJECTOR_THREAD_HEAP_MB = 160;
-
 export type ProjectorThreadMessage =
   | { kind: 'ready' }
   | { kind: 'stopped' }
@@ -69,8 +66,8 @@ export class ProjectorThread {
     const suspects = [...this.suspects.values()];
     const worker = startWorker(this.entry, {
       workerData: { config: this.config, names: this.projections.map((p) => p.name), maxChangesPerBatch: this.maxChangesPerBatch, leased: this.leased, suspects },
-      // The runners' buffers are bounded (20,000 records); a cap makes V8 collect instead of growing.
-      resourceLimits: { maxOldGenerationSizeMb: PROJECTOR_THREAD_HEAP_MB, maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
+      // The cap also sets how far V8 lets the heap grow between markings (PROJECTOR_HEAP_MB, docs/memory.md).
+      resourceLimits: { maxOldGenerationSizeMb: this.config.projectorHeapMb, maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
     });
     this.worker = worker;
     this.inFlight.clear();

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -34,5 +35,22 @@ describe('worker thread entries, from sources and compiled (issue 27)', () => {
     expect(compiledFileOf(join(root, 'test/processes/etl/hostileParsers.ts'))).toBeNull();
     expect(compiledFileOf(join(root, 'src/types/shims.d.ts'))).toBeNull();
     expect(compiledFileOf(join(root, 'srcs/elsewhere.ts'))).toBeNull();
+  });
+});
+
+/**
+ * Issue 38 (V8's GC threads): npm start runs node with `--max-semi-space-size=4` for the main
+ * thread, a process-wide flag that V8 applies over a worker's own `resourceLimits`. startWorker
+ * clears it (the main thread's heap is configured by then), so each thread's young generation is
+ * the one its limits ask for, under npm start as in the tests (docs/memory.md, "The threads' heaps").
+ */
+describe("worker threads' young generations (issue 38)", () => {
+  it("a thread started under node's --max-semi-space-size gets the young generation its resourceLimits ask for", () => {
+    const run = spawnSync(process.execPath, ['--max-semi-space-size=1', '--import', 'tsx', fileURLToPath(new URL('./youngGenerationFixture.ts', import.meta.url))], { cwd: root, encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    const sizes = JSON.parse(run.stdout) as { worker: number; main: number };
+    // Under the flag a new space holds two 1 MiB semi-spaces; the thread's 48 MiB young generation allows two of 16.
+    expect(sizes.main).toBeLessThanOrEqual(2);
+    expect(sizes.worker).toBeGreaterThan(2);
   });
 });
