@@ -279,11 +279,11 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
         data: encodeBlock(chunk),
       };
       out.push({ op: 'put', collection: SAMPLE_BLOCKS, doc });
-      decoded.keepWritten(_id, doc.data, chunk);
       // A sample that was stored in this very block keeps its locator; every other one (new, moved
       // within its key or from another) gets one naming this block.
       const k = g.ids.indexOf(_id);
       const stayed = new Set(k < 0 ? [] : g.stored[k]);
+      decoded.keepWritten(_id, doc.data, chunk, stayed);
       for (const s of chunk) {
         if (stayed.has(s)) continue;
         const key: SampleKeyDoc = { _id: locatorId(g.owner.user_id, s._id), provider: s.provider, id: s.id, block: _id };
