@@ -24,18 +24,6 @@ const STATEMENT_CACHE = 2000;
  * its checkpoint commit together, in the transaction of the writes asked for in the same turn
  * (`write`). Statements are prepared once and cached.
  */
-/**
- * The write-ahead log is folded into the file once it holds this many pages (SQLite's default is
- * 1,000), by whichever connection commits then. A live projector batch of a thousand samples
- * dirties about a thousand pages of the locators' random `_id` index (docs/sample-blocks.md), so at
- * 1,000 every commit was followed by a checkpoint that copied each of its pages again; at 10,000 a
- * checkpoint comes every several batches and copies a page the batches between wrote more than once
- * only once: a third fewer bytes written per batch, 5-10 % less CPU on the projector thread
- * (BENCHMARKS.md, issue 38, H16-C). The log grows to about 40 MiB between checkpoints (it is
- * removed when the last connection closes; an erasure still empties it, sqlitePurge.ts).
- */
-const WAL_AUTOCHECKPOINT_PAGES = 10_000;
-
 export class SqliteReadStore implements ReadStore {
   readonly kind = 'sqlite' as const;
   private readonly db: Database.Database;
@@ -60,7 +48,6 @@ export class SqliteReadStore implements ReadStore {
     useIncrementalVacuum(this.db);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
-    this.db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     this.db.pragma(`cache_size = -${(options.cacheMiB ?? 16) * 1024}`);
     eraseOnDelete(this.db);
