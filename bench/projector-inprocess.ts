@@ -9,7 +9,7 @@
  * and rollups (every batch size must store the same bytes).
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
@@ -72,8 +72,8 @@ export default async function main(args: string[]) {
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) gcMs += e.duration;
   }).observe({ entryTypes: ['gc'] });
-  console.log('| events per batch | batches | CPU µs / record | wall s | derive s | apply s | GC pauses s | digest |');
-  console.log('|---:|---:|---:|---:|---:|---:|---:|---|');
+  console.log('| events per batch | batches | CPU µs / record | wall s | derive s | apply s | GC pauses s | KiB written / batch | digest |');
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---|');
   for (const size of sizes) {
     const dir = mkdtempSync(join(tmpdir(), 'wellstream-bench-projector-'));
     const store = new SqliteReadStore({ path: join(dir, 'read.sqlite') });
@@ -82,6 +82,7 @@ export default async function main(args: string[]) {
     let applyMs = 0;
     let batches = 0;
     gcMs = 0;
+    const written0 = bytesWritten();
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     let seq = 0;
@@ -99,12 +100,19 @@ export default async function main(args: string[]) {
     }
     const wall = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
+    const written = bytesWritten() - written0;
     const h = createHash('sha256');
     for (const c of [SAMPLE_BLOCKS, SAMPLE_KEYS, SAMPLE_ROLLUPS]) for (const d of await store.find(c, { sort: [['_id', 1]] })) h.update(JSON.stringify(d));
-    console.log(`| ${size} | ${batches} | ${(((cpu.user + cpu.system) / lines) | 0).toLocaleString('en')} | ${wall.toFixed(1)} | ${(deriveMs / 1000).toFixed(1)} | ${(applyMs / 1000).toFixed(1)} | ${(gcMs / 1000).toFixed(1)} | ${h.digest('hex').slice(0, 16)} |`);
+    console.log(`| ${size} | ${batches} | ${(((cpu.user + cpu.system) / lines) | 0).toLocaleString('en')} | ${wall.toFixed(1)} | ${(deriveMs / 1000).toFixed(1)} | ${(applyMs / 1000).toFixed(1)} | ${(gcMs / 1000).toFixed(1)} | ${Math.round(written / 1024 / batches).toLocaleString('en')} | ${h.digest('hex').slice(0, 16)} |`);
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 if (!isMainThread && (workerData as { args?: string[] } | null)?.args) await main((workerData as { args: string[] }).args.filter((a) => !a.startsWith('--young=')));
+
+/** Bytes this process has had written to files so far (Linux `/proc/self/io` wchar: the write-ahead log's frames and the checkpoints' pages, before the page cache). */
+function bytesWritten(): number {
+  const m = /^wchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'));
+  return m ? Number(m[1]) : NaN;
+}

@@ -23,7 +23,7 @@ type Queued = { body: () => unknown; queuedAt: number; deferred: boolean; resolv
  * Group commit for one SQLite connection: writes asked for in the same turn of the event loop
  * share one IMMEDIATE transaction and so one fsync. Each runs in its own savepoint, in the order
  * it was asked for (each sees what the ones before it wrote), so one write's error leaves the
- * others alone, and each caller is answered only once the whole group is durable. A group that
+ * others alone (a write alone in its transaction runs without one), and each caller is answered only once the whole group is durable. A group that
  * finds the write lock taken by another connection (a thread, the CLI) is tried again after an
  * asynchronous pause, with whatever was asked for meanwhile, instead of sleeping on this thread
  * (sqliteWriteLock.ts): its writes must therefore be safe to run again, as whole transactions are.
@@ -98,10 +98,19 @@ export class SqliteGroupCommit {
     const defer = group.every((w) => w.deferred) && this.deferredGroups < MAX_DEFERRED_GROUPS;
     try {
       // Within a transaction left open, better-sqlite3 runs this one as a savepoint.
+      // A write alone in a transaction of its own needs no savepoint: the transaction rolls back
+      // exactly what the savepoint would, and a savepoint makes SQLite copy the original of every
+      // page the write changes into a statement journal, a temporary file (the projector's live
+      // batches: about 3 MB a batch, a third of its bytes written; BENCHMARKS.md, issue 38, H16-C).
+      const alone = group.length === 1 && !defer && !this.db.inTransaction;
       if (defer && !this.db.inTransaction) this.db.exec('BEGIN IMMEDIATE');
       this.db
         .transaction(() => {
           outcomes.length = 0;
+          if (alone) {
+            outcomes.push({ ok: group[0]!.body() });
+            return;
+          }
           for (const w of group) {
             try {
               outcomes.push({ ok: this.db.transaction(w.body)() });

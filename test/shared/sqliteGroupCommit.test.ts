@@ -46,6 +46,27 @@ describe('group commit of SQLite writes (issue 27)', () => {
     db.close();
   });
 
+  it('a write alone in its group runs in the transaction itself: a failure leaves nothing of it and the writes after it commit', async () => {
+    const db = open(join(tempDir(), 'g.sqlite'));
+    const groups: unknown[][] = [];
+    const commits = new SqliteGroupCommit(db, (values) => groups.push(values));
+    const insert = db.prepare<[string, number]>('INSERT INTO t (k, v) VALUES (?, ?)');
+    await commits.write(() => insert.run('a', 1).changes);
+    // Two rows, then a failure: neither row stands.
+    await expect(
+      commits.write(() => {
+        insert.run('b', 1);
+        insert.run('c', 1);
+        insert.run('a', 2);
+      }),
+    ).rejects.toThrow(/UNIQUE/);
+    expect(db.inTransaction).toBe(false);
+    await commits.write(() => insert.run('d', 1).changes);
+    expect(db.prepare('SELECT k FROM t ORDER BY k').pluck().all()).toEqual(['a', 'd']);
+    expect(groups).toEqual([[1], [1]]);
+    db.close();
+  });
+
   it('a group that finds the write lock held by another connection waits for it without blocking this thread, then commits whole', async () => {
     const path = join(tempDir(), 'g.sqlite');
     const db = open(path);

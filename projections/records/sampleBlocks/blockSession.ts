@@ -23,6 +23,8 @@ type Group = {
   stored: SampleDoc[][];
   /** Each stored block's `data`, as read. */
   data: string[];
+  /** Each stored block's `_id`. */
+  ids: string[];
   dirty: boolean;
 };
 
@@ -44,15 +46,22 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
   const groups = new Map<string, Group>();
   /** Groups of each loaded (user, type, day). */
   const days = new Map<string, Group[]>();
-  /** Where each decoded sample is: its group, and the block it was stored in (none: new). */
+  /**
+   * Where the batch's records are: the decoded copy of each (its group), and the batch's own
+   * sample once staged. Only the batch's records: a live batch decodes days of thousands of
+   * samples for a thousand records, and a map entry for every decoded sample cost more than the
+   * rest of their bookkeeping (issue 38, H16-C). A flag changed on another sample finds its
+   * group by its owner fields (groupOfSample).
+   */
   const where = new Map<string, { group: Group; sample: SampleDoc }>();
+  /** The batch's record keys, while `stage` decodes: the samples `where` holds. */
+  let batchKeys: ReadonlySet<string> = new Set();
   /**
    * Second copies of a record found while decoding: only a batch cut short on MongoDB, which
    * applies a batch change by change, leaves one (its new block stored, its old block not yet
    * rewritten). The batch runs again and a record it holds leaves every copy.
    */
   const copies = new Map<string, { group: Group; sample: SampleDoc }[]>();
-  const storedIn = new Map<SampleDoc, string>();
   const changed = new Set<SampleDoc>();
   /** Blocks decoded by the batches before this one (decodedBlocks.ts). */
   const decoded = decodedBlocksOf(readStore);
@@ -61,7 +70,7 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
     const k = groupKey(owner.user_id, owner.type, owner.provider, owner.source, owner.day);
     let g = groups.get(k);
     if (!g) {
-      g = { base: groupBase(owner.user_id, owner.type, owner.provider, owner.source, owner.day), owner: { ...owner }, samples: [], stored: [], data: [], dirty: false };
+      g = { base: groupBase(owner.user_id, owner.type, owner.provider, owner.source, owner.day), owner: { ...owner }, samples: [], stored: [], data: [], ids: [], dirty: false };
       groups.set(k, g);
       const dk = dayKey(owner.user_id, owner.type, owner.day);
       days.get(dk)!.push(g);
@@ -86,9 +95,10 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
       const samples = decoded.take(b._id, b.data);
       g.stored.push(samples);
       g.data.push(b.data);
+      g.ids.push(b._id);
       for (const s of samples) {
         g.samples.push(s);
-        storedIn.set(s, b._id);
+        if (!batchKeys.has(s._id)) continue;
         const first = where.get(s._id);
         if (first) {
           const list = copies.get(s._id);
@@ -152,7 +162,11 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
         for (const b of await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { _id: { $in: blockIds.slice(i, i + CHUNK) } }, fields: ['user_id', 'type', 'day'] })) want(b.user_id, b.type, b.day);
       }
       for (const { set } of batch.values()) want(set.user_id as string, set.type as string, utcDayOf(Date.parse(set.start_date as string)));
+      // Every copy of a batch record lies on a day loaded here: its locator's block's, or (MongoDB,
+      // a batch cut short) its new start's. Days loaded later (the rule's reach) hold none.
+      batchKeys = new Set(batch.keys());
       for (const n of need.values()) await ensureDays(n.userId, n.type, [...n.days]);
+      batchKeys = new Set();
 
       const staged: Doc[] = [];
       for (const [key, { set, id }] of batch) {
@@ -212,7 +226,7 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
       if ((row.hidden === true) === hidden) return;
       row.hidden = hidden;
       changed.add(row as unknown as SampleDoc);
-      where.get(row._id)!.group.dirty = true;
+      groupOfSample(row as unknown as SampleDoc).dirty = true;
     },
 
     flush(out) {
@@ -228,11 +242,17 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
       days.clear();
       where.clear();
       copies.clear();
-      storedIn.clear();
       changed.clear();
       left.clear();
     },
   };
+
+  /** The group a loaded sample belongs to (the batch's own too): its key fields and the UTC day of its start. */
+  function groupOfSample(s: SampleDoc): Group {
+    const g = groups.get(groupKey(s.user_id, s.type, s.provider, s.source, utcDayOf(Date.parse(s.start_date))));
+    if (!g) throw new Error(`sample ${s._id} is in no loaded group`);
+    return g;
+  }
 
   /** The group's blocks as its samples now cut them: the blocks that changed put whole, the ones left over deleted. */
   function writeGroup(g: Group, out: Change[], locators: Change[]): void {
@@ -259,9 +279,13 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
         data: encodeBlock(chunk),
       };
       out.push({ op: 'put', collection: SAMPLE_BLOCKS, doc });
-      decoded.keepWritten(_id, doc.data, chunk);
+      // A sample that was stored in this very block keeps its locator; every other one (new, moved
+      // within its key or from another) gets one naming this block.
+      const k = g.ids.indexOf(_id);
+      const stayed = new Set(k < 0 ? [] : g.stored[k]);
+      decoded.keepWritten(_id, doc.data, chunk, stayed);
       for (const s of chunk) {
-        if (storedIn.get(s) === _id) continue;
+        if (stayed.has(s)) continue;
         const key: SampleKeyDoc = { _id: locatorId(g.owner.user_id, s._id), provider: s.provider, id: s.id, block: _id };
         locators.push({ op: 'put', collection: SAMPLE_KEYS, doc: key });
       }

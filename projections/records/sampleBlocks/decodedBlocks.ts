@@ -39,14 +39,15 @@ export class DecodedBlocks {
   /**
    * Block `id` as a batch wrote it, its samples kept as compact copies (compactCopies): the batch
    * built them from the events' records, about 1.5 KB of heap each, and the kept ones outlive the
-   * batch in the old generation (issue 38: the 1M ingest's peak RSS, BENCHMARKS.md).
+   * batch in the old generation (issue 38: the 1M ingest's peak RSS, BENCHMARKS.md). The samples
+   * in `compact` (decoded from the store or kept before: compact already) are kept as they are.
    */
-  keepWritten(id: string, data: string, samples: readonly SampleDoc[]): void {
+  keepWritten(id: string, data: string, samples: readonly SampleDoc[], compact: ReadonlySet<SampleDoc> = new Set()): void {
     if (samples.length > this.maxSamples) {
       this.remove(id);
       return;
     }
-    this.keep(id, data, compactCopies(samples));
+    this.keep(id, data, compactCopies(samples, compact));
   }
 
   /** Block `id` as a batch leaves it: `samples` encode to `data`, and nobody changes them any more. */
@@ -95,19 +96,24 @@ export class DecodedBlocks {
  * day) one string for all, as decodeBlock answers it; an instant's end_date is its start_date's
  * string. About 1,550 B a sample becomes about 500 (measured on the ingest bench's records); a
  * decode of the written data instead (about 400 B) cost the live projector 10-15 % more CPU.
+ * Samples in `compact` are compact already and kept as they are: a live batch appends a few
+ * hundred samples to a block of up to a thousand, and copying them all again each batch made
+ * old-generation garbage of every kept sample (issue 38, H16-C).
  */
-function compactCopies(samples: readonly SampleDoc[]): SampleDoc[] {
-  const out = samples.map((s) => ({ ...s }) as Record<string, unknown>);
+function compactCopies(samples: readonly SampleDoc[], compact: ReadonlySet<SampleDoc>): SampleDoc[] {
+  const out = samples.map((s) => (compact.has(s) ? s : { ...s }) as Record<string, unknown>);
   const first = out[0];
   if (!first) return [];
+  const copies = out.filter((d, j) => d !== samples[j]);
+  if (!copies.length) return out as unknown as SampleDoc[];
   for (const f in first) {
     const v = first[f];
     if (typeof v !== 'string' || f === '_id' || f === 'start_date' || f === 'end_date') continue;
     let same = true;
     for (let j = 1; j < out.length && same; j++) same = out[j]![f] === v;
-    if (same) for (const d of out) d[f] = v;
+    if (same) for (const d of copies) d[f] = v;
   }
-  for (const d of out) if (d.end_date === d.start_date) d.end_date = d.start_date;
+  for (const d of copies) if (d.end_date === d.start_date) d.end_date = d.start_date;
   return out as unknown as SampleDoc[];
 }
 
