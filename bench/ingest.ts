@@ -13,11 +13,12 @@
  * - bytes per sample in DATA_DIR, by file (raw payloads, events, read models), and peak RSS;
  * - `npm run cli -- projections rebuild` of the read models afterwards, timed (wall and CPU), and
  *   the digest of every read model before and after it (a rebuild must equal the live state);
- *   `--rebuild-of=DATA_DIR` runs only that, on a DATA_DIR a run kept (rebuilt in place).
+ *   `--rebuild-of=DATA_DIR` runs only that, on a DATA_DIR a run kept (rebuilt in place); `--keep`
+ *   keeps the live read models too, as readmodels-live.sqlite, and a difference names its collections.
  */
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -214,7 +215,7 @@ export default async function main(args: string[]) {
     for (const f of files) byGroup.set(group(f.path), (byGroup.get(group(f.path)) ?? 0) + f.bytes);
     const total = files.reduce((s, f) => s + f.bytes, 0);
 
-    const rebuild = await rebuildAndCompare(svcDir);
+    const rebuild = await rebuildAndCompare(svcDir, keep);
     const raw1Ms = rawSingleIndex(dir, lines, userId!);
     const s = (ms: number) => (ms / 1000).toFixed(1);
     const rate = (ms: number) => Math.round(n / (ms / 1000));
@@ -239,10 +240,11 @@ export default async function main(args: string[]) {
   }
 }
 
-type RebuildRun = { seconds: number; cpuSeconds: number | null; live: { hash: string; docs: number }; rebuilt: { hash: string; docs: number } };
+type Digest = Awaited<ReturnType<typeof readModelDigest>>;
+type RebuildRun = { seconds: number; cpuSeconds: number | null; live: Digest; rebuilt: Digest };
 
 /** The read models as the live projectors left them, then rebuilt from the events by the CLI, digested before and after. */
-async function rebuildAndCompare(svcDir: string): Promise<RebuildRun> {
+async function rebuildAndCompare(svcDir: string, keepLive = false): Promise<RebuildRun> {
   const digestOf = async () => {
     const ctx = await createContext(loadConfig({ DATA_DIR: svcDir, LOG_LEVEL: 'warn' } as NodeJS.ProcessEnv), { log: createLogger('warn'), runBackground: 'none' });
     try {
@@ -252,6 +254,8 @@ async function rebuildAndCompare(svcDir: string): Promise<RebuildRun> {
     }
   };
   const live = await digestOf();
+  // Kept runs keep the live read models too (the rebuild replaces them), to compare with the rebuilt ones.
+  if (keepLive) for (const f of readdirSync(svcDir)) if (f.startsWith('readmodels.sqlite')) copyFileSync(join(svcDir, f), join(svcDir, f.replace('readmodels', 'readmodels-live')));
   const c0 = childrenCpuMs();
   const t1 = performance.now();
   const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'projections', 'rebuild'], {
@@ -269,5 +273,9 @@ function printRebuild({ seconds, cpuSeconds, live, rebuilt }: RebuildRun): void 
   console.log(`\nrebuild of every read model (npm run cli -- projections rebuild): ${seconds.toFixed(1)} s${cpuSeconds !== null ? `, ${cpuSeconds.toFixed(1)} s of CPU` : ''}`);
   console.log(`live state:    ${live.hash} (${live.docs} documents)`);
   console.log(`rebuilt state: ${rebuilt.hash} (${rebuilt.docs} documents): ${live.hash === rebuilt.hash ? 'IDENTICAL' : 'DIFFERENT'}`);
-  if (live.hash !== rebuilt.hash) process.exitCode = 1;
+  if (live.hash !== rebuilt.hash) {
+    const differ = Object.keys(live.collections).filter((c) => live.collections[c] !== rebuilt.collections[c]);
+    console.log(`collections that differ: ${differ.join(', ') || '(none: the checkpoints do)'}`);
+    process.exitCode = 1;
+  }
 }

@@ -1,6 +1,5 @@
 import Database from 'better-sqlite3';
 import { applyUpdate } from './documentUpdate.js';
-import { coalesceChanges } from './coalescedChanges.js';
 import { assertForward, CheckpointMismatchError, withTieBreaker, type AggregateQuery, type AggregateRow, type ApplyBatch, type Change, type Checkpoint, type CollectionSpec, type Doc, type EnsureOptions, type Filter, type FindQuery, type JoinBytesQuery, type JoinedBytes, type ReadStore, type Scalar, type UpdateChange } from './readStore.js';
 import { BUSY_TIMEOUT_MS } from '../shared/sqliteWriteLock.js';
 import { SqliteGroupCommit } from '../shared/sqliteGroupCommit.js';
@@ -295,13 +294,10 @@ export class SqliteReadStore implements ReadStore {
     this.stmt(WRITE_CHECKPOINT).run(projection, position, status, new Date().toISOString(), lastEventAt);
   }
 
-  /**
-   * Applies changes inside the caller's transaction, a run of plain updates of one document as one
-   * write (coalescedChanges.ts); an erasure's deletions mark their tables for the scrub.
-   */
+  /** Applies changes inside the caller's transaction; an erasure's deletions mark their tables for the scrub. */
   private applyAll(changes: readonly Change[], erasing = false): void {
     const deletedFrom = new Set<string>();
-    for (const c of coalesceChanges(changes)) if (this.applyOne(c) > 0 && erasing) deletedFrom.add(this.table(c.collection)!.table);
+    for (const c of changes) if (this.applyOne(c) > 0 && erasing) deletedFrom.add(this.table(c.collection)!.table);
     for (const table of deletedFrom) markForScrub(this.db, table);
   }
 
