@@ -11,7 +11,7 @@
  * `--no-ledger` runs without the record ledger (what the ledger costs).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -25,14 +25,12 @@ import { SqliteRecordLedger } from '../src/recordledger/sqliteRecordLedger.js';
 import { healthKitParser } from '../src/sources/files/device-a/healthKitParser.js';
 import { makeLines } from './ingest.js';
 import { machine } from './support/service.js';
+import { statCpuMs } from './support/threadCpu.js';
 
-const TICK_MS = 10;
 /** CPU ms of this thread (the main thread: its tid is the pid) from /proc, or null off Linux. */
 function threadCpuMs(): number | null {
   try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
-    return (f[11]! + f[12]!) * TICK_MS;
+    return statCpuMs(`/proc/self/task/${process.pid}/stat`);
   } catch {
     return null;
   }

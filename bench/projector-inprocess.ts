@@ -9,7 +9,7 @@
  * and rollups (every batch size must store the same bytes).
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
@@ -25,6 +25,7 @@ import { deriveBatch, pushChanges } from '../src/projector/batchChanges.js';
 import type { PositionedChange } from '../src/readstore/readStore.js';
 import { SqliteReadStore } from '../src/readstore/sqliteReadStore.js';
 import { machine } from './support/service.js';
+import { readIo } from './support/threadCpu.js';
 
 const USER = '00000000-0000-4000-8000-0000000000aa';
 const SOURCES = [
@@ -113,6 +114,5 @@ if (!isMainThread && (workerData as { args?: string[] } | null)?.args) await mai
 
 /** Bytes this process has had written to files so far (Linux `/proc/self/io` wchar: the write-ahead log's frames and the checkpoints' pages, before the page cache). */
 function bytesWritten(): number {
-  const m = /^wchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'));
-  return m ? Number(m[1]) : NaN;
+  return readIo('/proc/self/io')?.wchar ?? NaN;
 }

@@ -13,7 +13,7 @@ type ThreadCpu = { name: string; ms: number; startMs: number; io: Io | null };
 /** CPU time (user + system) so far of a process (all threads, ended ones included) and of each of its live threads, from /proc; bytes written likewise. */
 export type ProcessCpu = { pid: number; totalMs: number; ageMs: number; threads: Map<number, ThreadCpu>; io: Io | null };
 
-function readIo(path: string): Io | null {
+export function readIo(path: string): Io | null {
   try {
     const f = Object.fromEntries(readFileSync(path, 'utf8').trim().split('\n').map((l) => l.split(': ') as [string, string]));
     return { wchar: Number(f.wchar), writeBytes: Number(f.write_bytes) };
