@@ -1,72 +1,41 @@
 import type { DeviceParser } from '../../commands/ingestion/records.js';
 import { CONNECTED_PROVIDERS } from '../catalog/providers.js';
-import { healthKitParser } from './files/device-a/healthKitParser.js';
-import { healthConnectParser } from './files/device-b/healthConnectParser.js';
-import { gadgetbridgeParser } from './files/device-c/gadgetbridgeParser.js';
-import { demoParser } from './files/demo/demoParser.js';
-import { dexcomConnector } from './providers/dexcom/pull.js';
-import { appleHealthDecoder } from './files/apple-health/appleHealthDecoder.js';
-import { fitbitTakeoutDecoder } from './files/fitbit-takeout/fitbitTakeoutDecoder.js';
-import { createHealthConnectDecoder } from './files/health-connect/healthConnectDecoder.js';
-import { samsungHealthDecoder } from './files/samsung-health/samsungHealthDecoder.js';
-import { dexcomClarityDecoder } from './files/dexcom-clarity/clarityDecoder.js';
-import { fitDecoder } from './files/fit/fitDecoder.js';
 import type { ImportDecoder } from './files/importSource.js';
-import { fitbitConnector } from './providers/fitbit/pull.js';
-import { garminConnector } from './providers/garmin/connector.js';
-import { googleConnector } from './providers/google/pull.js';
-import { ouraConnector } from './providers/oura/pull.js';
-import { polarConnector } from './providers/polar/pull.js';
-import { stravaConnector } from './providers/strava/pull.js';
-import { whoopConnector } from './providers/whoop/pull.js';
-import { withingsConnector } from './providers/withings/pull.js';
 import type { ProviderDescriptor } from './shared/providerDescriptor.js';
 import type { PullConnector, PushConnector } from './shared/pullConnector.js';
+import { DEMO_PARSER_LOADER, DEVICE_PARSER_LOADERS, IMPORT_DECODER_LOADERS, PULL_CONNECTOR_LOADERS, PUSH_CONNECTOR_LOADERS } from './sourceLoaders.js';
 
 /**
- * The sources of this build, one line each: a file format's parser (its code in
- * src/sources/files/<slug>/, its row in src/catalog/formats.ts), a provider's connector (its code
- * in src/sources/providers/<slug>/, its row in src/catalog/providers.ts).
+ * Every source of this build loaded (their list, one line each, is sourceLoaders.ts), for the
+ * threads that serve them all: the routes, the connections, the sync. An ETL thread loads only
+ * the one its job needs.
  */
-export const deviceParsers: Readonly<Record<string, DeviceParser>> = {
-  'device-a': healthKitParser,
-  'device-b': healthConnectParser,
-  'device-c': gadgetbridgeParser,
-};
+const loadAll = async <T>(loaders: Readonly<Record<string, () => Promise<T>>>): Promise<Record<string, T>> =>
+  Object.fromEntries(await Promise.all(Object.entries(loaders).map(async ([slug, load]) => [slug, await load()] as const)));
+const [importDecoderFactories, loadedDeviceParsers, pullConnectors, pushConnectors, demoParser] = await Promise.all([
+  loadAll(IMPORT_DECODER_LOADERS),
+  loadAll(DEVICE_PARSER_LOADERS),
+  loadAll(PULL_CONNECTOR_LOADERS),
+  loadAll(PUSH_CONNECTOR_LOADERS),
+  DEMO_PARSER_LOADER(),
+]);
+
+export const deviceParsers: Readonly<Record<string, DeviceParser>> = loadedDeviceParsers;
 
 /**
- * The native exports (contracts §13), one line each; `tempDir` is where a decoder that cannot read
- * its format as a stream (a database inside a zip) copies it while reading (under DATA_DIR,
- * emptied at start-up).
+ * The native exports (contracts §13); `tempDir` is where a decoder that cannot read its format as a
+ * stream (a database inside a zip) copies it while reading (under DATA_DIR, emptied at start-up).
  */
 export function importDecoders(tempDir: string): Readonly<Record<string, ImportDecoder>> {
-  return {
-    'apple-health': appleHealthDecoder({ tempDir }),
-    'health-connect': createHealthConnectDecoder({ tempDir }),
-    'fitbit-takeout': fitbitTakeoutDecoder,
-    'samsung-health': samsungHealthDecoder,
-    'dexcom-clarity': dexcomClarityDecoder,
-    fit: fitDecoder({ tempDir }),
-  };
+  return Object.fromEntries(Object.entries(importDecoderFactories).map(([slug, make]) => [slug, make(tempDir)]));
 }
 
 /** The import slugs of `POST /v1/ingest/{slug}` and of resumable uploads. */
-export const IMPORT_SLUGS = Object.keys(importDecoders('')) as readonly string[];
+export const IMPORT_SLUGS = Object.keys(IMPORT_DECODER_LOADERS) as readonly string[];
 
-export const PULL_CONNECTORS: Readonly<Partial<Record<string, PullConnector>>> = {
-  fitbit: fitbitConnector,
-  strava: stravaConnector,
-  withings: withingsConnector,
-  oura: ouraConnector,
-  polar: polarConnector,
-  whoop: whoopConnector,
-  dexcom: dexcomConnector,
-  google: googleConnector,
-};
+export const PULL_CONNECTORS: Readonly<Partial<Record<string, PullConnector>>> = pullConnectors;
 
-export const PUSH_CONNECTORS: Readonly<Partial<Record<string, PushConnector>>> = {
-  garmin: garminConnector,
-};
+export const PUSH_CONNECTORS: Readonly<Partial<Record<string, PushConnector>>> = pushConnectors;
 
 /** The upload routes' `{device_slug}`s. */
 export const DEVICE_SLUGS = Object.keys(deviceParsers) as readonly string[];

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FILE_FORMATS } from '../../src/catalog/formats.js';
 import { PROVIDER_KINDS } from '../../src/catalog/providerKinds.js';
 import { CONNECTED_PROVIDERS } from '../../src/catalog/providers.js';
+import { IMPORT_DECODER_LOADERS, loadEtlParser } from '../../src/sources/sourceLoaders.js';
 import { connectorOf, deviceParsers, etlParsers, importDecoders, PROVIDER_DESCRIPTORS, PULL_CONNECTORS, PUSH_CONNECTORS } from '../../src/sources/registry.js';
 
 describe('the source registry and the source catalog name the same sources (issue 24: a source is one folder, one catalog row, one registration line)', () => {
@@ -23,6 +24,16 @@ describe('the source registry and the source catalog name the same sources (issu
     expect(Object.keys(deviceParsers).sort()).toEqual(FILE_FORMATS.filter((f) => f.kind === 'device').map((f) => f.slug).sort());
     for (const f of FILE_FORMATS.filter((f) => f.kind === 'device')) expect(etlParsers[f.slug]).toBe(deviceParsers[f.slug]);
     expect(Object.keys(importDecoders('/tmp')).sort()).toEqual(FILE_FORMATS.filter((f) => f.kind === 'import').map((f) => f.slug).sort());
+  });
+
+  it("an ETL thread that loads only its job's source (sourceLoaders.ts) runs the very parser the registry names for every slug, and decoders for the import slugs only", async () => {
+    for (const [slug, parser] of Object.entries(etlParsers)) expect(await loadEtlParser(slug), slug).toBe(parser);
+    expect(await loadEtlParser('no-such-source')).toBeNull();
+    expect(Object.keys(IMPORT_DECODER_LOADERS)).toEqual(Object.keys(importDecoders('/tmp')));
+    for (const slug of Object.keys(IMPORT_DECODER_LOADERS)) {
+      expect(await loadEtlParser(slug), slug).toBeNull();
+      expect((await IMPORT_DECODER_LOADERS[slug]!())('/tmp').constructor, slug).toBe(importDecoders('/tmp')[slug]!.constructor);
+    }
   });
 
   it('contracts §7: every slug with its kind, providers first in listing order, then the device formats', () => {
