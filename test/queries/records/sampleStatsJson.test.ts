@@ -1,7 +1,9 @@
 import { join } from 'node:path';
+import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatWithOffset, sampleStats, sampleStatsJson, statsWindow, type SampleStatsQuery } from '../../../queries/records/sampleStats.js';
+import { formatWithOffset, sampleStats, sampleStatsJson, statsIntervals, statsWindow, type SampleStatsQuery } from '../../../queries/records/sampleStats.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
+import { canonicalTimeZone } from '../../../src/shared/timeZones.js';
 import { compiledSerializerCompiler } from '../../../src/server/compiledSerializer.js';
 import { SampleStatistics } from '../../../src/server/routes/sampleStats.js';
 import { samplesProjection } from '../../../projections/records/samplesProjection.js';
@@ -84,5 +86,49 @@ describe('sampleStatsJson: the buckets written as JSON are the bytes the compile
     const none = await both({ userId: USER, type: 'heart_rate', window: statsWindow('2020-01-01', '2020-01-03', 'day', 'UTC'), interval: 'day', tz: 'UTC', view: 'all' });
     expect(none.buckets).toBe(0);
     expect(none.got).toBe(none.want);
+  });
+});
+
+describe('statsWindow: dates far from an offset change are widened by arithmetic, to the same window luxon gives (issue 38: the window without a dozen Intl look-ups)', () => {
+  /** The window as luxon's calendar gives it (statsWindow's general path): local midnight, floored, ceiled, counted. */
+  const luxonWindow = (start: string, end: string, interval: 'day' | 'hour', tz: string) => {
+    // The zone as statsWindow names it to luxon (its canonical name: Asia/Katmandu for Asia/Kathmandu).
+    const zone = canonicalTimeZone(tz)!;
+    const s = DateTime.fromISO(start, { zone }).startOf(interval);
+    const e0 = DateTime.fromISO(end, { zone });
+    const f = e0.startOf(interval);
+    const e = f.toMillis() === e0.toMillis() ? f : f.plus(interval === 'day' ? { days: 1 } : { hours: 1 }).startOf(interval);
+    const intervals = interval === 'day' ? Math.round(e.diff(s, 'days').days) : Math.ceil((e.toMillis() - s.toMillis()) / 3_600_000);
+    return { start: formatWithOffset(s), end: formatWithOffset(e), ms: [s.toMillis(), e.toMillis()], zone: s.zone.name, intervals };
+  };
+
+  it.each(['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kathmandu', 'Australia/Lord_Howe', 'America/St_Johns', 'Pacific/Apia', 'America/Santiago'])('in %s, every date of 2026 to the next day, month and year, by day and by hour', (tz) => {
+    for (let d = Date.UTC(2026, 0, 1); d < Date.UTC(2027, 0, 1); d += 86_400_000) {
+      const start = new Date(d).toISOString().slice(0, 10);
+      for (const days of [1, 31, 365]) {
+        const end = new Date(d + days * 86_400_000).toISOString().slice(0, 10);
+        for (const interval of ['day', 'hour'] as const) {
+          const w = statsWindow(start, end, interval, tz);
+          expect({ start: formatWithOffset(w.start), end: formatWithOffset(w.end), ms: [w.start.toMillis(), w.end.toMillis()], zone: w.start.zone.name, intervals: w.intervals }, `${start} ${end} ${interval}`).toEqual(
+            luxonWindow(start, end, interval, tz),
+          );
+        }
+      }
+    }
+  });
+});
+
+describe('statsIntervals: a day holding an offset change ends where luxon says, found by arithmetic where the next midnight has one reading (issue 38)', () => {
+  it.each(['Europe/Berlin', 'America/New_York', 'Australia/Lord_Howe', 'America/St_Johns', 'Pacific/Apia', 'America/Santiago', 'Asia/Gaza', 'America/Havana', 'Antarctica/Troll'])('in %s, every local day of 2025 to 2027', (tz) => {
+    const w = statsWindow('2025-01-01', '2028-01-01', 'day', tz);
+    const got = statsIntervals(w, 'day').map((i) => [i.start, i.end]);
+    const want: number[][] = [];
+    for (let b = w.start; b.toMillis() < w.end.toMillis(); ) {
+      let next = b.plus({ days: 1 }).startOf('day');
+      if (next.toMillis() <= b.toMillis()) next = b.plus({ hours: 1 });
+      want.push([b.toMillis(), Math.min(next.toMillis(), w.end.toMillis())]);
+      b = next;
+    }
+    expect(got).toEqual(want);
   });
 });
