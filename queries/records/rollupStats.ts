@@ -55,7 +55,7 @@ export type SeriesColumns = { provider: string; source: string; unit: string; st
 /**
  * statsFromRollups' answer before it is made into one object per bucket: the series in answer
  * order (provider, source, unit), each with its intervals' statistics as columns. A writer that
- * goes straight to the answer's bytes (sampleStats.ts `sampleStatsAnswer`) reads these: a year of
+ * goes straight to the answer's bytes (sampleStatsJson.ts) reads these: a year of
  * days in view `all` is 730 buckets, and an object per bucket was garbage of every request.
  */
 export async function seriesStatsFromRollups(

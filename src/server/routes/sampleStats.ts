@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { userHasSamplesOfType } from '../../../queries/records/listSamples.js';
-import { formatWithOffset, sampleStatsJson, statsWindow } from '../../../queries/records/sampleStats.js';
+import { formatWithOffset, statsWindow } from '../../../queries/records/sampleStats.js';
+import { sampleStatsJson } from '../../../queries/records/sampleStatsJson.js';
 import { findQuantityType } from '../../catalog/quantityCatalog.js';
 import { AnswerBytes, sendAnswerBytes } from '../answerBytes.js';
 import { problems } from '../problems.js';

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatWithOffset, sampleStats, sampleStatsJson, statsIntervals, statsWindow, type SampleStatsQuery } from '../../../queries/records/sampleStats.js';
+import { formatWithOffset, sampleStats, statsIntervals, statsWindow, type SampleStatsQuery } from '../../../queries/records/sampleStats.js';
+import { sampleStatsJson } from '../../../queries/records/sampleStatsJson.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { canonicalTimeZone } from '../../../src/shared/timeZones.js';
 import { compiledSerializerCompiler } from '../../../src/server/compiledSerializer.js';
