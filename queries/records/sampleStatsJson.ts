@@ -1,6 +1,6 @@
 import type { ReadStore } from '../../src/readstore/readStore.js';
 import { quarterAligned, seriesStatsFromRollups } from './rollupStats.js';
-import { labelOf, MAX_STATS_BUCKETS, sampleStats, statsIntervals, type SampleStatsQuery } from './sampleStats.js';
+import { formatWithOffset, labelOf, MAX_STATS_BUCKETS, sampleStats, statsIntervals, type SampleStatsQuery } from './sampleStats.js';
 
 /**
  * An answer's buckets as JSON, for a route that writes its answer's bytes itself (the REST route,
@@ -68,6 +68,16 @@ export async function sampleStatsJson(
       writeBuckets(Math.min(n, max), next, write);
     },
   };
+}
+
+/**
+ * The answer's JSON up to its buckets' first (`{"type":…,"truncated":…,"buckets":[`), its fields in
+ * the order of the route's schema (SampleStatistics), as its compiled serializer writes them; the
+ * buckets and `]}` follow.
+ */
+export function statsAnswerHead(q: Pick<SampleStatsQuery, 'type' | 'interval' | 'tz' | 'view' | 'window'>, truncated: boolean): string {
+  const str = JSON.stringify;
+  return `{"type":${str(q.type)},"interval":${str(q.interval)},"tz":${str(q.tz)},"view":${str(q.view)},"start":${str(formatWithOffset(q.window.start))},"end":${str(formatWithOffset(q.window.end))},"truncated":${truncated},"buckets":[`;
 }
 
 /** Buckets joined in pieces of this many (a few KB of short-lived strings), each piece handed to `write`. */

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { userHasSamplesOfType } from '../../../queries/records/listSamples.js';
-import { formatWithOffset, statsWindow } from '../../../queries/records/sampleStats.js';
-import { sampleStatsJson } from '../../../queries/records/sampleStatsJson.js';
+import { statsWindow } from '../../../queries/records/sampleStats.js';
+import { sampleStatsJson, statsAnswerHead } from '../../../queries/records/sampleStatsJson.js';
 import { findQuantityType } from '../../catalog/quantityCatalog.js';
 import { AnswerBytes, sendAnswerBytes } from '../answerBytes.js';
 import { problems } from '../problems.js';
@@ -68,7 +68,7 @@ export const sampleStatsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       if (!findQuantityType(q.type) && !(await userHasSamplesOfType(ctx.readStore, user.id, q.type))) {
         throw problems.badRequest(`type ${q.type} is not in the quantity catalog`);
       }
-      const answer = await sampleStatsJson(ctx.readStore, {
+      const query = {
         userId: user.id,
         type: q.type,
         window,
@@ -76,15 +76,13 @@ export const sampleStatsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
         tz: q.tz,
         view: q.view,
         ...(q.provider !== undefined ? { provider: q.provider } : {}),
-      });
+      };
+      const answer = await sampleStatsJson(ctx.readStore, query);
       // Up to 50,000 buckets, written from the query's columns straight into the answer's bytes
       // (answerBytes.ts) and sent as they are, past the response serializer (the schema types the
       // object form; the same bytes as its compiled serializer, test/queries/records/sampleStatsJson.test.ts).
-      const str = JSON.stringify;
       const out = new AnswerBytes();
-      out.write(
-        `{"type":${str(q.type)},"interval":${str(q.interval)},"tz":${str(q.tz)},"view":${str(q.view)},"start":${str(formatWithOffset(window.start))},"end":${str(formatWithOffset(window.end))},"truncated":${answer.truncated},"buckets":[`,
-      );
+      out.write(statsAnswerHead(query, answer.truncated));
       answer.write((json) => out.write(json));
       out.write(']}');
       return sendAnswerBytes(reply.type('application/json; charset=utf-8'), out);
