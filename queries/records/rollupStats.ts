@@ -36,6 +36,33 @@ export async function statsFromRollups(
   q: { userId: string; type: string; view: View; provider?: string },
   intervals: readonly Interval[],
 ): Promise<SeriesStat[]> {
+  const series = await seriesStatsFromRollups(readStore, q, intervals);
+  const out: SeriesStat[] = [];
+  for (let i = 0; i < intervals.length; i++) {
+    for (const { provider, source, unit, stats } of series) {
+      if (stats[4 * i]! > 0) out.push({ interval: i, provider, source, unit, count: stats[4 * i]!, sum: stats[4 * i + 1]!, min: stats[4 * i + 2]!, max: stats[4 * i + 3]! });
+    }
+  }
+  return out;
+}
+
+/**
+ * One series' statistics over the intervals, as columns: `stats[4·i..4·i+3]` are interval i's
+ * count, sum, min and max (a count of 0: no samples, whatever the other three hold).
+ */
+export type SeriesColumns = { provider: string; source: string; unit: string; stats: Float64Array };
+
+/**
+ * statsFromRollups' answer before it is made into one object per bucket: the series in answer
+ * order (provider, source, unit), each with its intervals' statistics as columns. A writer that
+ * goes straight to the answer's bytes (sampleStatsJson.ts) reads these: a year of
+ * days in view `all` is 730 buckets, and an object per bucket was garbage of every request.
+ */
+export async function seriesStatsFromRollups(
+  readStore: ReadStore,
+  q: { userId: string; type: string; view: View; provider?: string },
+  intervals: readonly Interval[],
+): Promise<SeriesColumns[]> {
   if (!intervals.length) return [];
   // Whole UTC hours (every zone whose offsets are whole hours): the hours field, a quarter of the bytes.
   const hours = intervals.every((i) => i.start % HOUR_MS === 0 && i.end % HOUR_MS === 0);
@@ -46,7 +73,7 @@ export async function statsFromRollups(
     groupBy: SERIES,
     field: hours ? HOURS_FIELD : QUARTERS_FIELD,
   });
-  const series: { provider: string; source: string; unit: string; stats: Float64Array }[] = [];
+  const series: SeriesColumns[] = [];
   // Where each day's field begins in a series' run (-1: none that day); reused from series to series.
   const at = new Int32Array(days.length);
   for (const { group, bytes } of groups) {
@@ -63,14 +90,7 @@ export async function statsFromRollups(
   }
   // The store answers groups in (provider, source, unit) order already; sorted here by code unit, as every answer is, whatever a store's collation.
   const cmp = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
-  const ordered = series.sort((a, b) => cmp(a.provider, b.provider) || cmp(a.source, b.source) || cmp(a.unit, b.unit));
-  const out: SeriesStat[] = [];
-  for (let i = 0; i < intervals.length; i++) {
-    for (const { provider, source, unit, stats } of ordered) {
-      if (stats[4 * i]! > 0) out.push({ interval: i, provider, source, unit, count: stats[4 * i]!, sum: stats[4 * i + 1]!, min: stats[4 * i + 2]!, max: stats[4 * i + 3]! });
-    }
-  }
-  return out;
+  return series.sort((a, b) => cmp(a.provider, b.provider) || cmp(a.source, b.source) || cmp(a.unit, b.unit));
 }
 
 /** A series of the rollups: one group of joined fields. */
