@@ -1,4 +1,4 @@
-import type { FastifyReply, onSendHookHandler } from 'fastify';
+import type { FastifyReply } from 'fastify';
 
 /**
  * A large answer's bytes, written once as UTF-8 into a buffer that is kept for the next answers
@@ -84,16 +84,3 @@ const pool: Buffer[] = [];
 function keep(buf: Buffer): void {
   if (buf.length && buf.length <= KEPT_MAX_BYTES && pool.length < KEPT) pool.push(buf);
 }
-
-/**
- * A route's `onSend` hook: its serialized answer (a string) sent from an AnswerBytes rather than as
- * the string, for routes whose answers run to hundreds of KB (the statistics' up to 50,000
- * buckets): no measuring pass for Content-Length and no fresh memory for the socket's copy.
- */
-export const answerBytesOnSend: onSendHookHandler = (_request, reply, payload, done) => {
-  if (typeof payload !== 'string') return done(null, payload);
-  const out = new AnswerBytes();
-  out.write(payload);
-  releaseWhenWritten(reply, out);
-  done(null, out.bytes());
-};
