@@ -4,7 +4,7 @@ import type { RecordedEvent } from '../../../src/eventstore/eventStore.js';
 import { boundedInterval, unlistedByMergedView, type Interval } from '../../../src/merge/matchRules.js';
 import type { MergeRule } from '../../../src/merge/sampleMergeRule.js';
 import type { SourcePriorities } from '../../../src/merge/sourceRanking.js';
-import type { Derivation, Projection } from '../../../src/projector/projection.js';
+import type { Derivation, Projection, Replay } from '../../../src/projector/projection.js';
 import type { Change, CollectionSpec, Doc, Filter, ReadStore, SortSpec, UpdateChange } from '../../../src/readstore/readStore.js';
 import { dayStartMs, utcDayOf } from '../recordDoc.js';
 
@@ -47,8 +47,9 @@ export type MergedKind = {
   /**
    * How the kind's records are stored, when not one row per record in `collection` (rowSession):
    * a session per derivation reads them, takes the batch's records and keeps the flags it is told.
+   * `replay`: the rebuild's, on every chunk of its replay (Replay).
    */
-  session?: (readStore: ReadStore, kind: MergedKind) => MemberSession;
+  session?: (readStore: ReadStore, kind: MergedKind, replay?: Replay) => MemberSession;
 };
 
 /** One partition of a user's records: how many, and the first and last start (ISO). */
@@ -95,7 +96,7 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
     return boundedInterval(start, kind.endField ? Date.parse(row[kind.endField] as string) : start + (kind.lengthMs ?? 0), rule.maxSpanMs);
   };
   const orderOf = async (readStore: ReadStore, userId: string) => (await readStore.get<SourceOrderDoc>(kind.ordersCollection, userId))?.priorities;
-  const open = (readStore: ReadStore): MemberSession => (kind.session ?? rowSession)(readStore, kind);
+  const open = (readStore: ReadStore, replay?: Replay): MemberSession => (kind.session ?? rowSession)(readStore, kind, replay);
 
   /** The stored records of a run of days and its margins: every record that can match one of them. */
   const loadRows = (session: MemberSession, userId: string, partition: string, run: readonly string[], rule: MergeRule, erasedProvider?: string): Promise<Map<string, Doc>> => {
@@ -192,20 +193,20 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
     isBarrier: (e) => e.type === PRIORITIES_SET || e.type === PROVIDER_DATA_ERASED,
     folds: kind.session ? kind.collection : undefined,
 
-    async *derive(events, evolved, readStore) {
+    async *derive(events, evolved, readStore, replay) {
       const only = events.length === 1 ? events[0]! : null;
       if (only?.type === PRIORITIES_SET) {
         const d = only.data as { user_id: string; priorities: SourcePriorities };
         const before = await orderOf(readStore, d.user_id);
         const changed = (p: string) => kind.rule(p, before).order.join('\u0000') !== kind.rule(p, d.priorities).order.join('\u0000');
-        yield* evaluateUser(open(readStore), d.user_id, changed, d.priorities);
+        yield* evaluateUser(open(readStore, replay), d.user_id, changed, d.priorities);
         return;
       }
       if (only?.type === PROVIDER_DATA_ERASED) {
         // The batch's own deleteMany drops that provider's records; what remains is evaluated
         // without them (a worse source's record they hid is listed again).
         const d = only.data as ProviderDataErased['data'];
-        yield* evaluateUser(open(readStore), d.user_id, null, await orderOf(readStore, d.user_id), d.provider);
+        yield* evaluateUser(open(readStore, replay), d.user_id, null, await orderOf(readStore, d.user_id), d.provider);
         return;
       }
       const erased = new Set<string>();
@@ -219,7 +220,7 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
       const changes: Change[] = [];
       const orders = new Map<string, SourcePriorities | undefined>();
       for (const records of recordsByUser(evolved, kind.collection, kind.session !== undefined)) {
-        const session = open(readStore);
+        const session = open(readStore, replay);
         if (await evaluateBatch(session, records, erased, readStore, orders, changes)) session.flush(changes);
       }
       if (changes.length) yield changes;
