@@ -321,7 +321,11 @@ class BlockSession implements MemberSession {
       // within its key or from another) gets one naming this block.
       const k = g.ids.indexOf(_id);
       const stayed = new Set(k < 0 ? [] : g.stored[k]);
-      decoded.keepWritten(_id, doc.data, chunk, stayed);
+      // A replay's batches are large and its blocks written about once (1M samples: 1,536 block
+      // writes), so only the day it ends on is read again, by the next batch: kept as they are, the
+      // batch's samples spare a compact copy of every sample of the rebuild (docs/rebuild.md).
+      if (this.written) decoded.keep(_id, doc.data, chunk);
+      else decoded.keepWritten(_id, doc.data, chunk, stayed);
       for (const s of chunk) {
         if (stayed.has(s)) continue;
         const key: SampleKeyDoc = { _id: locatorId(g.owner.user_id, s._id), provider: s.provider, id: s.id, block: _id };
