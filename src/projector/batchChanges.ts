@@ -1,12 +1,12 @@
 import type { RecordedEvent } from '../eventstore/eventStore.js';
 import type { Change, PositionedChange, ReadStore } from '../readstore/readStore.js';
-import type { Derivation, Projection } from './projection.js';
+import type { Derivation, Projection, Replay } from './projection.js';
 
 /**
  * Runs a projection's derivation for a batch of events whose evolved changes are `changes`: every
  * chunk but the last goes to `applyInterim` at once (to be applied with the checkpoint unmoved),
  * the last is appended to `changes`, for the caller to apply with the batch. Answers false when
- * `stopped` interrupted it.
+ * `stopped` interrupted it. `replay`: a rebuild's (Replay), on every chunk of its replay.
  */
 export async function deriveBatch(
   readStore: ReadStore,
@@ -15,12 +15,13 @@ export async function deriveBatch(
   changes: PositionedChange[],
   applyInterim: (changes: PositionedChange[]) => Promise<void>,
   stopped: () => boolean = () => false,
+  replay?: Replay,
 ): Promise<boolean> {
   const position = events[events.length - 1]!.globalPosition;
   let index = changes.length;
   const tag = (chunk: Change[]): PositionedChange[] => chunk.map((c) => Object.assign(c, { position, index: index++ }) as PositionedChange);
   let pending: Change[] | null = null;
-  for await (const chunk of derive.derive(events, changes, readStore)) {
+  for await (const chunk of derive.derive(events, changes, readStore, replay)) {
     if (pending) await applyInterim(tag(pending));
     if (stopped()) return false;
     pending = chunk;

@@ -51,7 +51,7 @@ export type Derivation = {
    * the checkpoint unmoved (a whole-user re-evaluation is too large for one transaction; redone
    * whole after a crash), the last one with the batch.
    */
-  derive: (events: readonly RecordedEvent[], evolved: PositionedChange[], readStore: ReadStore) => AsyncIterable<Change[]>;
+  derive: (events: readonly RecordedEvent[], evolved: PositionedChange[], readStore: ReadStore, replay?: Replay) => AsyncIterable<Change[]>;
   /** After a rebuild replayed every event through evolve: the derived state of all the rows, in chunks. */
   rebuildAll: (readStore: ReadStore) => AsyncIterable<Change[]>;
   /**
@@ -64,6 +64,16 @@ export type Derivation = {
    */
   folds?: string;
 };
+
+/**
+ * Given to `derive` on every chunk of a rebuild's replay (rebuild.ts), the same object for the
+ * whole replay and a new one for every rebuild: the projection's collections were dropped when it
+ * began, and only this replay writes them while it lasts (live runners pause on the `rebuilding`
+ * checkpoint). A derivation may therefore remember what the replay wrote and skip reading what it
+ * never wrote (blockSession.ts: the locators of records never seen before, all but the re-sent).
+ * A crash ends the replay, and the next rebuild starts over from the drop with a new object.
+ */
+export type Replay = { readonly projection: string };
 
 export function defineProjection<E extends Event>(p: Projection<E>): Projection {
   return p as unknown as Projection;

@@ -4,7 +4,7 @@ import { LeaseLostError } from '../readstore/leases.js';
 import { deriveBatch, pushChanges, weightOf } from './batchChanges.js';
 import { DEAD_LETTERS, deadLetterChange, deadLetterId, errorText, resolvedChange, type DeadLetterDoc } from './deadLetters.js';
 import { EventSequencer, sequenceMarker } from './eventSequences.js';
-import type { Projection } from './projection.js';
+import type { Projection, Replay } from './projection.js';
 import { DEFAULT_RETRY, isErasureEvent, type RetryPolicy } from './runner.js';
 import { backoffDelay, DEFAULT_BACKOFF, transientKind, type Backoff } from '../shared/transientErrors.js';
 
@@ -53,6 +53,8 @@ export async function rebuildOne(
   // end: cheaper than maintaining them row by row.
   const folding = p.derive?.folds !== undefined ? p.derive : null;
   await readStore.ensureCollections(p.collections, { indexes: folding !== null });
+  // This replay's own: the collections are empty from here and only it writes them (Replay).
+  const replay: Replay = { projection: p.name };
   // Whatever ids the dropped rows had, the rebuilt ones come from the sequence.
   if (p.sequenced) await readStore.applyChanges([sequenceMarker(p.name)]);
   const sequencer = new EventSequencer(readStore, p);
@@ -82,7 +84,7 @@ export async function rebuildOne(
     const changes: PositionedChange[] = [...numbered.through(last.globalPosition), ...evolved];
     if (folding) {
       const interim = (c: PositionedChange[]) => readStore.applyBatch({ projection: p.name, expectedPosition: position, position, mode: 'rebuilding', lastEventAt: null, changes: c, deferCommit: true });
-      await deriveBatch(readStore, folding, candidates.slice(0, n), changes, interim);
+      await deriveBatch(readStore, folding, candidates.slice(0, n), changes, interim, undefined, replay);
     }
     const ids = candidates.slice(0, n).map((e) => deadLetterId(p.name, e.globalPosition));
     const now = new Date();

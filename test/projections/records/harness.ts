@@ -119,13 +119,15 @@ export async function rebuildInto(store: ReadStore, projection: Projection, hist
     if (derive) for await (const chunk of derive.rebuildAll(store)) await store.applyChanges(chunk);
     return;
   }
+  // As rebuild.ts: one Replay for the whole replay (the store's collections start empty).
+  const replay = { projection: projection.name };
   for (let from = 0; from < history.length; ) {
     let to = from + 1;
     if (!derive.isBarrier(history[from]!)) while (to < history.length && !derive.isBarrier(history[to]!)) to++;
     const chunk = history.slice(from, to);
     const changes: PositionedChange[] = [];
     for (const e of chunk) pushChanges(projection, e, changes, sequenceOf(projection, e));
-    await deriveBatch(store, derive, chunk, changes, (c) => store.applyChanges(c));
+    await deriveBatch(store, derive, chunk, changes, (c) => store.applyChanges(c), undefined, replay);
     await store.applyChanges(changes);
     from = to;
   }
