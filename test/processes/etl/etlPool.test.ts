@@ -44,9 +44,9 @@ const config = loadConfig({ DATA_DIR: dataDir, ETL_CONCURRENCY: '2', LOG_LEVEL: 
 let store: SqliteEventStore;
 let pool: EtlThreadPool;
 
-async function uploadFor(userId: string, provider = 'device-a'): Promise<{ jobStream: string; upload: UploadAccepted['data'] }> {
+async function uploadFor(userId: string, provider = 'device-a', body = heartRateExport(SAMPLES), extra: Partial<UploadAccepted['data']> = {}): Promise<{ jobStream: string; upload: UploadAccepted['data'] }> {
   const raw = new FileRawStore(join(dataDir, 'raw'));
-  const object = await raw.put(heartRateExport(SAMPLES), userId);
+  const object = await raw.put(body, userId);
   await raw.close();
   const upload: UploadAccepted['data'] = {
     upload_id: `up-${userId}`,
@@ -60,6 +60,7 @@ async function uploadFor(userId: string, provider = 'device-a'): Promise<{ jobSt
     tier: 'upload',
     accepted_at: '2026-03-01T00:00:00.000Z',
     token_id: 'tok-1',
+    ...extra,
   };
   return { jobStream: `upload-${userId}-${object.sha256}`, upload };
 }
@@ -104,6 +105,14 @@ describe('EtlThreadPool', () => {
     const task = await uploadFor('u2');
     await expect(pool.run(task)).resolves.toEqual({ kind: 'discarded', reason: 'user deleted' });
     expect(await store.readStream(ingestStream('u2', task.jobStream))).toEqual([]);
+  });
+
+  it('normalises a native export on a thread that loaded no source at its start: a job\'s decoder loads at the first job that needs it (sourceLoaders.ts)', async () => {
+    await register('u5');
+    const header = 'Index,Timestamp (YYYY-MM-DDThh:mm:ss),Event Type,Event Subtype,Patient Info,Device Info,Source Device ID,Glucose Value (mg/dL),Insulin Value (u),Carb Value (grams),Duration (hh:mm:ss),Glucose Rate of Change (mg/dL/min),Transmitter Time (Long Integer)';
+    const csv = Buffer.from([header, '1,,FirstName,,Jane,,,,,,,,', '2,,Device,,,Dexcom G6 Mobile App,iPhone G6,,,,,,', '3,2024-01-15 07:30:00,EGV,,,,iPhone G6,101,,,,,100', '4,2024-01-15 07:35:00,EGV,,,,iPhone G6,104,,,,,400'].join('\n') + '\n');
+    const task = await uploadFor('u5', 'dexcom-clarity', csv, { content_type: 'text/csv', time_zone: 'Europe/Berlin' });
+    await expect(pool.run(task)).resolves.toMatchObject({ kind: 'succeeded', records: { quantity: 2 }, rejected: 0 });
   });
 
   it('rejects a failed job with its message, for the retry path', async () => {
