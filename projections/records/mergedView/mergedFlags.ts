@@ -5,7 +5,7 @@ import { boundedInterval, unlistedByMergedView, type Interval } from '../../../s
 import type { MergeRule } from '../../../src/merge/sampleMergeRule.js';
 import type { SourcePriorities } from '../../../src/merge/sourceRanking.js';
 import type { Derivation, Projection } from '../../../src/projector/projection.js';
-import type { Change, CollectionSpec, Doc, ReadStore, SortSpec, UpdateChange } from '../../../src/readstore/readStore.js';
+import type { Change, CollectionSpec, Doc, Filter, ReadStore, SortSpec, UpdateChange } from '../../../src/readstore/readStore.js';
 import { dayStartMs, utcDayOf } from '../recordDoc.js';
 
 export const PRIORITIES_SET = 'source_priorities.set';
@@ -110,11 +110,13 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
     const from = dayStartMs(run[0]!);
     const to = dayStartMs(run[run.length - 1]!) + DAY_MS;
     const all: Member[] = [];
+    const members: Member[] = [];
     for (const r of rows.values()) {
       const { start, end } = interval(r, rule);
-      all.push({ key: r._id, start, end, source: r.source as string, body_worn: r.body_worn === true, provider: r.provider as string, hidden: false, excluded: r.excluded === true, row: r });
+      const m: Member = { key: r._id, start, end, source: r.source as string, body_worn: r.body_worn === true, provider: r.provider as string, hidden: false, excluded: r.excluded === true, row: r };
+      all.push(m);
+      if (start >= from && start < to) members.push(m);
     }
-    const members = all.filter((m) => m.start >= from && m.start < to);
     const hidden = unlistedByMergedView(members, all, rule.rule, rule.order, rule.lookbackMs);
     for (const m of members) {
       m.hidden = hidden.has(m.key);
@@ -179,7 +181,7 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
     for (const { userId, partition, days } of touched.values()) {
       if (!orders.has(userId)) orders.set(userId, await orderOf(readStore, userId));
       const rule = kind.rule(partition, orders.get(userId));
-      for (const run of dayRuns([...days].sort((a, b) => a - b))) {
+      for (const run of dayRuns([...days].sort(byNumber))) {
         evaluateDays(session, await loadRows(session, userId, partition, run, rule), run, rule, { userId, partition }, out);
       }
     }
@@ -206,7 +208,8 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
         yield* evaluateUser(open(readStore), d.user_id, null, await orderOf(readStore, d.user_id), d.provider);
         return;
       }
-      const erased = new Set(events.filter((e) => e.type === USER_ERASED).map((e) => (e.data as { user_id: string }).user_id));
+      const erased = new Set<string>();
+      for (const e of events) if (e.type === USER_ERASED) erased.add((e.data as { user_id: string }).user_id);
       // One user at a time, each in a session of its own: a session holds what it loaded (a
       // block session: every decoded day) until its flush, and users share nothing the merged
       // view reads. Staged together, a batch of a few hundred phones' one-line uploads, each
@@ -235,72 +238,105 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
  * flag goes into its own upsert rather than a second write.
  */
 function rowSession(readStore: ReadStore, kind: MergedKind): MemberSession {
-  const fields = ['user_id', 'tenant_id', kind.startField, ...(kind.endField ? [kind.endField] : []), ...(kind.partitionField ? [kind.partitionField] : []), 'source', 'body_worn', 'provider', 'hidden', 'excluded', ...(kind.extraFields ?? [])];
-  const partitionFilter = (partition: string) => (kind.partitionField ? { [kind.partitionField]: partition } : {});
-  const upserts = new Map<string, UpdateChange>();
-  return {
-    async stage(evolved, erased) {
-      for (const c of evolved) {
-        if (c.op !== 'update' || c.collection !== kind.collection || !c.set || !c.upsert) continue;
-        if (erased.has(c.set.user_id as string)) continue;
-        upserts.set(c.id, c);
+  return new RowSession(readStore, kind);
+}
+
+/**
+ * rowSession's session per batch and user: methods, not closures made per session, so V8
+ * optimises them once (blockSession.ts says why).
+ */
+class RowSession implements MemberSession {
+  private readonly fields: string[];
+  private readonly upserts = new Map<string, UpdateChange>();
+
+  constructor(
+    private readonly readStore: ReadStore,
+    private readonly kind: MergedKind,
+  ) {
+    this.fields = ['user_id', 'tenant_id', kind.startField, ...(kind.endField ? [kind.endField] : []), ...(kind.partitionField ? [kind.partitionField] : []), 'source', 'body_worn', 'provider', 'hidden', 'excluded', ...(kind.extraFields ?? [])];
+  }
+
+  private partitionFilter(partition: string): Filter {
+    return this.kind.partitionField ? { [this.kind.partitionField]: partition } : {};
+  }
+
+  async stage(evolved: Change[], erased: ReadonlySet<string>): Promise<Doc[]> {
+    const { kind, upserts } = this;
+    for (const c of evolved) {
+      if (c.op !== 'update' || c.collection !== kind.collection || !c.set || !c.upsert) continue;
+      if (erased.has(c.set.user_id as string)) continue;
+      upserts.set(c.id, c);
+    }
+    const rows: Doc[] = [];
+    for (const c of upserts.values()) rows.push(c.set as Doc);
+    const keys = [...upserts.keys()];
+    for (let i = 0; i < keys.length; i += 500) {
+      for (const old of await this.readStore.find(kind.collection, { filter: { _id: { $in: keys.slice(i, i + 500) } }, fields: this.fields })) if (!erased.has(old.user_id as string)) rows.push(old);
+    }
+    return rows;
+  }
+
+  async load(userId: string, partition: string, lo: number, hi: number, erasedProvider?: string): Promise<Map<string, Doc>> {
+    const kind = this.kind;
+    const found = await this.readStore.find(kind.collection, {
+      filter: {
+        user_id: userId,
+        ...this.partitionFilter(partition),
+        [kind.startField]: { $gte: new Date(lo).toISOString(), $lt: new Date(hi).toISOString() },
+        ...(erasedProvider !== undefined ? { provider: { $ne: erasedProvider } } : {}),
+      },
+      fields: this.fields,
+    });
+    const rows = new Map<string, Doc>();
+    for (const r of found) rows.set(r._id, r);
+    // The batch's own records as they will stand after it: added, replaced, or moved away.
+    // A row is a shallow copy of its upsert's fields: reading through to them with
+    // Object.create made every upsert a prototype, which V8 re-shapes (slow, profiled).
+    for (const [key, c] of this.upserts) {
+      const set = c.set!;
+      if (set.user_id !== userId) continue;
+      if ((kind.partitionField ? String(set[kind.partitionField]) : '') !== partition) {
+        rows.delete(key);
+        continue;
       }
-      const rows: Doc[] = [...upserts.values()].map((c) => c.set as Doc);
-      const keys = [...upserts.keys()];
-      for (let i = 0; i < keys.length; i += 500) {
-        for (const old of await readStore.find(kind.collection, { filter: { _id: { $in: keys.slice(i, i + 500) } }, fields })) if (!erased.has(old.user_id as string)) rows.push(old);
-      }
-      return rows;
-    },
-    async load(userId, partition, lo, hi, erasedProvider) {
-      const found = await readStore.find(kind.collection, {
-        filter: {
-          user_id: userId,
-          ...partitionFilter(partition),
-          [kind.startField]: { $gte: new Date(lo).toISOString(), $lt: new Date(hi).toISOString() },
-          ...(erasedProvider !== undefined ? { provider: { $ne: erasedProvider } } : {}),
-        },
-        fields,
-      });
-      const rows = new Map(found.map((r) => [r._id, r]));
-      // The batch's own records as they will stand after it: added, replaced, or moved away.
-      // A row is a shallow copy of its upsert's fields: reading through to them with
-      // Object.create made every upsert a prototype, which V8 re-shapes (slow, profiled).
-      for (const [key, c] of upserts) {
-        const set = c.set!;
-        if (set.user_id !== userId) continue;
-        if ((kind.partitionField ? String(set[kind.partitionField]) : '') !== partition) {
-          rows.delete(key);
-          continue;
-        }
-        rows.set(key, { ...set, _id: key, hidden: rows.get(key)?.hidden ?? false });
-      }
-      return rows;
-    },
-    async partitions(userId) {
-      const groups = await readStore.aggregate(kind.collection, { filter: { user_id: userId }, groupBy: kind.partitionField ? [kind.partitionField] : [], min: [kind.startField], max: [kind.startField] });
-      // An aggregate without groups answers one row even over no rows.
-      return groups.map((g) => ({ partition: kind.partitionField ? String(g.group[kind.partitionField]) : '', count: g.count, first: g.min[kind.startField] as string, last: g.max[kind.startField] as string }));
-    },
-    async nextStart(userId, partition, from) {
-      const [next] = await readStore.find(kind.collection, {
-        filter: { user_id: userId, ...partitionFilter(partition), [kind.startField]: { $gte: new Date(from).toISOString() } },
-        sort: kind.startOrder ?? [[kind.startField, 1], ['id', 1]],
-        limit: 1,
-        fields: [kind.startField],
-      });
-      return next ? (next[kind.startField] as string) : null;
-    },
-    async users() {
-      return (await readStore.aggregate(kind.collection, { groupBy: ['user_id'] })).map((u) => u.group.user_id as string);
-    },
-    flag(row, hidden, out) {
-      const up = upserts.get(row._id);
-      if (up) up.set!.hidden = hidden;
-      else if ((row.hidden === true) !== hidden) out.push({ op: 'update', collection: kind.collection, id: row._id, set: { hidden } });
-    },
-    flush() {},
-  };
+      rows.set(key, { ...set, _id: key, hidden: rows.get(key)?.hidden ?? false });
+    }
+    return rows;
+  }
+
+  async partitions(userId: string): Promise<PartitionSpan[]> {
+    const kind = this.kind;
+    const groups = await this.readStore.aggregate(kind.collection, { filter: { user_id: userId }, groupBy: kind.partitionField ? [kind.partitionField] : [], min: [kind.startField], max: [kind.startField] });
+    // An aggregate without groups answers one row even over no rows.
+    const out: PartitionSpan[] = [];
+    for (const g of groups) out.push({ partition: kind.partitionField ? String(g.group[kind.partitionField]) : '', count: g.count, first: g.min[kind.startField] as string, last: g.max[kind.startField] as string });
+    return out;
+  }
+
+  async nextStart(userId: string, partition: string, from: number): Promise<string | null> {
+    const kind = this.kind;
+    const [next] = await this.readStore.find(kind.collection, {
+      filter: { user_id: userId, ...this.partitionFilter(partition), [kind.startField]: { $gte: new Date(from).toISOString() } },
+      sort: kind.startOrder ?? [[kind.startField, 1], ['id', 1]],
+      limit: 1,
+      fields: [kind.startField],
+    });
+    return next ? (next[kind.startField] as string) : null;
+  }
+
+  async users(): Promise<string[]> {
+    const out: string[] = [];
+    for (const u of await this.readStore.aggregate(this.kind.collection, { groupBy: ['user_id'] })) out.push(u.group.user_id as string);
+    return out;
+  }
+
+  flag(row: Doc, hidden: boolean, out: Change[]): void {
+    const up = this.upserts.get(row._id);
+    if (up) up.set!.hidden = hidden;
+    else if ((row.hidden === true) !== hidden) out.push({ op: 'update', collection: this.kind.collection, id: row._id, set: { hidden } });
+  }
+
+  flush(): void {}
 }
 
 /**
@@ -328,6 +364,8 @@ function recordsByUser(evolved: Change[], collection: string, folded: boolean): 
   evolved.length = kept;
   return [...byUser.values()];
 }
+
+const byNumber = (a: number, b: number): number => a - b;
 
 /** Consecutive days (counted from the epoch, sorted) as runs of UTC dates. */
 function dayRuns(days: readonly number[]): string[][] {

@@ -1,8 +1,8 @@
 import { hash } from 'node:crypto';
 import type { Change, Doc, ReadStore, UpdateChange } from '../../../src/readstore/readStore.js';
-import type { MemberSession } from '../mergedView/mergedFlags.js';
+import type { MemberSession, PartitionSpan } from '../mergedView/mergedFlags.js';
 import { utcDayOf } from '../recordDoc.js';
-import { decodedBlocksOf } from './decodedBlocks.js';
+import { type DecodedBlocks, decodedBlocksOf } from './decodedBlocks.js';
 import { BLOCK_SAMPLES, bySampleStart, encodeBlock, listedCount, locatorId, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc, type SampleDoc, type SampleKeyDoc } from './sampleBlock.js';
 
 const DAY_MS = 86_400_000;
@@ -43,9 +43,20 @@ const dayKey = (userId: string, type: string, day: string) => `${userId}\u0000${
  * changed.
  */
 export function blockSession(readStore: ReadStore, folded: string): MemberSession {
-  const groups = new Map<string, Group>();
+  return new BlockSession(readStore, folded);
+}
+
+/**
+ * One batch's (one user's) session. Its code is the class's methods and module-level functions,
+ * never closures made per session: V8 keeps a function's optimised code only while a function
+ * object using it lives, so the closures of a session per user and batch were optimised again
+ * after the projector's mark-compacts, about two thirds of TurboFan's work in the ingest
+ * (BENCHMARKS.md, issue 38, h16/gc and h17/compile).
+ */
+class BlockSession implements MemberSession {
+  private readonly groups = new Map<string, Group>();
   /** Groups of each loaded (user, type, day). */
-  const days = new Map<string, Group[]>();
+  private readonly days = new Map<string, Group[]>();
   /**
    * Where the batch's records are: the decoded copy of each (its group), and the batch's own
    * sample once staged. Only the batch's records: a live batch decodes days of thousands of
@@ -53,46 +64,189 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
    * rest of their bookkeeping (issue 38, H16-C). A flag changed on another sample finds its
    * group by its owner fields (groupOfSample).
    */
-  const where = new Map<string, { group: Group; sample: SampleDoc }>();
+  private readonly where = new Map<string, Placed>();
   /** The batch's record keys, while `stage` decodes: the samples `where` holds. */
-  let batchKeys: ReadonlySet<string> = new Set();
+  private batchKeys: ReadonlySet<string> = new Set();
   /**
    * Second copies of a record found while decoding: only a batch cut short on MongoDB, which
    * applies a batch change by change, leaves one (its new block stored, its old block not yet
    * rewritten). The batch runs again and a record it holds leaves every copy.
    */
-  const copies = new Map<string, { group: Group; sample: SampleDoc }[]>();
-  const changed = new Set<SampleDoc>();
+  private readonly copies = new Map<string, Placed[]>();
+  private readonly changed = new Set<SampleDoc>();
+  /** Samples that left their group in this session: dropped from it when it is read or written (a splice each would cost the group's length). */
+  private readonly left = new Set<SampleDoc>();
   /** Blocks decoded by the batches before this one (decodedBlocks.ts). */
-  const decoded = decodedBlocksOf(readStore);
+  private readonly decoded: DecodedBlocks;
 
-  const groupOf = (owner: Group['owner']): Group => {
-    const k = groupKey(owner.user_id, owner.type, owner.provider, owner.source, owner.day);
-    let g = groups.get(k);
+  constructor(
+    private readonly readStore: ReadStore,
+    private readonly folded: string,
+  ) {
+    this.decoded = decodedBlocksOf(readStore);
+  }
+
+  async stage(evolved: Change[], erased: ReadonlySet<string>): Promise<Doc[]> {
+    const { readStore, decoded, where, copies } = this;
+    // The batch's upserts of the folded collection, in log order, merged per record: a later
+    // one replaces the fields (each carries all of them), the first one's id stays.
+    for (const userId of erased) decoded.forget(userId);
+    const batch = new Map<string, { set: Record<string, unknown>; id: number }>();
+    let kept = 0;
+    for (const c of evolved) {
+      if (c.collection !== this.folded) {
+        evolved[kept++] = c;
+        continue;
+      }
+      const up = c as UpdateChange;
+      if (up.op !== 'update' || !up.set || erased.has(up.set.user_id as string)) continue;
+      const before = batch.get(up.id);
+      batch.set(up.id, { set: up.set, id: before?.id ?? (up.setOnInsert!.id as number) });
+    }
+    evolved.length = kept;
+    if (!batch.size) return [];
+
+    // Where the records sent before are: their blocks' days are loaded, so each leaves its old block.
+    // A locator's `_id` is derived from the user and the record key (locatorId).
+    const keyOf = new Map<string, string>();
+    for (const [key, { set }] of batch) keyOf.set(locatorId(set.user_id as string, key), key);
+    const keys = [...keyOf.keys()];
+    const located: SampleKeyDoc[] = [];
+    for (let i = 0; i < keys.length; i += CHUNK) {
+      for (const k of await readStore.find<SampleKeyDoc>(SAMPLE_KEYS, { filter: { _id: { $in: keys.slice(i, i + CHUNK) } } })) located.push(k);
+    }
+    const blockIdSet = new Set<string>();
+    const firstIds = new Map<string, number>();
+    for (const k of located) {
+      blockIdSet.add(k.block);
+      firstIds.set(keyOf.get(k._id)!, k.id);
+    }
+    const blockIds = [...blockIdSet];
+    const need = new Map<string, Need>();
+    for (let i = 0; i < blockIds.length; i += CHUNK) {
+      for (const b of await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { _id: { $in: blockIds.slice(i, i + CHUNK) } }, fields: ['user_id', 'type', 'day'] })) want(need, b.user_id, b.type, b.day);
+    }
+    for (const { set } of batch.values()) want(need, set.user_id as string, set.type as string, utcDayOf(Date.parse(set.start_date as string)));
+    // Every copy of a batch record lies on a day loaded here: its locator's block's, or (MongoDB,
+    // a batch cut short) its new start's. Days loaded later (the rule's reach) hold none.
+    this.batchKeys = new Set(batch.keys());
+    for (const n of need.values()) await this.ensureDays(n.userId, n.type, [...n.days]);
+    this.batchKeys = new Set();
+
+    const staged: Doc[] = [];
+    for (const [key, { set, id }] of batch) {
+      const old = where.get(key);
+      if (old) {
+        this.remove(old.group, old.sample);
+        staged.push(old.sample as unknown as Doc);
+      }
+      const others = copies.get(key);
+      if (others) {
+        for (const copy of others) {
+          this.remove(copy.group, copy.sample);
+          staged.push(copy.sample as unknown as Doc);
+        }
+      }
+      // A record its locator names but no block holds (MongoDB: its old block rewritten, its new
+      // one not yet stored when the batch was cut short) keeps the id the locator carries.
+      const sample = { ...set, id: old?.sample.id ?? firstIds.get(key) ?? id, _id: key } as unknown as SampleDoc;
+      const g = this.groupOf(sample.user_id, sample.tenant_id, sample.type, sample.provider, sample.source, utcDayOf(Date.parse(sample.start_date)));
+      g.samples.push(sample);
+      g.dirty = true;
+      this.changed.add(sample);
+      where.set(key, { group: g, sample });
+      staged.push(sample as unknown as Doc);
+    }
+    return staged;
+  }
+
+  async load(userId: string, type: string, lo: number, hi: number, erasedProvider?: string): Promise<Map<string, Doc>> {
+    const wanted = daysBetween(lo, hi);
+    if (erasedProvider !== undefined) this.decoded.forget(userId, erasedProvider);
+    await this.ensureDays(userId, type, wanted);
+    const from = new Date(lo).toISOString();
+    const to = new Date(hi).toISOString();
+    const rows = new Map<string, Doc>();
+    const left = this.left;
+    for (const d of wanted) {
+      for (const g of this.days.get(dayKey(userId, type, d))!) {
+        if (g.owner.provider === erasedProvider) continue;
+        for (const s of g.samples) if (s.start_date >= from && s.start_date < to && !left.has(s)) rows.set(s._id, s as unknown as Doc);
+      }
+    }
+    return rows;
+  }
+
+  async partitions(userId: string): Promise<PartitionSpan[]> {
+    const spans = await this.readStore.aggregate(SAMPLE_BLOCKS, { filter: { user_id: userId }, groupBy: ['type'], sum: ['count'], min: ['start_min'], max: ['start_max'] });
+    const out: PartitionSpan[] = [];
+    for (const g of spans) out.push({ partition: String(g.group.type), count: g.sum.count ?? 0, first: g.min.start_min as string, last: g.max.start_max as string });
+    return out;
+  }
+
+  async nextStart(userId: string, type: string, from: number): Promise<string | null> {
+    const [next] = await this.readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { user_id: userId, type, day: { $gte: utcDayOf(from) } }, sort: [['day', 1], ['start_min', 1], ['_id', 1]], limit: 1, fields: ['start_min'] });
+    return next ? next.start_min : null;
+  }
+
+  async users(): Promise<string[]> {
+    const out: string[] = [];
+    for (const u of await this.readStore.aggregate(SAMPLE_BLOCKS, { groupBy: ['user_id'] })) out.push(u.group.user_id as string);
+    return out;
+  }
+
+  flag(row: Doc, hidden: boolean): void {
+    if ((row.hidden === true) === hidden) return;
+    row.hidden = hidden;
+    this.changed.add(row as unknown as SampleDoc);
+    this.groupOfSample(row as unknown as SampleDoc).dirty = true;
+  }
+
+  flush(out: Change[]): void {
+    // Every block before any locator: on MongoDB a batch cut short leaves a prefix of its
+    // changes, and a locator naming a new block would hide the old block's copy from the rerun.
+    const locators: Change[] = [];
+    for (const g of this.groups.values()) {
+      if (g.dirty) this.writeGroup(g, out, locators);
+      else for (let i = 0; i < g.stored.length; i++) this.decoded.keep(`${g.base}.${i}`, g.data[i]!, g.stored[i]!);
+    }
+    for (const l of locators) out.push(l);
+    this.groups.clear();
+    this.days.clear();
+    this.where.clear();
+    this.copies.clear();
+    this.changed.clear();
+    this.left.clear();
+  }
+
+  /** The group of (user, type, provider, source, day), created (empty, listed under its loaded day) when new. */
+  private groupOf(userId: string, tenantId: string, type: string, provider: string, source: string, day: string): Group {
+    const k = groupKey(userId, type, provider, source, day);
+    let g = this.groups.get(k);
     if (!g) {
-      g = { base: groupBase(owner.user_id, owner.type, owner.provider, owner.source, owner.day), owner: { ...owner }, samples: [], stored: [], data: [], ids: [], dirty: false };
-      groups.set(k, g);
-      const dk = dayKey(owner.user_id, owner.type, owner.day);
-      days.get(dk)!.push(g);
+      g = { base: groupBase(userId, type, provider, source, day), owner: { user_id: userId, tenant_id: tenantId, type, provider, source, day }, samples: [], stored: [], data: [], ids: [], dirty: false };
+      this.groups.set(k, g);
+      this.days.get(dayKey(userId, type, day))!.push(g);
     }
     return g;
-  };
+  }
 
   /** Decodes every block of the user's type on `wanted` days not loaded yet. */
-  const ensureDays = async (userId: string, type: string, wanted: readonly string[]): Promise<void> => {
-    const missing = wanted.filter((d) => !days.has(dayKey(userId, type, d)));
+  private async ensureDays(userId: string, type: string, wanted: readonly string[]): Promise<void> {
+    const { days, where, copies, batchKeys } = this;
+    const missing: string[] = [];
+    for (const d of wanted) if (!days.has(dayKey(userId, type, d))) missing.push(d);
     if (!missing.length) return;
     for (const d of missing) days.set(dayKey(userId, type, d), []);
     // Consecutive days as one range of the (user, type, day) index; scattered ones by list.
-    const sorted = [...missing].sort();
+    const sorted = missing.sort();
     const consecutive = Date.parse(sorted[sorted.length - 1]!) - Date.parse(sorted[0]!) === (sorted.length - 1) * DAY_MS;
     const dayFilter = consecutive ? { $gte: sorted[0]!, $lte: sorted[sorted.length - 1]! } : { $in: sorted };
-    const blocks = await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { user_id: userId, type, day: dayFilter }, sort: [['day', 1], ['start_min', 1], ['_id', 1]] });
-    // Blocks in `_id` order within a group: `<base>.<i>` sorts by i while i < 10; compare numerically.
-    blocks.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : blockIndex(a._id) - blockIndex(b._id)));
+    const blocks = await this.readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { user_id: userId, type, day: dayFilter }, sort: [['day', 1], ['start_min', 1], ['_id', 1]] });
+    blocks.sort(byDayThenIndex);
     for (const b of blocks) {
-      const g = groupOf({ user_id: b.user_id, tenant_id: b.tenant_id, type: b.type, provider: b.provider, source: b.source, day: b.day });
-      const samples = decoded.take(b._id, b.data);
+      const g = this.groupOf(b.user_id, b.tenant_id, b.type, b.provider, b.source, b.day);
+      const samples = this.decoded.take(b._id, b.data);
       g.stored.push(samples);
       g.data.push(b.data);
       g.ids.push(b._id);
@@ -108,162 +262,35 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
         where.set(s._id, { group: g, sample: s });
       }
     }
-  };
+  }
 
-  const daysBetween = (lo: number, hi: number): string[] => {
-    const out: string[] = [];
-    for (let d = Math.floor(lo / DAY_MS), last = Math.floor((hi - 1) / DAY_MS); d <= last; d++) out.push(utcDayOf(d * DAY_MS));
-    return out;
-  };
-
-  /** Samples that left their group in this session: dropped from it when it is read or written (a splice each would cost the group's length). */
-  const left = new Set<SampleDoc>();
-  const remove = (g: Group, s: SampleDoc) => {
-    left.add(s);
+  private remove(g: Group, s: SampleDoc): void {
+    this.left.add(s);
     g.dirty = true;
-  };
-
-  return {
-    async stage(evolved, erased) {
-      // The batch's upserts of the folded collection, in log order, merged per record: a later
-      // one replaces the fields (each carries all of them), the first one's id stays.
-      for (const userId of erased) decoded.forget(userId);
-      const batch = new Map<string, { set: Record<string, unknown>; id: number }>();
-      let kept = 0;
-      for (const c of evolved) {
-        if (c.collection !== folded) {
-          evolved[kept++] = c;
-          continue;
-        }
-        const up = c as UpdateChange;
-        if (up.op !== 'update' || !up.set || erased.has(up.set.user_id as string)) continue;
-        const before = batch.get(up.id);
-        batch.set(up.id, { set: up.set, id: before?.id ?? (up.setOnInsert!.id as number) });
-      }
-      evolved.length = kept;
-      if (!batch.size) return [];
-
-      // Where the records sent before are: their blocks' days are loaded, so each leaves its old block.
-      // A locator's `_id` is derived from the user and the record key (locatorId).
-      const keyOf = new Map([...batch].map(([key, { set }]) => [locatorId(set.user_id as string, key), key]));
-      const keys = [...keyOf.keys()];
-      const located: SampleKeyDoc[] = [];
-      for (let i = 0; i < keys.length; i += CHUNK) located.push(...(await readStore.find<SampleKeyDoc>(SAMPLE_KEYS, { filter: { _id: { $in: keys.slice(i, i + CHUNK) } } })));
-      const blockIds = [...new Set(located.map((k) => k.block))];
-      const firstIds = new Map(located.map((k) => [keyOf.get(k._id)!, k.id]));
-      const need = new Map<string, { userId: string; type: string; days: Set<string> }>();
-      const want = (userId: string, type: string, day: string) => {
-        const k = `${userId}\u0000${type}`;
-        let n = need.get(k);
-        if (!n) need.set(k, (n = { userId, type, days: new Set() }));
-        n.days.add(day);
-      };
-      for (let i = 0; i < blockIds.length; i += CHUNK) {
-        for (const b of await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { _id: { $in: blockIds.slice(i, i + CHUNK) } }, fields: ['user_id', 'type', 'day'] })) want(b.user_id, b.type, b.day);
-      }
-      for (const { set } of batch.values()) want(set.user_id as string, set.type as string, utcDayOf(Date.parse(set.start_date as string)));
-      // Every copy of a batch record lies on a day loaded here: its locator's block's, or (MongoDB,
-      // a batch cut short) its new start's. Days loaded later (the rule's reach) hold none.
-      batchKeys = new Set(batch.keys());
-      for (const n of need.values()) await ensureDays(n.userId, n.type, [...n.days]);
-      batchKeys = new Set();
-
-      const staged: Doc[] = [];
-      for (const [key, { set, id }] of batch) {
-        const old = where.get(key);
-        if (old) {
-          remove(old.group, old.sample);
-          staged.push(old.sample);
-        }
-        for (const copy of copies.get(key) ?? []) {
-          remove(copy.group, copy.sample);
-          staged.push(copy.sample);
-        }
-        // A record its locator names but no block holds (MongoDB: its old block rewritten, its new
-        // one not yet stored when the batch was cut short) keeps the id the locator carries.
-        const sample = { ...set, id: old?.sample.id ?? firstIds.get(key) ?? id, _id: key } as unknown as SampleDoc;
-        const g = groupOf({ user_id: sample.user_id, tenant_id: sample.tenant_id, type: sample.type, provider: sample.provider, source: sample.source, day: utcDayOf(Date.parse(sample.start_date)) });
-        g.samples.push(sample);
-        g.dirty = true;
-        changed.add(sample);
-        where.set(key, { group: g, sample });
-        staged.push(sample as unknown as Doc);
-      }
-      return staged;
-    },
-
-    async load(userId, type, lo, hi, erasedProvider) {
-      const wanted = daysBetween(lo, hi);
-      if (erasedProvider !== undefined) decoded.forget(userId, erasedProvider);
-      await ensureDays(userId, type, wanted);
-      const from = new Date(lo).toISOString();
-      const to = new Date(hi).toISOString();
-      const rows = new Map<string, Doc>();
-      for (const d of wanted) {
-        for (const g of days.get(dayKey(userId, type, d))!) {
-          if (g.owner.provider === erasedProvider) continue;
-          for (const s of g.samples) if (s.start_date >= from && s.start_date < to && !left.has(s)) rows.set(s._id, s as unknown as Doc);
-        }
-      }
-      return rows;
-    },
-
-    async partitions(userId) {
-      const spans = await readStore.aggregate(SAMPLE_BLOCKS, { filter: { user_id: userId }, groupBy: ['type'], sum: ['count'], min: ['start_min'], max: ['start_max'] });
-      return spans.map((g) => ({ partition: String(g.group.type), count: g.sum.count ?? 0, first: g.min.start_min as string, last: g.max.start_max as string }));
-    },
-
-    async nextStart(userId, type, from) {
-      const [next] = await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { user_id: userId, type, day: { $gte: utcDayOf(from) } }, sort: [['day', 1], ['start_min', 1], ['_id', 1]], limit: 1, fields: ['start_min'] });
-      return next ? next.start_min : null;
-    },
-
-    async users() {
-      return (await readStore.aggregate(SAMPLE_BLOCKS, { groupBy: ['user_id'] })).map((u) => u.group.user_id as string);
-    },
-
-    flag(row, hidden) {
-      if ((row.hidden === true) === hidden) return;
-      row.hidden = hidden;
-      changed.add(row as unknown as SampleDoc);
-      groupOfSample(row as unknown as SampleDoc).dirty = true;
-    },
-
-    flush(out) {
-      // Every block before any locator: on MongoDB a batch cut short leaves a prefix of its
-      // changes, and a locator naming a new block would hide the old block's copy from the rerun.
-      const locators: Change[] = [];
-      for (const g of groups.values()) {
-        if (g.dirty) writeGroup(g, out, locators);
-        else for (let i = 0; i < g.stored.length; i++) decoded.keep(`${g.base}.${i}`, g.data[i]!, g.stored[i]!);
-      }
-      out.push(...locators);
-      groups.clear();
-      days.clear();
-      where.clear();
-      copies.clear();
-      changed.clear();
-      left.clear();
-    },
-  };
+  }
 
   /** The group a loaded sample belongs to (the batch's own too): its key fields and the UTC day of its start. */
-  function groupOfSample(s: SampleDoc): Group {
-    const g = groups.get(groupKey(s.user_id, s.type, s.provider, s.source, utcDayOf(Date.parse(s.start_date))));
+  private groupOfSample(s: SampleDoc): Group {
+    const g = this.groups.get(groupKey(s.user_id, s.type, s.provider, s.source, utcDayOf(Date.parse(s.start_date))));
     if (!g) throw new Error(`sample ${s._id} is in no loaded group`);
     return g;
   }
 
   /** The group's blocks as its samples now cut them: the blocks that changed put whole, the ones left over deleted. */
-  function writeGroup(g: Group, out: Change[], locators: Change[]): void {
-    if (left.size) g.samples = g.samples.filter((s) => !left.has(s));
+  private writeGroup(g: Group, out: Change[], locators: Change[]): void {
+    const { left, changed, decoded } = this;
+    if (left.size) {
+      const kept: SampleDoc[] = [];
+      for (const s of g.samples) if (!left.has(s)) kept.push(s);
+      g.samples = kept;
+    }
     g.samples.sort(bySampleStart);
     const count = Math.ceil(g.samples.length / BLOCK_SAMPLES);
     for (let i = 0; i < count; i++) {
       const chunk = g.samples.slice(i * BLOCK_SAMPLES, (i + 1) * BLOCK_SAMPLES);
       const before = g.stored[i];
       const _id = `${g.base}.${i}`;
-      if (before && before.length === chunk.length && chunk.every((s, j) => s === before[j] && !changed.has(s))) {
+      if (before && sameUnchanged(chunk, before, changed)) {
         decoded.keep(_id, g.data[i]!, before);
         continue;
       }
@@ -292,6 +319,37 @@ export function blockSession(readStore: ReadStore, folded: string): MemberSessio
     }
     for (let i = count; i < g.stored.length; i++) out.push({ op: 'delete', collection: SAMPLE_BLOCKS, id: `${g.base}.${i}` });
   }
+}
+
+/** A record of the batch where a session found it: its group and its sample there. */
+type Placed = { group: Group; sample: SampleDoc };
+/** The days of one user's type a batch needs loaded. */
+type Need = { userId: string; type: string; days: Set<string> };
+
+function want(need: Map<string, Need>, userId: string, type: string, day: string): void {
+  const k = `${userId}\u0000${type}`;
+  let n = need.get(k);
+  if (!n) need.set(k, (n = { userId, type, days: new Set() }));
+  n.days.add(day);
+}
+
+/** The UTC days of the instants [lo, hi) (epoch ms). */
+function daysBetween(lo: number, hi: number): string[] {
+  const out: string[] = [];
+  for (let d = Math.floor(lo / DAY_MS), last = Math.floor((hi - 1) / DAY_MS); d <= last; d++) out.push(utcDayOf(d * DAY_MS));
+  return out;
+}
+
+/** True when `chunk` is the samples of `before`, in order, none of them changed. */
+function sameUnchanged(chunk: readonly SampleDoc[], before: readonly SampleDoc[], changed: ReadonlySet<SampleDoc>): boolean {
+  if (before.length !== chunk.length) return false;
+  for (let j = 0; j < chunk.length; j++) if (chunk[j] !== before[j] || changed.has(chunk[j]!)) return false;
+  return true;
+}
+
+/** Blocks by day, then in `_id` order within a group: `<base>.<i>` sorts by i while i < 10; compare numerically. */
+function byDayThenIndex(a: SampleBlockDoc, b: SampleBlockDoc): number {
+  return a.day < b.day ? -1 : a.day > b.day ? 1 : blockIndex(a._id) - blockIndex(b._id);
 }
 
 const blockIndex = (id: string): number => Number(id.slice(id.lastIndexOf('.') + 1));

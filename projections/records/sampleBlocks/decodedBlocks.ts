@@ -101,10 +101,18 @@ export class DecodedBlocks {
  * old-generation garbage of every kept sample (issue 38, H16-C).
  */
 function compactCopies(samples: readonly SampleDoc[], compact: ReadonlySet<SampleDoc>): SampleDoc[] {
-  const out = samples.map((s) => (compact.has(s) ? s : { ...s }) as Record<string, unknown>);
+  const out: Record<string, unknown>[] = [];
+  const copies: Record<string, unknown>[] = [];
+  for (const s of samples) {
+    if (compact.has(s)) out.push(s as unknown as Record<string, unknown>);
+    else {
+      const d = { ...s } as Record<string, unknown>;
+      out.push(d);
+      copies.push(d);
+    }
+  }
   const first = out[0];
   if (!first) return [];
-  const copies = out.filter((d, j) => d !== samples[j]);
   if (!copies.length) return out as unknown as SampleDoc[];
   for (const f in first) {
     const v = first[f];
