@@ -59,6 +59,9 @@ export function boundedInterval(start: number, end: number, maxSpanMs: number): 
  * that compare intervals, whose intervals must be cut to it, boundedInterval; none for rules that
  * compare starts): short records keep scans short, and no record can widen them beyond the rule.
  */
+/** A module-level comparator, not one made per call: V8 optimises it once (BENCHMARKS.md, issue 38, h17/compile). */
+const byStart = (x: Interval, y: Interval): number => x.start - y.start;
+
 export function hiddenByBetterSource<R extends Stream & Interval & { key: string }>(
   records: readonly R[],
   neighbours: readonly R[],
@@ -67,7 +70,7 @@ export function hiddenByBetterSource<R extends Stream & Interval & { key: string
   lookbackMs: number,
 ): Set<string> {
   const hidden = new Set<string>();
-  const sorted = [...neighbours].sort((x, y) => x.start - y.start);
+  const sorted = [...neighbours].sort(byStart);
   const reach = matchReachMs(rule);
   const back = Math.min(lookbackMs, sorted.reduce((m, n) => Math.max(m, n.end - n.start), 0));
   for (const r of records) {

@@ -19,15 +19,33 @@ export async function deriveBatch(
 ): Promise<boolean> {
   const position = events[events.length - 1]!.globalPosition;
   let index = changes.length;
-  const tag = (chunk: Change[]): PositionedChange[] => chunk.map((c) => Object.assign(c, { position, index: index++ }) as PositionedChange);
   let pending: Change[] | null = null;
   for await (const chunk of derive.derive(events, changes, readStore, replay)) {
-    if (pending) await applyInterim(tag(pending));
+    if (pending) {
+      await applyInterim(tagged(pending, position, index));
+      index += pending.length;
+    }
     if (stopped()) return false;
     pending = chunk;
   }
-  if (pending) changes.push(...tag(pending));
+  if (pending) changes.push(...tagged(pending, position, index));
   return true;
+}
+
+/**
+ * The chunk's changes tagged in place with the batch's position and indexes from `index` on. A
+ * module-level function, not a callback made per batch: V8 optimised such a callback again after
+ * each of the projector's mark-compacts (BENCHMARKS.md, issue 38, h17/compile).
+ */
+function tagged(chunk: Change[], position: number, index: number): PositionedChange[] {
+  const out: PositionedChange[] = [];
+  for (const change of chunk) {
+    const c = change as PositionedChange;
+    c.position = position;
+    c.index = index++;
+    out.push(c);
+  }
+  return out;
 }
 
 /** Evolves one event (with its sequence number, 0 when it has none) and appends its changes, tagged with its position and index. */

@@ -257,9 +257,9 @@ class BlockSession implements MemberSession {
     blocks.sort(byDayThenIndex);
     for (const b of blocks) {
       const g = this.groupOf(b.user_id, b.tenant_id, b.type, b.provider, b.source, b.day);
-      const samples = this.decoded.take(b._id, b.data);
+      const { samples, data } = this.decoded.take(b._id, b.data);
       g.stored.push(samples);
-      g.data.push(b.data);
+      g.data.push(data);
       g.ids.push(b._id);
       for (const s of samples) {
         g.samples.push(s);

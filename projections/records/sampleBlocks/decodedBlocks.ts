@@ -30,10 +30,16 @@ export class DecodedBlocks {
 
   constructor(private readonly maxSamples = DECODED_SAMPLES) {}
 
-  /** The samples of block `id` stored with `data`: the kept ones when they are of that data, else decoded. The caller owns them. */
-  take(id: string, data: string): SampleDoc[] {
+  /**
+   * The samples of block `id` stored with `data`: the kept ones when they are of that data, else
+   * decoded; the caller owns them. With them the string to keep them with again: the kept one when
+   * it is the same, so that the copy just read from the store dies young. Keeping the copy instead
+   * made every batch promote a second copy of each block it read (about 80 KB a block) and left
+   * the kept one as old-generation garbage (issue 38, h17/compile: the projector's mark-compacts).
+   */
+  take(id: string, data: string): { samples: SampleDoc[]; data: string } {
     const e = this.remove(id);
-    return e?.data === data ? e.samples : decodeBlock(data);
+    return e?.data === data ? e : { samples: decodeBlock(data), data };
   }
 
   /**

@@ -39,7 +39,11 @@ export type SampleBlockDoc = Doc & {
 };
 
 /** A block's `listed`: its samples whose `hidden` is not true. */
-export const listedCount = (samples: readonly SampleDoc[]): number => samples.reduce((n, s) => (s.hidden === true ? n : n + 1), 0);
+export const listedCount = (samples: readonly SampleDoc[]): number => {
+  let n = 0;
+  for (const s of samples) if (s.hidden !== true) n++;
+  return n;
+};
 
 /**
  * A sample_keys row (the locator): `_id` is `locatorId(user, record key)` (the user's tag and the

@@ -67,30 +67,43 @@ export function packQuarters(quarters: readonly (Stat | null)[], day: number): B
 export function packHours(quarters: readonly (Stat | null)[], day: number): Buffer {
   if (quarters.length !== QUARTERS_PER_DAY) throw new Error(`a day has ${QUARTERS_PER_DAY} quarters, not ${quarters.length}`);
   const per = QUARTERS_PER_DAY / HOURS_PER_DAY;
-  const hours = Array.from({ length: HOURS_PER_DAY }, (_, h) => {
+  const hours: (Stat | null)[] = [];
+  for (let h = 0; h < HOURS_PER_DAY; h++) {
     let hour: Stat | null = null;
     for (let q = h * per; q < (h + 1) * per; q++) if (quarters[q]?.count) hour = addStat(hour, quarters[q]!);
-    return hour;
-  });
+    hours.push(hour);
+  }
   return pack(hours, day);
 }
 
+/**
+ * Loops, no callbacks: the projector packs a day's quarters and hours for every day a batch
+ * re-evaluates, and a callback made per call was optimised by V8 again after each of the
+ * projector's mark-compacts (BENCHMARKS.md, issue 38, h17/compile).
+ */
 function pack(slots: readonly (Stat | null)[], day: number): Buffer {
   if (!Number.isInteger(day) || day < -DAY_LIMIT || day >= DAY_LIMIT) throw new Error(`day number ${day} does not fit a packed field`);
-  const present: Stat[] = [];
+  const values: number[] = [];
   const bitmap = new Uint8Array(BITMAP_BYTES);
-  slots.forEach((s, q) => {
-    if (!s || s.count === 0) return;
+  for (let q = 0; q < slots.length; q++) {
+    const s = slots[q];
+    if (!s || s.count === 0) continue;
     bitmap[q >> 3]! |= 1 << (q & 7);
-    present.push(s);
-  });
-  const values = present.flatMap((s) => [s.count, s.sum, s.min, s.max]);
-  const width = values.every((v) => Math.fround(v) === v) ? 4 : 8;
+    values.push(s.count, s.sum, s.min, s.max);
+  }
+  let width = 4;
+  for (const v of values) {
+    if (Math.fround(v) !== v) {
+      width = 8;
+      break;
+    }
+  }
   const out = Buffer.alloc(HEADER_BYTES + values.length * width);
   out.set(bitmap, 0);
   out[WIDTH_BYTE] = width;
   out.writeIntLE(day, DAY_BYTE, 3);
-  values.forEach((v, i) => (width === 4 ? out.writeFloatLE(v, HEADER_BYTES + i * 4) : out.writeDoubleLE(v, HEADER_BYTES + i * 8)));
+  if (width === 4) for (let i = 0; i < values.length; i++) out.writeFloatLE(values[i]!, HEADER_BYTES + i * 4);
+  else for (let i = 0; i < values.length; i++) out.writeDoubleLE(values[i]!, HEADER_BYTES + i * 8);
   return out;
 }
 
