@@ -6,6 +6,7 @@ import type { MergeRule } from '../../../src/merge/sampleMergeRule.js';
 import type { SourcePriorities } from '../../../src/merge/sourceRanking.js';
 import type { Derivation, Projection, Replay } from '../../../src/projector/projection.js';
 import type { Change, CollectionSpec, Doc, Filter, ReadStore, SortSpec, UpdateChange } from '../../../src/readstore/readStore.js';
+import { instantMs } from '../../../src/shared/isoInstant.js';
 import { dayStartMs, utcDayOf } from '../recordDoc.js';
 
 export const PRIORITIES_SET = 'source_priorities.set';
@@ -92,8 +93,8 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
   const part = (row: Doc): string => (kind.partitionField ? String(row[kind.partitionField]) : '');
   /** A row's interval, no longer than the rule allows (a longer one predates the ingestion bounds). */
   const interval = (row: Doc, rule: MergeRule): Interval => {
-    const start = Date.parse(row[kind.startField] as string);
-    return boundedInterval(start, kind.endField ? Date.parse(row[kind.endField] as string) : start + (kind.lengthMs ?? 0), rule.maxSpanMs);
+    const start = instantMs(row[kind.startField] as string);
+    return boundedInterval(start, kind.endField ? instantMs(row[kind.endField] as string) : start + (kind.lengthMs ?? 0), rule.maxSpanMs);
   };
   const orderOf = async (readStore: ReadStore, userId: string) => (await readStore.get<SourceOrderDoc>(kind.ordersCollection, userId))?.priorities;
   const open = (readStore: ReadStore, replay?: Replay): MemberSession => (kind.session ?? rowSession)(readStore, kind, replay);

@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import type { Replay } from '../../../src/projector/projection.js';
 import type { Change, Doc, ReadStore, UpdateChange } from '../../../src/readstore/readStore.js';
 import type { MemberSession, PartitionSpan } from '../mergedView/mergedFlags.js';
+import { instantMs } from '../../../src/shared/isoInstant.js';
 import { utcDayOf } from '../recordDoc.js';
 import { type DecodedBlocks, decodedBlocksOf } from './decodedBlocks.js';
 import { type ReplayLocators, replayLocatorsOf } from './replayLocators.js';
@@ -133,7 +134,7 @@ class BlockSession implements MemberSession {
     for (let i = 0; i < blockIds.length; i += CHUNK) {
       for (const b of await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { _id: { $in: blockIds.slice(i, i + CHUNK) } }, fields: ['user_id', 'type', 'day'] })) want(need, b.user_id, b.type, b.day);
     }
-    for (const { set } of batch.values()) want(need, set.user_id as string, set.type as string, utcDayOf(Date.parse(set.start_date as string)));
+    for (const { set } of batch.values()) want(need, set.user_id as string, set.type as string, utcDayOf(instantMs(set.start_date as string)));
     // Every copy of a batch record lies on a day loaded here: its locator's block's, or (MongoDB,
     // a batch cut short) its new start's. Days loaded later (the rule's reach) hold none.
     this.batchKeys = new Set(batch.keys());
@@ -161,7 +162,7 @@ class BlockSession implements MemberSession {
       set.id = old?.sample.id ?? firstIds.get(key) ?? id;
       set._id = key;
       const sample = set as unknown as SampleDoc;
-      const g = this.groupOf(sample.user_id, sample.tenant_id, sample.type, sample.provider, sample.source, utcDayOf(Date.parse(sample.start_date)));
+      const g = this.groupOf(sample.user_id, sample.tenant_id, sample.type, sample.provider, sample.source, utcDayOf(instantMs(sample.start_date)));
       g.samples.push(sample);
       g.dirty = true;
       this.changed.add(sample);
@@ -282,7 +283,7 @@ class BlockSession implements MemberSession {
 
   /** The group a loaded sample belongs to (the batch's own too): its key fields and the UTC day of its start. */
   private groupOfSample(s: SampleDoc): Group {
-    const g = this.groups.get(groupKey(s.user_id, s.type, s.provider, s.source, utcDayOf(Date.parse(s.start_date))));
+    const g = this.groups.get(groupKey(s.user_id, s.type, s.provider, s.source, utcDayOf(instantMs(s.start_date))));
     if (!g) throw new Error(`sample ${s._id} is in no loaded group`);
     return g;
   }

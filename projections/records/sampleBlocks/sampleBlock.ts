@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import type { QuantityRecord } from '../../../commands/ingestion/records.js';
 import type { Doc, Filter } from '../../../src/readstore/readStore.js';
+import { canonicalIsoMs } from '../../../src/shared/isoInstant.js';
 import { dateOfDayNumber, pad2, type RecordDocBase } from '../recordDoc.js';
 
 /** A stored quantity sample, as the per-sample rows had it and decodeBlock answers it (also exported by samplesProjection.ts). */
@@ -234,9 +235,8 @@ export function pushIsoJson(ms: number, out: string[]): void {
  * years 0000-9999, so two such times order as their ms do), else NaN.
  */
 export function canonicalMs(iso: unknown): number {
-  if (typeof iso !== 'string' || iso.length !== 24) return NaN;
-  const ms = Date.parse(iso);
-  return Number.isInteger(ms) && isoOf(ms) === iso ? ms : NaN;
+  // canonicalIsoMs reads only what toISOString writes (digits and ranges checked), so its ms write back as the same string.
+  return typeof iso === 'string' ? canonicalIsoMs(iso) : NaN;
 }
 
 /** Whether every sample has the same value of `field` as JSON (arrays and objects by content; decoded ones are often one shared object). */
