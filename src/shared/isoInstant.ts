@@ -8,10 +8,14 @@ function daysFromCivil(y: number, m: number, d: number): number {
   return era * 146_097 + doe - 719_468;
 }
 
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+/** Days in month `m` (1-12) of year `y` (proleptic Gregorian). */
+function daysInMonth(y: number, m: number): number {
+  if (m === 2) return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28;
+  return m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31;
+}
 
 /** The decimal value of `n` digits of `s` from `at`, or -1 if one is not a digit. */
-function digits(s: string, at: number, n: number): number {
+export function digits(s: string, at: number, n: number): number {
   let v = 0;
   for (let i = at; i < at + n; i++) {
     const c = s.charCodeAt(i) - 48;
@@ -19,6 +23,24 @@ function digits(s: string, at: number, n: number): number {
     v = v * 10 + c;
   }
   return v;
+}
+
+/**
+ * Epoch ms of the wall time `YYYY-MM-DD?HH:MM:SS` at the start of `s` read as UTC (the character
+ * between date and time is the caller's to check), NaN unless every field is digits and in range
+ * (a day the month lacks too: Date.parse would roll 02-30 into March). Hand-written for speed: the
+ * device-a parser reads two per line, the merged view two per sample of every day a batch touches.
+ */
+export function wallSecondsMs(s: string): number {
+  if (s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) return NaN;
+  const y = digits(s, 0, 4);
+  const mo = digits(s, 5, 2);
+  const d = digits(s, 8, 2);
+  const h = digits(s, 11, 2);
+  const mi = digits(s, 14, 2);
+  const se = digits(s, 17, 2);
+  if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h < 0 || h > 23 || mi < 0 || mi > 59 || se < 0 || se > 59) return NaN;
+  return daysFromCivil(y, mo, d) * 86_400_000 + h * 3_600_000 + mi * 60_000 + se * 1000;
 }
 
 /**
@@ -30,18 +52,9 @@ function digits(s: string, at: number, n: number): number {
  * `Date.parse` would read it (callers that take other forms fall back to it: `instantMs`).
  */
 export function canonicalIsoMs(iso: string): number {
-  if (iso.length !== 24 || iso.charCodeAt(4) !== 45 || iso.charCodeAt(7) !== 45 || iso.charCodeAt(10) !== 84 || iso.charCodeAt(13) !== 58 || iso.charCodeAt(16) !== 58 || iso.charCodeAt(19) !== 46 || iso.charCodeAt(23) !== 90) return NaN;
-  const y = digits(iso, 0, 4);
-  const mo = digits(iso, 5, 2);
-  const d = digits(iso, 8, 2);
-  const h = digits(iso, 11, 2);
-  const mi = digits(iso, 14, 2);
-  const s = digits(iso, 17, 2);
+  if (iso.length !== 24 || iso.charCodeAt(10) !== 84 || iso.charCodeAt(19) !== 46 || iso.charCodeAt(23) !== 90) return NaN;
   const ms = digits(iso, 20, 3);
-  if (y < 0 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 59 || ms < 0) return NaN;
-  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
-  if (d > (mo === 2 && leap ? 29 : DAYS_IN_MONTH[mo - 1]!)) return NaN;
-  return daysFromCivil(y, mo, d) * 86_400_000 + h * 3_600_000 + mi * 60_000 + s * 1000 + ms;
+  return ms < 0 ? NaN : wallSecondsMs(iso) + ms;
 }
 
 /** Epoch ms of an ISO time as `Date.parse` reads it, the canonical form read without it (canonicalIsoMs). */

@@ -1,22 +1,8 @@
 import { boundedMemo } from '../../../shared/boundedCache.js';
+import { digits, wallSecondsMs } from '../../../shared/isoInstant.js';
 import { canonicalTimeZone } from '../../../shared/timeZones.js';
 
 /** HealthKit's dates: the export's date-times with a zone, and the local day of a sample. */
-
-function digits(s: string, at: number, n: number): number {
-  let v = 0;
-  for (let k = 0; k < n; k++) {
-    const c = s.charCodeAt(at + k) - 48;
-    if (c < 0 || c > 9) return -1;
-    v = v * 10 + c;
-  }
-  return v;
-}
-
-function daysInMonth(y: number, m: number): number {
-  if (m === 2) return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28;
-  return m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31;
-}
 
 /**
  * Epoch milliseconds of a date-time with a zone, NaN otherwise. Accepts RFC 3339
@@ -26,16 +12,12 @@ function daysInMonth(y: number, m: number): number {
  */
 export function parseHealthKitDate(s: unknown): number {
   if (typeof s !== 'string' || s.length < 20) return NaN;
-  if (s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) return NaN;
   const t = s.charCodeAt(10);
   if (t !== 84 && t !== 116 && t !== 32) return NaN;
-  const y = digits(s, 0, 4);
-  const mo = digits(s, 5, 2);
-  const d = digits(s, 8, 2);
-  const h = digits(s, 11, 2);
-  const mi = digits(s, 14, 2);
-  const se = digits(s, 17, 2);
-  if (y < 1000 || mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h < 0 || h > 23 || mi < 0 || mi > 59 || se < 0 || se > 59) return NaN;
+  // Years before 1000 are not HealthKit's.
+  if (s.charCodeAt(0) === 48) return NaN;
+  const wall = wallSecondsMs(s);
+  if (Number.isNaN(wall)) return NaN;
   let i = 19;
   let ms = 0;
   if (s.charCodeAt(i) === 46) {
@@ -63,7 +45,7 @@ export function parseHealthKitDate(s: unknown): number {
     i = j + 2;
   } else return NaN;
   if (i !== s.length) return NaN;
-  return Date.UTC(y, mo - 1, d, h, mi, se, ms) - offsetMin * 60_000;
+  return wall + ms - offsetMin * 60_000;
 }
 
 /**
