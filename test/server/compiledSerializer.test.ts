@@ -1,6 +1,6 @@
 import { serializerCompiler } from 'fastify-type-provider-zod';
 import { describe, expect, it } from 'vitest';
-import { compiledSerializerCompiler } from '../../src/server/compiledSerializer.js';
+import { compiledSerializerCompiler } from '../support/compiledSerializer.js';
 import { SampleStatistics } from '../../src/server/routes/sampleStats.js';
 import { QuantitySample } from '../../src/server/routes/samples.js';
 import { pageOf, Problem } from '../../src/server/schemas.js';

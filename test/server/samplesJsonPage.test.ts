@@ -4,7 +4,7 @@ import { samplesProjection, type SampleDoc } from '../../projections/records/sam
 import { listSamples, listSamplesJson } from '../../queries/records/listSamples.js';
 import type { Doc, ReadStore } from '../../src/readstore/readStore.js';
 import { SqliteReadStore } from '../../src/readstore/sqliteReadStore.js';
-import { compiledSerializerCompiler } from '../../src/server/compiledSerializer.js';
+import { compiledSerializerCompiler } from '../support/compiledSerializer.js';
 import { QUANTITY_SAMPLE_JSON, QuantitySample, toQuantitySample } from '../../src/server/routes/samples.js';
 import { pageOf } from '../../src/server/schemas.js';
 import { blockChanges } from '../support/sampleBlockStores.js';

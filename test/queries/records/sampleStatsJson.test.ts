@@ -5,7 +5,7 @@ import { formatWithOffset, sampleStats, statsIntervals, statsWindow, type Sample
 import { sampleStatsJson, statsAnswerHead } from '../../../queries/records/sampleStatsJson.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
 import { canonicalTimeZone } from '../../../src/shared/timeZones.js';
-import { compiledSerializerCompiler } from '../../../src/server/compiledSerializer.js';
+import { compiledSerializerCompiler } from '../../support/compiledSerializer.js';
 import { SampleStatistics } from '../../../src/server/routes/sampleStats.js';
 import { samplesProjection } from '../../../projections/records/samplesProjection.js';
 import { tempDir } from '../../support/tmp.js';
