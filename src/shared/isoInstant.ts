@@ -9,7 +9,7 @@ function daysFromCivil(y: number, m: number, d: number): number {
 }
 
 /** Days in month `m` (1-12) of year `y` (proleptic Gregorian). */
-function daysInMonth(y: number, m: number): number {
+export function daysInMonth(y: number, m: number): number {
   if (m === 2) return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28;
   return m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31;
 }

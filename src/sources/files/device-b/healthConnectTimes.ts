@@ -1,12 +1,11 @@
 import type { Metadata } from '../../../../commands/ingestion/records.js';
+import { daysInMonth } from '../../../shared/isoInstant.js';
 import { RecordError, type Json } from '../../shared/recordError.js';
 
 /** Health Connect's times: ISO-8601 instants with an offset, zone offsets, and a record's time frame. */
 
 const INSTANT = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)$/;
 const ZONE_OFFSET = /^(?:Z|([+-])(\d{2})(?::?(\d{2})(?::?(\d{2}))?)?)$/;
-
-const DAYS_IN_MONTH: readonly number[] = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /** Parses an ISO-8601 instant with an explicit offset into epoch milliseconds; calendar-checked. */
 export function parseInstant(v: unknown, field: string): number {
@@ -22,8 +21,7 @@ export function parseInstant(v: unknown, field: string): number {
   const s = m[6] === undefined ? 0 : +m[6];
   const frac = m[7];
   const ms = frac === undefined ? 0 : frac.length >= 3 ? +frac.slice(0, 3) : +frac.padEnd(3, '0');
-  const daysInMonth = mo === 2 ? (y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28) : (DAYS_IN_MONTH[mo] ?? 0);
-  if (d < 1 || d > daysInMonth || h > 23 || mi > 59 || s > 59) {
+  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h > 23 || mi > 59 || s > 59) {
     throw new RecordError(`${field} ${JSON.stringify(v)} is not a valid date and time`);
   }
   const z = m[8]!;

@@ -552,6 +552,9 @@ describe('device-b times and identity (contracts §3 device-b: startTime/endTime
         { recordType: 'Weight', time: '2026-02-30T10:00:00Z', weight: { inKilograms: 70 }, metadata: meta('t-4') },
         { recordType: 'Weight', time: '2026-11-01T10:00:00Z', zoneOffset: 'Europe/Berlin', weight: { inKilograms: 70 }, metadata: meta('t-5') },
         { recordType: 'Weight', startTime: '2026-11-01T10:00:00Z', weight: { inKilograms: 70 }, metadata: meta('t-6') },
+        { recordType: 'Weight', time: '2026-00-10T10:00:00Z', weight: { inKilograms: 70 }, metadata: meta('t-7') },
+        { recordType: 'Weight', time: '2026-13-10T10:00:00Z', weight: { inKilograms: 70 }, metadata: meta('t-8') },
+        { recordType: 'Weight', time: '2025-02-29T10:00:00Z', weight: { inKilograms: 70 }, metadata: meta('t-9') },
       ),
     );
     expect(rejected.map((r) => r.reason)).toEqual([
@@ -559,6 +562,9 @@ describe('device-b times and identity (contracts §3 device-b: startTime/endTime
       'Weight t-4: time "2026-02-30T10:00:00Z" is not a valid date and time',
       'Weight t-5: zoneOffset "Europe/Berlin" is not a zone offset such as "+01:00"',
       'Weight t-6: time is missing',
+      'Weight t-7: time "2026-00-10T10:00:00Z" is not a valid date and time',
+      'Weight t-8: time "2026-13-10T10:00:00Z" is not a valid date and time',
+      'Weight t-9: time "2025-02-29T10:00:00Z" is not a valid date and time',
     ]);
   });
 
