@@ -1,6 +1,7 @@
 import type { Filter, ReadStore, Scalar } from '../../src/readstore/readStore.js';
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
-import { blockColumns, canonicalMs, isoOf, SAMPLE_BLOCKS, SAMPLE_KEYS, userLocators, type BlockColumns, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
+import { canonicalIsoMs } from '../../src/shared/isoInstant.js';
+import { blockColumns, isoOf, SAMPLE_BLOCKS, SAMPLE_KEYS, userLocators, type BlockColumns, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
 import { utcDay } from '../../projections/records/recordDoc.js';
 
 /**
@@ -61,13 +62,13 @@ function cmp(a: Scalar | undefined, b: Scalar | undefined): number {
 }
 
 /**
- * A start as the reader compares it: epoch ms where the ISO text is canonical (canonicalMs; such
+ * A start as the reader compares it: epoch ms where the ISO text is canonical (canonicalIsoMs; such
  * texts order as their ms do), else the text. Comparing numbers spares a page the ISO string of
  * every start of the blocks it opens; a text and a number compare as texts.
  */
 type StartKey = number | string;
 const startKey = (iso: string): StartKey => {
-  const ms = canonicalMs(iso);
+  const ms = canonicalIsoMs(iso);
   return Number.isNaN(ms) ? iso : ms;
 };
 function cmpStart(a: StartKey, b: StartKey): number {

@@ -230,15 +230,6 @@ export function pushIsoJson(ms: number, out: string[]): void {
   out.push(jsonPrefix, (MINUTE_TEXT[minute] ??= `${pad2(Math.floor(minute / 60))}:${pad2(minute % 60)}:`), SECOND_TEXT[sec]!, MILLI_TEXT[milli]!);
 }
 
-/**
- * Epoch ms of an ISO time when the time is exactly what toISOString writes for it (24 characters:
- * years 0000-9999, so two such times order as their ms do), else NaN.
- */
-export function canonicalMs(iso: unknown): number {
-  // canonicalIsoMs reads only what toISOString writes (digits and ranges checked), so its ms write back as the same string.
-  return typeof iso === 'string' ? canonicalIsoMs(iso) : NaN;
-}
-
 /** Whether every sample has the same value of `field` as JSON (arrays and objects by content; decoded ones are often one shared object). */
 function constantField(docs: readonly Record<string, unknown>[], field: string): boolean {
   const first = docs[0]![field];
@@ -266,8 +257,8 @@ export function encodeBlock(samples: readonly SampleDoc[]): string {
   for (const d of docs) for (const f in d) if (!seen.has(f) && d[f] !== undefined) seen.add(f), order.push(f);
 
   const packed: Packed = { o: order, i: [], k: '', c: {}, f: {} };
-  const starts = docs.map((d) => canonicalMs(d.start_date));
-  const ends = docs.map((d) => canonicalMs(d.end_date));
+  const starts = docs.map((d) => canonicalIsoMs(d.start_date));
+  const ends = docs.map((d) => canonicalIsoMs(d.end_date));
   const timed = starts.every((ms, j) => !Number.isNaN(ms) && !Number.isNaN(ends[j]!));
   if (timed) {
     packed.s = starts.map((ms, j) => (j === 0 ? ms : ms - starts[j - 1]!));
