@@ -270,6 +270,11 @@ export async function createContext(config: Config, options: ContextOptions = {}
       // (its checkpoint keeps what it stored, the next attempt goes on from there).
       await step('the ETL threads', etl.close());
       await stopped;
+      // A job that was still running (a sync pull handing its payload to the ETL) may have started a
+      // thread after that close: the pool starts threads for later jobs. None runs now, so this
+      // close ends whatever such a job started, before the stores close (a clean-clone run met one
+      // that re-created events.sqlite and sealing.key in a test's removed data directory).
+      await step('the ETL threads started meanwhile', etl.close());
       await step('the reactors', reactors.stop());
       await step('the work queue', queue.close());
       await step('the projectors', projectors.stop());
