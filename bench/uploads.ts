@@ -25,6 +25,11 @@
  *   idle ones at 22:00, so each joins a day already holding N samples of its user, as a phone's
  *   line joins its day (docs/sample-blocks.md: a day's size is what a block write reads). Without
  *   it (0), upload i is minute i of November, as before.
+ * - `--warmup=N`: after the endpoints exist and before the measured burst, N one-line uploads from N
+ *   users of their own (created for it), `inflight` at a time, waited for until every one is
+ *   processed and delivered. The burst then runs in a service whose code V8 has already compiled
+ *   (its threads' JIT warm-up, the shared ETL thread's start): what an upload costs a service that
+ *   has been running, beside the default's cold figure (BENCHMARKS.md, issue 37, H18-C).
  * - A 429 (the tenant's upload slots, 4 by default: contracts §18; or the ETL queue's back-pressure)
  *   is retried after its Retry-After and counted. The environment reaches the service, so
  *   `UPLOADS_IN_FLIGHT_PER_TENANT=8` lets 6 in flight through without them.
@@ -65,6 +70,7 @@ export default async function main(args: string[]) {
   const endpoints = arg('endpoints', 0);
   const idle = arg('idle', 0);
   const history = arg('history', 0);
+  const warmup = arg('warmup', 0);
   const burstLine = history > 0 ? (i: number) => heartRateAt(BURST_AT + i * 1000, i) : heartRateLine;
   const idleLine = history > 0 ? (k: number) => heartRateAt(IDLE_AT + k * 1000, k) : heartRateLine;
   const dir = mkdtempSync(join(tmpdir(), 'wellstream-bench-uploads-'));
@@ -82,6 +88,7 @@ export default async function main(args: string[]) {
     for (let e = 0; e < endpoints; e++) {
       await json(await fetch(`${svc.base}/v1/webhooks`, { method: 'POST', headers: tk, body: JSON.stringify({ url: receiver!.hook(e), event_types: ['data.written'] }) }));
     }
+    if (warmup > 0) await warmUp(svc, tk, receiver, warmup, endpoints, inflight);
     console.log(`upload slots per tenant: UPLOADS_IN_FLIGHT_PER_TENANT=${process.env.UPLOADS_IN_FLIGHT_PER_TENANT ?? '(unset: the default, 4)'}; 429s are retried after Retry-After and counted`);
     receiver?.reset();
 
@@ -181,6 +188,18 @@ async function withTimeout<T>(p: Promise<T>, what: string): Promise<T> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** `--warmup`: `n` one-line uploads from `n` users of their own, processed and (with endpoints) delivered before the measured burst. */
+async function warmUp(svc: RunningService, tk: AuthHeaders, receiver: ReceiverProcess | null, n: number, endpoints: number, inflight: number): Promise<void> {
+  const t0 = performance.now();
+  const warmUsers = await createUsers(svc, tk, n);
+  receiver?.reset();
+  const delivered = receiver ? withTimeout(receiver.reached(n * endpoints), 'warm-up deliveries') : null;
+  await uploadOneLiners(`${svc.base}/v1/ingest/device-a`, (i) => warmUsers[i]!.token, n, inflight, 'w', { retry429: true, line: heartRateLine });
+  await waitForEtlJobs(svc.base, tk, performance.now());
+  await delivered;
+  console.log(`warm-up: ${n} one-line uploads from ${n} users of their own, processed${receiver ? ' and delivered' : ''} in ${((performance.now() - t0) / 1000).toFixed(1)} s (users included), before the measured burst`);
 }
 
 async function createUsers(svc: RunningService, tk: AuthHeaders, n: number): Promise<BenchUser[]> {

@@ -10,6 +10,7 @@ import { BUSY_TIMEOUT_MS } from '../shared/sqliteWriteLock.js';
 import { SqliteGroupCommit } from '../shared/sqliteGroupCommit.js';
 import { eraseOnDelete } from '../shared/sqlitePurge.js';
 import { SqliteScrub } from '../shared/sqliteScrub.js';
+import { limitSql } from '../shared/sqliteLimit.js';
 import { ensureIndex, markForScrub, SCRUB_DDL, useIncrementalVacuum } from '../shared/sqliteScrubPass.js';
 
 type StreamRow = { stream: string; revision: number; deleted: number };
@@ -18,6 +19,10 @@ type StreamRow = { stream: string; revision: number; deleted: number };
 const NO_STREAM = -1;
 const STREAM_SOFT_DELETED = 1;
 const STREAM_TOMBSTONED = 2;
+/** The reads that take a limit, without it (`limited` writes it in). */
+const READ_FORWARDS = 'SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC';
+const READ_BACKWARDS = 'SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC';
+const READ_ALL = 'SELECT * FROM events WHERE position > ? ORDER BY position ASC';
 
 export type SqliteEventStoreOptions = {
   /** File path, or ':memory:' for tests. */
@@ -58,6 +63,8 @@ export class SqliteEventStore implements EventStore {
   private readonly commits: SqliteGroupCommit;
   private readonly stmts;
   private readonly filteredStmts = new Map<string, Database.Statement<(string | number)[], number>>();
+  /** The reads of streams and of the log, each with its limit in its SQL (src/shared/sqliteLimit.ts). */
+  private readonly limitedStmts = new Map<string, Database.Statement>();
 
   constructor(options: SqliteEventStoreOptions) {
     this.pollIntervalMs = options.pollIntervalMs ?? 200;
@@ -94,18 +101,11 @@ export class SqliteEventStore implements EventStore {
         'INSERT INTO events (id, stream, revision, type, data, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
       head: this.db.prepare<[], { p: number | null }>('SELECT MAX(position) AS p FROM events'),
-      readFwd: this.db.prepare<[string, number, number], EventRow>(
-        'SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?',
-      ),
-      readBwd: this.db.prepare<[string, number, number], EventRow>(
-        'SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?',
-      ),
-      readAll: this.db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE position > ? ORDER BY position ASC LIMIT ?'),
       atPosition: this.db.prepare<[number], EventRow>('SELECT * FROM events WHERE position = ?'),
     };
     this.commits = new SqliteGroupCommit(this.db, (results) => this.committed(results));
     this.tail = new SqliteEventTail(
-      { rowsAfter: (after, max) => this.stmts.readAll.iterate(after, max), head: () => this.stmts.head.get()?.p ?? 0 },
+      { rowsAfter: (after, max) => this.limited<[number], EventRow>(READ_ALL, max).iterate(after), head: () => this.stmts.head.get()?.p ?? 0 },
       this.pollIntervalMs,
     );
     if (options.path === ':memory:') this.channel = null;
@@ -218,8 +218,8 @@ export class SqliteEventStore implements EventStore {
     const max = options.maxCount ?? Number.MAX_SAFE_INTEGER;
     const rows =
       options.direction === 'backwards'
-        ? this.stmts.readBwd.all(streamName, options.fromRevision ?? Number.MAX_SAFE_INTEGER, max)
-        : this.stmts.readFwd.all(streamName, options.fromRevision ?? 0, max);
+        ? this.limited<[string, number], EventRow>(READ_BACKWARDS, max).all(streamName, options.fromRevision ?? Number.MAX_SAFE_INTEGER)
+        : this.limited<[string, number], EventRow>(READ_FORWARDS, max).all(streamName, options.fromRevision ?? 0);
     return rows.map((row) => toRecorded(row));
   }
 
@@ -234,7 +234,7 @@ export class SqliteEventStore implements EventStore {
    */
   private readAllSync(after: number, max: number, filter?: AllFilter): { events: RecordedEvent[]; scannedTo: number; more: boolean } {
     if (!hasFilter(filter)) {
-      const { events, more } = readBounded(this.stmts.readAll.iterate(after, max), max);
+      const { events, more } = readBounded(this.limited<[number], EventRow>(READ_ALL, max).iterate(after), max);
       return { events, scannedTo: events.length ? events[events.length - 1]!.globalPosition : after, more };
     }
     const head = this.stmts.head.get()?.p ?? 0;
@@ -248,11 +248,10 @@ export class SqliteEventStore implements EventStore {
       clauses.push(`(${filter!.streamPrefixes.map(() => 'substr(stream, 1, ?) = ?').join(' OR ')})`);
       for (const p of filter!.streamPrefixes) params.push(p.length, p);
     }
-    params.push(max);
     // Positions first, then the rows: with event types the positions come from the (type, position)
     // index alone and are sorted as integers, where `SELECT *` sorted whole rows, record batches
     // and all, to keep the first few (the projections' waits ask for one position at a time).
-    const sql = `SELECT position FROM events WHERE ${clauses.join(' AND ')} ORDER BY position ASC LIMIT ?`;
+    const sql = `SELECT position FROM events WHERE ${clauses.join(' AND ')} ORDER BY position ASC ${limitSql(max)}`;
     let stmt = this.filteredStmts.get(sql);
     if (!stmt) {
       stmt = this.db.prepare<(string | number)[], number>(sql).pluck();
@@ -309,6 +308,18 @@ export class SqliteEventStore implements EventStore {
       const row = this.stmts.atPosition.get(position);
       if (row) yield row;
     }
+  }
+
+  /** `sql` with `max` as its limit, prepared once per limit (the readers use a handful: 1, 16, 500, 1,000, none). */
+  private limited<P extends unknown[], R>(sql: string, max: number): Database.Statement<P, R> {
+    const text = `${sql} ${limitSql(max)}`;
+    let stmt = this.limitedStmts.get(text);
+    if (!stmt) {
+      stmt = this.db.prepare(text);
+      if (this.limitedStmts.size > 64) this.limitedStmts.clear();
+      this.limitedStmts.set(text, stmt);
+    }
+    return stmt as unknown as Database.Statement<P, R>;
   }
 
   async headPosition(): Promise<number> {

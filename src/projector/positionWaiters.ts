@@ -23,6 +23,14 @@ export class PositionWaiters {
    * of the acceptances ask every view about targets a read a moment earlier already covered.
    */
   private clearThrough = 0;
+  /**
+   * Set while this process applies the projection (its runner holds the lease, or the projector
+   * thread reports that its runner does): `position` then moves with every batch committed, from
+   * the checkpoint the runner started at, so a wait has no need to read the stored checkpoint
+   * (`observe`). A burst of uploads read it ~14 times an upload, each record view once for every
+   * records-readable wait and every acceptance's (BENCHMARKS.md, issue 37, H18-C).
+   */
+  applyingHere = false;
 
   constructor(
     private readonly name: string,
@@ -47,7 +55,7 @@ export class PositionWaiters {
     let ownRead = false;
     for (;;) {
       if (this.position >= target) return;
-      if (this.observe) {
+      if (this.observe && !this.applyingHere) {
         this.advance(await this.observe());
         if (this.position >= target) return;
       }

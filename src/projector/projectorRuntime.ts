@@ -40,6 +40,8 @@ export type ProjectorOptions = {
   maxChangesPerBatch?: number;
   /** Told after every committed batch (a projector thread reports progress to its parent). */
   onBatch?: (projection: string, position: number) => void;
+  /** Told when a runner starts applying a projection here (its checkpoint) and when it stops (null): a projector thread reports it to its parent. */
+  onApplying?: (projection: string, position: number | null) => void;
   /** These projections run on a projector thread of their own, which opens the stores from `config`. */
   thread?: { config: Config; names: readonly string[] };
   /**

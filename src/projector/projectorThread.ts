@@ -30,6 +30,8 @@ const runtime = new ProjectorRuntime(
   {
     maxChangesPerBatch,
     onBatch: (projection, position) => post({ kind: 'position', projection, position }),
+    // The parent's waits follow the positions reported here while this thread applies a projection.
+    onApplying: (projection, position) => post({ kind: 'applying', projection, position }),
     // The parent counts a death of this thread against the batches it was told of (threadedRunner.ts).
     onAttempt: (projection, from, through, events) => post({ kind: 'attempt', projection, from, through, events }),
     suspects,

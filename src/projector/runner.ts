@@ -36,6 +36,8 @@ export type Suspect = { projection: string; at: number; through: number; events:
 export type RunnerOptions = {
   maxChangesPerBatch?: number;
   onBatch?: (projection: string, position: number) => void;
+  /** Told when the runner starts applying here, with its checkpoint, and when it stops (null): positionWaiters.ts `applyingHere`. */
+  onApplying?: (projection: string, position: number | null) => void;
   retry?: RetryPolicy;
   /** Told before each batch is applied (the projector thread reports it, see Suspect). */
   onAttempt?: (projection: string, from: number, through: number, events: number) => void;
@@ -184,6 +186,8 @@ export class Runner {
       if (this.stallStored && (!this.stall || passed)) this.clearStall();
       this.lastBuffered = this.applied;
       this.waiters.advance(this.applied);
+      this.waiters.applyingHere = true;
+      this.options.onApplying?.(this.p.name, this.applied);
       this.subscribe(epoch);
     };
     const next = this.restarting.then(run);
@@ -427,6 +431,8 @@ export class Runner {
 
   async stop(): Promise<void> {
     this.active = false;
+    this.waiters.applyingHere = false;
+    this.options.onApplying?.(this.p.name, null);
     this.epoch++;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;

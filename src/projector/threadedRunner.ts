@@ -13,6 +13,8 @@ export type ProjectorThreadMessage =
   | { kind: 'ready' }
   | { kind: 'stopped' }
   | { kind: 'position'; projection: string; position: number }
+  /** The thread's runner of `projection` started applying it from `position`, or stopped (null). */
+  | { kind: 'applying'; projection: string; position: number | null }
   /** A batch of `events` events after the checkpoint `from`, through `through`, is about to be applied. */
   | { kind: 'attempt'; projection: string; from: number; through: number; events: number };
 
@@ -71,10 +73,13 @@ export class ProjectorThread {
     });
     this.worker = worker;
     this.inFlight.clear();
+    // Until the new thread says it applies a projection, waits follow the stored checkpoints.
+    for (const w of this.waiters.values()) w.applyingHere = false;
     let lastError = '';
     await new Promise<void>((resolve, reject) => {
       worker.on('message', (m: ProjectorThreadMessage) => {
         if (m.kind === 'position') this.progressed(m.projection, m.position);
+        else if (m.kind === 'applying') this.applying(m.projection, m.position);
         else if (m.kind === 'attempt') this.inFlight.set(m.projection, { from: m.from, through: m.through, events: m.events });
         else if (m.kind === 'ready') resolve();
       });
@@ -85,6 +90,7 @@ export class ProjectorThread {
       });
       worker.once('exit', (code) => {
         if (this.stopping || this.worker !== worker) return;
+        for (const w of this.waiters.values()) w.applyingHere = false;
         this.died(lastError || `the projector thread exited with code ${code}`);
         // Deaths without progress in between wait like retries of a failing batch (PROJECTION_RETRY_SCHEDULE).
         const delays = this.config.projectionRetryDelaysMs ?? DEFAULT_RETRY.delaysMs;
@@ -104,6 +110,13 @@ export class ProjectorThread {
     this.deaths = 0;
   }
 
+  private applying(projection: string, position: number | null): void {
+    const waiters = this.waiters.get(projection);
+    if (!waiters) return;
+    waiters.applyingHere = position !== null;
+    if (position !== null) waiters.advance(position);
+  }
+
   /** Counts the death against every batch that was under way. */
   private died(error: string): void {
     this.deaths++;
@@ -118,6 +131,7 @@ export class ProjectorThread {
     const worker = this.worker;
     if (!worker) return;
     this.stopping = true;
+    for (const w of this.waiters.values()) w.applyingHere = false;
     this.worker = null;
     const stopped = new Promise<void>((resolve) => {
       worker.on('message', (m: ProjectorThreadMessage) => m.kind === 'stopped' && resolve());

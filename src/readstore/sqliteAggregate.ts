@@ -1,4 +1,5 @@
 import type { AggregateQuery, AggregateRow, JoinBytesQuery, JoinedBytes, Scalar } from './readStore.js';
+import { limitSql } from '../shared/sqliteLimit.js';
 import { filterSql } from './sqliteQuery.js';
 import type { SqliteTable } from './sqliteTable.js';
 
@@ -13,10 +14,8 @@ export function aggregateSql(t: SqliteTable, query: AggregateQuery): { sql: stri
   const groups = query.groupBy.map((_, i) => `g${i}`).join(', ');
   let sql = `SELECT ${cols.join(', ')} FROM ${t.table} WHERE ${filterSql(t, query.filter ?? {}, params)}`;
   if (groups) sql += ` GROUP BY ${groups} ORDER BY ${groups}`;
-  if (query.limit !== undefined) {
-    sql += ' LIMIT ?';
-    params.push(query.limit);
-  }
+  // Written in, not bound: a bound limit makes SQLite prepare the statement again at every run (src/shared/sqliteLimit.ts).
+  if (query.limit !== undefined) sql += ` ${limitSql(query.limit)}`;
   return { sql, params };
 }
 

@@ -11,6 +11,7 @@ import { columnValue, extendsShape, extensionSql, SqliteTable, tableName } from 
 import { pushCounterParams, UpdatePlans } from './sqliteUpdatePlans.js';
 import { aggregateRow, aggregateSql, joinBytesSql, joinedBytesOf } from './sqliteAggregate.js';
 import { SqliteScrub } from '../shared/sqliteScrub.js';
+import { limitSql } from '../shared/sqliteLimit.js';
 import { CHECKPOINTS_DDL, READ_CHECKPOINT, toCheckpoint, WRITE_CHECKPOINT, type CheckpointRow } from './sqliteCheckpoints.js';
 import { ensureIndex, markForScrub, SCRUB_DDL, useIncrementalVacuum, type ScrubReport } from '../shared/sqliteScrubPass.js';
 
@@ -178,10 +179,8 @@ export class SqliteReadStore implements ReadStore {
       if (remaining !== undefined && remaining <= 0) break;
       const params: unknown[] = [];
       let sql = `SELECT ${selectList} FROM ${t.table} WHERE ${whereSql(t, query.filter ?? {}, branch, params)} ORDER BY ${orderSql(t, sort)}`;
-      if (remaining !== undefined) {
-        sql += ' LIMIT ?';
-        params.push(remaining);
-      }
+      // Written in, not bound: a bound limit makes SQLite prepare the statement again at every run (src/shared/sqliteLimit.ts).
+      if (remaining !== undefined) sql += ` ${limitSql(remaining)}`;
       const rows = this.rawStmt(sql).all(...params) as unknown[][];
       for (const r of rows) onRow(r);
       if (remaining !== undefined) remaining -= rows.length;

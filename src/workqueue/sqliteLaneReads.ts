@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { LaneAnswer, LaneCandidate, LaneRead } from './fairLanes.js';
 import type { Job } from './workQueue.js';
+import { limitSql } from '../shared/sqliteLimit.js';
 
 /**
  * A row of the embedded queue's jobs table (sqliteWorkQueue.ts): the job's fields of one word as
@@ -43,7 +44,8 @@ export class SqliteLaneReads {
   private readonly nextTenant: Database.Statement<[string, string], { lane: string }>;
   private readonly firstUser: Database.Statement<[string, string], { lane: string }>;
   private readonly nextUser: Database.Statement<[string, string, string], { lane: string }>;
-  private readonly running: Database.Statement<[string, string, number], { n: number }>;
+  /** The running jobs of a tenant's lane, counted up to a limit, per limit (src/shared/sqliteLimit.ts). */
+  private readonly running: (limit: number) => Database.Statement<[string, string], { n: number }>;
 
   /** `prepare` is the queue's statement cache. */
   constructor(prepare: (sql: string) => Database.Statement) {
@@ -55,7 +57,7 @@ export class SqliteLaneReads {
     this.nextTenant = typed(next('lane_tenant', '', 'AND lane_tenant > ? '));
     this.firstUser = typed(next('lane_user', 'AND lane_tenant = ? ', ''));
     this.nextUser = typed(next('lane_user', 'AND lane_tenant = ? ', 'AND lane_user > ? '));
-    this.running = typed(`SELECT count(*) AS n FROM (SELECT 1 FROM jobs WHERE kind = ? AND lane_tenant = ? AND state = 'running' LIMIT ?)`);
+    this.running = (limit) => typed(`SELECT count(*) AS n FROM (SELECT 1 FROM jobs WHERE kind = ? AND lane_tenant = ? AND state = 'running' ${limitSql(limit)})`);
   }
 
   /** Answers the reads of the picks of one claim, whose due time is `now`. */
@@ -65,7 +67,7 @@ export class SqliteLaneReads {
         if (read.tenant === undefined) return (read.after === null ? this.firstTenant.get(read.kind) : this.nextTenant.get(read.kind, read.after))?.lane;
         return (read.after === null ? this.firstUser.get(read.kind, read.tenant) : this.nextUser.get(read.kind, read.tenant, read.after))?.lane;
       }
-      if (read.op === 'running') return this.running.get(read.kind, read.tenant, read.limit)!.n;
+      if (read.op === 'running') return this.running(read.limit).get(read.kind, read.tenant)!.n;
       const row =
         read.tenant === undefined
           ? this.best.get(read.kind, now)

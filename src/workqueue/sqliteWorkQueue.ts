@@ -4,6 +4,7 @@ import { BUSY_TIMEOUT_MS } from '../shared/sqliteWriteLock.js';
 import { SqliteGroupCommit } from '../shared/sqliteGroupCommit.js';
 import { LaneCursors, pickFair, pickFairSync } from './fairLanes.js';
 import { SqliteLaneReads, type JobRow as Row, type Lane } from './sqliteLaneReads.js';
+import { limitSql } from '../shared/sqliteLimit.js';
 import { checkClaim, checkLeaseMs, checkLimit, checkName, checkTime, claimOrder, errorText, jsonText, newJob } from './jobInput.js';
 import {
   DEFAULT_RETENTION_MS,
@@ -262,8 +263,8 @@ export class SqliteWorkQueue implements WorkQueue {
       conditions.push('(finished_at, id) < (?, ?)');
       params.push(query.after.finishedAt, query.after.id);
     }
-    const sql = `SELECT * FROM jobs WHERE ${conditions.join(' AND ')} ORDER BY finished_at DESC, id DESC LIMIT ?`;
-    return this.stmt<(string | number)[], Row>(sql).all(...params, limit).map(toJob);
+    const sql = `SELECT * FROM jobs WHERE ${conditions.join(' AND ')} ORDER BY finished_at DESC, id DESC ${limitSql(limit)}`;
+    return this.stmt<(string | number)[], Row>(sql).all(...params).map(toJob);
   }
 
   async replay(id: string, now = this.clock()): Promise<ReplayOutcome> {
@@ -285,9 +286,9 @@ export class SqliteWorkQueue implements WorkQueue {
       return this.write(() => this.stmt(`DELETE FROM jobs WHERE state = 'dead' AND id IN (${ids.map(() => '?').join(', ')})`).run(...ids).changes);
     }
     const byKind = options.kind === undefined ? '' : 'AND kind = ?';
-    const params = options.kind === undefined ? [limit] : [checkName('kind', options.kind), limit];
+    const params = options.kind === undefined ? [] : [checkName('kind', options.kind)];
     return this.write(
-      () => this.stmt(`DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE state = 'dead' ${byKind} ORDER BY finished_at, id LIMIT ?)`).run(...params).changes,
+      () => this.stmt(`DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE state = 'dead' ${byKind} ORDER BY finished_at, id ${limitSql(limit)})`).run(...params).changes,
     );
   }
 
@@ -301,7 +302,7 @@ export class SqliteWorkQueue implements WorkQueue {
     const limit = checkLimit(options.limit, MAX_LIST, 10_000);
     return this.write(() => {
       // A page by the primary key, then the rows of it naming the needle: one bounded transaction.
-      const page = this.stmt<[string, number], Row>('SELECT * FROM jobs WHERE id > ? ORDER BY id LIMIT ?').all(options.after ?? '', limit);
+      const page = this.stmt<[string], Row>(`SELECT * FROM jobs WHERE id > ? ORDER BY id ${limitSql(limit)}`).all(options.after ?? '');
       const doomed = page.filter((row) => !(row.kind === options.except?.kind && row.key === options.except.key) && namesNeedle(row, needle)).map((row) => row.id);
       const remove = this.stmt<[string]>('DELETE FROM jobs WHERE id = ?');
       for (const id of doomed) remove.run(id);
@@ -312,7 +313,7 @@ export class SqliteWorkQueue implements WorkQueue {
   async purgeExpired(options: { now?: number; limit?: number } = {}): Promise<number> {
     const now = options.now ?? this.clock();
     const limit = checkLimit(options.limit, MAX_LIST, 10_000);
-    return this.write(() => this.stmt('DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)').run(now, limit).changes);
+    return this.write(() => this.stmt(`DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE expires_at <= ? ORDER BY expires_at ${limitSql(limit)})`).run(now).changes);
   }
 
   async counts(): Promise<{ kind: string; state: JobState; count: number }[]> {

@@ -91,4 +91,30 @@ describe('PositionWaiters (contracts §3 read-your-writes)', () => {
     const w = new PositionWaiters('pa', ['a'], store);
     await expect(w.waitFor(2, 60)).rejects.toThrow(/did not reach 2/);
   });
+
+  it('follows the stored checkpoint while another process applies the projection', async () => {
+    const { store } = await logOf(['a', 'a']);
+    let stored = 0;
+    const w = new PositionWaiters('pa', ['a'], store, async () => stored);
+    const waiting = w.waitFor(2, 5000);
+    await new Promise((r) => setTimeout(r, 10));
+    // Applied elsewhere: this process's runner never advances, the stored checkpoint does.
+    stored = 2;
+    await waiting;
+  });
+
+  it('reads no stored checkpoint while this process applies the projection, and reads it again once it stops', async () => {
+    const { store } = await logOf(['a', 'a']);
+    let observed = 0;
+    const w = new PositionWaiters('pa', ['a'], store, async () => (observed++, 0));
+    w.applyingHere = true;
+    const waiting = w.waitFor(2, 5000);
+    await new Promise((r) => setTimeout(r, 10));
+    w.advance(2);
+    await waiting;
+    expect(observed).toBe(0);
+    w.applyingHere = false;
+    await expect(w.waitFor(3, 60)).resolves.toBeUndefined();
+    expect(observed).toBeGreaterThan(0);
+  });
 });
