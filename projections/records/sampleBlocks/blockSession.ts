@@ -5,7 +5,7 @@ import type { MemberSession, PartitionSpan } from '../mergedView/mergedFlags.js'
 import { instantMs } from '../../../src/shared/isoInstant.js';
 import { utcDayOf } from '../recordDoc.js';
 import { type DecodedBlocks, decodedBlocksOf } from './decodedBlocks.js';
-import { type RecentLocators, recentLocatorsOf } from './recentLocators.js';
+import { type RecentLocators, recentLocatorsOf, replayMark } from './recentLocators.js';
 import { type ReplayLocators, replayLocatorsOf } from './replayLocators.js';
 import { BLOCK_SAMPLES, bySampleStart, encodeBlock, listedCount, locatorId, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc, type SampleDoc, type SampleKeyDoc } from './sampleBlock.js';
 
@@ -136,7 +136,7 @@ class BlockSession implements MemberSession {
     for (const k of keyOf.keys()) {
       const r = recent?.get(k);
       if (r) located.push({ _id: k, id: r.id, block: r.block });
-      else if (this.written === null || this.written.mayHold(k)) keys.push(k);
+      else if (this.written === null ? recent!.mayBeInMain(k) : this.written.mayHold(k)) keys.push(k);
     }
     for (let i = 0; i < keys.length; i += CHUNK) {
       for (const k of await readStore.find<SampleKeyDoc>(SAMPLE_KEYS, { filter: { _id: { $in: keys.slice(i, i + CHUNK) } } })) located.push(k);
@@ -245,7 +245,14 @@ class BlockSession implements MemberSession {
       else for (let i = 0; i < g.stored.length; i++) this.decoded.keep(`${g.base}.${i}`, g.data[i]!, g.stored[i]!);
     }
     if (this.recent) this.recent.write(locators, owners, this.mayMerge, out);
-    else for (const doc of locators) out.push({ op: 'put', collection: SAMPLE_KEYS, doc });
+    else if (locators.length) {
+      for (const doc of locators) out.push({ op: 'put', collection: SAMPLE_KEYS, doc });
+      // Once per replay: the live projection's filter of sample_keys (recentLocators.ts) is then built again.
+      if (!marked.has(this.written!)) {
+        marked.add(this.written!);
+        out.push(replayMark());
+      }
+    }
     this.groups.clear();
     this.days.clear();
     this.where.clear();
@@ -361,6 +368,9 @@ class BlockSession implements MemberSession {
     for (let i = count; i < g.stored.length; i++) out.push({ op: 'delete', collection: SAMPLE_BLOCKS, id: `${g.base}.${i}` });
   }
 }
+
+/** The replays that wrote their mark of sample_keys (replayMark). */
+const marked = new WeakSet<ReplayLocators>();
 
 /** A record of the batch where a session found it: its group and its sample there. */
 type Placed = { group: Group; sample: SampleDoc };

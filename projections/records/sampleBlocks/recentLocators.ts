@@ -1,4 +1,6 @@
-import type { Change, Doc, ReadStore } from '../../../src/readstore/readStore.js';
+import { randomUUID } from 'node:crypto';
+import type { Change, Doc, Filter, ReadStore } from '../../../src/readstore/readStore.js';
+import { ReplayLocators as LocatorFilter } from './replayLocators.js';
 import { SAMPLE_KEYS, type SampleKeyDoc, userTag } from './sampleBlock.js';
 
 /**
@@ -64,6 +66,18 @@ export function runLocators(run: KeyRunDoc): SampleKeyDoc[] {
 
 /** A run's `_id`: its number, zero-padded so that the ids sort as the numbers do. */
 const runId = (n: number): string => String(n).padStart(12, '0');
+/** The runs, without the mark (digits sort before letters). */
+export const RUNS: Filter = { _id: { $lt: 'a' } };
+
+/**
+ * A row of `sample_key_runs` that is no run: `gen`, a value written anew whenever `sample_keys`
+ * gains locators its live writer's filter (RecentLocators.mayBeInMain) may not hold: by a merge,
+ * and by a rebuild's replay (replayMark). A filter built or kept at another `gen` is built again.
+ */
+const MAIN_MARK = 'main';
+type MarkDoc = Doc & { gen: string };
+/** The mark a rebuild's replay writes (once, with its first locators): every live filter of `sample_keys` is then built again. */
+export const replayMark = (): Change & { doc: MarkDoc } => ({ op: 'put', collection: SAMPLE_KEY_RUNS, doc: { _id: MAIN_MARK, gen: randomUUID() } });
 
 /**
  * The tier as the projection keeps it in memory (one per read store): every locator of the runs
@@ -84,22 +98,50 @@ export class RecentLocators {
   private next = 1;
   private loaded = false;
   private scope: object | null = null;
+  /**
+   * A Bloom filter holding every `_id` of `sample_keys` (and, wrongly, a few others): a batch's
+   * record it does not hold has no locator there, and is not looked up (most of the ingest's
+   * records are new; each lookup reads an index page of a hash-keyed index). Only a superset
+   * matters: a merge adds its locators before it is committed, an erasure's deletions leave
+   * them. Built from `sample_keys` at start and whenever the mark's `gen` is not the one it was
+   * built or last merged at (a rebuild, another process's merge, a merge of ours that failed).
+   */
+  private main: LocatorFilter | null = null;
+  private mainGen: string | null = null;
 
   /** Brings the tier up to the store's, unless `scope` (the batch) already did. */
   async sync(readStore: ReadStore, scope: object | undefined): Promise<void> {
     if (scope !== undefined && scope === this.scope) return;
-    const [row] = await readStore.aggregate(SAMPLE_KEY_RUNS, { groupBy: [], max: ['_id'] });
+    const [row] = await readStore.aggregate(SAMPLE_KEY_RUNS, { filter: RUNS, groupBy: [], max: ['_id'] });
     const count = row?.count ?? 0;
     const last = count ? (row!.max._id as string) : null;
     if (!this.loaded || count !== this.runs || last !== this.last) await this.reload(readStore);
+    const gen = (await readStore.get<MarkDoc>(SAMPLE_KEY_RUNS, MAIN_MARK))?.gen ?? null;
+    if (this.main === null || gen !== this.mainGen) {
+      const main = new LocatorFilter();
+      let after: string[] | undefined;
+      for (;;) {
+        const rows = await readStore.find(SAMPLE_KEYS, { fields: [], sort: [['_id', 1]], limit: 10_000, after });
+        for (const r of rows) main.add(r._id);
+        if (rows.length < 10_000) break;
+        after = [rows[rows.length - 1]!._id];
+      }
+      this.main = main;
+      this.mainGen = gen;
+    }
     this.scope = scope ?? null;
+  }
+
+  /** False when `sample_keys` holds no locator of `_id` (sync first). */
+  mayBeInMain(id: string): boolean {
+    return this.main!.mayHold(id);
   }
 
   private async reload(readStore: ReadStore): Promise<void> {
     this.map.clear();
     this.runs = 0;
     this.last = null;
-    for (const run of await readStore.find<KeyRunDoc>(SAMPLE_KEY_RUNS, { sort: [['_id', 1]] })) {
+    for (const run of await readStore.find<KeyRunDoc>(SAMPLE_KEY_RUNS, { filter: RUNS, sort: [['_id', 1]] })) {
       for (const k of runLocators(run)) this.map.set(k._id, { id: k.id, block: k.block, provider: k.provider });
       this.runs++;
       this.last = run._id;
@@ -149,10 +191,17 @@ export class RecentLocators {
     for (const [_id, e] of this.map) all.set(_id, { _id, provider: e.provider, id: e.id, block: e.block });
     for (const k of keys) all.set(k._id, k);
     const sorted = [...all.values()].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
-    for (const doc of sorted) out.push({ op: 'put', collection: SAMPLE_KEYS, doc });
+    for (const doc of sorted) {
+      out.push({ op: 'put', collection: SAMPLE_KEYS, doc });
+      this.main!.add(doc._id);
+    }
     // After main's rows: on MongoDB, which applies a batch change by change, a batch cut short
     // leaves every locator in main or still in its run.
     if (this.last !== null) out.push({ op: 'deleteMany', collection: SAMPLE_KEY_RUNS, filter: { _id: { $lte: this.last } } });
+    // Another process's filter (or ours, if this batch fails) does not hold these: a new mark.
+    const mark = replayMark();
+    out.push(mark);
+    this.mainGen = mark.doc.gen;
     this.map.clear();
     this.runs = 0;
     this.last = null;
@@ -177,7 +226,7 @@ export function recentLocatorsOf(readStore: ReadStore): RecentLocators {
  */
 export async function* storedLocators(readStore: ReadStore, page = 5000): AsyncGenerator<SampleKeyDoc> {
   const recent = new Map<string, SampleKeyDoc>();
-  for (const run of await readStore.find<KeyRunDoc>(SAMPLE_KEY_RUNS, { sort: [['_id', 1]] })) for (const k of runLocators(run)) recent.set(k._id, k);
+  for (const run of await readStore.find<KeyRunDoc>(SAMPLE_KEY_RUNS, { filter: RUNS, sort: [['_id', 1]] })) for (const k of runLocators(run)) recent.set(k._id, k);
   const tier = [...recent.values()].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
   let t = 0;
   let after: string[] | undefined;

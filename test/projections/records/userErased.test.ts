@@ -9,7 +9,7 @@ import { heartbeatSeriesProjection } from '../../../projections/records/heartbea
 import { menstrualCyclesProjection } from '../../../projections/records/menstrualCyclesProjection.js';
 import { nutritionProjection } from '../../../projections/records/nutritionProjection.js';
 import { observationsProjection } from '../../../projections/records/observationsProjection.js';
-import { recentTierLimits } from '../../../projections/records/sampleBlocks/recentLocators.js';
+import { recentTierLimits, SAMPLE_KEY_RUNS } from '../../../projections/records/sampleBlocks/recentLocators.js';
 import { SAMPLE_KEYS, userLocators } from '../../../projections/records/sampleBlocks/sampleBlock.js';
 import { samplesProjection } from '../../../projections/records/samplesProjection.js';
 import { sleepProjection } from '../../../projections/records/sleepProjection.js';
@@ -110,7 +110,9 @@ describe('record projections on user.erased', () => {
     for (const col of p.collections) {
       expect(before[col.name], col.name).toBeGreaterThan(0);
       expect(others[col.name], col.name).toBeGreaterThan(0);
-      expect(await h.store.count(col.name), col.name).toBe(before[col.name]! + others[col.name]!);
+      // The samples' recent tier holds one row that is no user's: the mark of its last merge (recentLocators.ts).
+      const unowned = col.name === SAMPLE_KEY_RUNS ? 1 : 0;
+      expect(await h.store.count(col.name), col.name).toBe(before[col.name]! + others[col.name]! + unowned);
     }
 
     const changes = await h.apply(erased(20, USER));

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { recentTierLimits, SAMPLE_KEY_RUNS } from '../../../../projections/records/sampleBlocks/recentLocators.js';
+import { recentTierLimits, RUNS, SAMPLE_KEY_RUNS } from '../../../../projections/records/sampleBlocks/recentLocators.js';
 import { SAMPLE_KEYS, userLocators } from '../../../../projections/records/sampleBlocks/sampleBlock.js';
 import { samplesProjection } from '../../../../projections/records/samplesProjection.js';
 import { sampleById } from '../../../../queries/records/sampleBlocks.js';
@@ -7,6 +7,9 @@ import { recordId } from '../../../../projections/records/recordIds.js';
 import type { RecordedEvent } from '../../../../src/eventstore/eventStore.js';
 import { deriveBatch, pushChanges } from '../../../../src/projector/batchChanges.js';
 import type { PositionedChange, ReadStore } from '../../../../src/readstore/readStore.js';
+import { join } from 'node:path';
+import { SqliteReadStore } from '../../../../src/readstore/sqliteReadStore.js';
+import { tempDir } from '../../../support/tmp.js';
 import { ingested, project, rebuildInto, sequenceOf, storedSamples, TENANT, USER, userEventAt } from '../harness.js';
 import { BASE, blockState, hr, MIN, samplesStore } from './blockStoreHarness.js';
 
@@ -36,13 +39,14 @@ async function projectMerged(store: ReadStore, events: RecordedEvent[]): Promise
 }
 
 const mainOf = (store: ReadStore, userId = USER) => store.count(SAMPLE_KEYS, userLocators(userId));
-const runsOf = (store: ReadStore, filter: Record<string, string> = { user_id: USER }) => store.count(SAMPLE_KEY_RUNS, filter);
+/** The runs (of the user): the tier's rows but its mark. */
+const runsOf = (store: ReadStore, filter: Record<string, string> = { user_id: USER }) => store.count(SAMPLE_KEY_RUNS, { ...filter, ...RUNS });
 
 /** The state a rebuild of `log` stores, as `store`'s must be (blockState: the locators of both tiers as one set). */
 async function expectRebuiltEqual(store: ReadStore, log: RecordedEvent[]): Promise<void> {
   const fresh = await storeFor();
   await rebuildInto(fresh, samplesProjection, log);
-  expect(await fresh.count(SAMPLE_KEY_RUNS), 'a rebuild writes sample_keys only').toBe(0);
+  expect(await runsOf(fresh, {}), 'a rebuild writes sample_keys only').toBe(0);
   expect(await blockState(store)).toEqual(await blockState(fresh));
   await fresh.close();
 }
@@ -56,7 +60,7 @@ async function expectRebuiltEqual(store: ReadStore, log: RecordedEvent[]): Promi
 async function expectMainOnlyEqual(store: ReadStore, log: RecordedEvent[]): Promise<void> {
   const oracle = await storeFor();
   await projectMerged(oracle, log);
-  expect(await oracle.count(SAMPLE_KEY_RUNS)).toBe(0);
+  expect(await runsOf(oracle, {})).toBe(0);
   expect(await blockState(store)).toEqual(await blockState(oracle));
   await oracle.close();
 }
@@ -97,7 +101,7 @@ describe("the samples' locators in a recent tier and main (issue 38)", () => {
     // 2 in the tier and 2 more pass 3: everything goes to main, `a` moved to another day's block.
     const second = ingested('quantity', 2, [hr('a', BASE + DAY + 10 * MIN, 71), hr('c', BASE + 30 * MIN, 63)]);
     await project(store, samplesProjection, [second]);
-    expect([await mainOf(store), await store.count(SAMPLE_KEY_RUNS)]).toEqual([3, 0]);
+    expect([await mainOf(store), await runsOf(store, {})]).toEqual([3, 0]);
     await expectRebuiltEqual(store, [first, second]);
     // The tier starts again after the merge.
     const third = ingested('quantity', 3, [hr('d', BASE + 40 * MIN, 64)]);
@@ -196,5 +200,30 @@ describe("the samples' locators in a recent tier and main (issue 38)", () => {
       expect((await storedSamples(store)).find((s) => s.external_id === 'x')?.id).toBe(recordId(2, 0));
       await Promise.all([store.close(), expected.close()]);
     }
+  });
+
+  it('a record whose locator another writer put into sample_keys (a rebuild, another process merging) is looked up there: the filter of main is built again', async () => {
+    const path = join(tempDir('wellstream-recent-locators-'), 'shared.db');
+    const a = new SqliteReadStore({ path });
+    await a.ensureCollections(samplesProjection.collections);
+    const first = ingested('quantity', 1, [hr('a', BASE + 10 * MIN, 61)]);
+    await project(a, samplesProjection, [first]);
+    // A rebuild through another connection writes `b` into main (and `a`, which was a run).
+    const second = ingested('quantity', 2, [hr('b', BASE + 20 * MIN, 62)]);
+    const rebuilt = new SqliteReadStore({ path });
+    await rebuilt.dropCollections(samplesProjection.collections.map((c) => c.name));
+    await rebuilt.ensureCollections(samplesProjection.collections);
+    await rebuildInto(rebuilt, samplesProjection, [first, second]);
+    const third = ingested('quantity', 3, [hr('b', BASE + DAY, 72)]);
+    await project(a, samplesProjection, [third]);
+    const ids = async () => (await storedSamples(a)).map((s) => [s.external_id, s.id, s.value]).sort((x, y) => (x[0]! < y[0]! ? -1 : 1));
+    expect(await ids()).toEqual([['a', recordId(1, 0), 61], ['b', recordId(2, 0), 72]]);
+
+    // Another connection (a process that took the lease over) merges `c` into main.
+    const other = new SqliteReadStore({ path });
+    await projectMerged(other, [ingested('quantity', 4, [hr('c', BASE + 30 * MIN, 63)])]);
+    await project(a, samplesProjection, [ingested('quantity', 5, [hr('c', BASE + 2 * DAY, 73)])]);
+    expect(await ids()).toEqual([['a', recordId(1, 0), 61], ['b', recordId(2, 0), 72], ['c', recordId(4, 0), 73]]);
+    await Promise.all([a.close(), other.close(), rebuilt.close()]);
   });
 });
