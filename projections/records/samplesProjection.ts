@@ -4,6 +4,7 @@ import type { Change } from '../../src/readstore/readStore.js';
 import { withMergedView } from './mergedView/mergedFlags.js';
 import { utcDay } from './recordDoc.js';
 import { defineRecordsProjection, recordUpsert } from './recordProjection.js';
+import { SAMPLE_KEY_RUNS } from './sampleBlocks/recentLocators.js';
 import { SAMPLE_BLOCKS, SAMPLE_KEYS, userLocators } from './sampleBlocks/sampleBlock.js';
 import { SAMPLE_ROLLUPS } from './sampleRollups/dayRollup.js';
 import { DAY_COUNT_FIELD, HOURS_FIELD, QUARTERS_FIELD } from './sampleRollups/rollupLayout.js';
@@ -16,8 +17,8 @@ export type { SampleDoc } from './sampleBlocks/sampleBlock.js';
  * per record (the record's fields, its owner fields and day, its id when first stored), as every
  * record kind does; the merged view's derivation takes those upserts and packs the samples into
  * blocks (sampleBlocks/blockSession.ts, docs/sample-blocks.md). Erasure deletes blocks and
- * locators by user, or by user and provider: every block holds one provider's samples, and a
- * locator's `_id` starts with its user's tag (userLocators).
+ * locators by user, or by user and provider: every block and every run of recent locators holds
+ * one provider's samples, and a locator's `_id` starts with its user's tag (userLocators).
  */
 const records = defineRecordsProjection<QuantityRecord>({
   name: SAMPLES,
@@ -45,6 +46,16 @@ const records = defineRecordsProjection<QuantityRecord>({
       // 2: `_id` is the user's tag and the record key's first 16 characters, no `user_id` (sampleBlock.ts, locatorId); a
       // store of version 1 (undeclared) is rebuilt from the log on first start.
       version: 2,
+    },
+    {
+      name: SAMPLE_KEY_RUNS,
+      // The locators' recent tier (sampleBlocks/recentLocators.ts): runs in append order, merged
+      // into sample_keys now and then. A read by id names the user and an id within a run's range;
+      // an erasure filters `user_id` (and `provider`), as for any record row. A store written
+      // before the tier has none: every locator in sample_keys, which is what an empty tier means.
+      indexes: [{ fields: [['user_id', 1], ['id_min', 1]] }],
+      columns: ['provider', 'id_max', 'count', 'data'],
+      version: 1,
     },
   ],
   erasedRowsIn: {

@@ -1,6 +1,7 @@
 import type { Filter, ReadStore, Scalar } from '../../src/readstore/readStore.js';
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
 import { canonicalIsoMs } from '../../src/shared/isoInstant.js';
+import { recentBlockOfId } from '../../projections/records/sampleBlocks/recentLocators.js';
 import { blockColumns, isoOf, SAMPLE_BLOCKS, SAMPLE_KEYS, userLocators, type BlockColumns, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
 import { utcDay } from '../../projections/records/recordDoc.js';
 
@@ -236,13 +237,18 @@ export async function samplePage(readStore: ReadStore, range: SampleRange, limit
 }
 
 /**
- * A user's sample by its integer id: its locator row (found through the `id` index, among the
- * user's locators: the `_id`s starting with the user's tag) names its block.
+ * A user's sample by its integer id: its locator names its block. The recent tier's (a run of the
+ * user whose id range holds it, the newest first) is newer than main's; main's row is found
+ * through the `id` index, among the user's locators (the `_id`s starting with the user's tag).
  */
 export async function sampleById(readStore: ReadStore, userId: string, id: number): Promise<SampleDoc | null> {
-  const [key] = await readStore.find<{ _id: string; block: string }>(SAMPLE_KEYS, { filter: { id, ...userLocators(userId) }, limit: 1, fields: ['block'] });
-  if (!key) return null;
-  const [block] = await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { _id: key.block, user_id: userId }, limit: 1 });
+  let blockId = await recentBlockOfId(readStore, userId, id);
+  if (blockId === null) {
+    const [key] = await readStore.find<{ _id: string; block: string }>(SAMPLE_KEYS, { filter: { id, ...userLocators(userId) }, limit: 1, fields: ['block'] });
+    if (!key) return null;
+    blockId = key.block;
+  }
+  const [block] = await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { _id: blockId, user_id: userId }, limit: 1 });
   if (!block) return null;
   const cols = blockColumns(block.data);
   for (let j = 0; j < cols.n; j++) if (cols.id(j) === id) return cols.doc(j);

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { projections, recordProjections } from '../../projections/index.js';
+import { SAMPLE_KEY_RUNS, storedLocators } from '../../projections/records/sampleBlocks/recentLocators.js';
+import { SAMPLE_KEYS } from '../../projections/records/sampleBlocks/sampleBlock.js';
 import { SqliteEventStore } from '../../src/eventstore/sqliteEventStore.js';
 import { projectionStatus } from '../../src/projector/projectorRuntime.js';
 import type { ReadStore } from '../../src/readstore/readStore.js';
@@ -95,11 +97,21 @@ async function upload(s: Service, token: string, slug: string, payload: Buffer):
   await expectCall(s, 202, 'POST', `/v1/ingest/${slug}`, token, req.body, { 'content-type': req.contentType, 'upload-id': `mp-${randomUUID()}`, ...(req.headers ?? {}) });
 }
 
-/** Every collection of every projection, sorted by _id, one JSON line per document. */
+/**
+ * Every collection of every projection, sorted by _id, one JSON line per document; the samples'
+ * locators as one set (sample_keys and the recent tier's runs, storedLocators: how they split
+ * depends on where the live merges fell, and a rebuild writes sample_keys only).
+ */
 async function dumpReadModels(readStore: ReadStore): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   for (const p of projections) {
-    for (const c of p.collections) out.set(`${p.name}/${c.name}`, (await readStore.find(c.name, { sort: [['_id', 1]] })).map((d) => JSON.stringify(d)));
+    for (const c of p.collections) {
+      if (c.name === SAMPLE_KEY_RUNS) continue;
+      const lines: string[] = [];
+      if (c.name === SAMPLE_KEYS) for await (const k of storedLocators(readStore)) lines.push(JSON.stringify(k));
+      else for (const d of await readStore.find(c.name, { sort: [['_id', 1]] })) lines.push(JSON.stringify(d));
+      out.set(`${p.name}/${c.name}`, lines);
+    }
   }
   return out;
 }

@@ -48,9 +48,11 @@ export type MergedKind = {
   /**
    * How the kind's records are stored, when not one row per record in `collection` (rowSession):
    * a session per derivation reads them, takes the batch's records and keeps the flags it is told.
-   * `replay`: the rebuild's, on every chunk of its replay (Replay).
+   * `replay`: the rebuild's, on every chunk of its replay (Replay). `batch`: one object per
+   * derive call, the same for every session of its batch (a session may keep state between
+   * batches that it checks against the store once per batch: the samples' recent locators).
    */
-  session?: (readStore: ReadStore, kind: MergedKind, replay?: Replay) => MemberSession;
+  session?: (readStore: ReadStore, kind: MergedKind, replay?: Replay, batch?: object) => MemberSession;
 };
 
 /** One partition of a user's records: how many, and the first and last start (ISO). */
@@ -97,7 +99,7 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
     return boundedInterval(start, kind.endField ? instantMs(row[kind.endField] as string) : start + (kind.lengthMs ?? 0), rule.maxSpanMs);
   };
   const orderOf = async (readStore: ReadStore, userId: string) => (await readStore.get<SourceOrderDoc>(kind.ordersCollection, userId))?.priorities;
-  const open = (readStore: ReadStore, replay?: Replay): MemberSession => (kind.session ?? rowSession)(readStore, kind, replay);
+  const open = (readStore: ReadStore, replay?: Replay, batch?: object): MemberSession => (kind.session ?? rowSession)(readStore, kind, replay, batch);
 
   /** The stored records of a run of days and its margins: every record that can match one of them. */
   const loadRows = (session: MemberSession, userId: string, partition: string, run: readonly string[], rule: MergeRule, erasedProvider?: string): Promise<Map<string, Doc>> => {
@@ -195,19 +197,20 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
     folds: kind.session ? kind.collection : undefined,
 
     async *derive(events, evolved, readStore, replay) {
+      const batch = {};
       const only = events.length === 1 ? events[0]! : null;
       if (only?.type === PRIORITIES_SET) {
         const d = only.data as { user_id: string; priorities: SourcePriorities };
         const before = await orderOf(readStore, d.user_id);
         const changed = (p: string) => kind.rule(p, before).order.join('\u0000') !== kind.rule(p, d.priorities).order.join('\u0000');
-        yield* evaluateUser(open(readStore, replay), d.user_id, changed, d.priorities);
+        yield* evaluateUser(open(readStore, replay, batch), d.user_id, changed, d.priorities);
         return;
       }
       if (only?.type === PROVIDER_DATA_ERASED) {
         // The batch's own deleteMany drops that provider's records; what remains is evaluated
         // without them (a worse source's record they hid is listed again).
         const d = only.data as ProviderDataErased['data'];
-        yield* evaluateUser(open(readStore, replay), d.user_id, null, await orderOf(readStore, d.user_id), d.provider);
+        yield* evaluateUser(open(readStore, replay, batch), d.user_id, null, await orderOf(readStore, d.user_id), d.provider);
         return;
       }
       const erased = new Set<string>();
@@ -221,7 +224,7 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
       const changes: Change[] = [];
       const orders = new Map<string, SourcePriorities | undefined>();
       for (const records of recordsByUser(evolved, kind.collection, kind.session !== undefined)) {
-        const session = open(readStore, replay);
+        const session = open(readStore, replay, batch);
         if (await evaluateBatch(session, records, erased, readStore, orders, changes)) session.flush(changes);
       }
       if (changes.length) yield changes;

@@ -5,6 +5,7 @@ import type { MemberSession, PartitionSpan } from '../mergedView/mergedFlags.js'
 import { instantMs } from '../../../src/shared/isoInstant.js';
 import { utcDayOf } from '../recordDoc.js';
 import { type DecodedBlocks, decodedBlocksOf } from './decodedBlocks.js';
+import { type RecentLocators, recentLocatorsOf, replayMark } from './recentLocators.js';
 import { type ReplayLocators, replayLocatorsOf } from './replayLocators.js';
 import { BLOCK_SAMPLES, bySampleStart, encodeBlock, listedCount, locatorId, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc, type SampleDoc, type SampleKeyDoc } from './sampleBlock.js';
 
@@ -43,11 +44,14 @@ const dayKey = (userId: string, type: string, day: string) => `${userId}\u0000${
  * whole and kept until `flush`, the batch's records (evolve's upserts of `folded`, taken out of
  * the batch) are moved into the blocks they belong to, flags are set on the decoded samples, and
  * `flush` writes each changed block whole, once, with the locator rows of the samples whose block
- * changed. In a rebuild's replay (`replay`) the locators it wrote are remembered (replayLocators.ts)
- * and a record never stored is not looked up.
+ * changed. Live, those locators go to the recent tier (recentLocators.ts: runs in append order,
+ * merged into `sample_keys` in one sorted pass now and then); in a rebuild's replay (`replay`)
+ * straight to `sample_keys`, and the locators it wrote are remembered (replayLocators.ts) so a
+ * record never stored is not looked up. `batch`: the derive call's (one per batch), for the tier's
+ * check against the store once per batch.
  */
-export function blockSession(readStore: ReadStore, folded: string, replay?: Replay): MemberSession {
-  return new BlockSession(readStore, folded, replay ? replayLocatorsOf(replay) : null);
+export function blockSession(readStore: ReadStore, folded: string, replay?: Replay, batch?: object): MemberSession {
+  return new BlockSession(readStore, folded, replay ? replayLocatorsOf(replay) : null, batch);
 }
 
 /**
@@ -82,14 +86,20 @@ class BlockSession implements MemberSession {
   private readonly left = new Set<SampleDoc>();
   /** Blocks decoded by the batches before this one (decodedBlocks.ts). */
   private readonly decoded: DecodedBlocks;
+  /** The locators' recent tier (live only; a replay writes `sample_keys` straight). */
+  private readonly recent: RecentLocators | null;
+  /** Whether this session's locators may merge the tier into main: it staged a batch without an erasure. */
+  private mayMerge = false;
 
   constructor(
     private readonly readStore: ReadStore,
     private readonly folded: string,
     /** A rebuild's replay: the locators it wrote, the only ones stored. */
     private readonly written: ReplayLocators | null,
+    private readonly batch: object | undefined,
   ) {
     this.decoded = decodedBlocksOf(readStore);
+    this.recent = written === null ? recentLocatorsOf(readStore) : null;
   }
 
   async stage(evolved: Change[], erased: ReadonlySet<string>): Promise<Doc[]> {
@@ -111,15 +121,23 @@ class BlockSession implements MemberSession {
     }
     evolved.length = kept;
     if (!batch.size) return [];
+    const recent = this.recent;
+    if (recent) await recent.sync(readStore, this.batch);
+    this.mayMerge = erased.size === 0;
 
     // Where the records sent before are: their blocks' days are loaded, so each leaves its old block.
     // A locator's `_id` is derived from the user and the record key (locatorId).
     const keyOf = new Map<string, string>();
     for (const [key, { set }] of batch) keyOf.set(locatorId(set.user_id as string, key), key);
+    // The recent tier's locator of a record is newer than main's: main is asked for the others.
     // In a replay only the locators it wrote can be stored: most records are new, and not looked up.
     const keys: string[] = [];
-    for (const k of keyOf.keys()) if (this.written === null || this.written.mayHold(k)) keys.push(k);
-    const located: SampleKeyDoc[] = [];
+    const located: { _id: string; id: number; block: string }[] = [];
+    for (const k of keyOf.keys()) {
+      const r = recent?.get(k);
+      if (r) located.push({ _id: k, id: r.id, block: r.block });
+      else if (this.written === null ? recent!.mayBeInMain(k) : this.written.mayHold(k)) keys.push(k);
+    }
     for (let i = 0; i < keys.length; i += CHUNK) {
       for (const k of await readStore.find<SampleKeyDoc>(SAMPLE_KEYS, { filter: { _id: { $in: keys.slice(i, i + CHUNK) } } })) located.push(k);
     }
@@ -173,6 +191,9 @@ class BlockSession implements MemberSession {
   }
 
   async load(userId: string, type: string, lo: number, hi: number, erasedProvider?: string): Promise<Map<string, Doc>> {
+    // A whole user's re-evaluation (a source order, a provider's erasure) stages nothing, and may
+    // still write a locator (the tier's numbering must be the store's).
+    if (this.recent) await this.recent.sync(this.readStore, this.batch);
     const wanted = daysBetween(lo, hi);
     if (erasedProvider !== undefined) this.decoded.forget(userId, erasedProvider);
     await this.ensureDays(userId, type, wanted);
@@ -217,12 +238,21 @@ class BlockSession implements MemberSession {
   flush(out: Change[]): void {
     // Every block before any locator: on MongoDB a batch cut short leaves a prefix of its
     // changes, and a locator naming a new block would hide the old block's copy from the rerun.
-    const locators: Change[] = [];
+    const locators: SampleKeyDoc[] = [];
+    const owners: string[] = [];
     for (const g of this.groups.values()) {
-      if (g.dirty) this.writeGroup(g, out, locators);
+      if (g.dirty) this.writeGroup(g, out, locators, owners);
       else for (let i = 0; i < g.stored.length; i++) this.decoded.keep(`${g.base}.${i}`, g.data[i]!, g.stored[i]!);
     }
-    for (const l of locators) out.push(l);
+    if (this.recent) this.recent.write(locators, owners, this.mayMerge, out);
+    else if (locators.length) {
+      for (const doc of locators) out.push({ op: 'put', collection: SAMPLE_KEYS, doc });
+      // Once per replay: the live projection's filter of sample_keys (recentLocators.ts) is then built again.
+      if (!marked.has(this.written!)) {
+        marked.add(this.written!);
+        out.push(replayMark());
+      }
+    }
     this.groups.clear();
     this.days.clear();
     this.where.clear();
@@ -289,7 +319,7 @@ class BlockSession implements MemberSession {
   }
 
   /** The group's blocks as its samples now cut them: the blocks that changed put whole, the ones left over deleted. */
-  private writeGroup(g: Group, out: Change[], locators: Change[]): void {
+  private writeGroup(g: Group, out: Change[], locators: SampleKeyDoc[], owners: string[]): void {
     const { left, changed, decoded } = this;
     if (left.size) {
       const kept: SampleDoc[] = [];
@@ -331,12 +361,16 @@ class BlockSession implements MemberSession {
         if (stayed.has(s)) continue;
         const key: SampleKeyDoc = { _id: locatorId(g.owner.user_id, s._id), provider: s.provider, id: s.id, block: _id };
         this.written?.add(key._id);
-        locators.push({ op: 'put', collection: SAMPLE_KEYS, doc: key });
+        locators.push(key);
+        owners.push(g.owner.user_id);
       }
     }
     for (let i = count; i < g.stored.length; i++) out.push({ op: 'delete', collection: SAMPLE_BLOCKS, id: `${g.base}.${i}` });
   }
 }
+
+/** The replays that wrote their mark of sample_keys (replayMark). */
+const marked = new WeakSet<ReplayLocators>();
 
 /** A record of the batch where a session found it: its group and its sample there. */
 type Placed = { group: Group; sample: SampleDoc };

@@ -24,7 +24,7 @@ export const samplesKind: MergedKind = {
   rule: (type, priorities) => sampleMergeRule(type, priorities),
   ordersCollection: SAMPLE_SOURCE_ORDERS,
   extraFields: ['value', 'unit', 'ingested_at'],
-  session: (readStore, kind, replay) => blockSession(readStore, kind.collection, replay),
+  session: (readStore, kind, replay, batch) => blockSession(readStore, kind.collection, replay, batch),
   onDays: (owner, days, members, out) => {
     const byDay = new Map<number, RollupSample[]>();
     let tenantId = '';

@@ -9,6 +9,7 @@ import { heartbeatSeriesProjection } from '../../../projections/records/heartbea
 import { menstrualCyclesProjection } from '../../../projections/records/menstrualCyclesProjection.js';
 import { nutritionProjection } from '../../../projections/records/nutritionProjection.js';
 import { observationsProjection } from '../../../projections/records/observationsProjection.js';
+import { recentTierLimits, SAMPLE_KEY_RUNS } from '../../../projections/records/sampleBlocks/recentLocators.js';
 import { SAMPLE_KEYS, userLocators } from '../../../projections/records/sampleBlocks/sampleBlock.js';
 import { samplesProjection } from '../../../projections/records/samplesProjection.js';
 import { sleepProjection } from '../../../projections/records/sleepProjection.js';
@@ -86,6 +87,16 @@ describe('record projections on user.erased', () => {
     const p = c.projection;
     expect(p.eventTypes).toContain('user.erased');
     const h = await projectionHarness(p);
+    if (p === samplesProjection) {
+      // Locators in both tiers (recentLocators.ts): these merged into sample_keys at once, the next ones kept as runs.
+      const limit = recentTierLimits.locators;
+      recentTierLimits.locators = 0;
+      try {
+        await h.apply(ingested(c.kind, 8, [quantity({ external_id: 'steps-0' })]), ingested(c.kind, 9, [quantity({ external_id: 'steps-0' })], { user_id: OTHER }));
+      } finally {
+        recentTierLimits.locators = limit;
+      }
+    }
     await h.apply(ingested(c.kind, 10, c.records()), ingested(c.kind, 11, c.records(), { user_id: OTHER }));
     // The samples projection keeps each user's source order too.
     if (p.eventTypes.includes('source_priorities.set')) await h.apply(prioritiesSet(12, USER), prioritiesSet(13, OTHER));
@@ -99,7 +110,9 @@ describe('record projections on user.erased', () => {
     for (const col of p.collections) {
       expect(before[col.name], col.name).toBeGreaterThan(0);
       expect(others[col.name], col.name).toBeGreaterThan(0);
-      expect(await h.store.count(col.name), col.name).toBe(before[col.name]! + others[col.name]!);
+      // The samples' recent tier holds one row that is no user's: the mark of its last merge (recentLocators.ts).
+      const unowned = col.name === SAMPLE_KEY_RUNS ? 1 : 0;
+      expect(await h.store.count(col.name), col.name).toBe(before[col.name]! + others[col.name]! + unowned);
     }
 
     const changes = await h.apply(erased(20, USER));

@@ -1,0 +1,229 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { recentTierLimits, RUNS, SAMPLE_KEY_RUNS } from '../../../../projections/records/sampleBlocks/recentLocators.js';
+import { SAMPLE_KEYS, userLocators } from '../../../../projections/records/sampleBlocks/sampleBlock.js';
+import { samplesProjection } from '../../../../projections/records/samplesProjection.js';
+import { sampleById } from '../../../../queries/records/sampleBlocks.js';
+import { recordId } from '../../../../projections/records/recordIds.js';
+import type { RecordedEvent } from '../../../../src/eventstore/eventStore.js';
+import { deriveBatch, pushChanges } from '../../../../src/projector/batchChanges.js';
+import type { PositionedChange, ReadStore } from '../../../../src/readstore/readStore.js';
+import { join } from 'node:path';
+import { SqliteReadStore } from '../../../../src/readstore/sqliteReadStore.js';
+import { tempDir } from '../../../support/tmp.js';
+import { ingested, project, rebuildInto, sequenceOf, storedSamples, TENANT, USER, userEventAt } from '../harness.js';
+import { BASE, blockState, hr, MIN, samplesStore } from './blockStoreHarness.js';
+
+/**
+ * The samples' locators in two tiers (recentLocators.ts, docs/sample-blocks.md "The locators'
+ * recent tier"): a live batch's new and moved locators go to runs, merged into `sample_keys` past a
+ * bound. Whatever tier a locator is in, the ingest finds a record sent again, a read by id finds
+ * the sample, and an erasure leaves none behind; the two tiers together always equal what a
+ * rebuild (which writes `sample_keys` only) stores.
+ */
+const OTHER = '00000000-0000-4000-8000-0000000000cc';
+const DAY = 86_400_000;
+const storeFor = () => samplesStore('wellstream-recent-locators-');
+const limit = recentTierLimits.locators;
+afterEach(() => {
+  recentTierLimits.locators = limit;
+});
+
+/** Applies `events` with every locator merged into sample_keys at once (a bound of 0). */
+async function projectMerged(store: ReadStore, events: RecordedEvent[]): Promise<void> {
+  recentTierLimits.locators = 0;
+  try {
+    await project(store, samplesProjection, events);
+  } finally {
+    recentTierLimits.locators = limit;
+  }
+}
+
+const mainOf = (store: ReadStore, userId = USER) => store.count(SAMPLE_KEYS, userLocators(userId));
+/** The runs (of the user): the tier's rows but its mark. */
+const runsOf = (store: ReadStore, filter: Record<string, string> = { user_id: USER }) => store.count(SAMPLE_KEY_RUNS, { ...filter, ...RUNS });
+
+/** The state a rebuild of `log` stores, as `store`'s must be (blockState: the locators of both tiers as one set). */
+async function expectRebuiltEqual(store: ReadStore, log: RecordedEvent[]): Promise<void> {
+  const fresh = await storeFor();
+  await rebuildInto(fresh, samplesProjection, log);
+  expect(await runsOf(fresh, {}), 'a rebuild writes sample_keys only').toBe(0);
+  expect(await blockState(store)).toEqual(await blockState(fresh));
+  await fresh.close();
+}
+
+/**
+ * The state of `log` applied batch by batch with every locator in main (a bound of 0: what the
+ * projection stored before the tier). The erasure tests compare with this, not with a rebuild: a
+ * rebuild's chunk holding a user's erasure drops that user's records later in the chunk (the batch
+ * rule of docs/sample-blocks.md), which a live batch of their own keeps.
+ */
+async function expectMainOnlyEqual(store: ReadStore, log: RecordedEvent[]): Promise<void> {
+  const oracle = await storeFor();
+  await projectMerged(oracle, log);
+  expect(await runsOf(oracle, {})).toBe(0);
+  expect(await blockState(store)).toEqual(await blockState(oracle));
+  await oracle.close();
+}
+
+const erasedUser = (position: number, userId: string): RecordedEvent => ({
+  ...userEventAt(position, 'user.erased', { job_id: 'del-1', erased_at: '2026-11-05T00:00:00.000Z' }),
+  data: { user_id: userId, tenant_id: TENANT, job_id: 'del-1', erased_at: '2026-11-05T00:00:00.000Z' },
+});
+
+describe("the samples' locators in a recent tier and main (issue 38)", () => {
+  it('a record sent again is found in the recent tier and in main: it leaves its old block and keeps its first id', async () => {
+    const store = await storeFor();
+    const first = ingested('quantity', 1, [hr('a', BASE + 10 * MIN, 61), hr('b', BASE + 20 * MIN, 62)]);
+    const second = ingested('quantity', 2, [hr('c', BASE + 30 * MIN, 63)]);
+    await projectMerged(store, [first]);
+    await project(store, samplesProjection, [second]);
+    expect([await mainOf(store), await runsOf(store)]).toEqual([2, 1]);
+
+    // `a`'s locator is in main, `c`'s in a run: both move to the next day's block.
+    const again = ingested('quantity', 3, [hr('a', BASE + DAY + 10 * MIN, 71), hr('c', BASE + DAY + 30 * MIN, 73)]);
+    await project(store, samplesProjection, [again]);
+    const samples = await storedSamples(store);
+    expect(samples).toHaveLength(3);
+    const byKey = Object.fromEntries(samples.map((s) => [s.external_id, s]));
+    expect([byKey.a!.id, byKey.b!.id, byKey.c!.id]).toEqual([recordId(1, 0), recordId(1, 1), recordId(2, 0)]);
+    expect([byKey.a!.value, byKey.c!.value]).toEqual([71, 73]);
+    expect([byKey.a!.day, byKey.c!.day]).toEqual(['2026-03-28', '2026-03-28']);
+    await expectRebuiltEqual(store, [first, second, again]);
+    await store.close();
+  });
+
+  it('past its bound the tier is merged into main in one pass: no run left, the same locators as before, a moved one naming its new block', async () => {
+    recentTierLimits.locators = 3;
+    const store = await storeFor();
+    const first = ingested('quantity', 1, [hr('a', BASE + 10 * MIN, 61), hr('b', BASE + 20 * MIN, 62)]);
+    await project(store, samplesProjection, [first]);
+    expect([await mainOf(store), await runsOf(store)]).toEqual([0, 1]);
+    // 2 in the tier and 2 more pass 3: everything goes to main, `a` moved to another day's block.
+    const second = ingested('quantity', 2, [hr('a', BASE + DAY + 10 * MIN, 71), hr('c', BASE + 30 * MIN, 63)]);
+    await project(store, samplesProjection, [second]);
+    expect([await mainOf(store), await runsOf(store, {})]).toEqual([3, 0]);
+    await expectRebuiltEqual(store, [first, second]);
+    // The tier starts again after the merge.
+    const third = ingested('quantity', 3, [hr('d', BASE + 40 * MIN, 64)]);
+    await project(store, samplesProjection, [third]);
+    expect([await mainOf(store), await runsOf(store)]).toEqual([3, 1]);
+    await expectRebuiltEqual(store, [first, second, third]);
+    await store.close();
+  });
+
+  it('a read by id finds a sample whose locator is in main, one in the recent tier, and one moved while in the tier', async () => {
+    const store = await storeFor();
+    const first = ingested('quantity', 1, [hr('a', BASE + 10 * MIN, 61)]);
+    await projectMerged(store, [first]);
+    await project(store, samplesProjection, [ingested('quantity', 2, [hr('b', BASE + 20 * MIN, 62), hr('c', BASE + 30 * MIN, 63)])]);
+    await project(store, samplesProjection, [ingested('quantity', 3, [hr('c', BASE + 2 * DAY, 73)])]);
+    expect([await mainOf(store), await runsOf(store)]).toEqual([1, 2]);
+    expect((await sampleById(store, USER, recordId(1, 0)))?.value).toBe(61);
+    expect((await sampleById(store, USER, recordId(2, 0)))?.value).toBe(62);
+    const moved = await sampleById(store, USER, recordId(2, 1));
+    expect([moved?.value, moved?.day]).toEqual([73, '2026-03-29']);
+    expect(await sampleById(store, OTHER, recordId(2, 0))).toBeNull();
+    expect(await sampleById(store, USER, recordId(3, 0))).toBeNull();
+    await store.close();
+  });
+
+  it("erasing a user deletes their locators in both tiers and nobody else's; their records sent again take new ids", async () => {
+    const store = await storeFor();
+    const log: RecordedEvent[] = [
+      ingested('quantity', 1, [hr('a', BASE + 10 * MIN, 61)]),
+      ingested('quantity', 2, [hr('a', BASE + 10 * MIN, 61)], { user_id: OTHER }),
+    ];
+    await projectMerged(store, log);
+    const recent = [ingested('quantity', 3, [hr('b', BASE + 20 * MIN, 62)]), ingested('quantity', 4, [hr('b', BASE + 20 * MIN, 62)], { user_id: OTHER })];
+    await project(store, samplesProjection, recent);
+    log.push(...recent);
+    for (const u of [USER, OTHER]) expect([await mainOf(store, u), await runsOf(store, { user_id: u })], u).toEqual([1, 1]);
+
+    const erasure = erasedUser(5, USER);
+    await project(store, samplesProjection, [erasure]);
+    log.push(erasure);
+    expect([await mainOf(store), await runsOf(store)]).toEqual([0, 0]);
+    expect([await mainOf(store, OTHER), await runsOf(store, { user_id: OTHER })]).toEqual([1, 1]);
+    // Sent again, the user's records are new: no locator kept in memory gives them their old ids.
+    const resent = ingested('quantity', 6, [hr('a', BASE + 10 * MIN, 61), hr('b', BASE + 20 * MIN, 62)]);
+    await project(store, samplesProjection, [resent]);
+    log.push(resent);
+    expect((await storedSamples(store)).filter((s) => s.user_id === USER).map((s) => s.id).sort()).toEqual([recordId(6, 0), recordId(6, 1)].sort());
+    await expectMainOnlyEqual(store, log);
+    await store.close();
+  });
+
+  it("erasing a provider deletes its locators in both tiers and keeps the user's other provider's", async () => {
+    const store = await storeFor();
+    const b = (key: string, start: number, value: number) => ({ ...hr(key, start, value), provider: 'device-b' });
+    const log: RecordedEvent[] = [ingested('quantity', 1, [hr('a', BASE + 10 * MIN, 61)]), ingested('quantity', 2, [b('a', BASE + 11 * MIN, 61)], { provider: 'device-b' })];
+    await projectMerged(store, log);
+    const recent = [ingested('quantity', 3, [hr('b', BASE + 20 * MIN, 62)]), ingested('quantity', 4, [b('b', BASE + 21 * MIN, 62)], { provider: 'device-b' })];
+    await project(store, samplesProjection, recent);
+    log.push(...recent);
+    const ofProvider = async (provider: string) => [await store.count(SAMPLE_KEYS, { ...userLocators(USER), provider }), await runsOf(store, { user_id: USER, provider })];
+    expect([await ofProvider('device-a'), await ofProvider('device-b')]).toEqual([[1, 1], [1, 1]]);
+
+    const erasure = userEventAt(5, 'provider_data.erased', { provider: 'device-b', job_id: 'job-1', erased_at: '2026-11-05T00:00:00.000Z' });
+    await project(store, samplesProjection, [erasure]);
+    log.push(erasure);
+    expect([await ofProvider('device-a'), await ofProvider('device-b')]).toEqual([[1, 1], [0, 0]]);
+    // Sent again, the provider's records are new (one was in main, one in a run).
+    const resent = ingested('quantity', 6, [b('a', BASE + 12 * MIN, 65), b('b', BASE + 22 * MIN, 66)], { provider: 'device-b' });
+    await project(store, samplesProjection, [resent]);
+    log.push(resent);
+    expect((await storedSamples(store)).filter((s) => s.provider === 'device-b').map((s) => s.id).sort()).toEqual([recordId(6, 0), recordId(6, 1)].sort());
+    await expectMainOnlyEqual(store, log);
+    await store.close();
+  });
+
+  it('a batch that failed after its derivation (a merge too) leaves the tier as the store holds it: the next batch does not find what it wrote', async () => {
+    for (const merging of [false, true]) {
+      const first = ingested('quantity', 1, [hr('a', BASE + 10 * MIN, 61), hr('b', BASE + 20 * MIN, 62)]);
+      // `x` gets id (2, 1) in the lost batch and (2, 0) in the one applied instead.
+      const lost = ingested('quantity', 2, [hr('a', BASE + DAY, 71), hr('x', BASE + 2 * DAY, 70)]);
+      const next = ingested('quantity', 2, [hr('x', BASE + 25 * MIN, 50), hr('b', BASE + 3 * DAY, 72)]);
+      const expected = await storeFor();
+      await project(expected, samplesProjection, [first, next]);
+
+      const store = await storeFor();
+      await project(store, samplesProjection, [first]);
+      if (merging) recentTierLimits.locators = 3;
+      const changes: PositionedChange[] = [];
+      pushChanges(samplesProjection, lost, changes, sequenceOf(samplesProjection, lost));
+      await deriveBatch(store, samplesProjection.derive!, [lost], changes, async () => {});
+      expect(changes.some((c) => c.collection === SAMPLE_KEYS), 'the lost batch merged').toBe(merging);
+      recentTierLimits.locators = limit;
+      // Never applied; the next batch runs against the store as it was.
+      await project(store, samplesProjection, [next]);
+      expect(await blockState(store), merging ? 'after a lost merge' : 'after a lost batch').toEqual(await blockState(expected));
+      expect((await storedSamples(store)).find((s) => s.external_id === 'x')?.id).toBe(recordId(2, 0));
+      await Promise.all([store.close(), expected.close()]);
+    }
+  });
+
+  it('a record whose locator another writer put into sample_keys (a rebuild, another process merging) is looked up there: the filter of main is built again', async () => {
+    const path = join(tempDir('wellstream-recent-locators-'), 'shared.db');
+    const a = new SqliteReadStore({ path });
+    await a.ensureCollections(samplesProjection.collections);
+    const first = ingested('quantity', 1, [hr('a', BASE + 10 * MIN, 61)]);
+    await project(a, samplesProjection, [first]);
+    // A rebuild through another connection writes `b` into main (and `a`, which was a run).
+    const second = ingested('quantity', 2, [hr('b', BASE + 20 * MIN, 62)]);
+    const rebuilt = new SqliteReadStore({ path });
+    await rebuilt.dropCollections(samplesProjection.collections.map((c) => c.name));
+    await rebuilt.ensureCollections(samplesProjection.collections);
+    await rebuildInto(rebuilt, samplesProjection, [first, second]);
+    const third = ingested('quantity', 3, [hr('b', BASE + DAY, 72)]);
+    await project(a, samplesProjection, [third]);
+    const ids = async () => (await storedSamples(a)).map((s) => [s.external_id, s.id, s.value]).sort((x, y) => (x[0]! < y[0]! ? -1 : 1));
+    expect(await ids()).toEqual([['a', recordId(1, 0), 61], ['b', recordId(2, 0), 72]]);
+
+    // Another connection (a process that took the lease over) merges `c` into main.
+    const other = new SqliteReadStore({ path });
+    await projectMerged(other, [ingested('quantity', 4, [hr('c', BASE + 30 * MIN, 63)])]);
+    await project(a, samplesProjection, [ingested('quantity', 5, [hr('c', BASE + 2 * DAY, 73)])]);
+    expect(await ids()).toEqual([['a', recordId(1, 0), 61], ['b', recordId(2, 0), 72], ['c', recordId(4, 0), 73]]);
+    await Promise.all([a.close(), other.close(), rebuilt.close()]);
+  });
+});
