@@ -1,6 +1,7 @@
 import { MultiBar, type SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { projections } from '../../projections/index.js';
+import { replayStoreOf } from '../app/stores.js';
 import { DeadLetterError } from '../projector/deadLetterReplay.js';
 import { errorText, listDeadLetters, type DeadLetterDoc } from '../projector/deadLetters.js';
 import type { ProjectionStatus, RebuildProgress } from '../projector/projectorRuntime.js';
@@ -55,7 +56,8 @@ export function registerProjectionsCommands(program: Command, open: OpenContext)
       const results = await withContext(open, { runBackground: false, readCacheMiB: REBUILD_CACHE_MIB }, async (ctx) => {
         const bars = opts.progress ? new RebuildBars() : null;
         try {
-          return await ctx.projectors.rebuild(names, (p) => bars?.update(p));
+          // The replays write on a thread of their own while this one reads the log and evolves (docs/rebuild.md).
+          return await ctx.projectors.rebuild(names, (p) => bars?.update(p), replayStoreOf(ctx.config, { readCacheMiB: REBUILD_CACHE_MIB }));
         } finally {
           bars?.stop();
         }
