@@ -47,9 +47,9 @@ class EvolveFailed extends Error {
  * order they are made, threadedSqliteReadStore.ts): every read and write of the replay goes
  * through it, and a chunk's write is not waited for: this thread reads, opens and evolves the
  * next chunk meanwhile, and that chunk's reads (its derivation's) queue behind the write. A
- * failed write is learned one chunk late, before the next chunk's derivation reads or its write
- * is asked for; its events are then applied one by one as above, and the chunk prepared
- * meanwhile is read again from the log. `readStore` then serves only the sequence numbers of
+ * failed write is learned one chunk late, before the next chunk's write is asked for; its events
+ * are then applied one by one as above, and the chunk prepared meanwhile (on reads that may have
+ * seen the failure) is read again from the log. `readStore` then serves only the sequence numbers of
  * events numbered before (eventSequences.ts). What is committed is still a prefix of the replay
  * with its checkpoint: a chunk's rows and the checkpoint move in one write.
  */
@@ -124,10 +124,11 @@ export async function rebuildOne(
     }
     const last = candidates[n - 1]!;
     const changes: PositionedChange[] = [...numbered.through(last.globalPosition), ...evolved];
-    // The chunk before is written (this chunk's reads would wait for it anyway), or redone.
-    if (await drain()) throw new ChunkVoid();
     if (folding) {
-      const interim = (c: PositionedChange[]) => store.applyBatch({ projection: p.name, expectedPosition: position, position, mode: 'rebuilding', lastEventAt: null, changes: c, deferCommit: true });
+      const interim = async (c: PositionedChange[]) => {
+        if (await drain()) throw new ChunkVoid();
+        await store.applyBatch({ projection: p.name, expectedPosition: position, position, mode: 'rebuilding', lastEventAt: null, changes: c, deferCommit: true });
+      };
       await deriveBatch(store, folding, candidates.slice(0, n), changes, interim, undefined, replay);
     }
     const ids = candidates.slice(0, n).map((e) => deadLetterId(p.name, e.globalPosition));
@@ -136,6 +137,9 @@ export async function rebuildOne(
       changes.push(resolvedChange(letter, 'applied_by_rebuild', now, letter.position));
     }
     const erasing = candidates.slice(0, n).some(isErasureEvent);
+    // The chunk before is written, or redone and this one void: its reads (above) were answered
+    // only after that write, on the same connection, and may have seen it fail.
+    if (await drain()) throw new ChunkVoid();
     const written = store.applyBatch({ projection: p.name, expectedPosition: position, position: last.globalPosition, mode: 'rebuilding', lastEventAt: last.createdAt.toISOString(), changes, erasing, deferCommit: true });
     if (!pipelined || !replayStore) {
       await written;
@@ -203,9 +207,9 @@ export async function rebuildOne(
         applied = await apply(candidates, true);
       } catch (err) {
         sequencer.reset();
-        if (err instanceof CheckpointMismatchError || err instanceof LeaseLostError) throw err;
-        // The chunk before failed (and was redone): this one is read again from the log.
+        // The chunk before failed (and was redone): this one, whatever it met, is read again from the log.
         if (err instanceof ChunkVoid || (await drain())) break;
+        if (err instanceof CheckpointMismatchError || err instanceof LeaseLostError) throw err;
         for (const e of candidates) await applyAlone(e);
         applied = candidates.length;
       }
