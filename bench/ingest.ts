@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- ingest [--lines=1000000] [--parts=10] [--keep] [--rebuild-of=DATA_DIR]`: N device-a (HealthKit) lines —
+ * `npm run bench -- ingest [--lines=1000000] [--parts=10] [--keep] [--rebuild-of=DATA_DIR] [--pipeline]`: N device-a (HealthKit) lines —
  * heart rate from two sources and steps — uploaded as `parts` gzip uploads to the service
  * started as `npm start` starts it, timed from the first request to every record queryable.
  *
@@ -15,6 +15,7 @@
  *   the digest of every read model before and after it (a rebuild must equal the live state);
  *   `--rebuild-of=DATA_DIR` runs only that, on a DATA_DIR a run kept (rebuilt in place); `--keep`
  *   keeps the live read models too, as readmodels-live.sqlite, and a difference names its collections.
+ *   `--pipeline` rebuilds with `projections rebuild --pipeline` (the replay's writes on a store thread).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -108,7 +109,7 @@ export default async function main(args: string[]) {
   if (kept) {
     // The rebuild alone, on a DATA_DIR an earlier run kept (--keep): rebuilt in place.
     console.log(`machine: ${machine()}`);
-    printRebuild(await rebuildAndCompare(kept));
+    printRebuild(await rebuildAndCompare(kept, false, args.includes('--pipeline')));
     return;
   }
   const dir = mkdtempSync(join(tmpdir(), 'wellstream-bench-ingest-'));
@@ -215,7 +216,7 @@ export default async function main(args: string[]) {
     for (const f of files) byGroup.set(group(f.path), (byGroup.get(group(f.path)) ?? 0) + f.bytes);
     const total = files.reduce((s, f) => s + f.bytes, 0);
 
-    const rebuild = await rebuildAndCompare(svcDir, keep);
+    const rebuild = await rebuildAndCompare(svcDir, keep, args.includes('--pipeline'));
     const raw1Ms = rawSingleIndex(dir, lines, userId!);
     const s = (ms: number) => (ms / 1000).toFixed(1);
     const rate = (ms: number) => Math.round(n / (ms / 1000));
@@ -244,7 +245,7 @@ type Digest = Awaited<ReturnType<typeof readModelDigest>>;
 type RebuildRun = { seconds: number; cpuSeconds: number | null; threads: CpuSplit | null; live: Digest; rebuilt: Digest };
 
 /** The read models as the live projectors left them, then rebuilt from the events by the CLI, digested before and after. */
-async function rebuildAndCompare(svcDir: string, keepLive = false): Promise<RebuildRun> {
+async function rebuildAndCompare(svcDir: string, keepLive = false, pipeline = false): Promise<RebuildRun> {
   const digestOf = async () => {
     const ctx = await createContext(loadConfig({ DATA_DIR: svcDir, LOG_LEVEL: 'warn' } as NodeJS.ProcessEnv), { log: createLogger('warn'), runBackground: 'none' });
     try {
@@ -258,7 +259,7 @@ async function rebuildAndCompare(svcDir: string, keepLive = false): Promise<Rebu
   if (keepLive) for (const f of readdirSync(svcDir)) if (f.startsWith('readmodels.sqlite')) copyFileSync(join(svcDir, f), join(svcDir, f.replace('readmodels', 'readmodels-live')));
   const c0 = childrenCpuMs();
   const t1 = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'projections', 'rebuild'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'projections', 'rebuild', ...(pipeline ? ['--pipeline'] : [])], {
     env: { ...process.env, DATA_DIR: svcDir, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
