@@ -25,7 +25,21 @@ export class ThreadedSqliteReadStore implements ReadStore {
   readonly kind = 'sqlite' as const;
 
   private constructor(private readonly thread: StoreThread) {
-    Object.assign(this, forwarded<Required<ReadStore>, Call>(thread, CALLS));
+    const calls = forwarded<Required<ReadStore>, Call>(thread, CALLS);
+    Object.assign(this, calls);
+    // Bytes come back from the thread as Uint8Array (structured cloning drops Buffer's class): read
+    // as Buffers, as the store in-thread answers them. The store takes either when it writes.
+    this.get = async (collection, id) => withBuffers(await calls.get(collection, id));
+    this.find = async (collection, query) => {
+      const docs = await calls.find(collection, query);
+      for (const d of docs) withBuffers(d);
+      return docs as never;
+    };
+    this.joinBytes = async (collection, query) => {
+      const rows = await calls.joinBytes(collection, query);
+      for (const r of rows) r.bytes = asBuffer(r.bytes);
+      return rows;
+    };
   }
 
   /** Starts the thread and opens its connection (the options of SqliteReadStore). */
@@ -47,4 +61,17 @@ export class ThreadedSqliteReadStore implements ReadStore {
   close(): Promise<void> {
     return this.thread.close();
   }
+}
+
+const asBuffer = (v: Uint8Array): Buffer => (Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength));
+
+/** The document with its top-level bytes as Buffers (bytes live only in declared, top-level fields). */
+function withBuffers<T>(doc: T): T {
+  if (doc === null || typeof doc !== 'object') return doc;
+  const d = doc as Record<string, unknown>;
+  for (const k in d) {
+    const v = d[k];
+    if (v instanceof Uint8Array) d[k] = asBuffer(v);
+  }
+  return doc;
 }
