@@ -219,6 +219,8 @@ export async function rebuildOne(
       // The embedded store is synchronous underneath: yield so timers and signals get a turn.
       await yieldTurn();
     }
+    // An empty read (the last write failed and was redone) keeps the count.
+    if (batch.length === 0) continue;
     const perEvent = batch.reduce((n, e) => n + weightOf(e), 0) / batch.length;
     readCount = Math.max(16, Math.min(1000, Math.floor((2 * REBUILD_CHANGES) / perEvent)));
   }
