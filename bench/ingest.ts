@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- ingest [--lines=1000000] [--parts=10] [--keep] [--rebuild-of=DATA_DIR]`: N device-a (HealthKit) lines —
+ * `npm run bench -- ingest [--lines=1000000] [--parts=10] [--keep] [--rebuild-of=DATA_DIR] [--pipeline]`: N device-a (HealthKit) lines —
  * heart rate from two sources and steps — uploaded as `parts` gzip uploads to the service
  * started as `npm start` starts it, timed from the first request to every record queryable.
  *
@@ -15,8 +15,9 @@
  *   the digest of every read model before and after it (a rebuild must equal the live state);
  *   `--rebuild-of=DATA_DIR` runs only that, on a DATA_DIR a run kept (rebuilt in place); `--keep`
  *   keeps the live read models too, as readmodels-live.sqlite, and a difference names its collections.
+ *   `--pipeline` rebuilds with `projections rebuild --pipeline` (the replay's writes on a store thread).
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,7 +30,7 @@ import { createLogger } from '../src/app/logger.js';
 import { loadConfig } from '../src/config.js';
 import { readModelDigest } from './support/readModelDigest.js';
 import { childrenCpuMs, cpuMsOf, json, machine, startService } from './support/service.js';
-import { type CpuSplit, cpuSplit, keepEnded, printCpuSplit, processCpu } from './support/threadCpu.js';
+import { type CpuSplit, cpuSplit, keepEnded, printCpuSplit, type ProcessCpu, processCpu } from './support/threadCpu.js';
 
 type Line = Record<string, unknown> & { uuid: string; start_date: string; type: string; value: number; source_name: string };
 
@@ -108,7 +109,7 @@ export default async function main(args: string[]) {
   if (kept) {
     // The rebuild alone, on a DATA_DIR an earlier run kept (--keep): rebuilt in place.
     console.log(`machine: ${machine()}`);
-    printRebuild(await rebuildAndCompare(kept));
+    printRebuild(await rebuildAndCompare(kept, false, args.includes('--pipeline')));
     return;
   }
   const dir = mkdtempSync(join(tmpdir(), 'wellstream-bench-ingest-'));
@@ -215,7 +216,7 @@ export default async function main(args: string[]) {
     for (const f of files) byGroup.set(group(f.path), (byGroup.get(group(f.path)) ?? 0) + f.bytes);
     const total = files.reduce((s, f) => s + f.bytes, 0);
 
-    const rebuild = await rebuildAndCompare(svcDir, keep);
+    const rebuild = await rebuildAndCompare(svcDir, keep, args.includes('--pipeline'));
     const raw1Ms = rawSingleIndex(dir, lines, userId!);
     const s = (ms: number) => (ms / 1000).toFixed(1);
     const rate = (ms: number) => Math.round(n / (ms / 1000));
@@ -241,10 +242,10 @@ export default async function main(args: string[]) {
 }
 
 type Digest = Awaited<ReturnType<typeof readModelDigest>>;
-type RebuildRun = { seconds: number; cpuSeconds: number | null; live: Digest; rebuilt: Digest };
+type RebuildRun = { seconds: number; cpuSeconds: number | null; threads: CpuSplit | null; live: Digest; rebuilt: Digest };
 
 /** The read models as the live projectors left them, then rebuilt from the events by the CLI, digested before and after. */
-async function rebuildAndCompare(svcDir: string, keepLive = false): Promise<RebuildRun> {
+async function rebuildAndCompare(svcDir: string, keepLive = false, pipeline = false): Promise<RebuildRun> {
   const digestOf = async () => {
     const ctx = await createContext(loadConfig({ DATA_DIR: svcDir, LOG_LEVEL: 'warn' } as NodeJS.ProcessEnv), { log: createLogger('warn'), runBackground: 'none' });
     try {
@@ -258,19 +259,26 @@ async function rebuildAndCompare(svcDir: string, keepLive = false): Promise<Rebu
   if (keepLive) for (const f of readdirSync(svcDir)) if (f.startsWith('readmodels.sqlite')) copyFileSync(join(svcDir, f), join(svcDir, f.replace('readmodels', 'readmodels-live')));
   const c0 = childrenCpuMs();
   const t1 = performance.now();
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'projections', 'rebuild'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'projections', 'rebuild', ...(pipeline ? ['--pipeline'] : [])], {
     env: { ...process.env, DATA_DIR: svcDir, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
+  // Its threads' CPU, read every 100 ms (the replay's store thread, the main thread; issue 38, h18).
+  let seen: ProcessCpu | null = null;
+  const poll = setInterval(() => (seen = keepEnded(seen, processCpu(child.pid))), 100);
+  const status = await new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  clearInterval(poll);
   const seconds = (performance.now() - t1) / 1000;
   const c1 = childrenCpuMs();
-  if (run.status !== 0) throw new Error(`rebuild exited ${run.status}`);
-  return { seconds, cpuSeconds: c0 !== null && c1 !== null ? (c1 - c0) / 1000 : null, live, rebuilt: await digestOf() };
+  if (status !== 0) throw new Error(`rebuild exited ${status}`);
+  const threads = seen === null ? null : cpuSplit({ ...(seen as ProcessCpu), totalMs: 0, threads: new Map() }, seen, 4);
+  return { seconds, cpuSeconds: c0 !== null && c1 !== null ? (c1 - c0) / 1000 : null, threads, live, rebuilt: await digestOf() };
 }
 
 /** Equal, document by document, or the run fails. */
-function printRebuild({ seconds, cpuSeconds, live, rebuilt }: RebuildRun): void {
+function printRebuild({ seconds, cpuSeconds, threads, live, rebuilt }: RebuildRun): void {
   console.log(`\nrebuild of every read model (npm run cli -- projections rebuild): ${seconds.toFixed(1)} s${cpuSeconds !== null ? `, ${cpuSeconds.toFixed(1)} s of CPU` : ''}`);
+  if (threads) printCpuSplit('thread of the rebuild (its last reading, every 100 ms)', threads, 1000, 's');
   console.log(`live state:    ${live.hash} (${live.docs} documents)`);
   console.log(`rebuilt state: ${rebuilt.hash} (${rebuilt.docs} documents): ${live.hash === rebuilt.hash ? 'IDENTICAL' : 'DIFFERENT'}`);
   if (live.hash !== rebuilt.hash) {

@@ -58,3 +58,17 @@ export async function openStores(config: Config, options: OpenOptions = {}): Pro
     readStore: new SqliteReadStore({ path: join(config.dataDir, 'readmodels.sqlite'), cacheMiB: options.readCacheMiB, ...(options.httpThreadReadStore ? { commitSpacingMs: READ_COMMIT_SPACING_MS, tempInMemory: true } : {}) }),
   };
 }
+
+/**
+ * What a rebuild's replays write through (ProjectorRuntime.rebuild `replayStore`): on the embedded
+ * store, a connection of their own on a thread of its own, whose calls run in order
+ * (threadedSqliteReadStore.ts), so the replay prepares a chunk on the calling thread while the
+ * last one is written (docs/rebuild.md). On MongoDB none: a replay writes each chunk and waits.
+ */
+export function replayStoreOf(config: Config, options: { readCacheMiB?: number } = {}): (() => Promise<ReadStore>) | undefined {
+  if (config.backend.kind === 'production') return undefined;
+  return async () => {
+    const { ThreadedSqliteReadStore } = await import('../readstore/threadedSqliteReadStore.js');
+    return ThreadedSqliteReadStore.open({ path: join(config.dataDir, 'readmodels.sqlite'), cacheMiB: options.readCacheMiB });
+  };
+}

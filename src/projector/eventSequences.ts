@@ -64,9 +64,17 @@ export class EventSequencer {
   /** The next number to assign; null: read it from the store before assigning. */
   private next: number | null = null;
 
+  /**
+   * `lookups`: where the numbers of events numbered before are read (default `readStore`). A
+   * rebuild's replay reads them through its own connection, not the replay's (rebuild.ts): that
+   * one answers only behind the write of the chunk before, and the numbers a replay assigns are
+   * for events after that chunk's, never looked up again by a later chunk, so a connection that
+   * sees only committed rows answers the same. The highest number is read from `readStore`.
+   */
   constructor(
     private readonly readStore: ReadStore,
     private readonly p: Projection,
+    private readonly lookups: ReadStore = readStore,
   ) {}
 
   /** Forgets the count (after a failed batch, or when another writer may have numbered events). */
@@ -82,7 +90,7 @@ export class EventSequencer {
     if (!mine.length) return { of: () => 0, through: () => [] };
     for (let i = 0; i < mine.length; i += 500) {
       const ids = mine.slice(i, i + 500).map((e) => sequenceId(this.p.name, e.globalPosition));
-      for (const d of await this.readStore.find<SequenceDoc>(EVENT_SEQUENCES, { filter: { _id: { $in: ids } }, fields: ['position', 'seq'] })) numbers.set(d.position, d.seq);
+      for (const d of await this.lookups.find<SequenceDoc>(EVENT_SEQUENCES, { filter: { _id: { $in: ids } }, fields: ['position', 'seq'] })) numbers.set(d.position, d.seq);
     }
     this.next ??= (await this.highest()) + 1;
     const assigned: PositionedChange[] = [];

@@ -160,15 +160,23 @@ export class ProjectorRuntime {
   /**
    * Drops each projection's collections and replays every event from the start through the
    * same evolve function the live runners use, so the result equals the live state.
+   * `replayStore` opens the connection the replays write through, closed (its deferred writes
+   * committed) when they end: one whose calls run in order on a thread of its own lets a replay
+   * prepare a chunk while the last one is written (rebuild.ts; the CLI's, on the embedded store).
    */
-  async rebuild(names: readonly string[] | undefined, onProgress?: (p: RebuildProgress) => void): Promise<RebuildProgress[]> {
+  async rebuild(names: readonly string[] | undefined, onProgress?: (p: RebuildProgress) => void, replayStore?: () => Promise<ReadStore>): Promise<RebuildProgress[]> {
     const selected = names && names.length ? this.projections.filter((p) => names.includes(p.name)) : this.projections;
     const unknown = (names ?? []).filter((n) => !this.projections.some((p) => p.name === n));
     if (unknown.length) throw new Error(`unknown projection(s): ${unknown.join(', ')}`);
     // The runtime's own collections (sequence numbers, dead letters) may be missing from a store never started.
     await this.readStore.ensureCollections([eventSequencesCollection, deadLettersCollection, projectionStallsCollection]);
     const results: RebuildProgress[] = [];
-    for (const p of selected) results.push(await rebuildOne(p, this.eventStore, this.readStore, onProgress, this.options.retry, this.options.stallBackoff));
+    const replay = replayStore ? await replayStore() : undefined;
+    try {
+      for (const p of selected) results.push(await rebuildOne(p, this.eventStore, this.readStore, onProgress, this.options.retry, this.options.stallBackoff, replay));
+    } finally {
+      await replay?.close();
+    }
     return results;
   }
 

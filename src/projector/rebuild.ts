@@ -15,6 +15,13 @@ const REBUILD_CHANGES = 20_000;
 
 const yieldTurn = () => new Promise((resolve) => setImmediate(resolve));
 
+/** The write of the chunk before failed and was redone event by event: this chunk, prepared on what it read after that failure, is read again from the log. */
+class ChunkVoid extends Error {
+  constructor() {
+    super('the chunk before failed');
+  }
+}
+
 /** Evolve threw: the event's own fault, the same on every attempt. */
 class EvolveFailed extends Error {
   constructor(override readonly cause: unknown) {
@@ -35,6 +42,16 @@ class EvolveFailed extends Error {
  * runner tries a batch. As live (contracts §19), a store failing for a while is retried with a
  * capped back-off for as long as it takes, and an erasure event is never dead-lettered: the
  * rebuild stops on it with the reason, the projection left `rebuilding` until it is run again.
+ *
+ * `replayStore` (the embedded store: a connection on a thread of its own whose calls run in the
+ * order they are made, threadedSqliteReadStore.ts): every read and write of the replay goes
+ * through it, and a chunk's write is not waited for: this thread reads, opens and evolves the
+ * next chunk meanwhile, and that chunk's reads (its derivation's) queue behind the write. A
+ * failed write is learned one chunk late, before the next chunk's write is asked for; its events
+ * are then applied one by one as above, and the chunk prepared meanwhile (on reads that may have
+ * seen the failure) is read again from the log. `readStore` then serves only the sequence numbers of
+ * events numbered before (eventSequences.ts). What is committed is still a prefix of the replay
+ * with its checkpoint: a chunk's rows and the checkpoint move in one write.
  */
 export async function rebuildOne(
   p: Projection,
@@ -43,32 +60,57 @@ export async function rebuildOne(
   onProgress?: (p: RebuildProgress) => void,
   retry: RetryPolicy = DEFAULT_RETRY,
   stallBackoff: Backoff = DEFAULT_BACKOFF,
+  replayStore?: ReadStore,
 ): Promise<RebuildProgress> {
   const started = Date.now();
+  // Every read and write of the replay; `readStore` only for the sequence numbers (above).
+  const store = replayStore ?? readStore;
   // Marking the checkpoint first makes live runners elsewhere stop writing before the drop.
-  await readStore.setCheckpoint(p.name, 0, 'rebuilding');
-  await readStore.dropCollections(p.collections.map((c) => c.name));
+  await store.setCheckpoint(p.name, 0, 'rebuilding');
+  await store.dropCollections(p.collections.map((c) => c.name));
   // A derivation that folds evolve's changes (Derivation.folds) runs on every chunk of the replay,
   // as live, and reads through the indexes. Otherwise secondary indexes are built once at the
   // end: cheaper than maintaining them row by row.
   const folding = p.derive?.folds !== undefined ? p.derive : null;
-  await readStore.ensureCollections(p.collections, { indexes: folding !== null });
+  await store.ensureCollections(p.collections, { indexes: folding !== null });
   // This replay's own: the collections are empty from here and only it writes them (Replay).
   const replay: Replay = { projection: p.name };
   // Whatever ids the dropped rows had, the rebuilt ones come from the sequence.
-  if (p.sequenced) await readStore.applyChanges([sequenceMarker(p.name)]);
-  const sequencer = new EventSequencer(readStore, p);
+  if (p.sequenced) await store.applyChanges([sequenceMarker(p.name)]);
+  const sequencer = new EventSequencer(store, p, readStore);
   const head = await eventStore.headPosition();
   let position = 0;
   let events = 0;
   const filter = { eventTypes: p.eventTypes };
+  /** The last chunk's write, asked for and not waited for (replayStore), with what to redo if it failed. */
+  let inFlight: { written: Promise<void>; events: readonly RecordedEvent[]; from: number } | null = null;
+
+  /**
+   * Waits for the write in flight. One that failed is redone event by event from where it began
+   * (applyAlone); answers true then: whatever was prepared since read a state without it.
+   */
+  const drain = async (): Promise<boolean> => {
+    const chunk = inFlight;
+    if (!chunk) return false;
+    inFlight = null;
+    try {
+      await chunk.written;
+      return false;
+    } catch (err) {
+      sequencer.reset();
+      if (err instanceof CheckpointMismatchError || err instanceof LeaseLostError) throw err;
+      position = chunk.from;
+      for (const e of chunk.events) await applyAlone(e);
+      return true;
+    }
+  };
 
   /**
    * Applies the first events of `candidates` as one batch from `position`, as many as make about
    * REBUILD_CHANGES changes (at least one): their changes, their new sequence numbers and the
    * dead letters they close. Answers how many it applied.
    */
-  const apply = async (candidates: readonly RecordedEvent[]): Promise<number> => {
+  const apply = async (candidates: readonly RecordedEvent[], pipelined = false): Promise<number> => {
     const numbered = await sequencer.number(candidates);
     const evolved: PositionedChange[] = [];
     let n = 0;
@@ -83,16 +125,30 @@ export async function rebuildOne(
     const last = candidates[n - 1]!;
     const changes: PositionedChange[] = [...numbered.through(last.globalPosition), ...evolved];
     if (folding) {
-      const interim = (c: PositionedChange[]) => readStore.applyBatch({ projection: p.name, expectedPosition: position, position, mode: 'rebuilding', lastEventAt: null, changes: c, deferCommit: true });
-      await deriveBatch(readStore, folding, candidates.slice(0, n), changes, interim, undefined, replay);
+      const interim = async (c: PositionedChange[]) => {
+        if (await drain()) throw new ChunkVoid();
+        await store.applyBatch({ projection: p.name, expectedPosition: position, position, mode: 'rebuilding', lastEventAt: null, changes: c, deferCommit: true });
+      };
+      await deriveBatch(store, folding, candidates.slice(0, n), changes, interim, undefined, replay);
     }
     const ids = candidates.slice(0, n).map((e) => deadLetterId(p.name, e.globalPosition));
     const now = new Date();
-    for (const letter of await readStore.find<DeadLetterDoc>(DEAD_LETTERS, { filter: { _id: { $in: ids }, status: 'open' } })) {
+    for (const letter of await store.find<DeadLetterDoc>(DEAD_LETTERS, { filter: { _id: { $in: ids }, status: 'open' } })) {
       changes.push(resolvedChange(letter, 'applied_by_rebuild', now, letter.position));
     }
     const erasing = candidates.slice(0, n).some(isErasureEvent);
-    await readStore.applyBatch({ projection: p.name, expectedPosition: position, position: last.globalPosition, mode: 'rebuilding', lastEventAt: last.createdAt.toISOString(), changes, erasing, deferCommit: true });
+    // The chunk before is written, or redone and this one void: its reads (above) were answered
+    // only after that write, on the same connection, and may have seen it fail.
+    if (await drain()) throw new ChunkVoid();
+    const written = store.applyBatch({ projection: p.name, expectedPosition: position, position: last.globalPosition, mode: 'rebuilding', lastEventAt: last.createdAt.toISOString(), changes, erasing, deferCommit: true });
+    if (!pipelined || !replayStore) {
+      await written;
+      position = last.globalPosition;
+      return n;
+    }
+    // Its failure is learned by the next drain; until then it must not count as unhandled.
+    written.catch(() => {});
+    inFlight = { written, events: candidates.slice(0, n), from: position };
     position = last.globalPosition;
     return n;
   };
@@ -122,7 +178,7 @@ export async function rebuildOne(
         }
         if (thrown instanceof EvolveFailed || attempt > retry.delaysMs.length) {
           const change = deadLetterChange(p.name, e, err, attempt, new Date());
-          await readStore.applyBatch({ projection: p.name, expectedPosition: position, position: e.globalPosition, mode: 'rebuilding', lastEventAt: e.createdAt.toISOString(), changes: [change] });
+          await store.applyBatch({ projection: p.name, expectedPosition: position, position: e.globalPosition, mode: 'rebuilding', lastEventAt: e.createdAt.toISOString(), changes: [change] });
           position = e.globalPosition;
           return;
         }
@@ -137,7 +193,8 @@ export async function rebuildOne(
   for (;;) {
     // A catch-up read: the live runner goes on from the last event read (KurrentDB may answer from a secondary index).
     const batch = await eventStore.readAll({ after: position, maxCount: readCount, filter, consistency: 'catch-up' });
-    if (batch.length === 0) break;
+    // The last chunk's write failed and was redone: read on from where that left the replay.
+    if (batch.length === 0 && !(await drain())) break;
     for (let from = 0; from < batch.length; ) {
       // Every record makes at least one change: events past this weight cannot join the chunk.
       let to = from;
@@ -147,9 +204,11 @@ export async function rebuildOne(
       const candidates = batch.slice(from, to);
       let applied: number;
       try {
-        applied = await apply(candidates);
+        applied = await apply(candidates, true);
       } catch (err) {
         sequencer.reset();
+        // The chunk before failed (and was redone): this one, whatever it met, is read again from the log.
+        if (err instanceof ChunkVoid || (await drain())) break;
         if (err instanceof CheckpointMismatchError || err instanceof LeaseLostError) throw err;
         for (const e of candidates) await applyAlone(e);
         applied = candidates.length;
@@ -160,21 +219,23 @@ export async function rebuildOne(
       // The embedded store is synchronous underneath: yield so timers and signals get a turn.
       await yieldTurn();
     }
+    // An empty read (the last write failed and was redone) keeps the count.
+    if (batch.length === 0) continue;
     const perEvent = batch.reduce((n, e) => n + weightOf(e), 0) / batch.length;
     readCount = Math.max(16, Math.min(1000, Math.floor((2 * REBUILD_CHANGES) / perEvent)));
   }
-  await readStore.ensureCollections(p.collections);
+  await store.ensureCollections(p.collections);
   // A folding derivation kept the derived state through the replay.
   if (p.derive && !folding) {
-    for await (const chunk of p.derive.rebuildAll(readStore)) {
+    for await (const chunk of p.derive.rebuildAll(store)) {
       let index = 0;
       const changes = chunk.map((c) => Object.assign(c, { position, index: index++ }) as PositionedChange);
-      await readStore.applyBatch({ projection: p.name, expectedPosition: position, position, mode: 'rebuilding', lastEventAt: null, changes });
+      await store.applyBatch({ projection: p.name, expectedPosition: position, position, mode: 'rebuilding', lastEventAt: null, changes });
       await yieldTurn();
     }
   }
   // Events appended during the rebuild are picked up by the live runner from here.
-  await readStore.setCheckpoint(p.name, position, 'live');
+  await store.setCheckpoint(p.name, position, 'live');
   const done = { projection: p.name, position, head: Math.max(head, position), events, elapsedMs: Date.now() - started };
   onProgress?.(done);
   return done;

@@ -9,8 +9,13 @@ type Store = { close(): Promise<void> };
  * it arrives (so that calls sent together meet in the store's group commit), and answers each
  * once the store did. On `close`, waits for the calls under way, closes the store and lets the
  * thread end.
+ *
+ * `inOrder`: each call starts only once the one before it was answered, so a read sees every
+ * write asked for before it (the embedded store runs a write in its next group, after a read of
+ * the same turn); a rebuild's replay sends its reads behind the write it has not waited for
+ * (threadedSqliteReadStore.ts).
  */
-export async function serveStore<S extends Store>(open: (options: never) => S | Promise<S>): Promise<void> {
+export async function serveStore<S extends Store>(open: (options: never) => S | Promise<S>, options: { inOrder?: boolean } = {}): Promise<void> {
   const port = parentPort!;
   const post = (m: StoreThreadReply) => port.postMessage(m);
   const store = await open((workerData as { options: never }).options);
@@ -45,11 +50,12 @@ export async function serveStore<S extends Store>(open: (options: never) => S | 
       answer({ id, error: sendableError(err) });
     }
   };
+  let last: Promise<void> = Promise.resolve();
   port.on('message', (m: StoreThreadRequest) => {
     if (m.type === 'calls') {
       // Each call starts here, in order: calls that arrive together meet in the store's group commit.
       for (const { id, method, args } of m.calls) {
-        const call = run(id, method, args);
+        const call = options.inOrder ? (last = last.then(() => run(id, method, args))) : run(id, method, args);
         underWay.add(call);
         void call.finally(() => underWay.delete(call));
       }

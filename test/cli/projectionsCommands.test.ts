@@ -134,6 +134,17 @@ describe('cli: projections (contracts.md §2 out-of-band operations on the read 
     expect(Object.values(after.statuses).every((s) => s === 'live')).toBe(true);
   });
 
+  it('§2: `projections rebuild --pipeline` (the replay writing on a store thread) leaves every collection exactly as the live runners built it', async () => {
+    const before = await dumpReadModels(dataDir);
+    const run = await runCli(dataDir, 'projections', 'rebuild', '--pipeline', '--no-progress');
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.lines.slice(1).map((l) => l.split(/\s+/)[0])).toEqual(projections.map((p) => p.name));
+    const after = await dumpReadModels(dataDir);
+    expect(after.collections).toEqual(before.collections);
+    expect(after.checkpoints).toEqual(before.checkpoints);
+    expect(Object.values(after.statuses).every((s) => s === 'live')).toBe(true);
+  });
+
   it('§2: `projections rebuild` with an unknown projection name exits 1 and touches nothing', async () => {
     const before = await dumpReadModels(dataDir);
     const run = await runCli(dataDir, 'projections', 'rebuild', 'tenants', 'no_such_projection', '--json');
