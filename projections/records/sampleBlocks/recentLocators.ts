@@ -187,13 +187,14 @@ export class RecentLocators {
 
   /** The tier and `keys` put into main in `_id` order (each main page written once), then the runs deleted. */
   private merge(keys: readonly SampleKeyDoc[], out: Change[]): void {
-    const all = new Map<string, SampleKeyDoc>();
-    for (const [_id, e] of this.map) all.set(_id, { _id, provider: e.provider, id: e.id, block: e.block });
-    for (const k of keys) all.set(k._id, k);
-    const sorted = [...all.values()].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
-    for (const doc of sorted) {
-      out.push({ op: 'put', collection: SAMPLE_KEYS, doc });
-      this.main!.add(doc._id);
+    // Into the tier's own map, then its keys sorted (the default sort compares UTF-16 code units,
+    // as `<` does): no second map or array of docs beside the changes, at the projector's peak.
+    for (const k of keys) this.map.set(k._id, { id: k.id, block: k.block, provider: k.provider });
+    const ids = [...this.map.keys()].sort();
+    for (const _id of ids) {
+      const e = this.map.get(_id)!;
+      out.push({ op: 'put', collection: SAMPLE_KEYS, doc: { _id, provider: e.provider, id: e.id, block: e.block } satisfies SampleKeyDoc });
+      this.main!.add(_id);
     }
     // After main's rows: on MongoDB, which applies a batch change by change, a batch cut short
     // leaves every locator in main or still in its run.
