@@ -1,27 +1,30 @@
 import { randomUUID } from 'node:crypto';
 import type { Change, Doc, Filter, ReadStore } from '../../../src/readstore/readStore.js';
 import { ReplayLocators as LocatorFilter } from './replayLocators.js';
-import { SAMPLE_KEYS, type SampleKeyDoc, userTag } from './sampleBlock.js';
+import { SAMPLE_KEYS, type SampleKeyDoc, USER_TAG, userTag } from './sampleBlock.js';
 
 /**
  * The recent tier of the samples' locators (docs/sample-blocks.md "The locators' recent tier"):
  * the locators the live projection wrote since its last merge, packed into **runs**, one row per
  * (user, provider) of a batch, keyed by an increasing number, never into `sample_keys`' random
  * `_id` index. `sample_keys` (main) holds the rest; a locator in a run is newer than main's row of
- * the same `_id`, and a later run's than an earlier one's. When the tier passes MERGE_LOCATORS
- * locators (or MERGE_RUNS runs), a batch merges it into main in one sorted pass and deletes the
- * runs, in its own transaction: each page of main's `_id` index is then written about once per
- * merge, where a locator per batch put into main wrote about one page per locator (BENCHMARKS.md,
- * issue 38, h18/locators).
+ * the same `_id`, and a later run's than an earlier one's. When the tier passes its limits
+ * (`recentTierLimits`), a merge puts it into main in `_id` order over the next `slices` batches
+ * (`mergeSlice`) and then deletes the runs it took: each page of main's `_id` index is written
+ * about once per merge, where a locator per batch put into main wrote about one page per locator
+ * (BENCHMARKS.md, issue 38, h18/locators).
  */
 export const SAMPLE_KEY_RUNS = 'sample_key_runs';
 
 /**
- * When the tier is merged into main. Fixed, not the caller's to choose: the tier is kept in the
- * projector's memory too (about 150 B per locator). `limits` is exported for the tests only, to
- * make a merge happen with a few records.
+ * When the tier is merged into main, and in how many slices. Fixed, not the caller's to choose:
+ * the tier is kept in the projector's memory too (about 150 B per locator). A merge is spread over
+ * `slices` batches, each putting into main the tier's locators of one slice of the record keys
+ * (about 1/16 of main's pages): a merge in one batch wrote most of main's pages in one commit,
+ * ~0.5 s during which every tenant's batch waited (fairness bench: another tenant's p99 150 →
+ * 700 ms). Exported for the tests only, to make a merge happen with a few records.
  */
-export const recentTierLimits = { locators: 100_000, runs: 4_000 };
+export const recentTierLimits = { locators: 100_000, runs: 4_000, slices: 16 };
 
 /**
  * A run: `user_id` and `provider` (an erasure deletes the user's, or the user's and provider's,
@@ -33,8 +36,8 @@ export const recentTierLimits = { locators: 100_000, runs: 4_000 };
 export type KeyRunDoc = Doc & { user_id: string; provider: string; id_min: number; id_max: number; count: number; data: string };
 type PackedRun = { k: string[]; i: number[]; b: string[]; x: number[] };
 
-/** A locator of the tier: what a main row holds besides its `_id`. */
-type Entry = { id: number; block: string; provider: string };
+/** A locator of the tier: what a main row holds besides its `_id`, and the number of the run that holds it. */
+type Entry = { id: number; block: string; provider: string; run: number };
 
 /** The run doc of locators of one user and provider (their `_id`s start with the user's tag). */
 function packRun(_id: string, userId: string, provider: string, keys: readonly SampleKeyDoc[]): KeyRunDoc {
@@ -108,6 +111,13 @@ export class RecentLocators {
    */
   private main: LocatorFilter | null = null;
   private mainGen: string | null = null;
+  /**
+   * A merge under way: the last run it takes (the runs up to it are deleted once every slice of
+   * the keys is in main), the next slice, and how many runs were written after it began.
+   */
+  private cycleEnd: number | null = null;
+  private slice = 0;
+  private runsAfter = 0;
 
   /** Brings the tier up to the store's, unless `scope` (the batch) already did. */
   async sync(readStore: ReadStore, scope: object | undefined): Promise<void> {
@@ -142,12 +152,15 @@ export class RecentLocators {
     this.runs = 0;
     this.last = null;
     for (const run of await readStore.find<KeyRunDoc>(SAMPLE_KEY_RUNS, { filter: RUNS, sort: [['_id', 1]] })) {
-      for (const k of runLocators(run)) this.map.set(k._id, { id: k.id, block: k.block, provider: k.provider });
+      const n = Number(run._id);
+      for (const k of runLocators(run)) this.map.set(k._id, { id: k.id, block: k.block, provider: k.provider, run: n });
       this.runs++;
       this.last = run._id;
     }
     this.next = this.last === null ? 1 : Number(this.last) + 1;
     this.loaded = true;
+    // A merge under way starts again: its slices already in main are put there again, unchanged.
+    this.cycleEnd = null;
   }
 
   /** The tier's locator of `_id`, if it has one (it is newer than main's). */
@@ -172,42 +185,64 @@ export class RecentLocators {
       if (!group) groups.set(g, (group = { userId, provider: k.provider, keys: [] }));
       group.keys.push(k);
     }
-    if (mayMerge && (this.map.size + keys.length > recentTierLimits.locators || this.runs + groups.size > recentTierLimits.runs)) {
-      this.merge(keys, out);
-      return;
-    }
+    const over = this.map.size + keys.length > recentTierLimits.locators || this.runs + groups.size > recentTierLimits.runs;
     for (const { userId, provider, keys: ks } of groups.values()) {
-      const run = packRun(runId(this.next++), userId, provider, ks);
+      const n = this.next++;
+      const run = packRun(runId(n), userId, provider, ks);
       out.push({ op: 'put', collection: SAMPLE_KEY_RUNS, doc: run });
-      for (const k of ks) this.map.set(k._id, { id: k.id, block: k.block, provider: k.provider });
+      for (const k of ks) this.map.set(k._id, { id: k.id, block: k.block, provider: k.provider, run: n });
       this.runs++;
+      if (this.cycleEnd !== null) this.runsAfter++;
       this.last = run._id;
     }
+    if (!mayMerge) return;
+    if (this.cycleEnd === null && over) {
+      this.cycleEnd = this.next - 1;
+      this.slice = 0;
+      this.runsAfter = 0;
+    }
+    if (this.cycleEnd !== null) this.mergeSlice(out);
   }
 
-  /** The tier and `keys` put into main in `_id` order (each main page written once), then the runs deleted. */
-  private merge(keys: readonly SampleKeyDoc[], out: Change[]): void {
-    // Into the tier's own map, then its keys sorted (the default sort compares UTF-16 code units,
-    // as `<` does): no second map or array of docs beside the changes, at the projector's peak.
-    for (const k of keys) this.map.set(k._id, { id: k.id, block: k.block, provider: k.provider });
-    const ids = [...this.map.keys()].sort();
+  /**
+   * One slice of a merge: the tier's locators whose key falls in the slice put into main in `_id`
+   * order (the newest of each: a locator moved since the merge began is put as it stands now),
+   * and, with the last slice, the runs the merge took deleted and their locators dropped from
+   * memory (those moved into later runs stay). A locator in main and in a run is harmless: the
+   * run's is the same or newer, and wins.
+   */
+  private mergeSlice(out: Change[]): void {
+    const slices = recentTierLimits.slices;
+    const ids: string[] = [];
+    for (const _id of this.map.keys()) if (sliceOf(_id, slices) === this.slice) ids.push(_id);
+    // The default sort compares UTF-16 code units, as `<` does.
+    ids.sort();
     for (const _id of ids) {
       const e = this.map.get(_id)!;
       out.push({ op: 'put', collection: SAMPLE_KEYS, doc: { _id, provider: e.provider, id: e.id, block: e.block } satisfies SampleKeyDoc });
       this.main!.add(_id);
     }
-    // After main's rows: on MongoDB, which applies a batch change by change, a batch cut short
-    // leaves every locator in main or still in its run.
-    if (this.last !== null) out.push({ op: 'deleteMany', collection: SAMPLE_KEY_RUNS, filter: { _id: { $lte: this.last } } });
-    // Another process's filter (or ours, if this batch fails) does not hold these: a new mark.
-    const mark = replayMark();
-    out.push(mark);
-    this.mainGen = mark.doc.gen;
-    this.map.clear();
-    this.runs = 0;
-    this.last = null;
+    if (++this.slice === slices) {
+      const end = this.cycleEnd!;
+      // After main's rows: on MongoDB, which applies a batch change by change, a batch cut short
+      // leaves every locator in main or still in its run.
+      out.push({ op: 'deleteMany', collection: SAMPLE_KEY_RUNS, filter: { _id: { $lte: runId(end) } } });
+      for (const [_id, e] of this.map) if (e.run <= end) this.map.delete(_id);
+      this.runs = this.runsAfter;
+      if (this.last !== null && Number(this.last) <= end) this.last = null;
+      this.cycleEnd = null;
+    }
+    if (ids.length) {
+      // Another process's filter (or ours, if this batch fails) does not hold these: a new mark.
+      const mark = replayMark();
+      out.push(mark);
+      this.mainGen = mark.doc.gen;
+    }
   }
 }
+
+/** The slice of a merge a locator belongs to: by the first character of its record key (after the user's tag), so that every user's locators are spread over the slices. */
+const sliceOf = (_id: string, slices: number): number => (slices === 1 ? 0 : _id.charCodeAt(USER_TAG) % slices);
 
 const ofStore = new WeakMap<ReadStore, RecentLocators>();
 

@@ -57,7 +57,7 @@ export const listedCount = (samples: readonly SampleDoc[]): number => {
 export type SampleKeyDoc = Doc & { provider: string; id: number; block: string };
 
 /** Characters of a locator's user tag: 72 bits of SHA-256, collisions need about 2^36 users. */
-const USER_TAG = 12;
+export const USER_TAG = 12;
 let tagOf = '';
 let tagValue = '';
 /** The user tag every locator `_id` of the user starts with (base64url, fixed length). */

@@ -90,11 +90,14 @@ describe('record projections on user.erased', () => {
     if (p === samplesProjection) {
       // Locators in both tiers (recentLocators.ts): these merged into sample_keys at once, the next ones kept as runs.
       const limit = recentTierLimits.locators;
+      const slices = recentTierLimits.slices;
       recentTierLimits.locators = 0;
+      recentTierLimits.slices = 1;
       try {
         await h.apply(ingested(c.kind, 8, [quantity({ external_id: 'steps-0' })]), ingested(c.kind, 9, [quantity({ external_id: 'steps-0' })], { user_id: OTHER }));
       } finally {
         recentTierLimits.locators = limit;
+        recentTierLimits.slices = slices;
       }
     }
     await h.apply(ingested(c.kind, 10, c.records()), ingested(c.kind, 11, c.records(), { user_id: OTHER }));

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recentTierLimits, RUNS, SAMPLE_KEY_RUNS } from '../../../../projections/records/sampleBlocks/recentLocators.js';
 import { SAMPLE_KEYS, userLocators } from '../../../../projections/records/sampleBlocks/sampleBlock.js';
 import { samplesProjection } from '../../../../projections/records/samplesProjection.js';
@@ -24,8 +24,14 @@ const OTHER = '00000000-0000-4000-8000-0000000000cc';
 const DAY = 86_400_000;
 const storeFor = () => samplesStore('wellstream-recent-locators-');
 const limit = recentTierLimits.locators;
+const slices = recentTierLimits.slices;
+// Most tests merge in one batch (one slice); the sliced merge has its own test.
+beforeEach(() => {
+  recentTierLimits.slices = 1;
+});
 afterEach(() => {
   recentTierLimits.locators = limit;
+  recentTierLimits.slices = slices;
 });
 
 /** Applies `events` with every locator merged into sample_keys at once (a bound of 0). */
@@ -108,6 +114,38 @@ describe("the samples' locators in a recent tier and main (issue 38)", () => {
     await project(store, samplesProjection, [third]);
     expect([await mainOf(store), await runsOf(store)]).toEqual([3, 1]);
     await expectRebuiltEqual(store, [first, second, third]);
+    await store.close();
+  });
+
+  it('a merge spread over slices keeps every locator found: the runs go only once every slice is in main, and a locator moved meanwhile stays in its new run', async () => {
+    recentTierLimits.locators = 10;
+    recentTierLimits.slices = 4;
+    const store = await storeFor();
+    const recs = 'abcdefghijklmnop'.split('').map((k, i) => hr(k, BASE + (i + 1) * MIN, 60 + i));
+    const events = [ingested('quantity', 1, recs.slice(0, 8)), ingested('quantity', 2, recs.slice(8))];
+    await project(store, samplesProjection, [events[0]!]);
+    expect([await mainOf(store), await runsOf(store)]).toEqual([0, 1]);
+    // The second batch passes the bound: the merge's first slice (of 4) goes to main, the runs stay.
+    await project(store, samplesProjection, [events[1]!]);
+    expect(await mainOf(store)).toBeLessThan(16);
+    expect(await runsOf(store)).toBe(2);
+    await expectRebuiltEqual(store, events);
+    // While the merge is under way `a` moves to another day; `q`, `r`, `s` are new. Each batch merges one slice.
+    events.push(ingested('quantity', 3, [hr('a', BASE + DAY + 5 * MIN, 90), hr('q', BASE + 20 * MIN, 91)]));
+    events.push(ingested('quantity', 4, [hr('r', BASE + 21 * MIN, 92)]));
+    events.push(ingested('quantity', 5, [hr('s', BASE + 22 * MIN, 93)]));
+    for (let i = 2; i < 4; i++) {
+      await project(store, samplesProjection, [events[i]!]);
+      expect(await runsOf(store), `after batch ${i + 1}: the merge is not done`).toBe(i + 1);
+      await expectRebuiltEqual(store, events.slice(0, i + 1));
+    }
+    await project(store, samplesProjection, [events[4]!]);
+    // Every slice done: the merge's two runs deleted; the three written meanwhile (the moved `a`, `q`, `r`, `s`) stay.
+    expect(await runsOf(store)).toBe(3);
+    expect(await mainOf(store)).toBeGreaterThanOrEqual(16);
+    await expectRebuiltEqual(store, events);
+    const byKey = Object.fromEntries((await storedSamples(store)).map((s) => [s.external_id, s]));
+    expect(byKey.a!.day).toBe('2026-03-28');
     await store.close();
   });
 
