@@ -84,6 +84,9 @@ const ANY_EXPIRED_SQL = `SELECT 1 AS found FROM jobs INDEXED BY jobs_leases WHER
  * a group that finds the lock taken is retried after an asynchronous pause rather than sleeping
  * on the thread that serves HTTP.
  */
+/** Prepared statements kept at most (then the cache starts again). */
+const STATEMENT_CACHE = 500;
+
 export class SqliteWorkQueue implements WorkQueue {
   readonly backend = 'sqlite' as const;
   private readonly db: Database.Database;
@@ -415,6 +418,9 @@ export class SqliteWorkQueue implements WorkQueue {
     let s = this.statements.get(sql);
     if (!s) {
       s = this.db.prepare(sql);
+      // Limits are written into the SQL (src/shared/sqliteLimit.ts), so a caller's `limit` makes
+      // a statement of its own: the cache is bounded, not the callers' variety.
+      if (this.statements.size > STATEMENT_CACHE) this.statements.clear();
       this.statements.set(sql, s);
     }
     return s as unknown as Database.Statement<P, R>;

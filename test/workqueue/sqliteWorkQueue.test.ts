@@ -127,4 +127,13 @@ describe('SqliteWorkQueue (issue 26)', () => {
     expect(await queue.counts()).toEqual([{ kind: 'k', state: 'completed', count: 2 }]);
     await queue.close();
   });
+  it('a caller choosing every row limit cannot grow the statement cache without bound (limits are written into the SQL)', async () => {
+    const queue = new SqliteWorkQueue({ path: join(dir, 'limits.sqlite') });
+    for (let limit = 1; limit <= 1000; limit++) {
+      await queue.deadLetters({ kind: 'k', limit });
+      await queue.purgeExpired({ now: 0, limit });
+    }
+    expect((queue as unknown as { statements: Map<string, unknown> }).statements.size).toBeLessThanOrEqual(501);
+    queue.close();
+  });
 });
