@@ -39,6 +39,12 @@ export class ProjectorThread {
   private readonly suspects = new Map<string, Suspect>();
   /** Deaths since the last batch any projection committed. */
   private deaths = 0;
+  /**
+   * The start after a death, while it waits out its delay. `stop` cancels it: left to run, it
+   * started a thread after the context had closed, which opened the stores again in a data
+   * directory already removed (test directories left in /tmp under load).
+   */
+  private restartTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly config: Config,
@@ -89,6 +95,9 @@ export class ProjectorThread {
         reject(err);
       });
       worker.once('exit', (code) => {
+        // A thread that ends before it is ready (it died on its first batch, or was stopped) must
+        // not leave this start waiting for ever: the restart below, or the stop, takes over.
+        resolve();
         if (this.stopping || this.worker !== worker) return;
         for (const w of this.waiters.values()) w.applyingHere = false;
         this.died(lastError || `the projector thread exited with code ${code}`);
@@ -96,7 +105,12 @@ export class ProjectorThread {
         const delays = this.config.projectionRetryDelaysMs ?? DEFAULT_RETRY.delaysMs;
         const delay = delays[Math.min(this.deaths, delays.length) - 1] ?? 1000;
         this.log?.error({ code, restartInMs: delay, suspects: [...this.suspects.values()].map((s) => ({ projection: s.projection, at: s.at, deaths: s.count })) }, 'projector thread exited; starting it again');
-        setTimeout(() => void this.start().catch(() => {}), delay).unref();
+        // The dead thread is nobody's to stop: `stop` meanwhile only cancels the restart.
+        this.worker = null;
+        this.restartTimer = setTimeout(() => {
+          this.restartTimer = null;
+          void this.start().catch(() => {});
+        }, delay).unref();
       });
     });
   }
@@ -128,6 +142,8 @@ export class ProjectorThread {
   }
 
   async stop(): Promise<void> {
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = null;
     const worker = this.worker;
     if (!worker) return;
     this.stopping = true;

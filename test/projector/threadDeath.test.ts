@@ -56,3 +56,33 @@ describe('the projector thread dies on an event (issue 20: no crash loop)', () =
     expect((await stores.readStore.getCheckpoint('sleep'))?.position).toBe(head);
   });
 });
+
+describe('a projector thread that died is not started again once stopped', () => {
+  it('a start whose thread dies before it is ready returns, and stop() during the pause before the restart cancels it: no thread opens the stores after the context closed', { timeout: 30_000 }, async () => {
+    const dir = tempDir('wellstream-thread-death-stop-');
+    // One pause of 0.4 s before the restart: stop() comes within it.
+    const cfg = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', PROJECTION_RETRY_SCHEDULE: '0.4' } as NodeJS.ProcessEnv);
+    const own = await openStores(cfg);
+    try {
+      await new ProjectorRuntime(own.eventStore, own.readStore, projections).init();
+      await own.eventStore.appendToStream(`ingest-${USER}-thread-killer`, [
+        { type: 'sleep_sessions.ingested', data: { job: 'k', user_id: USER, tenant_id: 't', provider: 'device-a', ingested_at: '2026-11-20T00:00:00.000Z', batch: 0, records: [night('thread-killer', 3)] } },
+      ]);
+      const sleep = projections.filter((p) => p.name === 'sleep');
+      const dying = new ProjectorThread(cfg, sleep, own.eventStore, undefined, 10_000, undefined, new URL('./fixtures/dyingProjectorThread.ts', import.meta.url));
+      const state = dying as unknown as { worker: unknown; restartTimer: unknown };
+      await dying.start();
+      // The thread dies on the event; its parent schedules a restart.
+      for (let i = 0; i < 500 && state.restartTimer === null; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(state.restartTimer, 'the thread died and a restart is pending').not.toBeNull();
+      await dying.stop();
+      await new Promise((r) => setTimeout(r, 800));
+      expect(state.worker, 'no thread started after stop()').toBeNull();
+      expect(state.restartTimer).toBeNull();
+    } finally {
+      await own.eventStore.close();
+      await own.readStore.close();
+      await own.rawStore.close();
+    }
+  });
+});
