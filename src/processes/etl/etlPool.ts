@@ -69,6 +69,12 @@ export class EtlThreadPool implements EtlRunner {
   private readonly rerunSlots = new Slots(1);
   /** Counts closes: a job whose thread a close ended is not run again. */
   private closes = 0;
+  /**
+   * The closes of threads whose job has ended (runAlone): `close` waits for them too. Not waited
+   * for, such a thread closed its record ledger after the pool's close had answered, and a test's
+   * teardown met the ledger's files in a data directory it was removing.
+   */
+  private readonly closing = new Set<Promise<void>>();
 
   /** `parsersModule`: tests only (EtlThreadData). */
   constructor(
@@ -104,7 +110,7 @@ export class EtlThreadPool implements EtlRunner {
     this.closes++;
     this.small = [];
     for (const waiter of this.queued.splice(0)) waiter();
-    await Promise.all(threads.map((t) => t.close()));
+    await Promise.all([...threads.map((t) => t.close()), ...this.closing]);
   }
 
   /** A run on a thread started for it alone: whatever ends the thread, this job caused it. */
@@ -117,7 +123,8 @@ export class EtlThreadPool implements EtlRunner {
     } finally {
       this.isolated.delete(thread);
       // Closing (its stores, then the thread) is not the job's time: the outcome is recorded meanwhile.
-      void thread.close();
+      const closed: Promise<void> = thread.close().finally(() => this.closing.delete(closed));
+      this.closing.add(closed);
     }
   }
 

@@ -1,7 +1,9 @@
+import { EtlThreadHandle } from '../../../src/processes/etl/etlThreadHandle.js';
+import { BULK_UPLOAD_BYTES } from '../../../src/processes/etl/etlTask.js';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { firstValueFrom, take, toArray } from 'rxjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ingestStream } from '../../../commands/ingestion/ingestedEvents.js';
 import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
 import { userStream } from '../../../commands/users/user.js';
@@ -130,5 +132,29 @@ describe('EtlThreadPool', () => {
     await register('u4');
     const task = await uploadFor('u4');
     await expect(pool.run(task)).resolves.toMatchObject({ kind: 'succeeded' });
+  });
+  it('waits on close for the thread started for one job alone to close its stores: nothing of it runs after the close answers', async () => {
+    await register('u5');
+    // Declared at the bulk size: the job runs on a thread of its own, closed once it has answered.
+    const task = await uploadFor('u5', 'device-a', heartRateExport(SAMPLES), { bytes: BULK_UPLOAD_BYTES });
+    // That thread's close (the first close asked for from here) is slowed: the pool's close must wait for it.
+    const close = EtlThreadHandle.prototype.close;
+    let slowed = false;
+    let slowClosed = false;
+    const spy = vi.spyOn(EtlThreadHandle.prototype, 'close').mockImplementation(async function (this: EtlThreadHandle) {
+      if (slowed) return close.call(this);
+      slowed = true;
+      await new Promise((r) => setTimeout(r, 500));
+      await close.call(this);
+      slowClosed = true;
+    });
+    try {
+      await pool.run(task).catch(() => {});
+      expect(slowed, "the job's own thread was closed after its run").toBe(true);
+      await pool.close();
+      expect(slowClosed, 'the pool closed before the thread of the job alone had').toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
