@@ -84,7 +84,7 @@ const ANY_EXPIRED_SQL = `SELECT 1 AS found FROM jobs INDEXED BY jobs_leases WHER
  * a group that finds the lock taken is retried after an asynchronous pause rather than sleeping
  * on the thread that serves HTTP.
  */
-/** Prepared statements kept at most (then the cache starts again). */
+/** Prepared statements kept at most (then the cache starts again): a caller's `limit` makes one of its own (sqliteLimit.ts). */
 const STATEMENT_CACHE = 500;
 
 export class SqliteWorkQueue implements WorkQueue {
@@ -418,8 +418,6 @@ export class SqliteWorkQueue implements WorkQueue {
     let s = this.statements.get(sql);
     if (!s) {
       s = this.db.prepare(sql);
-      // Limits are written into the SQL (src/shared/sqliteLimit.ts), so a caller's `limit` makes
-      // a statement of its own: the cache is bounded, not the callers' variety.
       if (this.statements.size > STATEMENT_CACHE) this.statements.clear();
       this.statements.set(sql, s);
     }
