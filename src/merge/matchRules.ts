@@ -51,6 +51,9 @@ export function boundedInterval(start: number, end: number, maxSpanMs: number): 
   return { start, end: Math.min(end, start + maxSpanMs) };
 }
 
+/** A module-level comparator, not one made per call: V8 optimises it once (BENCHMARKS.md, issue 38, h17/compile). */
+const byStart = (x: Interval, y: Interval): number => x.start - y.start;
+
 /**
  * A record is listed in the merged view only when no better ranked stream has a matching record.
  * `neighbours` must hold every record that could match any of `records` (all streams). A
@@ -59,9 +62,6 @@ export function boundedInterval(start: number, end: number, maxSpanMs: number): 
  * that compare intervals, whose intervals must be cut to it, boundedInterval; none for rules that
  * compare starts): short records keep scans short, and no record can widen them beyond the rule.
  */
-/** A module-level comparator, not one made per call: V8 optimises it once (BENCHMARKS.md, issue 38, h17/compile). */
-const byStart = (x: Interval, y: Interval): number => x.start - y.start;
-
 export function hiddenByBetterSource<R extends Stream & Interval & { key: string }>(
   records: readonly R[],
   neighbours: readonly R[],
