@@ -100,6 +100,8 @@ if (!chromiumAvailable) {
 
       // Shown once: gone as soon as the operator leaves the page.
       await page.goto(`${s.base}/console/#/users`);
+      // Left for the users page (a hash change: the router swaps the view once it handles it).
+      await page.locator('.once').waitFor({ state: 'detached' });
       await page.goto(`${s.base}/console/#/webhooks/${listed.id}`);
       await page.waitForSelector(`[data-testid=webhooks-table] tr[data-webhook-id="${listed.id}"]`);
       expect(await page.locator('.once').count()).toBe(0);
