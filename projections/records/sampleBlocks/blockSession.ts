@@ -6,7 +6,7 @@ import { instantMs } from '../../../src/shared/isoInstant.js';
 import { utcDayOf } from '../recordDoc.js';
 import { type DecodedBlocks, decodedBlocksOf } from './decodedBlocks.js';
 import { familyBlocks, familyIn, idRowId, idRowPut, idsInMain, readIdRows, setFamily } from './packedLocators.js';
-import { type RecentLocators, recentLocatorsOf, recentTierLimits, replayMark, type TierLocator } from './recentLocators.js';
+import { type RecentLocators, recentLocatorsOf, replayMark, type TierLocator } from './recentLocators.js';
 import { BLOCK_SAMPLES, bySampleStart, encodeBlock, listedCount, locatorId, SAMPLE_BLOCKS, type SampleBlockDoc, type SampleDoc, userTag } from './sampleBlock.js';
 
 const DAY_MS = 86_400_000;
@@ -141,7 +141,7 @@ class BlockSession implements MemberSession {
       if (r) firstIds.set(key, r.id);
       else if (recent.mayBeInMain(k)) inMain.set(k, set.provider as string);
     }
-    if (inMain.size) for (const [k, id] of await idsInMain(readStore, inMain, recentTierLimits.slices)) firstIds.set(keyOf.get(k)!, id);
+    if (inMain.size) for (const [k, id] of await idsInMain(readStore, inMain)) firstIds.set(keyOf.get(k)!, id);
     for (const key of firstIds.keys()) this.located.add(key);
     const rowOf = (key: string, set: Record<string, unknown>, id: number) => idRowId(userTag(set.user_id as string), set.provider as string, id);
     const rowIds = new Set<string>();

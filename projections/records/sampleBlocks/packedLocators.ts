@@ -113,18 +113,17 @@ export function keyRowEntries(row: KeyRowDoc): { key: string; id: number }[] {
 
 /**
  * The ids main holds for `wanted` (locator `_id` → its provider), each by a seek of the key rows'
- * `_id` index: the row of its (user, provider) and slice whose first key is the greatest not after
- * it. A row read once per call.
+ * `_id` index: the row of its (user, provider) whose first key is the greatest not after it (rows
+ * of one (user, provider) never overlap). A row read once per call.
  */
-export async function idsInMain(readStore: ReadStore, wanted: ReadonlyMap<string, string>, slices: number): Promise<Map<string, number>> {
+export async function idsInMain(readStore: ReadStore, wanted: ReadonlyMap<string, string>): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   const rows = new Map<string, KeyRowDoc | null>();
   for (const [locator, provider] of wanted) {
     const tag = locator.slice(0, USER_TAG);
     const key = locator.slice(USER_TAG);
     const prefix = keyPrefix(tag, provider);
-    const [lo] = sliceBounds(sliceOf(locator, slices), slices);
-    const [row] = await readStore.find<KeyRowDoc>(SAMPLE_KEYS, { filter: { _id: { $gte: prefix + lo, $lte: prefix + key } }, sort: [['_id', -1]], limit: 1 });
+    const [row] = await readStore.find<KeyRowDoc>(SAMPLE_KEYS, { filter: { _id: { $gte: prefix, $lte: prefix + key } }, sort: [['_id', -1]], limit: 1 });
     if (!row) continue;
     let r = rows.get(row._id);
     if (r === undefined) rows.set(row._id, (r = row));
@@ -156,6 +155,11 @@ export async function mergeIntoKeyRows(
   const range = new Map<string, KeyRowDoc | null>();
   for (const r of await readStore.find<KeyRowDoc>(SAMPLE_KEYS, { filter: { _id: { $gte: prefix + lo, $lt: prefix + hi } } })) range.set(r._id, r);
   for (const [id, r] of written) if (id >= prefix + lo && id < prefix + hi) range.set(id, r);
+  // The row before the slice, if it reaches into it: only when the slices were cut otherwise when
+  // it was written (a merge never writes a row across a slice's bounds), kept so rows never overlap.
+  const [floor] = await readStore.find<KeyRowDoc>(SAMPLE_KEYS, { filter: { _id: { $gte: prefix, $lt: prefix + lo } }, sort: [['_id', -1]], limit: 1 });
+  const before0 = floor && written.has(floor._id) ? written.get(floor._id)! : floor;
+  if (before0 && before0.n && before0.data.substr((before0.n - 1) * KEY, KEY) >= lo) range.set(before0._id, before0);
   const stored: KeyRowDoc[] = [];
   for (const r of range.values()) if (r) stored.push(r);
   stored.sort((a, b) => (a._id < b._id ? -1 : 1));
