@@ -263,7 +263,7 @@ class BlockSession implements MemberSession {
       marked.add(this.replay);
       out.push(replayMark());
     }
-    await this.recent.write(this.readStore, locators, owners, this.mayMerge, out);
+    await this.recent.write(this.readStore, locators, owners, this.mayMerge, out, this.replay !== null);
     this.idRows.clear();
     this.idRowsChanged.clear();
     this.located.clear();
