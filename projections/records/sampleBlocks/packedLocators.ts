@@ -112,22 +112,25 @@ export function keyRowEntries(row: KeyRowDoc): { key: string; id: number }[] {
 }
 
 /**
- * The ids main holds for `wanted` (locator `_id` → its provider), each by a seek of the key rows'
- * `_id` index: the row of its (user, provider) whose first key is the greatest not after it (rows
- * of one (user, provider) never overlap). A row read once per call.
+ * The ids main holds for `wanted` (locator `_id` → its provider): for each, a seek of the key rows'
+ * `_id` index for the row of its (user, provider) whose first key is the greatest not after it
+ * (rows of one (user, provider) never overlap), its `_id` only; then each row named, once, read
+ * whole (about 21 KB) and searched. A batch of records sent again reads each row once, not once per record.
  */
 export async function idsInMain(readStore: ReadStore, wanted: ReadonlyMap<string, string>): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  const rows = new Map<string, KeyRowDoc | null>();
+  const rowOf = new Map<string, string>();
   for (const [locator, provider] of wanted) {
-    const tag = locator.slice(0, USER_TAG);
-    const key = locator.slice(USER_TAG);
-    const prefix = keyPrefix(tag, provider);
-    const [row] = await readStore.find<KeyRowDoc>(SAMPLE_KEYS, { filter: { _id: { $gte: prefix, $lte: prefix + key } }, sort: [['_id', -1]], limit: 1 });
-    if (!row) continue;
-    let r = rows.get(row._id);
-    if (r === undefined) rows.set(row._id, (r = row));
-    const id = findInRow(r!, key);
+    const prefix = keyPrefix(locator.slice(0, USER_TAG), provider);
+    const [row] = await readStore.find(SAMPLE_KEYS, { filter: { _id: { $gte: prefix, $lte: prefix + locator.slice(USER_TAG) } }, sort: [['_id', -1]], limit: 1, fields: [] });
+    if (row) rowOf.set(locator, row._id);
+  }
+  const rowIds = [...new Set(rowOf.values())];
+  const rows = new Map<string, KeyRowDoc>();
+  for (let i = 0; i < rowIds.length; i += 500) for (const r of await readStore.find<KeyRowDoc>(SAMPLE_KEYS, { filter: { _id: { $in: rowIds.slice(i, i + 500) } } })) rows.set(r._id, r);
+  const out = new Map<string, number>();
+  for (const [locator, rowId] of rowOf) {
+    const row = rows.get(rowId);
+    const id = row && findInRow(row, locator.slice(USER_TAG));
     if (id !== undefined) out.set(locator, id);
   }
   return out;
