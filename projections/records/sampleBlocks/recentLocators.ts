@@ -143,7 +143,8 @@ export class RecentLocators {
       this.main = main;
       this.mainGen = gen;
     }
-    if (this.scope !== (scope ?? null)) this.written.clear();
+    // A new batch (or a caller without one: each call its own) reads the key rows from the store.
+    if (scope === undefined || scope !== this.scope) this.written.clear();
     this.scope = scope ?? null;
   }
 
@@ -179,8 +180,9 @@ export class RecentLocators {
   /**
    * Writes a session's new locators (`owners[j]`: the user of `keys[j]`) to `out`: as runs, one per (user, provider); or, when the tier
    * then passes its limits and `mayMerge` (no erasure in the batch: the merge rewrites the tier's
-   * locators into main, and must not write back the ones an erasure of the batch deleted), the
-   * whole tier with them into main, sorted by `_id`, and the runs deleted.
+   * locators into main, and must not write back the ones an erasure of the batch deleted), a
+   * slice of the tier's keys merged into main's key rows (all slices at once when `whole`: a
+   * rebuild's replay), and with the last slice the runs the merge took deleted.
    */
   async write(readStore: ReadStore, keys: readonly TierLocator[], owners: readonly string[], mayMerge: boolean, out: Change[], whole = false): Promise<void> {
     if (!keys.length) return;
