@@ -143,15 +143,14 @@ class BlockSession implements MemberSession {
     }
     if (inMain.size) for (const [k, id] of await idsInMain(readStore, inMain)) firstIds.set(keyOf.get(k)!, id);
     for (const key of firstIds.keys()) this.located.add(key);
-    const rowOf = (key: string, set: Record<string, unknown>, id: number) => idRowId(userTag(set.user_id as string), set.provider as string, id);
     const rowIds = new Set<string>();
-    for (const [key, { set, id }] of batch) rowIds.add(rowOf(key, set, firstIds.get(key) ?? id));
+    for (const [key, { set, id }] of batch) rowIds.add(idRowOf(set, firstIds.get(key) ?? id));
     for (const [id, row] of await readIdRows(readStore, [...rowIds])) this.idRows.set(id, row);
     const families = new Set<string>();
     for (const [key, { set }] of batch) {
       const first = firstIds.get(key);
       if (first === undefined) continue;
-      const f = familyIn(this.idRows.get(rowOf(key, set, first))!.data, first);
+      const f = familyIn(this.idRows.get(idRowOf(set, first))!.data, first);
       if (f !== null) families.add(f);
     }
     const need = new Map<string, Need>();
@@ -187,7 +186,7 @@ class BlockSession implements MemberSession {
       set.id = old?.sample.id ?? firstIds.get(key) ?? id;
       set._id = key;
       // A record found only while decoding (MongoDB, a batch cut short) may carry an id whose row was not read.
-      const row = rowOf(key, set, set.id as number);
+      const row = idRowOf(set, set.id as number);
       if (!this.idRows.has(row)) for (const [rid, r] of await readIdRows(readStore, [row])) this.idRows.set(rid, r);
       const sample = set as unknown as SampleDoc;
       const g = this.groupOf(sample.user_id, sample.tenant_id, sample.type, sample.provider, sample.source, utcDayOf(instantMs(sample.start_date)));
@@ -392,6 +391,9 @@ class BlockSession implements MemberSession {
     for (let i = count; i < g.stored.length; i++) out.push({ op: 'delete', collection: SAMPLE_BLOCKS, id: `${g.base}.${i}` });
   }
 }
+
+/** The id row (packedLocators.ts) of a batch record's id: a module function, not a closure per batch (the class's comment). */
+const idRowOf = (set: Record<string, unknown>, id: number): string => idRowId(userTag(set.user_id as string), set.provider as string, id);
 
 /** The replays that wrote their mark of sample_keys (replayMark). */
 const marked = new WeakSet<Replay>();
