@@ -37,7 +37,10 @@ function openChunk(key: Buffer, aad: string, index: number, last: boolean, seale
   decipher.setAAD(chunkAad(aad, index, last));
   decipher.setAuthTag(sealed.subarray(IV_BYTES, OVERHEAD));
   try {
-    return Buffer.concat([decipher.update(sealed.subarray(OVERHEAD)), decipher.final()]);
+    const plain = decipher.update(sealed.subarray(OVERHEAD));
+    // GCM's final() only checks the tag (it returns no bytes): no second copy of the chunk.
+    const rest = decipher.final();
+    return rest.length === 0 ? plain : Buffer.concat([plain, rest]);
   } catch {
     throw new PayloadCipherError(`sealed chunk ${index} does not open`);
   }
