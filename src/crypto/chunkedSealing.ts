@@ -37,7 +37,10 @@ function openChunk(key: Buffer, aad: string, index: number, last: boolean, seale
   decipher.setAAD(chunkAad(aad, index, last));
   decipher.setAuthTag(sealed.subarray(IV_BYTES, OVERHEAD));
   try {
-    return Buffer.concat([decipher.update(sealed.subarray(OVERHEAD)), decipher.final()]);
+    const plain = decipher.update(sealed.subarray(OVERHEAD));
+    // GCM's final() only checks the tag (it returns no bytes): no second copy of the chunk.
+    const rest = decipher.final();
+    return rest.length === 0 ? plain : Buffer.concat([plain, rest]);
   } catch {
     throw new PayloadCipherError(`sealed chunk ${index} does not open`);
   }
@@ -129,14 +132,24 @@ export function openChunkedRange(
       const until = i === last ? to - i * chunkSize : plain.length;
       return plain.subarray(from, until);
     };
+    // The parts of the next chunk, joined once it is whole: joining each part as it came copied
+    // a chunk's bytes two or three times over (the store reads in 256 KiB parts).
+    const parts: Buffer[] = [];
+    let pending = 0;
     for await (const part of sealed) {
-      buf = buf.length ? Buffer.concat([buf, part as Buffer]) : (part as Buffer);
+      parts.push(part as Buffer);
+      pending += (part as Buffer).length;
+      if (buf.length + pending < stride) continue;
+      buf = buf.length || parts.length > 1 ? Buffer.concat(buf.length ? [buf, ...parts] : parts) : parts[0]!;
+      parts.length = 0;
+      pending = 0;
       while (index <= last && buf.length >= stride) {
         yield emit(openChunk(key, aad, index, index === chunks - 1, buf.subarray(0, stride)), index);
         buf = buf.subarray(stride);
         index++;
       }
     }
+    if (parts.length) buf = Buffer.concat([buf, ...parts]);
     if (index === last && index === chunks - 1 && buf.length >= OVERHEAD) {
       yield emit(openChunk(key, aad, index, true, buf), index);
       index++;

@@ -1,15 +1,28 @@
 import type { NormalizedRecord, ParseItem } from '../../../commands/ingestion/records.js';
 import { blockKey, recordIdentity, type JobLedger } from './recordLedger.js';
 
-/** Records of one block at most: a day of per-minute heart rate is two blocks, a checkpoint waits for at most this many. */
-export const BLOCK_RECORDS = 1_000;
+/**
+ * Records of one block at most (a day of per-minute heart rate is twelve blocks; a checkpoint
+ * waits for at most this many). A block's records are held until its answer, and on an ETL thread
+ * (4 MiB semi-spaces: a scavenge every ~300 items of an Apple export) records held longer than
+ * that outlive two scavenges and are promoted: V8 then allocates every later record straight into
+ * the old generation (its allocation-site pretenuring), and a re-import spent more on the
+ * collector than on decoding (docs/record-blocks.md, "Blocks and the collector").
+ */
+export const BLOCK_RECORDS = 128;
 /**
  * Fewer records than this are no block: they go record by record, without a block fingerprint. A
  * file whose order interleaves keys (a line of heart rate, a line of steps) would otherwise pay a
  * block fingerprint and ledger row per record, and gain nothing on a re-import.
  */
 export const MIN_BLOCK_RECORDS = 8;
-/** Records of complete blocks decided together: one note of their fingerprints, one of the records of those that differ. */
+/**
+ * Records of complete blocks decided together (one note of their fingerprints, one of the records
+ * of those that differ) once a block differed: those records wait for their batch's append anyway.
+ * Before that, and while blocks are another job's (a re-import), each block is decided as soon as
+ * it is complete (`ready`): its records are held no longer than the block (above), and the note of
+ * a known block writes nothing.
+ */
 export const DECIDE_RECORDS = 500;
 
 type Block = { key: string; records: NormalizedRecord[]; identities: string[]; fp?: Buffer };
@@ -48,6 +61,8 @@ export class RecordBlocks {
   private lastPassed: string | null = null;
   /** Fingerprints of blocks this job claimed, to commit once their records are in the log. */
   private unsettled: Buffer[] = [];
+  /** Each block decided as soon as it is complete: until one differs, and again once one is another job's (DECIDE_RECORDS). */
+  private eager = true;
 
   constructor(private readonly ledger: JobLedger) {}
 
@@ -75,7 +90,7 @@ export class RecordBlocks {
 
   /** Enough complete blocks wait to be decided together. */
   get ready(): boolean {
-    return this.completeRecords >= DECIDE_RECORDS;
+    return this.completeRecords >= (this.eager ? 1 : DECIDE_RECORDS);
   }
 
   /** Decides the complete blocks (and the open one too when `all`): their records in order, each with its answer. */
@@ -88,6 +103,7 @@ export class RecordBlocks {
     const whole = blocks.filter((b) => b.records.length >= MIN_BLOCK_RECORDS);
     const answers = await this.ledger.knownBlocks(whole.map((b) => (b.fp = this.ledger.blockFingerprint(b.key, b.identities))));
     const known = new Map(whole.map((b, i) => [b, answers[i]!]));
+    if (whole.length > 0) this.eager = answers[answers.length - 1] === true;
     const out: Decided[] = [];
     const records: NormalizedRecord[] = [];
     const identities: string[] = [];

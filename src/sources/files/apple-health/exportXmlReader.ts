@@ -42,6 +42,15 @@ export const MAX_DEPTH = XML_LIMITS.maxDepth;
 const MAX_ELEMENT_ERRORS = 10;
 /** Text goes to the parser in slices of this many characters. */
 const FEED_SLICE = 256 * 1024;
+/**
+ * A chunk of the bytes is decoded and parsed this many bytes at a time, and the elements of each
+ * slice yielded before the next is read. The stored object comes in chunks of a MiB: decoded
+ * whole, each was a string of 1–2 MB (two bytes a character once one character is beyond
+ * Latin-1), kept alive by the attribute values sliced from it until its last record was decided,
+ * and so promoted to the old generation, and its ~2,000 elements outlived the ETL thread's young
+ * collections: the old generation grew by twice the file and was marked every ~70 ms (issue 38).
+ */
+const READ_SLICE = 16 * 1024;
 /** Errors outside any element reported one by one, then one summary. */
 const MAX_LOOSE_ERRORS = 1000;
 
@@ -174,9 +183,13 @@ export async function* readTopLevelElements(bytes: AsyncIterable<Buffer | string
 
   let complete = true;
   for await (const chunk of bytes) {
-    const ok = feed(cleaner.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true })));
-    yield* ready;
-    ready.length = 0;
+    let ok = true;
+    for (let from = 0; ok && from < chunk.length; from += READ_SLICE) {
+      const piece = chunk.length <= READ_SLICE ? chunk : typeof chunk === 'string' ? chunk.slice(from, from + READ_SLICE) : chunk.subarray(from, from + READ_SLICE);
+      ok = feed(cleaner.push(typeof piece === 'string' ? piece : decoder.decode(piece, { stream: true })));
+      yield* ready;
+      ready.length = 0;
+    }
     if (!ok) {
       loose();
       complete = false;
