@@ -112,10 +112,20 @@ export class MongoReadStore implements ReadStore {
         });
         continue;
       }
+      const wanted = new Set<string>();
       for (const index of indexes) {
         // A unique index keeps its exact keys: with `_id` appended it would constrain nothing.
-        if (index.unique) await coll.createIndex(new Map(index.fields.map(([f, d]) => [checkField(f), d])), { unique: true });
-        else await coll.createIndex(new Map(indexKeys(index.fields)), {});
+        const keys = index.unique ? index.fields.map(([f, d]) => [checkField(f), d] as [string, 1 | -1]) : indexKeys(index.fields);
+        wanted.add(JSON.stringify(keys));
+        await coll.createIndex(new Map(keys), index.unique ? { unique: true } : {});
+      }
+      // A collection kept through its versions (the delivery log) drops the indexes it no longer
+      // declares, as the embedded store does (sqliteTable.ts extensionSql): each costs every write.
+      if (spec.extendInPlace && options.indexes !== false) {
+        for (const ix of await coll.indexes()) {
+          const keys = JSON.stringify(Object.entries(ix.key as Record<string, 1 | -1>));
+          if (ix.name !== '_id_' && ix.expireAfterSeconds === undefined && !wanted.has(keys)) await coll.dropIndex(ix.name!);
+        }
       }
       // The server removes expired documents itself; the service's own purge stays for the embedded store.
       if (spec.expireAt) await coll.createIndex({ [EXPIRES]: 1 }, { expireAfterSeconds: 0 });

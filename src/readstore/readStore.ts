@@ -48,8 +48,9 @@ export type CollectionSpec = {
   expireAt?: string;
   /**
    * The collection cannot be rebuilt from events (the webhook engine's delivery log): a new
-   * version that only adds columns and indexes (after the old ones) extends it in place, keeping
-   * its documents, where other collections are recreated empty for their projection to rebuild.
+   * version that keeps its columns (adding some, changing, adding or removing indexes) is extended
+   * in place, keeping its documents (an index no longer declared is dropped, a new one built from
+   * them), where other collections are recreated empty for their projection to rebuild.
    */
   extendInPlace?: boolean;
   /**
@@ -196,8 +197,8 @@ export interface ReadStore {
   /**
    * Creates missing collections and their indexes. Answers the names of existing collections it
    * had to recreate empty because their declared shape changed (their projections must rebuild).
-   * A collection declared `extendInPlace` keeps its documents through a shape that only adds
-   * columns and indexes (new indexes after the old ones): it is extended, not recreated.
+   * A collection declared `extendInPlace` keeps its documents through a shape that keeps its
+   * columns, whatever its indexes become: it is extended, not recreated.
    */
   ensureCollections(specs: readonly CollectionSpec[], options?: EnsureOptions): Promise<string[]>;
   dropCollections(names: readonly string[]): Promise<void>;

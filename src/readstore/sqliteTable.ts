@@ -1,4 +1,5 @@
 import type { CollectionSpec, Doc } from './readStore.js';
+import { twinIndexName } from '../shared/sqliteScrubPass.js';
 
 const FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
@@ -242,30 +243,38 @@ export function columnHoldsAll(v: unknown): boolean {
 }
 
 /**
- * Whether a collection declared `extendInPlace` only adds to `before`: every column kept, the
- * same booleans, and the indexes of `before` first and unchanged (index names are their places in
- * the list). Such a table is extended in place instead of recreated (a delivery log cannot be
- * rebuilt from events).
+ * Whether a collection declared `extendInPlace` can be taken from `before` to `after` in place:
+ * every column kept and the same booleans. Its indexes may change: an index whose place in the
+ * list (its name) now holds another definition, or none, is dropped and the new one built from the
+ * rows (extensionSql). Such a table is extended in place instead of recreated (a delivery log
+ * cannot be rebuilt from events).
  */
 export function extendsShape(before: SqliteTable, after: SqliteTable): boolean {
   if (!after.spec.extendInPlace || before.spec.version !== after.spec.version) return false;
   if (!before.columns.every((c) => after.isColumn(c))) return false;
-  if (JSON.stringify([...(before.spec.booleans ?? [])].sort()) !== JSON.stringify([...(after.spec.booleans ?? [])].sort())) return false;
-  const old = before.spec.indexes ?? [];
-  const now = after.spec.indexes ?? [];
-  return old.length <= now.length && old.every((index, i) => JSON.stringify(index) === JSON.stringify(now[i]));
+  return JSON.stringify([...(before.spec.booleans ?? [])].sort()) === JSON.stringify([...(after.spec.booleans ?? [])].sort());
 }
 
 /**
  * The statements that extend `before` to `after` (extendsShape): each new column added and filled
  * from the documents, the field leaving `doc` where the column alone holds it (a string or a
- * number, as `encode` would have put it). The new indexes are created like any.
+ * number, as `encode` would have put it); each index whose place changed its definition, or is
+ * gone, dropped (with its twin, the name a scrub builds it under: sqliteScrubPass.ts). The new
+ * indexes are then created like any.
  */
 export function extensionSql(before: SqliteTable, after: SqliteTable): string[] {
-  return after.columns
-    .filter((c) => !before.isColumn(c))
-    .flatMap((f) => [
-      `ALTER TABLE ${after.table} ADD COLUMN ${col(f)}`,
-      `UPDATE ${after.table} SET ${col(f)} = json_extract(doc, '$.${f}'), doc = json_remove(doc, '$.${f}') WHERE json_type(doc, '$.${f}') IN ('text', 'integer', 'real')`,
-    ]);
+  const old = before.spec.indexes ?? [];
+  const now = after.spec.indexes ?? [];
+  const dropped = old.flatMap((index, i) =>
+    JSON.stringify(index) === JSON.stringify(now[i]) ? [] : [`${after.table}_ix${i}`, twinIndexName(`${after.table}_ix${i}`)].map((name) => `DROP INDEX IF EXISTS ${name}`),
+  );
+  return [
+    ...after.columns
+      .filter((c) => !before.isColumn(c))
+      .flatMap((f) => [
+        `ALTER TABLE ${after.table} ADD COLUMN ${col(f)}`,
+        `UPDATE ${after.table} SET ${col(f)} = json_extract(doc, '$.${f}'), doc = json_remove(doc, '$.${f}') WHERE json_type(doc, '$.${f}') IN ('text', 'integer', 'real')`,
+      ]),
+    ...dropped,
+  ];
 }

@@ -68,17 +68,29 @@ export const DISPATCH_ENDPOINTS = 'webhook_dispatch_endpoints';
 
 export const deliveryKey = (endpointId: string, id: number) => `${endpointId}:${id}`;
 
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'running', 'done', 'parked'];
+
 export const webhookEngineCollections: readonly CollectionSpec[] = [
   {
     name: DELIVERIES,
+    // Every index costs each delivery's creation, and those with `status` its outcome too; the
+    // endpoint's own ones cost most, each endpoint writing its own leaf pages of each (issue 37,
+    // docs/webhooks.md "What one delivery costs the store"). Each serves a read:
     indexes: [
-      { fields: [['endpoint_id', 1], ['id', -1]] },
-      { fields: [['endpoint_id', 1], ['status', 1], ['id', -1]] },
-      { fields: [['status', 1], ['next_attempt_at', 1]] },
-      { fields: [['endpoint_id', 1], ['status', 1], ['next_attempt_at', 1]] },
-      // Added later (an embedded store extends the table in place): erasure and retention.
-      { fields: [['user_id', 1]] },
+      // Retention (deliveryRetention.ts). First: an index's place is its name in the embedded
+      // store, and a place whose index changed is built again when the table is extended
+      // (sqliteTable.ts extensionSql); here it took the place of (endpoint_id, id), which the
+      // list of every status needed before it merged the lists of each status (listDeliveries).
       { fields: [['created_at', 1]] },
+      // The endpoint's list of one status, newest first (each status's for the list of all);
+      // recoveries (parked ones by id).
+      { fields: [['endpoint_id', 1], ['status', 1], ['id', -1]] },
+      // The worker's polls of what came due, every endpoint; the next retry's time.
+      { fields: [['status', 1], ['next_attempt_at', 1]] },
+      // The worker's refills of one endpoint's due deliveries, and its parking of them.
+      { fields: [['endpoint_id', 1], ['status', 1], ['next_attempt_at', 1]] },
+      // Erasure: a user's deliveries.
+      { fields: [['user_id', 1]] },
     ],
     columns: ['tenant_id', 'created_at', 'replayed_at'],
     // Deliveries are no projection: a new version keeps them.

@@ -12,7 +12,7 @@ import { hotCollections, recordHotQueries } from './indexedQueries.js';
  */
 type Call = { coll: string; op: string; args: unknown[] };
 
-function fakeStore(epoch = 2) {
+function fakeStore(epoch = 2, existingIndexes: { name: string; key: Record<string, number>; expireAfterSeconds?: number }[] = []) {
   const calls: Call[] = [];
   const record =
     (coll: string, op: string, answer: unknown) =>
@@ -26,6 +26,8 @@ function fakeStore(epoch = 2) {
     findOneAndUpdate: record(coll, 'findOneAndUpdate', { _id: 'p', epoch }),
     updateOne: record(coll, 'updateOne', { matchedCount: 1 }),
     findOne: record(coll, 'findOne', { _id: 'p' }),
+    indexes: record(coll, 'indexes', existingIndexes),
+    dropIndex: record(coll, 'dropIndex', undefined),
     find: (...args: unknown[]) => {
       calls.push({ coll, op: 'find', args });
       return { limit: () => undefined, toArray: async () => [] };
@@ -70,6 +72,24 @@ describe('MongoDB read store: requests (no server needed)', () => {
       [[['a', 1], ['b', -1], ['_id', -1]], {}],
       [[['k', 1]], { unique: true }],
     ]);
+  });
+
+  it('a collection kept through its versions (extendInPlace) drops the indexes it no longer declares, keeping _id and the expiry index; others drop nothing', async () => {
+    type Existing = { name: string; key: Record<string, number>; expireAfterSeconds?: number };
+    const existing: Existing[] = [
+      { name: '_id_', key: { _id: 1 } },
+      { name: 'a_1__id_1', key: { a: 1, _id: 1 } },
+      { name: 'old_1__id_-1', key: { old: 1, _id: -1 } },
+      { name: 'k_1', key: { k: 1 } },
+      { name: 'expires', key: { _expires_at: 1 }, expireAfterSeconds: 0 },
+    ];
+    const { calls, store } = fakeStore(2, existing);
+    const spec = { name: 'log', indexes: [{ fields: [['a', 1]] as const }, { fields: [['k', 1]] as const, unique: true }], extendInPlace: true };
+    await store.ensureCollections([spec]);
+    expect(calls.filter((c) => c.op === 'dropIndex').map((c) => c.args[0])).toEqual(['old_1__id_-1']);
+    const other = fakeStore(2, existing);
+    await other.store.ensureCollections([{ ...spec, extendInPlace: false }]);
+    expect(other.calls.filter((c) => c.op === 'dropIndex' || c.op === 'indexes')).toEqual([]);
   });
 
   it('every hot list query (handlers as they are) sorts on the keys of one of its indexes, tie-breaker included: no blocking sort', async () => {

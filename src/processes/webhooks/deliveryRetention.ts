@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ReadStore } from '../../readstore/readStore.js';
+import type { ReadStore, Scalar } from '../../readstore/readStore.js';
 import { PollLoop } from '../../shared/pollLoop.js';
 import { DELIVERIES, type DeliveryDoc } from '../../webhooks/deliveryDocs.js';
 import { fillDeliverySubjects } from './deliverySubjects.js';
@@ -64,18 +64,26 @@ export class DeliveryRetention {
     await fillDeliverySubjects(readStore, () => this.stopping);
     const before = new Date(now - this.o.retentionMs).toISOString();
     let deleted = 0;
+    let after: Scalar[] | undefined;
     while (deleted < PER_RUN && !this.stopping) {
+      // By creation time alone, oldest first from its index: with `status` in the filter the
+      // embedded store planned on the (status, next attempt) index and read every finished
+      // delivery at each page. An open one (attempts left) is passed over, not deleted.
       const page = await readStore.find<DeliveryDoc>(DELIVERIES, {
-        filter: { created_at: { $lt: before }, status: { $in: ['done', 'parked'] } },
+        filter: { created_at: { $lt: before } },
         sort: [['created_at', 1]],
         limit: PAGE,
-        fields: ['_id'],
+        after,
+        fields: ['_id', 'created_at', 'status'],
       });
       if (page.length === 0) break;
+      const finished = page.filter((d) => d.status === 'done' || d.status === 'parked');
       // Erasing: the `user.deleted` deliveries kept the external_ref of a deleted user until now.
-      await readStore.applyChanges(page.map((d) => ({ op: 'delete' as const, collection: DELIVERIES, id: d._id })), { erasing: true });
-      deleted += page.length;
+      if (finished.length) await readStore.applyChanges(finished.map((d) => ({ op: 'delete' as const, collection: DELIVERIES, id: d._id })), { erasing: true });
+      deleted += finished.length;
       if (page.length < PAGE) break;
+      const last = page[page.length - 1]!;
+      after = [last.created_at, last._id];
       // Other work on this thread has its turn between transactions.
       await new Promise((resolve) => setImmediate(resolve));
     }

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { SqliteReadStore } from '../../../src/readstore/sqliteReadStore.js';
@@ -65,6 +66,31 @@ describe('webhook delivery retention (issue 20; docs/webhooks.md "Retention")', 
     expect(await retention.runOnce()).toBe(0);
     // A day later the younger one is past the period too.
     expect(await retention.runOnce(NOW + 2 * DAY_MS)).toBe(1);
+    await store.close();
+  });
+
+  it('reads by creation time from its index, not every finished delivery: the plan of its read; past a page of open ones it still finds the finished ones after them', async () => {
+    const open = Array.from({ length: 1_001 }, () => delivery({ type: 'user.created', user: 'u1', ageDays: 40, status: 'pending' }));
+    const store = await storeWith([...open, delivery({ type: 'user.created', user: 'u2', ageDays: 35 }), delivery({ type: 'user.created', user: 'u3', ageDays: 1 })]);
+    const plans: string[] = [];
+    const prepare = Database.prototype.prepare;
+    Database.prototype.prepare = function (this: Database.Database, sql: string) {
+      if (/^SELECT/.test(sql) && sql.includes('rm_webhook_deliveries') && sql.includes('f_created_at')) {
+        const params = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => 'x');
+        plans.push(((prepare.call(this, `EXPLAIN QUERY PLAN ${sql}`) as Database.Statement<string[]>).all(...params) as { detail: string }[]).map((p) => p.detail).join(' | '));
+      }
+      return prepare.call(this, sql);
+    } as typeof prepare;
+    try {
+      const retention = new DeliveryRetention({ readStore: store, retentionMs: 30 * DAY_MS, now: () => NOW });
+      expect(await retention.runOnce()).toBe(1);
+    } finally {
+      Database.prototype.prepare = prepare;
+    }
+    expect(plans.length).toBeGreaterThan(0);
+    // The creation-time index (ix0: deliveryDocs.ts), a range of it: every page, the next ones after the cursor too.
+    for (const plan of plans) expect(plan).toMatch(/^SEARCH rm_webhook_deliveries USING INDEX rm_webhook_deliveries_ix0 \(f_created_at[=<>]/);
+    expect(await store.count(DELIVERIES)).toBe(1_002);
     await store.close();
   });
 
