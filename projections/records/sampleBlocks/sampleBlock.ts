@@ -101,7 +101,11 @@ export const userLocators = (userId: string): Filter => {
  *   (a sample's `metadata`: a HealthKit line's time zone, original value and unit), packed by key
  *   the same way instead: `o` its keys, `c` the keys of one value in every sample, `f` the others'
  *   arrays. As an array of objects it repeated every key and constant in every sample (105 of a
- *   block's 182 bytes per sample in the 1M ingest, BENCHMARKS.md, issue 38, H15-D).
+ *   block's 182 bytes per sample in the 1M ingest, BENCHMARKS.md, issue 38, H15-D);
+ * - `x`: `external_id` when every sample's is a UUID in one case (HealthKit's: upper case, `U`
+ *   set), as the UUIDs' bytes one after the other in one base64url string (about 21 characters a
+ *   sample where the quoted UUIDs were 39: half a block's `data` in the 1M ingest, issue 38);
+ *   decoded to the very text each sample had. Any other ids stay in `c`/`f` as written.
  */
 type Packed = {
   o: string[];
@@ -115,6 +119,8 @@ type Packed = {
   f: Record<string, unknown[]>;
   a?: Record<string, number[]>;
   g?: Record<string, PackedObjects>;
+  x?: string;
+  U?: 1;
 };
 
 /** The values of one field, objects of the same keys, packed by key (Packed `g`). */
@@ -160,6 +166,30 @@ function unpackObjects(g: PackedObjects, n: number): Record<string, unknown>[] {
 }
 
 const KEY_LENGTH = 22;
+
+const UPPER_UUID = /^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$/;
+const LOWER_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const UUID_TEXT = 36;
+
+/** `values` packed as Packed `x` (and whether upper case) when every one is a UUID and all are in one case, else null. */
+function packUuids(values: readonly unknown[]): { x: string; upper: boolean } | null {
+  const first = values[0];
+  if (typeof first !== 'string') return null;
+  const form = UPPER_UUID.test(first) ? UPPER_UUID : LOWER_UUID.test(first) ? LOWER_UUID : null;
+  if (!form) return null;
+  for (const v of values) if (typeof v !== 'string' || !form.test(v)) return null;
+  return { x: Buffer.from((values as string[]).join('').replaceAll('-', ''), 'hex').toString('base64url'), upper: form === UPPER_UUID };
+}
+
+/**
+ * Packed `x` back to the block's UUIDs, as one string of 36 characters a sample (a sample's is a
+ * slice of it: no string of its own is built): made once for the block, the first time one is read.
+ */
+function uuidText(x: string, upper: boolean): string {
+  const hex = Buffer.from(x, 'base64url').toString('hex');
+  const text = hex.replace(/(.{8})(.{4})(.{4})(.{4})(.{12})/g, '$1-$2-$3-$4-$5');
+  return upper ? text.toUpperCase() : text;
+}
 /** Fields with a column of their own in Packed, not in `c`/`f`. */
 const OWN = new Set(['start_date', 'end_date', 'id', '_id']);
 
@@ -279,6 +309,12 @@ export function encodeBlock(samples: readonly SampleDoc[]): string {
     if (constant) packed.c[field] = docs[0]![field];
     else {
       const values = docs.map((d) => (d[field] === undefined ? null : d[field]));
+      const uuids = field === 'external_id' && !absent[field] ? packUuids(values) : null;
+      if (uuids) {
+        packed.x = uuids.x;
+        if (uuids.upper) packed.U = 1;
+        continue;
+      }
       const objects = absent[field] ? null : packObjects(values);
       if (objects) (packed.g ??= {})[field] = objects;
       else packed.f[field] = values;
@@ -332,13 +368,17 @@ export function blockColumns(data: string): BlockColumns {
   const keys = p.k;
   const key = typeof keys === 'string' ? (j: number) => keys.slice(j * KEY_LENGTH, (j + 1) * KEY_LENGTH) : (j: number) => keys[j]!;
   const absent = p.a ? new Map(Object.entries(p.a).map(([f, js]) => [f, new Set(js)])) : null;
+  // `external_id` packed as UUIDs (`x`): every sample has one; the block's text is made on the first read.
+  const packedUuids = p.x;
+  let uuids: string | null = null;
+  const externalId = (j: number): string => (uuids ??= uuidText(packedUuids!, p.U === 1)).slice(j * UUID_TEXT, (j + 1) * UUID_TEXT);
   // Every sample starts as a copy of one object with the fields in their order (constants set):
   // a spread of it is one allocation with the final shape, where setting field by field on `{}`
   // re-shaped each sample.
   const proto: Record<string, unknown> = {};
   const varying: string[] = [];
   for (const f of p.o) {
-    if (OWN.has(f)) proto[f] = null;
+    if (OWN.has(f) || (packedUuids !== undefined && f === 'external_id')) proto[f] = null;
     else if (Object.hasOwn(p.c, f)) proto[f] = p.c[f];
     else {
       proto[f] = null;
@@ -357,6 +397,8 @@ export function blockColumns(data: string): BlockColumns {
         return ids[j];
       case '_id':
         return key(j);
+      case 'external_id':
+        if (packedUuids !== undefined) return externalId(j);
     }
     return Object.hasOwn(p.c, name) ? p.c[name] : p.f[name]?.[j];
   };
@@ -367,6 +409,7 @@ export function blockColumns(data: string): BlockColumns {
     d.end_date = startMs && p.e![j] === 0 ? d.start_date : end(j);
     d.id = ids[j];
     d._id = key(j);
+    if (packedUuids !== undefined) d.external_id = externalId(j);
     for (let v = 0; v < varying.length; v++) d[varying[v]!] = columns[v]![j];
     // Rare (a row stored without a field): removed after, so the common samples keep one shape.
     if (absent) for (const [f, js] of absent) if (js.has(j)) delete d[f];
