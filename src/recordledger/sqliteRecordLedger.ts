@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { eraseOnDelete } from '../shared/sqlitePurge.js';
 import { SqliteGroupCommit } from '../shared/sqliteGroupCommit.js';
-import { BUSY_TIMEOUT_MS } from '../shared/sqliteWriteLock.js';
+import { BUSY_TIMEOUT_MS, isBusy } from '../shared/sqliteWriteLock.js';
 import { checkNote, EARLIER_FINGERPRINT_BYTES, type RecordLedger } from './recordLedger.js';
 
 /** The file's layout (`user_version`): 4 since issue 38's short rows; `migrate` converts the earlier ones. */
@@ -69,6 +69,7 @@ export class SqliteRecordLedger implements RecordLedger {
   private migrate(): boolean {
     const version = () => this.db.pragma('user_version', { simple: true }) as number;
     const exists = (table: string) => this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !== undefined;
+    let converted = false;
     if (version() < LAYOUT) {
       this.db
         .transaction(() => {
@@ -96,10 +97,21 @@ export class SqliteRecordLedger implements RecordLedger {
             this.db.exec('DROP TABLE earlier');
             this.db.exec('DROP TABLE IF EXISTS claims_earlier');
             this.db.exec('DROP TABLE IF EXISTS fingerprints');
+            converted = true;
           }
           this.db.pragma(`user_version = ${LAYOUT}`);
         })
         .immediate();
+    }
+    // The earlier rows' pages are free now (zeroed: secure_delete); the file gives them back, so
+    // an upgraded ledger is as small as a new one. Another connection reading the file meanwhile
+    // (the other ETL threads, opening) makes that wait or fail: then the pages are reused as it grows.
+    if (converted) {
+      try {
+        this.db.exec('VACUUM');
+      } catch (err) {
+        if (!isBusy(err)) throw err;
+      }
     }
     return this.db.prepare("SELECT 1 FROM meta WHERE name = 'unclustered_rows'").get() !== undefined;
   }

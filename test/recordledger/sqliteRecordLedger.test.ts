@@ -97,3 +97,27 @@ it('issue 38: a row is an 11-byte fingerprint and a small job number (the tag on
     await ledger.close();
   }
 });
+
+it('issue 38: a ledger file of the version before short rows is converted once, and given back the space its rows took', async () => {
+  const path = join(tempDir(), 'record-ledger.sqlite');
+  const old = new Database(path);
+  old.exec('CREATE TABLE claims (fp BLOB NOT NULL, job BLOB NOT NULL, committed INTEGER NOT NULL, PRIMARY KEY (fp, job)) WITHOUT ROWID');
+  old.exec('CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID');
+  const insert = old.prepare('INSERT INTO claims VALUES (?, ?, 1)');
+  const job = randomBytes(JOB_TAG_BYTES);
+  const fps = Array.from({ length: 20_000 }, () => randomBytes(EARLIER_FINGERPRINT_BYTES));
+  old.transaction(() => fps.forEach((fp) => insert.run(fp, job)))();
+  old.pragma('user_version = 3');
+  old.close();
+  const before = statSync(path).size;
+
+  const ledger = new SqliteRecordLedger(path);
+  try {
+    expect(await ledger.note(randomBytes(JOB_TAG_BYTES), fps.slice(0, 3).map(shortened))).toEqual([true, true, true]);
+    expect(await ledger.note(job, fps.slice(0, 3).map(shortened))).toEqual([false, false, false]);
+    expect((ledger as unknown as { db: Database.Database }).db.pragma('user_version', { simple: true })).toBe(4);
+  } finally {
+    await ledger.close();
+  }
+  expect(statSync(path).size).toBeLessThan(before * 0.6);
+});
