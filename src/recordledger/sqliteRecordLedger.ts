@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { eraseOnDelete } from '../shared/sqlitePurge.js';
 import { SqliteGroupCommit } from '../shared/sqliteGroupCommit.js';
 import { BUSY_TIMEOUT_MS, isBusy } from '../shared/sqliteWriteLock.js';
-import { checkNote, EARLIER_FINGERPRINT_BYTES, type RecordLedger } from './recordLedger.js';
+import { checkNote, EARLIER_FINGERPRINT_BYTES, shortened, type RecordLedger } from './recordLedger.js';
 
 /** The file's layout (`user_version`): 4 since issue 38's short rows; `migrate` converts the earlier ones. */
 const LAYOUT = 4;
@@ -85,11 +85,12 @@ export class SqliteRecordLedger implements RecordLedger {
           this.db.exec('CREATE TABLE jobs (n INTEGER PRIMARY KEY, tag BLOB NOT NULL UNIQUE)');
           this.db.exec('CREATE TABLE claims (fp BLOB NOT NULL, job INTEGER NOT NULL, PRIMARY KEY (fp, job)) WITHOUT ROWID');
           if (earlier.length > 0) {
+            this.db.function('shortened', { deterministic: true }, (fp: unknown) => shortened(fp as Buffer));
             this.db.exec(`CREATE TEMP TABLE earlier AS ${earlier.join(' UNION ALL ')}`);
             this.db.exec('INSERT OR IGNORE INTO jobs (tag) SELECT DISTINCT job FROM earlier');
             // A converted row keeps its answers: its `shortened` fingerprint, its job's number, its flag.
             this.db.exec(
-              `INSERT OR IGNORE INTO claims (fp, job) SELECT unhex(hex(substr(e.fp, 1, 3)) || hex(substr(e.fp, 5, 8))), j.n * 2 + max(e.committed) FROM earlier e JOIN jobs j ON j.tag = e.job WHERE length(e.fp) = ${EARLIER_FINGERPRINT_BYTES} GROUP BY 1, j.n`,
+              `INSERT OR IGNORE INTO claims (fp, job) SELECT shortened(e.fp), j.n * 2 + max(e.committed) FROM earlier e JOIN jobs j ON j.tag = e.job WHERE length(e.fp) = ${EARLIER_FINGERPRINT_BYTES} GROUP BY 1, j.n`,
             );
             const any = this.db.prepare('SELECT 1 FROM earlier LIMIT 1').get() !== undefined;
             // Rows that reach version 3 here were written before clustering.
