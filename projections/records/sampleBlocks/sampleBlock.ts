@@ -90,9 +90,9 @@ export const userLocators = (userId: string): Filter => {
  * The packed samples (a JSON string: one layout for SQLite's text column and MongoDB's string,
  * and JSON.parse is the fastest decoder JavaScript has). Columnar:
  * - `o`: the field names in the order the first sample has them (decoded docs keep that order);
- * - `s`: start instants (ms) as the first then deltas, `e`: end minus start, `i`: ids as the
- *   first then deltas, when every start/end is the canonical `toISOString()` form (else `S`/`E`:
- *   the strings);
+ * - `s`: start instants (ms) as the first then deltas, `e`: end minus start (absent when every
+ *   sample is an instant), `i`: ids as the first then deltas, when every start/end is the
+ *   canonical `toISOString()` form (else `S`/`E`: the strings);
  * - `k`: the record keys (`_id`), concatenated when all are 22 characters long (recordKey), else an array;
  * - `c`: fields with one value in every sample (provenance, unit, tenant, ingestion time), once;
  * - `f`: the other fields, one array each; `a`: field → indexes of the samples that lack it
@@ -307,7 +307,9 @@ export function encodeBlock(samples: readonly SampleDoc[]): string {
   const timed = starts.every((ms, j) => !Number.isNaN(ms) && !Number.isNaN(ends[j]!));
   if (timed) {
     packed.s = starts.map((ms, j) => (j === 0 ? ms : ms - starts[j - 1]!));
-    packed.e = ends.map((ms, j) => ms - starts[j]!);
+    const lengths = ends.map((ms, j) => ms - starts[j]!);
+    // A block of instants (a day of heart rate: end = start) has no `e`: two bytes a sample.
+    if (lengths.some((ms) => ms !== 0)) packed.e = lengths;
   } else {
     packed.S = docs.map((d) => d.start_date as string);
     packed.E = docs.map((d) => d.end_date as string);
@@ -379,7 +381,10 @@ export function blockColumns(data: string): BlockColumns {
   const startMs = p.s ? new Array<number>(n) : null;
   if (startMs) for (let j = 0, t = 0; j < n; j++) startMs[j] = t = j === 0 ? p.s![0]! : t + p.s![j]!;
   const start = startMs ? (j: number) => isoOf(startMs[j]!) : (j: number) => p.S![j]!;
-  const end = startMs ? (j: number) => isoOf(startMs[j]! + p.e![j]!) : (j: number) => p.E![j]!;
+  // No `e` with `s`: every sample an instant.
+  const lengths = p.e ?? null;
+  const endMs = (j: number) => (lengths ? startMs![j]! + lengths[j]! : startMs![j]!);
+  const end = startMs ? (j: number) => isoOf(endMs(j)) : (j: number) => p.E![j]!;
   const keys = p.k;
   const key = typeof keys === 'string' ? (j: number) => keys.slice(j * KEY_LENGTH, (j + 1) * KEY_LENGTH) : (j: number) => keys[j]!;
   const absent = p.a ? new Map(Object.entries(p.a).map(([f, js]) => [f, new Set(js)])) : null;
@@ -421,7 +426,7 @@ export function blockColumns(data: string): BlockColumns {
     const d: Record<string, unknown> = { ...proto };
     d.start_date = start(j);
     // An instant (most samples of a day's series: end = start) is one string for both fields.
-    d.end_date = startMs && p.e![j] === 0 ? d.start_date : end(j);
+    d.end_date = startMs && (!lengths || lengths[j] === 0) ? d.start_date : end(j);
     d.id = ids[j];
     d._id = key(j);
     if (packedUuids !== undefined) d.external_id = externalId(j);
@@ -433,7 +438,7 @@ export function blockColumns(data: string): BlockColumns {
   const writeJson = (name: string, j: number, out: string[]): boolean => {
     if (absent?.get(name)?.has(j)) return false;
     if (startMs && name === 'start_date') pushIsoJson(startMs[j]!, out);
-    else if (startMs && name === 'end_date') pushIsoJson(startMs[j]! + p.e![j]!, out);
+    else if (startMs && name === 'end_date') pushIsoJson(endMs(j), out);
     else {
       const v = field(name, j);
       if (v === undefined) return false;

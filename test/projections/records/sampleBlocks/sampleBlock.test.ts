@@ -181,6 +181,23 @@ describe('sample blocks: decodeBlock(encodeBlock(samples)) gives back every fiel
     expect(Object.keys(decodeBlock(encodeBlock(upper))[3]!)).toEqual(Object.keys(upper[3]!));
   });
 
+  it('issue 38: a block of instants stores no end lengths, and one with any interval stores them all; both read back exactly, blocks written with lengths of 0 too', () => {
+    const instants = Array.from({ length: 30 }, (_, i) => row(i));
+    const data = encodeBlock(instants);
+    expect(JSON.parse(data).e).toBeUndefined();
+    expect(decodeBlock(data)).toEqual(instants);
+    const block = blockColumns(data);
+    const out: string[] = [];
+    block.writeJson('end_date', 4, out);
+    expect(out.join('')).toBe(JSON.stringify(instants[4]!.end_date));
+    const mixed = instants.map((d, i) => (i === 17 ? { ...d, end_date: new Date(Date.parse(d.start_date) + 1000).toISOString() } : d));
+    expect(JSON.parse(encodeBlock(mixed)).e).toHaveLength(30);
+    expect(decodeBlock(encodeBlock(mixed))).toEqual(mixed);
+    const earlier = JSON.parse(data) as Record<string, unknown>;
+    earlier.e = instants.map(() => 0);
+    expect(decodeBlock(JSON.stringify(earlier))).toEqual(instants);
+  });
+
   it('issue 38: decodes a block written before UUIDs were packed (external ids in `f`) as it was written', () => {
     const uuids = Array.from({ length: 20 }, () => randomUUID().toUpperCase());
     const samples = uuids.map((u, i) => row(i, { external_id: u }));
