@@ -3,6 +3,7 @@ import type { QuantityRecord } from '../../../commands/ingestion/records.js';
 import type { Doc, Filter } from '../../../src/readstore/readStore.js';
 import { canonicalIsoMs } from '../../../src/shared/isoInstant.js';
 import { dateOfDayNumber, pad2, type RecordDocBase } from '../recordDoc.js';
+import { packUuids, UUID_TEXT, uuidText } from './uuidColumn.js';
 
 /** A stored quantity sample, as the per-sample rows had it and decodeBlock answers it (also exported by samplesProjection.ts). */
 export type SampleDoc = Omit<QuantityRecord, 'kind'> & RecordDocBase;
@@ -169,45 +170,6 @@ function unpackObjects(g: PackedObjects, n: number): Record<string, unknown>[] {
 }
 
 const KEY_LENGTH = 22;
-
-const UPPER_UUID = /^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$/;
-const LOWER_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const UUID_TEXT = 36;
-
-/** `values` packed as Packed `x` (and whether upper case) when every one is a UUID and all are in one case, else null. */
-function packUuids(values: readonly unknown[]): { x: string; upper: boolean } | null {
-  const first = values[0];
-  if (typeof first !== 'string') return null;
-  const form = UPPER_UUID.test(first) ? UPPER_UUID : LOWER_UUID.test(first) ? LOWER_UUID : null;
-  if (!form) return null;
-  for (const v of values) if (typeof v !== 'string' || !form.test(v)) return null;
-  return { x: Buffer.from((values as string[]).join('').replaceAll('-', ''), 'hex').toString('base64url'), upper: form === UPPER_UUID };
-}
-
-/**
- * Packed `x` back to the block's UUIDs, as one string of 36 characters a sample (a sample's is a
- * slice of it: no string of its own is built): made once for the block, the first time one is read.
- */
-function uuidText(x: string, upper: boolean): string {
-  const bytes = Buffer.from(x, 'base64url');
-  const n = bytes.length >> 4;
-  const text = Buffer.allocUnsafe(n * UUID_TEXT);
-  const digits = upper ? UPPER_HEX : LOWER_HEX;
-  // Byte by byte into one ASCII buffer, made a string once: a regular expression's replace of the
-  // block's hex (a string per group) cost a page more than the quoted ids' JSON.parse had.
-  for (let j = 0, at = 0, b = 0; j < n; j++) {
-    for (let i = 0; i < 16; i++, b++) {
-      if (i === 4 || i === 6 || i === 8 || i === 10) text[at++] = DASH;
-      const v = bytes[b]!;
-      text[at++] = digits[v >> 4]!;
-      text[at++] = digits[v & 15]!;
-    }
-  }
-  return text.toString('latin1');
-}
-const UPPER_HEX = Buffer.from('0123456789ABCDEF');
-const LOWER_HEX = Buffer.from('0123456789abcdef');
-const DASH = 0x2d;
 /** Fields with a column of their own in Packed, not in `c`/`f`. */
 const OWN = new Set(['start_date', 'end_date', 'id', '_id']);
 
