@@ -93,8 +93,7 @@ export const userLocators = (userId: string): Filter => {
  * - `o`: the field names in the order the first sample has them (decoded docs keep that order);
  * - `s`: start instants (ms) as the first then deltas, `e`: end minus start (absent when every
  *   sample is an instant), `i`: ids as the first then deltas, when every start/end is the
- *   canonical `toISOString()` form (else `S`/`E`: the strings); ids a constant step apart as
- *   `i` = [first], `I` the step and `n` the count (two bytes a sample less);
+ *   canonical `toISOString()` form (else `S`/`E`: the strings);
  * - `k`: the record keys (`_id`), concatenated when all are 22 characters long (recordKey), else an array;
  * - `c`: fields with one value in every sample (provenance, unit, tenant, ingestion time), once;
  * - `f`: the other fields, one array each; `a`: field → indexes of the samples that lack it
@@ -116,8 +115,6 @@ type Packed = {
   S?: string[];
   E?: string[];
   i: number[];
-  I?: number;
-  n?: number;
   k: string | string[];
   c: Record<string, unknown>;
   f: Record<string, unknown[]>;
@@ -280,12 +277,6 @@ export function encodeBlock(samples: readonly SampleDoc[]): string {
     packed.E = docs.map((d) => d.end_date as string);
   }
   packed.i = docs.map((d, j) => (j === 0 ? (d.id as number) : (d.id as number) - (docs[j - 1]!.id as number)));
-  // Ids a constant step apart (a batch's records numbered in order): the first, the step and the count.
-  if (n > 2 && packed.i.every((step, j) => j < 2 || step === packed.i[1])) {
-    packed.I = packed.i[1]!;
-    packed.i = [packed.i[0]!];
-    packed.n = n;
-  }
   const keys = docs.map((d) => d._id as string);
   packed.k = keys.every((k) => k.length === KEY_LENGTH) ? keys.join('') : keys;
 
@@ -344,12 +335,11 @@ export type BlockColumns = {
  */
 export function blockColumns(data: string): BlockColumns {
   const p = JSON.parse(data) as Packed;
-  const n = p.n ?? p.i.length;
+  const n = p.i.length;
   // Fields packed by key become arrays of objects again: every reader below reads `f` alone.
   if (p.g) for (const f in p.g) p.f[f] = unpackObjects(p.g[f]!, n);
   const ids = new Array<number>(n);
-  const step = p.I;
-  for (let j = 0, id = 0; j < n; j++) ids[j] = id = j === 0 ? p.i[0]! : id + (step ?? p.i[j]!);
+  for (let j = 0, id = 0; j < n; j++) ids[j] = id = j === 0 ? p.i[0]! : id + p.i[j]!;
   const startMs = p.s ? new Array<number>(n) : null;
   if (startMs) for (let j = 0, t = 0; j < n; j++) startMs[j] = t = j === 0 ? p.s![0]! : t + p.s![j]!;
   const start = startMs ? (j: number) => isoOf(startMs[j]!) : (j: number) => p.S![j]!;

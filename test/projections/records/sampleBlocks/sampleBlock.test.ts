@@ -198,24 +198,6 @@ describe('sample blocks: decodeBlock(encodeBlock(samples)) gives back every fiel
     expect(decodeBlock(JSON.stringify(earlier))).toEqual(instants);
   });
 
-  it('issue 38: ids a constant step apart are stored as the first, the step and the count; any other ids as deltas; both read back exactly, as do blocks written with deltas', () => {
-    const stepped = Array.from({ length: 40 }, (_, i) => row(i, { id: 7_000 + 3 * i }));
-    const data = encodeBlock(stepped);
-    expect(JSON.parse(data)).toMatchObject({ i: [7_000], I: 3, n: 40 });
-    expect(decodeBlock(data)).toEqual(stepped);
-    expect(blockColumns(data).n).toBe(40);
-    expect(blockColumns(data).id(39)).toBe(7_117);
-    const uneven = stepped.map((d, i) => (i === 39 ? { ...d, id: 7_200 } : d));
-    expect(JSON.parse(encodeBlock(uneven)).i).toHaveLength(40);
-    expect(decodeBlock(encodeBlock(uneven))).toEqual(uneven);
-    for (const few of [stepped.slice(0, 1), stepped.slice(0, 2)]) expect(decodeBlock(encodeBlock(few))).toEqual(few);
-    const earlier = JSON.parse(data) as Record<string, unknown>;
-    delete earlier.I;
-    delete earlier.n;
-    earlier.i = stepped.map((_, i) => (i === 0 ? 7_000 : 3));
-    expect(decodeBlock(JSON.stringify(earlier))).toEqual(stepped);
-  });
-
   it('issue 38: decodes a block written before UUIDs were packed (external ids in `f`) as it was written', () => {
     const uuids = Array.from({ length: 20 }, () => randomUUID().toUpperCase());
     const samples = uuids.map((u, i) => row(i, { external_id: u }));
