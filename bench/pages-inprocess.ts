@@ -7,6 +7,9 @@
  * blocks the page needs. CPU ms per page, p50/p99, and a digest of the answer (the page of rows,
  * SQL-written until issue 38 and now gone, is in BENCHMARKS.md).
  *
+ * `--uuids`: the samples' external ids are HealthKit's (upper-case UUIDs, derived from the same
+ * names), as in an Apple Health import, instead of `<source>-<minute>`.
+ *
  * The data: per-minute heart rate from two overlapping sources (Apple Watch listed, a Polar strap
  * hidden in the merged view), as the stats benchmark uploads it; blocks of 1,000 per source and
  * day, as the samples projection cuts them.
@@ -38,12 +41,16 @@ const SOURCES = [
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
+let uuidIds = false;
+/** A UUID derived from `name` (upper case, as HealthKit writes them). */
+const uuidOf = (name: string) => createHash('md5').update(name).digest('hex').toUpperCase().replace(/(.{8})(.{4})(.{4})(.{4})(.{12})/, '$1-$2-$3-$4-$5');
+
 function daySamples(dayStart: number, firstId: number): SampleDoc[] {
   const out: SampleDoc[] = [];
   for (let m = 0; m < 1440; m++) {
     const t = new Date(dayStart + m * 60_000).toISOString();
     for (const [k, s] of SOURCES.entries()) {
-      const external = `${s.source}-${dayStart + m}`;
+      const external = uuidIds ? uuidOf(`${s.source}-${dayStart + m}`) : `${s.source}-${dayStart + m}`;
       out.push({
         type: 'heart_rate',
         value: 55 + ((m * 7 + k * 3) % 60),
@@ -101,6 +108,7 @@ export default async function main(args: string[]) {
   const arg = (name: string, dflt: number) => Number(args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
   const days = arg('days', 30);
   const reps = arg('reps', 300);
+  uuidIds = args.includes('--uuids');
   const dir = mkdtempSync(join(tmpdir(), 'wellstream-bench-pages-inprocess-'));
   const path = join(dir, 'read.sqlite');
   const store = new SqliteReadStore({ path });

@@ -1,12 +1,13 @@
 import type { Collection, Db } from 'mongodb';
 import { acquireMongoClient, type MongoHandle } from '../readstore/mongoConnection.js';
-import { checkNote, type RecordLedger } from './recordLedger.js';
+import { checkNote, EARLIER_FINGERPRINT_BYTES, shortened, type RecordLedger } from './recordLedger.js';
 
 /**
  * A ledger row as stored: one per fingerprint and job that claimed it, `_id` both of them
  * (base64, `<fp>.<job>`), `committed` once the job's records are in the log. Rows of the first
  * version (`_id` the fingerprint alone, no `fp`) were one per fingerprint, its first job's, and
- * count as committed, as they did.
+ * count as committed, as they did. Rows of the versions before issue 38's short fingerprints (20
+ * bytes) are converted when a connection first finds them (`upgradeRows`).
  */
 export type LedgerDoc = { _id: string; fp?: string; job: string; committed?: boolean };
 
@@ -17,7 +18,10 @@ export const RECORD_LEDGER = '_record_ledger';
  * is it: a row's is base64, which has no `!`.
  */
 export const FINGERPRINT_FORM_ID = '!fingerprint-form';
-type FormDoc = { _id: string; unclustered: boolean };
+/** `short`: the collection's rows were converted to short fingerprints (`upgradeRows`). */
+type FormDoc = { _id: string; unclustered: boolean; short?: boolean };
+/** Rows converted a round trip. */
+const CONVERT_BATCH = 1000;
 const DUPLICATE_KEY = 11000;
 
 const claimId = (fp: string, tag: string) => `${fp}.${tag}`;
@@ -46,7 +50,7 @@ export class MongoRecordLedger implements RecordLedger {
     // One client per process, shared with the read and raw stores (src/readstore/mongoConnection.ts).
     const handle = await acquireMongoClient(options.url);
     const db = handle.client.db(options.database);
-    const ledger = new MongoRecordLedger(db, handle, await unclusteredRowsOf(db.collection<LedgerDoc>(RECORD_LEDGER)));
+    const ledger = new MongoRecordLedger(db, handle, await upgradeRows(db.collection<LedgerDoc>(RECORD_LEDGER)));
     await ledger.ensureIndexes();
     return ledger;
   }
@@ -119,6 +123,44 @@ export async function unclusteredRowsOf(rows: Collection<LedgerDoc>): Promise<bo
     if (!onlyDuplicates(err)) throw err;
     return (await forms.findOne({ _id: FINGERPRINT_FORM_ID }))!.unclustered;
   }
+  return unclustered;
+}
+
+/**
+ * Readies a collection for this version, once: the form document (`unclusteredRowsOf`), and every
+ * row of an earlier version's 20-byte fingerprints in their `shortened` form (its job and flag
+ * kept; a row of the first version, committed), so that they answer as before. The first
+ * connection of this version converts; one that starts meanwhile does the same work again
+ * (each step is idempotent: a converted row is a duplicate key, an old row gone is not deleted
+ * twice). Answers `unclusteredRows`.
+ */
+export async function upgradeRows(rows: Collection<LedgerDoc>): Promise<boolean> {
+  const unclustered = await unclusteredRowsOf(rows);
+  const forms = rows as unknown as Collection<FormDoc>;
+  if ((await forms.findOne({ _id: FINGERPRINT_FORM_ID }))?.short) return unclustered;
+  let after = '';
+  for (;;) {
+    const page = await rows.find({ _id: { $gt: after } }).sort({ _id: 1 }).limit(CONVERT_BATCH).toArray();
+    if (page.length === 0) break;
+    after = page[page.length - 1]!._id;
+    const earlier = page.filter((d) => d._id !== FINGERPRINT_FORM_ID && Buffer.from(d.fp ?? d._id, 'base64').length === EARLIER_FINGERPRINT_BYTES);
+    if (earlier.length === 0) continue;
+    const converted = earlier.map((d) => {
+      const fp = shortened(Buffer.from(d.fp ?? d._id, 'base64')).toString('base64');
+      return { _id: claimId(fp, d.job), fp, job: d.job, committed: d.fp === undefined || d.committed === true };
+    });
+    try {
+      await rows.insertMany(converted, { ordered: false });
+    } catch (err) {
+      // Two earlier rows of one job that shortened alike, or another connection converting too.
+      if (!onlyDuplicates(err)) throw err;
+    }
+    // Where such a duplicate was there first, a commit among them still counts.
+    const committed = converted.filter((d) => d.committed).map((d) => d._id);
+    if (committed.length > 0) await rows.updateMany({ _id: { $in: committed } }, { $set: { committed: true } });
+    await rows.deleteMany({ _id: { $in: earlier.map((d) => d._id) } });
+  }
+  await forms.updateOne({ _id: FINGERPRINT_FORM_ID }, { $set: { short: true } });
   return unclustered;
 }
 

@@ -50,9 +50,38 @@ export interface RecordLedger {
 
 /** Fingerprints per call at most: the caller cannot make one call hold a whole upload. */
 export const MAX_LEDGER_BATCH = 10_000;
-/** Bytes of a fingerprint and of a job tag (truncated HMAC-SHA-256). */
-export const FINGERPRINT_BYTES = 20;
+/**
+ * Bytes of a fingerprint (issue 38: 11, 20 before; the caller's layout in
+ * src/processes/etl/recordLedger.ts) and of a job tag (truncated HMAC-SHA-256).
+ *
+ * A fingerprint is 3 bytes of an HMAC of the record's block key (kind, type, source, day) and 8 of
+ * the record's own HMAC. A record is wrongly taken as `unchanged` only if its fingerprint equals a
+ * committed row's of another identity: for a row of the same block key (at most n rows: a day of
+ * one type from one source, n ≤ 10^5 even for a watch's per-second heart rate) a chance of 2^-64
+ * each, for any other row 2^-88 (both parts must collide). Per record at most n·2^-64 + N·2^-88:
+ * with n = 10^5 and a ledger of N = 10^10 rows, 5.4·10^-15 + 3·10^-17; over 10^10 records noted,
+ * about 5·10^-5 records in all would be skipped wrongly. 20 bytes made that 2^-128 per pair, at
+ * 49 bytes a row instead of 21.
+ */
+export const FINGERPRINT_BYTES = 11;
 export const JOB_TAG_BYTES = 16;
+/** Bytes of a fingerprint of the earlier versions (a ledger written before issue 38's short form). */
+export const EARLIER_FINGERPRINT_BYTES = 20;
+
+/**
+ * An earlier version's fingerprint in today's form: its bytes 0-2 and 4-11. Of a clustered one (a
+ * 4-byte cluster, then the record's HMAC) that is exactly the fingerprint the caller computes now
+ * (the cluster's first 3 bytes, the HMAC's first 8); of an unclustered one (the HMAC's first 20
+ * bytes) it is what the caller hands as the record's older form. A ledger converts its rows so,
+ * once, and answers as before.
+ */
+export function shortened(earlier: Buffer): Buffer {
+  if (earlier.length !== EARLIER_FINGERPRINT_BYTES) throw new RangeError(`an earlier fingerprint is ${EARLIER_FINGERPRINT_BYTES} bytes, not ${earlier.length}`);
+  const fp = Buffer.allocUnsafe(FINGERPRINT_BYTES);
+  earlier.copy(fp, 0, 0, 3);
+  earlier.copy(fp, 3, 4, 12);
+  return fp;
+}
 
 /** The port's input rules, shared by the adapters. */
 export function checkNote(job: Buffer, fingerprints: readonly Buffer[], unclustered?: readonly Buffer[]): void {

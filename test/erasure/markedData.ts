@@ -108,6 +108,14 @@ const doubleBE = (v: number) => {
   return b;
 };
 
+/** The base64url runs a UUID's bytes make in a block's packed ids, at each of the three alignments (none for another id). */
+function packedForms(uuid: string): string[] {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(uuid)) return [];
+  const bytes = Buffer.from(uuid.replaceAll('-', ''), 'hex');
+  // Starting at byte k, a whole number of 3-byte groups: 15, 15 and 12 bytes.
+  return [0, 1, 2].map((k) => bytes.subarray(k, k + Math.floor((16 - k) / 3) * 3).toString('base64url'));
+}
+
 /** Every marker found in some file under `dir`, with the file (WAL and shared-memory files included). */
 export function scanFiles(dir: string, markers: Markers): { marker: string; file: string }[] {
   const needles: { marker: string; bytes: Buffer }[] = [
@@ -121,6 +129,11 @@ export function scanFiles(dir: string, markers: Markers): { marker: string; file
         { marker: u, bytes: Buffer.from(part.toLowerCase()) },
       ]),
     ),
+    // A uuid as a block packs it (its 16 bytes within one base64url string, docs/sample-blocks.md):
+    // where its bytes fall in the string's 3-byte groups depends on its place in the block, so each
+    // of the three alignments, the characters that only its own bytes make, and their halves (an
+    // overflow page's link can cut them too).
+    ...markers.uuids.flatMap((u) => packedForms(u).flatMap((form) => [form, form.slice(0, form.length >> 1), form.slice(form.length >> 1)].map((part) => ({ marker: u, bytes: Buffer.from(part) })))),
     ...markers.values.flatMap((v) => [
       { marker: String(v), bytes: Buffer.from(String(v)) },
       { marker: `${v} (REAL)`, bytes: doubleBE(v) },

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, inject, it } from 'vitest';
 import { acquireMongoClient } from '../../src/readstore/mongoConnection.js';
-import { FINGERPRINT_FORM_ID, MongoRecordLedger, RECORD_LEDGER, unclusteredRowsOf, type LedgerDoc } from '../../src/recordledger/mongoRecordLedger.js';
+import { FINGERPRINT_FORM_ID, MongoRecordLedger, RECORD_LEDGER, upgradeRows, type LedgerDoc } from '../../src/recordledger/mongoRecordLedger.js';
 import { SqliteRecordLedger } from '../../src/recordledger/sqliteRecordLedger.js';
 import { tempDir } from '../support/tmp.js';
 import { memoryMongo } from '../workqueue/memoryMongo.js';
@@ -12,14 +12,15 @@ import { recordLedgerContract } from './recordLedgerContract.js';
 const dir = tempDir();
 const fromDocs = (docs: LedgerDoc[]) => docs.map((d) => ({ fp: Buffer.from(d.fp ?? d._id, 'base64'), job: Buffer.from(d.job, 'base64') }));
 
-/** A ledger file as the previous version (user_version 2) left it, holding `rows`. */
-function olderLedgerFile(rows: { fp: Buffer; job: Buffer; committed: boolean }[]): string {
+/** A ledger file as an earlier version left it, holding `rows`: before clustering (user_version 2), or just before short fingerprints (3). */
+function olderLedgerFile(rows: { fp: Buffer; job: Buffer; committed: boolean }[], clustered = false): string {
   const path = join(dir, `ledger-${randomUUID()}.sqlite`);
   const db = new Database(path);
   db.exec('CREATE TABLE claims (fp BLOB NOT NULL, job BLOB NOT NULL, committed INTEGER NOT NULL, PRIMARY KEY (fp, job)) WITHOUT ROWID');
   const insert = db.prepare('INSERT INTO claims (fp, job, committed) VALUES (?, ?, ?)');
   for (const r of rows) insert.run(r.fp, r.job, r.committed ? 1 : 0);
-  db.pragma('user_version = 2');
+  if (clustered) db.exec('CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID');
+  db.pragma(`user_version = ${clustered ? 3 : 2}`);
   db.close();
   return path;
 }
@@ -29,8 +30,8 @@ recordLedgerContract('embedded SQLite', async () => {
   const ledger = new SqliteRecordLedger(path);
   const others: SqliteRecordLedger[] = [];
   return {
-    withOlderRows: async (rows) => {
-      const older = new SqliteRecordLedger(olderLedgerFile(rows));
+    withOlderRows: async (rows, clustered) => {
+      const older = new SqliteRecordLedger(olderLedgerFile(rows, clustered));
       others.push(older);
       return older;
     },
@@ -39,7 +40,8 @@ recordLedgerContract('embedded SQLite', async () => {
     rows: async () => {
       const db = new Database(path, { readonly: true });
       try {
-        return db.prepare('SELECT fp, job FROM claims').all() as { fp: Buffer; job: Buffer }[];
+        // A row holds its job's number; `jobs` its tag.
+        return db.prepare('SELECT c.fp AS fp, j.tag AS job FROM claims c JOIN jobs j ON j.n = c.job / 2').all() as { fp: Buffer; job: Buffer }[];
       } finally {
         db.close();
       }
@@ -64,10 +66,13 @@ recordLedgerContract('MongoDB adapter on an in-memory stand-in', async () => {
     another: async () => new MongoRecordLedger(mongo.db),
     rows: async () => fromDocs([...mongo.collection(RECORD_LEDGER).docs.values()] as LedgerDoc[]),
     close: () => ledger.close(),
-    withOlderRows: async (rows) => {
+    withOlderRows: async (rows, clustered) => {
       const older = memoryMongo();
-      await older.db.collection<LedgerDoc>(RECORD_LEDGER).insertMany(olderDocs(rows));
-      return new MongoRecordLedger(older.db, undefined, await unclusteredRowsOf(older.db.collection<LedgerDoc>(RECORD_LEDGER)));
+      const docs = older.db.collection<LedgerDoc>(RECORD_LEDGER);
+      // The version before short fingerprints had written the form document when it first opened the collection.
+      if (clustered) await (docs as unknown as { insertOne(d: object): Promise<unknown> }).insertOne({ _id: FINGERPRINT_FORM_ID, unclustered: false });
+      await docs.insertMany(olderDocs(rows));
+      return new MongoRecordLedger(older.db, undefined, await upgradeRows(docs));
     },
   };
 });
@@ -84,9 +89,11 @@ if (url) {
       another: () => MongoRecordLedger.connect({ url, database }),
       // The rows, without the document that tells their form.
       rows: async () => fromDocs(await handle.client.db(database).collection<LedgerDoc>(RECORD_LEDGER).find({ _id: { $ne: FINGERPRINT_FORM_ID } }).toArray()),
-      withOlderRows: async (rows) => {
+      withOlderRows: async (rows, clustered) => {
         const older = `${database}_older`;
-        await handle.client.db(older).collection<LedgerDoc>(RECORD_LEDGER).insertMany(olderDocs(rows));
+        const docs = handle.client.db(older).collection<LedgerDoc>(RECORD_LEDGER);
+        if (clustered) await (docs as unknown as { insertOne(d: object): Promise<unknown> }).insertOne({ _id: FINGERPRINT_FORM_ID, unclustered: false });
+        await docs.insertMany(olderDocs(rows));
         const opened = await MongoRecordLedger.connect({ url, database: older });
         others.push({ database: older, ledger: opened });
         return opened;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { FINGERPRINT_BYTES, JOB_TAG_BYTES, MAX_LEDGER_BATCH, type RecordLedger } from '../../src/recordledger/recordLedger.js';
+import { EARLIER_FINGERPRINT_BYTES, FINGERPRINT_BYTES, JOB_TAG_BYTES, MAX_LEDGER_BATCH, shortened, type RecordLedger } from '../../src/recordledger/recordLedger.js';
 
 /**
  * The record ledger's contract (contracts §13 `unchanged`; issue 21), one suite for every adapter.
@@ -13,13 +13,16 @@ export type OpenLedger = () => Promise<{
   rows(): Promise<{ fp: Buffer; job: Buffer }[]>;
   close(): Promise<void>;
   /**
-   * Another ledger (closed with this one), holding these rows as an earlier version wrote them,
-   * before fingerprints were clustered: it answers `unclusteredRows`.
+   * Another ledger (closed with this one), holding these rows (20-byte fingerprints) as an earlier
+   * version wrote them: before fingerprints were clustered (it answers `unclusteredRows`), or
+   * (`clustered`) the version just before their short form.
    */
-  withOlderRows(rows: { fp: Buffer; job: Buffer; committed: boolean }[]): Promise<RecordLedger>;
+  withOlderRows(rows: { fp: Buffer; job: Buffer; committed: boolean }[], clustered?: boolean): Promise<RecordLedger>;
 }>;
 
 const fp = () => randomBytes(FINGERPRINT_BYTES);
+/** A fingerprint as the versions before issue 38's short form computed it. */
+const earlier = () => randomBytes(EARLIER_FINGERPRINT_BYTES);
 const job = () => randomBytes(JOB_TAG_BYTES);
 
 export function recordLedgerContract(name: string, open: OpenLedger) {
@@ -133,7 +136,9 @@ export function recordLedgerContract(name: string, open: OpenLedger) {
       withLedger(async ({ withOlderRows }) => {
         const [theirs, mine, later] = [job(), job(), job()];
         // Older forms: `a` committed by another job, `b` claimed by `mine` (a run resumed across the upgrade), `c` only claimed.
-        const [a, b, c, d] = [fp(), fp(), fp(), fp()];
+        const [a, b, c, d] = [earlier(), earlier(), earlier(), earlier()];
+        // As the caller hands them now (src/processes/etl/recordLedger.ts).
+        const [sa, sb, sc, sd] = [a, b, c, d].map(shortened);
         const [na, nb, nc, nd] = [fp(), fp(), fp(), fp()];
         const ledger = await withOlderRows([
           { fp: a, job: theirs, committed: true },
@@ -142,12 +147,35 @@ export function recordLedgerContract(name: string, open: OpenLedger) {
           { fp: c, job: theirs, committed: false },
         ]);
         expect(ledger.unclusteredRows).toBe(true);
-        expect(await ledger.note(mine, [na, nb, nc, nd], [a, b, c, d])).toEqual([true, false, false, false]);
+        expect(await ledger.note(mine, [na, nb, nc, nd], [sa!, sb!, sc!, sd!])).toEqual([true, false, false, false]);
         // The current forms of what `mine` writes are claimed, and count once committed.
         await ledger.commit(mine, [nb, nc, nd]);
-        expect(await ledger.note(later, [na, nb, nc, nd], [a, b, c, d])).toEqual([true, true, true, true]);
+        expect(await ledger.note(later, [na, nb, nc, nd], [sa!, sb!, sc!, sd!])).toEqual([true, true, true, true]);
         // Without the older forms only the current ones answer.
         expect(await ledger.note(job(), [na, nb])).toEqual([false, true]);
+      }));
+
+    it("issue 38: rows the version before short fingerprints wrote (20 bytes, clustered) answer as before in their shortened form: another job's commit true, this job's own claim false, another's claim nothing", () =>
+      withLedger(async ({ withOlderRows }) => {
+        const [theirs, mine] = [job(), job()];
+        const [a, b, c] = [earlier(), earlier(), earlier()];
+        const ledger = await withOlderRows(
+          [
+            { fp: a, job: theirs, committed: true },
+            { fp: b, job: mine, committed: true },
+            { fp: b, job: theirs, committed: true },
+            { fp: c, job: theirs, committed: false },
+          ],
+          true,
+        );
+        expect(ledger.unclusteredRows).toBe(false);
+        const [sa, sb, sc] = [a, b, c].map(shortened) as [Buffer, Buffer, Buffer];
+        expect(await ledger.note(mine, [sa, sb, sc])).toEqual([true, false, false]);
+        // `mine` claimed `c` now: its commit counts for the next job, as `theirs`'s old claim did not.
+        await ledger.commit(mine, [sc]);
+        expect(await ledger.note(job(), [sa, sb, sc])).toEqual([true, true, true]);
+        // `theirs` resumed: its own rows answer false, committed or not.
+        expect(await ledger.note(theirs, [sa, sb, sc])).toEqual([false, false, false]);
       }));
 
     it('a row is only the fingerprint and job tag it was given: nothing names a user, a job or a value (erasure by the data key, docs/erasure.md)', () =>

@@ -3,6 +3,7 @@ import type { QuantityRecord } from '../../../commands/ingestion/records.js';
 import type { Doc, Filter } from '../../../src/readstore/readStore.js';
 import { canonicalIsoMs } from '../../../src/shared/isoInstant.js';
 import { dateOfDayNumber, pad2, type RecordDocBase } from '../recordDoc.js';
+import { packUuids, UUID_TEXT, uuidText } from './uuidColumn.js';
 
 /** A stored quantity sample, as the per-sample rows had it and decodeBlock answers it (also exported by samplesProjection.ts). */
 export type SampleDoc = Omit<QuantityRecord, 'kind'> & RecordDocBase;
@@ -88,9 +89,9 @@ export const userLocators = (userId: string): Filter => {
  * The packed samples (a JSON string: one layout for SQLite's text column and MongoDB's string,
  * and JSON.parse is the fastest decoder JavaScript has). Columnar:
  * - `o`: the field names in the order the first sample has them (decoded docs keep that order);
- * - `s`: start instants (ms) as the first then deltas, `e`: end minus start, `i`: ids as the
- *   first then deltas, when every start/end is the canonical `toISOString()` form (else `S`/`E`:
- *   the strings);
+ * - `s`: start instants (ms) as the first then deltas, `e`: end minus start (absent when every
+ *   sample is an instant), `i`: ids as the first then deltas, when every start/end is the
+ *   canonical `toISOString()` form (else `S`/`E`: the strings);
  * - `k`: the record keys (`_id`), concatenated when all are 22 characters long (recordKey), else an array;
  * - `c`: fields with one value in every sample (provenance, unit, tenant, ingestion time), once;
  * - `f`: the other fields, one array each; `a`: field → indexes of the samples that lack it
@@ -99,7 +100,11 @@ export const userLocators = (userId: string): Filter => {
  *   (a sample's `metadata`: a HealthKit line's time zone, original value and unit), packed by key
  *   the same way instead: `o` its keys, `c` the keys of one value in every sample, `f` the others'
  *   arrays. As an array of objects it repeated every key and constant in every sample (105 of a
- *   block's 182 bytes per sample in the 1M ingest, BENCHMARKS.md, issue 38, H15-D).
+ *   block's 182 bytes per sample in the 1M ingest, BENCHMARKS.md, issue 38, H15-D);
+ * - `x`: `external_id` when every sample's is a UUID in one case (HealthKit's: upper case, `U`
+ *   set), as the UUIDs' bytes one after the other in one base64url string (about 21 characters a
+ *   sample where the quoted UUIDs were 39: half a block's `data` in the 1M ingest, issue 38);
+ *   decoded to the very text each sample had. Any other ids stay in `c`/`f` as written.
  */
 type Packed = {
   o: string[];
@@ -113,6 +118,8 @@ type Packed = {
   f: Record<string, unknown[]>;
   a?: Record<string, number[]>;
   g?: Record<string, PackedObjects>;
+  x?: string;
+  U?: 1;
 };
 
 /** The values of one field, objects of the same keys, packed by key (Packed `g`). */
@@ -260,7 +267,9 @@ export function encodeBlock(samples: readonly SampleDoc[]): string {
   const timed = starts.every((ms, j) => !Number.isNaN(ms) && !Number.isNaN(ends[j]!));
   if (timed) {
     packed.s = starts.map((ms, j) => (j === 0 ? ms : ms - starts[j - 1]!));
-    packed.e = ends.map((ms, j) => ms - starts[j]!);
+    const lengths = ends.map((ms, j) => ms - starts[j]!);
+    // A block of instants (a day of heart rate: end = start) has no `e`: two bytes a sample.
+    if (lengths.some((ms) => ms !== 0)) packed.e = lengths;
   } else {
     packed.S = docs.map((d) => d.start_date as string);
     packed.E = docs.map((d) => d.end_date as string);
@@ -277,6 +286,12 @@ export function encodeBlock(samples: readonly SampleDoc[]): string {
     if (constant) packed.c[field] = docs[0]![field];
     else {
       const values = docs.map((d) => (d[field] === undefined ? null : d[field]));
+      const uuids = field === 'external_id' && !absent[field] ? packUuids(values) : null;
+      if (uuids) {
+        packed.x = uuids.x;
+        if (uuids.upper) packed.U = 1;
+        continue;
+      }
       const objects = absent[field] ? null : packObjects(values);
       if (objects) (packed.g ??= {})[field] = objects;
       else packed.f[field] = values;
@@ -326,17 +341,24 @@ export function blockColumns(data: string): BlockColumns {
   const startMs = p.s ? new Array<number>(n) : null;
   if (startMs) for (let j = 0, t = 0; j < n; j++) startMs[j] = t = j === 0 ? p.s![0]! : t + p.s![j]!;
   const start = startMs ? (j: number) => isoOf(startMs[j]!) : (j: number) => p.S![j]!;
-  const end = startMs ? (j: number) => isoOf(startMs[j]! + p.e![j]!) : (j: number) => p.E![j]!;
+  // No `e` with `s`: every sample an instant.
+  const lengths = p.e ?? null;
+  const endMs = (j: number) => (lengths ? startMs![j]! + lengths[j]! : startMs![j]!);
+  const end = startMs ? (j: number) => isoOf(endMs(j)) : (j: number) => p.E![j]!;
   const keys = p.k;
   const key = typeof keys === 'string' ? (j: number) => keys.slice(j * KEY_LENGTH, (j + 1) * KEY_LENGTH) : (j: number) => keys[j]!;
   const absent = p.a ? new Map(Object.entries(p.a).map(([f, js]) => [f, new Set(js)])) : null;
+  // `external_id` packed as UUIDs (`x`): every sample has one; the block's text is made on the first read.
+  const packedUuids = p.x;
+  let uuids: string | null = null;
+  const externalId = (j: number): string => (uuids ??= uuidText(packedUuids!, p.U === 1)).slice(j * UUID_TEXT, (j + 1) * UUID_TEXT);
   // Every sample starts as a copy of one object with the fields in their order (constants set):
   // a spread of it is one allocation with the final shape, where setting field by field on `{}`
   // re-shaped each sample.
   const proto: Record<string, unknown> = {};
   const varying: string[] = [];
   for (const f of p.o) {
-    if (OWN.has(f)) proto[f] = null;
+    if (OWN.has(f) || (packedUuids !== undefined && f === 'external_id')) proto[f] = null;
     else if (Object.hasOwn(p.c, f)) proto[f] = p.c[f];
     else {
       proto[f] = null;
@@ -355,6 +377,8 @@ export function blockColumns(data: string): BlockColumns {
         return ids[j];
       case '_id':
         return key(j);
+      case 'external_id':
+        if (packedUuids !== undefined) return externalId(j);
     }
     return Object.hasOwn(p.c, name) ? p.c[name] : p.f[name]?.[j];
   };
@@ -362,9 +386,10 @@ export function blockColumns(data: string): BlockColumns {
     const d: Record<string, unknown> = { ...proto };
     d.start_date = start(j);
     // An instant (most samples of a day's series: end = start) is one string for both fields.
-    d.end_date = startMs && p.e![j] === 0 ? d.start_date : end(j);
+    d.end_date = startMs && (!lengths || lengths[j] === 0) ? d.start_date : end(j);
     d.id = ids[j];
     d._id = key(j);
+    if (packedUuids !== undefined) d.external_id = externalId(j);
     for (let v = 0; v < varying.length; v++) d[varying[v]!] = columns[v]![j];
     // Rare (a row stored without a field): removed after, so the common samples keep one shape.
     if (absent) for (const [f, js] of absent) if (js.has(j)) delete d[f];
@@ -373,7 +398,7 @@ export function blockColumns(data: string): BlockColumns {
   const writeJson = (name: string, j: number, out: string[]): boolean => {
     if (absent?.get(name)?.has(j)) return false;
     if (startMs && name === 'start_date') pushIsoJson(startMs[j]!, out);
-    else if (startMs && name === 'end_date') pushIsoJson(startMs[j]! + p.e![j]!, out);
+    else if (startMs && name === 'end_date') pushIsoJson(endMs(j), out);
     else {
       const v = field(name, j);
       if (v === undefined) return false;

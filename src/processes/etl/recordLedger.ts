@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { NormalizedRecord } from '../../../commands/ingestion/records.js';
 import type { UploadAccepted } from '../../../commands/ingestion/upload.js';
-import { FINGERPRINT_BYTES, JOB_TAG_BYTES, MAX_LEDGER_BATCH, type RecordLedger } from '../../recordledger/recordLedger.js';
+import { EARLIER_FINGERPRINT_BYTES, FINGERPRINT_BYTES, JOB_TAG_BYTES, MAX_LEDGER_BATCH, shortened, type RecordLedger } from '../../recordledger/recordLedger.js';
 import { recordDay } from './recordDay.js';
 
 /**
@@ -28,11 +28,12 @@ export function blockKey(r: NormalizedRecord): string {
 
 /**
  * Bytes a fingerprint begins with, the same for every record of one block key (`ledgerOf`); the
- * rest is the record's (or block's) own HMAC, truncated to 16 bytes: two identities of one key
- * share a fingerprint only if those 128 bits collide (for a million records of one key, a chance
- * of about 2^-89), as they had to share 160 bits before.
+ * rest is the record's (or block's) own HMAC, truncated to 8 bytes (FINGERPRINT_BYTES, where the
+ * collision bound is written down: two identities of one key share a fingerprint only if those 64
+ * bits collide). 3 bytes (4 before issue 38's short form): the cluster only orders the index and
+ * keeps rows of other keys apart; its first 3 bytes are those of the earlier 4 (`shortened`).
  */
-export const CLUSTER_BYTES = 4;
+export const CLUSTER_BYTES = 3;
 /** Clusters a job remembers (a key a day per type and source): forgotten all at once past this many. */
 const CLUSTERS_CACHED = 4096;
 
@@ -52,7 +53,8 @@ export type JobLedger = ReturnType<typeof ledgerOf>;
  * lookups and commits were two thirds of an ETL thread's CPU, and grew with the ledger). The
  * rows so cluster by (user, provider, kind, type, source, day) among themselves, as they did by
  * job; they still name nothing, and match nothing once the key is gone. A ledger holding rows of
- * the older form (the HMAC's first 20 bytes: `unclusteredRows`) is asked with both forms.
+ * the older form (the HMAC's first 20 bytes, `shortened` as the ledger converted them:
+ * `unclusteredRows`) is asked with both forms.
  *
  * A block of records (recordBlocks.ts) has a fingerprint of the same kind under the same key: the
  * scope, then `block`, then its records' identities one a line. A record's input continues after
@@ -81,7 +83,7 @@ export function ledgerOf(ledger: RecordLedger, dataKey: Buffer, upload: UploadAc
   /** A record's fingerprint (and, where the ledger holds rows of the older form, that form too: the same HMAC's first 20 bytes). */
   const fingerprintOf = (r: NormalizedRecord, identity: string): { fp: Buffer; older: Buffer } => {
     const digest = createHmac('sha256', key).update(scope + identity).digest();
-    return { fp: clustered(blockKey(r), digest), older: digest.subarray(0, FINGERPRINT_BYTES) };
+    return { fp: clustered(blockKey(r), digest), older: shortened(digest.subarray(0, EARLIER_FINGERPRINT_BYTES)) };
   };
   /**
    * The fingerprints this job claimed and has not committed yet, by record, so that the commit

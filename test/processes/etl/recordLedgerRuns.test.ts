@@ -8,9 +8,9 @@ import { eventSealer } from '../../../src/crypto/recordSealing.js';
 import type { EventStore } from '../../../src/eventstore/eventStore.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
 import { runEtlJob, type EtlKeys } from '../../../src/processes/etl/runEtlJob.js';
-import { CLUSTER_BYTES, ledgerOf, recordIdentity } from '../../../src/processes/etl/recordLedger.js';
-import { MongoRecordLedger, RECORD_LEDGER, unclusteredRowsOf, type LedgerDoc } from '../../../src/recordledger/mongoRecordLedger.js';
-import { FINGERPRINT_BYTES, JOB_TAG_BYTES, type RecordLedger } from '../../../src/recordledger/recordLedger.js';
+import { blockKey, CLUSTER_BYTES, ledgerOf, recordIdentity } from '../../../src/processes/etl/recordLedger.js';
+import { FINGERPRINT_FORM_ID, MongoRecordLedger, RECORD_LEDGER, upgradeRows, type LedgerDoc } from '../../../src/recordledger/mongoRecordLedger.js';
+import { EARLIER_FINGERPRINT_BYTES, JOB_TAG_BYTES, type RecordLedger } from '../../../src/recordledger/recordLedger.js';
 import { SqliteRecordLedger } from '../../../src/recordledger/sqliteRecordLedger.js';
 import { tempDir } from '../../support/tmp.js';
 import { memoryMongo } from '../../workqueue/memoryMongo.js';
@@ -134,11 +134,12 @@ describe.each(ledgerBackends)('unchanged through the ETL run, ledger on %s (cont
 type OlderRow = { fp: Buffer; job: Buffer };
 
 /**
- * What the previous version left in the ledger after storing `payload` for user u1 under `key`:
- * each record's fingerprint in its older form (the first 20 bytes of its HMAC, before fingerprints
- * were clustered: issue 38), committed by one job.
+ * What an earlier version left in the ledger after storing `payload` for user u1 under `key`:
+ * each record's 20-byte fingerprint, committed by one job. Before fingerprints were clustered
+ * (issue 38) the first 20 bytes of its HMAC; once `clustered`, 4 bytes of its block key's HMAC,
+ * then the first 16 of its own.
  */
-async function olderRowsOf(payload: Buffer, key: Buffer): Promise<OlderRow[]> {
+async function olderRowsOf(payload: Buffer, key: Buffer, clustered: boolean): Promise<OlderRow[]> {
   const ledgerKey = createHmac('sha256', key).update('record-ledger').digest();
   const job = randomBytes(JOB_TAG_BYTES);
   const raw = rawStoreOf(payload);
@@ -146,49 +147,57 @@ async function olderRowsOf(payload: Buffer, key: Buffer): Promise<OlderRow[]> {
   const source = { size: payload.length, read: (s: number, e: number) => raw.readRange('export', s, e) };
   for await (const item of appleHealthImport.decode(source as never, { provider: 'apple-health', receivedAt: upload('u1').accepted_at, dataType: null })) {
     if (!('record' in item)) continue;
-    const fp = createHmac('sha256', ledgerKey).update(`u1\u0000apple-health\u0000${recordIdentity(item.record)}`).digest().subarray(0, FINGERPRINT_BYTES);
+    const scope = 'u1\u0000apple-health\u0000';
+    const digest = createHmac('sha256', ledgerKey).update(`${scope}${recordIdentity(item.record)}`).digest();
+    const cluster = createHmac('sha256', ledgerKey).update(`${scope}cluster\u0000${blockKey(item.record)}`).digest();
+    const fp = clustered ? Buffer.concat([cluster.subarray(0, 4), digest.subarray(0, 16)]) : digest.subarray(0, EARLIER_FINGERPRINT_BYTES);
     rows.push({ fp, job });
   }
   return rows;
 }
 
-/** A ledger holding `rows` as the previous version wrote them (committed), on each backend. */
-const upgradedLedgers: [string, (rows: OlderRow[]) => Promise<RecordLedger>][] = [
+/** A ledger holding `rows` as an earlier version wrote them (committed), on each backend (`clustered`: the version just before short fingerprints). */
+const upgradedLedgers: [string, (rows: OlderRow[], clustered: boolean) => Promise<RecordLedger>][] = [
   [
     'embedded SQLite',
-    async (rows) => {
+    async (rows, clustered) => {
       const path = join(tempDir(), `ledger-${randomUUID()}.sqlite`);
       const db = new Database(path);
       db.exec('CREATE TABLE claims (fp BLOB NOT NULL, job BLOB NOT NULL, committed INTEGER NOT NULL, PRIMARY KEY (fp, job)) WITHOUT ROWID');
       const insert = db.prepare('INSERT INTO claims VALUES (?, ?, 1)');
       for (const r of rows) insert.run(r.fp, r.job);
-      db.pragma('user_version = 2');
+      if (clustered) db.exec('CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID');
+      db.pragma(`user_version = ${clustered ? 3 : 2}`);
       db.close();
       return new SqliteRecordLedger(path);
     },
   ],
   [
     'MongoDB adapter on the in-memory stand-in',
-    async (rows) => {
+    async (rows, clustered) => {
       const { db } = memoryMongo();
       const docs = db.collection<LedgerDoc>(RECORD_LEDGER);
+      if (clustered) await docs.insertMany([{ _id: FINGERPRINT_FORM_ID, unclustered: false } as unknown as LedgerDoc]);
       await docs.insertMany(rows.map((r) => ({ _id: `${r.fp.toString('base64')}.${r.job.toString('base64')}`, fp: r.fp.toString('base64'), job: r.job.toString('base64'), committed: true })));
-      return new MongoRecordLedger(db, undefined, await unclusteredRowsOf(docs));
+      return new MongoRecordLedger(db, undefined, await upgradeRows(docs));
     },
   ],
 ];
 
-describe.each(upgradedLedgers)('issue 38: a ledger filled before fingerprints were clustered, on %s', (_name, openLedger) => {
-  it('an upload of the same export after the upgrade counts every record unchanged, and so does the next one', async () => {
+describe.each(upgradedLedgers)('issue 38: a ledger an earlier version filled, on %s', (_name, openLedger) => {
+  it.each([
+    ['before fingerprints were clustered', false],
+    ['just before fingerprints were short (20 bytes, clustered): converted', true],
+  ])('%s: an upload of the same export after the upgrade counts every record unchanged, and so does the next one', async (_when, clustered) => {
     const store = new SqliteEventStore({ path: ':memory:' });
     const payload = await exportZip(1200);
     const key = randomBytes(32);
-    const ledger = await openLedger(await olderRowsOf(payload, key));
+    const ledger = await openLedger(await olderRowsOf(payload, key, clustered), clustered);
     closing.push(async () => {
       await ledger.close();
       await store.close();
     });
-    expect(ledger.unclusteredRows).toBe(true);
+    expect(ledger.unclusteredRows).toBe(!clustered);
     const run = (n: number) => runEtlJob(store, rawStoreOf(payload), appleHealthImport, job('u1', n), upload('u1'), undefined, keysOf(key), { ledger, checkpointItems: 500 });
     expect(await run(1)).toMatchObject({ records: {}, unchanged: 1200 });
     expect(await run(2)).toMatchObject({ records: {}, unchanged: 1200 });

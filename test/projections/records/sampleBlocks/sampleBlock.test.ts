@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { blockColumns, bySampleStart, decodeBlock, encodeBlock, pushIsoJson } from '../../../../projections/records/sampleBlocks/sampleBlock.js';
 import type { SampleDoc } from '../../../../projections/records/samplesProjection.js';
@@ -139,6 +140,71 @@ describe('sample blocks: decodeBlock(encodeBlock(samples)) gives back every fiel
     }
     expect(block.field('quality', 0)).toBeUndefined();
     expect([block.constant('type'), block.constant('value'), block.constant('no_such_field'), block.constant('quality')]).toEqual([true, false, true, false]);
+  });
+
+  it('issue 38: keeps UUID external ids (HealthKit upper case, lower case) as written while storing their 16 bytes, and any other ids (mixed case, braces, short, absent, not strings) as they were', () => {
+    const uuid = (i: number) => randomUUID().toUpperCase().replace(/^.{4}/, String(1000 + i).slice(-4));
+    const upper = Array.from({ length: 300 }, (_, i) => row(i, { external_id: uuid(i) }));
+    const data = encodeBlock(upper);
+    expect(decodeBlock(data)).toEqual(upper);
+    // 36 characters quoted a sample before; about 21 now.
+    expect(data.length).toBeLessThan(encodeBlock(upper.map((d, i) => ({ ...d, external_id: `x${i}` }))).length + 300 * 22);
+    for (const j of [0, 137, 299]) {
+      const block = blockColumns(data);
+      expect(block.field('external_id', j)).toBe(upper[j]!.external_id);
+      const out: string[] = [];
+      expect(block.writeJson('external_id', j, out)).toBe(true);
+      expect(out.join('')).toBe(JSON.stringify(upper[j]!.external_id));
+      expect(block.constant('external_id')).toBe(false);
+    }
+    const lower = upper.map((d) => ({ ...d, external_id: d.external_id.toLowerCase() }));
+    expect(decodeBlock(encodeBlock(lower))).toEqual(lower);
+    const others: [string, (d: SampleDoc, i: number) => unknown][] = [
+      ['one in mixed case', (d, i) => (i === 5 ? d.external_id.slice(0, 30) + d.external_id.slice(30).toLowerCase() : d.external_id)],
+      ['upper and lower case in one block', (d, i) => (i % 2 ? d.external_id.toLowerCase() : d.external_id)],
+      ['braces', (d, i) => (i === 9 ? `{${d.external_id}}` : d.external_id)],
+      ['without dashes', (d, i) => (i === 3 ? d.external_id.replaceAll('-', '') : d.external_id)],
+      ['a short one', (d, i) => (i === 0 ? 'hr-0' : d.external_id)],
+      ['a number', (d, i) => (i === 2 ? 42 : d.external_id)],
+      ['a null', (d, i) => (i === 7 ? null : d.external_id)],
+    ];
+    for (const [name, id] of others) {
+      const samples = upper.map((d, i) => ({ ...d, external_id: id(d, i) }) as SampleDoc);
+      expect(decodeBlock(encodeBlock(samples)), name).toEqual(samples);
+    }
+    const missing = upper.map((d, i) => {
+      const c = { ...d } as Partial<SampleDoc>;
+      if (i === 4) delete c.external_id;
+      return c as SampleDoc;
+    });
+    expect(decodeBlock(encodeBlock(missing))).toEqual(missing);
+    expect(Object.keys(decodeBlock(encodeBlock(upper))[3]!)).toEqual(Object.keys(upper[3]!));
+  });
+
+  it('issue 38: a block of instants stores no end lengths, and one with any interval stores them all; both read back exactly, blocks written with lengths of 0 too', () => {
+    const instants = Array.from({ length: 30 }, (_, i) => row(i));
+    const data = encodeBlock(instants);
+    expect(JSON.parse(data).e).toBeUndefined();
+    expect(decodeBlock(data)).toEqual(instants);
+    const block = blockColumns(data);
+    const out: string[] = [];
+    block.writeJson('end_date', 4, out);
+    expect(out.join('')).toBe(JSON.stringify(instants[4]!.end_date));
+    const mixed = instants.map((d, i) => (i === 17 ? { ...d, end_date: new Date(Date.parse(d.start_date) + 1000).toISOString() } : d));
+    expect(JSON.parse(encodeBlock(mixed)).e).toHaveLength(30);
+    expect(decodeBlock(encodeBlock(mixed))).toEqual(mixed);
+    const earlier = JSON.parse(data) as Record<string, unknown>;
+    earlier.e = instants.map(() => 0);
+    expect(decodeBlock(JSON.stringify(earlier))).toEqual(instants);
+  });
+
+  it('issue 38: decodes a block written before UUIDs were packed (external ids in `f`) as it was written', () => {
+    const uuids = Array.from({ length: 20 }, () => randomUUID().toUpperCase());
+    const samples = uuids.map((u, i) => row(i, { external_id: u }));
+    const packed = JSON.parse(encodeBlock(samples)) as { o: string[]; x?: string; U?: number; f: Record<string, unknown[]> };
+    const { x: _x, U: _u, ...earlier } = packed;
+    earlier.f.external_id = uuids;
+    expect(decodeBlock(JSON.stringify(earlier))).toEqual(samples);
   });
 
   it('packs a block of uniform samples into far fewer bytes than their rows as JSON', () => {
