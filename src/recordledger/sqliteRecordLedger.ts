@@ -6,6 +6,8 @@ import { checkNote, EARLIER_FINGERPRINT_BYTES, shortened, type RecordLedger } fr
 
 /** The file's layout (`user_version`): 4 since issue 38's short rows; `migrate` converts the earlier ones. */
 const LAYOUT = 4;
+/** Job numbers an open ledger keeps in memory at most (SqliteRecordLedger `numbers`). */
+export const KNOWN_JOBS = 1_000;
 
 /**
  * The embedded ledger: `DATA_DIR/record-ledger.sqlite`, a file of its own (a batch never waits on
@@ -34,7 +36,11 @@ export class SqliteRecordLedger implements RecordLedger {
   private readonly addJob: Database.Statement<[Buffer]>;
   private readonly numberOf: Database.Statement<[Buffer], { n: number }>;
   private readonly writes: SqliteGroupCommit;
-  /** Job numbers known durable (hex tag → number): only those read back after their write committed. */
+  /**
+   * Job numbers known durable (hex tag → number): only those read back after their write committed.
+   * At most KNOWN_JOBS, the oldest forgotten first: a long-running ETL thread sees a job per upload,
+   * and a forgotten number is read again from `jobs` (one indexed read).
+   */
   private readonly numbers = new Map<string, number>();
 
   constructor(path: string) {
@@ -129,7 +135,11 @@ export class SqliteRecordLedger implements RecordLedger {
 
   /** Remembers a job's number once the write that read it is durable. */
   private remember(job: Buffer, n: number | undefined): void {
-    if (n !== undefined) this.numbers.set(job.toString('hex'), n);
+    if (n === undefined) return;
+    const tag = job.toString('hex');
+    this.numbers.delete(tag);
+    this.numbers.set(tag, n);
+    if (this.numbers.size > KNOWN_JOBS) this.numbers.delete(this.numbers.keys().next().value!);
   }
 
   async note(job: Buffer, fingerprints: readonly Buffer[], unclustered?: readonly Buffer[]): Promise<boolean[]> {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { expect, it } from 'vitest';
 import { EARLIER_FINGERPRINT_BYTES, FINGERPRINT_BYTES, JOB_TAG_BYTES, shortened } from '../../src/recordledger/recordLedger.js';
-import { SqliteRecordLedger } from '../../src/recordledger/sqliteRecordLedger.js';
+import { KNOWN_JOBS, SqliteRecordLedger } from '../../src/recordledger/sqliteRecordLedger.js';
 import { tempDir } from '../support/tmp.js';
 
 it('a ledger file of the first version loses the job names it held in the clear, and its rows still count as stored (docs/erasure.md)', async () => {
@@ -120,4 +120,25 @@ it('issue 38: a ledger file of the version before short rows is converted once, 
     await ledger.close();
   }
   expect(statSync(path).size).toBeLessThan(before * 0.6);
+});
+
+it('hostile input is normal: an open ledger keeps at most KNOWN_JOBS job numbers in memory, and a job it forgot still finds its own claims (issue 35)', async () => {
+  const path = join(tempDir(), 'record-ledger.sqlite');
+  const ledger = new SqliteRecordLedger(path);
+  try {
+    const first = randomBytes(JOB_TAG_BYTES);
+    const fp = randomBytes(FINGERPRINT_BYTES);
+    expect(await ledger.note(first, [fp])).toEqual([false]);
+    for (let i = 0; i < KNOWN_JOBS + 5; i++) await ledger.note(randomBytes(JOB_TAG_BYTES), [randomBytes(FINGERPRINT_BYTES)]);
+    const numbers = (ledger as unknown as { numbers: Map<string, number> }).numbers;
+    expect(numbers.size).toBe(KNOWN_JOBS);
+    expect(numbers.has(first.toString('hex'))).toBe(false);
+    // Its own claim answers false again (a resumed run decides as the first); another job sees it uncommitted, then committed.
+    expect(await ledger.note(first, [fp])).toEqual([false]);
+    expect(await ledger.note(randomBytes(JOB_TAG_BYTES), [fp])).toEqual([false]);
+    await ledger.commit(first, [fp]);
+    expect(await ledger.note(randomBytes(JOB_TAG_BYTES), [fp])).toEqual([true]);
+  } finally {
+    await ledger.close();
+  }
 });
