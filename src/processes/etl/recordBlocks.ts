@@ -61,7 +61,7 @@ export class RecordBlocks {
   private lastPassed: string | null = null;
   /** Fingerprints of blocks this job claimed, to commit once their records are in the log. */
   private unsettled: Buffer[] = [];
-  /** Each block decided as soon as it is complete: until one differs, and again once one is another job's (DECIDE_RECORDS). */
+  /** Each block decided as soon as it is complete: until one differs or a decision holds no block, and again once one is another job's (DECIDE_RECORDS). */
   private eager = true;
 
   constructor(private readonly ledger: JobLedger) {}
@@ -103,7 +103,9 @@ export class RecordBlocks {
     const whole = blocks.filter((b) => b.records.length >= MIN_BLOCK_RECORDS);
     const answers = await this.ledger.knownBlocks(whole.map((b) => (b.fp = this.ledger.blockFingerprint(b.key, b.identities))));
     const known = new Map(whole.map((b, i) => [b, answers[i]!]));
-    if (whole.length > 0) this.eager = answers[answers.length - 1] === true;
+    // Eager only while the last block decided was another job's: runs too short to be blocks (a file
+    // interleaving keys line by line) would otherwise be decided, and noted in the ledger, one record at a time.
+    this.eager = whole.length > 0 && answers[answers.length - 1] === true;
     const out: Decided[] = [];
     const records: NormalizedRecord[] = [];
     const identities: string[] = [];

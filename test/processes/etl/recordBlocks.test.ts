@@ -6,7 +6,7 @@ import type { DeviceParser, NormalizedRecord, ParseItem } from '../../../command
 import type { EventSealer } from '../../../src/crypto/recordSealing.js';
 import type { EventStore } from '../../../src/eventstore/eventStore.js';
 import { SqliteEventStore } from '../../../src/eventstore/sqliteEventStore.js';
-import { BLOCK_RECORDS, MIN_BLOCK_RECORDS } from '../../../src/processes/etl/recordBlocks.js';
+import { BLOCK_RECORDS, DECIDE_RECORDS, MIN_BLOCK_RECORDS } from '../../../src/processes/etl/recordBlocks.js';
 import { recordIdentity } from '../../../src/processes/etl/recordLedger.js';
 import { runEtlJob, type EtlKeys } from '../../../src/processes/etl/runEtlJob.js';
 import { boundedItem } from '../../../src/processes/etl/withinBounds.js';
@@ -287,6 +287,23 @@ describe.each(ledgerBackends)('contracts §13 unchanged: blocks first, the per-r
     expect(first).toBeGreaterThan(total);
     await w.run(2, base, 100);
     expect(looked.records() - first).toBe(BLOCKS_OF_BASE + LOOSE_OF_BASE);
+  });
+
+  it('an export interleaving keys line by line (no run long enough to be a block) notes its records in batches, not one ledger call per record (issue 38)', async () => {
+    const interleaved: Spec[] = Array.from({ length: 1200 }, (_, i) => ({ kind: 'quantity', type: i % 2 ? 'heart_rate' : 'step_count', source: 'apple', day: 0, minute: i, value: i % 40 }));
+    const w = world(openLedger, true);
+    let calls = 0;
+    const note = w.ledger.note.bind(w.ledger);
+    w.ledger.note = (job, fps, older) => {
+      calls++;
+      return note(job, fps, older);
+    };
+    expect(await w.run(1, interleaved, 10_000)).toMatchObject({ records: { quantity: 1200 } });
+    // One decision as the first record completes (no block known yet), then DECIDE_RECORDS at a time.
+    expect(calls).toBeLessThanOrEqual(1 + Math.ceil(1200 / DECIDE_RECORDS) + 1);
+    calls = 0;
+    expect(await w.run(2, interleaved, 10_000)).toMatchObject({ records: {}, unchanged: 1200 });
+    expect(calls).toBeLessThanOrEqual(1 + Math.ceil(1200 / DECIDE_RECORDS) + 1);
   });
 
   it('property: any sequence of exports derived from one (same, grown, changed, cut, reordered, crashed and resumed) counts and writes as record by record', async () => {
