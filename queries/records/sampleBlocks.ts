@@ -236,6 +236,9 @@ export async function samplePage(readStore: ReadStore, range: SampleRange, limit
   return { refs, next: rows.length > limit && last ? [last.cols.start(last.j), last.cols.id(last.j), last.cols.key(last.j)] : null };
 }
 
+/** Blocks a read by id holds at once (sampleById). */
+const BY_ID_BLOCKS = 4;
+
 /**
  * A user's sample by its integer id: the id row of its storing event names its block family
  * (packedLocators.ts), whose blocks (the user's only) are searched for the id, in order.
@@ -243,11 +246,18 @@ export async function samplePage(readStore: ReadStore, range: SampleRange, limit
 export async function sampleById(readStore: ReadStore, userId: string, id: number): Promise<SampleDoc | null> {
   const family = await familyOfId(readStore, userId, id);
   if (family === null) return null;
-  for (const block of await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { _id: familyBlocks(family), user_id: userId } })) {
-    const cols = blockColumns(block.data);
-    for (let j = 0; j < cols.n; j++) if (cols.id(j) === id) return cols.doc(j);
+  // A few blocks at a time: a family is a day of one series, and a day of sub-second samples is
+  // many blocks; the read holds no more than BY_ID_BLOCKS of them at once.
+  let after: string[] | undefined;
+  for (;;) {
+    const blocks = await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { _id: familyBlocks(family), user_id: userId }, sort: [['_id', 1]], limit: BY_ID_BLOCKS, after });
+    for (const block of blocks) {
+      const cols = blockColumns(block.data);
+      for (let j = 0; j < cols.n; j++) if (cols.id(j) === id) return cols.doc(j);
+    }
+    if (blocks.length < BY_ID_BLOCKS) return null;
+    after = [blocks[blocks.length - 1]!._id];
   }
-  return null;
 }
 
 /** True when the user has a sample of the type (a block holds at least one). */

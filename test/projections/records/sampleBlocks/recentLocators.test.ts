@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recentTierLimits, RUNS, SAMPLE_KEY_RUNS } from '../../../../projections/records/sampleBlocks/recentLocators.js';
 import { isKeyRow, type KeyRowDoc } from '../../../../projections/records/sampleBlocks/packedLocators.js';
-import { SAMPLE_KEYS, userLocators } from '../../../../projections/records/sampleBlocks/sampleBlock.js';
+import { SAMPLE_BLOCKS, SAMPLE_KEYS, userLocators } from '../../../../projections/records/sampleBlocks/sampleBlock.js';
 import { samplesProjection } from '../../../../projections/records/samplesProjection.js';
 import { sampleById } from '../../../../queries/records/sampleBlocks.js';
 import { recordId } from '../../../../projections/records/recordIds.js';
@@ -173,6 +173,18 @@ describe("the samples' locators in a recent tier and main (issue 38)", () => {
     expect([moved?.value, moved?.day]).toEqual([73, '2026-03-29']);
     expect(await sampleById(store, OTHER, recordId(2, 0))).toBeNull();
     expect(await sampleById(store, USER, recordId(3, 0))).toBeNull();
+    await store.close();
+  });
+
+  it('a read by id finds a sample in any block of a day cut into more blocks than it reads at once (docs/sample-blocks.md)', async () => {
+    const store = await storeFor();
+    // 6,000 samples ten seconds apart: one day of one series, six blocks of one family.
+    const events = Array.from({ length: 6 }, (_, e) => ingested('quantity', e + 1, Array.from({ length: 1000 }, (_, i) => hr(`d${e}-${i}`, BASE + (e * 1000 + i) * 10_000, 40 + ((e + i) % 100)))));
+    await project(store, samplesProjection, events);
+    expect(await store.count(SAMPLE_BLOCKS, { user_id: USER })).toBe(6);
+    for (const [e, i] of [[0, 0], [3, 500], [5, 999]] as const) expect((await sampleById(store, USER, recordId(e + 1, i)))?.value).toBe(40 + ((e + i) % 100));
+    expect(await sampleById(store, USER, recordId(6, 1000))).toBeNull();
+    expect(await sampleById(store, OTHER, recordId(6, 999))).toBeNull();
     await store.close();
   });
 
