@@ -28,7 +28,7 @@ async function main() {
     throw err;
   }
   const log = createLogger(config.logLevel);
-  const ctx = await createContext(config, { log, startEtlThreads: true });
+  const ctx = await createContext(config, { log });
   if (ctx.generatedAdminKey && !demo) {
     // Printed once, on the start that generated it; afterwards it is only in DATA_DIR/admin.key.
     // A demo start shows it in its own block instead, after the logs of its set-up.

@@ -65,11 +65,6 @@ export type ContextOptions = SyncOptions & {
   webhookClock?: () => number;
   /** Page cache of the embedded read store's connection (a rebuild wants a large one; stores.ts). */
   readCacheMiB?: number;
-  /**
-   * The service: the shared ETL threads start with it (`EtlThreadPool.startShared`), not at the
-   * first small job, so the first burst of uploads does not pay for their start. Tests leave it off.
-   */
-  startEtlThreads?: boolean;
 };
 
 /** Wires stores, projections and process managers from the configuration. */
@@ -161,7 +156,6 @@ export async function createContext(config: Config, options: ContextOptions = {}
   }));
   // Plaintext copies an import made while it ran (a crash left them behind) go before any import runs.
   if (mode === 'all') await removeStaleTemporaryFiles(importTempDir(config.dataDir));
-  const etlPool = new EtlThreadPool(config, { log });
   const etl = etlJobHandlers({
     eventStore,
     rawStore,
@@ -172,7 +166,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     threads: config.etlConcurrency,
     bulkThreads: config.etlBulkConcurrency,
     // ETL pool (src/processes/etl/etlPool.ts): jobs normalised on worker threads with their own store connections.
-    pool: etlPool,
+    pool: new EtlThreadPool(config, { log }),
   });
   for (const handler of etl.handlers) jobs.register(handler);
   const etlSweep = new PollLoop(
@@ -220,7 +214,6 @@ export async function createContext(config: Config, options: ContextOptions = {}
     // Before the deletion runner: a job it resumes waits for the engine to read its announcement.
     await webhooks.start();
     jobs.start();
-    if (options.startEtlThreads) etlPool.startShared();
     etlSweep.start();
     tusSweepLoop.start();
     retentionSweep.start();

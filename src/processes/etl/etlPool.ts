@@ -84,16 +84,6 @@ export class EtlThreadPool implements EtlRunner {
     this.bulkSlots = new Slots(config.etlBulkConcurrency);
   }
 
-  /**
-   * Starts the shared threads now, before any job (the service's start): a thread's start (its
-   * modules, ~95 ms of CPU, and its stores) is otherwise paid inside the first burst of small jobs.
-   * Nothing is run on them; a thread that ends later is started again at the next job, as before.
-   */
-  startShared(): void {
-    this.small = this.small.filter((t) => t.alive);
-    while (this.small.length < this.config.etlConcurrency) this.small.push(new EtlThreadHandle(this.config, this.options.parsersModule?.href));
-  }
-
   async run(task: EtlTask): Promise<EtlRunOutcome> {
     if (task.upload.bytes >= BULK_UPLOAD_BYTES) return this.bulkSlots.with(() => this.runAlone(task));
     const deadlineMs = etlDeadlineMs(this.config.etlLimits, task.upload.bytes);

@@ -133,30 +133,6 @@ describe('EtlThreadPool', () => {
     const task = await uploadFor('u4');
     await expect(pool.run(task)).resolves.toMatchObject({ kind: 'succeeded' });
   });
-  it('starts its shared threads before any job when asked (the service\'s start), and the first small jobs run on them: no thread starts inside the first burst', async () => {
-    const own = new EtlThreadPool(config);
-    const threads = () => (own as unknown as { small: EtlThreadHandle[] }).small;
-    const run = EtlThreadHandle.prototype.run;
-    const ranOn = new Set<EtlThreadHandle>();
-    const spy = vi.spyOn(EtlThreadHandle.prototype, 'run').mockImplementation(function (this: EtlThreadHandle, ...args: Parameters<typeof run>) {
-      ranOn.add(this);
-      return run.apply(this, args);
-    });
-    try {
-      own.startShared();
-      own.startShared();
-      const started = [...threads()];
-      expect(started).toHaveLength(config.etlConcurrency);
-      await register('u6');
-      await expect(own.run(await uploadFor('u6'))).resolves.toMatchObject({ kind: 'succeeded' });
-      expect([...ranOn].every((t) => started.includes(t))).toBe(true);
-      expect(threads()).toEqual(started);
-    } finally {
-      spy.mockRestore();
-      await own.close();
-    }
-  });
-
   it('waits on close for the thread started for one job alone to close its stores: nothing of it runs after the close answers', async () => {
     await register('u5');
     // Declared at the bulk size: the job runs on a thread of its own, closed once it has answered.
