@@ -12,7 +12,9 @@ export type AttemptRecord = {
   response_body_excerpt: string | null;
 };
 
-export type DeliveryStatus = 'pending' | 'running' | 'done' | 'parked';
+/** A delivery's states, in the order the API documents them (also the route's enum). */
+export const DELIVERY_STATUSES = ['pending', 'running', 'done', 'parked'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /**
  * A delivery of one event to one endpoint. Its `id` is the position in the event log of what
@@ -67,8 +69,6 @@ export const ENDPOINT_HEALTH = 'webhook_endpoint_health';
 export const DISPATCH_ENDPOINTS = 'webhook_dispatch_endpoints';
 
 export const deliveryKey = (endpointId: string, id: number) => `${endpointId}:${id}`;
-
-export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'running', 'done', 'parked'];
 
 export const webhookEngineCollections: readonly CollectionSpec[] = [
   {

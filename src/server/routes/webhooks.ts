@@ -9,7 +9,7 @@ import { updateWebhook } from '../../../commands/webhooks/updateWebhook.js';
 import { WebhookDescription, WebhookEventTypes, WebhookUrl } from '../../../commands/webhooks/webhookFields.js';
 import { getDelivery, listDeliveries } from '../../../queries/webhooks/webhookDeliveries.js';
 import { getWebhook, listWebhooks, type WebhookEndpointView } from '../../../queries/webhooks/webhookEndpoints.js';
-import { DELIVERIES, type DeliveryDoc } from '../../webhooks/deliveryDocs.js';
+import { DELIVERIES, DELIVERY_STATUSES, type DeliveryDoc } from '../../webhooks/deliveryDocs.js';
 import { enqueueRecovery, recoverableFilter } from '../../processes/webhooks/recoveryJob.js';
 import { UUID_RE } from '../../shared/ids.js';
 import { problems } from '../problems.js';
@@ -41,7 +41,7 @@ const Attempt = z.object({
   error: z.string().nullable(),
   response_body_excerpt: z.string().nullable().describe("First 1 KiB of the receiver's answer"),
 });
-const DeliveryStatus = z.enum(['pending', 'running', 'done', 'parked']);
+const DeliveryStatus = z.enum(DELIVERY_STATUSES);
 export const WebhookDelivery = z
   .object({
     id: z.number().int(),
