@@ -22,9 +22,13 @@ export const SAMPLE_KEY_RUNS = 'sample_key_runs';
  * `slices` batches, each putting into main the tier's locators of one slice of the record keys
  * (about 1/16 of main's pages): a merge in one batch wrote most of main's pages in one commit,
  * ~0.5 s during which every tenant's batch waited (fairness bench: another tenant's p99 150 →
- * 700 ms). Exported for the tests only, to make a merge happen with a few records.
+ * 700 ms). A slice is merged by a batch that wrote `mergeFrom` locators or more (a bulk import's,
+ * which filled the tier), not by a one-line upload's that happens to come next: that batch is
+ * what its tenant waits on, and a slice cost it 120-350 ms (h20/fair). Batches of fewer merge only
+ * while the tier is past twice its bounds, so that small uploads alone still merge it.
+ * Exported for the tests only, to make a merge happen with a few records.
  */
-export const recentTierLimits = { locators: 100_000, runs: 4_000, slices: 16 };
+export const recentTierLimits = { locators: 100_000, runs: 4_000, slices: 16, mergeFrom: 100 };
 
 /**
  * A run: `user_id` and `provider` (an erasure deletes the user's, or the user's and provider's,
@@ -171,8 +175,10 @@ export class RecentLocators {
   /**
    * Writes a session's new locators (`owners[j]`: the user of `keys[j]`) to `out`: as runs, one per (user, provider); or, when the tier
    * then passes its limits and `mayMerge` (no erasure in the batch: the merge rewrites the tier's
-   * locators into main, and must not write back the ones an erasure of the batch deleted), the
-   * whole tier with them into main, sorted by `_id`, and the runs deleted.
+   * locators into main, and must not write back the ones an erasure of the batch deleted), a
+   * slice of the tier into main, sorted by `_id` (by a batch of `mergeFrom` locators or more, or
+   * any while the tier is past twice its bounds: recentTierLimits), and with the last slice the
+   * runs deleted.
    */
   write(keys: readonly SampleKeyDoc[], owners: readonly string[], mayMerge: boolean, out: Change[]): void {
     if (!keys.length) return;
@@ -201,7 +207,9 @@ export class RecentLocators {
       this.slice = 0;
       this.runsAfter = 0;
     }
-    if (this.cycleEnd !== null) this.mergeSlice(out);
+    if (this.cycleEnd === null) return;
+    const small = keys.length < recentTierLimits.mergeFrom && this.map.size <= 2 * recentTierLimits.locators && this.runs <= 2 * recentTierLimits.runs;
+    if (!small) this.mergeSlice(out);
   }
 
   /**

@@ -25,13 +25,16 @@ const DAY = 86_400_000;
 const storeFor = () => samplesStore('wellstream-recent-locators-');
 const limit = recentTierLimits.locators;
 const slices = recentTierLimits.slices;
-// Most tests merge in one batch (one slice); the sliced merge has its own test.
+const mergeFrom = recentTierLimits.mergeFrom;
+// Most tests merge in one batch (one slice), whatever its size; the sliced merge and who pays for it have their own tests.
 beforeEach(() => {
   recentTierLimits.slices = 1;
+  recentTierLimits.mergeFrom = 0;
 });
 afterEach(() => {
   recentTierLimits.locators = limit;
   recentTierLimits.slices = slices;
+  recentTierLimits.mergeFrom = mergeFrom;
 });
 
 /** Applies `events` with every locator merged into sample_keys at once (a bound of 0). */
@@ -147,6 +150,44 @@ describe("the samples' locators in a recent tier and main (issue 38)", () => {
     const byKey = Object.fromEntries((await storedSamples(store)).map((s) => [s.external_id, s]));
     expect(byKey.a!.day).toBe('2026-03-28');
     await store.close();
+  });
+
+  it("a merge's slices are paid by the batches that filled the tier, not by another user's one-line upload; small batches alone merge past twice the bound", async () => {
+    recentTierLimits.locators = 10;
+    recentTierLimits.slices = 4;
+    recentTierLimits.mergeFrom = 5;
+    const store = await storeFor();
+    const recs = (from: number, n: number) => Array.from({ length: n }, (_, i) => hr(`k${from + i}`, BASE + (from + i + 1) * MIN, 60));
+    const events = [ingested('quantity', 1, recs(0, 8)), ingested('quantity', 2, recs(8, 8))];
+    await project(store, samplesProjection, [events[0]!]);
+    // The bulk batch that passes the bound merges the first slice.
+    await project(store, samplesProjection, [events[1]!]);
+    const first = await mainOf(store);
+    expect(first).toBeGreaterThan(0);
+    // Another user's one-line upload comes next: it merges nothing.
+    events.push(ingested('quantity', 3, [hr('one-line', BASE + 30 * MIN, 70)], { user_id: OTHER }));
+    await project(store, samplesProjection, [events[2]!]);
+    expect(await mainOf(store)).toBe(first);
+    expect(await mainOf(store, OTHER)).toBe(0);
+    await expectRebuiltEqual(store, events);
+    // The bulk import's next batch merges the next slice.
+    events.push(ingested('quantity', 4, recs(16, 5)));
+    await project(store, samplesProjection, [events[3]!]);
+    expect(await mainOf(store)).toBeGreaterThan(first);
+    await expectRebuiltEqual(store, events);
+    await store.close();
+
+    // Small batches only: none merges while the tier holds up to twice its bound; past it, they do.
+    recentTierLimits.mergeFrom = 100;
+    const small = await storeFor();
+    const log = [ingested('quantity', 1, recs(0, 8)), ingested('quantity', 2, recs(8, 8)), ingested('quantity', 3, recs(16, 8))];
+    await project(small, samplesProjection, [log[0]!]);
+    await project(small, samplesProjection, [log[1]!]);
+    expect(await mainOf(small)).toBe(0);
+    await project(small, samplesProjection, [log[2]!]);
+    expect(await mainOf(small)).toBeGreaterThan(0);
+    await expectRebuiltEqual(small, log);
+    await small.close();
   });
 
   it('a read by id finds a sample whose locator is in main, one in the recent tier, and one moved while in the tier', async () => {
