@@ -11,7 +11,7 @@
  * Reported: B's upload → readable p50/p99/max alone and during A's work, B's uploads not readable
  * when the run ended, A's time to done / readable, and the machine's load average.
  */
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -30,10 +30,27 @@ export default async function fairness(args: string[]): Promise<void> {
   const parts = Number(arg(args, 'parts', '3'));
   const every = Number(arg(args, 'every', '250'));
   const alone = Number(arg(args, 'alone', '15'));
+  // --trace=<dir>: each of B's uploads as a line of b-uploads.jsonl (epoch ms: sent, answered, first
+  // read that saw it), and the event store copied there after the run (its events' created_at).
+  const trace = arg(args, 'trace', '');
+  if (trace) mkdirSync(trace, { recursive: true });
   const dir = mkdtempSync(join(tmpdir(), 'wellstream-bench-fairness-'));
   try {
     const xml = join(dir, 'export.xml');
     if (mode === 'apple' && !existsSync(xml)) await writeExportXml(xml, { targetBytes: mb * 2 ** 20 });
+    // Tenant A's uploads are built before anything is measured: built during A's work, each
+    // part's synchronous gzip held this process's event loop 0.5-1 s, and B's upload in flight
+    // then was counted that long.
+    const aParts: { body: Buffer; last: number }[] = [];
+    if (mode !== 'apple') {
+      const per = Math.ceil(samples / parts);
+      const aBase = Date.parse('2020-01-01T00:00:00.000Z');
+      for (let p = 0; p < parts; p++) {
+        const from = p * per;
+        const n = Math.min(per, samples - from);
+        aParts.push({ body: gzipSync(Array.from({ length: n }, (_, i) => heartRateAt(aBase + (from + i) * 60_000, from + i)).join('\n')), last: aBase + (from + n - 1) * 60_000 });
+      }
+    }
     const svc = await startService(join(dir, 'svc'), { IMPORT_MAX_BYTES: String(64 * 2 ** 30) });
     try {
       console.log(`fairness (${mode === 'apple' ? `tenant A imports a ${mb} MiB export.xml by tus` : `tenant A uploads ${samples.toLocaleString('en-US')} device-a samples in ${parts} uploads`}; tenant B one line every ${every} ms), ${machine()}`);
@@ -73,15 +90,21 @@ export default async function fairness(args: string[]): Promise<void> {
           });
           await res.arrayBuffer();
           if (res.status !== 202) throw new Error(`tenant B's upload answered ${res.status}`);
+          const answered = Date.now();
           sent++;
           pollers.push(
             (async () => {
               const deadline = t0 + 300_000;
-              while (!(await readable(b, at))) {
+              let polls = 0;
+              let pollSent = Date.now();
+              for (; !(await readable(b, at)); polls++) {
                 if (performance.now() > deadline) return void unread++;
                 await sleep(25);
+                pollSent = Date.now();
               }
-              if (sentIn !== 'after') measured[sentIn].push(performance.now() - t0);
+              const ms = performance.now() - t0;
+              if (sentIn !== 'after') measured[sentIn].push(ms);
+              if (trace) appendFileSync(join(trace, 'b-uploads.jsonl'), `${JSON.stringify({ i, phase: sentIn, ms: Math.round(ms), sent: Math.round(performance.timeOrigin + t0), answered, pollSent, seen: Date.now(), polls })}\n`);
             })(),
           );
           await sleep(Math.max(0, next - performance.now()));
@@ -91,6 +114,7 @@ export default async function fairness(args: string[]): Promise<void> {
       await sleep(alone * 1000);
       phase.current = 'during';
       const started = performance.now();
+      if (trace) appendFileSync(join(trace, 'a.jsonl'), `${JSON.stringify({ ev: 'start', at: Date.now() })}\n`);
       const load0 = loadavg()[0]!;
       let done = 0;
       let accepted = 0;
@@ -115,19 +139,14 @@ export default async function fairness(args: string[]): Promise<void> {
         }
         console.log(`export.xml: ${(size / 2 ** 20).toFixed(0)} MiB, ${last.toLocaleString('en-US')} records readable`);
       } else {
-        const per = Math.ceil(samples / parts);
-        const aBase = Date.parse('2020-01-01T00:00:00.000Z');
         const lasts: number[] = [];
-        for (let p = 0; p < parts; p++) {
-          const from = p * per;
-          const n = Math.min(per, samples - from);
-          const body = gzipSync(Array.from({ length: n }, (_, i) => heartRateAt(aBase + (from + i) * 60_000, from + i)).join('\n'));
+        for (const [p, { body, last }] of aParts.entries()) {
           const form = new FormData();
           form.append('file', new Blob([body], { type: 'application/gzip' }), `part-${p}.ndjson.gz`);
           const res = await fetch(`${svc.base}/v1/ingest/device-a`, { method: 'POST', headers: { authorization: `Bearer ${a.token}`, 'upload-id': `a-${p}` }, body: form });
           await res.arrayBuffer();
           if (res.status !== 202) throw new Error(`tenant A's upload answered ${res.status}`);
-          lasts.push(aBase + (from + n - 1) * 60_000);
+          lasts.push(last);
         }
         accepted = performance.now() - started;
         for (const last of lasts) while (!(await readable(a, last))) await sleep(250);
@@ -135,6 +154,7 @@ export default async function fairness(args: string[]): Promise<void> {
       }
       const aMs = performance.now() - started - (mode === 'apple' ? 2_000 : 0);
       phase.current = 'after';
+      if (trace) appendFileSync(join(trace, 'a.jsonl'), `${JSON.stringify({ ev: 'readable', at: Date.now() })}\n`);
       const load1 = loadavg()[0]!;
       stop = true;
       await bLoop;
@@ -149,6 +169,7 @@ export default async function fairness(args: string[]): Promise<void> {
       console.log(`load average (1 min) at A's start ${load0.toFixed(1)}, at its end ${load1.toFixed(1)}`);
     } finally {
       await svc.stop();
+      if (trace) for (const f of readdirSync(join(dir, 'svc'))) if (/^events\.sqlite/.test(f)) copyFileSync(join(dir, 'svc', f), join(trace, f));
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

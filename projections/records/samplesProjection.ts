@@ -39,13 +39,16 @@ const records = defineRecordsProjection<QuantityRecord>({
     },
     {
       name: SAMPLE_KEYS,
-      // GET …/samples/{id} names the id (unique over all users; the block it names is checked
-      // for the user). The ingest finds locators by `_id`, an erasure by a range of it.
-      indexes: [{ fields: [['id', 1]] }],
-      columns: ['provider', 'block'],
-      // 2: `_id` is the user's tag and the record key's first 16 characters, no `user_id` (sampleBlock.ts, locatorId); a
-      // store of version 1 (undeclared) is rebuilt from the log on first start.
-      version: 2,
+      // The locators packed (sampleBlocks/packedLocators.ts): key rows (a (user, provider)'s record
+      // keys with their ids, in order) and id rows (a storing event's ids with their block
+      // families), every `_id` starting with the user's tag. The ingest and a read by id seek
+      // `_id`s; an erasure deletes the user's range of them (with `provider` for a provider's).
+      indexes: [],
+      columns: ['provider', 'data'],
+      // 3: packed rows instead of a row per sample; a store of version 2 is rebuilt from the log on
+      // first start (docs/sample-blocks.md "Migration"). 2: `_id` is the user's tag and the record
+      // key's first 16 characters, no `user_id`; 1 (undeclared) had `user_id`.
+      version: 3,
     },
     {
       name: SAMPLE_KEY_RUNS,

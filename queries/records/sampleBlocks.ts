@@ -1,8 +1,8 @@
 import type { Filter, ReadStore, Scalar } from '../../src/readstore/readStore.js';
 import type { SampleDoc } from '../../projections/records/samplesProjection.js';
 import { canonicalIsoMs } from '../../src/shared/isoInstant.js';
-import { recentBlockOfId } from '../../projections/records/sampleBlocks/recentLocators.js';
-import { blockColumns, isoOf, SAMPLE_BLOCKS, SAMPLE_KEYS, userLocators, type BlockColumns, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
+import { familyBlocks, familyOfId } from '../../projections/records/sampleBlocks/packedLocators.js';
+import { blockColumns, isoOf, SAMPLE_BLOCKS, type BlockColumns, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
 import { utcDay } from '../../projections/records/recordDoc.js';
 
 /**
@@ -236,23 +236,28 @@ export async function samplePage(readStore: ReadStore, range: SampleRange, limit
   return { refs, next: rows.length > limit && last ? [last.cols.start(last.j), last.cols.id(last.j), last.cols.key(last.j)] : null };
 }
 
+/** Blocks a read by id holds at once (sampleById). */
+const BY_ID_BLOCKS = 4;
+
 /**
- * A user's sample by its integer id: its locator names its block. The recent tier's (a run of the
- * user whose id range holds it, the newest first) is newer than main's; main's row is found
- * through the `id` index, among the user's locators (the `_id`s starting with the user's tag).
+ * A user's sample by its integer id: the id row of its storing event names its block family
+ * (packedLocators.ts), whose blocks (the user's only) are searched for the id, in order.
  */
 export async function sampleById(readStore: ReadStore, userId: string, id: number): Promise<SampleDoc | null> {
-  let blockId = await recentBlockOfId(readStore, userId, id);
-  if (blockId === null) {
-    const [key] = await readStore.find<{ _id: string; block: string }>(SAMPLE_KEYS, { filter: { id, ...userLocators(userId) }, limit: 1, fields: ['block'] });
-    if (!key) return null;
-    blockId = key.block;
+  const family = await familyOfId(readStore, userId, id);
+  if (family === null) return null;
+  // A few blocks at a time: a family is a day of one series, and a day of sub-second samples is
+  // many blocks; the read holds no more than BY_ID_BLOCKS of them at once.
+  let after: string[] | undefined;
+  for (;;) {
+    const blocks = await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { _id: familyBlocks(family), user_id: userId }, sort: [['_id', 1]], limit: BY_ID_BLOCKS, after });
+    for (const block of blocks) {
+      const cols = blockColumns(block.data);
+      for (let j = 0; j < cols.n; j++) if (cols.id(j) === id) return cols.doc(j);
+    }
+    if (blocks.length < BY_ID_BLOCKS) return null;
+    after = [blocks[blocks.length - 1]!._id];
   }
-  const [block] = await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { _id: blockId, user_id: userId }, limit: 1 });
-  if (!block) return null;
-  const cols = blockColumns(block.data);
-  for (let j = 0; j < cols.n; j++) if (cols.id(j) === id) return cols.doc(j);
-  return null;
 }
 
 /** True when the user has a sample of the type (a block holds at least one). */

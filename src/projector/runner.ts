@@ -4,6 +4,7 @@ import type { EventStore, RecordedEvent } from '../eventstore/eventStore.js';
 import { CheckpointMismatchError, type PositionedChange, type ReadStore } from '../readstore/readStore.js';
 import { LeaseLostError, type Fence } from '../readstore/leases.js';
 import { deriveBatch, pushChanges, weightOf } from './batchChanges.js';
+import { nextBatchLength } from './batchCut.js';
 import { deadLetterChange, errorText } from './deadLetters.js';
 import { PROJECTION_STALLS, type StallDoc } from './projectionStalls.js';
 import { PROVIDER_DATA_ERASED, USER_ERASED } from '../catalog/eventTypes.js';
@@ -12,7 +13,6 @@ import { EventSequencer } from './eventSequences.js';
 import { PositionWaiters } from './positionWaiters.js';
 import type { Projection } from './projection.js';
 
-const BATCH = 1000;
 /**
  * Above this many buffered records (an event weighs its `records`, or 1) a runner lets go of its
  * subscription and catches up again: record events hold up to a thousand records each.
@@ -235,17 +235,14 @@ export class Runner {
       });
   }
 
-  /** The events the next batch may take: one alone (a barrier, or while isolating), else up to BATCH or about maxChanges changes. */
+  /** The events the next batch may take: one alone while isolating, else as batchCut.ts cuts them. */
   private candidates(maxChanges: number): RecordedEvent[] {
     const buffer = this.buffer;
     const first = buffer[0]!;
     const isolating = this.isolateThrough !== null && first.globalPosition <= this.isolateThrough;
-    if (isolating || this.p.derive?.isBarrier(first)) return [first];
-    // Every record makes at least one change: events past this weight cannot join the batch.
-    let weight = 0;
-    let n = 0;
-    while (n < buffer.length && n < BATCH && weight < maxChanges && !this.p.derive?.isBarrier(buffer[n]!)) weight += weightOf(buffer[n++]!);
-    return buffer.slice(0, n);
+    if (isolating) return [first];
+    const derive = this.p.derive;
+    return buffer.slice(0, nextBatchLength(buffer, maxChanges, derive ? (e) => derive.isBarrier(e) : undefined));
   }
 
   private async flush(epoch: number): Promise<void> {

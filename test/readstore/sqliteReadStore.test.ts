@@ -50,7 +50,8 @@ describe('embedded read store: typed columns', () => {
     const blocks = schema.find((s) => s.name === 'rm_sample_blocks')!.sql;
     for (const f of ['user_id', 'type', 'day', 'start_min', 'start_max', 'provider', 'data']) expect(blocks).toContain(`"f_${f}"`);
     const keys = schema.find((s) => s.name === 'rm_sample_keys')!.sql;
-    for (const f of ['id', 'block', 'provider']) expect(keys).toContain(`"f_${f}"`);
+    // The locators packed (packedLocators.ts): `provider` and the packed `data`, no row per sample.
+    for (const f of ['provider', 'data']) expect(keys).toContain(`"f_${f}"`);
     // The locator's `_id` names its user (sampleBlock.ts, userTag): no user_id column.
     expect(keys).not.toContain('"f_user_id"');
   });
@@ -95,11 +96,12 @@ describe('embedded read store: typed columns', () => {
     expect(text).toMatch(/USE TEMP B-TREE FOR GROUP BY/);
   });
 
-  it('a read by sample id finds its locator through the id index, not by scanning the user\'s locators (docs/sample-blocks.md)', async () => {
-    const range = userLocators('u')._id as { $gte: string; $lt: string };
-    const { statements, plan } = await planOf(SAMPLE_KEYS, async (store) => expect(await sampleById(store, 'u', 10_001)).toBeNull(), [10_001, range.$gte, range.$lt]);
+  it('a read by sample id seeks the id rows of its storing event by `_id`, not by scanning the user\'s locators (docs/sample-blocks.md)', async () => {
+    // The user's id rows of sequence 1 (id 10,001 = 1 × 10,000 + 1, recordIds.ts): packedLocators.ts.
+    const from = `${(userLocators('u')._id as { $gte: string }).$gte}i${'1'.padStart(12, '0')}`;
+    const { statements, plan } = await planOf(SAMPLE_KEYS, async (store) => expect(await sampleById(store, 'u', 10_001)).toBeNull(), [from, `${from}~`]);
     expect(statements).toHaveLength(1);
-    expect(plan).toMatch(new RegExp(`SEARCH rm_${SAMPLE_KEYS} USING INDEX rm_${SAMPLE_KEYS}_ix0 \\(f_id=\\?\\)`));
+    expect(plan).toMatch(new RegExp(`SEARCH rm_${SAMPLE_KEYS} USING INDEX sqlite_autoindex_rm_${SAMPLE_KEYS}_1 \\(_id>\\? AND _id<\\?\\)`));
   });
 
   it('a collection whose declared shape changed is recreated empty and reported, so its projection rebuilds', async () => {

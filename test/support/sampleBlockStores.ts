@@ -1,4 +1,5 @@
-import { BLOCK_SAMPLES, bySampleStart, encodeBlock, listedCount, locatorId, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc } from '../../projections/records/sampleBlocks/sampleBlock.js';
+import { idRowId, idRowPut, setFamily } from '../../projections/records/sampleBlocks/packedLocators.js';
+import { BLOCK_SAMPLES, bySampleStart, encodeBlock, listedCount, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc, userTag } from '../../projections/records/sampleBlocks/sampleBlock.js';
 import { samplesProjection, type SampleDoc } from '../../projections/records/samplesProjection.js';
 import { SAMPLES } from '../../projections/records/sampleRollups/samplesDerivation.js';
 import { mergedFilter, type View } from '../../queries/records/view.js';
@@ -20,7 +21,7 @@ export const BLOCK_SPECS: CollectionSpec[] = samplesProjection.collections.filte
  * given sizes; a sample picked by `resent` goes to a block of its own key after the others (a
  * re-sent record that left its block), so blocks of one key overlap.
  */
-export function blocksOf(samples: readonly SampleDoc[], cuts: readonly number[], resent: ReadonlySet<number>): { blocks: SampleBlockDoc[]; keys: Doc[] } {
+export function blocksOf(samples: readonly SampleDoc[], cuts: readonly number[], resent: ReadonlySet<number>): { blocks: SampleBlockDoc[]; locators: Change[] } {
   const groups = new Map<string, SampleDoc[][]>();
   samples.forEach((s, i) => {
     const g = `${s.user_id}|${s.type}|${s.provider}|${s.source}|${s.day}`;
@@ -29,7 +30,8 @@ export function blocksOf(samples: readonly SampleDoc[], cuts: readonly number[],
     groups.set(g, lists);
   });
   const blocks: SampleBlockDoc[] = [];
-  const keys: Doc[] = [];
+  // The id rows a read by id needs (packedLocators.ts): each block is a family of its own, `<g>|<n>` (its `_id` without `.0`).
+  const idRows = new Map<string, { provider: string; data: Parameters<typeof setFamily>[0] }>();
   let cut = 0;
   for (const [g, lists] of groups) {
     for (const list of lists) {
@@ -40,7 +42,7 @@ export function blocksOf(samples: readonly SampleDoc[], cuts: readonly number[],
         at += size;
         const first = members[0]!;
         const block: SampleBlockDoc = {
-          _id: `${g}|${blocks.length}`,
+          _id: `${g}|${blocks.length}.0`,
           user_id: first.user_id,
           tenant_id: first.tenant_id,
           type: first.type,
@@ -54,11 +56,16 @@ export function blocksOf(samples: readonly SampleDoc[], cuts: readonly number[],
           data: encodeBlock(members),
         };
         blocks.push(block);
-        for (const s of members) keys.push({ _id: locatorId(s.user_id, s._id), provider: s.provider, id: s.id, block: block._id });
+        for (const s of members) {
+          const rowId = idRowId(userTag(s.user_id), s.provider, s.id);
+          let row = idRows.get(rowId);
+          if (!row) idRows.set(rowId, (row = { provider: s.provider, data: { f: [], o: 0, x: [] } }));
+          setFamily(row.data, s.id, block._id.slice(0, -2));
+        }
       }
     }
   }
-  return { blocks, keys };
+  return { blocks, locators: [...idRows].map(([id, row]) => idRowPut(id, row.provider, row.data)) };
 }
 
 /** Today's query of the per-sample rows (queries/records/listSamples.ts before blocks). */
@@ -70,8 +77,8 @@ export const rowsQuery = (userId: string, type: string, window: Window, view: Vi
 
 /** The changes that store `samples` as blocks (blocksOf; by default cut as the projection cuts them) with their locators. */
 export function blockChanges(samples: readonly SampleDoc[], cuts: readonly number[] = [BLOCK_SAMPLES], resent: ReadonlySet<number> = new Set()): Change[] {
-  const { blocks, keys } = blocksOf(samples, cuts, resent);
-  return [...blocks.map((doc): Change => ({ op: 'put', collection: SAMPLE_BLOCKS, doc })), ...keys.map((doc): Change => ({ op: 'put', collection: SAMPLE_KEYS, doc }))];
+  const { blocks, locators } = blocksOf(samples, cuts, resent);
+  return [...blocks.map((doc): Change => ({ op: 'put', collection: SAMPLE_BLOCKS, doc })), ...locators];
 }
 
 /** The changes that store `samples` in both models: rows in ROWS, and blocks (blockChanges). */

@@ -79,7 +79,7 @@ export type MemberSession = {
   /** The merged view's decision for a loaded row. */
   flag: (row: Doc, hidden: boolean, out: Change[]) => void;
   /** Writes what the flags and staged records changed since the last flush. */
-  flush: (out: Change[]) => void;
+  flush: (out: Change[]) => void | Promise<void>;
 };
 
 /**
@@ -147,7 +147,7 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
         const rows = await loadRows(session, userId, partition, run, rule, erasedProvider);
         const changes: Change[] = [];
         evaluateDays(session, rows, run, rule, { userId, partition }, changes);
-        session.flush(changes);
+        await session.flush(changes);
         yield changes;
         // Days without a stored record hold nothing to evaluate: the next window starts at the
         // next record, so years between records cost one query, not one per window.
@@ -225,7 +225,7 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
       const orders = new Map<string, SourcePriorities | undefined>();
       for (const records of recordsByUser(evolved, kind.collection, kind.session !== undefined)) {
         const session = open(readStore, replay, batch);
-        if (await evaluateBatch(session, records, erased, readStore, orders, changes)) session.flush(changes);
+        if (await evaluateBatch(session, records, erased, readStore, orders, changes)) await session.flush(changes);
       }
       if (changes.length) yield changes;
     },

@@ -5,13 +5,11 @@ import type { MemberSession, PartitionSpan } from '../mergedView/mergedFlags.js'
 import { instantMs } from '../../../src/shared/isoInstant.js';
 import { utcDayOf } from '../recordDoc.js';
 import { type DecodedBlocks, decodedBlocksOf } from './decodedBlocks.js';
-import { type RecentLocators, recentLocatorsOf, replayMark } from './recentLocators.js';
-import { type ReplayLocators, replayLocatorsOf } from './replayLocators.js';
-import { BLOCK_SAMPLES, bySampleStart, encodeBlock, listedCount, locatorId, SAMPLE_BLOCKS, SAMPLE_KEYS, type SampleBlockDoc, type SampleDoc, type SampleKeyDoc } from './sampleBlock.js';
+import { familyBlocks, familyIn, idRowId, idRowPut, idsInMain, readIdRows, setFamily } from './packedLocators.js';
+import { type RecentLocators, recentLocatorsOf, replayMark, type TierLocator } from './recentLocators.js';
+import { BLOCK_SAMPLES, bySampleStart, encodeBlock, listedCount, locatorId, SAMPLE_BLOCKS, type SampleBlockDoc, type SampleDoc, userTag } from './sampleBlock.js';
 
 const DAY_MS = 86_400_000;
-/** Ids per `$in` query. */
-const CHUNK = 500;
 
 /**
  * The samples of one (user, type, provider, source, UTC day): stored as blocks `<base>.0`,
@@ -43,15 +41,14 @@ const dayKey = (userId: string, type: string, day: string) => `${userId}\u0000${
  * stored as blocks (docs/sample-blocks.md): the blocks of every UTC day it reads are decoded
  * whole and kept until `flush`, the batch's records (evolve's upserts of `folded`, taken out of
  * the batch) are moved into the blocks they belong to, flags are set on the decoded samples, and
- * `flush` writes each changed block whole, once, with the locator rows of the samples whose block
- * changed. Live, those locators go to the recent tier (recentLocators.ts: runs in append order,
- * merged into `sample_keys` in one sorted pass now and then); in a rebuild's replay (`replay`)
- * straight to `sample_keys`, and the locators it wrote are remembered (replayLocators.ts) so a
- * record never stored is not looked up. `batch`: the derive call's (one per batch), for the tier's
- * check against the store once per batch.
+ * `flush` writes each changed block whole, once, with the locators of the samples whose block
+ * family (`<series hash>.<day>`) changed: their id rows patched (packedLocators.ts), and their keys
+ * to the recent tier (recentLocators.ts: runs in append order, merged into `sample_keys`' key rows
+ * a slice at a time), live and in a rebuild's replay alike. `batch`: the derive call's (one per
+ * batch), for the tier's check against the store once per batch.
  */
 export function blockSession(readStore: ReadStore, folded: string, replay?: Replay, batch?: object): MemberSession {
-  return new BlockSession(readStore, folded, replay ? replayLocatorsOf(replay) : null, batch);
+  return new BlockSession(readStore, folded, replay ?? null, batch);
 }
 
 /**
@@ -86,20 +83,25 @@ class BlockSession implements MemberSession {
   private readonly left = new Set<SampleDoc>();
   /** Blocks decoded by the batches before this one (decodedBlocks.ts). */
   private readonly decoded: DecodedBlocks;
-  /** The locators' recent tier (live only; a replay writes `sample_keys` straight). */
-  private readonly recent: RecentLocators | null;
+  /** The locators' recent tier. */
+  private readonly recent: RecentLocators;
+  /** The id rows of the batch's records, decoded (read in `stage`, patched by `writeGroup`), and the ones patched. */
+  private readonly idRows = new Map<string, { provider: string | null; data: Parameters<typeof setFamily>[0] }>();
+  private readonly idRowsChanged = new Set<string>();
+  /** The batch's record keys whose locator the tier or main holds (their key and id stay as they are). */
+  private readonly located = new Set<string>();
   /** Whether this session's locators may merge the tier into main: it staged a batch without an erasure. */
   private mayMerge = false;
 
   constructor(
     private readonly readStore: ReadStore,
     private readonly folded: string,
-    /** A rebuild's replay: the locators it wrote, the only ones stored. */
-    private readonly written: ReplayLocators | null,
+    /** A rebuild's replay. */
+    private readonly replay: Replay | null,
     private readonly batch: object | undefined,
   ) {
     this.decoded = decodedBlocksOf(readStore);
-    this.recent = written === null ? recentLocatorsOf(readStore) : null;
+    this.recent = recentLocatorsOf(readStore);
   }
 
   async stage(evolved: Change[], erased: ReadonlySet<string>): Promise<Doc[]> {
@@ -122,35 +124,39 @@ class BlockSession implements MemberSession {
     evolved.length = kept;
     if (!batch.size) return [];
     const recent = this.recent;
-    if (recent) await recent.sync(readStore, this.batch);
+    await recent.sync(readStore, this.batch);
     this.mayMerge = erased.size === 0;
 
-    // Where the records sent before are: their blocks' days are loaded, so each leaves its old block.
+    // Where the records sent before are: their ids from the recent tier (newer than main's) or
+    // main's key rows (only those its filter may hold: most records are new), then each id's
+    // block family from its id row; the families' days are loaded, so each record leaves its old block.
     // A locator's `_id` is derived from the user and the record key (locatorId).
     const keyOf = new Map<string, string>();
-    for (const [key, { set }] of batch) keyOf.set(locatorId(set.user_id as string, key), key);
-    // The recent tier's locator of a record is newer than main's: main is asked for the others.
-    // In a replay only the locators it wrote can be stored: most records are new, and not looked up.
-    const keys: string[] = [];
-    const located: { _id: string; id: number; block: string }[] = [];
-    for (const k of keyOf.keys()) {
-      const r = recent?.get(k);
-      if (r) located.push({ _id: k, id: r.id, block: r.block });
-      else if (this.written === null ? recent!.mayBeInMain(k) : this.written.mayHold(k)) keys.push(k);
-    }
-    for (let i = 0; i < keys.length; i += CHUNK) {
-      for (const k of await readStore.find<SampleKeyDoc>(SAMPLE_KEYS, { filter: { _id: { $in: keys.slice(i, i + CHUNK) } } })) located.push(k);
-    }
-    const blockIdSet = new Set<string>();
+    const inMain = new Map<string, string>();
     const firstIds = new Map<string, number>();
-    for (const k of located) {
-      blockIdSet.add(k.block);
-      firstIds.set(keyOf.get(k._id)!, k.id);
+    for (const [key, { set }] of batch) {
+      const k = locatorId(set.user_id as string, key);
+      keyOf.set(k, key);
+      const r = recent.get(k);
+      if (r) firstIds.set(key, r.id);
+      else if (recent.mayBeInMain(k)) inMain.set(k, set.provider as string);
     }
-    const blockIds = [...blockIdSet];
+    if (inMain.size) for (const [k, id] of await idsInMain(readStore, inMain)) firstIds.set(keyOf.get(k)!, id);
+    for (const key of firstIds.keys()) this.located.add(key);
+    const rowIds = new Set<string>();
+    for (const [key, { set, id }] of batch) rowIds.add(idRowOf(set, firstIds.get(key) ?? id));
+    for (const [id, row] of await readIdRows(readStore, [...rowIds])) this.idRows.set(id, row);
+    const families = new Set<string>();
+    for (const [key, { set }] of batch) {
+      const first = firstIds.get(key);
+      if (first === undefined) continue;
+      const f = familyIn(this.idRows.get(idRowOf(set, first))!.data, first);
+      if (f !== null) families.add(f);
+    }
     const need = new Map<string, Need>();
-    for (let i = 0; i < blockIds.length; i += CHUNK) {
-      for (const b of await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { _id: { $in: blockIds.slice(i, i + CHUNK) } }, fields: ['user_id', 'type', 'day'] })) want(need, b.user_id, b.type, b.day);
+    for (const f of families) {
+      const [b] = await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { _id: familyBlocks(f) }, fields: ['user_id', 'type', 'day'], limit: 1 });
+      if (b) want(need, b.user_id, b.type, b.day);
     }
     for (const { set } of batch.values()) want(need, set.user_id as string, set.type as string, utcDayOf(instantMs(set.start_date as string)));
     // Every copy of a batch record lies on a day loaded here: its locator's block's, or (MongoDB,
@@ -179,6 +185,9 @@ class BlockSession implements MemberSession {
       // the sample, its fields in the order a spread of it gave, without a copy of ~27 fields.
       set.id = old?.sample.id ?? firstIds.get(key) ?? id;
       set._id = key;
+      // A record found only while decoding (MongoDB, a batch cut short) may carry an id whose row was not read.
+      const row = idRowOf(set, set.id as number);
+      if (!this.idRows.has(row)) for (const [rid, r] of await readIdRows(readStore, [row])) this.idRows.set(rid, r);
       const sample = set as unknown as SampleDoc;
       const g = this.groupOf(sample.user_id, sample.tenant_id, sample.type, sample.provider, sample.source, utcDayOf(instantMs(sample.start_date)));
       g.samples.push(sample);
@@ -193,7 +202,7 @@ class BlockSession implements MemberSession {
   async load(userId: string, type: string, lo: number, hi: number, erasedProvider?: string): Promise<Map<string, Doc>> {
     // A whole user's re-evaluation (a source order, a provider's erasure) stages nothing, and may
     // still write a locator (the tier's numbering must be the store's).
-    if (this.recent) await this.recent.sync(this.readStore, this.batch);
+    await this.recent.sync(this.readStore, this.batch);
     const wanted = daysBetween(lo, hi);
     if (erasedProvider !== undefined) this.decoded.forget(userId, erasedProvider);
     await this.ensureDays(userId, type, wanted);
@@ -235,24 +244,28 @@ class BlockSession implements MemberSession {
     this.groupOfSample(row as unknown as SampleDoc).dirty = true;
   }
 
-  flush(out: Change[]): void {
+  async flush(out: Change[]): Promise<void> {
     // Every block before any locator: on MongoDB a batch cut short leaves a prefix of its
     // changes, and a locator naming a new block would hide the old block's copy from the rerun.
-    const locators: SampleKeyDoc[] = [];
+    const locators: TierLocator[] = [];
     const owners: string[] = [];
     for (const g of this.groups.values()) {
       if (g.dirty) this.writeGroup(g, out, locators, owners);
       else for (let i = 0; i < g.stored.length; i++) this.decoded.keep(`${g.base}.${i}`, g.data[i]!, g.stored[i]!);
     }
-    if (this.recent) this.recent.write(locators, owners, this.mayMerge, out);
-    else if (locators.length) {
-      for (const doc of locators) out.push({ op: 'put', collection: SAMPLE_KEYS, doc });
-      // Once per replay: the live projection's filter of sample_keys (recentLocators.ts) is then built again.
-      if (!marked.has(this.written!)) {
-        marked.add(this.written!);
-        out.push(replayMark());
-      }
+    for (const id of this.idRowsChanged) {
+      const row = this.idRows.get(id)!;
+      out.push(idRowPut(id, row.provider!, row.data));
     }
+    // Once per replay: the live projection's filter of sample_keys (recentLocators.ts) is then built again.
+    if (this.replay && locators.length && !marked.has(this.replay)) {
+      marked.add(this.replay);
+      out.push(replayMark());
+    }
+    await this.recent.write(this.readStore, locators, owners, this.mayMerge, out, this.replay !== null);
+    this.idRows.clear();
+    this.idRowsChanged.clear();
+    this.located.clear();
     this.groups.clear();
     this.days.clear();
     this.where.clear();
@@ -319,8 +332,12 @@ class BlockSession implements MemberSession {
   }
 
   /** The group's blocks as its samples now cut them: the blocks that changed put whole, the ones left over deleted. */
-  private writeGroup(g: Group, out: Change[], locators: SampleKeyDoc[], owners: string[]): void {
+  private writeGroup(g: Group, out: Change[], locators: TierLocator[], owners: string[]): void {
     const { left, changed, decoded } = this;
+    // A sample stored in any block of the group keeps its locator: a locator names the block
+    // family (`<base>`), so the cut moving samples between the day's blocks writes none.
+    const inFamily = new Set<SampleDoc>();
+    for (const stored of g.stored) for (const s of stored) inFamily.add(s);
     if (left.size) {
       const kept: SampleDoc[] = [];
       for (const s of g.samples) if (!left.has(s)) kept.push(s);
@@ -348,20 +365,26 @@ class BlockSession implements MemberSession {
         data: encodeBlock(chunk),
       };
       out.push({ op: 'put', collection: SAMPLE_BLOCKS, doc });
-      // A sample that was stored in this very block keeps its locator; every other one (new, moved
-      // within its key or from another) gets one naming this block.
-      const k = g.ids.indexOf(_id);
-      const stayed = new Set(k < 0 ? [] : g.stored[k]);
       // A replay's batches are large and its blocks written about once (1M samples: 1,536 block
       // writes), so only the day it ends on is read again, by the next batch: kept as they are, the
       // batch's samples spare a compact copy of every sample of the rebuild (docs/rebuild.md).
-      if (this.written) decoded.keep(_id, doc.data, chunk);
-      else decoded.keepWritten(_id, doc.data, chunk, stayed);
+      if (this.replay) decoded.keep(_id, doc.data, chunk);
+      else decoded.keepWritten(_id, doc.data, chunk, inFamily);
       for (const s of chunk) {
-        if (stayed.has(s)) continue;
-        const key: SampleKeyDoc = { _id: locatorId(g.owner.user_id, s._id), provider: s.provider, id: s.id, block: _id };
-        this.written?.add(key._id);
-        locators.push(key);
+        if (inFamily.has(s)) continue;
+        // New to the family (a new record, or one sent again that moved from another): its id row
+        // names the family, and its key goes to the recent tier (the same key and id if it was there).
+        // Written only where it changes: a record sent again into its family keeps both.
+        const rowId = idRowId(userTag(g.owner.user_id), s.provider, s.id);
+        const row = this.idRows.get(rowId);
+        if (!row) throw new Error(`no id row read for sample ${s.id}`);
+        if (familyIn(row.data, s.id) !== g.base) {
+          row.provider = s.provider;
+          setFamily(row.data, s.id, g.base);
+          this.idRowsChanged.add(rowId);
+        }
+        if (this.located.has(s._id)) continue;
+        locators.push({ _id: locatorId(g.owner.user_id, s._id), provider: s.provider, id: s.id });
         owners.push(g.owner.user_id);
       }
     }
@@ -369,8 +392,11 @@ class BlockSession implements MemberSession {
   }
 }
 
+/** The id row (packedLocators.ts) of a batch record's id: a module function, not a closure per batch (the class's comment). */
+const idRowOf = (set: Record<string, unknown>, id: number): string => idRowId(userTag(set.user_id as string), set.provider as string, id);
+
 /** The replays that wrote their mark of sample_keys (replayMark). */
-const marked = new WeakSet<ReplayLocators>();
+const marked = new WeakSet<Replay>();
 
 /** A record of the batch where a session found it: its group and its sample there. */
 type Placed = { group: Group; sample: SampleDoc };

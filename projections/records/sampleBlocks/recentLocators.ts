@@ -1,18 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { Change, Doc, Filter, ReadStore } from '../../../src/readstore/readStore.js';
+import { isKeyRow, type KeyRowDoc, keyRowEntries, mainLocatorsByTag, mergeIntoKeyRows, sliceOf } from './packedLocators.js';
 import { ReplayLocators as LocatorFilter } from './replayLocators.js';
 import { SAMPLE_KEYS, type SampleKeyDoc, USER_TAG, userTag } from './sampleBlock.js';
 
 /**
  * The recent tier of the samples' locators (docs/sample-blocks.md "The locators' recent tier"):
  * the locators the live projection wrote since its last merge, packed into **runs**, one row per
- * (user, provider) of a batch, keyed by an increasing number, never into `sample_keys`' random
- * `_id` index. `sample_keys` (main) holds the rest; a locator in a run is newer than main's row of
- * the same `_id`, and a later run's than an earlier one's. When the tier passes its limits
- * (`recentTierLimits`), a merge puts it into main in `_id` order over the next `slices` batches
- * (`mergeSlice`) and then deletes the runs it took: each page of main's `_id` index is written
- * about once per merge, where a locator per batch put into main wrote about one page per locator
- * (BENCHMARKS.md, issue 38, h18/locators).
+ * (user, provider) of a batch, keyed by an increasing number, never into `sample_keys`' key rows
+ * (packedLocators.ts: a (user, provider)'s record keys in order, a thousand to a row). Main holds
+ * the rest; a locator in a run is newer than main's of the same `_id`, and a later run's than an
+ * earlier one's. When the tier passes its limits (`recentTierLimits`), a merge puts it into main's
+ * key rows over the next `slices` batches (`mergeSlice`, a range of the keys each) and then
+ * deletes the runs it took: each key row is rewritten about once per merge, where a batch's
+ * thousand random keys would each have rewritten a row. The rebuild's replay goes through the
+ * tier too. Where a record is (its block family) is not the tier's to answer: the id rows
+ * (packedLocators.ts) are written by every batch directly.
  */
 export const SAMPLE_KEY_RUNS = 'sample_key_runs';
 
@@ -22,36 +25,39 @@ export const SAMPLE_KEY_RUNS = 'sample_key_runs';
  * `slices` batches, each putting into main the tier's locators of one slice of the record keys
  * (about 1/16 of main's pages): a merge in one batch wrote most of main's pages in one commit,
  * ~0.5 s during which every tenant's batch waited (fairness bench: another tenant's p99 150 →
- * 700 ms). Exported for the tests only, to make a merge happen with a few records.
+ * 700 ms). A slice is merged by a batch that wrote `mergeFrom` locators or more (a bulk import's,
+ * which filled the tier), not by a one-line upload's that happens to come next: that batch is
+ * what its tenant waits on, and a slice costs it 50-110 ms (h20/fair). Batches of fewer merge only
+ * while the tier is past twice its bounds, so that small uploads alone still merge it.
+ * Exported for the tests only, to make a merge happen with a few records.
  */
-export const recentTierLimits = { locators: 100_000, runs: 4_000, slices: 16 };
+export const recentTierLimits = { locators: 100_000, runs: 4_000, slices: 16, mergeFrom: 100 };
 
 /**
  * A run: `user_id` and `provider` (an erasure deletes the user's, or the user's and provider's,
  * runs as it deletes every record row), `id_min`/`id_max` (a read by id looks only in the runs
  * whose range holds it), and `data`, the packed locators: `k` the record keys' first characters
- * (locatorId without the user's tag), `i` the ids, `b` the blocks named, `x` each locator's block
- * by its index in `b`.
+ * (locatorId without the user's tag), `i` the ids. Where each record is, the id rows say.
  */
 export type KeyRunDoc = Doc & { user_id: string; provider: string; id_min: number; id_max: number; count: number; data: string };
-type PackedRun = { k: string[]; i: number[]; b: string[]; x: number[] };
+type PackedRun = { k: string[]; i: number[] };
+/** A locator as the tier and main's key rows hold it: the record's locator `_id`, its id and provider (where it is, the id rows say). */
+export type TierLocator = { _id: string; id: number; provider: string };
+/** The key rows a batch's merge slices wrote, by `_id` (null: deleted): a later slice of the same batch reads them, not the store's copy. */
+type Written = Map<string, KeyRowDoc | null>;
 
 /** A locator of the tier: what a main row holds besides its `_id`, and the number of the run that holds it. */
-type Entry = { id: number; block: string; provider: string; run: number };
+type Entry = { id: number; provider: string; run: number };
 
 /** The run doc of locators of one user and provider (their `_id`s start with the user's tag). */
-function packRun(_id: string, userId: string, provider: string, keys: readonly SampleKeyDoc[]): KeyRunDoc {
+function packRun(_id: string, userId: string, provider: string, keys: readonly TierLocator[]): KeyRunDoc {
   const tagLength = userTag(userId).length;
-  const packed: PackedRun = { k: [], i: [], b: [], x: [] };
-  const blockIndex = new Map<string, number>();
+  const packed: PackedRun = { k: [], i: [] };
   let lo = Infinity;
   let hi = -Infinity;
   for (const key of keys) {
     packed.k.push(key._id.slice(tagLength));
     packed.i.push(key.id);
-    let b = blockIndex.get(key.block);
-    if (b === undefined) blockIndex.set(key.block, (b = packed.b.push(key.block) - 1));
-    packed.x.push(b);
     if (key.id < lo) lo = key.id;
     if (key.id > hi) hi = key.id;
   }
@@ -59,11 +65,11 @@ function packRun(_id: string, userId: string, provider: string, keys: readonly S
 }
 
 /** The locators of a run, as main's rows would hold them. */
-export function runLocators(run: KeyRunDoc): SampleKeyDoc[] {
+export function runLocators(run: KeyRunDoc): TierLocator[] {
   const p = JSON.parse(run.data) as PackedRun;
   const tag = userTag(run.user_id);
-  const out: SampleKeyDoc[] = new Array(p.k.length);
-  for (let j = 0; j < p.k.length; j++) out[j] = { _id: tag + p.k[j]!, id: p.i[j]!, provider: run.provider, block: p.b[p.x[j]!]! };
+  const out: TierLocator[] = new Array(p.k.length);
+  for (let j = 0; j < p.k.length; j++) out[j] = { _id: tag + p.k[j]!, id: p.i[j]!, provider: run.provider };
   return out;
 }
 
@@ -125,22 +131,29 @@ export class RecentLocators {
     const [row] = await readStore.aggregate(SAMPLE_KEY_RUNS, { filter: RUNS, groupBy: [], max: ['_id'] });
     const count = row?.count ?? 0;
     const last = count ? (row!.max._id as string) : null;
-    if (!this.loaded || count !== this.runs || last !== this.last) await this.reload(readStore);
     const gen = (await readStore.get<MarkDoc>(SAMPLE_KEY_RUNS, MAIN_MARK))?.gen ?? null;
+    // Another writer's mark (a rebuild's replay, another process's merge) also means other runs,
+    // though their count and last number may be the ones expected (a rebuild numbers from 1 again).
+    if (!this.loaded || count !== this.runs || last !== this.last || gen !== this.mainGen) await this.reload(readStore);
     if (this.main === null || gen !== this.mainGen) {
       const main = new LocatorFilter();
       let after: string[] | undefined;
       for (;;) {
-        const rows = await readStore.find(SAMPLE_KEYS, { fields: [], sort: [['_id', 1]], limit: 10_000, after });
-        for (const r of rows) main.add(r._id);
-        if (rows.length < 10_000) break;
+        const rows = await readStore.find<KeyRowDoc>(SAMPLE_KEYS, { sort: [['_id', 1]], limit: 200, after });
+        for (const r of rows) if (isKeyRow(r._id)) for (const { key } of keyRowEntries(r)) main.add(key);
+        if (rows.length < 200) break;
         after = [rows[rows.length - 1]!._id];
       }
       this.main = main;
       this.mainGen = gen;
     }
+    // A new batch (or a caller without one: each call its own) reads the key rows from the store.
+    if (scope === undefined || scope !== this.scope) this.written.clear();
     this.scope = scope ?? null;
   }
+
+  /** The key rows this batch's merge slices wrote (cleared at the next batch's sync). */
+  private readonly written: Written = new Map();
 
   /** False when `sample_keys` holds no locator of `_id` (sync first). */
   mayBeInMain(id: string): boolean {
@@ -153,7 +166,7 @@ export class RecentLocators {
     this.last = null;
     for (const run of await readStore.find<KeyRunDoc>(SAMPLE_KEY_RUNS, { filter: RUNS, sort: [['_id', 1]] })) {
       const n = Number(run._id);
-      for (const k of runLocators(run)) this.map.set(k._id, { id: k.id, block: k.block, provider: k.provider, run: n });
+      for (const k of runLocators(run)) this.map.set(k._id, { id: k.id, provider: k.provider, run: n });
       this.runs++;
       this.last = run._id;
     }
@@ -171,12 +184,14 @@ export class RecentLocators {
   /**
    * Writes a session's new locators (`owners[j]`: the user of `keys[j]`) to `out`: as runs, one per (user, provider); or, when the tier
    * then passes its limits and `mayMerge` (no erasure in the batch: the merge rewrites the tier's
-   * locators into main, and must not write back the ones an erasure of the batch deleted), the
-   * whole tier with them into main, sorted by `_id`, and the runs deleted.
+   * locators into main, and must not write back the ones an erasure of the batch deleted), a
+   * slice of the tier's keys merged into main's key rows (by a batch of `mergeFrom` locators or
+   * more, or any while the tier is past twice its bounds: recentTierLimits; all slices at once when
+   * `whole`: a rebuild's replay), and with the last slice the runs the merge took deleted.
    */
-  write(keys: readonly SampleKeyDoc[], owners: readonly string[], mayMerge: boolean, out: Change[]): void {
+  async write(readStore: ReadStore, keys: readonly TierLocator[], owners: readonly string[], mayMerge: boolean, out: Change[], whole = false): Promise<void> {
     if (!keys.length) return;
-    const groups = new Map<string, { userId: string; provider: string; keys: SampleKeyDoc[] }>();
+    const groups = new Map<string, { userId: string; provider: string; keys: TierLocator[] }>();
     for (let j = 0; j < keys.length; j++) {
       const k = keys[j]!;
       const userId = owners[j]!;
@@ -190,7 +205,7 @@ export class RecentLocators {
       const n = this.next++;
       const run = packRun(runId(n), userId, provider, ks);
       out.push({ op: 'put', collection: SAMPLE_KEY_RUNS, doc: run });
-      for (const k of ks) this.map.set(k._id, { id: k.id, block: k.block, provider: k.provider, run: n });
+      for (const k of ks) this.map.set(k._id, { id: k.id, provider: k.provider, run: n });
       this.runs++;
       if (this.cycleEnd !== null) this.runsAfter++;
       this.last = run._id;
@@ -201,7 +216,14 @@ export class RecentLocators {
       this.slice = 0;
       this.runsAfter = 0;
     }
-    if (this.cycleEnd !== null) this.mergeSlice(out);
+    // A rebuild's replay (`whole`) merges every slice at once: its batches are ~20,000 records, and
+    // 16 of them written meanwhile left the tier at 400,000-600,000 locators (15.8 B a sample of
+    // runs at the end of the 1M rebuild); nobody waits on its batches as tenants do on live ones.
+    if (this.cycleEnd === null) return;
+    const small = keys.length < recentTierLimits.mergeFrom && this.map.size <= 2 * recentTierLimits.locators && this.runs <= 2 * recentTierLimits.runs;
+    if (small && !whole) return;
+    do await this.mergeSlice(readStore, out);
+    while (whole && this.cycleEnd !== null);
   }
 
   /**
@@ -211,17 +233,24 @@ export class RecentLocators {
    * memory (those moved into later runs stay). A locator in main and in a run is harmless: the
    * run's is the same or newer, and wins.
    */
-  private mergeSlice(out: Change[]): void {
+  private async mergeSlice(readStore: ReadStore, out: Change[]): Promise<void> {
     const slices = recentTierLimits.slices;
     const ids: string[] = [];
     for (const _id of this.map.keys()) if (sliceOf(_id, slices) === this.slice) ids.push(_id);
     // The default sort compares UTF-16 code units, as `<` does.
     ids.sort();
+    // One (user tag, provider)'s locators at a time, each into its key rows of the slice.
+    const groups = new Map<string, { tag: string; provider: string; entries: { key: string; id: number }[] }>();
     for (const _id of ids) {
       const e = this.map.get(_id)!;
-      out.push({ op: 'put', collection: SAMPLE_KEYS, doc: { _id, provider: e.provider, id: e.id, block: e.block } satisfies SampleKeyDoc });
+      const tag = _id.slice(0, USER_TAG);
+      const g = `${tag}\u0000${e.provider}`;
+      let group = groups.get(g);
+      if (!group) groups.set(g, (group = { tag, provider: e.provider, entries: [] }));
+      group.entries.push({ key: _id, id: e.id });
       this.main!.add(_id);
     }
+    for (const { tag, provider, entries } of groups.values()) await mergeIntoKeyRows(readStore, tag, provider, this.slice, slices, entries, this.written, out);
     if (++this.slice === slices) {
       const end = this.cycleEnd!;
       // After main's rows: on MongoDB, which applies a batch change by change, a batch cut short
@@ -241,8 +270,6 @@ export class RecentLocators {
   }
 }
 
-/** The slice of a merge a locator belongs to: by the first character of its record key (after the user's tag), so that every user's locators are spread over the slices. */
-const sliceOf = (_id: string, slices: number): number => (slices === 1 ? 0 : _id.charCodeAt(USER_TAG) % slices);
 
 const ofStore = new WeakMap<ReadStore, RecentLocators>();
 
@@ -254,38 +281,38 @@ export function recentLocatorsOf(readStore: ReadStore): RecentLocators {
 }
 
 /**
- * Every locator as one set, in `_id` order: main's rows with the tier's over them (a later run's
- * over an earlier one's). What the tiers hold together is a function of the events; how they
- * split it depends on where the merges fell, so a digest or a test comparing a live store with a
- * rebuilt one compares this. Each in one field order, `_id`, `id`, `provider`, `block` (the
- * embedded store's: its index fields, then its columns), whichever tier it came from.
+ * Every locator as one set, in `_id` order: main's key rows with the tier's over them (a later
+ * run's over an earlier one's), each with the block family the id rows give its id. What the tiers
+ * hold together is a function of the events; how they split it depends on where the merges fell,
+ * so a digest or a test comparing a live store with a rebuilt one compares this. Each in one field
+ * order, `_id`, `id`, `provider`, `block`, whichever tier it came from. One user tag's locators
+ * are held at a time (a test and bench helper: a million of one user are about 150 MB).
  */
-export async function* storedLocators(readStore: ReadStore, page = 5000): AsyncGenerator<SampleKeyDoc> {
-  const recent = new Map<string, SampleKeyDoc>();
-  for (const run of await readStore.find<KeyRunDoc>(SAMPLE_KEY_RUNS, { filter: RUNS, sort: [['_id', 1]] })) for (const k of runLocators(run)) recent.set(k._id, k);
-  const tier = [...recent.values()].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
-  let t = 0;
-  let after: string[] | undefined;
-  for (;;) {
-    const rows = await readStore.find<SampleKeyDoc>(SAMPLE_KEYS, { sort: [['_id', 1]], limit: page, after });
-    for (const row of rows) {
-      while (t < tier.length && tier[t]!._id < row._id) yield tier[t++]!;
-      if (t < tier.length && tier[t]!._id === row._id) yield tier[t++]!;
-      else yield { _id: row._id, id: row.id, provider: row.provider, block: row.block };
+export async function* storedLocators(readStore: ReadStore): AsyncGenerator<SampleKeyDoc> {
+  const recent = new Map<string, Map<string, { id: number; provider: string }>>();
+  for (const run of await readStore.find<KeyRunDoc>(SAMPLE_KEY_RUNS, { filter: RUNS, sort: [['_id', 1]] })) {
+    for (const k of runLocators(run)) {
+      const tag = k._id.slice(0, USER_TAG);
+      let m = recent.get(tag);
+      if (!m) recent.set(tag, (m = new Map()));
+      m.set(k._id, { id: k.id, provider: k.provider });
     }
-    if (rows.length < page) break;
-    after = [rows[rows.length - 1]!._id];
   }
-  while (t < tier.length) yield tier[t++]!;
-}
-
-/** The block the tier names for a sample of the user by its integer id (the newest run holding it), or null: then main's locator holds. */
-export async function recentBlockOfId(readStore: ReadStore, userId: string, id: number): Promise<string | null> {
-  const runs = await readStore.find<KeyRunDoc>(SAMPLE_KEY_RUNS, { filter: { user_id: userId, id_min: { $lte: id }, id_max: { $gte: id } }, sort: [['_id', -1]] });
-  for (const run of runs) {
-    const p = JSON.parse(run.data) as PackedRun;
-    const j = p.i.indexOf(id);
-    if (j >= 0) return p.b[p.x[j]!]!;
+  const tierTags = [...recent.keys()].sort();
+  let t = 0;
+  const merged = function* (tag: string, main: { _id: string; id: number; provider: string }[], families: ReadonlyMap<number, string>): Generator<SampleKeyDoc> {
+    const all = new Map<string, { id: number; provider: string }>();
+    for (const m of main) all.set(m._id, m);
+    for (const [k, v] of recent.get(tag) ?? []) all.set(k, v);
+    for (const _id of [...all.keys()].sort()) {
+      const { id, provider } = all.get(_id)!;
+      yield { _id, id, provider, block: families.get(id) ?? '' };
+    }
+  };
+  for await (const { tag, locators, families } of mainLocatorsByTag(readStore)) {
+    while (t < tierTags.length && tierTags[t]! < tag) yield* merged(tierTags[t++]!, [], new Map());
+    if (t < tierTags.length && tierTags[t] === tag) t++;
+    yield* merged(tag, locators, families);
   }
-  return null;
+  while (t < tierTags.length) yield* merged(tierTags[t++]!, [], new Map());
 }

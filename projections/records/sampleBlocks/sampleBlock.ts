@@ -10,7 +10,7 @@ export type SampleDoc = Omit<QuantityRecord, 'kind'> & RecordDocBase;
 
 /** One doc per block of quantity samples (docs/sample-blocks.md). */
 export const SAMPLE_BLOCKS = 'sample_blocks';
-/** One small row per sample, the locator: where a sample with a given record key (and integer id) is stored. */
+/** The samples' locators, packed (packedLocators.ts): a record key's id (key rows) and an id's block family (id rows). */
 export const SAMPLE_KEYS = 'sample_keys';
 /** The most samples one block holds: a day with more is cut into several blocks of one key. */
 export const BLOCK_SAMPLES = 1000;
@@ -48,12 +48,10 @@ export const listedCount = (samples: readonly SampleDoc[]): number => {
 };
 
 /**
- * A sample_keys row (the locator): `_id` is `locatorId(user, record key)` (the user's tag and the
- * key's first characters), `id` the sample's
- * integer id, `block` its block's `_id`. No `user_id`: the `_id`'s first characters name the user
- * (an erasure deletes a range of `_id`s, `userLocators`), and a read by id checks the user on the
- * block it names (ids are unique over all users: recordIds.ts). `provider` stays for a provider's
- * erasure, a filter within the user's range. docs/sample-blocks.md "Layout".
+ * A sample's locator as one value (recentLocators.ts `storedLocators`, the digests and tests):
+ * `_id` is `locatorId(user, record key)` (the user's tag and the key's first characters), `id` the
+ * sample's integer id, `block` its block family (its blocks' `_id` without the cut's `.n`). Stored
+ * packed, never as such a row (packedLocators.ts, docs/sample-blocks.md "Layout").
  */
 export type SampleKeyDoc = Doc & { provider: string; id: number; block: string };
 

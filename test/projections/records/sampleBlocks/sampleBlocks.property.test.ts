@@ -100,7 +100,8 @@ async function expectConsistentBlocks(store: ReadStore): Promise<void> {
     expect([b.start_min, b.start_max]).toEqual([samples[0]!.start_date, samples[samples.length - 1]!.start_date]);
     for (const s of samples) {
       expect([s.user_id, s.type, s.provider, s.source, s.day, s.tenant_id]).toEqual([b.user_id, b.type, b.provider, b.source, b.day, b.tenant_id]);
-      holder.set(s._id, { block: b._id, id: s.id, user: s.user_id, provider: s.provider });
+      // A locator names the block's family, its `_id` without the cut's `.n` (packedLocators.ts).
+      holder.set(s._id, { block: b._id.slice(0, b._id.lastIndexOf('.')), id: s.id, user: s.user_id, provider: s.provider });
     }
   }
   // Main's locators and the recent tier's as one set (storedLocators).
