@@ -12,7 +12,12 @@ export type EtlJobDoc = {
   provider: string;
   tier: string;
   tier_priority: number;
-  status: 'pending' | 'running' | 'parked' | 'done';
+  status: EtlJobStatus;
+  /**
+   * The status's class (`jobPhase`): what the indexes led by a tenant or a user hold in place of
+   * the status, so a job's start (pending → running) leaves them as they are (issue 37).
+   */
+  phase: EtlJobPhase;
   attempts: number;
   error: string | null;
   created_at: string;
@@ -27,7 +32,27 @@ export type EtlJobDoc = {
   last_day: string | null;
 };
 
-/** The ETL queue as workers and GET /v1/pipeline/etl-jobs see it. */
+export type EtlJobStatus = 'pending' | 'running' | 'parked' | 'done';
+/** `open`: waiting or running (what back-pressure counts); `parked` and `done` as the status. */
+export type EtlJobPhase = 'open' | 'parked' | 'done';
+
+export function jobPhase(status: EtlJobStatus): EtlJobPhase {
+  return status === 'pending' || status === 'running' ? 'open' : status;
+}
+
+/** The filter of a user's or a tenant's open jobs (waiting or running), on their phase's index. */
+export const OPEN_JOBS = { phase: 'open' } as const;
+
+/**
+ * The ETL queue as workers and GET /v1/pipeline/etl-jobs see it.
+ *
+ * Each status change rewrote every index that holds the status; a one-line upload's job changes
+ * it twice (started, then done). The indexes led by the tenant and by the user hold the status's
+ * class instead (`phase`), which the start does not change: those are the indexes whose leaves are
+ * scattered (one user's jobs are far from the next upload's), so an upload's job writes two fewer
+ * entries there (issue 37; docs/decisions.md "The ETL jobs' phase"). The status stays first in the
+ * sweep's index: the sweep asks for pending and running jobs apart.
+ */
 export const etlJobsProjection = defineProjection<UploadEvent | UserErased | ProviderDataErased>({
   name: 'etl_jobs',
   collections: [
@@ -35,9 +60,11 @@ export const etlJobsProjection = defineProjection<UploadEvent | UserErased | Pro
       name: 'etl_jobs',
       indexes: [
         { fields: [['status', 1], ['next_attempt_at', 1]] },
-        { fields: [['tenant_id', 1], ['status', 1], ['id', -1]] },
-        { fields: [['user_id', 1], ['status', 1]] },
+        { fields: [['tenant_id', 1], ['phase', 1], ['id', -1]] },
+        { fields: [['user_id', 1], ['phase', 1]] },
       ],
+      // 2: `phase` (documents without it cannot be read by phase; MongoDB's are recreated too).
+      version: 2,
       // finished_at and last_day: freshness takes their maximum per provider (queries/users/getFreshness.ts).
       columns: ['lease_until', 'provider', 'finished_at', 'last_day'],
     },
@@ -62,6 +89,7 @@ export const etlJobsProjection = defineProjection<UploadEvent | UserErased | Pro
               tier: d.tier,
               tier_priority: TIER_PRIORITY[d.tier],
               status: 'pending',
+              phase: 'open',
               attempts: 0,
               error: null,
               created_at: d.accepted_at,
@@ -79,13 +107,13 @@ export const etlJobsProjection = defineProjection<UploadEvent | UserErased | Pro
       case 'etl.job_failed':
         return update({ status: 'pending', attempts: event.data.attempt, error: event.data.error, next_attempt_at: event.data.next_attempt_at, lease_until: null });
       case 'etl.job_parked':
-        return update({ status: 'parked', attempts: event.data.attempt, error: event.data.error, next_attempt_at: null, lease_until: null });
+        return update({ status: 'parked', phase: 'parked', attempts: event.data.attempt, error: event.data.error, next_attempt_at: null, lease_until: null });
       case 'etl.job_retried':
-        return update({ status: 'pending', attempts: 0, next_attempt_at: event.data.at });
+        return update({ status: 'pending', phase: 'open', attempts: 0, next_attempt_at: event.data.at });
       case 'etl.job_succeeded':
-        return update({ status: 'done', lease_until: null, next_attempt_at: null, finished_at: event.data.finished_at, records: event.data.records });
+        return update({ status: 'done', phase: 'done', lease_until: null, next_attempt_at: null, finished_at: event.data.finished_at, records: event.data.records });
       case 'etl.job_discarded':
-        return update({ status: 'done', lease_until: null, next_attempt_at: null, finished_at: event.data.at, error: event.data.reason });
+        return update({ status: 'done', phase: 'done', lease_until: null, next_attempt_at: null, finished_at: event.data.at, error: event.data.reason });
       case 'data.written':
         return update({ last_day: event.data.last_day });
       case 'user.erased':

@@ -1,5 +1,6 @@
 import { UNFINISHED } from '../../commands/sync/syncRun.js';
 import { SYNC_RUNS } from '../../projections/sync/syncRunsProjection.js';
+import { OPEN_JOBS } from '../../projections/ingestion/etlJobsProjection.js';
 import type { AggregateRow, Filter, ReadStore } from '../../src/readstore/readStore.js';
 import { REJECTED_RECORDS } from '../../projections/ingestion/rejectedRecordsProjection.js';
 import { SAMPLE_ROLLUPS } from '../../projections/records/sampleRollups/dayRollup.js';
@@ -181,9 +182,9 @@ export async function coverageReport(
   const providerFilter: Filter = q.provider !== undefined ? { provider: q.provider } : {};
 
   const [pending, pulls, parked, rejected] = await Promise.all([
-    readStore.count('etl_jobs', { user_id: q.userId, status: { $in: ['pending', 'running'] }, ...providerFilter }),
+    readStore.count('etl_jobs', { user_id: q.userId, ...OPEN_JOBS, ...providerFilter }),
     readStore.count(SYNC_RUNS, { user_id: q.userId, status: { $in: [...UNFINISHED] }, ...providerFilter }),
-    readStore.count('etl_jobs', { user_id: q.userId, status: 'parked', ...providerFilter }),
+    readStore.count('etl_jobs', { user_id: q.userId, phase: 'parked', ...providerFilter }),
     readStore.count(REJECTED_RECORDS, { user_id: q.userId }),
   ]);
   let flagged = 0;

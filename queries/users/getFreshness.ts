@@ -144,7 +144,7 @@ export async function getFreshness(
   // Uploads that stored records: the last one's finish, and the last day their records reach.
   const received = new Map<string, { at: string | null; lastDay: string | null }>();
   const stored = await readStore.aggregate('etl_jobs', {
-    filter: { user_id: userId, status: 'done', last_day: { $gte: '0' } },
+    filter: { user_id: userId, phase: 'done', last_day: { $gte: '0' } },
     groupBy: ['provider'],
     max: ['finished_at', 'last_day'],
   });
@@ -160,7 +160,7 @@ export async function getFreshness(
   // Jobs not done: queued or running (syncing), waiting for a retry after a failure or parked (failing).
   const jobs = new Map<string, JobFacts>();
   const open = await readStore.find<EtlJobDoc>('etl_jobs', {
-    filter: { user_id: userId, status: { $in: ['pending', 'running', 'parked'] } },
+    filter: { user_id: userId, phase: { $in: ['open', 'parked'] } },
     sort: [['id', -1]],
     limit: MAX_OPEN_JOBS,
   });

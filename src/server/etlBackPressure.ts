@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from './appContext.js';
 import { problems } from './problems.js';
+import { OPEN_JOBS } from '../../projections/ingestion/etlJobsProjection.js';
 
-/** ETL jobs waiting or running: what an accepted upload adds to. */
+/** ETL jobs waiting or running: what an accepted upload adds to (the instance's count, on the index led by the status). */
 const OPEN = { $in: ['pending', 'running'] };
 /** The instance's and a tenant's counts are read again after this long. */
 const COUNT_TTL_MS = 250;
@@ -35,7 +36,7 @@ export function addEtlBackPressure(app: FastifyInstance, ctx: Pick<AppContext, '
       if (tenants.size >= MAX_KEPT_TENANTS) tenants.delete(tenants.keys().next().value!);
       // Counted by the store (an index of tenant and status), not read as rows: a busy tenant's
       // thousands of open jobs cost the HTTP thread milliseconds as rows (issue 37).
-      kept = keptCount(() => ctx.readStore.count('etl_jobs', { tenant_id: tenantId, status: OPEN }));
+      kept = keptCount(() => ctx.readStore.count('etl_jobs', { tenant_id: tenantId, ...OPEN_JOBS }));
       tenants.set(tenantId, kept);
     }
     return kept;
@@ -50,7 +51,7 @@ export function addEtlBackPressure(app: FastifyInstance, ctx: Pick<AppContext, '
     if ((await tenant.read()) >= limits.maxOpenJobsPerTenant) {
       throw problems.tooManyRequests(`this tenant has ${limits.maxOpenJobsPerTenant} uploads waiting to be processed; retry once some are done`, 2);
     }
-    const own = await ctx.readStore.find('etl_jobs', { filter: { user_id: principal.userId, status: OPEN }, limit: limits.maxOpenJobsPerUser, fields: ['_id'] });
+    const own = await ctx.readStore.find('etl_jobs', { filter: { user_id: principal.userId, ...OPEN_JOBS }, limit: limits.maxOpenJobsPerUser, fields: ['_id'] });
     if (own.length >= limits.maxOpenJobsPerUser) {
       throw problems.tooManyRequests(`this user has ${limits.maxOpenJobsPerUser} uploads waiting to be processed; retry once some are done`, 2);
     }

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordProjections } from '../../../projections/index.js';
-import { etlJobsProjection } from '../../../projections/ingestion/etlJobsProjection.js';
+import { etlJobsProjection, jobPhase, type EtlJobStatus } from '../../../projections/ingestion/etlJobsProjection.js';
 import { freshnessState, getFreshness, LOOKBACK_DAYS, STALE_AFTER_MS, type ProviderFacts } from '../../../queries/users/getFreshness.js';
 import type { SampleDoc } from '../../../projections/records/samplesProjection.js';
 import type { Doc } from '../../../src/readstore/readStore.js';
@@ -34,6 +34,8 @@ const job = (over: Partial<Doc> & { provider: string; status: string }): Doc => 
   records: null,
   last_day: null,
   ...over,
+  // As the projection writes it: the indexes by user hold the status's class.
+  phase: jobPhase(over.status as EtlJobStatus),
 });
 const record = (collection: string, provider: string, fields: Record<string, unknown>, day: string): { collection: string; doc: Doc } => ({
   collection,
