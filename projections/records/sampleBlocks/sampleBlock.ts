@@ -245,8 +245,33 @@ function constantField(docs: readonly Record<string, unknown>[], field: string):
     const v = docs[j]![field];
     if (v === first) continue;
     if (v === null || first === null || typeof v !== 'object' || typeof first !== 'object') return false;
+    // Each sample's own copy of a small array or object (its quality flags, its metadata) is
+    // compared entry by entry first: JSON text for every sample was most of the encoding's work.
+    if (sameEntries(v, first)) continue;
     firstJson ??= JSON.stringify(first);
     if (JSON.stringify(v) !== firstJson) return false;
+  }
+  return true;
+}
+
+/**
+ * True when `a` and `b` are both arrays, or both plain objects, with the same keys in the same
+ * order and identical (===) values: their JSON is then the same. False says nothing (the caller
+ * compares the JSON): NaN, nested copies, a key whose value is undefined in one only.
+ */
+function sameEntries(a: object, b: object): boolean {
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+    return true;
+  }
+  if (Array.isArray(b) || Object.getPrototypeOf(a) !== Object.prototype || Object.getPrototypeOf(b) !== Object.prototype) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i]!;
+    if (k !== kb[i] || (a as Record<string, unknown>)[k] !== (b as Record<string, unknown>)[k]) return false;
   }
   return true;
 }
@@ -261,7 +286,18 @@ export function encodeBlock(samples: readonly SampleDoc[]): string {
   const docs = samples as unknown as readonly Record<string, unknown>[];
   const order: string[] = [];
   const seen = new Set<string>();
-  for (const d of docs) for (const f in d) if (!seen.has(f) && d[f] !== undefined) seen.add(f), order.push(f);
+  for (const d of docs) {
+    // Samples of one shape list their fields in one order: a field at its place in `order` is
+    // seen already, and only the others are looked up.
+    let at = 0;
+    for (const f in d) {
+      if (f === order[at]) {
+        at++;
+        continue;
+      }
+      if (!seen.has(f) && d[f] !== undefined) seen.add(f), order.push(f);
+    }
+  }
 
   const packed: Packed = { o: order, i: [], k: '', c: {}, f: {} };
   const starts = docs.map((d) => canonicalIsoMs(d.start_date));
