@@ -95,8 +95,12 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
   const part = (row: Doc): string => (kind.partitionField ? String(row[kind.partitionField]) : '');
   /** A row's interval, no longer than the rule allows (a longer one predates the ingestion bounds). */
   const interval = (row: Doc, rule: MergeRule): Interval => {
-    const start = instantMs(row[kind.startField] as string);
-    return boundedInterval(start, kind.endField ? instantMs(row[kind.endField] as string) : start + (kind.lengthMs ?? 0), rule.maxSpanMs);
+    const startIso = row[kind.startField] as string;
+    const start = instantMs(startIso);
+    if (!kind.endField) return boundedInterval(start, start + (kind.lengthMs ?? 0), rule.maxSpanMs);
+    // An instant (a heart rate, most samples) ends where it starts: its end is not read again.
+    const endIso = row[kind.endField] as string;
+    return boundedInterval(start, endIso === startIso ? start : instantMs(endIso), rule.maxSpanMs);
   };
   const orderOf = async (readStore: ReadStore, userId: string) => (await readStore.get<SourceOrderDoc>(kind.ordersCollection, userId))?.priorities;
   const open = (readStore: ReadStore, replay?: Replay, batch?: object): MemberSession => (kind.session ?? rowSession)(readStore, kind, replay, batch);

@@ -192,10 +192,11 @@ class BlockSession implements MemberSession {
       set._id = key;
       const sample = set as unknown as SampleDoc;
       const g = this.groupOf(sample.user_id, sample.tenant_id, sample.type, sample.provider, sample.source, day);
+      // Not noted in `changed` nor `where`: a new sample object is in no stored block (its
+      // group is rewritten, sameUnchanged), and a session stages one batch (nothing reads
+      // `where` after this loop). A million Set and Map entries of a rebuild fewer.
       g.samples.push(sample);
       g.dirty = true;
-      this.changed.add(sample);
-      where.set(key, { group: g, sample });
       staged.push(sample as unknown as Doc);
     }
     return staged;

@@ -300,8 +300,14 @@ export function encodeBlock(samples: readonly SampleDoc[]): string {
   }
 
   const packed: Packed = { o: order, i: [], k: '', c: {}, f: {} };
-  const starts = docs.map((d) => canonicalIsoMs(d.start_date));
-  const ends = docs.map((d) => canonicalIsoMs(d.end_date));
+  const starts = new Array<number>(n);
+  const ends = new Array<number>(n);
+  for (let j = 0; j < n; j++) {
+    const d = docs[j]!;
+    // An instant's end is its start: read once.
+    starts[j] = canonicalIsoMs(d.start_date);
+    ends[j] = d.end_date === d.start_date && typeof d.start_date === 'string' ? starts[j]! : canonicalIsoMs(d.end_date);
+  }
   const timed = starts.every((ms, j) => !Number.isNaN(ms) && !Number.isNaN(ends[j]!));
   if (timed) {
     packed.s = starts.map((ms, j) => (j === 0 ? ms : ms - starts[j - 1]!));
