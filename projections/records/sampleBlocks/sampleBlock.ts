@@ -324,10 +324,25 @@ export function encodeBlock(samples: readonly SampleDoc[]): string {
 
   const absent: Record<string, number[]> = {};
   for (const field of order) {
-    for (let j = 0; j < n; j++) if (docs[j]![field] === undefined) (absent[field] ??= []).push(j);
+    // One pass over the field: the samples lacking it, and whether it is constant (constantField).
+    const first = docs[0]![field];
+    let constant = first !== undefined;
+    let firstJson: string | null = null;
+    for (let j = 0; j < n; j++) {
+      const v = docs[j]![field];
+      if (v === undefined) {
+        (absent[field] ??= []).push(j);
+        constant = false;
+      } else if (constant && v !== first) {
+        if (v === null || first === null || typeof v !== 'object' || typeof first !== 'object') constant = false;
+        else if (!sameEntries(v, first)) {
+          firstJson ??= JSON.stringify(first);
+          constant = JSON.stringify(v) === firstJson;
+        }
+      }
+    }
     if (OWN.has(field)) continue;
-    const constant = !absent[field] && constantField(docs, field);
-    if (constant) packed.c[field] = docs[0]![field];
+    if (constant) packed.c[field] = first;
     else {
       const values = docs.map((d) => (d[field] === undefined ? null : d[field]));
       const uuids = field === 'external_id' && !absent[field] ? packUuids(values) : null;
