@@ -109,7 +109,7 @@ export default async function main(args: string[]) {
       if (c === SAMPLE_KEYS) for await (const d of storedLocators(store)) h.update(JSON.stringify(d));
       else for (const d of await store.find(c, { sort: [['_id', 1]] })) h.update(JSON.stringify(d));
     }
-    console.log(`| ${size} | ${batches} | ${(((cpu.user + cpu.system) / lines) | 0).toLocaleString('en')} | ${wall.toFixed(1)} | ${(deriveMs / 1000).toFixed(1)} | ${(applyMs / 1000).toFixed(1)} | ${(gcMs / 1000).toFixed(1)} | ${Math.round(written / 1024 / batches).toLocaleString('en')} | ${h.digest('hex').slice(0, 16)} |`);
+    console.log(`| ${size} | ${batches} | ${((cpu.user + cpu.system) / lines).toFixed(1)} | ${wall.toFixed(1)} | ${(deriveMs / 1000).toFixed(1)} | ${(applyMs / 1000).toFixed(1)} | ${(gcMs / 1000).toFixed(1)} | ${Math.round(written / 1024 / batches).toLocaleString('en')} | ${h.digest('hex').slice(0, 16)} |`);
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -95,8 +95,12 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
   const part = (row: Doc): string => (kind.partitionField ? String(row[kind.partitionField]) : '');
   /** A row's interval, no longer than the rule allows (a longer one predates the ingestion bounds). */
   const interval = (row: Doc, rule: MergeRule): Interval => {
-    const start = instantMs(row[kind.startField] as string);
-    return boundedInterval(start, kind.endField ? instantMs(row[kind.endField] as string) : start + (kind.lengthMs ?? 0), rule.maxSpanMs);
+    const startIso = row[kind.startField] as string;
+    const start = instantMs(startIso);
+    if (!kind.endField) return boundedInterval(start, start + (kind.lengthMs ?? 0), rule.maxSpanMs);
+    // An instant (a heart rate, most samples) ends where it starts: its end is not read again.
+    const endIso = row[kind.endField] as string;
+    return boundedInterval(start, endIso === startIso ? start : instantMs(endIso), rule.maxSpanMs);
   };
   const orderOf = async (readStore: ReadStore, userId: string) => (await readStore.get<SourceOrderDoc>(kind.ordersCollection, userId))?.priorities;
   const open = (readStore: ReadStore, replay?: Replay, batch?: object): MemberSession => (kind.session ?? rowSession)(readStore, kind, replay, batch);
@@ -115,16 +119,30 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
     const to = dayStartMs(run[run.length - 1]!) + DAY_MS;
     const all: Member[] = [];
     const members: Member[] = [];
+    // Whether every row is of one stream (source, body worn, provider): then no row ranks better
+    // than another and only the quality flags leave samples out (issue 38: decided for the run,
+    // not by a scan around every sample; a day of one source is the common case).
+    let first: Member | null = null;
+    let oneStream = true;
     for (const r of rows.values()) {
       const { start, end } = interval(r, rule);
       const m: Member = { key: r._id, start, end, source: r.source as string, body_worn: r.body_worn === true, provider: r.provider as string, hidden: false, excluded: r.excluded === true, row: r };
       all.push(m);
       if (start >= from && start < to) members.push(m);
+      if (first === null) first = m;
+      else if (oneStream && (m.source !== first.source || m.body_worn !== first.body_worn || m.provider !== first.provider)) oneStream = false;
     }
-    const hidden = unlistedByMergedView(members, all, rule.rule, rule.order, rule.lookbackMs);
-    for (const m of members) {
-      m.hidden = hidden.has(m.key);
-      session.flag(m.row, m.hidden, out);
+    if (oneStream) {
+      for (const m of members) {
+        m.hidden = m.excluded;
+        session.flag(m.row, m.hidden, out);
+      }
+    } else {
+      const hidden = unlistedByMergedView(members, all, rule.rule, rule.order, rule.lookbackMs);
+      for (const m of members) {
+        m.hidden = hidden.has(m.key);
+        session.flag(m.row, m.hidden, out);
+      }
     }
     kind.onDays?.(owner, run, members, out);
   };
@@ -169,17 +187,30 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
     const touched = new Map<string, { userId: string; partition: string; days: Set<number> }>();
     const reach = new Map<string, MergeRule>();
     // The batch's records where they will stand, and (a record sent again may have moved) where they stood.
+    // The (user, partition) and the days of the row before: a batch's rows come in runs of them.
+    let t: { userId: string; partition: string; days: Set<number> } | undefined;
+    let r: MergeRule | undefined;
+    let firstDay = NaN;
+    let lastDay = NaN;
     for (const row of staged) {
       const userId = row.user_id as string;
       const partition = part(row);
-      const k = `${userId}\u0000${partition}`;
-      let t = touched.get(k);
-      if (!t) touched.set(k, (t = { userId, partition, days: new Set() }));
-      let r = reach.get(partition);
-      if (!r) reach.set(partition, (r = kind.rule(partition, undefined)));
+      if (t === undefined || t.userId !== userId || t.partition !== partition) {
+        const k = `${userId}\u0000${partition}`;
+        t = touched.get(k);
+        if (!t) touched.set(k, (t = { userId, partition, days: new Set() }));
+        r = reach.get(partition);
+        if (!r) reach.set(partition, (r = kind.rule(partition, undefined)));
+        firstDay = lastDay = NaN;
+      }
       // Bounded by the rule, whatever the row claims: a few days for anything but a state.
-      const { start, end } = interval(row, r);
-      for (let d = Math.floor((start - r.reachMs - r.lookbackMs) / DAY_MS), last = Math.floor((end + r.reachMs) / DAY_MS); d <= last; d++) t.days.add(d);
+      const { start, end } = interval(row, r!);
+      const from = Math.floor((start - r!.reachMs - r!.lookbackMs) / DAY_MS);
+      const to = Math.floor((end + r!.reachMs) / DAY_MS);
+      if (from === firstDay && to === lastDay) continue;
+      firstDay = from;
+      lastDay = to;
+      for (let d = from; d <= to; d++) t.days.add(d);
     }
 
     for (const { userId, partition, days } of touched.values()) {

@@ -10,6 +10,8 @@ import { type RecentLocators, recentLocatorsOf, replayMark, type TierLocator } f
 import { BLOCK_SAMPLES, bySampleStart, encodeBlock, listedCount, locatorId, SAMPLE_BLOCKS, type SampleBlockDoc, type SampleDoc, userTag } from './sampleBlock.js';
 
 const DAY_MS = 86_400_000;
+/** Groups groupOf compares before it looks a key up. */
+const RECENT_GROUPS = 4;
 
 /**
  * The samples of one (user, type, provider, source, UTC day): stored as blocks `<base>.0`,
@@ -60,6 +62,8 @@ export function blockSession(readStore: ReadStore, folded: string, replay?: Repl
  */
 class BlockSession implements MemberSession {
   private readonly groups = new Map<string, Group>();
+  /** The groups groupOf answered last (at most RECENT_GROUPS), cleared with `groups`. */
+  private readonly recentGroups: Group[] = [];
   /** Groups of each loaded (user, type, day). */
   private readonly days = new Map<string, Group[]>();
   /**
@@ -109,7 +113,7 @@ class BlockSession implements MemberSession {
     // The batch's upserts of the folded collection, in log order, merged per record: a later
     // one replaces the fields (each carries all of them), the first one's id stays.
     for (const userId of erased) decoded.forget(userId);
-    const batch = new Map<string, { set: Record<string, unknown>; id: number }>();
+    const batch = new Map<string, { set: Record<string, unknown>; id: number; day: string }>();
     let kept = 0;
     for (const c of evolved) {
       if (c.collection !== this.folded) {
@@ -119,7 +123,7 @@ class BlockSession implements MemberSession {
       const up = c as UpdateChange;
       if (up.op !== 'update' || !up.set || erased.has(up.set.user_id as string)) continue;
       const before = batch.get(up.id);
-      batch.set(up.id, { set: up.set, id: before?.id ?? (up.setOnInsert!.id as number) });
+      batch.set(up.id, { set: up.set, id: before?.id ?? (up.setOnInsert!.id as number), day: '' });
     }
     evolved.length = kept;
     if (!batch.size) return [];
@@ -158,7 +162,14 @@ class BlockSession implements MemberSession {
       const [b] = await readStore.find<SampleBlockDoc>(SAMPLE_BLOCKS, { filter: { _id: familyBlocks(f) }, fields: ['user_id', 'type', 'day'], limit: 1 });
       if (b) want(need, b.user_id, b.type, b.day);
     }
-    for (const { set } of batch.values()) want(need, set.user_id as string, set.type as string, utcDayOf(instantMs(set.start_date as string)));
+    // Each record's day once (its group's below too), and the days it needs by (user, type).
+    let last: Need | undefined;
+    for (const entry of batch.values()) {
+      const set = entry.set;
+      entry.day = utcDayOf(instantMs(set.start_date as string));
+      if (last === undefined || last.userId !== set.user_id || last.type !== set.type) last = needOf(need, set.user_id as string, set.type as string);
+      last.days.add(entry.day);
+    }
     // Every copy of a batch record lies on a day loaded here: its locator's block's, or (MongoDB,
     // a batch cut short) its new start's. Days loaded later (the rule's reach) hold none.
     this.batchKeys = new Set(batch.keys());
@@ -166,7 +177,7 @@ class BlockSession implements MemberSession {
     this.batchKeys = new Set();
 
     const staged: Doc[] = [];
-    for (const [key, { set, id }] of batch) {
+    for (const [key, { set, id, day }] of batch) {
       const old = where.get(key);
       if (old) {
         this.remove(old.group, old.sample);
@@ -189,11 +200,12 @@ class BlockSession implements MemberSession {
       const row = idRowOf(set, set.id as number);
       if (!this.idRows.has(row)) for (const [rid, r] of await readIdRows(readStore, [row])) this.idRows.set(rid, r);
       const sample = set as unknown as SampleDoc;
-      const g = this.groupOf(sample.user_id, sample.tenant_id, sample.type, sample.provider, sample.source, utcDayOf(instantMs(sample.start_date)));
+      const g = this.groupOf(sample.user_id, sample.tenant_id, sample.type, sample.provider, sample.source, day);
+      // Not noted in `changed` nor `where`: a new sample object is in no stored block (its
+      // group is rewritten, sameUnchanged), and a session stages one batch (nothing reads
+      // `where` after this loop). A million Set and Map entries of a rebuild fewer.
       g.samples.push(sample);
       g.dirty = true;
-      this.changed.add(sample);
-      where.set(key, { group: g, sample });
       staged.push(sample as unknown as Doc);
     }
     return staged;
@@ -267,6 +279,7 @@ class BlockSession implements MemberSession {
     this.idRowsChanged.clear();
     this.located.clear();
     this.groups.clear();
+    this.recentGroups.length = 0;
     this.days.clear();
     this.where.clear();
     this.copies.clear();
@@ -276,6 +289,14 @@ class BlockSession implements MemberSession {
 
   /** The group of (user, type, provider, source, day), created (empty, listed under its loaded day) when new. */
   private groupOf(userId: string, tenantId: string, type: string, provider: string, source: string, day: string): Group {
+    // A batch's records come a few streams interleaved (a phone's export: heart rate of two
+    // sources and steps, minute by minute): the groups found last are compared field by field
+    // before a key is written and looked up.
+    const recent = this.recentGroups;
+    for (let i = 0; i < recent.length; i++) {
+      const o = recent[i]!.owner;
+      if (o.day === day && o.source === source && o.type === type && o.provider === provider && o.user_id === userId) return recent[i]!;
+    }
     const k = groupKey(userId, type, provider, source, day);
     let g = this.groups.get(k);
     if (!g) {
@@ -283,6 +304,8 @@ class BlockSession implements MemberSession {
       this.groups.set(k, g);
       this.days.get(dayKey(userId, type, day))!.push(g);
     }
+    if (recent.length === RECENT_GROUPS) recent.shift();
+    recent.push(g);
     return g;
   }
 
@@ -404,10 +427,14 @@ type Placed = { group: Group; sample: SampleDoc };
 type Need = { userId: string; type: string; days: Set<string> };
 
 function want(need: Map<string, Need>, userId: string, type: string, day: string): void {
+  needOf(need, userId, type).days.add(day);
+}
+
+function needOf(need: Map<string, Need>, userId: string, type: string): Need {
   const k = `${userId}\u0000${type}`;
   let n = need.get(k);
   if (!n) need.set(k, (n = { userId, type, days: new Set() }));
-  n.days.add(day);
+  return n;
 }
 
 /** The UTC days of the instants [lo, hi) (epoch ms). */

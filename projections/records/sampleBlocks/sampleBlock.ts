@@ -3,6 +3,7 @@ import type { QuantityRecord } from '../../../commands/ingestion/records.js';
 import type { Doc, Filter } from '../../../src/readstore/readStore.js';
 import { canonicalIsoMs } from '../../../src/shared/isoInstant.js';
 import { dateOfDayNumber, pad2, type RecordDocBase } from '../recordDoc.js';
+import { packObjects, type PackedObjects, sameEntries, unpackObjects } from './packedFields.js';
 import { packUuids, UUID_TEXT, uuidText } from './uuidColumn.js';
 
 /** A stored quantity sample, as the per-sample rows had it and decodeBlock answers it (also exported by samplesProjection.ts). */
@@ -122,48 +123,6 @@ type Packed = {
   U?: 1;
 };
 
-/** The values of one field, objects of the same keys, packed by key (Packed `g`). */
-type PackedObjects = { o: string[]; c: Record<string, unknown>; f: Record<string, unknown[]> };
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
-
-/** `values` packed by key when every one is a plain object with the same keys in the same order and none undefined, else null. */
-function packObjects(values: readonly unknown[]): PackedObjects | null {
-  const first = values[0];
-  if (!isPlainObject(first)) return null;
-  const keys = Object.keys(first);
-  // `__proto__` as a key (JSON.parse makes it an own property) would be set as the prototype by unpackObjects.
-  if (keys.includes('__proto__')) return null;
-  for (const v of values) {
-    if (!isPlainObject(v)) return null;
-    const ks = Object.keys(v);
-    if (ks.length !== keys.length) return null;
-    for (let i = 0; i < ks.length; i++) if (ks[i] !== keys[i] || v[ks[i]!] === undefined) return null;
-  }
-  const docs = values as readonly Record<string, unknown>[];
-  const packed: PackedObjects = { o: keys, c: {}, f: {} };
-  for (const k of keys) {
-    if (constantField(docs, k)) packed.c[k] = first[k];
-    else packed.f[k] = docs.map((d) => d[k]);
-  }
-  return packed;
-}
-
-/** The objects packObjects packed, one per sample, with their keys in their order. */
-function unpackObjects(g: PackedObjects, n: number): Record<string, unknown>[] {
-  // Own keys only: a provider may name a metadata key `toString` or `constructor`.
-  const proto: Record<string, unknown> = {};
-  for (const k of g.o) proto[k] = Object.hasOwn(g.c, k) ? g.c[k] : null;
-  const varying = g.o.filter((k) => !Object.hasOwn(g.c, k));
-  const out = new Array<Record<string, unknown>>(n);
-  for (let j = 0; j < n; j++) {
-    const o: Record<string, unknown> = { ...proto };
-    for (const k of varying) o[k] = g.f[k]![j];
-    out[j] = o;
-  }
-  return out;
-}
-
 const KEY_LENGTH = 22;
 /** Fields with a column of their own in Packed, not in `c`/`f`. */
 const OWN = new Set(['start_date', 'end_date', 'id', '_id']);
@@ -235,20 +194,6 @@ export function pushIsoJson(ms: number, out: string[]): void {
   out.push(jsonPrefix, (MINUTE_TEXT[minute] ??= `${pad2(Math.floor(minute / 60))}:${pad2(minute % 60)}:`), SECOND_TEXT[sec]!, MILLI_TEXT[milli]!);
 }
 
-/** Whether every sample has the same value of `field` as JSON (arrays and objects by content; decoded ones are often one shared object). */
-function constantField(docs: readonly Record<string, unknown>[], field: string): boolean {
-  const first = docs[0]![field];
-  let firstJson: string | null = null;
-  for (let j = 1; j < docs.length; j++) {
-    const v = docs[j]![field];
-    if (v === first) continue;
-    if (v === null || first === null || typeof v !== 'object' || typeof first !== 'object') return false;
-    firstJson ??= JSON.stringify(first);
-    if (JSON.stringify(v) !== firstJson) return false;
-  }
-  return true;
-}
-
 /**
  * Packs samples (already sorted by bySampleStart, as blocks keep them) into a block's `data`.
  * Every field of every sample reads back from decodeBlock as it was: numbers exactly, nulls as
@@ -259,11 +204,28 @@ export function encodeBlock(samples: readonly SampleDoc[]): string {
   const docs = samples as unknown as readonly Record<string, unknown>[];
   const order: string[] = [];
   const seen = new Set<string>();
-  for (const d of docs) for (const f in d) if (!seen.has(f) && d[f] !== undefined) seen.add(f), order.push(f);
+  for (const d of docs) {
+    // Samples of one shape list their fields in one order: a field at its place in `order` is
+    // seen already, and only the others are looked up.
+    let at = 0;
+    for (const f in d) {
+      if (f === order[at]) {
+        at++;
+        continue;
+      }
+      if (!seen.has(f) && d[f] !== undefined) seen.add(f), order.push(f);
+    }
+  }
 
   const packed: Packed = { o: order, i: [], k: '', c: {}, f: {} };
-  const starts = docs.map((d) => canonicalIsoMs(d.start_date));
-  const ends = docs.map((d) => canonicalIsoMs(d.end_date));
+  const starts = new Array<number>(n);
+  const ends = new Array<number>(n);
+  for (let j = 0; j < n; j++) {
+    const d = docs[j]!;
+    // An instant's end is its start: read once.
+    starts[j] = canonicalIsoMs(d.start_date);
+    ends[j] = d.end_date === d.start_date && typeof d.start_date === 'string' ? starts[j]! : canonicalIsoMs(d.end_date);
+  }
   const timed = starts.every((ms, j) => !Number.isNaN(ms) && !Number.isNaN(ends[j]!));
   if (timed) {
     packed.s = starts.map((ms, j) => (j === 0 ? ms : ms - starts[j - 1]!));
@@ -280,10 +242,25 @@ export function encodeBlock(samples: readonly SampleDoc[]): string {
 
   const absent: Record<string, number[]> = {};
   for (const field of order) {
-    for (let j = 0; j < n; j++) if (docs[j]![field] === undefined) (absent[field] ??= []).push(j);
+    // One pass over the field: the samples lacking it, and whether it is constant (constantField).
+    const first = docs[0]![field];
+    let constant = first !== undefined;
+    let firstJson: string | null = null;
+    for (let j = 0; j < n; j++) {
+      const v = docs[j]![field];
+      if (v === undefined) {
+        (absent[field] ??= []).push(j);
+        constant = false;
+      } else if (constant && v !== first) {
+        if (v === null || first === null || typeof v !== 'object' || typeof first !== 'object') constant = false;
+        else if (!sameEntries(v, first)) {
+          firstJson ??= JSON.stringify(first);
+          constant = JSON.stringify(v) === firstJson;
+        }
+      }
+    }
     if (OWN.has(field)) continue;
-    const constant = !absent[field] && constantField(docs, field);
-    if (constant) packed.c[field] = docs[0]![field];
+    if (constant) packed.c[field] = first;
     else {
       const values = docs.map((d) => (d[field] === undefined ? null : d[field]));
       const uuids = field === 'external_id' && !absent[field] ? packUuids(values) : null;

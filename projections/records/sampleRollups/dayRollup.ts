@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { addStat, packHours, packQuarters, QUARTER_MS, QUARTERS_PER_DAY, type Stat } from './rollupLayout.js';
+import { packHours, packQuarters, QUARTER_MS, QUARTERS_PER_DAY, type Stat } from './rollupLayout.js';
 
 export const SAMPLE_ROLLUPS = 'sample_rollups';
 
@@ -46,6 +46,21 @@ export type RollupDoc = {
 const rollupId = (userId: string, type: string, day: string, view: RollupView, provider: string, source: string, unit: string): string =>
   hash('sha256', [userId, type, day, view, provider, source, unit].join('\u0000'), 'base64url').slice(0, 22);
 
+type Series = { views: Record<RollupView, (Stat | null)[]>; s: RollupSample; last: Record<RollupView, string>; flagged: number };
+
+/** Adds one sample's value to quarter `q` (what addStat of a one-sample Stat does, without making one per sample and view). */
+function addValue(quarters: (Stat | null)[], q: number, value: number): void {
+  const a = quarters[q];
+  if (!a) {
+    quarters[q] = { count: 1, sum: value, min: value, max: value };
+    return;
+  }
+  a.count += 1;
+  a.sum += value;
+  if (value < a.min) a.min = value;
+  if (value > a.max) a.max = value;
+}
+
 /**
  * The rollup rows of one user's samples of one type on one UTC day: one per series (provider,
  * source, unit) and view (`merged` counts only samples the merged view lists; a series none of
@@ -56,11 +71,16 @@ const rollupId = (userId: string, type: string, day: string, view: RollupView, p
  */
 export function rollupDay(owner: { user_id: string; tenant_id: string; type: string; day: string }, samples: readonly RollupSample[]): RollupDoc[] {
   const dayStart = Date.parse(`${owner.day}T00:00:00Z`);
-  const series = new Map<string, { views: Record<RollupView, (Stat | null)[]>; s: RollupSample; last: Record<RollupView, string>; flagged: number }>();
+  const series = new Map<string, Series>();
+  // The series of the sample before: a day's samples come series by series (block by block),
+  // so most samples find theirs without the key's text and a map lookup.
+  let e: Series | undefined;
   for (const x of samples) {
-    const key = `${x.provider}\u0000${x.source}\u0000${x.unit}`;
-    let e = series.get(key);
-    if (!e) series.set(key, (e = { views: { all: new Array(QUARTERS_PER_DAY).fill(null), merged: new Array(QUARTERS_PER_DAY).fill(null) }, s: x, last: { all: '', merged: '' }, flagged: 0 }));
+    if (e === undefined || e.s.provider !== x.provider || e.s.source !== x.source || e.s.unit !== x.unit) {
+      const key = `${x.provider}\u0000${x.source}\u0000${x.unit}`;
+      e = series.get(key);
+      if (!e) series.set(key, (e = { views: { all: new Array(QUARTERS_PER_DAY).fill(null), merged: new Array(QUARTERS_PER_DAY).fill(null) }, s: x, last: { all: '', merged: '' }, flagged: 0 }));
+    }
     const q = Math.floor((x.startMs - dayStart) / QUARTER_MS);
     if (q < 0 || q >= QUARTERS_PER_DAY) throw new Error(`sample at ${new Date(x.startMs).toISOString()} is not on ${owner.day}`);
     if (x.ingested_at > e.last.all) e.last.all = x.ingested_at;
@@ -68,10 +88,9 @@ export function rollupDay(owner: { user_id: string; tenant_id: string; type: str
       e.flagged++;
       continue;
     }
-    const one = { count: 1, sum: x.value, min: x.value, max: x.value };
-    e.views.all[q] = addStat(e.views.all[q]!, one);
+    addValue(e.views.all, q, x.value);
     if (!x.hidden) {
-      e.views.merged[q] = addStat(e.views.merged[q]!, { ...one });
+      addValue(e.views.merged, q, x.value);
       if (x.ingested_at > e.last.merged) e.last.merged = x.ingested_at;
     }
   }

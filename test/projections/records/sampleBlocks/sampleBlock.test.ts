@@ -26,6 +26,33 @@ describe('sample blocks: decodeBlock(encodeBlock(samples)) gives back every fiel
     expect(Object.keys(back[7]!)).toEqual(Object.keys(samples[7]!));
   });
 
+  it('stores a field once when every sample holds its own equal copy of it (quality, metadata), and per sample when copies differ in a value, a key, its order, or nested', () => {
+    const constantIn = (samples: SampleDoc[], field: string) => blockColumns(encodeBlock(samples)).constant(field);
+    const copies = Array.from({ length: 20 }, (_, i) => row(i, { quality: ['implausible_value'], metadata: { HKTimeZone: 'Europe/Berlin', n: 1 } }));
+    expect([constantIn(copies, 'quality'), constantIn(copies, 'metadata')]).toEqual([true, true]);
+    expect(roundTrip(copies)).toEqual(copies);
+    const variants: [string, unknown][] = [
+      ['quality', ['implausible_value', 'future_date']],
+      ['quality', []],
+      ['metadata', { n: 1, HKTimeZone: 'Europe/Berlin' }],
+      ['metadata', { HKTimeZone: 'Europe/Berlin', n: 2 }],
+      ['metadata', { HKTimeZone: 'Europe/Berlin' }],
+      ['metadata', { HKTimeZone: 'Europe/Berlin', n: 1, x: null }],
+      ['metadata', ['Europe/Berlin', 1]],
+    ];
+    for (const [field, value] of variants) {
+      const samples = copies.map((s, i) => (i === 7 ? { ...s, [field]: value } : s));
+      expect(constantIn(samples, field), JSON.stringify(value)).toBe(false);
+      expect(roundTrip(samples)).toEqual(samples);
+    }
+    // Equal as JSON though not entry by entry: a key whose value is undefined is not written.
+    const undefinedKey = copies.map((s, i) => (i === 3 ? { ...s, metadata: { HKTimeZone: 'Europe/Berlin', gone: undefined, n: 1 } } : s));
+    expect(constantIn(undefinedKey, 'metadata')).toBe(true);
+    // Nested copies equal as JSON.
+    const nested = Array.from({ length: 5 }, (_, i) => row(i, { metadata: { tz: { name: 'UTC' } } }));
+    expect(constantIn(nested, 'metadata')).toBe(true);
+  });
+
   it('keeps fields that differ per sample: values exactly (fractions, negatives, large), booleans, nulls, metadata, quality, flags', () => {
     const samples = [
       row(0, { value: 0.1 + 0.2, metadata: {}, quality: ['implausible_value'], excluded: true }),
