@@ -27,6 +27,20 @@ export interface EtlRunner {
  */
 export const SMALL_JOBS_PER_THREAD = 16;
 
+/**
+ * Young generation of a thread run for one job alone (a bulk job's; a small job's run again
+ * alone), in MiB, where every other thread has THREAD_YOUNG_GENERATION_MB (12): ~10.7 MiB
+ * semi-spaces instead of 4. A bulk job holds each record from its parse until its block's ledger
+ * note (500 records at a time on a first import), and each batch until its append; at ~10 KB
+ * allocated per device-a record, 4 MiB semi-spaces were scavenged every ~380 records, so what was
+ * held outlived two scavenges, was promoted, and marked again and again (25-31 mark-compacts of
+ * each bulk thread's heap per 100k records). At 32 MiB: ~75 scavenges and 4-11 mark-compacts per
+ * 100k records (at 24 MiB: ~138 and 7-23), for ~20 MiB more committed on the one bulk thread a
+ * default service runs (ETL_BULK_CONCURRENCY). BENCHMARKS.md, "Issue 38: the bulk ETL threads'
+ * batches and young generation (h20/etl …)"; docs/memory.md, "The threads' heaps".
+ */
+export const BULK_THREAD_YOUNG_GENERATION_MB = 32;
+
 /** Runs of jobs on threads of their own at once, per lane. */
 class Slots {
   private used = 0;
@@ -116,7 +130,7 @@ export class EtlThreadPool implements EtlRunner {
   /** A run on a thread started for it alone: whatever ends the thread, this job caused it. */
   private async runAlone(task: EtlTask): Promise<EtlRunOutcome> {
     const deadlineMs = etlDeadlineMs(this.config.etlLimits, task.upload.bytes);
-    const thread = new EtlThreadHandle(this.config, this.options.parsersModule?.href);
+    const thread = new EtlThreadHandle(this.config, this.options.parsersModule?.href, BULK_THREAD_YOUNG_GENERATION_MB);
     this.isolated.add(thread);
     try {
       return this.answer(await thread.run(task, deadlineMs), deadlineMs);
