@@ -4,7 +4,8 @@ import { blockKey, recordIdentity, type JobLedger } from './recordLedger.js';
 /**
  * Records of one block at most (a day of per-minute heart rate is twelve blocks; a checkpoint
  * waits for at most this many). A block's records are held until its answer, and on an ETL thread
- * (4 MiB semi-spaces: a scavenge every ~300 items of an Apple export) records held longer than
+ * (4 MiB semi-spaces then: a scavenge every ~300 items of an Apple export; a bulk job's thread has
+ * ~10.7 MiB since, etlPool.ts BULK_THREAD_YOUNG_GENERATION_MB) records held longer than
  * that outlive two scavenges and are promoted: V8 then allocates every later record straight into
  * the old generation (its allocation-site pretenuring), and a re-import spent more on the
  * collector than on decoding (docs/record-blocks.md, "Blocks and the collector").
