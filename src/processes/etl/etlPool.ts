@@ -47,15 +47,25 @@ class Slots {
   private readonly waiting: (() => void)[] = [];
   constructor(private readonly size: number) {}
 
-  async with<T>(run: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `run` in a slot. `run` may hand over (`holdUntil`) a promise the slot waits for after
+   * `run` has answered: a bulk job's thread closing, so that the next bulk job's thread does not
+   * start before the last one's heap is gone (at most `size` bulk threads' heaps at once).
+   */
+  async with<T>(run: (holdUntil: (p: Promise<void>) => void) => Promise<T>): Promise<T> {
     if (this.used >= this.size) await new Promise<void>((r) => this.waiting.push(r));
     else this.used++;
+    let held: Promise<void> | null = null;
     try {
-      return await run();
+      return await run((p) => (held = p));
     } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.used--;
+      const release = () => {
+        const next = this.waiting.shift();
+        if (next) next();
+        else this.used--;
+      };
+      if (held) void (held as Promise<void>).then(release, release);
+      else release();
     }
   }
 }
@@ -99,7 +109,7 @@ export class EtlThreadPool implements EtlRunner {
   }
 
   async run(task: EtlTask): Promise<EtlRunOutcome> {
-    if (task.upload.bytes >= BULK_UPLOAD_BYTES) return this.bulkSlots.with(() => this.runAlone(task));
+    if (task.upload.bytes >= BULK_UPLOAD_BYTES) return this.bulkSlots.with((holdUntil) => this.runAlone(task, holdUntil));
     const deadlineMs = etlDeadlineMs(this.config.etlLimits, task.upload.bytes);
     const closes = this.closes;
     const result = await (await this.smallThread()).run(task, deadlineMs);
@@ -114,7 +124,7 @@ export class EtlThreadPool implements EtlRunner {
     if (suspect && closes !== this.closes) throw new Error('the ETL pool was closed during this attempt');
     if (suspect) {
       this.options.log?.warn({ job: task.jobStream, why: result.kind === 'died' ? result.cause : 'deadline' }, 'the shared ETL thread of this job ended; running it again on a fresh thread of its own');
-      return this.rerunSlots.with(() => this.runAlone(task));
+      return this.rerunSlots.with((holdUntil) => this.runAlone(task, holdUntil));
     }
     return this.answer(result, deadlineMs);
   }
@@ -128,7 +138,7 @@ export class EtlThreadPool implements EtlRunner {
   }
 
   /** A run on a thread started for it alone: whatever ends the thread, this job caused it. */
-  private async runAlone(task: EtlTask): Promise<EtlRunOutcome> {
+  private async runAlone(task: EtlTask, holdUntil: (closed: Promise<void>) => void): Promise<EtlRunOutcome> {
     const deadlineMs = etlDeadlineMs(this.config.etlLimits, task.upload.bytes);
     const thread = new EtlThreadHandle(this.config, this.options.parsersModule?.href, BULK_THREAD_YOUNG_GENERATION_MB);
     this.isolated.add(thread);
@@ -139,6 +149,8 @@ export class EtlThreadPool implements EtlRunner {
       // Closing (its stores, then the thread) is not the job's time: the outcome is recorded meanwhile.
       const closed: Promise<void> = thread.close().finally(() => this.closing.delete(closed));
       this.closing.add(closed);
+      // The slot is the thread's until it is closed, not the job's (Slots.with).
+      holdUntil(closed);
     }
   }
 
