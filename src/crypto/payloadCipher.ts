@@ -17,8 +17,8 @@ export class PayloadCipherError extends Error {
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
-/** Seals the JSON text of a value; `aad` ties the result to where it is stored. */
-export function sealJson(dataKey: Buffer, keyId: string, json: string, aad: string): SealedJson {
+/** Seals the JSON text of a value (or its UTF-8 bytes); `aad` ties the result to where it is stored. */
+export function sealJson(dataKey: Buffer, keyId: string, json: string | Buffer, aad: string): SealedJson {
   const packed = brotliCompressSync(json, { params: { [zlib.BROTLI_PARAM_QUALITY]: 1, [zlib.BROTLI_PARAM_SIZE_HINT]: json.length } });
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', dataKey, iv);

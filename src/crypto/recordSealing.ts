@@ -21,10 +21,10 @@ const aadOf = (type: string, d: Envelope) => `${type}\u0000${d.job}\u0000${d.bat
 export type EventSealer = {
   keyId: string;
   /**
-   * The event's data with `field` replaced by `sealed`. `json` is the field's JSON text, which the
-   * caller usually has already (the batcher measured every item by it).
+   * The event's data with `field` replaced by `sealed`. `json` is the field's JSON text (or its
+   * UTF-8 bytes), which the caller usually has already (the batcher measured every item by it).
    */
-  seal: <D extends Envelope>(type: string, data: D, field: SealedField, json: string, count: number) => Omit<D, SealedField> & { sealed: SealedPayload };
+  seal: <D extends Envelope>(type: string, data: D, field: SealedField, json: string | Buffer, count: number) => Omit<D, SealedField> & { sealed: SealedPayload };
 };
 
 export function eventSealer(keyId: string, key: Buffer): EventSealer {

@@ -27,21 +27,45 @@ export interface EtlRunner {
  */
 export const SMALL_JOBS_PER_THREAD = 16;
 
+/**
+ * Young generation of a thread run for one job alone (a bulk job's; a small job's run again
+ * alone), in MiB, where every other thread has THREAD_YOUNG_GENERATION_MB (12): ~10.7 MiB
+ * semi-spaces instead of 4. A bulk job holds each record from its parse until its block's ledger
+ * note (500 records at a time on a first import), and each batch until its append; at ~10 KB
+ * allocated per device-a record, 4 MiB semi-spaces were scavenged every ~380 records, so what was
+ * held outlived two scavenges, was promoted, and marked again and again (25-31 mark-compacts of
+ * each bulk thread's heap per 100k records). At 32 MiB: ~75 scavenges and 4-11 mark-compacts per
+ * 100k records (at 24 MiB: ~138 and 7-23), for ~20 MiB more committed on the one bulk thread a
+ * default service runs (ETL_BULK_CONCURRENCY). BENCHMARKS.md, "Issue 38: the bulk ETL threads'
+ * batches and young generation (h20/etl …)"; docs/memory.md, "The threads' heaps".
+ */
+export const BULK_THREAD_YOUNG_GENERATION_MB = 32;
+
 /** Runs of jobs on threads of their own at once, per lane. */
 class Slots {
   private used = 0;
   private readonly waiting: (() => void)[] = [];
   constructor(private readonly size: number) {}
 
-  async with<T>(run: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `run` in a slot. `run` may hand over (`holdUntil`) a promise the slot waits for after
+   * `run` has answered: a bulk job's thread closing, so that the next bulk job's thread does not
+   * start before the last one's heap is gone (at most `size` bulk threads' heaps at once).
+   */
+  async with<T>(run: (holdUntil: (p: Promise<void>) => void) => Promise<T>): Promise<T> {
     if (this.used >= this.size) await new Promise<void>((r) => this.waiting.push(r));
     else this.used++;
+    let held: Promise<void> | null = null;
     try {
-      return await run();
+      return await run((p) => (held = p));
     } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.used--;
+      const release = () => {
+        const next = this.waiting.shift();
+        if (next) next();
+        else this.used--;
+      };
+      if (held) void (held as Promise<void>).then(release, release);
+      else release();
     }
   }
 }
@@ -85,7 +109,7 @@ export class EtlThreadPool implements EtlRunner {
   }
 
   async run(task: EtlTask): Promise<EtlRunOutcome> {
-    if (task.upload.bytes >= BULK_UPLOAD_BYTES) return this.bulkSlots.with(() => this.runAlone(task));
+    if (task.upload.bytes >= BULK_UPLOAD_BYTES) return this.bulkSlots.with((holdUntil) => this.runAlone(task, holdUntil));
     const deadlineMs = etlDeadlineMs(this.config.etlLimits, task.upload.bytes);
     const closes = this.closes;
     const result = await (await this.smallThread()).run(task, deadlineMs);
@@ -100,7 +124,7 @@ export class EtlThreadPool implements EtlRunner {
     if (suspect && closes !== this.closes) throw new Error('the ETL pool was closed during this attempt');
     if (suspect) {
       this.options.log?.warn({ job: task.jobStream, why: result.kind === 'died' ? result.cause : 'deadline' }, 'the shared ETL thread of this job ended; running it again on a fresh thread of its own');
-      return this.rerunSlots.with(() => this.runAlone(task));
+      return this.rerunSlots.with((holdUntil) => this.runAlone(task, holdUntil));
     }
     return this.answer(result, deadlineMs);
   }
@@ -114,9 +138,9 @@ export class EtlThreadPool implements EtlRunner {
   }
 
   /** A run on a thread started for it alone: whatever ends the thread, this job caused it. */
-  private async runAlone(task: EtlTask): Promise<EtlRunOutcome> {
+  private async runAlone(task: EtlTask, holdUntil: (closed: Promise<void>) => void): Promise<EtlRunOutcome> {
     const deadlineMs = etlDeadlineMs(this.config.etlLimits, task.upload.bytes);
-    const thread = new EtlThreadHandle(this.config, this.options.parsersModule?.href);
+    const thread = new EtlThreadHandle(this.config, this.options.parsersModule?.href, BULK_THREAD_YOUNG_GENERATION_MB);
     this.isolated.add(thread);
     try {
       return this.answer(await thread.run(task, deadlineMs), deadlineMs);
@@ -125,6 +149,8 @@ export class EtlThreadPool implements EtlRunner {
       // Closing (its stores, then the thread) is not the job's time: the outcome is recorded meanwhile.
       const closed: Promise<void> = thread.close().finally(() => this.closing.delete(closed));
       this.closing.add(closed);
+      // The slot is the thread's until it is closed, not the job's (Slots.with).
+      holdUntil(closed);
     }
   }
 

@@ -65,13 +65,14 @@ export class EtlThreadHandle {
   /** Settles when the thread has exited (its stores' connections closed with it). */
   private readonly exited: Promise<void>;
 
-  constructor(config: Config, parsersModule?: string) {
+  /** `youngGenerationMb`: the thread's young generation (a bulk job's thread has BULK_THREAD_YOUNG_GENERATION_MB). */
+  constructor(config: Config, parsersModule?: string, youngGenerationMb = THREAD_YOUNG_GENERATION_MB) {
     const workerData: EtlThreadData = { config, ...(parsersModule ? { parsersModule } : {}) };
     this.worker = startWorker(siblingModule(import.meta.url, 'etlThread'), {
       workerData,
       loadsTypeScript: parsersModule !== undefined,
       // Parsers stream: a job needs little heap, and the cap is the attempt's memory bound (contracts §18).
-      resourceLimits: { maxOldGenerationSizeMb: config.etlLimits.memoryMb, maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
+      resourceLimits: { maxOldGenerationSizeMb: config.etlLimits.memoryMb, maxYoungGenerationSizeMb: youngGenerationMb },
     });
     this.worker.unref();
     this.worker.on('message', (m: EtlThreadReply) => this.onReply(m));

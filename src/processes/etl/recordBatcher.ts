@@ -2,6 +2,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { MAX_EVENT_JSON_BYTES, MAX_RECORDS_PER_EVENT } from '../../../commands/ingestion/records.js';
 
 export type Batch<T> = {
+  /** What was kept of each item (`RecordBatcher.add`), in order: one per item of the event. */
   items: T[];
   /**
    * SHA-256 of the items' JSON. Part of the event id, so that a re-run whose output differs
@@ -9,21 +10,36 @@ export type Batch<T> = {
    * its revision instead of being taken for a replay of it.
    */
   digest: string;
-  /** The items as a JSON array, from the text each was measured by (sealing encrypts this, without serialising again). */
-  json: string;
+  /**
+   * The items as a JSON array, UTF-8, from the text each was measured by (sealing compresses and
+   * encrypts these bytes, without serialising again). Outside V8's heap: see `RecordBatcher`.
+   */
+  json: Buffer;
 };
 
 export type BatchLimits = { maxBytes: number; maxItems: number };
+
+/** Bytes a batch's JSON buffer starts with; it doubles as items come (an event is 512 KiB at most, one oversized item aside). */
+const FIRST_BUFFER_BYTES = 64 * 1024;
 
 /**
  * Cuts the items of one kind, in the order a parser yields them, into the arrays of successive
  * events: at most `maxItems` per event, and at most `maxBytes` of UTF-8 JSON once put in the
  * event's envelope. The cut depends on nothing but the items, so the same payload is always cut
  * the same way and a re-run after a crash appends the same events.
+ *
+ * Each item's JSON is written at once as UTF-8 into a buffer outside V8's heap, and the batch
+ * keeps of the item only what its caller asks (`add`'s `kept`): a sealed job keeps a record's
+ * fingerprint, not the record, nor its JSON as a string. An event holds up to 1,000 records, so
+ * what a batch keeps on the heap outlives a few of an ETL thread's scavenges and is promoted, to
+ * be marked and swept there (issue 38: the records and their strings in open batches were most of
+ * what a bulk job's thread promoted).
  */
 export class RecordBatcher<T> {
   private items: T[] = [];
-  private jsons: string[] = [];
+  private buf = opened(FIRST_BUFFER_BYTES);
+  /** Bytes of `buf` written: `[`, then the items' JSON separated by commas. */
+  private used = 1;
   private bytes: number;
   private hash: Hash = createHash('sha256');
 
@@ -35,16 +51,23 @@ export class RecordBatcher<T> {
     this.bytes = envelopeBytes;
   }
 
-  /** Adds an item; returns the batch that had to be closed to make room for it, if any. */
-  add(item: T): Batch<T> | null {
-    const json = JSON.stringify(item);
+  /**
+   * Adds an item whose JSON is `json` (by default the item's own), keeping `kept` of it for its
+   * batch (by default the item); returns the batch that had to be closed to make room for it, if any.
+   */
+  add(item: T, json?: string): Batch<T> | null;
+  add<I>(item: I, json: string, kept: T): Batch<T> | null;
+  add(item: unknown, json: string = JSON.stringify(item), kept: T = item as T): Batch<T> | null {
+    const length = Buffer.byteLength(json);
     // The comma before it; one too many for the first item, which errs on the safe side.
-    const bytes = Buffer.byteLength(json) + 1;
+    const bytes = length + 1;
     const full = this.items.length >= this.limits.maxItems || (this.items.length > 0 && this.bytes + bytes > this.limits.maxBytes);
     const closed = full ? this.take() : null;
     // A single item over the size limit still goes, alone: a record is never split.
-    this.items.push(item);
-    this.jsons.push(json);
+    this.room(length + 1);
+    if (this.items.length > 0) this.buf[this.used++] = 0x2c;
+    this.used += this.buf.write(json, this.used);
+    this.items.push(kept);
     this.bytes += bytes;
     this.hash.update(json);
     return closed;
@@ -53,13 +76,35 @@ export class RecordBatcher<T> {
   /** Closes the batch being filled (at the end of the payload); null when it is empty. */
   take(): Batch<T> | null {
     if (this.items.length === 0) return null;
-    const batch = { items: this.items, digest: this.hash.digest('hex'), json: `[${this.jsons.join(',')}]` };
+    this.buf[this.used++] = 0x5d;
+    const batch = { items: this.items, digest: this.hash.digest('hex'), json: this.buf.subarray(0, this.used) };
     this.items = [];
-    this.jsons = [];
+    // The closed batch keeps its buffer: the next one starts its own, as large (the items of one
+    // kind are much alike), unless one oversized item had grown it.
+    this.buf = opened(this.buf.length <= this.limits.maxBytes * 2 ? this.buf.length : FIRST_BUFFER_BYTES);
+    this.used = 1;
     this.bytes = this.envelopeBytes;
     this.hash = createHash('sha256');
     return batch;
   }
+
+  /** Room for `n` more bytes (and the closing bracket) in `buf`. */
+  private room(n: number): void {
+    if (this.used + n + 1 <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.used + n + 1) size *= 2;
+    const grown = Buffer.allocUnsafeSlow(size);
+    // Copied from 0: the opening bracket and the items so far.
+    this.buf.copy(grown, 0, 0, this.used);
+    this.buf = grown;
+  }
+}
+
+/** A buffer for a batch's JSON, the array opened. */
+function opened(size: number): Buffer {
+  const buf = Buffer.allocUnsafeSlow(size);
+  buf[0] = 0x5b;
+  return buf;
 }
 
 /** The size of an event's data JSON with the given (empty) items; `batch` counts at its widest. */

@@ -4,7 +4,8 @@ import { blockKey, recordIdentity, type JobLedger } from './recordLedger.js';
 /**
  * Records of one block at most (a day of per-minute heart rate is twelve blocks; a checkpoint
  * waits for at most this many). A block's records are held until its answer, and on an ETL thread
- * (4 MiB semi-spaces: a scavenge every ~300 items of an Apple export) records held longer than
+ * (4 MiB semi-spaces then: a scavenge every ~300 items of an Apple export; a bulk job's thread has
+ * ~10.7 MiB since, etlPool.ts BULK_THREAD_YOUNG_GENERATION_MB) records held longer than
  * that outlive two scavenges and are promoted: V8 then allocates every later record straight into
  * the old generation (its allocation-site pretenuring), and a re-import spent more on the
  * collector than on decoding (docs/record-blocks.md, "Blocks and the collector").
@@ -27,8 +28,12 @@ export const DECIDE_RECORDS = 500;
 
 type Block = { key: string; records: NormalizedRecord[]; identities: string[]; fp?: Buffer };
 
-/** A record decided: `unchanged` when another upload's append stored it (contracts §13). */
-export type Decided = { record: NormalizedRecord; unchanged: boolean };
+/**
+ * A record decided: `unchanged` when another upload's append stored it (contracts §13); else `fp`
+ * is the fingerprint this job claimed for it, to commit once it is in the log (null when the
+ * record goes without a claim of its own: never here, where every record not unchanged is noted).
+ */
+export type Decided = { record: NormalizedRecord; unchanged: boolean; fp: Buffer | null };
 
 /**
  * Re-imports compare blocks first (issue 38). A block is a run of records the decoder yields one
@@ -112,7 +117,7 @@ export class RecordBlocks {
     const at: number[] = [];
     for (const b of blocks) {
       if (known.get(b) === true && !this.tainted.has(b.key)) {
-        for (const record of b.records) out.push({ record, unchanged: true });
+        for (const record of b.records) out.push({ record, unchanged: true, fp: null });
         continue;
       }
       this.tainted.add(b.key);
@@ -120,14 +125,18 @@ export class RecordBlocks {
       if (known.get(b) === false) this.unsettled.push(b.fp!);
       for (let j = 0; j < b.records.length; j++) {
         at.push(out.length);
-        out.push({ record: b.records[j]!, unchanged: false });
+        out.push({ record: b.records[j]!, unchanged: false, fp: null });
         records.push(b.records[j]!);
         identities.push(b.identities[j]!);
       }
     }
     if (records.length > 0) {
-      const answers = await this.ledger.known(records, identities);
-      answers.forEach((a, k) => (out[at[k]!]!.unchanged = a));
+      const { known, claimed } = await this.ledger.known(records, identities);
+      known.forEach((a, k) => {
+        const d = out[at[k]!]!;
+        d.unchanged = a;
+        d.fp = claimed[k]!;
+      });
     }
     return out;
   }

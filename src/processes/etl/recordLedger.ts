@@ -85,13 +85,6 @@ export function ledgerOf(ledger: RecordLedger, dataKey: Buffer, upload: UploadAc
     const digest = createHmac('sha256', key).update(scope + identity).digest();
     return { fp: clustered(blockKey(r), digest), older: shortened(digest.subarray(0, EARLIER_FINGERPRINT_BYTES)) };
   };
-  /**
-   * The fingerprints this job claimed and has not committed yet, by record, so that the commit
-   * does not compute them again; taken out at the commit. A Map, not a WeakMap: it holds only the
-   * records between their note and their batch's append (a WeakMap of every record noted cost
-   * more per record, in its lookups and in the collector's ephemeron passes, than the HMAC).
-   */
-  const claimed = new Map<NormalizedRecord, Buffer>();
   const inBatches = async <T>(fps: readonly Buffer[], call: (from: number, to: number) => Promise<T[] | void>): Promise<T[]> => {
     const out: T[] = [];
     for (let i = 0; i < fps.length; i += MAX_LEDGER_BATCH) out.push(...((await call(i, Math.min(i + MAX_LEDGER_BATCH, fps.length))) ?? []));
@@ -102,28 +95,22 @@ export function ledgerOf(ledger: RecordLedger, dataKey: Buffer, upload: UploadAc
   return {
     /**
      * One answer per record, in order: true when another upload's append stored it; the rest are
-     * claimed as this job's. `identities`, when given, are the records' `recordIdentity`s.
+     * claimed as this job's, and `claimed` holds their fingerprints (null where the answer is
+     * true), for `stored` to commit once their records are in the log: the caller keeps those,
+     * not the records (recordBatcher.ts). `identities`, when given, are the records' `recordIdentity`s.
      */
-    known: async (records: readonly NormalizedRecord[], identities?: readonly string[]): Promise<boolean[]> => {
+    known: async (records: readonly NormalizedRecord[], identities?: readonly string[]): Promise<{ known: boolean[]; claimed: (Buffer | null)[] }> => {
       const both = records.map((r, i) => fingerprintOf(r, identities?.[i] ?? recordIdentity(r)));
       const fps = both.map((f) => f.fp);
       const answers = await note(fps, ledger.unclusteredRows ? both.map((f) => f.older) : undefined);
-      records.forEach((r, i) => {
-        if (!answers[i]) claimed.set(r, fps[i]!);
-      });
-      return answers;
+      return { known: answers, claimed: fps.map((fp, i) => (answers[i] ? null : fp)) };
     },
     /**
-     * These records (claimed by this job) are durably in the log: from now on other uploads count
-     * them `unchanged`; so are every record of these blocks (`blockFingerprint`), the same.
+     * The records of these fingerprints (claimed by this job: `known`'s `claimed`), and every
+     * record of these blocks (`blockFingerprint`), are durably in the log: from now on other
+     * uploads count them `unchanged`.
      */
-    stored: async (records: readonly NormalizedRecord[], blocks: readonly Buffer[] = []): Promise<void> => {
-      const fps = records.map((r) => {
-        const fp = claimed.get(r) ?? fingerprintOf(r, recordIdentity(r)).fp;
-        claimed.delete(r);
-        return fp;
-      });
-      fps.push(...blocks);
+    stored: async (fps: readonly Buffer[]): Promise<void> => {
       await inBatches(fps, (from, to) => ledger.commit(tag, fps.slice(from, to)));
     },
     /**

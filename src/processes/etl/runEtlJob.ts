@@ -23,6 +23,12 @@ import { boundsChecker } from '../../../commands/ingestion/recordBounds.js';
 import { boundedItem } from './withinBounds.js';
 
 type KeyedRejected = RejectedItem & { key: string; n: number };
+/**
+ * What a batch keeps of each record until its event is appended: the record itself for an event
+ * in the clear; for a sealed one only what the ledger's commit needs, the fingerprint this job
+ * claimed (null without a ledger), so that the record dies once it is batched (recordBatcher.ts).
+ */
+type Kept = NormalizedRecord | Buffer | null;
 
 /**
  * Items between two checkpoints of a run (contracts §13): a crash costs at most this many items'
@@ -98,30 +104,36 @@ export async function runEtlJob(
   const stream = ingestStream(upload.user_id, jobStream);
   const base = { job: jobStream, user_id: upload.user_id, tenant_id: upload.tenant_id, provider: upload.provider, ingested_at: upload.accepted_at };
   const recordsEnvelope = envelopeBytes({ ...base, records: [] });
-  const batchers = new Map<RecordKind, RecordBatcher<NormalizedRecord>>();
+  const batchers = new Map<RecordKind, RecordBatcher<Kept>>();
   const rejected = new RecordBatcher<KeyedRejected>(envelopeBytes({ ...base, items: [], at: upload.accepted_at }));
   const resumed = await lastCheckpoint(eventStore, stream);
   const t = tallyFrom(resumed?.data);
   const batchNo = new Map<string, number>(Object.entries(resumed?.data.batches ?? {}));
   let expectedRevision: ExpectedRevision = resumed ? resumed.streamRevision : 'no_stream';
 
-  const append = async (kind: RecordKind | 'rejected', batch: Batch<NormalizedRecord> | Batch<KeyedRejected> | null) => {
+  const append = async (kind: RecordKind | 'rejected', batch: Batch<Kept> | Batch<KeyedRejected> | null) => {
     if (!batch) return;
     await options.pause?.();
     if (await cancelled()) throw new EtlCancelledError();
     const n = batchNo.get(kind) ?? 0;
     batchNo.set(kind, n + 1);
-    const plain: RecordsIngested | RecordsRejected =
-      kind === 'rejected'
-        ? { type: 'records.rejected', data: { ...base, batch: n, items: batch.items as KeyedRejected[], at: upload.accepted_at } }
-        : { type: INGESTED_EVENT[kind], data: { ...base, batch: n, records: batch.items as NormalizedRecord[] } };
-    const event: Event = keys
-      ? { type: plain.type, data: keys.sealer.seal(plain.type, plain.data, kind === 'rejected' ? 'items' : 'records', batch.json, batch.items.length) }
-      : plain;
+    const type = kind === 'rejected' ? 'records.rejected' : INGESTED_EVENT[kind];
+    let event: Event;
+    if (keys) {
+      // Sealed from the batch's JSON: a record batch keeps fingerprints, not records (`Kept`).
+      const envelope = kind === 'rejected' ? { ...base, batch: n, at: upload.accepted_at } : { ...base, batch: n };
+      event = { type, data: keys.sealer.seal(type, envelope, kind === 'rejected' ? 'items' : 'records', batch.json, batch.items.length) };
+    } else {
+      const plain: RecordsIngested | RecordsRejected =
+        kind === 'rejected'
+          ? { type: 'records.rejected', data: { ...base, batch: n, items: batch.items as KeyedRejected[], at: upload.accepted_at } }
+          : { type: INGESTED_EVENT[kind], data: { ...base, batch: n, records: batch.items as NormalizedRecord[] } };
+      event = plain;
+    }
     await appendOne({ ...event, id: deterministicId(jobStream, kind, String(n), batch.digest) });
     // Only now, the batch durably in the log, do its records count as stored for other uploads:
     // a job that parks before appending a record never makes a later upload skip it (issue 35).
-    if (ledger && kind !== 'rejected') await ledger.stored(batch.items as NormalizedRecord[]);
+    if (ledger && kind !== 'rejected') await ledger.stored(batch.items as Buffer[]);
   };
   const appendOne = async (event: Event) => {
     const result = await eventStore.appendToStream(stream, [event], { expectedRevision });
@@ -133,7 +145,7 @@ export async function runEtlJob(
     for (const kind of [...batchers.keys()].sort()) await append(kind, batchers.get(kind)!.take());
     await append('rejected', rejected.take());
     // Every record decided so far is in the log now: so is every record of the blocks this job claimed.
-    if (ledger && blocks) await ledger.stored([], blocks.settled());
+    if (ledger && blocks) await ledger.stored(blocks.settled());
   };
   const checkpoint = async () => {
     await flushAll();
@@ -168,7 +180,7 @@ export async function runEtlJob(
   let failure: UnreadableExportError | null = null;
   const pending: NormalizedRecord[] = [];
   const keep = async (decided: readonly Decided[]) => {
-    for (const { record: r, unchanged } of decided) {
+    for (const { record: r, unchanged, fp } of decided) {
       if (unchanged) {
         t.unchanged++;
         continue;
@@ -182,15 +194,15 @@ export async function runEtlJob(
         if (!t.firstDay || day < t.firstDay) t.firstDay = day;
         if (!t.lastDay || day > t.lastDay) t.lastDay = day;
       }
-      await append(r.kind, batcher.add(r));
+      await append(r.kind, keys ? batcher.add(r, JSON.stringify(r), fp) : batcher.add(r));
     }
   };
   /** Decides and batches what waits: every record noted on its own, or the complete blocks (the open one too when `all`). */
   const store = async (all = true) => {
     if (blocks) return keep(await blocks.decide(all));
     if (pending.length === 0) return;
-    const known = ledger ? await ledger.known(pending) : pending.map(() => false);
-    await keep(pending.map((record, i) => ({ record, unchanged: known[i]! })));
+    const noted = ledger ? await ledger.known(pending) : null;
+    await keep(pending.map((record, i) => ({ record, unchanged: noted?.known[i] ?? false, fp: noted?.claimed[i] ?? null })));
     pending.length = 0;
   };
   // Blocks: a checkpoint falls due every `every` items and is taken where the next block begins.

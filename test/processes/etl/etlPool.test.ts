@@ -159,4 +159,34 @@ describe('EtlThreadPool', () => {
       spy.mockRestore();
     }
   });
+  it("starts a bulk job's thread only once the last bulk job's thread has closed: at most ETL_BULK_CONCURRENCY bulk threads' heaps at once", async () => {
+    await register('u6');
+    await register('u7');
+    const first = await uploadFor('u6', 'device-a', heartRateExport(SAMPLES), { bytes: BULK_UPLOAD_BYTES });
+    const second = await uploadFor('u7', 'device-a', heartRateExport(SAMPLES), { bytes: BULK_UPLOAD_BYTES });
+    const events: string[] = [];
+    const close = EtlThreadHandle.prototype.close;
+    const run = EtlThreadHandle.prototype.run;
+    let closes = 0;
+    const closeSpy = vi.spyOn(EtlThreadHandle.prototype, 'close').mockImplementation(async function (this: EtlThreadHandle) {
+      const n = ++closes;
+      // The first job's thread is slow to close: the second job must wait for it.
+      if (n === 1) await new Promise((r) => setTimeout(r, 500));
+      await close.call(this);
+      events.push(`closed ${n}`);
+    });
+    const runSpy = vi.spyOn(EtlThreadHandle.prototype, 'run').mockImplementation(function (this: EtlThreadHandle, ...args: Parameters<EtlThreadHandle['run']>) {
+      events.push(`run ${args[0].upload.user_id}`);
+      return run.apply(this, args);
+    });
+    const own = new EtlThreadPool(loadConfig({ DATA_DIR: dataDir, ETL_BULK_PROJECTOR_LEAD: '0', ETL_BULK_CONCURRENCY: '1', LOG_LEVEL: 'silent' } as NodeJS.ProcessEnv));
+    try {
+      await Promise.all([own.run(first), own.run(second)]);
+      expect(events.slice(0, 3)).toEqual(['run u6', 'closed 1', 'run u7']);
+    } finally {
+      await own.close();
+      closeSpy.mockRestore();
+      runSpy.mockRestore();
+    }
+  });
 });

@@ -56,3 +56,21 @@ describe('RecordBatcher: how record events are cut', () => {
     expect(changed[0]!.digest).not.toBe(a[0]!.digest);
   });
 });
+
+describe('RecordBatcher: what a batch holds (issue 38, the bulk ETL threads)', () => {
+  it("a batch's JSON is the UTF-8 of its items' JSON array, and it keeps of each item only what the caller asks (a sealed job keeps fingerprints, not records)", () => {
+    const batcher = new RecordBatcher<string>(envelopeBytes({ job: 'upload-u-x', records: [] }), { maxBytes: MAX_EVENT_JSON_BYTES, maxItems: 3 });
+    const items = Array.from({ length: 5 }, (_, id) => ({ id, text: `é✓ ${'v'.repeat(id * 40_000)}` }));
+    const out: Batch<string>[] = [];
+    for (const item of items) {
+      const closed = batcher.add(item, JSON.stringify(item), `kept-${item.id}`);
+      if (closed) out.push(closed);
+    }
+    out.push(batcher.take()!);
+    expect(out.map((b) => b.items)).toEqual([['kept-0', 'kept-1', 'kept-2'], ['kept-3', 'kept-4']]);
+    expect(out.map((b) => JSON.parse(b.json.toString('utf8')) as unknown)).toEqual([items.slice(0, 3), items.slice(3)]);
+    // The digest is the one the same items cut with their own JSON get: event ids do not change with what is kept.
+    const plain = cut(items.slice(0, 3) as unknown as Item[]);
+    expect(out[0]!.digest).toBe(plain[0]!.digest);
+  });
+});

@@ -71,8 +71,14 @@ const parserOf = (specs: readonly Spec[], atGate: () => Promise<void>): DevicePa
   },
 });
 const emptyRaw = { kind: 'file', get: async () => Buffer.alloc(0) } as unknown as RawStore;
-/** Events carry their records in the clear, so the test reads what each job wrote; the ledger's key is the data key's. */
-const clearSealer = { keyId: 'u1/apple-health/0', seal: (_type: string, data: unknown) => data } as unknown as EventSealer;
+/**
+ * Events carry their records in the clear, so the test reads what each job wrote; the ledger's key is the data key's.
+ * The records are the JSON the sealer is given, as the real one seals (a sealed job's batch keeps no records).
+ */
+const clearSealer = {
+  keyId: 'u1/apple-health/0',
+  seal: (_type: string, data: object, field: string, json: string | Buffer) => ({ ...data, [field]: JSON.parse(json.toString()) as unknown }),
+} as unknown as EventSealer;
 
 type Outcome = { records: Record<string, number>; unchanged: number; rejected: number };
 
