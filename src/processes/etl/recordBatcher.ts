@@ -19,8 +19,17 @@ export type Batch<T> = {
 
 export type BatchLimits = { maxBytes: number; maxItems: number };
 
-/** Bytes a batch's JSON buffer starts with; it doubles as items come (an event is 512 KiB at most, one oversized item aside). */
-const FIRST_BUFFER_BYTES = 64 * 1024;
+/**
+ * Bytes the first batch's JSON buffer starts with; it doubles as items come (an event is 512 KiB
+ * at most, one oversized item aside), and a later batch of the same batcher starts as large as the
+ * last one grew. Small, and taken at the first item: a job makes a batcher per record kind and one
+ * for its rejections, most of them empty or of one line (a phone's upload); buffers taken up front
+ * at 64 KiB each made V8 count ~190 KiB of external memory per one-line upload, and collect for it.
+ */
+const FIRST_BUFFER_BYTES = 4 * 1024;
+
+/** No buffer yet: taken at the batch's first item. */
+const NONE = Buffer.alloc(0);
 
 /**
  * Cuts the items of one kind, in the order a parser yields them, into the arrays of successive
@@ -37,9 +46,11 @@ const FIRST_BUFFER_BYTES = 64 * 1024;
  */
 export class RecordBatcher<T> {
   private items: T[] = [];
-  private buf = opened(FIRST_BUFFER_BYTES);
-  /** Bytes of `buf` written: `[`, then the items' JSON separated by commas. */
-  private used = 1;
+  private buf: Buffer = NONE;
+  /** Bytes of `buf` written: `[`, then the items' JSON separated by commas (0: no buffer yet). */
+  private used = 0;
+  /** The size of the next batch's buffer. */
+  private nextSize = FIRST_BUFFER_BYTES;
   private bytes: number;
   private hash: Hash = createHash('sha256');
 
@@ -64,6 +75,10 @@ export class RecordBatcher<T> {
     const full = this.items.length >= this.limits.maxItems || (this.items.length > 0 && this.bytes + bytes > this.limits.maxBytes);
     const closed = full ? this.take() : null;
     // A single item over the size limit still goes, alone: a record is never split.
+    if (this.used === 0) {
+      this.buf = opened(this.nextSize);
+      this.used = 1;
+    }
     this.room(length + 1);
     if (this.items.length > 0) this.buf[this.used++] = 0x2c;
     this.used += this.buf.write(json, this.used);
@@ -79,10 +94,11 @@ export class RecordBatcher<T> {
     this.buf[this.used++] = 0x5d;
     const batch = { items: this.items, digest: this.hash.digest('hex'), json: this.buf.subarray(0, this.used) };
     this.items = [];
-    // The closed batch keeps its buffer: the next one starts its own, as large (the items of one
-    // kind are much alike), unless one oversized item had grown it.
-    this.buf = opened(this.buf.length <= this.limits.maxBytes * 2 ? this.buf.length : FIRST_BUFFER_BYTES);
-    this.used = 1;
+    // The closed batch keeps its buffer: the next one takes its own at its first item, as large
+    // (the items of one kind are much alike), unless one oversized item had grown it.
+    this.nextSize = this.buf.length <= this.limits.maxBytes * 2 ? this.buf.length : FIRST_BUFFER_BYTES;
+    this.buf = NONE;
+    this.used = 0;
     this.bytes = this.envelopeBytes;
     this.hash = createHash('sha256');
     return batch;

@@ -73,4 +73,15 @@ describe('RecordBatcher: what a batch holds (issue 38, the bulk ETL threads)', (
     const plain = cut(items.slice(0, 3) as unknown as Item[]);
     expect(out[0]!.digest).toBe(plain[0]!.digest);
   });
+
+  it("a one-record batch's buffer is a few KiB, not an event's worth (issue 37: a one-line upload's batchers), and later batches start as large as the last grew", () => {
+    const [one] = cut([{ id: 1, text: 'hr' }]);
+    expect(one!.json.buffer.byteLength).toBeLessThanOrEqual(4096);
+    expect(JSON.parse(one!.json.toString('utf8'))).toEqual([{ id: 1, text: 'hr' }]);
+    const full = cut(Array.from({ length: 2000 }, (_, id) => ({ id, text: 'x'.repeat(100) })));
+    expect(full).toHaveLength(2);
+    // The second batch needed no growing: its buffer is the size the first one reached.
+    expect(full[1]!.json.buffer.byteLength).toBe(full[0]!.json.buffer.byteLength);
+    expect(JSON.parse(full[1]!.json.toString('utf8'))).toHaveLength(1000);
+  });
 });
