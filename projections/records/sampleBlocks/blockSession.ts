@@ -4,12 +4,12 @@ import type { Change, Doc, ReadStore, UpdateChange } from '../../../src/readstor
 import type { MemberSession, PartitionSpan } from '../mergedView/mergedFlags.js';
 import { instantMs } from '../../../src/shared/isoInstant.js';
 import { utcDayOf } from '../recordDoc.js';
+import { DAY_MS, daysBetween, type Need, needOf, want } from './batchDays.js';
 import { type DecodedBlocks, decodedBlocksOf } from './decodedBlocks.js';
 import { familyBlocks, familyIn, idRowId, idRowPut, idsInMain, readIdRows, setFamily } from './packedLocators.js';
 import { type RecentLocators, recentLocatorsOf, replayMark, type TierLocator } from './recentLocators.js';
 import { BLOCK_SAMPLES, bySampleStart, encodeBlock, listedCount, locatorId, SAMPLE_BLOCKS, type SampleBlockDoc, type SampleDoc, userTag } from './sampleBlock.js';
 
-const DAY_MS = 86_400_000;
 /** Groups groupOf compares before it looks a key up. */
 const RECENT_GROUPS = 4;
 
@@ -423,27 +423,6 @@ const marked = new WeakSet<Replay>();
 
 /** A record of the batch where a session found it: its group and its sample there. */
 type Placed = { group: Group; sample: SampleDoc };
-/** The days of one user's type a batch needs loaded. */
-type Need = { userId: string; type: string; days: Set<string> };
-
-function want(need: Map<string, Need>, userId: string, type: string, day: string): void {
-  needOf(need, userId, type).days.add(day);
-}
-
-function needOf(need: Map<string, Need>, userId: string, type: string): Need {
-  const k = `${userId}\u0000${type}`;
-  let n = need.get(k);
-  if (!n) need.set(k, (n = { userId, type, days: new Set() }));
-  return n;
-}
-
-/** The UTC days of the instants [lo, hi) (epoch ms). */
-function daysBetween(lo: number, hi: number): string[] {
-  const out: string[] = [];
-  for (let d = Math.floor(lo / DAY_MS), last = Math.floor((hi - 1) / DAY_MS); d <= last; d++) out.push(utcDayOf(d * DAY_MS));
-  return out;
-}
-
 /** True when `chunk` is the samples of `before`, in order, none of them changed. */
 function sameUnchanged(chunk: readonly SampleDoc[], before: readonly SampleDoc[], changed: ReadonlySet<SampleDoc>): boolean {
   if (before.length !== chunk.length) return false;
