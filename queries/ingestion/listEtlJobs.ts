@@ -10,6 +10,6 @@ export type ListEtlJobs = { tenantId: string; status: EtlJobListStatus; provider
 /** Spec "Pipeline": a tenant's ETL jobs of one status, newest first (by id, descending). */
 export function listEtlJobs(readStore: ReadStore, q: ListEtlJobs, page: PageRequest) {
   // The tenant's index holds the phase: pending and running jobs are found among the open ones.
-  const filter: Filter = { tenant_id: q.tenantId, phase: jobPhase(q.status), ...(q.status === 'parked' ? {} : { status: q.status }), ...(q.provider !== undefined ? { provider: q.provider } : {}) };
+  const filter: Filter = { tenant_id: q.tenantId, phase: jobPhase(q.status), status: q.status, ...(q.provider !== undefined ? { provider: q.provider } : {}) };
   return findPage<EtlJobDoc>(readStore, 'etl_jobs', { filter, sort: [['id', -1]] }, page);
 }
