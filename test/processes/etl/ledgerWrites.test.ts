@@ -63,8 +63,8 @@ afterEach(async () => {
   for (const c of closing.splice(0)) await c();
 });
 
-describe.each(ledgerBackends)('issue 38: a first import writes its ledger commits with its notes, ledger on %s', (_name, openLedger) => {
-  it('every commit but the end flush is asked for in the same turn as a note (one write for both), and only after an append', async () => {
+describe.each(ledgerBackends)('issue 38: a first import writes its ledger commits with its notes, and a decision\'s two notes together, ledger on %s', (_name, openLedger) => {
+  it('every commit but the end flush is asked for in the same turn as a note (one write for both), and only after an append; once a block differed, the blocks\' and the records\' notes of a decision in one turn', async () => {
     const inner = openLedger();
     const base = new SqliteEventStore({ path: ':memory:' });
     closing.push(async () => {
@@ -86,6 +86,13 @@ describe.each(ledgerBackends)('issue 38: a first import writes its ledger commit
     // A commit never precedes the first append (nothing of this job is in the log before it).
     const firstAppend = calls.findIndex((c) => c.what === 'append');
     expect(calls.findIndex((c) => c.what === 'commit')).toBeGreaterThan(firstAppend);
+
+    // Once the first block differed, each decision's two notes (its blocks', its records') were asked for together.
+    const notesPerTurn = new Map<number, number>();
+    for (const c of calls) if (c.what === 'note') notesPerTurn.set(c.turn, (notesPerTurn.get(c.turn) ?? 0) + 1);
+    expect(notesPerTurn.size).toBeGreaterThanOrEqual(8);
+    // The first block alone (its note, then its records'): decided as soon as complete, before any block differed.
+    expect([...notesPerTurn.values()].filter((n) => n === 1)).toHaveLength(2);
 
     // Every claim ended committed: the same export again counts every record unchanged.
     expect(await runEtlJob(store, rawStoreOf(await exportZip(4000)), appleHealthImport, job(2), appleUpload('u1'), undefined, keysOf(key), { ledger, checkpointItems: 100_000 })).toMatchObject({ records: {}, unchanged: 4000 });
