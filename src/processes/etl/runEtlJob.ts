@@ -195,7 +195,9 @@ export async function runEtlJob(
         if (!t.firstDay || day < t.firstDay) t.firstDay = day;
         if (!t.lastDay || day > t.lastDay) t.lastDay = day;
       }
-      await append(r.kind, keys ? batcher.add(r, JSON.stringify(r), fp) : batcher.add(r));
+      // Awaited only when a batch closed: an await per record was a promise and a turn of the microtask queue each.
+      const closed = keys ? batcher.add(r, JSON.stringify(r), fp) : batcher.add(r);
+      if (closed) await append(r.kind, closed);
     }
   };
   /** Decides and batches what waits: every record noted on its own, or the complete blocks (the open one too when `all`). */
