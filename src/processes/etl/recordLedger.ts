@@ -90,12 +90,21 @@ export function ledgerOf(ledger: RecordLedger, dataKey: Buffer, upload: UploadAc
     for (let i = 0; i < fps.length; i += MAX_LEDGER_BATCH) out.push(...((await call(i, Math.min(i + MAX_LEDGER_BATCH, fps.length))) ?? []));
     return out;
   };
-  /** Claims of this job whose records are in the log, not committed yet (`appended`): committed with the ledger's next write. */
-  let toCommit: Buffer[] = [];
+  /**
+   * Claims of this job whose records are in the log, not committed yet (`appended`): committed
+   * with the ledger's next write. Each batch's fingerprints copied into one buffer, split again
+   * only to commit: the thousand small buffers of a batch are not held past its append.
+   */
+  let appendedRuns: Buffer[] = [];
+  const takeAppended = (): Buffer[] => {
+    const fps: Buffer[] = [];
+    for (const run of appendedRuns) for (let at = 0; at < run.length; at += FINGERPRINT_BYTES) fps.push(run.subarray(at, at + FINGERPRINT_BYTES));
+    appendedRuns = [];
+    return fps;
+  };
   const commit = (fps: readonly Buffer[]): Promise<void[]> => inBatches(fps, (from, to) => ledger.commit(tag, fps.slice(from, to)));
   const note = async (fps: readonly Buffer[], unclustered?: readonly Buffer[]): Promise<boolean[]> => {
-    const committing = toCommit;
-    toCommit = [];
+    const committing = takeAppended();
     // Asked for in the same turn as the note, so in its transaction on SQLite (one fsync for both: SqliteGroupCommit).
     // A note answers each fingerprint alike before or after this job's commits (its own claim answers false either way).
     const [, answers] = await Promise.all([commit(committing), inBatches(fps, (from, to) => ledger.note(tag, fps.slice(from, to), unclustered?.slice(from, to)))]);
@@ -123,7 +132,7 @@ export function ledgerOf(ledger: RecordLedger, dataKey: Buffer, upload: UploadAc
      * claimed, and its resumed run, sending the same batches again, commits them.
      */
     appended: (fps: readonly Buffer[]): void => {
-      for (const fp of fps) toCommit.push(fp);
+      if (fps.length > 0) appendedRuns.push(Buffer.concat(fps as Buffer[]));
     },
     /**
      * The records of `appended` fingerprints, and every record of these blocks
@@ -131,8 +140,8 @@ export function ledgerOf(ledger: RecordLedger, dataKey: Buffer, upload: UploadAc
      * uploads count them `unchanged`.
      */
     stored: async (fps: readonly Buffer[]): Promise<void> => {
-      const committing = toCommit.length > 0 ? [...toCommit, ...fps] : fps;
-      toCommit = [];
+      const committing = takeAppended();
+      for (const fp of fps) committing.push(fp);
       await commit(committing);
     },
     /**
