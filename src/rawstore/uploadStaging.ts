@@ -18,12 +18,19 @@ const STRIDE = CHUNK + IV + TAG;
 
 export type StagingKey = { key: Buffer; keyId: string };
 
-function seal(k: StagingKey, aad: string, plain: Buffer): Buffer {
+/** `plain` sealed, as the parts to write one after the other: IV, tag, ciphertext (not joined: a chunk is a MiB). */
+function sealed(k: StagingKey, aad: string, plain: Buffer): Buffer[] {
   const iv = randomBytes(IV);
   const c = createCipheriv('aes-256-gcm', k.key, iv);
   c.setAAD(Buffer.from(`${k.keyId}\u0000${aad}`));
-  const ct = Buffer.concat([c.update(plain), c.final()]);
-  return Buffer.concat([iv, c.getAuthTag(), ct]);
+  const ct = c.update(plain);
+  // GCM is a stream mode: `final` adds no bytes, it only computes the tag.
+  c.final();
+  return [iv, c.getAuthTag(), ct];
+}
+
+function seal(k: StagingKey, aad: string, plain: Buffer): Buffer {
+  return Buffer.concat(sealed(k, aad, plain));
 }
 
 function unseal(k: StagingKey, aad: string, sealed: Buffer): Buffer {
@@ -95,19 +102,29 @@ export class UploadStaging {
     await mkdir(dir, { recursive: true, mode: 0o700 });
     const { chunks: n0, tail } = await this.state(dir, k, true);
     let n = n0;
-    let buf: Buffer = tail;
+    // The bytes past the whole chunks, as the parts that brought them: joined once a chunk is full,
+    // not at every part (a 200 MiB upload arrives in 64 KiB parts: joining at each copied every
+    // chunk's bytes ~8 times, 1.6 s of the HTTP thread's CPU per 200 MiB).
+    let parts: Buffer[] = tail.length ? [tail] : [];
+    let pending = tail.length;
     const fh = await open(join(dir, 'chunks'), 'a', 0o600);
     let failure: unknown = null;
     try {
       for await (const part of body) {
         held?.signal.throwIfAborted();
-        if (n * CHUNK + buf.length + part.length > length) throw new UploadTooLongError(`more bytes than the Upload-Length of ${length}`);
-        buf = buf.length ? Buffer.concat([buf, part]) : part;
-        while (buf.length >= CHUNK) {
-          await fh.write(seal(k, `chunk\u0000${n}`, buf.subarray(0, CHUNK)));
+        if (n * CHUNK + pending + part.length > length) throw new UploadTooLongError(`more bytes than the Upload-Length of ${length}`);
+        parts.push(part);
+        pending += part.length;
+        if (pending < CHUNK) continue;
+        const joined = parts.length === 1 ? parts[0]! : Buffer.concat(parts, pending);
+        let at = 0;
+        for (; pending - at >= CHUNK; at += CHUNK) {
+          await fh.writev(sealed(k, `chunk\u0000${n}`, joined.subarray(at, at + CHUNK)));
           n++;
-          buf = Buffer.from(buf.subarray(CHUNK));
         }
+        // The rest copied out: a part from the request's stream is not kept beyond it.
+        parts = at < pending ? [Buffer.from(joined.subarray(at, pending))] : [];
+        pending -= at;
       }
     } catch (err) {
       failure = err;
@@ -115,6 +132,7 @@ export class UploadStaging {
       await fh.sync();
       await fh.close();
     }
+    const buf = parts.length === 1 ? parts[0]! : Buffer.concat(parts, pending);
     // The tail replaces what the holder before left: only the holder may, so it asks the store once more.
     await held?.confirm();
     // The tail is rewritten whole and swapped in: a crash leaves the old one or the new one.

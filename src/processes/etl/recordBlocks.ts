@@ -106,7 +106,9 @@ export class RecordBlocks {
     this.completeRecords = 0;
     if (blocks.length === 0) return [];
     const whole = blocks.filter((b) => b.records.length >= MIN_BLOCK_RECORDS);
-    const answers = await this.ledger.knownBlocks(whole.map((b) => (b.fp = this.ledger.blockFingerprint(b.key, b.identities))));
+    for (const b of whole) b.fp = this.ledger.blockFingerprint(b.key, b.identities);
+    if (!this.eager) return this.recordByRecord(blocks, whole);
+    const answers = await this.ledger.knownBlocks(whole.map((b) => b.fp!));
     const known = new Map(whole.map((b, i) => [b, answers[i]!]));
     // Eager only while the last block decided was another job's: runs too short to be blocks (a file
     // interleaving keys line by line) would otherwise be decided, and noted in the ledger, one record at a time.
@@ -139,6 +141,36 @@ export class RecordBlocks {
       });
     }
     return out;
+  }
+
+  /**
+   * Once a block differed (not `eager`: a first import, the new days of a newer export), every
+   * block is decided record by record, its records noted in the same turn as the blocks'
+   * fingerprints, so that both notes share one write (one fsync on SQLite) instead of the records'
+   * note waiting for the blocks' answers. The answers are the record-by-record rule's by
+   * construction; what the blocks' note adds is only their claims, committed once their records
+   * are in the log as for any block that went record by record, and whether the last block was
+   * another job's (then decisions are eager again). A block that was another job's and whose
+   * records were noted anyway taints its key like any block that went record by record: this job
+   * may have claimed one of its records.
+   */
+  private async recordByRecord(blocks: Block[], whole: Block[]): Promise<Decided[]> {
+    const records: NormalizedRecord[] = [];
+    const identities: string[] = [];
+    for (const b of blocks) {
+      this.tainted.add(b.key);
+      for (let j = 0; j < b.records.length; j++) {
+        records.push(b.records[j]!);
+        identities.push(b.identities[j]!);
+      }
+    }
+    const [answers, { known, claimed }] = await Promise.all([this.ledger.knownBlocks(whole.map((b) => b.fp!)), this.ledger.known(records, identities)]);
+    whole.forEach((b, i) => {
+      // Claimed by the note unless another job had committed it (then nothing is claimed and nothing to commit).
+      if (!answers[i]) this.unsettled.push(b.fp!);
+    });
+    this.eager = whole.length > 0 && answers[answers.length - 1] === true;
+    return records.map((record, k) => ({ record, unchanged: known[k]!, fp: claimed[k]! }));
   }
 
   /**

@@ -90,8 +90,26 @@ export function ledgerOf(ledger: RecordLedger, dataKey: Buffer, upload: UploadAc
     for (let i = 0; i < fps.length; i += MAX_LEDGER_BATCH) out.push(...((await call(i, Math.min(i + MAX_LEDGER_BATCH, fps.length))) ?? []));
     return out;
   };
-  const note = (fps: readonly Buffer[], unclustered?: readonly Buffer[]): Promise<boolean[]> =>
-    inBatches(fps, (from, to) => ledger.note(tag, fps.slice(from, to), unclustered?.slice(from, to)));
+  /**
+   * Claims of this job whose records are in the log, not committed yet (`appended`): committed
+   * with the ledger's next write. Each batch's fingerprints copied into one buffer, split again
+   * only to commit: the thousand small buffers of a batch are not held past its append.
+   */
+  let appendedRuns: Buffer[] = [];
+  const takeAppended = (): Buffer[] => {
+    const fps: Buffer[] = [];
+    for (const run of appendedRuns) for (let at = 0; at < run.length; at += FINGERPRINT_BYTES) fps.push(run.subarray(at, at + FINGERPRINT_BYTES));
+    appendedRuns = [];
+    return fps;
+  };
+  const commit = (fps: readonly Buffer[]): Promise<void[]> => inBatches(fps, (from, to) => ledger.commit(tag, fps.slice(from, to)));
+  const note = async (fps: readonly Buffer[], unclustered?: readonly Buffer[]): Promise<boolean[]> => {
+    const committing = takeAppended();
+    // Asked for in the same turn as the note, so in its transaction on SQLite (one fsync for both: SqliteGroupCommit).
+    // A note answers each fingerprint alike before or after this job's commits (its own claim answers false either way).
+    const [, answers] = await Promise.all([commit(committing), inBatches(fps, (from, to) => ledger.note(tag, fps.slice(from, to), unclustered?.slice(from, to)))]);
+    return answers;
+  };
   return {
     /**
      * One answer per record, in order: true when another upload's append stored it; the rest are
@@ -106,12 +124,25 @@ export function ledgerOf(ledger: RecordLedger, dataKey: Buffer, upload: UploadAc
       return { known: answers, claimed: fps.map((fp, i) => (answers[i] ? null : fp)) };
     },
     /**
-     * The records of these fingerprints (claimed by this job: `known`'s `claimed`), and every
-     * record of these blocks (`blockFingerprint`), are durably in the log: from now on other
+     * The records of these fingerprints (claimed by this job: `known`'s `claimed`) are durably in
+     * the log: committed with the ledger's next write, a note or `stored`, rather than in a
+     * write of their own (issue 38: a first import's commit after each appended batch was a third
+     * of its ledger's transactions, each an fsync on the ETL thread). Until then other uploads do
+     * not count them `unchanged`, as before their append; a run that stops meanwhile leaves them
+     * claimed, and its resumed run, sending the same batches again, commits them.
+     */
+    appended: (fps: readonly Buffer[]): void => {
+      if (fps.length > 0) appendedRuns.push(Buffer.concat(fps as Buffer[]));
+    },
+    /**
+     * The records of `appended` fingerprints, and every record of these blocks
+     * (`blockFingerprint`), are durably in the log: committed now, so that from now on other
      * uploads count them `unchanged`.
      */
     stored: async (fps: readonly Buffer[]): Promise<void> => {
-      await inBatches(fps, (from, to) => ledger.commit(tag, fps.slice(from, to)));
+      const committing = takeAppended();
+      for (const fp of fps) committing.push(fp);
+      await commit(committing);
     },
     /**
      * The fingerprint of a block whose `blockKey` is `ofKey`: its records' identities, in order. Blocks have no

@@ -131,9 +131,10 @@ export async function runEtlJob(
       event = plain;
     }
     await appendOne({ ...event, id: deterministicId(jobStream, kind, String(n), batch.digest) });
-    // Only now, the batch durably in the log, do its records count as stored for other uploads:
-    // a job that parks before appending a record never makes a later upload skip it (issue 35).
-    if (ledger && kind !== 'rejected') await ledger.stored(batch.items as Buffer[]);
+    // Only now, the batch durably in the log, may its records count as stored for other uploads
+    // (committed with the ledger's next write): a job that parks before appending a record never
+    // makes a later upload skip it (issue 35).
+    if (ledger && kind !== 'rejected') ledger.appended(batch.items as Buffer[]);
   };
   const appendOne = async (event: Event) => {
     const result = await eventStore.appendToStream(stream, [event], { expectedRevision });
@@ -145,7 +146,7 @@ export async function runEtlJob(
     for (const kind of [...batchers.keys()].sort()) await append(kind, batchers.get(kind)!.take());
     await append('rejected', rejected.take());
     // Every record decided so far is in the log now: so is every record of the blocks this job claimed.
-    if (ledger && blocks) await ledger.stored(blocks.settled());
+    if (ledger) await ledger.stored(blocks ? blocks.settled() : []);
   };
   const checkpoint = async () => {
     await flushAll();
@@ -194,7 +195,9 @@ export async function runEtlJob(
         if (!t.firstDay || day < t.firstDay) t.firstDay = day;
         if (!t.lastDay || day > t.lastDay) t.lastDay = day;
       }
-      await append(r.kind, keys ? batcher.add(r, JSON.stringify(r), fp) : batcher.add(r));
+      // Awaited only when a batch closed: an await per record was a promise and a turn of the microtask queue each.
+      const closed = keys ? batcher.add(r, JSON.stringify(r), fp) : batcher.add(r);
+      if (closed) await append(r.kind, closed);
     }
   };
   /** Decides and batches what waits: every record noted on its own, or the complete blocks (the open one too when `all`). */
