@@ -141,8 +141,8 @@ class BlockSession implements MemberSession {
     for (const [key, { set }] of batch) {
       const k = locatorId(set.user_id as string, key);
       keyOf.set(k, key);
-      const r = recent.get(k);
-      if (r) firstIds.set(key, r.id);
+      const r = recent.idOf(k);
+      if (r !== undefined) firstIds.set(key, r);
       else if (recent.mayBeInMain(k)) inMain.set(k, set.provider as string);
     }
     if (inMain.size) for (const [k, id] of await idsInMain(readStore, inMain)) firstIds.set(keyOf.get(k)!, id);

@@ -3,6 +3,7 @@ import type { Change, Doc, Filter, ReadStore } from '../../../src/readstore/read
 import { isKeyRow, type KeyRowDoc, keyRowEntries, mainLocatorsByTag, mergeIntoKeyRows, sliceOf } from './packedLocators.js';
 import { ReplayLocators as LocatorFilter } from './replayLocators.js';
 import { SAMPLE_KEYS, type SampleKeyDoc, USER_TAG, userTag } from './sampleBlock.js';
+import { TierEntries } from './tierEntries.js';
 
 /**
  * The recent tier of the samples' locators (docs/sample-blocks.md "The locators' recent tier"):
@@ -45,9 +46,6 @@ type PackedRun = { k: string[]; i: number[] };
 export type TierLocator = { _id: string; id: number; provider: string };
 /** The key rows a batch's merge slices wrote, by `_id` (null: deleted): a later slice of the same batch reads them, not the store's copy. */
 type Written = Map<string, KeyRowDoc | null>;
-
-/** A locator of the tier: what a main row holds besides its `_id`, and the number of the run that holds it. */
-type Entry = { id: number; provider: string; run: number };
 
 /** The run doc of locators of one user and provider (their `_id`s start with the user's tag). */
 function packRun(_id: string, userId: string, provider: string, keys: readonly TierLocator[]): KeyRunDoc {
@@ -100,7 +98,7 @@ export const replayMark = (): Change & { doc: MarkDoc } => ({ op: 'put', collect
  * reported.
  */
 export class RecentLocators {
-  private readonly map = new Map<string, Entry>();
+  private readonly map = new TierEntries();
   /** How many runs the store holds, and the greatest `_id`, once the batch in `scope` is committed. */
   private runs = 0;
   private last: string | null = null;
@@ -166,7 +164,7 @@ export class RecentLocators {
     this.last = null;
     for (const run of await readStore.find<KeyRunDoc>(SAMPLE_KEY_RUNS, { filter: RUNS, sort: [['_id', 1]] })) {
       const n = Number(run._id);
-      for (const k of runLocators(run)) this.map.set(k._id, { id: k.id, provider: k.provider, run: n });
+      for (const k of runLocators(run)) this.map.set(k._id, k.id, k.provider, n);
       this.runs++;
       this.last = run._id;
     }
@@ -176,9 +174,9 @@ export class RecentLocators {
     this.cycleEnd = null;
   }
 
-  /** The tier's locator of `_id`, if it has one (it is newer than main's). */
-  get(id: string): Entry | undefined {
-    return this.map.get(id);
+  /** The id of the tier's locator of `_id`, if it has one (it is newer than main's). */
+  idOf(id: string): number | undefined {
+    return this.map.idOf(id);
   }
 
   /**
@@ -205,7 +203,7 @@ export class RecentLocators {
       const n = this.next++;
       const run = packRun(runId(n), userId, provider, ks);
       out.push({ op: 'put', collection: SAMPLE_KEY_RUNS, doc: run });
-      for (const k of ks) this.map.set(k._id, { id: k.id, provider: k.provider, run: n });
+      for (const k of ks) this.map.set(k._id, k.id, k.provider, n);
       this.runs++;
       if (this.cycleEnd !== null) this.runsAfter++;
       this.last = run._id;
@@ -242,7 +240,7 @@ export class RecentLocators {
     // One (user tag, provider)'s locators at a time, each into its key rows of the slice.
     const groups = new Map<string, { tag: string; provider: string; entries: { key: string; id: number }[] }>();
     for (const _id of ids) {
-      const e = this.map.get(_id)!;
+      const e = this.map.entry(_id);
       const tag = _id.slice(0, USER_TAG);
       const g = `${tag}\u0000${e.provider}`;
       let group = groups.get(g);
@@ -256,7 +254,7 @@ export class RecentLocators {
       // After main's rows: on MongoDB, which applies a batch change by change, a batch cut short
       // leaves every locator in main or still in its run.
       out.push({ op: 'deleteMany', collection: SAMPLE_KEY_RUNS, filter: { _id: { $lte: runId(end) } } });
-      for (const [_id, e] of this.map) if (e.run <= end) this.map.delete(_id);
+      this.map.dropThrough(end);
       this.runs = this.runsAfter;
       if (this.last !== null && Number(this.last) <= end) this.last = null;
       this.cycleEnd = null;
