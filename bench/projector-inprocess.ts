@@ -5,7 +5,8 @@
  * (evolve, the derivation, one transaction per batch) in batches of each `--events` size: 1-2 is
  * what a paced live projector takes, 20 a rebuild's chunk. Reported per batch size: CPU time per
  * record (`process.cpuUsage`, this process), wall time, the time in the derivation and in the
- * store's apply, the garbage collector's pauses (perf_hooks), and the digest of the blocks, locators
+ * store's apply, the garbage collector's pauses (perf_hooks), the rows the merged view's derivation
+ * decided, made into members and counted into rollups again per record (batchSpans.ts), and the digest of the blocks, locators
  * and rollups (every batch size must store the same bytes).
  */
 import { createHash } from 'node:crypto';
@@ -17,6 +18,7 @@ import { isMainThread, workerData } from 'node:worker_threads';
 import { startWorker } from '../src/shared/workerThreads.js';
 import type { QuantityRecord } from '../commands/ingestion/records.js';
 import { INGESTED_EVENT } from '../commands/ingestion/records.js';
+import { derivationCounts } from '../projections/records/mergedView/batchSpans.js';
 import { storedLocators } from '../projections/records/sampleBlocks/recentLocators.js';
 import { SAMPLE_BLOCKS, SAMPLE_KEYS } from '../projections/records/sampleBlocks/sampleBlock.js';
 import { samplesProjection } from '../projections/records/samplesProjection.js';
@@ -74,8 +76,8 @@ export default async function main(args: string[]) {
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) gcMs += e.duration;
   }).observe({ entryTypes: ['gc'] });
-  console.log('| events per batch | batches | CPU µs / record | wall s | derive s | apply s | GC pauses s | KiB written / batch | digest |');
-  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+  console.log('| events per batch | batches | CPU µs / record | wall s | derive s | apply s | GC pauses s | KiB written / batch | rows decided / built / rolled per record | digest |');
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---|---|');
   for (const size of sizes) {
     const dir = mkdtempSync(join(tmpdir(), 'wellstream-bench-projector-'));
     const store = new SqliteReadStore({ path: join(dir, 'read.sqlite') });
@@ -84,6 +86,7 @@ export default async function main(args: string[]) {
     let applyMs = 0;
     let batches = 0;
     gcMs = 0;
+    const counts0 = { ...derivationCounts };
     const written0 = bytesWritten();
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
@@ -109,13 +112,19 @@ export default async function main(args: string[]) {
       if (c === SAMPLE_KEYS) for await (const d of storedLocators(store)) h.update(JSON.stringify(d));
       else for (const d of await store.find(c, { sort: [['_id', 1]] })) h.update(JSON.stringify(d));
     }
-    console.log(`| ${size} | ${batches} | ${((cpu.user + cpu.system) / lines).toFixed(1)} | ${wall.toFixed(1)} | ${(deriveMs / 1000).toFixed(1)} | ${(applyMs / 1000).toFixed(1)} | ${(gcMs / 1000).toFixed(1)} | ${Math.round(written / 1024 / batches).toLocaleString('en')} | ${h.digest('hex').slice(0, 16)} |`);
+    console.log(`| ${size} | ${batches} | ${((cpu.user + cpu.system) / lines).toFixed(1)} | ${wall.toFixed(1)} | ${(deriveMs / 1000).toFixed(1)} | ${(applyMs / 1000).toFixed(1)} | ${(gcMs / 1000).toFixed(1)} | ${Math.round(written / 1024 / batches).toLocaleString('en')} | ${perRecord(counts0, lines)} | ${h.digest('hex').slice(0, 16)} |`);
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 if (!isMainThread && (workerData as { args?: string[] } | null)?.args) await main((workerData as { args: string[] }).args.filter((a) => !a.startsWith('--young=')));
+
+/** The merged view's derivation's rows (batchSpans.ts derivationCounts) since `from`, per record: decided, built into members, counted into rollups again. */
+function perRecord(from: typeof derivationCounts, lines: number): string {
+  const per = (k: keyof typeof derivationCounts) => ((derivationCounts[k] - from[k]) / lines).toFixed(2);
+  return `${per('decided')} / ${per('built')} / ${per('rolled')}`;
+}
 
 /** Bytes this process has had written to files so far (Linux `/proc/self/io` wchar: the write-ahead log's frames and the checkpoints' pages, before the page cache). */
 function bytesWritten(): number {

@@ -5,9 +5,12 @@ import { boundedInterval, unlistedByMergedView, type Interval } from '../../../s
 import type { MergeRule } from '../../../src/merge/sampleMergeRule.js';
 import type { SourcePriorities } from '../../../src/merge/sourceRanking.js';
 import type { Derivation, Projection, Replay } from '../../../src/projector/projection.js';
-import type { Change, CollectionSpec, Doc, Filter, ReadStore, SortSpec, UpdateChange } from '../../../src/readstore/readStore.js';
+import type { Change, CollectionSpec, Doc, Filter, ReadStore, UpdateChange } from '../../../src/readstore/readStore.js';
 import { instantMs } from '../../../src/shared/isoInstant.js';
 import { dayStartMs, utcDayOf } from '../recordDoc.js';
+import { addRow, type BatchReach, byNumber, dayRuns, derivationCounts, evaluateSpans, mergedSpans, newReach } from './batchSpans.js';
+import { recordsByUser } from './recordsByUser.js';
+import type { Member, MemberSession, MergedKind, PartitionSpan } from './mergedKind.js';
 
 export const PRIORITIES_SET = 'source_priorities.set';
 
@@ -19,68 +22,7 @@ const WINDOW_ROWS = 40_000;
 const MAX_WINDOW_DAYS = 366;
 
 
-/** A stored record as the merged view sees it: its interval, its stream, and the row it came from. */
-export type Member = { key: string; start: number; end: number; source: string; body_worn: boolean; provider: string; hidden: boolean; excluded: boolean; row: Doc };
-
-/** How one record kind is merged (spec "Merged view") and what else depends on its flags. */
-export type MergedKind = {
-  /** The kind's collection; its rows carry `hidden` (true: a better ranked source matches). */
-  collection: string;
-  /** Records with different values here never match (a quantity or category type); absent: all match. */
-  partitionField?: string;
-  startField: string;
-  /** End of a record's interval; absent: start plus `lengthMs` (a daily summary's day). */
-  endField?: string;
-  lengthMs?: number;
-  /**
-   * The order of the kind's index from the start field on (with `user_id` and the partition field
-   * before it), for finding the next stored record cheaply; default start field then `id`.
-   */
-  startOrder?: SortSpec;
-  /** The match rule and source order of a partition under the user's priorities. */
-  rule: (partition: string, priorities: SourcePriorities | undefined) => MergeRule;
-  /** Where the projection keeps the user's source order (its own copy: projections share nothing). */
-  ordersCollection: string;
-  /** Fields besides the merge fields that `onDays` reads. */
-  extraFields?: readonly string[];
-  /** State of the re-evaluated days beyond the flags (statistics rollups), decided from their members. */
-  onDays?: (owner: { userId: string; partition: string }, days: readonly string[], members: readonly Member[], out: Change[]) => void;
-  /**
-   * How the kind's records are stored, when not one row per record in `collection` (rowSession):
-   * a session per derivation reads them, takes the batch's records and keeps the flags it is told.
-   * `replay`: the rebuild's, on every chunk of its replay (Replay). `batch`: one object per
-   * derive call, the same for every session of its batch (a session may keep state between
-   * batches that it checks against the store once per batch: the samples' recent locators).
-   */
-  session?: (readStore: ReadStore, kind: MergedKind, replay?: Replay, batch?: object) => MemberSession;
-};
-
-/** One partition of a user's records: how many, and the first and last start (ISO). */
-export type PartitionSpan = { partition: string; count: number; first: string; last: string };
-
-/**
- * The stored records of a kind as one derivation sees them: the rows it loads (and, once `stage`
- * took the batch's records, as they stand after the batch), and the flags it decides. Everything
- * it writes goes to `out` of `flag` and `flush`.
- */
-export type MemberSession = {
-  /**
-   * Takes the batch's records from `evolved` (upserts of the kind's collection; those of users in
-   * `erased` are not evaluated) and answers them as they will stand, then their stored rows as
-   * they stood before (a record sent again may have moved), for the days to re-evaluate.
-   */
-  stage: (evolved: Change[], erased: ReadonlySet<string>) => Promise<Doc[]>;
-  /** The records of a user's partition starting in [lo, hi) (epoch ms), without those of `erasedProvider`. */
-  load: (userId: string, partition: string, lo: number, hi: number, erasedProvider?: string) => Promise<Map<string, Doc>>;
-  partitions: (userId: string) => Promise<PartitionSpan[]>;
-  /** Start (ISO) of the partition's first record at or after `from` (epoch ms), or null. */
-  nextStart: (userId: string, partition: string, from: number) => Promise<string | null>;
-  users: () => Promise<string[]>;
-  /** The merged view's decision for a loaded row. */
-  flag: (row: Doc, hidden: boolean, out: Change[]) => void;
-  /** Writes what the flags and staged records changed since the last flush. */
-  flush: (out: Change[]) => void | Promise<void>;
-};
+export type { Member, MemberSession, MergedKind, PartitionSpan } from './mergedKind.js';
 
 /**
  * The merged view as state: for every record of a kind, whether a better ranked stream has a
@@ -144,6 +86,8 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
         session.flag(m.row, m.hidden, out);
       }
     }
+    derivationCounts.built += all.length;
+    derivationCounts.decided += members.length;
     kind.onDays?.(owner, run, members, out);
   };
 
@@ -184,11 +128,11 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
     if (!staged.length) return false;
 
     // Days are counted from the epoch here; reach and lookback do not depend on the order.
-    const touched = new Map<string, { userId: string; partition: string; days: Set<number> }>();
+    const touched = new Map<string, BatchReach>();
     const reach = new Map<string, MergeRule>();
     // The batch's records where they will stand, and (a record sent again may have moved) where they stood.
     // The (user, partition) and the days of the row before: a batch's rows come in runs of them.
-    let t: { userId: string; partition: string; days: Set<number> } | undefined;
+    let t: BatchReach | undefined;
     let r: MergeRule | undefined;
     let firstDay = NaN;
     let lastDay = NaN;
@@ -198,13 +142,17 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
       if (t === undefined || t.userId !== userId || t.partition !== partition) {
         const k = `${userId}\u0000${partition}`;
         t = touched.get(k);
-        if (!t) touched.set(k, (t = { userId, partition, days: new Set() }));
+        if (!t) touched.set(k, (t = newReach(userId, partition)));
         r = reach.get(partition);
         if (!r) reach.set(partition, (r = kind.rule(partition, undefined)));
         firstDay = lastDay = NaN;
       }
       // Bounded by the rule, whatever the row claims: a few days for anything but a state.
       const { start, end } = interval(row, r!);
+      if (kind.onQuarters) {
+        addRow(t, row, { start, end }, r!);
+        continue;
+      }
       const from = Math.floor((start - r!.reachMs - r!.lookbackMs) / DAY_MS);
       const to = Math.floor((end + r!.reachMs) / DAY_MS);
       if (from === firstDay && to === lastDay) continue;
@@ -213,9 +161,24 @@ export function mergedFlagsDerivation(kind: MergedKind): Derivation {
       for (let d = from; d <= to; d++) t.days.add(d);
     }
 
-    for (const { userId, partition, days } of touched.values()) {
+    for (const t of touched.values()) {
+      const { userId, partition, days } = t;
       if (!orders.has(userId)) orders.set(userId, await orderOf(readStore, userId));
       const rule = kind.rule(partition, orders.get(userId));
+      if (kind.onQuarters) {
+        // Only the spans the batch's rows can change (batchSpans.ts); each span lies in one run of days.
+        const spans = mergedSpans(t.spans);
+        for (const run of dayRuns([...days].sort(byNumber))) {
+          const from = dayStartMs(run[0]!);
+          const to = dayStartMs(run[run.length - 1]!) + DAY_MS;
+          const mine: number[] = [];
+          for (let i = 0; i < spans.length; i += 2) if (spans[i]! >= from && spans[i]! < to) mine.push(spans[i]!, spans[i + 1]!);
+          if (!mine.length) continue;
+          const rows = await session.load(userId, partition, mine[0]! - rule.reachMs - rule.lookbackMs, mine[mine.length - 1]! + rule.reachMs + rule.lookbackMs);
+          await evaluateSpans(session, readStore, kind, rows, t, mine, rule, out);
+        }
+        continue;
+      }
       for (const run of dayRuns([...days].sort(byNumber))) {
         evaluateDays(session, await loadRows(session, userId, partition, run, rule), run, rule, { userId, partition }, out);
       }
@@ -373,47 +336,6 @@ class RowSession implements MemberSession {
   }
 
   flush(): void {}
-}
-
-/**
- * The batch's changes of `collection` (a kind's record upserts) per user (`set.user_id`), each
- * user's in log order. A folded collection's changes are taken out of `evolved` (never stored:
- * the session writes what they mean); any other's stay in it, and the lists share their objects
- * (rowSession sets a batch record's flag in its own upsert).
- */
-function recordsByUser(evolved: Change[], collection: string, folded: boolean): Change[][] {
-  const byUser = new Map<string, Change[]>();
-  let kept = 0;
-  for (const c of evolved) {
-    if (c.collection !== collection) {
-      evolved[kept++] = c;
-      continue;
-    }
-    if (!folded) evolved[kept++] = c;
-    const userId = c.op === 'update' ? (c.set?.user_id as string | undefined) : undefined;
-    // A folded change that is no upsert with fields is dropped, as the session's stage dropped it.
-    if (userId === undefined) continue;
-    const list = byUser.get(userId);
-    if (list) list.push(c);
-    else byUser.set(userId, [c]);
-  }
-  evolved.length = kept;
-  return [...byUser.values()];
-}
-
-const byNumber = (a: number, b: number): number => a - b;
-
-/** Consecutive days (counted from the epoch, sorted) as runs of UTC dates. */
-function dayRuns(days: readonly number[]): string[][] {
-  const runs: string[][] = [];
-  let prev = NaN;
-  for (const d of days) {
-    const date = utcDayOf(d * DAY_MS);
-    if (d === prev + 1) runs[runs.length - 1]!.push(date);
-    else runs.push([date]);
-    prev = d;
-  }
-  return runs;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { packHours, packQuarters, QUARTER_MS, QUARTERS_PER_DAY, type Stat } from './rollupLayout.js';
+import { PackedRun, packHours, packQuarters, QUARTER_MS, QUARTERS_PER_DAY, type Stat } from './rollupLayout.js';
 
 export const SAMPLE_ROLLUPS = 'sample_rollups';
 
@@ -46,7 +46,7 @@ export type RollupDoc = {
 const rollupId = (userId: string, type: string, day: string, view: RollupView, provider: string, source: string, unit: string): string =>
   hash('sha256', [userId, type, day, view, provider, source, unit].join('\u0000'), 'base64url').slice(0, 22);
 
-type Series = { views: Record<RollupView, (Stat | null)[]>; s: RollupSample; last: Record<RollupView, string>; flagged: number };
+type Series = { views: Record<RollupView, (Stat | null)[]>; s: RollupSample; last: Record<RollupView, string>; flagged: number; counted: Record<RollupView, number>; fractional: boolean };
 
 /** Adds one sample's value to quarter `q` (what addStat of a one-sample Stat does, without making one per sample and view). */
 function addValue(quarters: (Stat | null)[], q: number, value: number): void {
@@ -69,7 +69,27 @@ function addValue(quarters: (Stat | null)[], q: number, value: number): void {
  * instead, and exists for them alone. Pure: the same samples give the same rows.
  * `samples` must all start within the day.
  */
-export function rollupDay(owner: { user_id: string; tenant_id: string; type: string; day: string }, samples: readonly RollupSample[]): RollupDoc[] {
+export function rollupDay(owner: RollupOwner, samples: readonly RollupSample[]): RollupDoc[] {
+  return rollupQuarters(owner, samples, null, [])!;
+}
+
+type RollupOwner = { user_id: string; tenant_id: string; type: string; day: string };
+
+/** Quarter q of a stored row's day: [q, q + 1) into slot q (PackedRun.addQuarters). */
+const EVERY_QUARTER: number[] = [];
+for (let q = 0; q < QUARTERS_PER_DAY; q++) EVERY_QUARTER.push(q, q + 1, q);
+
+/**
+ * rollupDay's rows where only the quarters `affected` marks (1) changed: those are added up from
+ * `samples` (every sample of the day, as the batch leaves them), the others taken from `stored`
+ * (the day's rows before the batch), and `flagged` and `last_ingested_at` come from every sample
+ * (no quarter holds them). The same rows as rollupDay of the samples, when `stored` is what the
+ * samples outside the affected quarters gave; answers null where the stored rows cannot be that
+ * (a series' counts differ from its samples', a row of a series with none: a MongoDB batch cut
+ * short after the day's rows were deleted), for the caller to add up the whole day.
+ * `affected` null: every quarter from the samples (rollupDay).
+ */
+export function rollupQuarters(owner: RollupOwner, samples: readonly RollupSample[], affected: Uint8Array | null, stored: readonly RollupDoc[]): RollupDoc[] | null {
   const dayStart = Date.parse(`${owner.day}T00:00:00Z`);
   const series = new Map<string, Series>();
   // The series of the sample before: a day's samples come series by series (block by block),
@@ -77,9 +97,9 @@ export function rollupDay(owner: { user_id: string; tenant_id: string; type: str
   let e: Series | undefined;
   for (const x of samples) {
     if (e === undefined || e.s.provider !== x.provider || e.s.source !== x.source || e.s.unit !== x.unit) {
-      const key = `${x.provider}\u0000${x.source}\u0000${x.unit}`;
+      const key = seriesKey(x);
       e = series.get(key);
-      if (!e) series.set(key, (e = { views: { all: new Array(QUARTERS_PER_DAY).fill(null), merged: new Array(QUARTERS_PER_DAY).fill(null) }, s: x, last: { all: '', merged: '' }, flagged: 0 }));
+      if (!e) series.set(key, (e = { views: { all: new Array(QUARTERS_PER_DAY).fill(null), merged: new Array(QUARTERS_PER_DAY).fill(null) }, s: x, last: { all: '', merged: '' }, flagged: 0, counted: { all: 0, merged: 0 }, fractional: false }));
     }
     const q = Math.floor((x.startMs - dayStart) / QUARTER_MS);
     if (q < 0 || q >= QUARTERS_PER_DAY) throw new Error(`sample at ${new Date(x.startMs).toISOString()} is not on ${owner.day}`);
@@ -88,11 +108,31 @@ export function rollupDay(owner: { user_id: string; tenant_id: string; type: str
       e.flagged++;
       continue;
     }
-    addValue(e.views.all, q, x.value);
+    e.counted.all++;
+    const here = affected === null || affected[q] === 1;
+    if (here && !e.fractional && !Number.isInteger(x.value)) e.fractional = true;
+    if (here) addValue(e.views.all, q, x.value);
     if (!x.hidden) {
-      addValue(e.views.merged, q, x.value);
+      e.counted.merged++;
+      if (here) addValue(e.views.merged, q, x.value);
       if (x.ingested_at > e.last.merged) e.last.merged = x.ingested_at;
     }
+  }
+  for (const e of series.values()) if (e.fractional) canonicalSums(e, samples, dayStart, affected);
+  if (affected !== null) {
+    const stats = new Float64Array(4 * QUARTERS_PER_DAY);
+    for (const row of stored) {
+      const mine = series.get(seriesKey(row));
+      if (!mine) return null;
+      const quarters = mine.views[row.view];
+      stats.fill(0);
+      new PackedRun(row.quarters).addQuarters(0, EVERY_QUARTER, stats);
+      for (let q = 0; q < QUARTERS_PER_DAY; q++) {
+        if (affected[q] === 1 || stats[4 * q] === 0) continue;
+        quarters[q] = { count: stats[4 * q]!, sum: stats[4 * q + 1]!, min: stats[4 * q + 2]!, max: stats[4 * q + 3]! };
+      }
+    }
+    for (const { views, counted } of series.values()) if (countOf(views.all) !== counted.all || countOf(views.merged) !== counted.merged) return null;
   }
   const out: RollupDoc[] = [];
   for (const { views, s, last, flagged } of series.values()) {
@@ -111,7 +151,7 @@ export function rollupDay(owner: { user_id: string; tenant_id: string; type: str
         unit: s.unit,
         last_ingested_at: last[view],
         ...(view === 'all' ? { flagged } : {}),
-        count: quarters.reduce((n, q) => n + (q?.count ?? 0), 0),
+        count: countOf(quarters),
         quarters: packQuarters(quarters, dayStart / DAY_MS),
         hours: packHours(quarters, dayStart / DAY_MS),
       });
@@ -120,3 +160,40 @@ export function rollupDay(owner: { user_id: string; tenant_id: string; type: str
   return out;
 }
 
+/**
+ * The sums of a series' quarters that hold a fraction, added up again in ascending order of the
+ * values: a sum of fractions depends on the order it is added in, and a quarter kept from the
+ * stored row was added up by an earlier batch, whose samples came in another order (whole
+ * numbers add up exactly in any order, so most days never come here).
+ */
+function canonicalSums(e: Series, samples: readonly RollupSample[], dayStart: number, affected: Uint8Array | null): void {
+  const values = new Map<number, number[]>();
+  for (const x of samples) {
+    if (x.excluded || x.provider !== e.s.provider || x.source !== e.s.source || x.unit !== e.s.unit) continue;
+    const q = Math.floor((x.startMs - dayStart) / QUARTER_MS);
+    if (affected !== null && affected[q] !== 1) continue;
+    // Keyed by quarter, the merged view's (listed) samples under q + QUARTERS_PER_DAY.
+    for (const k of x.hidden ? [q] : [q, q + QUARTERS_PER_DAY]) {
+      const list = values.get(k);
+      if (list) list.push(x.value);
+      else values.set(k, [x.value]);
+    }
+  }
+  for (const [k, list] of values) {
+    list.sort(byValue);
+    let sum = 0;
+    for (const v of list) sum += v;
+    const stat = k < QUARTERS_PER_DAY ? e.views.all[k] : e.views.merged[k - QUARTERS_PER_DAY];
+    stat!.sum = sum;
+  }
+}
+
+const byValue = (a: number, b: number): number => a - b;
+
+const seriesKey = (x: { provider: string; source: string; unit: string }): string => `${x.provider}\u0000${x.source}\u0000${x.unit}`;
+
+function countOf(quarters: readonly (Stat | null)[]): number {
+  let n = 0;
+  for (const q of quarters) if (q) n += q.count;
+  return n;
+}

@@ -2,7 +2,10 @@ import { sampleMergeRule } from '../../../src/merge/sampleMergeRule.js';
 import type { Change } from '../../../src/readstore/readStore.js';
 import type { MergedKind } from '../mergedView/mergedFlags.js';
 import { utcDayOf } from '../recordDoc.js';
-import { rollupDay, SAMPLE_ROLLUPS, type RollupSample } from './dayRollup.js';
+import { rollupDay, type RollupDoc, rollupQuarters, SAMPLE_ROLLUPS, type RollupSample } from './dayRollup.js';
+import { QUARTER_MS } from './rollupLayout.js';
+import { derivationCounts } from '../mergedView/batchSpans.js';
+import { instantMs } from '../../../src/shared/isoInstant.js';
 import { blockSession } from '../sampleBlocks/blockSession.js';
 
 const DAY_MS = 86_400_000;
@@ -35,9 +38,27 @@ export const samplesKind: MergedKind = {
       list.push({ startMs: m.start, value: m.row.value as number, provider: m.provider, source: m.source, unit: m.row.unit as string, ingested_at: m.row.ingested_at as string, hidden: m.hidden, excluded: m.excluded });
       tenantId = m.row.tenant_id as string;
     }
+    derivationCounts.rolled += members.length;
     out.push({ op: 'deleteMany', collection: SAMPLE_ROLLUPS, filter: { user_id: owner.userId, type: owner.partition, day: { $gte: days[0]!, $lte: days[days.length - 1]! } } });
     for (const [day, samples] of byDay) {
       for (const doc of rollupDay({ user_id: owner.userId, tenant_id: tenantId, type: owner.partition, day: utcDayOf(day * DAY_MS) }, samples)) out.push({ op: 'put', collection: SAMPLE_ROLLUPS, doc } satisfies Change);
     }
+  },
+  // A batch's day: its changed quarters added up again, the others read from the stored rows (rollupQuarters).
+  onQuarters: async (readStore, owner, day, affected, rows, decided, out) => {
+    const samples: RollupSample[] = [];
+    const dayStart = Date.parse(`${day}T00:00:00Z`);
+    let tenantId = '';
+    for (const r of rows) {
+      const startMs = instantMs(r.start_date as string);
+      if (affected[Math.floor((startMs - dayStart) / QUARTER_MS)] === 1) derivationCounts.rolled++;
+      samples.push({ startMs, value: r.value as number, provider: r.provider as string, source: r.source as string, unit: r.unit as string, ingested_at: r.ingested_at as string, hidden: decided.get(r._id) ?? r.hidden === true, excluded: r.excluded === true });
+      tenantId = r.tenant_id as string;
+    }
+    const filter = { user_id: owner.userId, type: owner.partition, day };
+    const owned = { user_id: owner.userId, tenant_id: tenantId, type: owner.partition, day };
+    const docs = rollupQuarters(owned, samples, affected, await readStore.find<RollupDoc>(SAMPLE_ROLLUPS, { filter })) ?? rollupDay(owned, samples);
+    out.push({ op: 'deleteMany', collection: SAMPLE_ROLLUPS, filter });
+    for (const doc of docs) out.push({ op: 'put', collection: SAMPLE_ROLLUPS, doc } satisfies Change);
   },
 };

@@ -41,8 +41,9 @@ function rollupDaysOf(changes: readonly Change[]): number {
   let days = 0;
   for (const c of changes) {
     if (c.op !== 'deleteMany' || c.collection !== 'sample_rollups') continue;
-    const day = c.filter.day as { $gte: string; $lte: string };
-    days += (Date.parse(day.$lte) - Date.parse(day.$gte)) / 86_400_000 + 1;
+    // A range of days (a whole-user pass), or one day (a batch's changed quarters, batchSpans.ts).
+    const day = c.filter.day as { $gte: string; $lte: string } | string;
+    days += typeof day === 'string' ? 1 : (Date.parse(day.$lte) - Date.parse(day.$gte)) / 86_400_000 + 1;
   }
   return days;
 }

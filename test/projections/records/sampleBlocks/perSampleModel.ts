@@ -13,7 +13,9 @@ import type { Projection } from '../../../../src/projector/projection.js';
  * kind's rule and rollups) with the merged view's per-row store: the oracle the block model is
  * compared with. Kept under test/ only.
  */
-const { session: _blocks, ...perRowKind } = samplesKind;
+// Without onQuarters too: the model re-evaluates whole days, as the derivation did before a batch
+// re-evaluated only the spans it changed (batchSpans.ts), so it stays the oracle of both.
+const { session: _blocks, onQuarters: _spans, ...perRowKind } = samplesKind;
 
 const rows = defineRecordProjection<QuantityRecord>({
   collection: SAMPLES,
